@@ -1,0 +1,67 @@
+# mqblast — see README.md. `make help` lists the targets.
+GO       ?= go
+PKG      := github.com/mqblast/mqblast
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT   ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo none)
+DATE     ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS  := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
+GOLANGCI := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
+GOIMPORTS:= golang.org/x/tools/cmd/goimports@v0.52.0
+FUZZTIME ?= 20s
+BENCHOUT ?= bench.txt
+
+.DEFAULT_GOAL := help
+
+## help: list the targets
+help:
+	@grep -E '^## ' $(MAKEFILE_LIST) | sed -e 's/^## /  /' | column -t -s ':'
+
+## build: build bin/mqblast with version, commit and date
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mqblast ./cmd/mqblast
+
+## test: run the test suite (what CI runs; needs mosquitto on PATH for the engine tests)
+test:
+	$(GO) test -count=1 ./...
+
+## race: run the test suite under the race detector
+race:
+	$(GO) test -race -count=1 ./...
+
+## allocs: run the zero-allocation guards (they are skipped under -race)
+allocs:
+	$(GO) test -count=1 -run 'Allocs' ./...
+
+## fuzz: short smoke of every fuzz target (FUZZTIME=20s each)
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz' || true); do \
+	    echo "fuzz $$pkg $$t ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+## bench: run every benchmark (-count=6) into $(BENCHOUT) for benchstat
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./... | tee $(BENCHOUT)
+
+## lint: goimports check, go vet and golangci-lint (pinned through the Go module proxy)
+lint:
+	@out=$$($(GO) run $(GOIMPORTS) -l $$(git ls-files '*.go')); \
+	  if [ -n "$$out" ]; then echo "goimports would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run $(GOLANGCI) run ./...
+
+## check: lint + race + fuzz smoke
+check: lint race fuzz
+
+## cross: build for linux/amd64 and linux/arm64
+cross:
+	GOOS=linux GOARCH=amd64 CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/mqblast
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/mqblast
+
+## clean: remove build output
+clean:
+	rm -rf bin $(BENCHOUT)
+
+.PHONY: help build test race allocs fuzz bench lint check cross clean

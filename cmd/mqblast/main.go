@@ -1,0 +1,25 @@
+// Command mqblast is a load generator for MQTT brokers. See README.md and DESIGN.md §5.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRootCmd()
+	err := root.ExecuteContext(ctx)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "mqblast: %v\n", err)
+		if codeOf(err) == exitUsage {
+			fmt.Fprintf(os.Stderr, "Run '%s --help' for usage.\n", root.CommandPath())
+		}
+	}
+	stop()
+	os.Exit(codeOf(err))
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"sort"
+
+	"github.com/spf13/cobra"
+)
+
+// Build information, set by `make build` through -ldflags -X.
+var (
+	version = "dev"
+	commit  = "none"
+	date    = "unknown"
+)
+
+// subcommands holds the constructors of every subcommand. Each subcommand file registers
+// its constructor from an init function, so that files can be added without touching this one.
+var subcommands []func() *cobra.Command
+
+func register(f func() *cobra.Command) { subcommands = append(subcommands, f) }
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "mqblast",
+		Short: "mqblast: a load generator for MQTT 3.1.1 and 5.0 brokers",
+		Long: `mqblast drives hundreds of thousands of MQTT connections from a few event loops,
+runs declared scenarios (Point-To-Point, Fan-In, Fan-Out, Connections, ...) against any
+MQTT 3.1.1 or 5.0 broker, and reports throughput, latency percentiles and losses.`,
+		Example: `  mqblast version
+  mqblast --help`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	root.AddCommand(newVersionCmd())
+	cmds := make([]*cobra.Command, 0, len(subcommands))
+	for _, f := range subcommands {
+		cmds = append(cmds, f())
+	}
+	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name() < cmds[j].Name() })
+	root.AddCommand(cmds...)
+	// Unknown subcommands and bad positional arguments are usage errors (exit 2).
+	root.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usageError(fmt.Errorf("unknown command %q", args[0]))
+		}
+		return nil
+	}
+	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	return root
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:     "version",
+		Short:   "Print the version, commit and build date",
+		Example: "  mqblast version",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "mqblast %s (commit %s, built %s, %s %s/%s)\n",
+				version, commit, date, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			return err
+		},
+	}
+}
