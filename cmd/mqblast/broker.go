@@ -1,0 +1,41 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mqblast/mqblast/broker"
+)
+
+func init() { register(newBrokerCmd) }
+
+func newBrokerCmd() *cobra.Command {
+	var listen string
+	cmd := &cobra.Command{
+		Use:   "broker [--listen ADDR]",
+		Short: "Run the embedded MQTT broker (loopback only) for first runs and tests",
+		Long: `Run the embedded MQTT 3.1.1/5.0 broker (mochi-mqtt) until interrupted. It allows every
+client and listens on loopback only. It is there so that a first run needs no broker to
+install; benchmark your real broker, not this one.
+
+The first line on stdout is "listening on ADDR" (useful with --listen 127.0.0.1:0).`,
+		Example: `  mqblast broker
+  mqblast broker --listen 127.0.0.1:18830`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			b, err := broker.Start(listen, cmd.ErrOrStderr())
+			if err != nil {
+				return usageError(err)
+			}
+			defer b.Close() //nolint:errcheck
+			if _, err := fmt.Fprintf(cmd.OutOrStdout(), "listening on %s\n", b.Addr()); err != nil {
+				return err
+			}
+			<-cmd.Context().Done()
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:1883", "address to listen on (loopback only; port 0 picks a free port)")
+	return cmd
+}
