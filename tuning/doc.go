@@ -1,0 +1,15 @@
+// Package tuning owns the host: it checks every kernel and process limit a run depends on
+// (RLIMIT_NOFILE and whether it can be raised, fs.nr_open, fs.file-max, the local port range
+// against the source addresses, TIME_WAIT, conntrack, listen backlogs, tcp_mem, transparent huge
+// pages, swap, free memory, cores) and returns findings, each with its current value, the value
+// the run needs, a verdict, one line on why it matters and the exact command that fixes it.
+//
+// Checks read, never guess: every value comes from /proc, /sys or getrlimit(2), under a root
+// path that tests point at a fake tree. What a run needs is described by [Needs]; deriving it
+// from a scenario plan is the caller's job, so tuning imports nothing of ours.
+//
+// tuning must not change system settings unless the user explicitly asks to apply: [Apply] is
+// the only function that writes, and only what [PlanChanges] listed. It does not print; callers
+// pass the writer ([Report.WriteText]). Source-address helpers ([HostAddrs], [AddrBatch]) build
+// the `ip` commands; running them is the caller's job.
+package tuning
