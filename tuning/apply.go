@@ -52,6 +52,9 @@ func PlanChanges(root string, r Report, persist bool) ([]Change, error) {
 			if err != nil {
 				return nil, err
 			}
+			if ch.Old == ch.New {
+				continue // written by an earlier apply
+			}
 			ch.Note = "takes effect at the next login: the hard limit is inherited"
 			out = append(out, ch)
 			continue
@@ -62,6 +65,9 @@ func PlanChanges(root string, r Report, persist bool) ([]Change, error) {
 			return nil, fmt.Errorf("cannot read sysctl %s: %w", s.key, err)
 		}
 		oldv := strings.Join(strings.Fields(string(old)), " ")
+		if oldv == s.value {
+			continue
+		}
 		out = append(out, Change{Name: s.key, Path: "/" + rel, Old: oldv, New: s.value,
 			Revert: "sysctl -w " + s.key + "=" + quoteIfSpace(oldv)})
 		persisted[s.key] = s.value
@@ -71,7 +77,9 @@ func PlanChanges(root string, r Report, persist bool) ([]Change, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, ch)
+		if ch.Old != ch.New {
+			out = append(out, ch)
+		}
 	}
 	return out, nil
 }
