@@ -344,8 +344,8 @@ func (c *checker) portRange() []Finding {
 	const key = "net.ipv4.ip_local_port_range"
 	addrs, need := c.n.sourceAddrs(), c.n.perDestination()
 	f := Finding{Name: key,
-		Needed: fmt.Sprintf(">= %d ports (%d per destination over %d source addresses)",
-			ceilDiv(need, addrs), need, addrs),
+		Needed: fmt.Sprintf(">= %d ports (%d per destination, %d source address%s)",
+			ceilDiv(need, addrs), need, addrs, map[bool]string{true: "", false: "es"}[addrs == 1]),
 		Why: "each connection to one destination takes its own local port from each source address"}
 	r, err := c.sysctlInts(key, 2)
 	if err != nil {
@@ -528,6 +528,11 @@ func (c *checker) tcpMem() []Finding {
 		Needed: fmt.Sprintf("pressure >= %d pages (%s, %d in use)", need, fmtBytes(need*page), used),
 		Why:    "TCP buffer memory in pages: past pressure the kernel shrinks buffers, past max writes fail"}
 	v, err := c.sysctlInts(key, 3)
+	if errors.Is(err, fs.ErrNotExist) {
+		// tcp_mem belongs to the initial network namespace and is not shown in others.
+		f.Current, f.Verdict = "not visible here (in a network namespace? check the host's)", Warn
+		return []Finding{f}
+	}
 	if err != nil {
 		return []Finding{unreadable(key, f.Needed, f.Why, err)}
 	}

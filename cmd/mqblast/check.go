@@ -120,6 +120,7 @@ func writeReport(w io.Writer, r tuning.Report, format string) error {
 	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
 		return enc.Encode(r)
 	}
 	return r.WriteText(w)
