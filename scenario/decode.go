@@ -1,0 +1,742 @@
+package scenario
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxFileSize bounds a scenario file; real ones are a few hundred bytes.
+const maxFileSize = 1 << 20
+
+// maxDepth bounds JSON nesting; a scenario file is three levels deep.
+const maxDepth = 32
+
+// Load reads and decodes the scenario file at path, the way Parse does. Errors name the file
+// by path as given.
+func Load(path string) (*Scenario, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read scenario: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read scenario %q: %w", path, err)
+	}
+	if len(data) > maxFileSize {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("file is larger than %d bytes", maxFileSize)}
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes a scenario from JSON; name (a file or built-in name) prefixes every error.
+// Fields the file leaves out get their defaults. Parse reports every syntax error, unknown
+// field and wrongly typed value, joined (see Errors), and returns a nil Scenario then. It does
+// not check values against each other: call Validate for that, after any Set.
+func Parse(name string, data []byte) (*Scenario, error) {
+	l := &errList{file: name}
+	root, err := parseJSON(data)
+	if err != nil {
+		l.add("", "%v", err)
+		return nil, l.err()
+	}
+	obj, ok := root.(*object)
+	if !ok {
+		l.add("", "%s is not a scenario (want a JSON object)", show(root))
+		return nil, l.err()
+	}
+	s := defaultScenario(name)
+	decodeObject(s, scenarioFields, obj, "", l)
+	if len(l.errs) > 0 {
+		return nil, l.err()
+	}
+	return s, nil
+}
+
+// Set overrides one field, as --set path=value does: path is the field's JSON path
+// ("parameters.publish_rate", "publishers.qos", "server.hostname", "name") and value is parsed
+// for the field's type: a number, true/false, seconds or a Go duration ("30s") for _sec
+// fields, a string as is. A value starting with '[', '{' or '"' is read as JSON; a list field
+// also takes comma-separated items. Setting a field of an absent group creates the group with
+// its defaults. Errors name "--set" and the path.
+func (s *Scenario) Set(path, value string) error {
+	l := &errList{file: "--set"}
+	f, obj, err := s.lookup(path)
+	if err != nil {
+		l.add(path, "%v", err)
+		return l.err()
+	}
+	v, perr := setValue(f.ptr(obj), value)
+	if perr != nil {
+		l.add(path, "%s is not valid JSON: %v", strconv.Quote(value), perr)
+		return l.err()
+	}
+	decodeField(obj, f, v, path, l)
+	return l.err()
+}
+
+// lookup finds the field at a dotted path and the object it belongs to.
+func (s *Scenario) lookup(path string) (field, any, error) {
+	first, rest, nested := strings.Cut(path, ".")
+	f, ok := findField(scenarioFields, first)
+	if !ok {
+		return field{}, nil, fmt.Errorf("unknown field%s", suggest(first, fieldNames(scenarioFields)))
+	}
+	if !nested {
+		return f, s, nil
+	}
+	var obj any
+	var fields []field
+	switch first {
+	case "publishers":
+		if s.Publishers == nil {
+			s.Publishers = defaultGroup(defaultPubPrefix)
+		}
+		obj, fields = s.Publishers, groupFields
+	case "subscribers":
+		if s.Subscribers == nil {
+			s.Subscribers = defaultGroup(defaultSubPrefix)
+		}
+		obj, fields = s.Subscribers, groupFields
+	case "server":
+		obj, fields = &s.Server, serverFields
+	case "parameters":
+		obj, fields = &s.Parameters, paramFields
+	default:
+		return field{}, nil, fmt.Errorf("%q has no fields", first)
+	}
+	f, ok = findField(fields, rest)
+	if !ok {
+		return field{}, nil, fmt.Errorf("unknown field%s", suggest(rest, fieldNames(fields)))
+	}
+	return f, obj, nil
+}
+
+// setValue turns a --set value into what the JSON decoder would have produced for dst.
+func setValue(dst any, value string) (any, error) {
+	t := strings.TrimSpace(value)
+	if t != "" && strings.ContainsRune("[{\"", rune(t[0])) {
+		return parseJSON([]byte(t))
+	}
+	switch dst.(type) {
+	case *string, *Type, *Reconnect:
+		return value, nil
+	case *[]string:
+		items := strings.Split(value, ",")
+		out := make([]any, len(items))
+		for i, it := range items {
+			out[i] = strings.TrimSpace(it)
+		}
+		return out, nil
+	}
+	// Numbers, booleans and null as JSON; anything else as a string, which the decoder
+	// takes (a duration "30s", a size "64KiB", a version "3.1") or reports as a wrong type.
+	if v, err := parseJSON([]byte(t)); err == nil {
+		return v, nil
+	}
+	return value, nil
+}
+
+// SetBrokers replaces the server with the brokers of --broker: each item is "host:port" or
+// "host" (port 1883), and an item may hold several separated by commas. The first broker also
+// becomes server.hostname and server.port. Username and password are kept.
+func (s *Scenario) SetBrokers(brokers []string) error {
+	l := &errList{file: "--broker"}
+	var out []string
+	for _, item := range brokers {
+		for b := range strings.SplitSeq(item, ",") {
+			b = strings.TrimSpace(b)
+			if b == "" {
+				continue
+			}
+			hp, err := normalizeHostPort(b)
+			if err != nil {
+				l.add("", "%s %v", strconv.Quote(b), err)
+				continue
+			}
+			out = append(out, hp)
+		}
+	}
+	if len(out) == 0 && len(l.errs) == 0 {
+		l.add("", "no broker given (want host:port)")
+	}
+	if len(l.errs) > 0 {
+		return l.err()
+	}
+	host, port, _ := net.SplitHostPort(out[0])
+	s.Server.Hostname = host
+	s.Server.Port, _ = strconv.Atoi(port)
+	if len(out) == 1 {
+		s.Server.Brokers = nil
+	} else {
+		s.Server.Brokers = out
+	}
+	return nil
+}
+
+// normalizeHostPort checks "host:port" or "host" and returns "host:port".
+func normalizeHostPort(b string) (string, error) {
+	host, port, err := net.SplitHostPort(b)
+	if err != nil {
+		// No port: a bare host name or IPv6 address.
+		if strings.Count(b, ":") == 1 || strings.HasPrefix(b, "[") {
+			return "", errors.New("is not host:port")
+		}
+		host, port = strings.Trim(b, "[]"), "1883"
+	}
+	if host == "" {
+		return "", errors.New("has no host (want host:port)")
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 {
+		return "", fmt.Errorf("has port %q (want 1..65535)", port)
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// SetBind replaces parameters.bind, as --bind does: each item is an address, a range
+// ("127.0.0.2-127.0.0.40") or a prefix ("10.0.0.0/24"), several may be separated by commas.
+// Interface names must be resolved to addresses by the caller first.
+func (s *Scenario) SetBind(addrs []string) error {
+	l := &errList{file: "--bind"}
+	var out []string
+	for _, item := range addrs {
+		for a := range strings.SplitSeq(item, ",") {
+			a = strings.TrimSpace(a)
+			if a == "" {
+				continue
+			}
+			if _, err := parseSource(a); err != nil {
+				l.add("", "%s %v", strconv.Quote(a), err)
+				continue
+			}
+			out = append(out, a)
+		}
+	}
+	if len(l.errs) > 0 {
+		return l.err()
+	}
+	s.Parameters.Bind = out
+	return nil
+}
+
+// object is a decoded JSON object that keeps its keys in file order.
+type object struct {
+	keys []string
+	vals []any
+}
+
+// parseJSON decodes data into *object, []any, json.Number, string, bool and nil values.
+func parseJSON(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	v, err := parseValue(dec, data, 0)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: unexpected data after the JSON value", where(data, dec.InputOffset()))
+	}
+	return v, nil
+}
+
+func parseValue(dec *json.Decoder, data []byte, depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("%s: nested more than %d deep", where(data, dec.InputOffset()), maxDepth)
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, syntaxError(data, dec, err)
+	}
+	d, ok := tok.(json.Delim)
+	if !ok {
+		return tok, nil
+	}
+	switch d {
+	case '{':
+		obj := &object{}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return nil, syntaxError(data, dec, err)
+			}
+			key, _ := kt.(string)
+			for _, k := range obj.keys {
+				if k == key {
+					return nil, fmt.Errorf("%s: duplicate field %q", where(data, dec.InputOffset()), key)
+				}
+			}
+			v, err := parseValue(dec, data, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			obj.keys = append(obj.keys, key)
+			obj.vals = append(obj.vals, v)
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, syntaxError(data, dec, err)
+		}
+		return obj, nil
+	case '[':
+		arr := []any{}
+		for dec.More() {
+			v, err := parseValue(dec, data, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			arr = append(arr, v)
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, syntaxError(data, dec, err)
+		}
+		return arr, nil
+	}
+	return nil, fmt.Errorf("%s: unexpected %q", where(data, dec.InputOffset()), d)
+}
+
+func syntaxError(data []byte, dec *json.Decoder, err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("%s: %s", where(data, se.Offset), strings.TrimPrefix(se.Error(), "json: "))
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		if len(bytes.TrimSpace(data)) == 0 {
+			return errors.New("empty file (want a JSON object)")
+		}
+		return fmt.Errorf("%s: unexpected end of file", where(data, int64(len(data))))
+	}
+	return fmt.Errorf("%s: %w", where(data, dec.InputOffset()), err)
+}
+
+// where turns a byte offset into "line L, column C".
+func where(data []byte, off int64) string {
+	off = max(0, min(off, int64(len(data))))
+	before := data[:off]
+	line := bytes.Count(before, []byte{'\n'}) + 1
+	col := int(off) - bytes.LastIndexByte(before, '\n')
+	return fmt.Sprintf("line %d, column %d", line, col)
+}
+
+// field describes one JSON field of an object: its name and where it is stored.
+type field struct {
+	name  string
+	ptr   func(obj any) any // pointer to the Go field inside obj
+	given uint32            // bit of Parameters.given to set when decoded
+}
+
+// groupSlot is where "publishers" or "subscribers" is stored.
+type groupSlot struct {
+	g      **Group
+	prefix string
+}
+
+// sizeField is an int that also takes a size with a unit ("64KiB").
+type sizeField struct{ p *int }
+
+// keepAliveField is a time span in whole seconds.
+type keepAliveField struct{ p *time.Duration }
+
+// Default client id prefixes of groups that do not give one.
+const (
+	defaultPubPrefix = "mqblast-pub-"
+	defaultSubPrefix = "mqblast-sub-"
+)
+
+var scenarioFields = []field{
+	{name: "name", ptr: func(o any) any { return &o.(*Scenario).Name }},
+	{name: "type", ptr: func(o any) any { return &o.(*Scenario).Type }},
+	{name: "comments", ptr: func(o any) any { return &o.(*Scenario).Comments }},
+	{name: "publishers", ptr: func(o any) any { return groupSlot{&o.(*Scenario).Publishers, defaultPubPrefix} }},
+	{name: "subscribers", ptr: func(o any) any { return groupSlot{&o.(*Scenario).Subscribers, defaultSubPrefix} }},
+	{name: "server", ptr: func(o any) any { return &o.(*Scenario).Server }},
+	{name: "parameters", ptr: func(o any) any { return &o.(*Scenario).Parameters }},
+}
+
+var groupFields = []field{
+	{name: "id_prefix", ptr: func(o any) any { return &o.(*Group).IDPrefix }},
+	{name: "protocol_version", ptr: func(o any) any { return &o.(*Group).ProtocolVersion }},
+	{name: "client_count", ptr: func(o any) any { return &o.(*Group).ClientCount }},
+	{name: "qos", ptr: func(o any) any { return &o.(*Group).QoS }},
+	{name: "clean_session", ptr: func(o any) any { return &o.(*Group).CleanSession }},
+	{name: "topics", ptr: func(o any) any { return &o.(*Group).Topics }},
+	{name: "retain", ptr: func(o any) any { return &o.(*Group).Retain }},
+	{name: "connect_properties", ptr: func(o any) any { return &o.(*Group).ConnectProperties }},
+	{name: "publish_properties", ptr: func(o any) any { return &o.(*Group).PublishProperties }},
+}
+
+var serverFields = []field{
+	{name: "hostname", ptr: func(o any) any { return &o.(*Server).Hostname }},
+	{name: "port", ptr: func(o any) any { return &o.(*Server).Port }},
+	{name: "username", ptr: func(o any) any { return &o.(*Server).Username }},
+	{name: "password", ptr: func(o any) any { return &o.(*Server).Password }},
+	{name: "brokers", ptr: func(o any) any { return &o.(*Server).Brokers }},
+}
+
+var paramFields = []field{
+	{name: "connection_rate", ptr: func(o any) any { return &o.(*Parameters).ConnectionRate }},
+	{name: "duration_sec", ptr: func(o any) any { return &o.(*Parameters).Duration }},
+	{name: "payload_size", ptr: func(o any) any { return sizeField{&o.(*Parameters).PayloadSize} }, given: givenPayloadSize},
+	{name: "payload", ptr: func(o any) any { return &o.(*Parameters).Payload }},
+	{name: "publish_rate", ptr: func(o any) any { return &o.(*Parameters).PublishRate }, given: givenPublishRate},
+	{name: "keep_alive_sec", ptr: func(o any) any { return keepAliveField{&o.(*Parameters).KeepAlive} }},
+	{name: "max_inflight_messages", ptr: func(o any) any { return &o.(*Parameters).MaxInflight }},
+	{name: "message_count", ptr: func(o any) any { return &o.(*Parameters).MessageCount }},
+	{name: "warmup_sec", ptr: func(o any) any { return &o.(*Parameters).Warmup }, given: givenWarmup},
+	{name: "drain_sec", ptr: func(o any) any { return &o.(*Parameters).Drain }, given: givenDrain},
+	{name: "reconnect", ptr: func(o any) any { return &o.(*Parameters).Reconnect }},
+	{name: "bind", ptr: func(o any) any { return &o.(*Parameters).Bind }},
+}
+
+func findField(fields []field, name string) (field, bool) {
+	for _, f := range fields {
+		if f.name == name {
+			return f, true
+		}
+	}
+	return field{}, false
+}
+
+func fieldNames(fields []field) []string {
+	out := make([]string, len(fields))
+	for i, f := range fields {
+		out[i] = f.name
+	}
+	return out
+}
+
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// decodeObject stores the fields of obj into dst, reporting unknown ones.
+func decodeObject(dst any, fields []field, obj *object, path string, l *errList) {
+	for i, key := range obj.keys {
+		f, ok := findField(fields, key)
+		if !ok {
+			l.add(join(path, key), "unknown field%s", suggest(key, fieldNames(fields)))
+			continue
+		}
+		decodeField(dst, f, obj.vals[i], join(path, key), l)
+	}
+}
+
+// decodeField stores one decoded JSON value v into field f of dst.
+func decodeField(dst any, f field, v any, path string, l *errList) {
+	n := len(l.errs)
+	decodeValue(f.ptr(dst), v, path, l)
+	if p, ok := dst.(*Parameters); ok && len(l.errs) == n && f.given != 0 {
+		p.given |= f.given
+		p.defaulted &^= f.given
+	}
+}
+
+// decodeValue stores v into the Go value dst points to, reporting a wrong type or a value the
+// Go type cannot hold. Range checks that depend on the scenario are Validate's.
+func decodeValue(dst, v any, path string, l *errList) {
+	switch d := dst.(type) {
+	case *string:
+		s, ok := v.(string)
+		if !ok {
+			l.add(path, "%s is not a string", show(v))
+			return
+		}
+		*d = s
+	case *Type:
+		s, ok := v.(string)
+		if !ok {
+			l.add(path, "%s is not a scenario type (want a string such as \"Fan-Out\")", show(v))
+			return
+		}
+		*d = Type(s)
+	case *Reconnect:
+		s, ok := v.(string)
+		if !ok {
+			l.add(path, "%s is not a reconnect policy (want \"off\" or \"backoff\")", show(v))
+			return
+		}
+		*d = Reconnect(s)
+	case *bool:
+		b, ok := v.(bool)
+		if !ok {
+			l.add(path, "%s is not a boolean (want true or false)", show(v))
+			return
+		}
+		*d = b
+	case *int:
+		n, ok := integer(v)
+		if !ok {
+			l.add(path, "%s is not an integer", show(v))
+			return
+		}
+		*d = n
+	case *byte: // QoS
+		n, ok := integer(v)
+		if !ok || n < 0 || n > 2 {
+			l.add(path, "%s is not a QoS (want 0, 1 or 2)", show(v))
+			return
+		}
+		*d = byte(n)
+	case *float64:
+		x, ok := number(v)
+		if !ok {
+			l.add(path, "%s is not a number", show(v))
+			return
+		}
+		*d = x
+	case *time.Duration:
+		t, ok := seconds(v)
+		if !ok {
+			l.add(path, "%s is not a time span (want seconds, or a Go duration such as \"90s\")", show(v))
+			return
+		}
+		*d = t
+	case keepAliveField:
+		t, ok := seconds(v)
+		if !ok || t%time.Second != 0 || t < 0 || t > 65535*time.Second {
+			l.add(path, "%s is not a keepalive (want whole seconds, 0 to 65535)", show(v))
+			return
+		}
+		*d.p = t
+	case sizeField:
+		n, ok := size(v)
+		if !ok {
+			l.add(path, "%s is not a size (want bytes, or a size such as \"64KiB\")", show(v))
+			return
+		}
+		*d.p = n
+	case *Version:
+		ver, ok := version(v)
+		if !ok {
+			l.add(path, "%s is not an MQTT protocol version (want 3 or 4 for 3.1.1, 5 for 5.0, or \"3.1\")", show(v))
+			return
+		}
+		*d = ver
+	case *[]string:
+		decodeStrings(d, v, path, l)
+	case *[]Property:
+		decodeProperties(d, v, path, l)
+	case groupSlot:
+		if v == nil {
+			*d.g = nil
+			return
+		}
+		obj, ok := v.(*object)
+		if !ok {
+			l.add(path, "%s is not a client group (want an object)", show(v))
+			return
+		}
+		if *d.g == nil {
+			*d.g = defaultGroup(d.prefix)
+		}
+		decodeObject(*d.g, groupFields, obj, path, l)
+	case *Server:
+		obj, ok := v.(*object)
+		if !ok {
+			l.add(path, "%s is not a server (want an object)", show(v))
+			return
+		}
+		decodeObject(d, serverFields, obj, path, l)
+	case *Parameters:
+		obj, ok := v.(*object)
+		if !ok {
+			l.add(path, "%s is not a parameter set (want an object)", show(v))
+			return
+		}
+		decodeObject(d, paramFields, obj, path, l)
+	default:
+		panic(fmt.Sprintf("BUG: scenario: no decoder for %T", dst))
+	}
+}
+
+func decodeStrings(d *[]string, v any, path string, l *errList) {
+	if s, ok := v.(string); ok {
+		*d = []string{s}
+		return
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		l.add(path, "%s is not a string or an array of strings", show(v))
+		return
+	}
+	out := make([]string, 0, len(arr))
+	for i, e := range arr {
+		s, ok := e.(string)
+		if !ok {
+			l.add(fmt.Sprintf("%s[%d]", path, i), "%s is not a string", show(e))
+			continue
+		}
+		out = append(out, s)
+	}
+	*d = out
+}
+
+func decodeProperties(d *[]Property, v any, path string, l *errList) {
+	arr, ok := v.([]any)
+	if !ok {
+		l.add(path, "%s is not a property list (want [{\"name\": ..., \"value\": ...}, ...])", show(v))
+		return
+	}
+	out := make([]Property, 0, len(arr))
+	for i, e := range arr {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		obj, ok := e.(*object)
+		if !ok {
+			l.add(p, "%s is not a property (want {\"name\": ..., \"value\": ...})", show(e))
+			continue
+		}
+		var prop Property
+		var val any
+		hasVal := false
+		for k, key := range obj.keys {
+			switch key {
+			case "name":
+				s, ok := obj.vals[k].(string)
+				if !ok {
+					l.add(p+".name", "%s is not a string", show(obj.vals[k]))
+					continue
+				}
+				prop.Name = s
+			case "key":
+				s, ok := obj.vals[k].(string)
+				if !ok {
+					l.add(p+".key", "%s is not a string", show(obj.vals[k]))
+					continue
+				}
+				prop.Key = s
+			case "value":
+				val, hasVal = obj.vals[k], true
+			default:
+				l.add(p+"."+key, "unknown field%s", suggest(key, []string{"name", "value", "key"}))
+			}
+		}
+		def, known := propertyByName(prop.Name)
+		switch {
+		case prop.Name == "":
+			l.add(p+".name", "missing (want an MQTT 5 property name such as \"user_property\")")
+			continue
+		case !known:
+			l.add(p+".name", "%s is not an MQTT 5 property%s", show(prop.Name), suggest(prop.Name, propertyNames()))
+			continue
+		case !hasVal:
+			l.add(p+".value", "missing")
+			continue
+		}
+		prop.ID = def.id
+		if def.kind == propNum {
+			n, ok := integer(val)
+			if !ok || n < 0 || uint64(n) < def.min || uint64(n) > def.max {
+				l.add(p+".value", "%s is not a valid %s (want an integer %d to %d)", show(val), prop.Name, def.min, def.max)
+				continue
+			}
+			prop.Num = uint32(n)
+		} else {
+			s, ok := val.(string)
+			if !ok {
+				l.add(p+".value", "%s is not a string", show(val))
+				continue
+			}
+			prop.Str = s
+		}
+		if prop.Key != "" && def.kind != propPair {
+			l.add(p+".key", "%s has no key (only user_property has)", prop.Name)
+			continue
+		}
+		out = append(out, prop)
+	}
+	*d = out
+}
+
+// integer returns v as an int if it is an integral number that fits.
+func integer(v any) (int, bool) {
+	x, ok := number(v)
+	if !ok || x != math.Trunc(x) || math.Abs(x) > 1<<53 {
+		return 0, false
+	}
+	return int(x), true
+}
+
+func number(v any) (float64, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	x, err := n.Float64()
+	if err != nil || math.IsInf(x, 0) || math.IsNaN(x) {
+		return 0, false
+	}
+	return x, true
+}
+
+// maxSpan bounds time spans so that they fit in a time.Duration with room to add.
+const maxSpan = 100 * 365 * 24 * time.Hour
+
+// seconds reads a time span: a number of seconds or a Go duration string.
+func seconds(v any) (time.Duration, bool) {
+	if s, ok := v.(string); ok {
+		d, err := time.ParseDuration(s)
+		return d, err == nil && d.Abs() <= maxSpan
+	}
+	x, ok := number(v)
+	if !ok || math.Abs(x) > maxSpan.Seconds() {
+		return 0, false
+	}
+	return time.Duration(math.Round(x * float64(time.Second))), true
+}
+
+// size reads a byte count: an integer or a string with a unit (B, KB, KiB, MB, MiB).
+func size(v any) (int, bool) {
+	if n, ok := integer(v); ok {
+		return n, n > math.MinInt32 && n < math.MaxInt32
+	}
+	s, ok := v.(string)
+	if !ok {
+		return 0, false
+	}
+	s = strings.TrimSpace(s)
+	num := strings.TrimRightFunc(s, func(r rune) bool { return r < '0' || r > '9' })
+	unit := strings.TrimSpace(s[len(num):])
+	mult := map[string]int{"": 1, "B": 1, "KB": 1000, "KiB": 1 << 10, "MB": 1000 * 1000, "MiB": 1 << 20}[unit]
+	n, err := strconv.Atoi(num)
+	if err != nil || mult == 0 || n > math.MaxInt32/mult {
+		return 0, false
+	}
+	return n * mult, true
+}
+
+// version reads a protocol_version: 3 and 4 are MQTT 3.1.1 (xmq_scn writes 3), 5 is 5.0, and
+// the strings "3.1", "3.1.1", "5" and "5.0" say it in words.
+func version(v any) (Version, bool) {
+	if s, ok := v.(string); ok {
+		switch s {
+		case "3.1":
+			return V31, true
+		case "3.1.1":
+			return V311, true
+		case "5", "5.0":
+			return V5, true
+		}
+		return 0, false
+	}
+	n, ok := integer(v)
+	switch {
+	case !ok:
+		return 0, false
+	case n == 3 || n == 4:
+		return V311, true
+	case n == 5:
+		return V5, true
+	}
+	return 0, false
+}

@@ -1,0 +1,140 @@
+package scenario
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Error is one problem with a scenario, on one line: the file, the JSON path of the field and
+// what is wrong with its value, e.g.
+//
+//	fanout.json: parameters.publish_rate: -5 is not a rate (must be > 0)
+//
+// Load, Parse, Set and Validate return every problem they find, joined with errors.Join; use
+// Errors to get them one by one.
+type Error struct {
+	File string // file name or built-in name; "" when unknown
+	Path string // JSON path such as "publishers.topics[1]"; "" for the file as a whole
+	Msg  string // the offending value and what is wanted
+}
+
+// Error returns "file: path: msg", leaving out the empty parts.
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		b.WriteString(": ")
+	}
+	if e.Path != "" {
+		b.WriteString(e.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Errors returns the scenario problems held in err (one for each line of err.Error()), or
+// nil when err holds none.
+func Errors(err error) []*Error {
+	var out []*Error
+	var walk func(error)
+	walk = func(err error) {
+		if err == nil {
+			return
+		}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				walk(e)
+			}
+			return
+		}
+		var e *Error
+		if errors.As(err, &e) {
+			out = append(out, e)
+		}
+	}
+	walk(err)
+	return out
+}
+
+// errList collects problems for one scenario.
+type errList struct {
+	file string
+	errs []error
+}
+
+func (l *errList) add(path, format string, args ...any) {
+	l.errs = append(l.errs, &Error{File: l.file, Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (l *errList) err() error { return errors.Join(l.errs...) }
+
+// show renders a value for a message the way it would appear in the file.
+func show(v any) string {
+	switch v := v.(type) {
+	case string:
+		return strconv.Quote(v)
+	case json.Number:
+		return v.String()
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	case int:
+		return strconv.Itoa(v)
+	case byte:
+		return strconv.Itoa(int(v))
+	case time.Duration:
+		return strconv.FormatFloat(v.Seconds(), 'g', -1, 64)
+	case bool:
+		return strconv.FormatBool(v)
+	case nil:
+		return "null"
+	case []any:
+		return "an array"
+	case *object:
+		return "an object"
+	case Version:
+		return v.String()
+	}
+	return fmt.Sprint(v)
+}
+
+// suggest returns ` (did you mean "x"?)` for the candidate closest to name, or "".
+func suggest(name string, candidates []string) string {
+	best, bestD := "", 3
+	for _, c := range candidates {
+		if d := editDistance(strings.ToLower(name), strings.ToLower(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 99
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

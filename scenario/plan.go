@@ -1,0 +1,508 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Role is what a client does in a run.
+type Role byte
+
+// Roles of clients.
+const (
+	// RoleIdle connects and holds its connection (Connections scenarios).
+	RoleIdle Role = iota + 1
+	// RolePublisher publishes to its topic on a schedule.
+	RolePublisher
+	// RoleSubscriber subscribes to its filters and receives.
+	RoleSubscriber
+	// RoleRoundTrip subscribes to its own topic and publishes to it (Round-Trip).
+	RoleRoundTrip
+)
+
+// String returns "idle", "publisher", "subscriber" or "round-trip".
+func (r Role) String() string {
+	switch r {
+	case RoleIdle:
+		return "idle"
+	case RolePublisher:
+		return "publisher"
+	case RoleSubscriber:
+		return "subscriber"
+	case RoleRoundTrip:
+		return "round-trip"
+	}
+	return "Role(" + strconv.Itoa(int(r)) + ")"
+}
+
+// Publishes reports whether clients of role r publish.
+func (r Role) Publishes() bool { return r == RolePublisher || r == RoleRoundTrip }
+
+// Subscribes reports whether clients of role r subscribe.
+func (r Role) Subscribes() bool { return r == RoleSubscriber || r == RoleRoundTrip }
+
+// Client is one client of a plan, derived from its index on demand (Plan.Client).
+type Client struct {
+	Role      Role
+	GroupName string // "publishers" or "subscribers": the group of the scenario file
+	Group     *Group // the group's settings (version, QoS, clean session, properties); shared, read-only
+	Index     int    // 0-based index in its group; the same in every shard
+	ID        string // client id: the group's id_prefix + Index
+	Topic     string // the topic it publishes to, expanded; "" if it does not publish
+	Filters   []string
+	// Rate is the messages per second it publishes; 0 if it does not publish.
+	Rate float64
+	// Phase is the offset of its first message from the start of publishing: publisher k of
+	// P is due at Phase + n/Rate with Phase = k/P/Rate, so that the P schedules interleave
+	// and the aggregate rate is smooth.
+	Phase time.Duration
+	// Receivers is how many copies of each of its messages the broker should deliver: one
+	// per subscriber with a matching filter, one per share group with a matching shared
+	// filter (DESIGN.md §3). 0 if it does not publish.
+	Receivers int
+	// Source indexes the plan's source addresses (Plan.Source): clients take them
+	// round-robin in plan order; -1 when the scenario binds none.
+	Source int
+	// Broker indexes Plan.Brokers: clients of a multi-broker server are spread over them
+	// round-robin by their position in the whole plan; 0 otherwise.
+	Broker int
+}
+
+// Plan is a scenario expanded into clients: subscribers first (so that they are connected
+// and subscribed before publishers start), then publishers. It stores only ranges of client
+// indices and the compiled templates; each Client is derived from its index when asked for,
+// so a plan of a million clients takes a few kilobytes. A Plan is immutable and safe for
+// concurrent use.
+type Plan struct {
+	segs   []segment
+	n      int
+	shared *planShared
+}
+
+// segment is a contiguous range of one group's clients.
+type segment struct {
+	role   Role
+	name   string
+	group  *Group
+	lo, hi int // group indices [lo, hi)
+	base   int // position of the group's index 0 in the whole plan
+}
+
+// planShared is what the shards of one plan have in common.
+type planShared struct {
+	s                *Scenario
+	m                *matcher
+	subs             []template // subscriber filter templates, for expansion
+	sources          sourceSet
+	brokers          []string
+	whole            int // clients of the whole plan
+	wholeSubscribing int
+
+	once       sync.Once
+	deliveries float64 // messages per second the broker delivers, whole plan
+}
+
+// NewPlan validates s (see Validate) and expands it. The plan keeps its own copy of s. Bind
+// entries that name interfaces must have been resolved (SetBind) before.
+func NewPlan(s *Scenario) (*Plan, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	s = s.Clone()
+	sh := &planShared{s: s, m: newMatcher(s)}
+	var err error
+	if sh.sources, err = newSourceSet(s.Parameters.Bind); err != nil {
+		if errors.Is(err, errInterface) {
+			err = fmt.Errorf("%w; resolve interface names to addresses (SetBind) first", err)
+		}
+		return nil, &Error{File: s.file, Path: "parameters.bind", Msg: err.Error()}
+	}
+	switch {
+	case len(s.Server.Brokers) > 0:
+		sh.brokers = s.Server.Brokers
+	case s.Server.Hostname != "":
+		sh.brokers = []string{net.JoinHostPort(s.Server.Hostname, strconv.Itoa(s.Server.Port))}
+	}
+	p := &Plan{shared: sh}
+	pubRole := RolePublisher
+	switch s.Type {
+	case TypeConnections:
+		pubRole = RoleIdle
+	case TypeRoundTrip:
+		pubRole = RoleRoundTrip
+	}
+	base := 0
+	if g := s.Subscribers; g != nil && s.Type.hasSubscribers() {
+		p.segs = append(p.segs, segment{role: RoleSubscriber, name: "subscribers", group: g, hi: g.ClientCount})
+		base = g.ClientCount
+		sh.wholeSubscribing = g.ClientCount
+		for _, t := range g.Topics {
+			sh.subs = append(sh.subs, compileTemplate(t))
+		}
+	}
+	g := s.Publishers
+	p.segs = append(p.segs, segment{role: pubRole, name: "publishers", group: g, hi: g.ClientCount, base: base})
+	if pubRole == RoleRoundTrip {
+		sh.wholeSubscribing = g.ClientCount
+	}
+	p.n = base + g.ClientCount
+	sh.whole = p.n
+	return p, nil
+}
+
+// Scenario returns the validated scenario the plan was made from. Do not modify it.
+func (p *Plan) Scenario() *Scenario { return p.shared.s }
+
+// Len returns the number of clients in the plan.
+func (p *Plan) Len() int { return p.n }
+
+// Client returns client i of the plan, 0 ≤ i < Len(). Each call builds the client's id,
+// topic and filters anew.
+func (p *Plan) Client(i int) Client {
+	if i < 0 || i >= p.n {
+		panic(fmt.Sprintf("scenario: Client(%d) out of range [0, %d)", i, p.n))
+	}
+	off := i
+	var seg *segment
+	for k := range p.segs {
+		seg = &p.segs[k]
+		if off < seg.hi-seg.lo {
+			break
+		}
+		off -= seg.hi - seg.lo
+	}
+	sh := p.shared
+	g := seg.group
+	j := seg.lo + off
+	c := Client{
+		Role:      seg.role,
+		GroupName: seg.name,
+		Group:     g,
+		Index:     j,
+		ID:        g.IDPrefix + strconv.Itoa(j),
+		Source:    -1,
+	}
+	if seg.role.Publishes() {
+		rate := sh.s.Parameters.PublishRate
+		c.Topic = sh.m.pub.expand(j, g.IDPrefix)
+		c.Rate = rate
+		c.Phase = time.Duration(float64(j) / float64(g.ClientCount) / rate * float64(time.Second))
+		c.Receivers = sh.m.deliveries(c.Topic)
+	}
+	switch seg.role {
+	case RoleSubscriber:
+		c.Filters = make([]string, len(sh.subs))
+		for k := range sh.subs {
+			c.Filters[k] = sh.subs[k].expand(j, g.IDPrefix)
+		}
+	case RoleRoundTrip:
+		c.Filters = []string{c.Topic}
+	}
+	if sh.sources.total > 0 {
+		c.Source = i % sh.sources.total
+	}
+	if len(sh.brokers) > 1 {
+		c.Broker = (seg.base + j) % len(sh.brokers)
+	}
+	return c
+}
+
+// Shard returns shard i of n (0 ≤ i < n): a contiguous slice of each group, so that the n
+// shards are disjoint, their union is p, and a group's clients are spread evenly over them.
+// Client ids, topics, phases and broker indices are those of p; source addresses are taken
+// round-robin within the shard, as each shard runs on its own addresses. Shard panics if
+// i or n is out of range.
+func (p *Plan) Shard(i, n int) *Plan {
+	if n < 1 || i < 0 || i >= n {
+		panic(fmt.Sprintf("scenario: Shard(%d, %d) out of range", i, n))
+	}
+	q := &Plan{shared: p.shared}
+	for _, seg := range p.segs {
+		c := int64(seg.hi - seg.lo)
+		lo := seg.lo + int(c*int64(i)/int64(n))
+		hi := seg.lo + int(c*int64(i+1)/int64(n))
+		if hi > lo {
+			seg.lo, seg.hi = lo, hi
+			q.segs = append(q.segs, seg)
+			q.n += hi - lo
+		}
+	}
+	return q
+}
+
+// ConnectRate returns the connections per second of this plan: the scenario's
+// connection_rate, which is for the whole run, in proportion to this shard's clients.
+func (p *Plan) ConnectRate() float64 {
+	return p.shared.s.Parameters.ConnectionRate * float64(p.n) / float64(p.shared.whole)
+}
+
+// Brokers returns the "host:port" of each broker; nil when the scenario names none (run
+// then starts the embedded broker).
+func (p *Plan) Brokers() []string { return p.shared.brokers }
+
+// Sources returns the number of source addresses of the plan (parameters.bind), 0 if none.
+func (p *Plan) Sources() int { return p.shared.sources.total }
+
+// Source returns source address k, 0 ≤ k < Sources().
+func (p *Plan) Source(k int) netip.Addr { return p.shared.sources.addr(k) }
+
+// Estimate is the size of a plan: what the host checks (tuning) and the run need to know
+// before any socket opens. Rates assume every client is connected and publishing on
+// schedule; memory figures are rough upper bounds from the constants below.
+type Estimate struct {
+	Clients         int // clients of the plan
+	Publishers      int // clients that publish (Round-Trip clients count here and below)
+	Subscribers     int // clients that subscribe
+	Connections     int // MQTT connections: one per client
+	FileDescriptors int // Connections plus the process's own (FDOverhead)
+	Topics          int // distinct topics the plan's publishers publish to
+	// PublishPerSec is the messages per second the clients publish (out).
+	PublishPerSec float64
+	// ReceivePerSec is the messages per second the broker delivers to the clients (in),
+	// assuming the deliveries spread evenly over the subscribing clients.
+	ReceivePerSec float64
+	// BytesOutPerSec and BytesInPerSec are MQTT bytes per second written and read by the
+	// clients: PUBLISH packets and their acknowledgements (TCP/IP headers not included).
+	BytesOutPerSec float64
+	BytesInPerSec  float64
+	// MemoryBytes is the resident memory the mqblast process needs.
+	MemoryBytes int64
+	// SocketMemoryBytes is the kernel memory of the plan's sockets.
+	SocketMemoryBytes int64
+	// ConnectTime is how long opening every connection takes at ConnectRate.
+	ConnectTime time.Duration
+	// SourceAddresses is the number of source addresses (parameters.bind), 0 if none.
+	SourceAddresses int
+}
+
+// Constants of the memory model of Estimate.
+const (
+	// FDOverhead is the file descriptors the process holds besides its connections: stdio,
+	// epoll and eventfd per event loop, the result and log files, an embedded broker.
+	FDOverhead = 64
+	// MemoryBase is the process's memory without connections: runtime, binary, one
+	// HdrHistogram set per event loop.
+	MemoryBase = 64 << 20
+	// MemoryPerConnection is the process memory of one idle connection: session state, gnet
+	// connection and its buffers.
+	MemoryPerConnection = 4 << 10
+	// SocketMemoryPerConnection is the kernel memory of one idle TCP socket (socket, inode,
+	// file and tcp_sock structures).
+	SocketMemoryPerConnection = 4 << 10
+	// inflightEntry is the memory of one in-flight QoS 1/2 message (packet id, due time).
+	inflightEntry = 32
+)
+
+// Estimate returns the size of the plan. The first call on any shard of a plan counts the
+// deliveries of every publisher of the whole plan, which takes a few hundred nanoseconds per
+// publisher; later calls are cheap.
+func (p *Plan) Estimate() Estimate {
+	sh := p.shared
+	s := sh.s
+	par := &s.Parameters
+	e := Estimate{
+		Clients:         p.n,
+		Connections:     p.n,
+		FileDescriptors: p.n + FDOverhead,
+		SourceAddresses: sh.sources.total,
+	}
+	if r := p.ConnectRate(); r > 0 {
+		e.ConnectTime = time.Duration(float64(p.n) / r * float64(time.Second))
+	}
+	subscribing := 0
+	for _, seg := range p.segs {
+		n := seg.hi - seg.lo
+		if seg.role.Publishes() {
+			e.Publishers += n
+		}
+		if seg.role.Subscribes() {
+			e.Subscribers += n
+			subscribing += n
+		}
+	}
+	e.MemoryBytes = MemoryBase + int64(p.n)*MemoryPerConnection
+	e.SocketMemoryBytes = int64(p.n) * SocketMemoryPerConnection
+	if !s.Type.hasMessages() {
+		return e
+	}
+	if sh.m.pub.indexed {
+		e.Topics = e.Publishers
+	} else if e.Publishers > 0 {
+		e.Topics = 1
+	}
+	sh.once.Do(sh.countDeliveries)
+	e.PublishPerSec = float64(e.Publishers) * par.PublishRate
+	if sh.wholeSubscribing > 0 {
+		e.ReceivePerSec = sh.deliveries * float64(subscribing) / float64(sh.wholeSubscribing)
+	}
+
+	pub := s.Publishers
+	sub := pub
+	if s.Type.hasSubscribers() {
+		sub = s.Subscribers
+	}
+	props := 0
+	for i := range pub.PublishProperties {
+		props += pub.PublishProperties[i].size()
+	}
+	topicLen := (len(sh.m.pub.expand(0, pub.IDPrefix)) + len(sh.m.pub.expand(pub.ClientCount-1, pub.IDPrefix))) / 2
+	outSize := publishSize(topicLen, pub.QoS, pub.ProtocolVersion, props, par.PayloadSize)
+	dq := min(pub.QoS, sub.QoS)
+	inSize := publishSize(topicLen, dq, sub.ProtocolVersion, props, par.PayloadSize)
+	// Acknowledgements are 4 bytes each: PUBACK for QoS 1; PUBREC, PUBREL, PUBCOMP for QoS 2
+	// (the publisher writes PUBREL, the receiver PUBREC and PUBCOMP).
+	const ack = 4
+	e.BytesOutPerSec = e.PublishPerSec * float64(outSize)
+	e.BytesInPerSec = e.ReceivePerSec * float64(inSize)
+	switch pub.QoS {
+	case 1:
+		e.BytesInPerSec += e.PublishPerSec * ack
+	case 2:
+		e.BytesInPerSec += e.PublishPerSec * 2 * ack
+		e.BytesOutPerSec += e.PublishPerSec * ack
+	}
+	switch dq {
+	case 1:
+		e.BytesOutPerSec += e.ReceivePerSec * ack
+	case 2:
+		e.BytesOutPerSec += e.ReceivePerSec * 2 * ack
+		e.BytesInPerSec += e.ReceivePerSec * ack
+	}
+	if pub.QoS > 0 {
+		e.MemoryBytes += int64(e.Publishers) * int64(par.MaxInflight) * inflightEntry
+	}
+	// One packet of buffer per direction for connections whose packets exceed the idle
+	// allowance, in the process and in the kernel.
+	if big := int64(max(outSize, inSize)); big > 1<<10 {
+		e.MemoryBytes += int64(p.n) * 2 * big
+		e.SocketMemoryBytes += int64(p.n) * 2 * big
+	}
+	return e
+}
+
+// countDeliveries sums the deliveries per second of every publisher of the whole plan.
+func (sh *planShared) countDeliveries() {
+	pub := sh.s.Publishers
+	rate := sh.s.Parameters.PublishRate
+	if !sh.m.pub.indexed {
+		sh.deliveries = float64(sh.m.deliveries(sh.m.pub.raw)) * rate * float64(pub.ClientCount)
+		return
+	}
+	total := 0
+	buf := make([]byte, 0, 64)
+	for j := range pub.ClientCount {
+		buf = appendParts(buf[:0], sh.m.pub.parts, j, pub.IDPrefix)
+		total += sh.m.deliveries(string(buf))
+	}
+	sh.deliveries = float64(total) * rate
+}
+
+// publishSize returns the wire size of a PUBLISH packet.
+func publishSize(topicLen int, qos byte, v Version, props, payload int) int {
+	rem := 2 + topicLen + payload
+	if qos > 0 {
+		rem += 2 // packet identifier
+	}
+	if v == V5 {
+		rem += varintLen(props) + props
+	}
+	return 1 + varintLen(rem) + rem
+}
+
+func varintLen(n int) int {
+	switch {
+	case n < 128:
+		return 1
+	case n < 16384:
+		return 2
+	case n < 2097152:
+		return 3
+	}
+	return 4
+}
+
+// matcher counts the deliveries of a message from its topic.
+type matcher struct {
+	pub     template // the publishers' topic template
+	filters []filter // the filters of the subscribing group
+	subs    int      // clients of the subscribing group
+	prefix  string   // id prefix of the subscribing group
+}
+
+func newMatcher(s *Scenario) *matcher {
+	m := &matcher{}
+	if s.Publishers == nil || len(s.Publishers.Topics) == 0 {
+		return m
+	}
+	m.pub = compileTemplate(s.Publishers.Topics[0])
+	var g *Group
+	var filters []string
+	switch {
+	case s.Type == TypeRoundTrip:
+		g, filters = s.Publishers, s.Publishers.Topics[:1]
+	case s.Type.hasSubscribers() && s.Subscribers != nil:
+		g, filters = s.Subscribers, s.Subscribers.Topics
+	default:
+		return m
+	}
+	m.subs, m.prefix = g.ClientCount, g.IDPrefix
+	for _, f := range filters {
+		m.filters = append(m.filters, compileFilter(f))
+	}
+	return m
+}
+
+// deliveries returns the copies of a message published to topic that the broker delivers:
+// one per subscribing client with a matching filter (however many of its filters match), and
+// one per share group with a matching shared filter.
+func (m *matcher) deliveries(topic string) int {
+	all := false
+	var idxBuf [8]int
+	var shareBuf [8]string
+	idx, shares := idxBuf[:0], shareBuf[:0]
+	for i := range m.filters {
+		f := &m.filters[i]
+		j, ok := f.match(topic, m.prefix)
+		if !ok || j >= m.subs || m.subs == 0 {
+			continue
+		}
+		switch {
+		case f.shared:
+			if !containsStr(shares, f.share) {
+				shares = append(shares, f.share)
+			}
+		case j < 0:
+			all = true
+		case !containsInt(idx, j):
+			idx = append(idx, j)
+		}
+	}
+	n := len(shares)
+	if all {
+		return n + m.subs
+	}
+	return n + len(idx)
+}
+
+func containsStr(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func containsInt(list []int, v int) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

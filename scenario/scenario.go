@@ -1,0 +1,296 @@
+package scenario
+
+import (
+	"time"
+)
+
+// Type is the kind of a scenario: who publishes, who subscribes, and what a message is
+// expected to reach. The names are those of the xmq_scn file format.
+type Type string
+
+// Scenario types. The first four are those of xmq_scn; the others are mqblast's additions.
+const (
+	// TypePointToPoint pairs each publisher with one subscriber: equal group sizes.
+	TypePointToPoint Type = "Point-To-Point"
+	// TypeFanIn has fewer subscribers than publishers.
+	TypeFanIn Type = "Fan-In"
+	// TypeFanOut has more subscribers than publishers.
+	TypeFanOut Type = "Fan-Out"
+	// TypeConnections only connects and holds the publisher group's clients: no subscribers,
+	// no messages.
+	TypeConnections Type = "Connections"
+	// TypeSharedSubscription is a fan-in through "$share/<group>/<filter>" subscriptions: each
+	// message is expected once per share group.
+	TypeSharedSubscription Type = "Shared-Subscription"
+	// TypeRoundTrip has one group whose clients each subscribe to their own topic
+	// (ping/$clientid) and publish to it: every message comes back to its sender.
+	TypeRoundTrip Type = "Round-Trip"
+)
+
+// Types lists every scenario type, in the order the documentation gives them.
+var Types = []Type{TypePointToPoint, TypeFanIn, TypeFanOut, TypeConnections,
+	TypeSharedSubscription, TypeRoundTrip}
+
+func (t Type) known() bool {
+	for _, k := range Types {
+		if t == k {
+			return true
+		}
+	}
+	return false
+}
+
+// hasMessages reports whether scenarios of type t publish messages.
+func (t Type) hasMessages() bool { return t != TypeConnections }
+
+// hasSubscribers reports whether scenarios of type t have a subscriber group.
+func (t Type) hasSubscribers() bool {
+	return t != TypeConnections && t != TypeRoundTrip
+}
+
+// Version is an MQTT protocol version, numbered by its CONNECT protocol level.
+type Version byte
+
+// Protocol versions. In scenario files protocol_version 3 (as xmq_scn writes it) and 4 both
+// mean MQTT 3.1.1, 5 means MQTT 5.0, and the string "3.1" means MQTT 3.1 (protocol name
+// "MQIsdp", level 3).
+const (
+	V31  Version = 3
+	V311 Version = 4
+	V5   Version = 5
+)
+
+// String returns the version as people write it: "3.1", "3.1.1" or "5.0".
+func (v Version) String() string {
+	switch v {
+	case V31:
+		return "3.1"
+	case V311:
+		return "3.1.1"
+	case V5:
+		return "5.0"
+	}
+	return "unknown"
+}
+
+// Reconnect says what a client does when its connection drops during a run.
+type Reconnect string
+
+// Reconnect policies.
+const (
+	// ReconnectOff leaves a dropped client disconnected and counts it (the default).
+	ReconnectOff Reconnect = "off"
+	// ReconnectBackoff reconnects with exponential backoff.
+	ReconnectBackoff Reconnect = "backoff"
+)
+
+// MinPayloadSize is the smallest payload of a measured run: the 16-byte measurement header
+// (due time, publisher number, sequence number; DESIGN.md §3).
+const MinPayloadSize = 16
+
+// maxPayloadSize keeps a PUBLISH under the 256 MiB MQTT remaining-length limit with room for
+// the topic and properties.
+const maxPayloadSize = 256<<20 - 64<<10
+
+// maxClients bounds a group so that every count fits comfortably in an int on all platforms.
+const maxClients = 100_000_000
+
+// Scenario is a scenario file: what to run. Parse and Load fill in the defaults; Set and
+// SetBrokers override fields; Validate checks the whole; NewPlan expands it into clients.
+//
+// The JSON form is that of xmq_scn (DESIGN.md §4) plus the optional fields documented on
+// each struct. Time spans are time.Duration here and whole or fractional seconds ("_sec") in
+// the file. A Scenario is not safe for concurrent modification.
+type Scenario struct {
+	Name        string     // "name": free text, shown in reports
+	Type        Type       // "type"
+	Comments    []string   // "comments": free text
+	Publishers  *Group     // "publishers"; nil when absent
+	Subscribers *Group     // "subscribers"; nil when absent
+	Server      Server     // "server"
+	Parameters  Parameters // "parameters"
+
+	file string // where the scenario came from, for error messages
+}
+
+// Group is a publisher or subscriber group: client_count clients with the same settings.
+type Group struct {
+	IDPrefix        string // "id_prefix": client id = IDPrefix + decimal index in the group
+	ProtocolVersion Version
+	ClientCount     int  // "client_count"
+	QoS             byte // "qos": publish QoS of publishers, subscription QoS of subscribers
+	CleanSession    bool // "clean_session" (clean start in MQTT 5); default true
+	// Topics holds topic templates ("topics", a string or an array): the one topic a
+	// publisher publishes to, or the filters a subscriber subscribes to. Templates may hold
+	// $clientindex (0-based index in the group) and $clientid; filters may hold wildcards
+	// and "$share/<group>/".
+	Topics []string
+	Retain bool // "retain" (publishers only): publish with the RETAIN flag
+
+	// ConnectProperties and PublishProperties are MQTT 5 properties sent on CONNECT and on
+	// every PUBLISH ("connect_properties", "publish_properties"); refused for 3.x groups.
+	ConnectProperties []Property
+	PublishProperties []Property
+}
+
+// Server says where the broker is. An empty Hostname and no Brokers mean "no broker given":
+// mqblast run then starts the embedded broker (DESIGN.md §5).
+type Server struct {
+	Hostname string // "hostname"
+	Port     int    // "port"; default 1883
+	Username string // "username"
+	Password string // "password"
+	// Brokers ("brokers", mqblast's addition) lists several "host:port" addresses, for a
+	// cluster; clients are spread over them round-robin. When set it replaces Hostname and
+	// Port. SetBrokers fills it from --broker.
+	Brokers []string
+}
+
+// Parameters are the run parameters of a scenario.
+type Parameters struct {
+	// ConnectionRate is the connections per second of the whole run ("connection_rate").
+	ConnectionRate float64
+	// Duration is how long publishers publish, warm-up included ("duration_sec"); for
+	// Connections, how long the clients stay connected. Zero with MessageCount > 0 means
+	// "until every publisher has sent MessageCount messages".
+	Duration time.Duration
+	// PayloadSize is the payload of every message in bytes, the 16-byte measurement header
+	// included ("payload_size", a number or a size such as "64KiB").
+	PayloadSize int
+	// Payload ("payload", mqblast's addition) is literal text sent after the 16-byte
+	// measurement header; when set, PayloadSize is 16 + len(Payload).
+	Payload string
+	// PublishRate is the messages per second of each publisher ("publish_rate").
+	PublishRate float64
+	// KeepAlive is the MQTT keepalive ("keep_alive_sec"), whole seconds, 0 to 65535.
+	KeepAlive time.Duration
+	// MaxInflight bounds unacknowledged QoS 1/2 messages per connection
+	// ("max_inflight_messages"); it is the Receive Maximum of MQTT 5 clients.
+	MaxInflight int
+	// MessageCount stops each publisher after that many messages; 0 means no limit
+	// ("message_count").
+	MessageCount int
+	// Warmup is the start of the publishing time that is not measured ("warmup_sec"). Zero
+	// means the default, a tenth of Duration capped at 30 s, unless the file says 0.
+	Warmup time.Duration
+	// Drain is how long subscribers wait for in-flight messages after publishing stops
+	// ("drain_sec"); default 5 s, or 0 when the file says so.
+	Drain time.Duration
+	// Reconnect is the reconnect policy ("reconnect": "off" or "backoff"); default off.
+	Reconnect Reconnect
+	// Bind lists source addresses ("bind"): addresses, ranges "10.0.0.2-10.0.0.40" and
+	// prefixes "10.0.0.0/24". Interface names are accepted by Validate but must be resolved
+	// to addresses by the caller (SetBind) before NewPlan.
+	Bind []string
+
+	given     uint32 // fields the file or Set gave explicitly (given* bits)
+	defaulted uint32 // fields applyDefaults filled in, recomputed on each call
+}
+
+// Bits of Parameters.given: fields whose default depends on other fields.
+const (
+	givenPublishRate uint32 = 1 << iota
+	givenPayloadSize
+	givenWarmup
+	givenDrain
+)
+
+// Property is an MQTT 5 property of a CONNECT or PUBLISH, as written in a scenario file:
+// {"name": "session_expiry_interval", "value": 300} or
+// {"name": "user_property", "key": "k", "value": "v"}.
+type Property struct {
+	Name string // snake_case MQTT 5 name, e.g. "message_expiry_interval"
+	ID   byte   // the MQTT 5 property identifier, e.g. 0x02; filled in by the decoder
+	Num  uint32 // the value of a numeric property
+	Str  string // the value of a string or binary property, or of a user property
+	Key  string // the key of a user_property
+}
+
+// File returns the file name (or built-in name) the scenario was read from, "" if none.
+func (s *Scenario) File() string { return s.file }
+
+// HasServer reports whether the scenario names a broker. Without one, mqblast run starts the
+// embedded broker.
+func (s *Scenario) HasServer() bool {
+	return s.Server.Hostname != "" || len(s.Server.Brokers) > 0
+}
+
+// defaultScenario returns the scenario that a file's fields are decoded onto.
+func defaultScenario(file string) *Scenario {
+	return &Scenario{
+		file:   file,
+		Server: Server{Port: 1883},
+		Parameters: Parameters{
+			ConnectionRate: 1000,
+			Duration:       60 * time.Second,
+			KeepAlive:      60 * time.Second,
+			MaxInflight:    1024,
+			Reconnect:      ReconnectOff,
+		},
+	}
+}
+
+// defaultGroup returns the group that a file's "publishers" or "subscribers" is decoded onto.
+func defaultGroup(idPrefix string) *Group {
+	return &Group{IDPrefix: idPrefix, ProtocolVersion: V311, ClientCount: 1, CleanSession: true}
+}
+
+// Defaults of the fields whose default depends on others.
+const (
+	defaultDrain     = 5 * time.Second
+	maxDefaultWarmup = 30 * time.Second
+)
+
+// applyDefaults fills in the defaults that depend on other fields: a field the file or Set
+// gave is kept, and so is a non-zero value set from Go; a field applyDefaults filled itself is
+// recomputed, so that it follows later changes (Set "type" or "parameters.duration_sec").
+func (s *Scenario) applyDefaults() {
+	p := &s.Parameters
+	var rate float64
+	var warmup, drain time.Duration
+	if s.Type.hasMessages() {
+		rate = 1
+		warmup = min(p.Duration/10, maxDefaultWarmup)
+		drain = defaultDrain
+	}
+	fill(p, givenPublishRate, &p.PublishRate, rate)
+	fill(p, givenWarmup, &p.Warmup, warmup)
+	fill(p, givenDrain, &p.Drain, drain)
+	fill(p, givenPayloadSize, &p.PayloadSize, MinPayloadSize+len(p.Payload))
+	if p.Reconnect == "" {
+		p.Reconnect = ReconnectOff
+	}
+}
+
+func fill[T comparable](p *Parameters, bit uint32, cur *T, def T) {
+	var zero T
+	if p.given&bit != 0 {
+		return
+	}
+	if *cur == zero || p.defaulted&bit != 0 {
+		*cur = def
+		p.defaulted |= bit
+	}
+}
+
+// Clone returns a deep copy of s.
+func (s *Scenario) Clone() *Scenario {
+	c := *s
+	c.Comments = append([]string(nil), s.Comments...)
+	c.Publishers = s.Publishers.clone()
+	c.Subscribers = s.Subscribers.clone()
+	c.Server.Brokers = append([]string(nil), s.Server.Brokers...)
+	c.Parameters.Bind = append([]string(nil), s.Parameters.Bind...)
+	return &c
+}
+
+func (g *Group) clone() *Group {
+	if g == nil {
+		return nil
+	}
+	c := *g
+	c.Topics = append([]string(nil), g.Topics...)
+	c.ConnectProperties = append([]Property(nil), g.ConnectProperties...)
+	c.PublishProperties = append([]Property(nil), g.PublishProperties...)
+	return &c
+}

@@ -1,0 +1,340 @@
+package scenario
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Placeholders of topic templates (DESIGN.md §4).
+const (
+	// PlaceholderIndex expands to the client's 0-based index in its group.
+	PlaceholderIndex = "$clientindex"
+	// PlaceholderID expands to the client's id (id_prefix + index).
+	PlaceholderID = "$clientid"
+)
+
+const (
+	phNone byte = iota
+	phIndex
+	phID
+)
+
+// part is a piece of a topic template: literal text or a placeholder.
+type part struct {
+	lit string
+	ph  byte
+}
+
+// template is a compiled topic template.
+type template struct {
+	raw     string
+	parts   []part
+	indexed bool // holds a placeholder: differs from client to client
+}
+
+func compileTemplate(raw string) template {
+	t := template{raw: raw, parts: splitParts(raw)}
+	for _, p := range t.parts {
+		if p.ph != phNone {
+			t.indexed = true
+		}
+	}
+	return t
+}
+
+// splitParts cuts s into literal text and placeholders.
+func splitParts(s string) []part {
+	var out []part
+	for {
+		i := strings.Index(s, "$client")
+		if i < 0 {
+			break
+		}
+		var ph byte
+		var n int
+		switch {
+		case strings.HasPrefix(s[i:], PlaceholderIndex):
+			ph, n = phIndex, len(PlaceholderIndex)
+		case strings.HasPrefix(s[i:], PlaceholderID):
+			ph, n = phID, len(PlaceholderID)
+		default:
+			out = append(out, part{lit: s[:i+1]})
+			s = s[i+1:]
+			continue
+		}
+		if i > 0 {
+			out = append(out, part{lit: s[:i]})
+		}
+		out = append(out, part{ph: ph})
+		s = s[i+n:]
+	}
+	if s != "" {
+		out = append(out, part{lit: s})
+	}
+	return mergeLits(out)
+}
+
+func mergeLits(ps []part) []part {
+	out := ps[:0]
+	for _, p := range ps {
+		if n := len(out); n > 0 && p.ph == phNone && out[n-1].ph == phNone {
+			out[n-1].lit += p.lit
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// appendExpand appends the template expanded for client j of a group with id prefix.
+func appendParts(dst []byte, parts []part, j int, prefix string) []byte {
+	for _, p := range parts {
+		switch p.ph {
+		case phNone:
+			dst = append(dst, p.lit...)
+		case phIndex:
+			dst = strconv.AppendInt(dst, int64(j), 10)
+		case phID:
+			dst = append(dst, prefix...)
+			dst = strconv.AppendInt(dst, int64(j), 10)
+		}
+	}
+	return dst
+}
+
+func (t *template) expand(j int, prefix string) string {
+	if !t.indexed {
+		return t.raw
+	}
+	return string(appendParts(make([]byte, 0, len(t.raw)+len(prefix)+8), t.parts, j, prefix))
+}
+
+// Kinds of filter levels.
+const (
+	lvLit byte = iota
+	lvPlus
+	lvHash
+	lvTmpl
+)
+
+type level struct {
+	kind  byte
+	lit   string
+	parts []part
+}
+
+// filter is a compiled subscription filter template.
+type filter struct {
+	template
+	shared bool
+	share  string // share name of a "$share/<name>/..." filter
+	levels []level
+}
+
+const sharePrefix = "$share/"
+
+// compileFilter compiles a filter template that passed checkFilter.
+func compileFilter(raw string) filter {
+	f := filter{template: compileTemplate(raw)}
+	body := raw
+	if strings.HasPrefix(raw, sharePrefix) {
+		f.shared = true
+		f.share, body, _ = strings.Cut(raw[len(sharePrefix):], "/")
+	}
+	for lv := range strings.SplitSeq(body, "/") {
+		switch {
+		case lv == "+":
+			f.levels = append(f.levels, level{kind: lvPlus})
+		case lv == "#":
+			f.levels = append(f.levels, level{kind: lvHash})
+		case strings.Contains(lv, "$client"):
+			ps := splitParts(lv)
+			if len(ps) == 1 && ps[0].ph == phNone {
+				f.levels = append(f.levels, level{kind: lvLit, lit: lv})
+				continue
+			}
+			f.levels = append(f.levels, level{kind: lvTmpl, parts: ps})
+		default:
+			f.levels = append(f.levels, level{kind: lvLit, lit: lv})
+		}
+	}
+	return f
+}
+
+// match reports whether the filter of some client of its group matches topic, given the
+// group's id prefix. For a filter that differs per client (indexed) it returns the index of
+// the one client whose filter matches (templates expand injectively, so there is at most one);
+// otherwise j is -1 and every client's filter matches.
+func (f *filter) match(topic, prefix string) (j int, ok bool) {
+	j = -1
+	rest, done := topic, false
+	for li := range f.levels {
+		lv := &f.levels[li]
+		// [MQTT-4.7.2-1] wildcards at the first level do not match topics starting with '$'.
+		if li == 0 && (lv.kind == lvPlus || lv.kind == lvHash) && strings.HasPrefix(topic, "$") {
+			return -1, false
+		}
+		if lv.kind == lvHash {
+			return j, true // '#' also matches the parent level: "a/#" matches "a"
+		}
+		if done {
+			return -1, false
+		}
+		var name string
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			name, rest = rest[:i], rest[i+1:]
+		} else {
+			name, done = rest, true
+		}
+		switch lv.kind {
+		case lvLit:
+			if name != lv.lit {
+				return -1, false
+			}
+		case lvTmpl:
+			k, ok := solveLevel(lv.parts, name, prefix, j)
+			if !ok {
+				return -1, false
+			}
+			j = k
+		}
+	}
+	if !done {
+		return -1, false
+	}
+	return j, true
+}
+
+// solveLevel finds the client index k whose expansion of parts equals name; if fixed ≥ 0
+// only that index is tried.
+func solveLevel(parts []part, name, prefix string, fixed int) (int, bool) {
+	if fixed >= 0 {
+		return fixed, levelEquals(parts, fixed, prefix, name)
+	}
+	pos := 0
+	var ph byte
+	for _, p := range parts {
+		if p.ph != phNone {
+			ph = p.ph
+			break
+		}
+		if !strings.HasPrefix(name[pos:], p.lit) {
+			return -1, false
+		}
+		pos += len(p.lit)
+	}
+	if ph == phID {
+		if !strings.HasPrefix(name[pos:], prefix) {
+			return -1, false
+		}
+		pos += len(prefix)
+	}
+	digits := 0
+	for pos+digits < len(name) && digits < 18 && name[pos+digits] >= '0' && name[pos+digits] <= '9' {
+		digits++
+	}
+	for n := 1; n <= digits; n++ {
+		if n > 1 && name[pos] == '0' {
+			break // indices have no leading zeros
+		}
+		k, _ := strconv.Atoi(name[pos : pos+n])
+		if levelEquals(parts, k, prefix, name) {
+			return k, true
+		}
+	}
+	return -1, false
+}
+
+// levelEquals reports whether parts expanded for client k equal name, without allocating.
+func levelEquals(parts []part, k int, prefix, name string) bool {
+	var buf [20]byte
+	num := strconv.AppendInt(buf[:0], int64(k), 10)
+	pos := 0
+	eat := func(s string) bool {
+		if !strings.HasPrefix(name[pos:], s) {
+			return false
+		}
+		pos += len(s)
+		return true
+	}
+	for _, p := range parts {
+		switch p.ph {
+		case phNone:
+			if !eat(p.lit) {
+				return false
+			}
+		case phIndex:
+			if !eat(string(num)) {
+				return false
+			}
+		case phID:
+			if !eat(prefix) || !eat(string(num)) {
+				return false
+			}
+		}
+	}
+	return pos == len(name)
+}
+
+// maxTopicLen is the longest UTF-8 string MQTT can carry [MQTT-1.5.4].
+const maxTopicLen = 65535
+
+func checkUTF8(s string) error {
+	switch {
+	case s == "":
+		return errors.New("is empty")
+	case len(s) > maxTopicLen:
+		return errors.New("is longer than 65535 bytes")
+	case !utf8.ValidString(s):
+		return errors.New("is not valid UTF-8") // [MQTT-1.5.4-1]
+	case strings.ContainsRune(s, 0):
+		return errors.New("holds U+0000") // [MQTT-1.5.4-2]
+	}
+	return nil
+}
+
+// checkTopicName checks a topic a client publishes to (expanded).
+func checkTopicName(s string) error {
+	if err := checkUTF8(s); err != nil {
+		return err
+	}
+	if strings.ContainsAny(s, "+#") {
+		return errors.New("holds a wildcard; a publisher needs a topic name, not a filter") // [MQTT-3.3.2-2]
+	}
+	if strings.HasPrefix(s, sharePrefix) {
+		return errors.New("is a shared-subscription filter; a publisher needs a topic name")
+	}
+	return nil
+}
+
+// checkFilter checks a subscription filter (expanded).
+func checkFilter(s string) error {
+	if err := checkUTF8(s); err != nil {
+		return err
+	}
+	body := s
+	if strings.HasPrefix(s, sharePrefix) {
+		name, rest, ok := strings.Cut(s[len(sharePrefix):], "/")
+		switch {
+		case name == "" || strings.ContainsAny(name, "+#"): // [MQTT-4.8.2-1], [MQTT-4.8.2-2]
+			return errors.New("has no valid share name (want $share/<name>/<filter>)")
+		case !ok || rest == "":
+			return errors.New("has no filter after the share name (want $share/<name>/<filter>)")
+		case strings.Contains(name, "$client"):
+			return errors.New("has a placeholder in the share name")
+		}
+		body = rest
+	}
+	levels := strings.Split(body, "/")
+	for i, lv := range levels {
+		if lv == "#" && i != len(levels)-1 {
+			return errors.New("has '#' before the last level") // [MQTT-4.7.1-1]
+		}
+		if lv != "#" && lv != "+" && strings.ContainsAny(lv, "+#") {
+			return errors.New("has a wildcard that is not a whole level") // [MQTT-4.7.1-1]
+		}
+	}
+	return nil
+}

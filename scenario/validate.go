@@ -1,0 +1,349 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Validate fills in the defaults that depend on other fields (publish rate, warm-up, drain,
+// payload size) and checks the scenario as a whole: every field's range, the rules of its
+// type (Point-To-Point has as many subscribers as publishers, Fan-In fewer, Fan-Out more,
+// Connections none and no messages), and combinations that cannot work (a payload smaller
+// than the measurement header, MQTT 5 properties on a 3.x group, client ids that collide or
+// are too long for MQTT 3.1, a publisher topic no subscriber receives). It returns every
+// problem, one line each, joined (see Errors), or nil.
+//
+// MQTT 3.1 clients may use QoS 2: MQTT 3.1 defines it, so Validate does not refuse it.
+func (s *Scenario) Validate() error {
+	s.applyDefaults()
+	l := &errList{file: s.file}
+	s.check(l)
+	return l.err()
+}
+
+func (s *Scenario) check(l *errList) {
+	known := s.Type.known()
+	switch {
+	case s.Type == "":
+		l.add("type", "missing (want one of %s)", typeList())
+	case !known:
+		l.add("type", "%s is not a scenario type (want one of %s)%s", show(string(s.Type)), typeList(),
+			suggest(string(s.Type), typeNames()))
+	}
+	msgs := s.Type.hasMessages()
+
+	if s.Publishers == nil {
+		l.add("publishers", "missing (a %s scenario needs a publisher group)", s.typeName())
+	} else {
+		s.checkGroup(l, "publishers", s.Publishers, true)
+	}
+	switch {
+	case known && s.Type.hasSubscribers() && s.Subscribers == nil:
+		l.add("subscribers", "missing (a %s scenario needs a subscriber group)", s.Type)
+	case known && !s.Type.hasSubscribers() && s.Subscribers != nil && s.Subscribers.ClientCount != 0:
+		if s.Type == TypeRoundTrip {
+			l.add("subscribers", "a Round-Trip scenario has no subscriber group (each client subscribes to its own topic)")
+		} else {
+			l.add("subscribers", "a Connections scenario has no subscribers (found %d)", s.Subscribers.ClientCount)
+		}
+	case s.Subscribers != nil && (!known || s.Type.hasSubscribers()):
+		s.checkGroup(l, "subscribers", s.Subscribers, false)
+	}
+	if known && s.Publishers != nil && s.Subscribers != nil && s.Type.hasSubscribers() {
+		s.checkCounts(l)
+	}
+	if s.Publishers != nil && s.Subscribers != nil && s.Subscribers.ClientCount > 0 {
+		if idsCollide(s.Publishers.IDPrefix, s.Publishers.ClientCount, s.Subscribers.IDPrefix, s.Subscribers.ClientCount) {
+			l.add("subscribers.id_prefix", "%s gives client ids that publishers also use (id_prefix %s); ids must be unique",
+				show(s.Subscribers.IDPrefix), show(s.Publishers.IDPrefix))
+		}
+	}
+	if s.Type == TypeRoundTrip && s.Publishers != nil && len(s.Publishers.Topics) == 1 &&
+		!compileTemplate(s.Publishers.Topics[0]).indexed {
+		l.add("publishers.topics", "%s is the same for every client; a Round-Trip topic must hold $clientid or $clientindex",
+			show(s.Publishers.Topics[0]))
+	}
+	if s.Type == TypeSharedSubscription && s.Subscribers != nil && len(s.Subscribers.Topics) > 0 {
+		shared := false
+		for _, t := range s.Subscribers.Topics {
+			shared = shared || strings.HasPrefix(t, sharePrefix)
+		}
+		if !shared {
+			l.add("subscribers.topics", "a Shared-Subscription scenario needs a \"$share/<group>/<filter>\" filter")
+		}
+	}
+	s.checkParameters(l, msgs)
+	s.checkServer(l)
+	if len(l.errs) == 0 && known && msgs {
+		s.checkReach(l)
+	}
+}
+
+func (s *Scenario) typeName() string {
+	if s.Type.known() {
+		return string(s.Type)
+	}
+	return "scenario"
+}
+
+func typeNames() []string {
+	out := make([]string, len(Types))
+	for i, t := range Types {
+		out[i] = string(t)
+	}
+	return out
+}
+
+func typeList() string {
+	n := typeNames()
+	return strings.Join(n[:len(n)-1], ", ") + " or " + n[len(n)-1]
+}
+
+func (s *Scenario) checkGroup(l *errList, name string, g *Group, pub bool) {
+	msgs := s.Type.hasMessages()
+	switch {
+	case g.ClientCount < 1:
+		l.add(name+".client_count", "%d is not a client count (must be ≥ 1)", g.ClientCount)
+	case g.ClientCount > maxClients:
+		l.add(name+".client_count", "%d is more clients than one plan holds (max %d)", g.ClientCount, maxClients)
+	}
+	if g.QoS > 2 {
+		l.add(name+".qos", "%d is not a QoS (want 0, 1 or 2)", g.QoS)
+	}
+	switch g.ProtocolVersion {
+	case V31, V311, V5:
+	default:
+		l.add(name+".protocol_version", "%d is not an MQTT protocol version (want 3 or 4 for 3.1.1, 5 for 5.0, or \"3.1\")", g.ProtocolVersion)
+	}
+	usesID := false
+	for _, t := range g.Topics {
+		usesID = usesID || strings.Contains(t, PlaceholderID)
+	}
+	if usesID && strings.ContainsAny(g.IDPrefix, "/+#") {
+		l.add(name+".id_prefix", "%s holds '/', '+' or '#', which $clientid would put in topics", show(g.IDPrefix))
+	}
+	if g.ProtocolVersion == V31 && g.ClientCount >= 1 {
+		if n := len(g.IDPrefix) + digits(g.ClientCount-1); n > 23 {
+			l.add(name+".id_prefix", "%s gives client ids of up to %d bytes; MQTT 3.1 allows 23 (protocol_version 3 is MQTT 3.1.1)",
+				show(g.IDPrefix), n)
+		}
+	}
+
+	// Topics.
+	count := max(g.ClientCount, 1)
+	tpath := func(i int) string {
+		if len(g.Topics) > 1 {
+			return fmt.Sprintf("%s.topics[%d]", name, i)
+		}
+		return name + ".topics"
+	}
+	switch {
+	case pub && !msgs:
+		// Connections: topics are not used.
+	case pub && len(g.Topics) == 0:
+		l.add(name+".topics", "missing (want the topic template a publisher publishes to, e.g. \"test/$clientindex\")")
+	case pub && len(g.Topics) > 1:
+		l.add(name+".topics", "%d topics given; a publisher publishes to one topic template", len(g.Topics))
+	case !pub && len(g.Topics) == 0:
+		l.add(name+".topics", "missing (want the filters a subscriber subscribes to, e.g. \"test/#\")")
+	default:
+		for i, raw := range g.Topics {
+			t := compileTemplate(raw)
+			var err error
+			for _, j := range []int{0, count - 1} {
+				x := t.expand(j, g.IDPrefix)
+				if pub {
+					err = checkTopicName(x)
+				} else if err = checkFilter(raw); err == nil {
+					err = checkFilter(x)
+				}
+				if err != nil {
+					break
+				}
+			}
+			if err != nil {
+				l.add(tpath(i), "%s %v", show(raw), err)
+			}
+		}
+	}
+
+	// Publishing-only settings.
+	if !pub && g.Retain {
+		l.add(name+".retain", "true, but subscribers publish nothing")
+	}
+	if !pub && len(g.PublishProperties) > 0 {
+		l.add(name+".publish_properties", "given, but subscribers publish nothing")
+	}
+	for _, list := range []struct {
+		field  string
+		props  []Property
+		packet int
+		pname  string
+	}{
+		{"connect_properties", g.ConnectProperties, onConnect, "CONNECT"},
+		{"publish_properties", g.PublishProperties, onPublish, "PUBLISH"},
+	} {
+		if len(list.props) == 0 || (!pub && list.packet == onPublish) {
+			continue
+		}
+		if g.ProtocolVersion != V5 {
+			l.add(name+"."+list.field, "MQTT 5 properties need protocol_version 5 (this group is MQTT %s)", g.ProtocolVersion)
+			continue
+		}
+		for i, p := range list.props {
+			d, ok := propertyByName(p.Name)
+			if ok && d.packets&list.packet == 0 {
+				l.add(fmt.Sprintf("%s.%s[%d].name", name, list.field, i), "%s is not a %s property", show(p.Name), list.pname)
+			}
+			if p.Name == "response_topic" {
+				if err := checkTopicName(p.Str); err != nil {
+					l.add(fmt.Sprintf("%s.%s[%d].value", name, list.field, i), "%s %v", show(p.Str), err)
+				}
+			}
+		}
+	}
+}
+
+func (s *Scenario) checkCounts(l *errList) {
+	p, n := s.Publishers.ClientCount, s.Subscribers.ClientCount
+	if p < 1 || n < 1 {
+		return
+	}
+	switch s.Type {
+	case TypePointToPoint:
+		if n != p {
+			l.add("subscribers.client_count", "%d differs from publishers.client_count %d (Point-To-Point pairs each publisher with one subscriber)", n, p)
+		}
+	case TypeFanIn:
+		if n >= p {
+			l.add("subscribers.client_count", "%d is not fewer than the %d publishers (Fan-In has fewer subscribers than publishers)", n, p)
+		}
+	case TypeFanOut:
+		if n <= p {
+			l.add("subscribers.client_count", "%d is not more than the %d publishers (Fan-Out has more subscribers than publishers)", n, p)
+		}
+	}
+}
+
+func (s *Scenario) checkParameters(l *errList, msgs bool) {
+	p := &s.Parameters
+	const pp = "parameters."
+	if !(p.ConnectionRate > 0) || math.IsInf(p.ConnectionRate, 0) {
+		l.add(pp+"connection_rate", "%s is not a rate (must be > 0)", show(p.ConnectionRate))
+	}
+	switch {
+	case p.Duration < 0:
+		l.add(pp+"duration_sec", "%s is not a duration (must be ≥ 0)", show(p.Duration))
+	case p.Duration == 0 && (!msgs || p.MessageCount == 0):
+		l.add(pp+"duration_sec", "0 leaves no time to run (must be > 0, or set message_count)")
+	}
+	if msgs {
+		switch {
+		case !(p.PublishRate > 0) || math.IsInf(p.PublishRate, 0):
+			l.add(pp+"publish_rate", "%s is not a rate (must be > 0)", show(p.PublishRate))
+		case p.PublishRate > maxPublishRate:
+			l.add(pp+"publish_rate", "%s is more than one publisher can send (max %d msgs/s)", show(p.PublishRate), maxPublishRate)
+		}
+		switch {
+		case p.PayloadSize < MinPayloadSize:
+			l.add(pp+"payload_size", "%d is smaller than the %d-byte measurement header (must be ≥ %d)", p.PayloadSize, MinPayloadSize, MinPayloadSize)
+		case p.PayloadSize > maxPayloadSize:
+			l.add(pp+"payload_size", "%d is larger than an MQTT packet can carry (max %d)", p.PayloadSize, maxPayloadSize)
+		case p.Payload != "" && p.PayloadSize != MinPayloadSize+len(p.Payload):
+			l.add(pp+"payload_size", "%d does not fit the payload literal (%d-byte header + %d bytes = %d)",
+				p.PayloadSize, MinPayloadSize, len(p.Payload), MinPayloadSize+len(p.Payload))
+		}
+	} else {
+		if p.PublishRate != 0 {
+			l.add(pp+"publish_rate", "%s, but a Connections scenario publishes no messages (want 0)", show(p.PublishRate))
+		}
+		if p.MessageCount != 0 {
+			l.add(pp+"message_count", "%d, but a Connections scenario publishes no messages (want 0)", p.MessageCount)
+		}
+	}
+	if p.KeepAlive < 0 || p.KeepAlive > maxKeepAlive || p.KeepAlive%1e9 != 0 {
+		l.add(pp+"keep_alive_sec", "%s is not a keepalive (want whole seconds, 0 to 65535)", show(p.KeepAlive))
+	}
+	if p.MaxInflight < 1 || p.MaxInflight > 65535 {
+		l.add(pp+"max_inflight_messages", "%d is not an in-flight limit (must be 1 to 65535)", p.MaxInflight)
+	}
+	if p.MessageCount < 0 {
+		l.add(pp+"message_count", "%d is not a message count (must be ≥ 0; 0 means no limit)", p.MessageCount)
+	}
+	switch {
+	case p.Warmup < 0:
+		l.add(pp+"warmup_sec", "%s is not a duration (must be ≥ 0)", show(p.Warmup))
+	case msgs && p.Duration > 0 && p.Warmup >= p.Duration:
+		l.add(pp+"warmup_sec", "%s leaves nothing to measure (must be < duration_sec %s)", show(p.Warmup), show(p.Duration))
+	}
+	if p.Drain < 0 {
+		l.add(pp+"drain_sec", "%s is not a duration (must be ≥ 0)", show(p.Drain))
+	}
+	if p.Reconnect != ReconnectOff && p.Reconnect != ReconnectBackoff {
+		l.add(pp+"reconnect", "%s is not a reconnect policy (want \"off\" or \"backoff\")", show(string(p.Reconnect)))
+	}
+	for i, b := range p.Bind {
+		if _, err := parseSource(b); err != nil && !errors.Is(err, errInterface) {
+			l.add(fmt.Sprintf("%sbind[%d]", pp, i), "%s %v", show(b), err)
+		}
+	}
+}
+
+// Limits of parameters.
+const (
+	maxPublishRate = 1_000_000
+	maxKeepAlive   = 65535 * 1e9
+)
+
+func (s *Scenario) checkServer(l *errList) {
+	if len(s.Server.Brokers) == 0 && (s.Server.Port < 1 || s.Server.Port > 65535) {
+		l.add("server.port", "%d is not a port (must be 1 to 65535)", s.Server.Port)
+	}
+	for i, b := range s.Server.Brokers {
+		if _, err := normalizeHostPort(b); err != nil {
+			l.add(fmt.Sprintf("server.brokers[%d]", i), "%s %v", show(b), err)
+		}
+	}
+}
+
+// checkReach reports a publisher topic that no subscriber receives, for the first and the
+// last publisher: a typo in a topic would otherwise show up only as an empty run.
+func (s *Scenario) checkReach(l *errList) {
+	m := newMatcher(s)
+	n := s.Publishers.ClientCount
+	for _, j := range []int{0, n - 1} {
+		topic := m.pub.expand(j, s.Publishers.IDPrefix)
+		if m.deliveries(topic) == 0 {
+			l.add("publishers.topics", "%s (publisher %d) reaches no subscriber", show(topic), j)
+			return
+		}
+	}
+}
+
+func digits(n int) int {
+	return len(strconv.Itoa(n))
+}
+
+// idsCollide reports whether some id prefixA+i (i < countA) equals prefixB+j (j < countB).
+func idsCollide(prefixA string, countA int, prefixB string, countB int) bool {
+	if len(prefixA) > len(prefixB) {
+		prefixA, countA, prefixB, countB = prefixB, countB, prefixA, countA
+	}
+	if !strings.HasPrefix(prefixB, prefixA) {
+		return false
+	}
+	rest := prefixB[len(prefixA):]
+	if rest == "" {
+		return true
+	}
+	// prefixB = prefixA + rest: A's id i collides with B's j when i's digits are rest+j's.
+	if rest[0] == '0' || strings.Trim(rest, "0123456789") != "" || len(rest) > 12 {
+		return false
+	}
+	r, _ := strconv.Atoi(rest)
+	// The smallest such i is rest followed by "0" (j = 0).
+	return r <= (countA-1)/10 && countB >= 1
+}
