@@ -104,3 +104,22 @@ func unixCores(t *testing.T) int {
 	}
 	return set.Count()
 }
+
+func TestRaiseNoFile(t *testing.T) {
+	cur, err := processNoFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := RaiseNoFile(cur.Soft); err != nil || got != cur {
+		t.Errorf("RaiseNoFile(%d) = %v, %v; want %v unchanged", cur.Soft, got, err, cur)
+	}
+	f, _ := Check("/", Needs{Connections: int(cur.Hard) + 1}).Find("RLIMIT_NOFILE")
+	capable := strings.Contains(f.Current, "CAP_SYS_RESOURCE)") && !strings.Contains(f.Current, "no CAP_SYS_RESOURCE")
+	got, err := RaiseNoFile(cur.Hard + 1)
+	switch {
+	case capable && (err != nil || got.Hard != cur.Hard+1):
+		t.Errorf("with CAP_SYS_RESOURCE: RaiseNoFile(%d) = %v, %v", cur.Hard+1, got, err)
+	case !capable && err == nil:
+		t.Errorf("without CAP_SYS_RESOURCE RaiseNoFile(%d) raised the hard limit to %v", cur.Hard+1, got)
+	}
+}
