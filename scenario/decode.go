@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -187,11 +188,11 @@ func (s *Scenario) SetBrokers(brokers []string) error {
 func normalizeHostPort(b string) (string, error) {
 	host, port, err := net.SplitHostPort(b)
 	if err != nil {
-		// No port: a bare host name or IPv6 address.
-		if strings.Count(b, ":") == 1 || strings.HasPrefix(b, "[") {
+		// No port: a host name or a bare IPv6 address.
+		if _, perr := netip.ParseAddr(b); strings.Contains(b, ":") && perr != nil {
 			return "", errors.New("is not host:port")
 		}
-		host, port = strings.Trim(b, "[]"), "1883"
+		host, port = b, "1883"
 	}
 	if host == "" {
 		return "", errors.New("has no host (want host:port)")
@@ -342,9 +343,6 @@ type groupSlot struct {
 // sizeField is an int that also takes a size with a unit ("64KiB").
 type sizeField struct{ p *int }
 
-// keepAliveField is a time span in whole seconds.
-type keepAliveField struct{ p *time.Duration }
-
 // Default client id prefixes of groups that do not give one.
 const (
 	defaultPubPrefix = "mqblast-pub-"
@@ -387,7 +385,7 @@ var paramFields = []field{
 	{name: "payload_size", ptr: func(o any) any { return sizeField{&o.(*Parameters).PayloadSize} }, given: givenPayloadSize},
 	{name: "payload", ptr: func(o any) any { return &o.(*Parameters).Payload }},
 	{name: "publish_rate", ptr: func(o any) any { return &o.(*Parameters).PublishRate }, given: givenPublishRate},
-	{name: "keep_alive_sec", ptr: func(o any) any { return keepAliveField{&o.(*Parameters).KeepAlive} }},
+	{name: "keep_alive_sec", ptr: func(o any) any { return &o.(*Parameters).KeepAlive }},
 	{name: "max_inflight_messages", ptr: func(o any) any { return &o.(*Parameters).MaxInflight }},
 	{name: "message_count", ptr: func(o any) any { return &o.(*Parameters).MessageCount }},
 	{name: "warmup_sec", ptr: func(o any) any { return &o.(*Parameters).Warmup }, given: givenWarmup},
@@ -502,13 +500,6 @@ func decodeValue(dst, v any, path string, l *errList) {
 			return
 		}
 		*d = t
-	case keepAliveField:
-		t, ok := seconds(v)
-		if !ok || t%time.Second != 0 || t < 0 || t > 65535*time.Second {
-			l.add(path, "%s is not a keepalive (want whole seconds, 0 to 65535)", show(v))
-			return
-		}
-		*d.p = t
 	case sizeField:
 		n, ok := size(v)
 		if !ok {
@@ -715,8 +706,8 @@ func size(v any) (int, bool) {
 	return n * mult, true
 }
 
-// version reads a protocol_version: 3 and 4 are MQTT 3.1.1 (xmq_scn writes 3), 5 is 5.0, and
-// the strings "3.1", "3.1.1", "5" and "5.0" say it in words.
+// version reads a protocol_version: 3 and 4 are MQTT 3.1.1 (xmq_scn writes 3), 5 is 5.0,
+// 3.1 is MQTT 3.1, and the strings "3.1", "3.1.1", "5" and "5.0" say the same.
 func version(v any) (Version, bool) {
 	if s, ok := v.(string); ok {
 		switch s {
@@ -728,6 +719,9 @@ func version(v any) (Version, bool) {
 			return V5, true
 		}
 		return 0, false
+	}
+	if x, ok := number(v); ok && x == 3.1 {
+		return V31, true
 	}
 	n, ok := integer(v)
 	switch {

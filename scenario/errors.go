@@ -81,13 +81,13 @@ func show(v any) string {
 	case json.Number:
 		return v.String()
 	case float64:
-		return strconv.FormatFloat(v, 'g', -1, 64)
+		return strconv.FormatFloat(v, 'f', -1, 64)
 	case int:
 		return strconv.Itoa(v)
 	case byte:
 		return strconv.Itoa(int(v))
 	case time.Duration:
-		return strconv.FormatFloat(v.Seconds(), 'g', -1, 64)
+		return strconv.FormatFloat(v.Seconds(), 'f', -1, 64)
 	case bool:
 		return strconv.FormatBool(v)
 	case nil:
@@ -102,11 +102,21 @@ func show(v any) string {
 	return fmt.Sprint(v)
 }
 
-// suggest returns ` (did you mean "x"?)` for the candidate closest to name, or "".
+// suggest returns ` (did you mean "x"?)` for the candidate closest to name, or "" when none
+// is close: one edit away, two for longer names, or a prefix of the other.
 func suggest(name string, candidates []string) string {
-	best, bestD := "", 3
+	lname := strings.ToLower(name)
+	best, bestD := "", 99
 	for _, c := range candidates {
-		if d := editDistance(strings.ToLower(name), strings.ToLower(c)); d < bestD {
+		lc := strings.ToLower(c)
+		d := editDistance(lname, lc)
+		if d > 2 || (d == 2 && len(name) < 6) {
+			d = 99
+		}
+		if d == 99 && len(name) >= 3 && len(c) >= 3 && (strings.HasPrefix(lc, lname) || strings.HasPrefix(lname, lc)) {
+			d = 3
+		}
+		if d < bestD {
 			best, bestD = c, d
 		}
 	}

@@ -69,8 +69,8 @@ var errInterface = errors.New("is an interface name")
 // isIfName reports whether s can be a Linux interface name (IFNAMSIZ-1 bytes, no '/' or
 // blank).
 func isIfName(s string) bool {
-	if s == "" || len(s) > 15 {
-		return false
+	if s == "" || len(s) > 15 || strings.Trim(s, "0123456789.") == "" {
+		return false // too long, or a malformed IPv4 address
 	}
 	for _, c := range s {
 		if c <= ' ' || c == '/' || c == ':' || c > '~' {

@@ -36,13 +36,13 @@ func (s *Scenario) check(l *errList) {
 	msgs := s.Type.hasMessages()
 
 	if s.Publishers == nil {
-		l.add("publishers", "missing (a %s scenario needs a publisher group)", s.typeName())
+		l.add("publishers", "missing (%s needs a publisher group)", s.typeName())
 	} else {
 		s.checkGroup(l, "publishers", s.Publishers, true)
 	}
 	switch {
 	case known && s.Type.hasSubscribers() && s.Subscribers == nil:
-		l.add("subscribers", "missing (a %s scenario needs a subscriber group)", s.Type)
+		l.add("subscribers", "missing (%s needs a subscriber group)", s.typeName())
 	case known && !s.Type.hasSubscribers() && s.Subscribers != nil && s.Subscribers.ClientCount != 0:
 		if s.Type == TypeRoundTrip {
 			l.add("subscribers", "a Round-Trip scenario has no subscriber group (each client subscribes to its own topic)")
@@ -84,9 +84,9 @@ func (s *Scenario) check(l *errList) {
 
 func (s *Scenario) typeName() string {
 	if s.Type.known() {
-		return string(s.Type)
+		return "a " + string(s.Type) + " scenario"
 	}
-	return "scenario"
+	return "every scenario"
 }
 
 func typeNames() []string {

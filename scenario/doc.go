@@ -1,0 +1,48 @@
+// Package scenario owns what mqblast runs: scenario files, their validation, the built-in
+// library, and the expansion of a scenario into a per-client plan.
+//
+// A scenario file is JSON in the format of xmq_scn (DESIGN.md §4), so that files written for
+// it run unmodified:
+//
+//	{
+//	  "name": "Point-To-Point 50K", "type": "Point-To-Point", "comments": ["free text"],
+//	  "publishers":  {"id_prefix": "test-publisher-", "protocol_version": 3, "client_count": 50000,
+//	                  "qos": 1, "clean_session": true, "topics": "test/topic$clientindex"},
+//	  "subscribers": {"id_prefix": "test-subscriber-", "protocol_version": 3, "client_count": 50000,
+//	                  "qos": 1, "clean_session": true, "topics": "test/topic$clientindex"},
+//	  "server":      {"hostname": "127.0.0.1", "port": 1883, "username": "", "password": ""},
+//	  "parameters":  {"connection_rate": 5000, "duration_sec": 1800, "payload_size": 16,
+//	                  "publish_rate": 1, "keep_alive_sec": 300, "max_inflight_messages": 1024,
+//	                  "message_count": 0}
+//	}
+//
+// mqblast adds optional fields, each with a default: a group's "retain",
+// "connect_properties" and "publish_properties" (MQTT 5 only), "topics" as an array of
+// filters; the server's "brokers"; the parameters "warmup_sec", "drain_sec", "reconnect"
+// ("off" or "backoff"), "payload" (literal text after the measurement header) and "bind"
+// (source addresses). protocol_version 3 and 4 mean MQTT 3.1.1, 5 means MQTT 5.0 and the
+// string "3.1" means MQTT 3.1. Topic templates hold $clientindex and $clientid.
+//
+// The life of a scenario:
+//
+//	s, err := scenario.Resolve(arg)          // a file, or a built-in name (Builtin, Builtins)
+//	err = s.Set("parameters.publish_rate", "10") // --set, typed
+//	err = s.SetBrokers([]string{"b1:1883,b2:1883"}) // --broker
+//	err = s.Validate()                       // every problem, one line each
+//	plan, err := scenario.NewPlan(s)
+//	shard := plan.Shard(i, n)                // --shard i/n
+//	c := shard.Client(k)                     // role, id, topic, filters, rate, phase, ...
+//	e := shard.Estimate()                    // connections, fds, msgs/s, bytes/s, memory
+//
+// Every error names the file, the JSON path and the value, in one line:
+//
+//	fanout.json: parameters.publish_rate: -5 is not a rate (must be > 0)
+//
+// A Plan holds ranges of client indices, not clients: a client's id, topics, rate and phase
+// are derived from its index when asked for, so that a plan of a million clients is built in
+// microseconds and takes a few kilobytes (BenchmarkPlan).
+//
+// The package must not touch the network or read flags: the command line (cmd/mqblast)
+// parses flags and passes their values in; interface names in "bind" are resolved by the
+// caller (SetBind). It imports nothing of mqblast's.
+package scenario

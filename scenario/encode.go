@@ -1,0 +1,134 @@
+package scenario
+
+import (
+	"encoding/json"
+)
+
+// RedactedPassword replaces a non-empty server password in MarshalJSON's output, so that
+// result documents, which embed the effective scenario, do not carry it.
+const RedactedPassword = "<redacted>"
+
+// MarshalJSON writes the scenario in the file format, with every default spelled out: the
+// effective scenario of a run. xmq_scn's fields come first; mqblast's additions are written
+// only when they differ from their defaults. A server password is written as
+// RedactedPassword.
+func (s *Scenario) MarshalJSON() ([]byte, error) {
+	type jsonProp struct {
+		Name  string `json:"name"`
+		Key   string `json:"key,omitempty"`
+		Value any    `json:"value"`
+	}
+	type jsonGroup struct {
+		IDPrefix          string     `json:"id_prefix"`
+		ProtocolVersion   any        `json:"protocol_version"`
+		ClientCount       int        `json:"client_count"`
+		QoS               byte       `json:"qos"`
+		CleanSession      bool       `json:"clean_session"`
+		Topics            any        `json:"topics,omitempty"`
+		Retain            bool       `json:"retain,omitempty"`
+		ConnectProperties []jsonProp `json:"connect_properties,omitempty"`
+		PublishProperties []jsonProp `json:"publish_properties,omitempty"`
+	}
+	type jsonServer struct {
+		Hostname string   `json:"hostname"`
+		Port     int      `json:"port"`
+		Username string   `json:"username"`
+		Password string   `json:"password"`
+		Brokers  []string `json:"brokers,omitempty"`
+	}
+	type jsonParams struct {
+		ConnectionRate float64  `json:"connection_rate"`
+		Duration       float64  `json:"duration_sec"`
+		PayloadSize    int      `json:"payload_size"`
+		PublishRate    float64  `json:"publish_rate"`
+		KeepAlive      float64  `json:"keep_alive_sec"`
+		MaxInflight    int      `json:"max_inflight_messages"`
+		MessageCount   int      `json:"message_count"`
+		Warmup         float64  `json:"warmup_sec"`
+		Drain          float64  `json:"drain_sec"`
+		Payload        string   `json:"payload,omitempty"`
+		Reconnect      string   `json:"reconnect,omitempty"`
+		Bind           []string `json:"bind,omitempty"`
+	}
+	type jsonScenario struct {
+		Name        string      `json:"name"`
+		Type        Type        `json:"type"`
+		Comments    []string    `json:"comments,omitempty"`
+		Publishers  *jsonGroup  `json:"publishers,omitempty"`
+		Subscribers *jsonGroup  `json:"subscribers,omitempty"`
+		Server      *jsonServer `json:"server,omitempty"`
+		Parameters  jsonParams  `json:"parameters"`
+	}
+	props := func(ps []Property) []jsonProp {
+		var out []jsonProp
+		for _, p := range ps {
+			jp := jsonProp{Name: p.Name, Key: p.Key, Value: p.Str}
+			if d, _ := propertyByName(p.Name); d.kind == propNum {
+				jp.Value = p.Num
+			}
+			out = append(out, jp)
+		}
+		return out
+	}
+	group := func(g *Group) *jsonGroup {
+		if g == nil {
+			return nil
+		}
+		jg := &jsonGroup{
+			IDPrefix:          g.IDPrefix,
+			ProtocolVersion:   3, // xmq_scn's number for MQTT 3.1.1
+			ClientCount:       g.ClientCount,
+			QoS:               g.QoS,
+			CleanSession:      g.CleanSession,
+			Retain:            g.Retain,
+			ConnectProperties: props(g.ConnectProperties),
+			PublishProperties: props(g.PublishProperties),
+		}
+		switch g.ProtocolVersion {
+		case V31:
+			jg.ProtocolVersion = "3.1"
+		case V5:
+			jg.ProtocolVersion = 5
+		}
+		switch len(g.Topics) {
+		case 0:
+		case 1:
+			jg.Topics = g.Topics[0]
+		default:
+			jg.Topics = g.Topics
+		}
+		return jg
+	}
+	p := &s.Parameters
+	out := jsonScenario{
+		Name:        s.Name,
+		Type:        s.Type,
+		Comments:    s.Comments,
+		Publishers:  group(s.Publishers),
+		Subscribers: group(s.Subscribers),
+		Parameters: jsonParams{
+			ConnectionRate: p.ConnectionRate,
+			Duration:       p.Duration.Seconds(),
+			PayloadSize:    p.PayloadSize,
+			PublishRate:    p.PublishRate,
+			KeepAlive:      p.KeepAlive.Seconds(),
+			MaxInflight:    p.MaxInflight,
+			MessageCount:   p.MessageCount,
+			Warmup:         p.Warmup.Seconds(),
+			Drain:          p.Drain.Seconds(),
+			Payload:        p.Payload,
+			Bind:           p.Bind,
+		},
+	}
+	if p.Reconnect != ReconnectOff {
+		out.Parameters.Reconnect = string(p.Reconnect)
+	}
+	if sv := s.Server; s.HasServer() || sv.Username != "" || sv.Password != "" {
+		js := &jsonServer{Hostname: sv.Hostname, Port: sv.Port, Username: sv.Username, Brokers: sv.Brokers}
+		if sv.Password != "" {
+			js.Password = RedactedPassword
+		}
+		out.Server = js
+	}
+	return json.Marshal(out)
+}
