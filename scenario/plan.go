@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
 	"strconv"
@@ -350,7 +351,7 @@ func (p *Plan) Estimate() Estimate {
 	for i := range pub.PublishProperties {
 		props += pub.PublishProperties[i].size()
 	}
-	topicLen := (len(sh.m.pub.expand(0, pub.IDPrefix)) + len(sh.m.pub.expand(pub.ClientCount-1, pub.IDPrefix))) / 2
+	topicLen := int(math.Round(sh.m.pub.avgLen(pub.ClientCount, pub.IDPrefix)))
 	outSize := publishSize(topicLen, pub.QoS, pub.ProtocolVersion, props, par.PayloadSize)
 	dq := min(pub.QoS, sub.QoS)
 	inSize := publishSize(topicLen, dq, sub.ProtocolVersion, props, par.PayloadSize)
@@ -374,7 +375,10 @@ func (p *Plan) Estimate() Estimate {
 		e.BytesInPerSec += e.ReceivePerSec * ack
 	}
 	if pub.QoS > 0 {
-		e.MemoryBytes += int64(e.Publishers) * int64(par.MaxInflight) * inflightEntry
+		// In flight: a second's worth of messages (acks slower than that mean an overloaded
+		// broker), at most max_inflight_messages.
+		inflight := min(int64(par.MaxInflight), int64(math.Ceil(par.PublishRate)))
+		e.MemoryBytes += int64(e.Publishers) * inflight * inflightEntry
 	}
 	// One packet of buffer per direction for connections whose packets exceed the idle
 	// allowance, in the process and in the kernel.

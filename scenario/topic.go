@@ -338,3 +338,32 @@ func checkFilter(s string) error {
 	}
 	return nil
 }
+
+// avgLen returns the mean length of the template expanded for clients 0..n-1.
+func (t *template) avgLen(n int, prefix string) float64 {
+	if n < 1 {
+		return float64(len(t.raw))
+	}
+	num := float64(totalDigits(n)) / float64(n)
+	l := 0.0
+	for _, p := range t.parts {
+		switch p.ph {
+		case phNone:
+			l += float64(len(p.lit))
+		case phIndex:
+			l += num
+		case phID:
+			l += float64(len(prefix)) + num
+		}
+	}
+	return l
+}
+
+// totalDigits returns the number of decimal digits of 0, 1, ..., n-1 together.
+func totalDigits(n int) int {
+	total := 0
+	for lo, d, end := 0, 1, 10; lo < n; lo, d, end = end, d+1, end*10 {
+		total += (min(n, end) - lo) * d // the d-digit numbers [lo, end)
+	}
+	return total
+}

@@ -1,0 +1,336 @@
+package scenario
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func mustPlan(t testing.TB, name string) *Plan {
+	t.Helper()
+	s, ok := Builtin(name)
+	if !ok {
+		t.Fatalf("no built-in %s", name)
+	}
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func mustParsePlan(t *testing.T, js string) *Plan {
+	t.Helper()
+	s, err := Parse("t.json", []byte(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestClientFanOut(t *testing.T) {
+	p := mustPlan(t, "singlenode-fanout-5-1000-5-250K")
+	got := []Client{p.Client(0), p.Client(999), p.Client(1000), p.Client(1004)}
+	g := p.Scenario()
+	want := []Client{
+		{Role: RoleSubscriber, GroupName: "subscribers", Group: g.Subscribers, Index: 0, ID: "test-subscriber-0",
+			Filters: []string{"test/0", "test/1", "test/2", "test/3", "test/4"}, Source: -1},
+		{Role: RoleSubscriber, GroupName: "subscribers", Group: g.Subscribers, Index: 999, ID: "test-subscriber-999",
+			Filters: []string{"test/0", "test/1", "test/2", "test/3", "test/4"}, Source: -1},
+		{Role: RolePublisher, GroupName: "publishers", Group: g.Publishers, Index: 0, ID: "test-publisher-0",
+			Topic: "test/0", Rate: 50, Receivers: 1000, Source: -1},
+		{Role: RolePublisher, GroupName: "publishers", Group: g.Publishers, Index: 4, ID: "test-publisher-4",
+			Topic: "test/4", Rate: 50, Phase: 16 * time.Millisecond, Receivers: 1000, Source: -1},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("clients (-want +got):\n%s", diff)
+	}
+	for _, i := range []int{-1, p.Len()} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Client(%d) did not panic", i)
+				}
+			}()
+			p.Client(i)
+		}()
+	}
+}
+
+func TestClientRoles(t *testing.T) {
+	p := mustPlan(t, "quick-roundtrip-10")
+	c := p.Client(3)
+	if c.Role != RoleRoundTrip || c.Topic != "ping/quick-ping-3" || len(c.Filters) != 1 || c.Filters[0] != c.Topic || c.Receivers != 1 {
+		t.Errorf("round-trip client %+v", c)
+	}
+	p = mustPlan(t, "quick-conn-100")
+	c = p.Client(99)
+	if c.Role != RoleIdle || c.Topic != "" || c.Filters != nil || c.Rate != 0 || c.ID != "quick-conn-99" {
+		t.Errorf("idle client %+v", c)
+	}
+	if RoleIdle.Publishes() || RoleIdle.Subscribes() || !RoleRoundTrip.Publishes() || !RoleRoundTrip.Subscribes() {
+		t.Error("role predicates")
+	}
+	if RoleSubscriber.String() != "subscriber" || Role(9).String() != "Role(9)" {
+		t.Error("role names")
+	}
+}
+
+// TestPhases checks that publishers' phases interleave evenly within one period, so that the
+// aggregate schedule is smooth.
+func TestPhases(t *testing.T) {
+	p := mustParsePlan(t, `{"type": "Fan-In", "publishers": {"client_count": 8, "topics": "t/$clientindex"},
+		"subscribers": {"client_count": 1, "topics": "t/+"}, "parameters": {"publish_rate": 4}}`)
+	var got []time.Duration
+	for i := range p.Len() {
+		if c := p.Client(i); c.Role == RolePublisher {
+			got = append(got, c.Phase)
+		}
+	}
+	want := []time.Duration{0, 31250 * time.Microsecond, 62500 * time.Microsecond, 93750 * time.Microsecond,
+		125 * time.Millisecond, 156250 * time.Microsecond, 187500 * time.Microsecond, 218750 * time.Microsecond}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("phases (-want +got):\n%s", diff)
+	}
+	// Shards keep the phases of the whole plan.
+	if c := p.Shard(1, 2).Client(1); c.Index != 4 || c.Phase != 125*time.Millisecond {
+		t.Errorf("shard client %+v", c)
+	}
+}
+
+func TestDeliveries(t *testing.T) {
+	cases := []struct {
+		typ     string
+		subs    int
+		prefix  string
+		filters string // JSON array
+		topic   string
+		want    int
+	}{
+		{"Fan-Out", 10, "s", `["a/b"]`, "a/b", 10},
+		{"Fan-Out", 10, "s", `["a/+"]`, "a/b", 10},
+		{"Fan-Out", 10, "s", `["a/#"]`, "a", 10},
+		{"Fan-Out", 10, "s", `["#"]`, "a/b/c", 10},
+		{"Fan-Out", 10, "s", `["#"]`, "$SYS/x", 0},
+		{"Fan-Out", 10, "s", `["+/x"]`, "$SYS/x", 0},
+		{"Fan-Out", 10, "s", `["a/+"]`, "a/b/c", 0},
+		{"Fan-Out", 10, "s", `["a/+", "a/#"]`, "a/b", 10},
+		{"Fan-Out", 10, "s", `["a/b/"]`, "a/b/", 10},
+		{"Fan-Out", 10, "s", `["a/b"]`, "a/b/", 0},
+		{"Fan-Out", 10, "s", `["+/+"]`, "/a", 10},
+		{"Point-To-Point", 10, "s", `["t/$clientindex"]`, "t/7", 1},
+		{"Point-To-Point", 10, "s", `["t/$clientindex"]`, "t/10", 0},
+		{"Point-To-Point", 10, "s", `["t/$clientindex"]`, "t/07", 0},
+		{"Point-To-Point", 10, "s", `["t/$clientindex"]`, "t/x", 0},
+		{"Point-To-Point", 10, "sub-", `["t/$clientid/in"]`, "t/sub-3/in", 1},
+		{"Point-To-Point", 10, "sub-", `["t/$clientid/in"]`, "t/pub-3/in", 0},
+		{"Point-To-Point", 100, "s", `["t$clientindex$clientindex"]`, "t1212", 1},
+		{"Point-To-Point", 100, "s", `["t$clientindex$clientindex"]`, "t1213", 0},
+		{"Point-To-Point", 100, "s", `["d/$clientindex/+/$clientindex"]`, "d/5/x/5", 1},
+		{"Point-To-Point", 100, "s", `["d/$clientindex/+/$clientindex"]`, "d/5/x/6", 0},
+		{"Point-To-Point", 100, "s", `["d/$clientindex/#"]`, "d/42/a/b", 1},
+		{"Point-To-Point", 100, "s", `["t/$clientindex", "t/$clientindex"]`, "t/4", 1},
+		{"Point-To-Point", 100, "s", `["t/$clientindex", "t/+"]`, "t/4", 100},
+		{"Shared-Subscription", 5, "s", `["$share/g/t/#"]`, "t/4", 1},
+		{"Shared-Subscription", 5, "s", `["$share/g/t/#", "$share/h/t/+"]`, "t/4", 2},
+		{"Shared-Subscription", 5, "s", `["$share/g/t/#", "$share/g/t/+"]`, "t/4", 1},
+		{"Shared-Subscription", 5, "s", `["$share/g/t/#", "t/4"]`, "t/4", 6},
+		{"Shared-Subscription", 5, "s", `["$share/g/u/#"]`, "t/4", 0},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s/%s", c.filters, c.topic), func(t *testing.T) {
+			js := fmt.Sprintf(`{"type": %q, "publishers": {"client_count": %d, "topics": "p"},
+				"subscribers": {"client_count": %d, "id_prefix": %q, "topics": %s}}`,
+				"Fan-In", c.subs+1, c.subs, c.prefix, c.filters)
+			s, err := Parse("t.json", []byte(js))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := newMatcher(s)
+			if got := m.deliveries(c.topic); got != c.want {
+				t.Errorf("deliveries(%q) = %d, want %d", c.topic, got, c.want)
+			}
+		})
+	}
+}
+
+func TestIDsCollide(t *testing.T) {
+	cases := []struct {
+		a    string
+		na   int
+		b    string
+		nb   int
+		want bool
+	}{
+		{"p-", 10, "s-", 10, false},
+		{"x", 10, "x", 10, true},
+		{"c", 10, "c1", 10, false},   // c10 would need 11 c-clients
+		{"c", 11, "c1", 10, true},    // c10 = c1+"0"
+		{"c1", 10, "c", 11, true},    // either order
+		{"c", 1000, "c0", 10, false}, // c0N never equals cN (no leading zeros)
+		{"c", 1000, "c-", 10, false},
+		{"", 100, "7", 1, true}, // "70" in both
+	}
+	for _, c := range cases {
+		if got := idsCollide(c.a, c.na, c.b, c.nb); got != c.want {
+			t.Errorf("idsCollide(%q, %d, %q, %d) = %v, want %v", c.a, c.na, c.b, c.nb, got, c.want)
+		}
+	}
+}
+
+// TestShards checks for n = 1..17 that the shards of a plan are disjoint, cover it, keep
+// every client's id, topics, phase and receivers, and split each group evenly.
+func TestShards(t *testing.T) {
+	for _, name := range []string{"quick-fanout-1-100", "quick-p2p-100", "quick-sharedsub-100-5",
+		"quick-roundtrip-10", "singlenode-fanout-5-1000-5-250K", "quick-conn-100"} {
+		t.Run(name, func(t *testing.T) {
+			p := mustPlan(t, name)
+			whole := make(map[string]Client, p.Len())
+			for i := range p.Len() {
+				c := p.Client(i)
+				c.Source = 0
+				whole[c.ID] = c
+			}
+			if len(whole) != p.Len() {
+				t.Fatalf("%d distinct ids for %d clients", len(whole), p.Len())
+			}
+			for n := 1; n <= 17; n++ {
+				seen := make(map[string]int, p.Len())
+				perGroup := map[string][]int{}
+				for i := range n {
+					sh := p.Shard(i, n)
+					groups := map[string]int{}
+					for k := range sh.Len() {
+						c := sh.Client(k)
+						c.Source = 0
+						if prev, dup := seen[c.ID]; dup {
+							t.Fatalf("n=%d: %s in shards %d and %d", n, c.ID, prev, i)
+						}
+						seen[c.ID] = i
+						if diff := cmp.Diff(whole[c.ID], c); diff != "" {
+							t.Fatalf("n=%d shard %d: client differs from the whole plan's (-whole +shard):\n%s", n, i, diff)
+						}
+						groups[c.GroupName]++
+					}
+					for g, k := range groups {
+						perGroup[g] = append(perGroup[g], k)
+					}
+				}
+				if len(seen) != p.Len() {
+					t.Fatalf("n=%d: shards hold %d of %d clients", n, len(seen), p.Len())
+				}
+				for g, counts := range perGroup {
+					lo, hi := counts[0], counts[0]
+					for _, k := range counts {
+						lo, hi = min(lo, k), max(hi, k)
+					}
+					if hi-lo > 1 {
+						t.Errorf("n=%d: %s split unevenly: %v", n, g, counts)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestShardsLarge checks the 1M-client plan by ranges: each shard's groups are contiguous and
+// follow each other.
+func TestShardsLarge(t *testing.T) {
+	p := mustPlan(t, "singlenode-conn-tcp-1M-5K")
+	for n := 1; n <= 17; n++ {
+		next, total := 0, 0
+		rate := 0.0
+		for i := range n {
+			sh := p.Shard(i, n)
+			if sh.Len() == 0 {
+				t.Fatalf("n=%d: empty shard %d", n, i)
+			}
+			first, last := sh.Client(0), sh.Client(sh.Len()-1)
+			if first.Index != next || last.Index != next+sh.Len()-1 {
+				t.Fatalf("n=%d shard %d: indices %d..%d, want from %d", n, i, first.Index, last.Index, next)
+			}
+			next += sh.Len()
+			total += sh.Len()
+			rate += sh.ConnectRate()
+			if e := sh.Estimate(); e.Connections != sh.Len() {
+				t.Fatalf("estimate %+v", e)
+			}
+		}
+		if total != 1_000_000 || next != 1_000_000 {
+			t.Fatalf("n=%d: %d clients", n, total)
+		}
+		if rate < 4999.999 || rate > 5000.001 {
+			t.Errorf("n=%d: shard connect rates add to %v, want 5000", n, rate)
+		}
+	}
+	// A shard of a shard is a shard.
+	sh := p.Shard(2, 3).Shard(1, 2)
+	if sh.Len() != 166_667 || sh.Client(0).Index != 833_333 {
+		t.Errorf("shard of shard: len %d first %d", sh.Len(), sh.Client(0).Index)
+	}
+	for _, bad := range [][2]int{{0, 0}, {-1, 2}, {2, 2}} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "out of range") {
+					t.Errorf("Shard(%d, %d) did not panic: %v", bad[0], bad[1], r)
+				}
+			}()
+			p.Shard(bad[0], bad[1])
+		}()
+	}
+}
+
+func TestEstimate(t *testing.T) {
+	p := mustPlan(t, "singlenode-p2p-50K-50K-50K-50K")
+	e := p.Estimate()
+	// Topics test/topic0 .. test/topic49999: 10 + 238890/50000 = 14.78 bytes on average,
+	// rounded to 15. A QoS 1 PUBLISH is 1 + 1 (remaining length 35) + 2 + 15 + 2 + 16 = 37
+	// bytes; a PUBACK 4.
+	want := Estimate{
+		Clients: 100_000, Publishers: 50_000, Subscribers: 50_000, Connections: 100_000,
+		FileDescriptors: 100_000 + FDOverhead, Topics: 50_000,
+		PublishPerSec: 50_000, ReceivePerSec: 50_000,
+		BytesOutPerSec: 50_000*37 + 50_000*4, BytesInPerSec: 50_000*37 + 50_000*4,
+		MemoryBytes:       MemoryBase + 100_000*MemoryPerConnection + 50_000*1*inflightEntry, // 1 msg/s in flight
+		SocketMemoryBytes: 100_000 * SocketMemoryPerConnection,
+		ConnectTime:       20 * time.Second,
+	}
+	if diff := cmp.Diff(want, e); diff != "" {
+		t.Errorf("estimate (-want +got):\n%s", diff)
+	}
+	// Shards add up to the whole.
+	var sum Estimate
+	for i := range 7 {
+		se := p.Shard(i, 7).Estimate()
+		sum.Connections += se.Connections
+		sum.PublishPerSec += se.PublishPerSec
+		sum.ReceivePerSec += se.ReceivePerSec
+		sum.BytesOutPerSec += se.BytesOutPerSec
+	}
+	if sum.Connections != e.Connections || !near(sum.PublishPerSec, e.PublishPerSec) ||
+		!near(sum.ReceivePerSec, e.ReceivePerSec) || !near(sum.BytesOutPerSec, e.BytesOutPerSec) {
+		t.Errorf("shards add to %+v, want %+v", sum, e)
+	}
+	// QoS 2 and big payloads.
+	e = mustPlan(t, "roundtrip-200-64K").Estimate()
+	if e.BytesOutPerSec < 200*65536 || e.MemoryBytes < 200*2*65536 {
+		t.Errorf("64K round trip: %+v", e)
+	}
+}
+
+func TestTotalDigits(t *testing.T) {
+	for n, want := range map[int]int{0: 0, 1: 1, 10: 10, 11: 12, 100: 190, 50000: 238890, 1_000_000: 5_888_890} {
+		if got := totalDigits(n); got != want {
+			t.Errorf("totalDigits(%d) = %d, want %d", n, got, want)
+		}
+	}
+}
+
+func near(a, b float64) bool { return a-b < 1e-6*b && b-a < 1e-6*b }
