@@ -271,9 +271,11 @@ type Estimate struct {
 	// clients: PUBLISH packets and their acknowledgements (TCP/IP headers not included).
 	BytesOutPerSec float64
 	BytesInPerSec  float64
-	// MemoryBytes is the resident memory the mqblast process needs.
+	// MemoryBytes is the host memory the run takes besides socket buffers: the mqblast
+	// process and the kernel's per-socket structures (socket, file, epoll item).
 	MemoryBytes int64
-	// SocketMemoryBytes is the kernel memory of the plan's sockets.
+	// SocketMemoryBytes is the kernel socket buffer memory of the plan's connections, the
+	// memory net.ipv4.tcp_mem counts.
 	SocketMemoryBytes int64
 	// ConnectTime is how long opening every connection takes at ConnectRate.
 	ConnectTime time.Duration
@@ -289,11 +291,12 @@ const (
 	// MemoryBase is the process's memory without connections: runtime, binary, one
 	// HdrHistogram set per event loop.
 	MemoryBase = 64 << 20
-	// MemoryPerConnection is the process memory of one idle connection: session state, gnet
-	// connection and its buffers.
-	MemoryPerConnection = 4 << 10
-	// SocketMemoryPerConnection is the kernel memory of one idle TCP socket (socket, inode,
-	// file and tcp_sock structures).
+	// MemoryPerConnection is the memory of one idle connection besides its buffers: session
+	// state and gnet connection in the process (about 4 KiB), socket, file, tcp_sock and epoll
+	// structures in the kernel (about 4 KiB).
+	MemoryPerConnection = 8 << 10
+	// SocketMemoryPerConnection is the socket buffer memory of one connection: about a page
+	// in flight.
 	SocketMemoryPerConnection = 4 << 10
 	// inflightEntry is the memory of one in-flight QoS 1/2 message (packet id, due time).
 	inflightEntry = 32

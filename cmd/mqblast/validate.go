@@ -1,0 +1,134 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mqblast/mqblast/scenario"
+)
+
+func init() { register(newValidateCmd) }
+
+func newValidateCmd() *cobra.Command {
+	var (
+		sets    []string
+		brokers []string
+	)
+	cmd := &cobra.Command{
+		Use:   "validate SCENARIO...",
+		Short: "Check scenario files without running them",
+		Long: `validate reads each SCENARIO (a file, or a built-in name), applies the --set and --broker
+overrides as run would, and checks it: unknown fields, wrong types, values out of range, the
+rules of its type, and combinations that cannot work. Every problem is printed on its own
+line to stderr, with the file, the JSON path and the value:
+
+  fanout.json: parameters.publish_rate: -5 is not a rate (must be > 0)
+
+For each valid scenario it prints the size of its plan on stdout: clients, connections and
+file descriptors, messages and bytes per second in and out, memory, connect time.
+
+It exits 0 when every scenario is valid and 3 when any is not.`,
+		Example: `  mqblast validate fanout.json
+  mqblast validate *.json
+  mqblast validate singlenode-p2p-50K-50K-50K-50K --set parameters.publish_rate=10`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError(errors.New("validate needs at least one scenario file or built-in name"))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			overrides, err := parseSets(sets)
+			if err != nil {
+				return err
+			}
+			invalid := 0
+			for _, arg := range args {
+				if err := validateOne(cmd.OutOrStdout(), arg, overrides, brokers); err != nil {
+					invalid++
+					for _, line := range strings.Split(err.Error(), "\n") {
+						fmt.Fprintln(cmd.ErrOrStderr(), line)
+					}
+				}
+			}
+			if invalid > 0 {
+				return withCode(exitInvalid, fmt.Errorf("%d of %d scenarios invalid", invalid, len(args)))
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&sets, "set", nil, "override a field, PATH=VALUE (e.g. parameters.publish_rate=10); repeatable")
+	fl.StringSliceVar(&brokers, "broker", nil, "broker HOST:PORT[,HOST:PORT...] replacing the scenario's server")
+	return cmd
+}
+
+// override is one --set PATH=VALUE.
+type override struct{ path, value string }
+
+func parseSets(sets []string) ([]override, error) {
+	out := make([]override, 0, len(sets))
+	for _, kv := range sets {
+		path, value, ok := strings.Cut(kv, "=")
+		if !ok || path == "" {
+			return nil, usageError(fmt.Errorf("--set %q: want PATH=VALUE, e.g. parameters.publish_rate=10", kv))
+		}
+		out = append(out, override{path, value})
+	}
+	return out, nil
+}
+
+// validateOne checks one scenario and prints its plan's size; it returns every problem.
+func validateOne(w io.Writer, arg string, sets []override, brokers []string) error {
+	s, err := scenario.Resolve(arg)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, o := range sets {
+		if err := s.Set(o.path, o.value); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(brokers) > 0 {
+		if err := s.SetBrokers(brokers); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	p, err := scenario.NewPlan(s)
+	if err != nil {
+		return err
+	}
+	e := p.Estimate()
+	par := s.Parameters
+	fmt.Fprintf(w, "%s: valid %s scenario %q\n", arg, s.Type, s.Name)
+	fmt.Fprintf(w, "  clients      %d (%d publishing, %d subscribing)\n", e.Clients, e.Publishers, e.Subscribers)
+	fmt.Fprintf(w, "  connections  %d, %d file descriptors\n", e.Connections, e.FileDescriptors)
+	if s.Type != scenario.TypeConnections {
+		fmt.Fprintf(w, "  messages     %s/s out, %s/s in, %d topics\n", trim(e.PublishPerSec), trim(e.ReceivePerSec), e.Topics)
+		fmt.Fprintf(w, "  bytes        %s/s out, %s/s in\n", bytesIEC(e.BytesOutPerSec), bytesIEC(e.BytesInPerSec))
+	}
+	fmt.Fprintf(w, "  memory       %s, socket buffers %s\n", bytesIEC(float64(e.MemoryBytes)), bytesIEC(float64(e.SocketMemoryBytes)))
+	fmt.Fprintf(w, "  connect      %s at %s/s\n", span(e.ConnectTime.Round(1e8)), trim(par.ConnectionRate))
+	if s.Type == scenario.TypeConnections {
+		fmt.Fprintf(w, "  hold         %s\n", span(par.Duration))
+	} else {
+		fmt.Fprintf(w, "  publish      %s (warm-up %s, then drain %s)\n", span(par.Duration), span(par.Warmup), span(par.Drain))
+	}
+	if e.SourceAddresses > 0 {
+		fmt.Fprintf(w, "  sources      %d addresses\n", e.SourceAddresses)
+	}
+	if b := p.Brokers(); len(b) > 0 {
+		fmt.Fprintf(w, "  broker       %s\n", strings.Join(b, ", "))
+	} else {
+		fmt.Fprintf(w, "  broker       none given: run starts the embedded broker\n")
+	}
+	return nil
+}
