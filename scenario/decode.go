@@ -67,7 +67,8 @@ func Parse(name string, data []byte) (*Scenario, error) {
 // ("parameters.publish_rate", "publishers.qos", "server.hostname", "name") and value is parsed
 // for the field's type: a number, true/false, seconds or a Go duration ("30s") for _sec
 // fields, a string as is. A value starting with '[', '{' or '"' is read as JSON; a list field
-// also takes comma-separated items. Setting a field of an absent group creates the group with
+// also takes comma-separated items; an object value ("parameters={...}") merges into the
+// object, and null removes a group. Setting a field of an absent group creates the group with
 // its defaults. Errors name "--set" and the path.
 func (s *Scenario) Set(path, value string) error {
 	l := &errList{file: "--set"}
