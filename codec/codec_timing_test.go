@@ -63,10 +63,7 @@ func BenchmarkDecodePublish(b *testing.B) {
 			b.SetBytes(int64(len(wire)))
 			var err error
 			for b.Loop() {
-				h, body, _, e := codec.Split(wire, 1<<20)
-				if e != nil {
-					err = e
-				}
+				h, body, _, _ := codec.Split(wire, 1<<20)
 				err = codec.DecodePublish(h, body, bp.v, &p)
 			}
 			sinkErr = err

@@ -278,12 +278,6 @@ func (s SubIDs) Equal(o SubIDs) bool {
 
 func (s SubIDs) wire() []byte { return filterProps(s.raw, PropSubscriptionID, s.n) }
 func (s *SubIDs) size() int   { return sizeProps(s.raw, PropSubscriptionID) }
-func (s *SubIDs) first() uint32 { // the identifier of a SUBSCRIBE
-	for v := range s.All() {
-		return v
-	}
-	return 0
-}
 
 // nextProp returns the identifier of the property at raw[off] and the bounds of its value.
 // raw must be well-formed (built by Add or checked by decodeProps).

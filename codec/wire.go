@@ -86,7 +86,7 @@ func readVarint(b []byte, off int) (int, int, error) {
 }
 
 // validString reports whether s is well-formed UTF-8 without U+0000. Surrogates are rejected by
-// utf8.Valid already. [MQTT-1.5.4-1] [MQTT-1.5.4-2] 3.1.1: [MQTT-1.5.3-1] [MQTT-1.5.3-2]
+// utf8.Valid already ([MQTT-1.5.4-1] [MQTT-1.5.4-2], 3.1.1: [MQTT-1.5.3-1] [MQTT-1.5.3-2]).
 func validString(s []byte) bool {
 	for i, c := range s {
 		if c == 0 {
@@ -158,7 +158,7 @@ func lanes(c byte) uint64 { return uint64(c) * 0x0101010101010101 }
 func hasZeroByte(w uint64) uint64 { return (w - lanes(1)) &^ w & lanes(0x80) }
 
 // validTopicName reports whether a PUBLISH or will topic name (already a valid string) is free
-// of wildcards. [MQTT-3.3.2-2] [MQTT-4.7.1-1]
+// of wildcards ([MQTT-3.3.2-2] [MQTT-4.7.1-1]).
 func validTopicName(s []byte) bool {
 	for _, c := range s {
 		if c == '+' || c == '#' {
