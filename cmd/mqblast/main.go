@@ -9,7 +9,10 @@ import (
 	"syscall"
 )
 
-func main() {
+func main() { os.Exit(run()) }
+
+// run executes the command line and returns the exit code; main alone exits.
+func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := newRootCmd()
@@ -20,6 +23,5 @@ func main() {
 			fmt.Fprintf(os.Stderr, "Run '%s --help' for usage.\n", root.CommandPath())
 		}
 	}
-	stop()
-	os.Exit(codeOf(err))
+	return codeOf(err)
 }

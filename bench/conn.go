@@ -1,0 +1,176 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/mqblast/mqblast/reactor"
+)
+
+// ErrInterrupted reports a run stopped by its context (Ctrl-C); its result is partial.
+var ErrInterrupted = errors.New("bench: run interrupted")
+
+// ConnRun describes a Connections run: connect every client (paced), hold them for Hold
+// with keepalive, disconnect.
+type ConnRun struct {
+	Engine      reactor.Config // Observer is set by the run
+	Hold        time.Duration
+	Interval    time.Duration // default 1 s
+	ToolVersion string
+	Scenario    []byte // the effective scenario as JSON, copied into the result
+	// Progress receives one interval line per Interval (nil: none).
+	Progress io.Writer
+}
+
+// Run performs the run. On ctx cancellation it disconnects, returns the partial result and
+// ErrInterrupted. A result is returned whenever the engine started.
+func (cr *ConnRun) Run(ctx context.Context) (*Result, error) {
+	if cr.Interval <= 0 {
+		cr.Interval = time.Second
+	}
+	cfg := cr.Engine
+	loops := cfg.Loops
+	if loops <= 0 {
+		loops = runtime.NumCPU()
+		cfg.Loops = loops
+	}
+	rec := NewRecorder(loops)
+	cfg.Observer = rec
+	eng, err := reactor.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	res := &Result{
+		Schema: Schema, ToolVersion: cr.ToolVersion, StartedAt: time.Now().UTC(),
+		Broker: cfg.Brokers, Scenario: cr.Scenario,
+		Host:        HostInfo{Hostname: host, Cores: runtime.NumCPU(), Kernel: kernelRelease(), Procs: 1},
+		Connections: Connections{Target: cfg.Clients},
+	}
+	rssBefore := rss()
+	cpuBefore := cpuTime()
+	if err := eng.Start(); err != nil {
+		return nil, err
+	}
+	defer eng.Stop() //nolint:errcheck
+
+	total := NewSnapshot()
+	start := time.Now()
+	var started atomic.Int64
+	take := func() *Snapshot {
+		s := NewSnapshot()
+		snaps := make([]*Snapshot, loops)
+		eng.OnLoops(func(i int) {
+			snaps[i] = NewSnapshot()
+			rec.Take(i, snaps[i])
+		})
+		for _, x := range snaps {
+			s.Add(x)
+		}
+		total.Add(s)
+		return s
+	}
+	interval := func() {
+		s := take()
+		iv := Interval{
+			TS:          time.Since(start).Seconds(),
+			Established: eng.Open(), Connected: s.Connected, Failed: s.FailedTotal(),
+			Dropped: s.DroppedTotal(), ConnectPerS: float64(s.Connected) / cr.Interval.Seconds(),
+			ConnectLatencyUS: s.ConnectLatency.Summary(),
+		}
+		res.Intervals = append(res.Intervals, iv)
+		if cr.Progress != nil {
+			fmt.Fprintf(cr.Progress, "%6.1fs  established %d/%d  +%d/s  failed %d  dropped %d  connect p50 %s p99 %s\n",
+				iv.TS, iv.Established, cfg.Clients, s.Connected, total.FailedTotal(), total.DroppedTotal(),
+				us(iv.ConnectLatencyUS.P50), us(iv.ConnectLatencyUS.P99))
+		}
+	}
+
+	// Connect phase.
+	connDone := make(chan error, 1)
+	go func() {
+		connDone <- eng.Connect(ctx, func(n int) { started.Store(int64(n)) })
+	}()
+	tick := time.NewTicker(cr.Interval)
+	defer tick.Stop()
+	interrupted := false
+connect:
+	for {
+		select {
+		case err := <-connDone:
+			if err != nil {
+				interrupted = true
+			}
+			break connect
+		case <-tick.C:
+			interval()
+		}
+	}
+	connectPhase := time.Since(start)
+	cpuConnect := cpuTime() - cpuBefore
+	rssHeld := rss()
+
+	// Hold phase.
+	if !interrupted && cr.Hold > 0 {
+		holdEnd := time.NewTimer(cr.Hold)
+	hold:
+		for {
+			select {
+			case <-ctx.Done():
+				interrupted = true
+				break hold
+			case <-holdEnd.C:
+				break hold
+			case <-tick.C:
+				interval()
+			}
+		}
+		holdEnd.Stop()
+	}
+	if ctx.Err() != nil {
+		interrupted = true
+	}
+
+	// Disconnect phase.
+	eng.Disconnect(5 * time.Second)
+	take()
+	res.EndedAt = time.Now().UTC()
+	res.Interrupted = interrupted
+	res.fill(total)
+	res.Connections.ConnectPhaseS = connectPhase.Seconds()
+	if connectPhase > 0 {
+		res.Connections.ConnectRatePerS = float64(total.Connected) / connectPhase.Seconds()
+	}
+	cpu := cpuTime() - cpuBefore
+	res.Client = ClientInfo{CPUS: cpu.Seconds(), MaxRSSBytes: maxRSS()}
+	if n := started.Load(); n > 0 {
+		res.Client.CPUPerConnectUS = float64(cpuConnect.Microseconds()) / float64(n)
+	}
+	if total.Connected > 0 && rssHeld > rssBefore {
+		res.Client.RSSPerConnectionBytes = float64(rssHeld-rssBefore) / float64(total.Connected)
+	}
+	if interrupted {
+		return res, ErrInterrupted
+	}
+	return res, nil
+}
+
+// us formats microseconds for humans.
+func us(v int64) string {
+	switch {
+	case v >= 10_000_000:
+		return fmt.Sprintf("%.0fs", float64(v)/1e6)
+	case v >= 1_000_000:
+		return fmt.Sprintf("%.2fs", float64(v)/1e6)
+	case v >= 1000:
+		return fmt.Sprintf("%.1fms", float64(v)/1e3)
+	default:
+		return fmt.Sprintf("%dµs", v)
+	}
+}

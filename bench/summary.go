@@ -1,0 +1,48 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteSummary writes the human summary of r.
+func (r *Result) WriteSummary(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	c := &r.Connections
+	status := "complete"
+	if r.Interrupted {
+		status = "interrupted (partial result)"
+	}
+	fmt.Fprintf(tw, "run\t%s, %s\n", status, r.EndedAt.Sub(r.StartedAt).Round(1e6))
+	fmt.Fprintf(tw, "broker\t%s\n", strings.Join(r.Broker, ", "))
+	fmt.Fprintf(tw, "connections\t%d of %d established, %d failed, %d dropped while held\n",
+		c.Established, c.Target, c.Failed, c.Dropped)
+	fmt.Fprintf(tw, "connect rate\t%.0f/s over %.1fs\n", c.ConnectRatePerS, c.ConnectPhaseS)
+	l := c.ConnectLatencyUS
+	fmt.Fprintf(tw, "connect latency\tp50 %s  p90 %s  p99 %s  max %s  (TCP start to CONNACK)\n",
+		us(l.P50), us(l.P90), us(l.P99), us(l.Max))
+	if c.Pings > 0 {
+		p := c.PingRTTUS
+		fmt.Fprintf(tw, "ping rtt\t%d pings, p50 %s  p99 %s  max %s\n", c.Pings, us(p.P50), us(p.P99), us(p.Max))
+	}
+	for _, e := range r.Errors {
+		fmt.Fprintf(tw, "error\t%s: %d (e.g. %s)\n", e.Kind, e.Count, e.Example)
+	}
+	cl := &r.Client
+	fmt.Fprintf(tw, "client\tcpu %.2fs (%.1f µs per connect), max rss %.1f MiB, %.0f B rss per connection\n",
+		cl.CPUS, cl.CPUPerConnectUS, float64(cl.MaxRSSBytes)/(1<<20), cl.RSSPerConnectionBytes)
+	return tw.Flush()
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys(m map[string]int64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

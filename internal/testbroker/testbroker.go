@@ -1,0 +1,133 @@
+// Package testbroker starts real MQTT brokers for tests: Mosquitto from the host (Debian's
+// package in CI) on a free loopback port with a config the test writes, or the embedded one.
+// Outside CI a missing mosquitto skips the test; in CI (CI=true) it fails it.
+package testbroker
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Mosquitto is a running Mosquitto instance.
+type Mosquitto struct {
+	Addr string // host:port
+	Cmd  *exec.Cmd
+	Log  string // path of its log file
+}
+
+// Options configure StartMosquitto.
+type Options struct {
+	Host    string            // listen address, default 127.0.0.1
+	Users   map[string]string // when set, anonymous clients are refused and these may log in
+	Extra   []string          // more config lines
+	NoDelay bool
+}
+
+// Need returns the path of the mosquitto binary, skipping (or in CI failing) the test when
+// it is not installed.
+func Need(t testing.TB) string {
+	t.Helper()
+	for _, p := range []string{"mosquitto", "/usr/sbin/mosquitto"} {
+		if path, err := exec.LookPath(p); err == nil {
+			return path
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("mosquitto is not installed; .ci/run installs it (apt-get install -y mosquitto)")
+	}
+	t.Skip("mosquitto is not installed (apt-get install -y mosquitto)")
+	return ""
+}
+
+// StartMosquitto starts Mosquitto on a free port of opts.Host and stops it when the test ends.
+func StartMosquitto(t testing.TB, opts Options) *Mosquitto {
+	t.Helper()
+	bin := Need(t)
+	if opts.Host == "" {
+		opts.Host = "127.0.0.1"
+	}
+	dir := t.TempDir()
+	port := FreePort(t, opts.Host)
+	logPath := filepath.Join(dir, "mosquitto.log")
+	conf := []string{
+		fmt.Sprintf("listener %d %s", port, opts.Host),
+		"user root", // do not drop privileges: the config lives in the test's temp dir
+		"log_dest file " + logPath,
+		"log_type error",
+		"log_type warning",
+		"max_connections -1",
+		"persistence false",
+	}
+	if len(opts.Users) > 0 {
+		pw := filepath.Join(dir, "passwd")
+		var b strings.Builder
+		for u, p := range opts.Users {
+			fmt.Fprintf(&b, "%s:%s\n", u, p)
+		}
+		if err := os.WriteFile(pw, []byte(b.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// mosquitto_passwd -U hashes the plain-text file in place.
+		if out, err := exec.Command("mosquitto_passwd", "-U", pw).CombinedOutput(); err != nil {
+			t.Fatalf("mosquitto_passwd: %v: %s", err, out)
+		}
+		conf = append(conf, "allow_anonymous false", "password_file "+pw)
+	} else {
+		conf = append(conf, "allow_anonymous true")
+	}
+	conf = append(conf, opts.Extra...)
+	confPath := filepath.Join(dir, "mosquitto.conf")
+	if err := os.WriteFile(confPath, []byte(strings.Join(conf, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-c", confPath)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("cannot start mosquitto: %v", err)
+	}
+	m := &Mosquitto{Addr: net.JoinHostPort(opts.Host, fmt.Sprint(port)), Cmd: cmd, Log: logPath}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			if b, err := os.ReadFile(logPath); err == nil && len(b) > 0 {
+				t.Logf("mosquitto log:\n%s", b)
+			}
+		}
+	})
+	WaitListening(t, m.Addr, 5*time.Second)
+	return m
+}
+
+// FreePort returns a TCP port that is free on host now.
+func FreePort(t testing.TB, host string) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		t.Fatalf("cannot find a free port on %s: %v", host, err)
+	}
+	defer ln.Close() //nolint:errcheck
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// WaitListening waits until addr accepts TCP connections.
+func WaitListening(t testing.TB, addr string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			_ = c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s is not listening after %v: %v", addr, timeout, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,191 @@
+package reactor_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/reactor"
+)
+
+// countObs counts events; tests only (a real recorder is per loop and lock-free).
+type countObs struct {
+	mu        sync.Mutex
+	connected int
+	refused   map[byte]int
+	failed    map[reactor.Cause]int
+	dropped   map[reactor.Cause]int
+	pings     int
+	examples  []string
+	maxLat    time.Duration
+}
+
+func newObs() *countObs {
+	return &countObs{refused: map[byte]int{}, failed: map[reactor.Cause]int{}, dropped: map[reactor.Cause]int{}}
+}
+
+func (o *countObs) Connected(_, _ int, lat time.Duration) {
+	o.mu.Lock()
+	o.connected++
+	o.maxLat = max(o.maxLat, lat)
+	o.mu.Unlock()
+}
+func (o *countObs) Refused(_, _ int, _, code byte) { o.mu.Lock(); o.refused[code]++; o.mu.Unlock() }
+func (o *countObs) Failed(_, _ int, c reactor.Cause, ex string) {
+	o.mu.Lock()
+	o.failed[c]++
+	o.examples = append(o.examples, ex)
+	o.mu.Unlock()
+}
+func (o *countObs) Dropped(_, _ int, c reactor.Cause, ex string) {
+	o.mu.Lock()
+	o.dropped[c]++
+	o.examples = append(o.examples, ex)
+	o.mu.Unlock()
+}
+func (o *countObs) Ping(_, _ int, _ time.Duration) { o.mu.Lock(); o.pings++; o.mu.Unlock() }
+
+func specs(version byte, keepalive time.Duration, user, pass string) func(int) reactor.ClientSpec {
+	return func(i int) reactor.ClientSpec {
+		return reactor.ClientSpec{ID: fmt.Sprintf("t-%d", i), Version: version, CleanStart: true,
+			Keepalive: keepalive, Username: user, Password: pass}
+	}
+}
+
+func startEngine(t *testing.T, cfg reactor.Config) *reactor.Engine {
+	t.Helper()
+	e, err := reactor.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Stop() })
+	return e
+}
+
+// TestEngineHoldsConnections opens 5,000 connections over 4 source addresses to a real
+// Mosquitto, holds them with PINGREQ every second, and disconnects them all.
+func TestEngineHoldsConnections(t *testing.T) {
+	if testing.Short() {
+		t.Skip("5,000 connections")
+	}
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	pool, err := reactor.ParseAddrs("127.0.0.2-127.0.0.5", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 5000
+	obs := newObs()
+	e := startEngine(t, reactor.Config{
+		Brokers: []string{m.Addr}, Bind: pool, Clients: n, Client: specs(4, time.Second, "", ""),
+		ConnectRate: 5000, MaxConnecting: 100, Observer: obs,
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := e.Connect(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Open(); got != n {
+		t.Fatalf("open = %d, want %d (failed %v, refused %v, e.g. %q)", got, n, obs.failed, obs.refused, first(obs.examples))
+	}
+	time.Sleep(2500 * time.Millisecond) // two keepalive periods
+	obs.mu.Lock()
+	pings, dropped := obs.pings, len(obs.dropped)
+	obs.mu.Unlock()
+	if pings < n {
+		t.Errorf("pings answered = %d after 2.5 s at keepalive 1 s, want >= %d", pings, n)
+	}
+	if dropped != 0 || e.Open() != n {
+		t.Errorf("dropped while held: %v, open %d", obs.dropped, e.Open())
+	}
+	e.Disconnect(5 * time.Second)
+	if e.Open() != 0 {
+		t.Errorf("open after Disconnect = %d", e.Open())
+	}
+	if len(obs.dropped) != 0 {
+		t.Errorf("Disconnect counted drops: %v", obs.dropped)
+	}
+	if obs.connected != n {
+		t.Errorf("connected events = %d, want %d", obs.connected, n)
+	}
+}
+
+// TestEngineRefusedWithReason connects without credentials to a Mosquitto that demands them.
+func TestEngineRefusedWithReason(t *testing.T) {
+	m := testbroker.StartMosquitto(t, testbroker.Options{Users: map[string]string{"bench": "secret"}})
+	for _, c := range []struct {
+		name       string
+		version    byte
+		user, pass string
+		wantCode   byte
+	}{
+		{"v311-anonymous", 4, "", "", 5},          // 3.1.1 not authorized
+		{"v5-anonymous", 5, "", "", 0x87},         // 5.0 not authorized
+		{"v311-bad-password", 4, "bench", "x", 5}, // Mosquitto answers "not authorized" to both
+		{"v5-good-password", 5, "bench", "secret", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			obs := newObs()
+			e := startEngine(t, reactor.Config{Brokers: []string{m.Addr}, Clients: 20,
+				Client: specs(c.version, 0, c.user, c.pass), Observer: obs})
+			if err := e.Connect(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			if c.wantCode == 0 {
+				if obs.connected != 20 {
+					t.Fatalf("connected = %d, want 20 (refused %v)", obs.connected, obs.refused)
+				}
+				return
+			}
+			if obs.connected != 0 || obs.refused[c.wantCode] != 20 {
+				t.Fatalf("connected %d, refused %v; want 20 refusals with code 0x%02x", obs.connected, obs.refused, c.wantCode)
+			}
+			if e.Open() != 0 {
+				t.Errorf("refused sessions left open: %d", e.Open())
+			}
+		})
+	}
+}
+
+// TestEngineNothingListening dials a port with nothing behind it: every client fails as
+// refused, quickly.
+func TestEngineNothingListening(t *testing.T) {
+	port := testbroker.FreePort(t, "127.0.0.1")
+	obs := newObs()
+	e := startEngine(t, reactor.Config{Brokers: []string{fmt.Sprintf("127.0.0.1:%d", port)}, Clients: 50,
+		Client: specs(4, 0, "", ""), Observer: obs})
+	start := time.Now()
+	if err := e.Connect(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("50 refused connects took %v", d)
+	}
+	if obs.failed[reactor.CauseRefused] != 50 {
+		t.Fatalf("failed = %v, want 50 refused", obs.failed)
+	}
+}
+
+// TestEngineCapacityShortfall: too many connections for the source ports is refused before
+// any socket opens.
+func TestEngineCapacityShortfall(t *testing.T) {
+	pool, _ := reactor.ParseAddrs("127.0.0.2-127.0.0.3", nil)
+	_, err := reactor.New(reactor.Config{Brokers: []string{"127.0.0.1:1"}, Bind: pool, Clients: 300,
+		Client: specs(4, 0, "", ""), Observer: newObs(), PortLo: 40000, PortHi: 40099})
+	if !errors.Is(err, reactor.ErrAddrCapacity) {
+		t.Fatalf("err = %v, want ErrAddrCapacity", err)
+	}
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}
