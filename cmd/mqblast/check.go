@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,13 +12,6 @@ import (
 )
 
 func init() { register(newCheckCmd) }
-
-// scenarioNeeds turns `mqblast check SCENARIO` into what the run needs from this host. The
-// scenario package (issue 3) replaces it with one that expands the plan and converts its
-// estimate (connections, descriptors, memory); until then it refuses.
-var scenarioNeeds = func(_ context.Context, scenario string) (tuning.Needs, error) {
-	return tuning.Needs{}, fmt.Errorf("cannot check scenario %q: scenario checks arrive with issue 3; use --connections N", scenario)
-}
 
 // needsFlags are the flags that describe a run without a scenario, shared by check and tune.
 type needsFlags struct {
@@ -93,7 +85,7 @@ It exits 0 when the host is ready and 4 when a check failed; warnings do not fai
 				if cmd.Flags().Changed("connections") {
 					return usageError(errors.New("give a scenario or --connections, not both"))
 				}
-				needs, err = scenarioNeeds(cmd.Context(), args[0])
+				needs, err = planNeeds(cmd.Context(), args[0])
 			} else {
 				needs, err = nf.needs()
 			}

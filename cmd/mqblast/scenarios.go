@@ -72,10 +72,7 @@ Any command that takes a SCENARIO takes a built-in name as well as a file.
 	return cmd
 }
 
-// planNeeds turns `mqblast check SCENARIO` into what the scenario's plan needs from this host:
-// the replacement for check.go's scenarioNeeds placeholder. Wiring it is one line in check.go
-// (scenarioNeeds = planNeeds) plus the matching change to TestCheckUsage, left to check.go's
-// owner.
+// planNeeds turns `mqblast check SCENARIO` into what the scenario's plan needs from this host.
 func planNeeds(_ context.Context, arg string) (tuning.Needs, error) {
 	s, err := scenario.Resolve(arg)
 	if err != nil {
