@@ -9,18 +9,6 @@ import (
 	"github.com/mqblast/mqblast/codec/codectest"
 )
 
-// vector returns the golden vector with the given id.
-func vector(t testing.TB, id codectest.ID) *codectest.Vector {
-	t.Helper()
-	for i := range codectest.Vectors {
-		if codectest.Vectors[i].ID == id {
-			return &codectest.Vectors[i]
-		}
-	}
-	t.Fatalf("no vector %d", id)
-	return nil
-}
-
 // TestAllocs asserts that the hot-path encoders and decoders allocate nothing once the
 // caller's buffers and structs exist (STYLE §7).
 func TestAllocs(t *testing.T) {

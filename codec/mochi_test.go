@@ -439,3 +439,26 @@ func TestMochiCorpus(t *testing.T) {
 	}
 	t.Logf("%d packets of mochi's corpus", count)
 }
+
+// TestMochiCorpusMalformed feeds the raw packets mochi's corpus expects its decoder to refuse
+// (FailFirst set) to the codec, which must refuse them too.
+func TestMochiCorpusMalformed(t *testing.T) {
+	count := 0
+	for _, cases := range mochi.TPacketData {
+		for _, tc := range cases {
+			if tc.FailFirst == nil || len(tc.RawBytes) == 0 || tc.Group == "encode" {
+				continue
+			}
+			v := codec.V311
+			if tc.Packet != nil && tc.Packet.ProtocolVersion == 5 {
+				v = codec.V5
+			}
+			count++
+			_, n, err := codectest.Decode(tc.RawBytes, v, 0)
+			if err == nil && n == len(tc.RawBytes) {
+				t.Errorf("%q (%v): mochi refuses it (%v), codec accepts\n% x", tc.Desc, v, tc.FailFirst, tc.RawBytes)
+			}
+		}
+	}
+	t.Logf("%d malformed packets of mochi's corpus", count)
+}

@@ -25,6 +25,18 @@ func emptyNonBytes(x any) bool {
 	return v.Kind() == reflect.Slice && v.Len() == 0 && v.Type() != reflect.TypeFor[[]byte]()
 }
 
+// vector returns the golden vector with the given id.
+func vector(t testing.TB, id codectest.ID) *codectest.Vector {
+	t.Helper()
+	for i := range codectest.Vectors {
+		if codectest.Vectors[i].ID == id {
+			return &codectest.Vectors[i]
+		}
+	}
+	t.Fatalf("no vector %d", id)
+	return nil
+}
+
 func TestVectorsUnique(t *testing.T) {
 	ids := map[codectest.ID]bool{}
 	names := map[string]bool{}
