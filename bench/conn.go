@@ -26,6 +26,9 @@ type ConnRun struct {
 	Scenario    []byte // the effective scenario as JSON, copied into the result
 	// Progress receives one interval line per Interval (nil: none).
 	Progress io.Writer
+	// OnInterval, if set, receives each interval's snapshot (a worker process streams it to
+	// its parent). The snapshot is the caller's to keep.
+	OnInterval func(iv Interval, s *Snapshot)
 }
 
 // Run performs the run. On ctx cancellation it disconnects, returns the partial result and
@@ -76,19 +79,14 @@ func (cr *ConnRun) Run(ctx context.Context) (*Result, error) {
 		total.Add(s)
 		return s
 	}
+	var progress progressLine
 	interval := func() {
 		s := take()
-		iv := Interval{
-			TS:          time.Since(start).Seconds(),
-			Established: eng.Open(), Connected: s.Connected, Failed: s.FailedTotal(),
-			Dropped: s.DroppedTotal(), ConnectPerS: float64(s.Connected) / cr.Interval.Seconds(),
-			ConnectLatencyUS: s.ConnectLatency.Summary(),
-		}
+		iv := NewInterval(time.Since(start).Seconds(), eng.Open(), s, cr.Interval)
 		res.Intervals = append(res.Intervals, iv)
-		if cr.Progress != nil {
-			fmt.Fprintf(cr.Progress, "%6.1fs  established %d/%d  +%d/s  failed %d  dropped %d  connect p50 %s p99 %s\n",
-				iv.TS, iv.Established, cfg.Clients, s.Connected, total.FailedTotal(), total.DroppedTotal(),
-				us(iv.ConnectLatencyUS.P50), us(iv.ConnectLatencyUS.P99))
+		progress.print(cr.Progress, iv, cfg.Clients)
+		if cr.OnInterval != nil {
+			cr.OnInterval(iv, s)
 		}
 	}
 
@@ -159,6 +157,30 @@ connect:
 		return res, ErrInterrupted
 	}
 	return res, nil
+}
+
+// NewInterval makes the interval record of snapshot s, taken over d and ending at ts
+// seconds into the run with open sessions established.
+func NewInterval(ts float64, open int64, s *Snapshot, d time.Duration) Interval {
+	return Interval{
+		TS: ts, Established: open, Connected: s.Connected, Failed: s.FailedTotal(),
+		Dropped: s.DroppedTotal(), ConnectPerS: float64(s.Connected) / d.Seconds(),
+		ConnectLatencyUS: s.ConnectLatency.Summary(),
+	}
+}
+
+// progressLine prints interval lines with running totals.
+type progressLine struct{ failed, dropped int64 }
+
+func (p *progressLine) print(w io.Writer, iv Interval, target int) {
+	p.failed += iv.Failed
+	p.dropped += iv.Dropped
+	if w == nil {
+		return
+	}
+	fmt.Fprintf(w, "%6.1fs  established %d/%d  +%d/s  failed %d  dropped %d  connect p50 %s p99 %s\n",
+		iv.TS, iv.Established, target, int64(iv.ConnectPerS), p.failed, p.dropped,
+		us(iv.ConnectLatencyUS.P50), us(iv.ConnectLatencyUS.P99))
 }
 
 // us formats microseconds for humans.

@@ -14,16 +14,18 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+
+	"github.com/mqblast/mqblast/codec"
 	"golang.org/x/sys/unix"
 )
 
 // Config describes what the engine connects and how fast.
 type Config struct {
-	// Brokers are host:port addresses; client i connects to Brokers[i % len(Brokers)].
+	// Brokers are host:port addresses; a client connects to Brokers[spec.Broker].
 	Brokers []string
-	// Bind is the pool of source addresses (nil: the kernel chooses). Client i to broker b
-	// uses address (i / len(Brokers)) % Bind.Len(), so every broker sees every address.
-	Bind *AddrPool
+	// SourceAddrs is the number of distinct source addresses the clients bind (0: the
+	// kernel chooses); the capacity check uses it.
+	SourceAddrs int
 	// Loops is the number of event loops (0: one per core).
 	Loops int
 	// Clients is the number of clients; Client(i) describes client i for 0 <= i < Clients.
@@ -53,16 +55,16 @@ type Config struct {
 
 // ClientSpec describes one MQTT client's CONNECT.
 type ClientSpec struct {
+	Broker     int        // index in Config.Brokers
+	Source     netip.Addr // source address to bind; the zero Addr lets the kernel choose
 	ID         string
 	Username   string
 	Password   string
 	Version    byte // protocol level: 3 (MQTT 3.1), 4 (3.1.1) or 5 (5.0)
 	CleanStart bool
 	Keepalive  time.Duration // 0: no keepalive
-	// MQTT 5.0 only: 0 leaves the property out.
-	SessionExpiry time.Duration
-	ReceiveMax    uint16
-	MaxPacketSize uint32
+	// Props are the CONNECT's MQTT 5.0 properties (nil: none); shared and read-only.
+	Props *codec.Properties
 }
 
 // Engine drives MQTT client connections from a few gnet event loops. Create it with New,
@@ -125,7 +127,7 @@ func New(cfg Config) (*Engine, error) {
 		}
 	}
 	perBroker := (cfg.Clients + len(e.brokers) - 1) / len(e.brokers)
-	if err := CheckCapacity(perBroker, cfg.Bind.Len(), e.cfg.PortLo, e.cfg.PortHi); err != nil {
+	if err := CheckCapacity(perBroker, cfg.SourceAddrs, e.cfg.PortLo, e.cfg.PortHi); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -340,16 +342,15 @@ dispatch:
 // dial connects client i and waits for its verdict.
 func (e *Engine) dial(ctx context.Context, i int, done chan struct{}) {
 	spec := e.cfg.Client(i)
-	nb := len(e.brokers)
-	dst := e.brokers[i%nb]
+	dst := e.brokers[spec.Broker%len(e.brokers)]
 	l := e.loops[i%len(e.loops)]
 	d := net.Dialer{
 		Timeout:   e.cfg.DialTimeout,
 		KeepAlive: -1, // MQTT has its own keepalive; Go's 15 s TCP probes are noise
 		Control:   dialControl(e.cfg.PortLo, e.cfg.PortHi),
 	}
-	if e.cfg.Bind.Len() > 0 {
-		d.LocalAddr = net.TCPAddrFromAddrPort(netip.AddrPortFrom(e.cfg.Bind.At(i/nb), 0))
+	if spec.Source.IsValid() {
+		d.LocalAddr = net.TCPAddrFromAddrPort(netip.AddrPortFrom(spec.Source, 0))
 	}
 	s := &session{client: int32(i), spec: spec, done: done}
 	s.dialStart = e.now()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"sync"
 	"testing"
 	"time"
@@ -76,14 +77,18 @@ func TestEngineHoldsConnections(t *testing.T) {
 		t.Skip("5,000 connections")
 	}
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
-	pool, err := reactor.ParseAddrs("127.0.0.2-127.0.0.5", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n = 5000
 	obs := newObs()
+	src := []netip.Addr{netip.MustParseAddr("127.0.0.2"), netip.MustParseAddr("127.0.0.3"),
+		netip.MustParseAddr("127.0.0.4"), netip.MustParseAddr("127.0.0.5")}
+	spec := specs(4, time.Second, "", "")
 	e := startEngine(t, reactor.Config{
-		Brokers: []string{m.Addr}, Bind: pool, Clients: n, Client: specs(4, time.Second, "", ""),
+		Brokers: []string{m.Addr}, SourceAddrs: len(src), Clients: n,
+		Client: func(i int) reactor.ClientSpec {
+			s := spec(i)
+			s.Source = src[i%len(src)]
+			return s
+		},
 		ConnectRate: 5000, MaxConnecting: 100, Observer: obs,
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -175,8 +180,7 @@ func TestEngineNothingListening(t *testing.T) {
 // TestEngineCapacityShortfall: too many connections for the source ports is refused before
 // any socket opens.
 func TestEngineCapacityShortfall(t *testing.T) {
-	pool, _ := reactor.ParseAddrs("127.0.0.2-127.0.0.3", nil)
-	_, err := reactor.New(reactor.Config{Brokers: []string{"127.0.0.1:1"}, Bind: pool, Clients: 300,
+	_, err := reactor.New(reactor.Config{Brokers: []string{"127.0.0.1:1"}, SourceAddrs: 2, Clients: 300,
 		Client: specs(4, 0, "", ""), Observer: newObs(), PortLo: 40000, PortHi: 40099})
 	if !errors.Is(err, reactor.ErrAddrCapacity) {
 		t.Fatalf("err = %v, want ErrAddrCapacity", err)

@@ -20,19 +20,8 @@ func appendConnect(dst []byte, s *ClientSpec) []byte {
 		p.HasPassword, p.Password = true, []byte(s.Password)
 	}
 	v := codec.Version(s.Version)
-	if v == codec.V5 {
-		if s.SessionExpiry > 0 {
-			p.Props.Set(codec.PropSessionExpiry)
-			p.Props.SessionExpiry = uint32(s.SessionExpiry / time.Second)
-		}
-		if s.ReceiveMax > 0 {
-			p.Props.Set(codec.PropReceiveMaximum)
-			p.Props.ReceiveMaximum = s.ReceiveMax
-		}
-		if s.MaxPacketSize > 0 {
-			p.Props.Set(codec.PropMaximumPacketSize)
-			p.Props.MaximumPacketSize = s.MaxPacketSize
-		}
+	if v == codec.V5 && s.Props != nil {
+		p.Props = *s.Props
 	}
 	return codec.AppendConnect(dst, &p, v)
 }

@@ -128,7 +128,7 @@ func (h Host) Check(n Needs) Report {
 		c.h.Root = "/"
 	}
 	if c.h.NoFile == nil {
-		c.h.NoFile = processNoFile
+		c.h.NoFile = ProcessNoFile
 	}
 	if c.h.Cores == 0 {
 		c.h.Cores = runtime.NumCPU()

@@ -106,7 +106,7 @@ func unixCores(t *testing.T) int {
 }
 
 func TestRaiseNoFile(t *testing.T) {
-	cur, err := processNoFile()
+	cur, err := ProcessNoFile()
 	if err != nil {
 		t.Fatal(err)
 	}

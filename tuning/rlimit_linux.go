@@ -2,9 +2,9 @@ package tuning
 
 import "golang.org/x/sys/unix"
 
-// processNoFile returns this process's RLIMIT_NOFILE. Go raises the soft limit to the hard
+// ProcessNoFile returns this process's RLIMIT_NOFILE. Go raises the soft limit to the hard
 // one when a program starts, so Soft equals Hard here unless something lowered it since.
-func processNoFile() (NoFile, error) {
+func ProcessNoFile() (NoFile, error) {
 	var rl unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
 		return NoFile{}, err
@@ -16,7 +16,7 @@ func processNoFile() (NoFile, error) {
 // at least want. Raising the hard limit needs CAP_SYS_RESOURCE and want <= fs.nr_open. It
 // returns the limit in force afterwards.
 func RaiseNoFile(want uint64) (NoFile, error) {
-	cur, err := processNoFile()
+	cur, err := ProcessNoFile()
 	if err != nil || cur.Soft >= want {
 		return cur, err
 	}
@@ -24,5 +24,5 @@ func RaiseNoFile(want uint64) (NoFile, error) {
 	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
 		return cur, err
 	}
-	return processNoFile()
+	return ProcessNoFile()
 }

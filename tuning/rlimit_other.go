@@ -7,7 +7,7 @@ import "errors"
 // errNotLinux is returned where a limit is only read on Linux.
 var errNotLinux = errors.New("tuning: RLIMIT_NOFILE is only read on Linux")
 
-func processNoFile() (NoFile, error) { return NoFile{}, errNotLinux }
+func ProcessNoFile() (NoFile, error) { return NoFile{}, errNotLinux }
 
 // RaiseNoFile raises this process's RLIMIT_NOFILE; only on Linux.
 func RaiseNoFile(uint64) (NoFile, error) { return NoFile{}, errNotLinux }

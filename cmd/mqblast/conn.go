@@ -1,10 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/mqblast/mqblast/bench"
 	"github.com/mqblast/mqblast/reactor"
+	"github.com/mqblast/mqblast/scenario"
 )
 
 func init() { register(newConnCmd) }
@@ -30,12 +30,8 @@ type connFlags struct {
 	password   string
 	ifaddr     string
 	prefix     string
-	start      int
 	hold       time.Duration
-	inflight   int
-	loops      int
-	out        string
-	format     string
+	run        runFlags
 }
 
 func newConnCmd() *cobra.Command {
@@ -50,15 +46,22 @@ refusals by reason, failures by cause and the client's own CPU and memory.
 Flags follow emqtt-bench: -c count, -i interval between connects in ms (or -R connects per
 second), -k keepalive, -V protocol version, -u/-P credentials, --ifaddr source addresses,
 --prefix and -n for client ids. The broker is --host/-H (comma-separated hosts round-robin)
-and -p. Progress goes to stderr once a second; Ctrl-C disconnects and still reports.`,
-		Example: `  mqblast conn -H 127.0.0.1 -p 1883 -c 1000 -R 500
+and -p; without --host the embedded broker is started. It is a Connections scenario built
+from the flags, run like 'mqblast run' (host checks, --procs, --out, --format).`,
+		Example: `  mqblast conn -c 1000 -R 500
   mqblast conn -H 10.0.0.5 -c 50000 -R 5000 --ifaddr 10.0.1.1-10.0.1.4 --hold 5m --out conn.json
-  mqblast conn -c 100 -i 10 -V 5 --format json | jq .connections`,
+  mqblast conn -H 127.0.0.1 -p 1883 -c 100 -i 10 -V 5 --format json | jq .connections`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runConn(cmd, &f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := f.scenario(cmd)
+			if err != nil {
+				return err
+			}
+			return executeScenario(cmd, s, &f.run)
+		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.hosts, "host", "H", "127.0.0.1", "broker host(s), comma-separated; clients round-robin over them")
+	fl.StringVarP(&f.hosts, "host", "H", "", "broker host(s), comma-separated, clients round-robin (default: start the embedded broker)")
 	fl.IntVarP(&f.port, "port", "p", 1883, "broker port")
 	fl.IntVarP(&f.count, "count", "c", 200, "number of connections")
 	fl.IntVarP(&f.intervalMS, "interval", "i", 10, "interval between connects in ms (ignored when --rate is set)")
@@ -70,75 +73,83 @@ and -p. Progress goes to stderr once a second; Ctrl-C disconnects and still repo
 	fl.StringVarP(&f.password, "password", "P", "", "password")
 	fl.StringVar(&f.ifaddr, "ifaddr", "", "source addresses: list, range (127.0.0.2-127.0.0.9), CIDR or interface")
 	fl.StringVar(&f.prefix, "prefix", "mqblast-conn-", "client id prefix")
-	fl.IntVarP(&f.start, "startnumber", "n", 0, "number of the first client (client id = prefix + number)")
+	fl.IntVarP(&f.run.idStart, "startnumber", "n", 0, "number of the first client (client id = prefix + number)")
 	fl.DurationVar(&f.hold, "hold", 10*time.Second, "how long to hold the connections once connected")
-	fl.IntVar(&f.inflight, "max-connecting", 100, "connects in flight at once (TCP start to CONNACK)")
-	fl.IntVar(&f.loops, "loops", 0, "event loops (0: one per core)")
-	fl.StringVar(&f.out, "out", "", "write the result document (JSON) to this file")
-	fl.StringVar(&f.format, "format", "text", "stdout format: text or json")
+	fl.StringVar(&f.run.out, "out", "", "write the result document (JSON) to this file")
+	fl.StringVar(&f.run.format, "format", "text", "stdout format: text (summary) or json (the result document)")
+	fl.StringVar(&f.run.procs, "procs", "auto", "worker processes: auto (as many as the descriptor limit needs) or N")
+	fl.BoolVar(&f.run.noCheck, "no-check", false, "skip the host checks before the run")
+	fl.IntVar(&f.run.loops, "loops", 0, "event loops per process (0: one per core)")
 	return cmd
 }
 
-func runConn(cmd *cobra.Command, f *connFlags) error {
-	if f.count <= 0 {
-		return usageError(fmt.Errorf("--count %d: must be at least 1", f.count))
-	}
-	if f.version < 3 || f.version > 5 {
-		return usageError(fmt.Errorf("--version %d: must be 3 (MQTT 3.1), 4 (3.1.1) or 5 (5.0)", f.version))
-	}
-	if f.format != "text" && f.format != "json" {
-		return usageError(fmt.Errorf("--format %q: must be text or json", f.format))
-	}
-	if f.keepalive < 0 || f.keepalive > 65535 {
-		return usageError(fmt.Errorf("--keepalive %d: must be 0..65535 seconds", f.keepalive))
+// scenario builds the Connections scenario the flags describe.
+func (f *connFlags) scenario(cmd *cobra.Command) (*scenario.Scenario, error) {
+	switch {
+	case f.count <= 0:
+		return nil, usageError(fmt.Errorf("--count %d: must be at least 1", f.count))
+	case f.version < 3 || f.version > 5:
+		return nil, usageError(fmt.Errorf("--version %d: must be 3 (MQTT 3.1), 4 (3.1.1) or 5 (5.0)", f.version))
+	case f.keepalive < 0 || f.keepalive > 65535:
+		return nil, usageError(fmt.Errorf("--keepalive %d: must be 0..65535 seconds", f.keepalive))
+	case f.hold < 0:
+		return nil, usageError(fmt.Errorf("--hold %v: must not be negative", f.hold))
 	}
 	rate := f.rate
-	if rate <= 0 && f.intervalMS > 0 {
+	if !cmd.Flags().Changed("rate") {
+		if f.intervalMS <= 0 {
+			return nil, usageError(fmt.Errorf("--interval %d: must be at least 1 ms (or give --rate)", f.intervalMS))
+		}
 		rate = 1000 / float64(f.intervalMS)
 	}
-	var brokers []string
-	for _, h := range strings.Split(f.hosts, ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			brokers = append(brokers, net.JoinHostPort(h, strconv.Itoa(f.port)))
-		}
+	if rate <= 0 {
+		return nil, usageError(fmt.Errorf("--rate %v: must be more than 0", f.rate))
 	}
-	if len(brokers) == 0 {
-		return usageError(errors.New("--host: no broker host given"))
+	var pv any = f.version
+	if f.version == 3 {
+		pv = "3.1"
 	}
-	var pool *reactor.AddrPool
-	if f.ifaddr != "" {
-		p, err := reactor.ParseAddrs(f.ifaddr, nil)
-		if err != nil {
-			return usageError(err)
-		}
-		pool = p
-	}
-	spec := reactor.ClientSpec{
-		Username: f.username, Password: f.password, Version: byte(f.version), CleanStart: f.clean,
-		Keepalive: time.Duration(f.keepalive) * time.Second,
-	}
-	prefix, start := f.prefix, f.start
-	run := &bench.ConnRun{
-		Engine: reactor.Config{
-			Brokers: brokers, Bind: pool, Loops: f.loops, Clients: f.count,
-			Client: func(i int) reactor.ClientSpec {
-				s := spec
-				s.ID = prefix + strconv.Itoa(start+i)
-				return s
-			},
-			ConnectRate: rate, MaxConnecting: f.inflight,
+	doc := map[string]any{
+		"name": fmt.Sprintf("conn-%d", f.count),
+		"type": "Connections",
+		"publishers": map[string]any{
+			"id_prefix": f.prefix, "protocol_version": pv, "client_count": f.count, "clean_session": f.clean,
 		},
-		Hold:        f.hold,
-		ToolVersion: version,
-		Progress:    cmd.ErrOrStderr(),
+		"parameters": map[string]any{
+			"connection_rate": rate, "duration_sec": f.hold.Seconds(), "keep_alive_sec": f.keepalive,
+		},
 	}
-	return finishRun(cmd, run, f.out, f.format)
+	if f.username != "" || f.password != "" {
+		doc["server"] = map[string]any{"username": f.username, "password": f.password}
+	}
+	data, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	s, err := scenario.Parse("conn", data)
+	if err != nil {
+		return nil, usageError(err)
+	}
+	if f.hosts != "" {
+		var bs []string
+		for _, h := range strings.Split(f.hosts, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				bs = append(bs, fmt.Sprintf("%s:%d", h, f.port))
+			}
+		}
+		f.run.brokers = bs
+	}
+	if f.ifaddr != "" {
+		f.run.bind = []string{f.ifaddr}
+	}
+	return s, nil
 }
 
 // finishRun performs a Connections run and writes its result: the summary or the JSON
 // document on stdout, the document to out if given. It maps the outcome to an exit code.
 func finishRun(cmd *cobra.Command, run *bench.ConnRun, out, format string) error {
-	fmt.Fprintf(cmd.ErrOrStderr(), "connecting %d clients to %s\n", run.Engine.Clients, strings.Join(run.Engine.Brokers, ","))
+	fmt.Fprintf(cmd.ErrOrStderr(), "connecting %d clients to %s at %.0f/s, holding %v\n", run.Engine.Clients,
+		strings.Join(run.Engine.Brokers, ","), run.Engine.ConnectRate, run.Hold)
 	res, err := run.Run(cmd.Context())
 	if res == nil {
 		if errors.Is(err, reactor.ErrAddrCapacity) {
@@ -149,15 +160,7 @@ func finishRun(cmd *cobra.Command, run *bench.ConnRun, out, format string) error
 	if werr := writeResult(cmd, res, out, format); werr != nil {
 		return werr
 	}
-	switch {
-	case errors.Is(err, bench.ErrInterrupted):
-		return withCode(exitInterrupted, errors.New("interrupted: partial result written"))
-	case err != nil:
-		return err
-	case res.Connections.Established == 0:
-		return withCode(exitFailed, fmt.Errorf("no connection was established: %s", firstError(res)))
-	}
-	return nil
+	return outcome(res, err, cmd.Context())
 }
 
 func firstError(res *bench.Result) string {

@@ -82,6 +82,12 @@ func planNeeds(_ context.Context, arg string) (tuning.Needs, error) {
 	if err != nil {
 		return tuning.Needs{}, withCode(exitInvalid, err)
 	}
+	return needsOf(p), nil
+}
+
+// needsOf converts a plan's estimate into what it needs from this host (one process).
+func needsOf(p *scenario.Plan) tuning.Needs {
+	s := p.Scenario()
 	e := p.Estimate()
 	n := tuning.Needs{
 		Connections:    e.Connections,
@@ -97,7 +103,7 @@ func planNeeds(_ context.Context, arg string) (tuning.Needs, error) {
 	if n.LocalBroker {
 		n.BrokerPort = 0
 	}
-	return n, nil
+	return n
 }
 
 // count formats a count or rate compactly: 950, 1.5K, 50K, 2M.

@@ -1,0 +1,238 @@
+package bench
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// WorkerLine is one JSON line a worker process writes on its stdout: an interval snapshot,
+// then its final result (or an error).
+type WorkerLine struct {
+	Interval *WorkerInterval `json:"interval,omitempty"`
+	Result   *Result         `json:"result,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	Code     int             `json:"code,omitempty"` // the worker's exit code for Error
+}
+
+// WorkerInterval is one interval of a worker.
+type WorkerInterval struct {
+	Seq      int       `json:"seq"`
+	TS       float64   `json:"t_s"`
+	Open     int64     `json:"open"`
+	Snapshot *Snapshot `json:"snapshot"`
+}
+
+// WorkerWriter streams a worker's lines. Safe for use from one goroutine.
+type WorkerWriter struct {
+	enc *json.Encoder
+	seq int
+}
+
+// NewWorkerWriter writes lines to w.
+func NewWorkerWriter(w io.Writer) *WorkerWriter { return &WorkerWriter{enc: json.NewEncoder(w)} }
+
+// Interval writes one interval line.
+func (ww *WorkerWriter) Interval(iv Interval, s *Snapshot) error {
+	ww.seq++
+	return ww.enc.Encode(WorkerLine{Interval: &WorkerInterval{Seq: ww.seq, TS: iv.TS, Open: iv.Established, Snapshot: s}})
+}
+
+// Final writes the result line, or the error line when err is not nil.
+func (ww *WorkerWriter) Final(r *Result, err error, code int) error {
+	l := WorkerLine{Result: r}
+	if err != nil {
+		l.Error, l.Code = err.Error(), code
+	}
+	return ww.enc.Encode(l)
+}
+
+// WorkerError is a worker's failure as it reported it.
+type WorkerError struct {
+	Worker int
+	Msg    string
+	Code   int
+}
+
+func (e *WorkerError) Error() string { return fmt.Sprintf("worker %d: %s", e.Worker, e.Msg) }
+
+// Gather reads the line streams of n workers (one reader each), prints one merged interval
+// line per interval to progress, and returns their results merged into one, as if one
+// process had done the run. It returns when every stream has ended. Intervals are merged by
+// sequence number from their snapshots, so their percentiles are exact.
+func Gather(streams []io.Reader, target int, interval time.Duration, progress io.Writer) (*Result, error) {
+	type item struct {
+		worker int
+		line   WorkerLine
+		err    error
+		eof    bool
+	}
+	ch := make(chan item)
+	for i, r := range streams {
+		go func() {
+			sc := bufio.NewScanner(r)
+			sc.Buffer(make([]byte, 64<<10), 64<<20)
+			for sc.Scan() {
+				var l WorkerLine
+				if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+					ch <- item{worker: i, err: fmt.Errorf("worker %d: bad line %.80q: %w", i, sc.Bytes(), err)}
+					continue
+				}
+				ch <- item{worker: i, line: l}
+			}
+			ch <- item{worker: i, eof: true, err: sc.Err()}
+		}()
+	}
+	n := len(streams)
+	pending := map[int][]*WorkerInterval{} // seq -> intervals received
+	open := make([]int64, n)
+	results := make([]*Result, n)
+	var errs []error
+	var merged []Interval
+	var progressL progressLine
+	ended := 0
+	flush := func(seq int, force bool) {
+		ivs := pending[seq]
+		if len(ivs) == 0 || (!force && len(ivs) < n-ended) {
+			return
+		}
+		s := NewSnapshot()
+		ts := 0.0
+		for _, iv := range ivs {
+			s.Add(iv.Snapshot)
+			ts = max(ts, iv.TS)
+		}
+		var total int64
+		for _, o := range open {
+			total += o
+		}
+		m := NewInterval(ts, total, s, interval)
+		merged = append(merged, m)
+		progressL.print(progress, m, target)
+		delete(pending, seq)
+	}
+	next := 1
+	for ended < n {
+		it := <-ch
+		if it.err != nil {
+			errs = append(errs, it.err)
+		}
+		if it.eof {
+			ended++
+		}
+		l := it.line
+		switch {
+		case l.Interval != nil:
+			open[it.worker] = l.Interval.Open
+			pending[l.Interval.Seq] = append(pending[l.Interval.Seq], l.Interval)
+		case l.Error != "":
+			errs = append(errs, &WorkerError{Worker: it.worker, Msg: l.Error, Code: l.Code})
+			if l.Result != nil {
+				results[it.worker] = l.Result
+			}
+		case l.Result != nil:
+			results[it.worker] = l.Result
+		}
+		for len(pending[next]) > 0 && len(pending[next]) >= n-ended {
+			flush(next, false)
+			next++
+		}
+	}
+	for ; len(pending) > 0; next++ {
+		flush(next, true)
+	}
+	var got []*Result
+	for i, r := range results {
+		if r == nil {
+			errs = append(errs, fmt.Errorf("worker %d ended without a result", i))
+			continue
+		}
+		got = append(got, r)
+	}
+	if len(got) == 0 {
+		return nil, errors.Join(errs...)
+	}
+	res := Merge(got)
+	res.Intervals = merged
+	return res, errors.Join(errs...)
+}
+
+// Merge adds the results of shards of one run into one result: counters and histograms are
+// added and percentiles computed from the merged histograms, never averaged. Intervals are
+// added index by index (their percentiles then come from the first shard: use Gather's
+// snapshots for exact interval percentiles).
+func Merge(rs []*Result) *Result {
+	out := *rs[0]
+	out.Connections = Connections{}
+	out.Client = ClientInfo{}
+	out.Errors = nil // fill rebuilds them; rs[0]'s must stay as they are
+	out.Host.Procs = 0
+	total := NewSnapshot()
+	var connectPhase float64
+	for _, r := range rs {
+		c := &r.Connections
+		out.Connections.Target += c.Target
+		total.Connected += c.Established
+		addMap(total.Refused, c.Refused)
+		addMap(total.Failed, c.FailedBy)
+		addMap(total.Dropped, c.DroppedBy)
+		total.Pings += c.Pings
+		for _, e := range r.Errors {
+			if _, ok := total.Examples[e.Kind]; !ok {
+				total.Examples[e.Kind] = e.Example
+			}
+		}
+		if r.Histograms.ConnectLatency != nil {
+			total.ConnectLatency.Merge(r.Histograms.ConnectLatency)
+		}
+		if r.Histograms.PingRTT != nil {
+			total.PingRTT.Merge(r.Histograms.PingRTT)
+		}
+		connectPhase = max(connectPhase, c.ConnectPhaseS)
+		if r.StartedAt.Before(out.StartedAt) {
+			out.StartedAt = r.StartedAt
+		}
+		if r.EndedAt.After(out.EndedAt) {
+			out.EndedAt = r.EndedAt
+		}
+		out.Interrupted = out.Interrupted || r.Interrupted
+		out.Host.Procs += max(r.Host.Procs, 1)
+		cl := &r.Client
+		out.Client.CPUS += cl.CPUS
+		out.Client.MaxRSSBytes += cl.MaxRSSBytes
+		out.Client.RSSPerConnectionBytes += cl.RSSPerConnectionBytes * float64(c.Established)
+		out.Client.CPUPerConnectUS += cl.CPUPerConnectUS * float64(c.Target)
+		out.Client.Saturated = out.Client.Saturated || cl.Saturated
+		out.Client.SaturationEvidence = append(out.Client.SaturationEvidence, cl.SaturationEvidence...)
+	}
+	out.fill(total)
+	out.Connections.ConnectPhaseS = connectPhase
+	if connectPhase > 0 {
+		out.Connections.ConnectRatePerS = float64(total.Connected) / connectPhase
+	}
+	if total.Connected > 0 {
+		out.Client.RSSPerConnectionBytes /= float64(total.Connected)
+	}
+	if out.Connections.Target > 0 {
+		out.Client.CPUPerConnectUS /= float64(out.Connections.Target)
+	}
+	out.Intervals = nil
+	for _, r := range rs {
+		for i, iv := range r.Intervals {
+			if i >= len(out.Intervals) {
+				out.Intervals = append(out.Intervals, iv)
+				continue
+			}
+			m := &out.Intervals[i]
+			m.Established += iv.Established
+			m.Connected += iv.Connected
+			m.Failed += iv.Failed
+			m.Dropped += iv.Dropped
+			m.ConnectPerS += iv.ConnectPerS
+		}
+	}
+	return &out
+}

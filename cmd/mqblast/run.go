@@ -1,0 +1,418 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/scenario"
+	"github.com/mqblast/mqblast/tuning"
+)
+
+func init() { register(newRunCmd) }
+
+// runFlags are the flags of `mqblast run` (DESIGN.md §5).
+type runFlags struct {
+	brokers  []string
+	sets     []string
+	bind     []string
+	out      string
+	duration time.Duration
+	procs    string
+	shard    string
+	format   string
+	noCheck  bool
+	loops    int
+	worker   bool
+	idStart  int
+}
+
+func (rf *runFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringSliceVar(&rf.brokers, "broker", nil, "broker host:port, replacing the scenario's server (repeat or comma-separate for several)")
+	fl.StringArrayVar(&rf.sets, "set", nil, "override a scenario field: path=value, e.g. parameters.connection_rate=500 (repeatable)")
+	fl.StringSliceVar(&rf.bind, "bind", nil, "source addresses: list, range (127.0.0.2-127.0.0.40), CIDR or interface name")
+	fl.StringVar(&rf.out, "out", "", "write the result document (JSON) to this file")
+	fl.DurationVar(&rf.duration, "duration", 0, "override parameters.duration_sec (how long connections are held)")
+	fl.StringVar(&rf.procs, "procs", "auto", "worker processes: auto (as many as the descriptor limit needs) or N")
+	fl.StringVar(&rf.shard, "shard", "", "run shard I of N of the scenario (I/N, 0-based), e.g. on several hosts")
+	fl.StringVar(&rf.format, "format", "text", "stdout format: text (summary) or json (the result document)")
+	fl.BoolVar(&rf.noCheck, "no-check", false, "skip the host checks (mqblast check) before the run")
+	fl.IntVar(&rf.loops, "loops", 0, "event loops per process (0: one per core)")
+	fl.BoolVar(&rf.worker, "worker", false, "internal: run as a worker process streaming snapshots on stdout")
+	fl.IntVar(&rf.idStart, "id-start", 0, "number client ids from this instead of 0 (Connections runs)")
+	_ = fl.MarkHidden("worker")
+}
+
+func newRunCmd() *cobra.Command {
+	var rf runFlags
+	cmd := &cobra.Command{
+		Use:   "run SCENARIO [flags]",
+		Short: "Run a scenario (a file or a built-in name) against a broker",
+		Long: `Run a scenario: a JSON file (DESIGN.md §4) or a built-in name (mqblast scenarios).
+
+The host is checked first (mqblast check); a run bound to fail is refused with the
+findings (exit 4) unless --no-check. Without --broker and without a server in the file,
+the embedded broker is started in a child process on loopback, and the two share the CPU.
+When one process cannot hold the run's sockets (RLIMIT_NOFILE), --procs auto starts worker
+processes, each with a shard of the plan, and merges their results into one.
+
+Progress goes to stderr once a second. Ctrl-C disconnects, writes the partial result and
+exits 130. This build runs Connections scenarios; messaging scenarios arrive with issue #5.`,
+		Example: `  mqblast run quick-conn-100
+  mqblast run singlenode-conn-tcp-10K-100 --broker 127.0.0.1:1883 --out conn.json
+  mqblast run conn.json --set parameters.connection_rate=2000 --bind 127.0.0.2-127.0.0.9
+  mqblast run singlenode-conn-tcp-1M-5K --broker 10.0.0.5:1883 --procs auto --format json | jq .connections`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError(fmt.Errorf("run takes one scenario (a file or a built-in name), got %d arguments", len(args)))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := scenario.Resolve(args[0])
+			if err != nil {
+				return withCode(exitInvalid, err)
+			}
+			return executeScenario(cmd, s, &rf)
+		},
+	}
+	rf.register(cmd)
+	return cmd
+}
+
+// executeScenario applies the overrides to s, checks the host and runs it.
+func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) error {
+	if rf.format != "text" && rf.format != "json" {
+		return usageError(fmt.Errorf("--format %q: must be text or json", rf.format))
+	}
+	if err := applyOverrides(s, rf); err != nil {
+		return err
+	}
+	plan, err := scenario.NewPlan(s)
+	if err != nil {
+		return withCode(exitInvalid, err)
+	}
+	if rf.shard != "" {
+		i, n, err := parseShard(rf.shard)
+		if err != nil {
+			return usageError(err)
+		}
+		plan = plan.Shard(i, n)
+	}
+	if s.Type != scenario.TypeConnections {
+		return withCode(exitFailed, fmt.Errorf("scenario %q is a %s scenario: this build runs Connections scenarios; "+
+			"publishing and subscribing runs arrive with issue #5", s.Name, s.Type))
+	}
+	if rf.worker {
+		return runWorker(cmd, plan, rf)
+	}
+	procs, err := chooseProcs(rf.procs, plan)
+	if err != nil {
+		return err
+	}
+	if !rf.noCheck {
+		if err := preflight(cmd, plan, procs); err != nil {
+			return err
+		}
+	}
+	brokers := plan.Brokers()
+	if len(brokers) == 0 {
+		addr, stop, err := startEmbeddedBroker(cmd)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		brokers = []string{addr}
+	}
+	if procs > 1 {
+		return runWorkers(cmd, plan, rf, procs, brokers)
+	}
+	cfg, err := bench.EngineConfig(plan, brokers, rf.idStart)
+	if err != nil {
+		return withCode(exitInvalid, err)
+	}
+	cfg.Loops = rf.loops
+	run := &bench.ConnRun{
+		Engine: cfg, Hold: s.Parameters.Duration, ToolVersion: version,
+		Scenario: effectiveJSON(s), Progress: cmd.ErrOrStderr(),
+	}
+	return finishRun(cmd, run, rf.out, rf.format)
+}
+
+func applyOverrides(s *scenario.Scenario, rf *runFlags) error {
+	for _, kv := range rf.sets {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return usageError(fmt.Errorf("--set %q: want path=value, e.g. parameters.connection_rate=500", kv))
+		}
+		if err := s.Set(strings.TrimSpace(k), v); err != nil {
+			return withCode(exitInvalid, err)
+		}
+	}
+	if rf.duration > 0 {
+		if err := s.Set("parameters.duration_sec", rf.duration.String()); err != nil {
+			return withCode(exitInvalid, err)
+		}
+	}
+	if len(rf.brokers) > 0 {
+		if err := s.SetBrokers(rf.brokers); err != nil {
+			return usageError(err)
+		}
+	}
+	if len(rf.bind) > 0 {
+		addrs, err := expandInterfaces(rf.bind)
+		if err != nil {
+			return usageError(err)
+		}
+		if err := s.SetBind(addrs); err != nil {
+			return usageError(err)
+		}
+	}
+	return nil
+}
+
+// expandInterfaces replaces interface names in a --bind list by their addresses.
+func expandInterfaces(items []string) ([]string, error) {
+	var out []string
+	for _, item := range items {
+		for _, a := range strings.Split(item, ",") {
+			a = strings.TrimSpace(a)
+			if a == "" {
+				continue
+			}
+			ifc, err := net.InterfaceByName(a)
+			if err != nil { // not an interface: an address, range or block for scenario to read
+				out = append(out, a)
+				continue
+			}
+			as, err := ifc.Addrs()
+			if err != nil {
+				return nil, fmt.Errorf("--bind %s: cannot read its addresses: %w", a, err)
+			}
+			n := 0
+			for _, x := range as {
+				if ipn, ok := x.(*net.IPNet); ok && !ipn.IP.IsLinkLocalUnicast() {
+					out = append(out, ipn.IP.String())
+					n++
+				}
+			}
+			if n == 0 {
+				return nil, fmt.Errorf("--bind %s: the interface has no usable address", a)
+			}
+		}
+	}
+	return out, nil
+}
+
+func parseShard(s string) (int, int, error) {
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return 0, 0, fmt.Errorf("--shard %q: want I/N with 0 <= I < N, e.g. 0/4", s)
+	}
+	return i, n, nil
+}
+
+// fdHeadroom is what a process needs besides its connections' sockets: stdio, epoll,
+// anchors, and the transient second descriptor each in-flight dial holds until gnet has
+// its duplicate (MaxConnecting, default 100).
+const fdHeadroom = 64 + 2*100
+
+// chooseProcs turns --procs into a number: auto takes as many processes as the descriptor
+// hard limit requires.
+func chooseProcs(flag string, plan *scenario.Plan) (int, error) {
+	if flag != "auto" {
+		n, err := strconv.Atoi(flag)
+		if err != nil || n < 1 || n > 256 {
+			return 0, usageError(fmt.Errorf("--procs %q: want auto or a number from 1 to 256", flag))
+		}
+		return n, nil
+	}
+	lim, err := tuning.ProcessNoFile()
+	if err != nil || lim.Hard == 0 {
+		return 1, nil
+	}
+	per := int(min(lim.Hard, 1<<30)) - fdHeadroom
+	if per < 100 {
+		return 1, nil
+	}
+	return max(1, (plan.Len()+per-1)/per), nil
+}
+
+// preflight runs the host checks for the plan and refuses a run bound to fail.
+func preflight(cmd *cobra.Command, plan *scenario.Plan, procs int) error {
+	needs := needsOf(plan)
+	needs.Procs = procs
+	r := tuning.Check("/", needs)
+	if r.Ready() {
+		return nil
+	}
+	w := cmd.ErrOrStderr()
+	fmt.Fprintln(w, "the host is not ready for this run (mqblast check; --no-check skips it):")
+	_ = r.WriteText(w)
+	return withCode(exitNotReady, fmt.Errorf("host not ready: %d checks failed", r.Count(tuning.Fail)))
+}
+
+// effectiveJSON is the scenario as run, for the result document.
+func effectiveJSON(s *scenario.Scenario) []byte {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// startEmbeddedBroker starts `mqblast broker` in a child process (the descriptor limit is
+// per process) on a free loopback port and returns its address and a stop function.
+func startEmbeddedBroker(cmd *cobra.Command) (string, func(), error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", nil, fmt.Errorf("cannot find the mqblast binary to start the embedded broker: %w", err)
+	}
+	c := exec.Command(exe, "broker", "--listen", "127.0.0.1:0")
+	c.Stderr = io.Discard
+	out, err := c.StdoutPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := c.Start(); err != nil {
+		return "", nil, fmt.Errorf("cannot start the embedded broker: %w", err)
+	}
+	stop := func() {
+		_ = c.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = c.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(3 * time.Second):
+			_ = c.Process.Kill()
+			<-done
+		}
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if err != nil || !ok {
+		stop()
+		return "", nil, fmt.Errorf("the embedded broker did not start (%q, %v)", line, err)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "no broker given: started the embedded broker (mochi-mqtt) on %s in a child process; "+
+		"it shares this host's CPU, so measure your real broker with --broker\n", addr)
+	return addr, stop, nil
+}
+
+// runWorker is the body of a worker process: run the shard, stream snapshots and the result.
+func runWorker(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags) error {
+	ww := bench.NewWorkerWriter(cmd.OutOrStdout())
+	cfg, err := bench.EngineConfig(plan, nil, rf.idStart)
+	if err != nil {
+		_ = ww.Final(nil, err, exitInvalid)
+		return withCode(exitInvalid, err)
+	}
+	cfg.Loops = rf.loops
+	run := &bench.ConnRun{
+		Engine: cfg, Hold: plan.Scenario().Parameters.Duration, ToolVersion: version,
+		Scenario: effectiveJSON(plan.Scenario()),
+		OnInterval: func(iv bench.Interval, s *bench.Snapshot) {
+			_ = ww.Interval(iv, s)
+		},
+	}
+	res, err := run.Run(cmd.Context())
+	code := exitOK
+	if err != nil {
+		code = exitFailed
+		if errors.Is(err, bench.ErrInterrupted) {
+			code = exitInterrupted
+		}
+	}
+	if werr := ww.Final(res, err, code); werr != nil {
+		return werr
+	}
+	return withCode(code, err)
+}
+
+// runWorkers runs the plan in procs worker processes and merges their results.
+func runWorkers(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags, procs int, brokers []string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("cannot find the mqblast binary to start workers: %w", err)
+	}
+	s := plan.Scenario()
+	scen, err := os.CreateTemp("", "mqblast-scenario-*.json")
+	if err != nil {
+		return fmt.Errorf("cannot write the scenario for the workers: %w", err)
+	}
+	defer os.Remove(scen.Name()) //nolint:errcheck
+	if _, err := scen.Write(effectiveJSON(s)); err != nil {
+		return fmt.Errorf("cannot write the scenario for the workers: %w", err)
+	}
+	_ = scen.Close()
+	fmt.Fprintf(cmd.ErrOrStderr(), "%d clients in %d worker processes (RLIMIT_NOFILE is per process)\n", plan.Len(), procs)
+	var streams []io.Reader
+	var cmds []*exec.Cmd
+	for i := 0; i < procs; i++ {
+		args := []string{"run", scen.Name(), "--worker", "--no-check", "--shard", fmt.Sprintf("%d/%d", i, procs),
+			"--broker", strings.Join(brokers, ","), "--loops", strconv.Itoa(rf.loops),
+			"--id-start", strconv.Itoa(rf.idStart)}
+		c := exec.Command(exe, args...)
+		c.Stderr = cmd.ErrOrStderr()
+		out, err := c.StdoutPipe()
+		if err != nil {
+			return err
+		}
+		if err := c.Start(); err != nil {
+			return fmt.Errorf("cannot start worker %d: %w", i, err)
+		}
+		streams = append(streams, out)
+		cmds = append(cmds, c)
+	}
+	// Ctrl-C reaches the workers through the process group; forward SIGTERM-style cancels too.
+	go func() {
+		<-cmd.Context().Done()
+		for _, c := range cmds {
+			_ = c.Process.Signal(os.Interrupt)
+		}
+	}()
+	res, gerr := bench.Gather(streams, plan.Len(), time.Second, cmd.ErrOrStderr())
+	for _, c := range cmds {
+		_ = c.Wait()
+	}
+	if res == nil {
+		return fmt.Errorf("no worker produced a result: %w", gerr)
+	}
+	res.Broker = brokers
+	res.Scenario = effectiveJSON(s)
+	if werr := writeResult(cmd, res, rf.out, rf.format); werr != nil {
+		return werr
+	}
+	return outcome(res, gerr, cmd.Context())
+}
+
+// outcome maps a finished run to its exit code.
+func outcome(res *bench.Result, err error, ctx context.Context) error {
+	var we *bench.WorkerError
+	switch {
+	case res.Interrupted || errors.Is(err, bench.ErrInterrupted) || ctx.Err() != nil:
+		return withCode(exitInterrupted, errors.New("interrupted: partial result written"))
+	case errors.As(err, &we) && we.Code != 0:
+		return withCode(we.Code, err)
+	case err != nil:
+		return err
+	case res.Connections.Established == 0:
+		return withCode(exitFailed, fmt.Errorf("no connection was established: %s", firstError(res)))
+	}
+	return nil
+}
