@@ -26,6 +26,36 @@
 // contents of dst are unspecified. Decoders do not allocate, except that slices of
 // subscriptions, topic filters and reason codes grow dst's backing arrays the first time.
 //
+// # Use
+//
+// A connection keeps one output buffer and one struct per packet type it receives, all owned by
+// its event loop:
+//
+//	out = codec.AppendPublish(out, &pub, v) // many packets may share one write
+//	...
+//	h, body, n, err := codec.Split(in, maxPacket)
+//	switch h.Type {
+//	case codec.TypePuback:
+//		err = codec.DecodePuback(body, v, &c.ack)
+//	case codec.TypePublish:
+//		err = codec.DecodePublish(h, body, v, &c.pub)
+//	}
+//
+// PUBACK, PUBREC, PUBREL and PUBCOMP share one wire form and one struct, Ack; PINGREQ and
+// PINGRESP have no struct. AUTH exists only in 5.0. A 3.1 session (CONNECT level 3, protocol
+// name "MQIsdp") uses the 3.1.1 form of every other packet: pass V31 or V311, both work.
+//
+// # Validation
+//
+// Decoders enforce the rules of the specifications that a receiver can check on one packet
+// (reserved bits, QoS 3, packet identifier 0, wildcards in topic names, UTF-8, properties per
+// packet and their multiplicity and ranges, reason codes per packet, lengths that disagree).
+// Rules that need session state (topic alias maximum, receive maximum, packet identifiers in
+// use, subscription identifiers sent by a client) belong to the session, not to the codec.
+// Validate methods run the same decoder over the encoded packet, after checking what the wire
+// cannot represent (a QoS of 7, a 70000-byte topic), so encoder input and decoder input obey one
+// set of rules.
+//
 // # Properties
 //
 // Properties holds every MQTT 5.0 property as a value field plus a presence bit in
