@@ -114,8 +114,8 @@ connect:
 	cpuConnect := cpuTime() - cpuBefore
 	rssHeld := rss()
 
-	// Hold phase.
-	if !interrupted && cr.Hold > 0 {
+	// Hold phase (nothing to hold when no connection is open: fail fast).
+	if !interrupted && cr.Hold > 0 && eng.Open() > 0 {
 		holdEnd := time.NewTimer(cr.Hold)
 	hold:
 		for {

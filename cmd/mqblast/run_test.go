@@ -1,0 +1,214 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/internal/testbroker"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// mqblastBin builds the binary once: run starts itself again (embedded broker, workers), so
+// these tests drive the real executable.
+func mqblastBin(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "mqblast-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "mqblast")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v: %s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+type cliRun struct {
+	stdout, stderr string
+	code           int
+	took           time.Duration
+}
+
+func runBin(t *testing.T, args ...string) cliRun {
+	t.Helper()
+	c := exec.Command(mqblastBin(t), args...)
+	var out, errOut bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errOut
+	start := time.Now()
+	err := c.Run()
+	r := cliRun{stdout: out.String(), stderr: errOut.String(), took: time.Since(start)}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func decodeResult(t *testing.T, r cliRun) *bench.Result {
+	t.Helper()
+	var res bench.Result
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatalf("stdout is not one result document: %v\nstdout: %.500s\nstderr: %s", err, r.stdout, r.stderr)
+	}
+	return &res
+}
+
+// TestRunProcs2Merged: two worker processes against Mosquitto give one result whose counts
+// and histograms cover both.
+func TestRunProcs2Merged(t *testing.T) {
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	host, port, _ := strings.Cut(m.Addr, ":")
+	r := runBin(t, "conn", "-H", host, "-p", port, "-c", "2000", "-R", "4000", "--hold", "1500ms", "-k", "1",
+		"--procs", "2", "--format", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	res := decodeResult(t, r)
+	c := res.Connections
+	if res.Host.Procs != 2 || c.Target != 2000 || c.Established != 2000 || c.Failed != 0 || c.Dropped != 0 {
+		t.Fatalf("procs %d, target %d, established %d, failed %d, dropped %d", res.Host.Procs, c.Target, c.Established, c.Failed, c.Dropped)
+	}
+	if n := res.Histograms.ConnectLatency.Count(); n != 2000 {
+		t.Errorf("merged connect-latency histogram holds %d values, want 2000", n)
+	}
+	if c.ConnectLatencyUS.Count != 2000 || c.ConnectLatencyUS.P99 < c.ConnectLatencyUS.P50 {
+		t.Errorf("connect latency summary %+v", c.ConnectLatencyUS)
+	}
+	if c.Pings < 2000 {
+		t.Errorf("pings %d: every connection should have pinged at keepalive 1 s over 1.5 s", c.Pings)
+	}
+	if len(res.Intervals) == 0 || res.Intervals[0].Connected == 0 {
+		t.Errorf("intervals: %+v", res.Intervals)
+	}
+	if !strings.Contains(r.stderr, "2 worker processes") {
+		t.Errorf("stderr does not announce the workers:\n%s", r.stderr)
+	}
+}
+
+// TestRunRefusedByBroker: a broker demanding a password refuses; refusals are counted by
+// reason and the run fails (exit 1) without counting them as established.
+func TestRunRefusedByBroker(t *testing.T) {
+	m := testbroker.StartMosquitto(t, testbroker.Options{Users: map[string]string{"bench": "secret"}})
+	host, port, _ := strings.Cut(m.Addr, ":")
+	r := runBin(t, "conn", "-H", host, "-p", port, "-c", "30", "-R", "1000", "--hold", "200ms", "-V", "5", "--format", "json")
+	if r.code != exitFailed {
+		t.Fatalf("exit %d, want %d\n%s", r.code, exitFailed, r.stderr)
+	}
+	res := decodeResult(t, r)
+	if res.Connections.Established != 0 || res.Connections.Refused["not_authorized"] != 30 {
+		t.Fatalf("established %d, refused %v; want 30 not_authorized", res.Connections.Established, res.Connections.Refused)
+	}
+	r = runBin(t, "conn", "-H", host, "-p", port, "-c", "30", "-R", "1000", "--hold", "200ms", "-u", "bench", "-P", "secret", "--format", "json")
+	if r.code != 0 || decodeResult(t, r).Connections.Established != 30 {
+		t.Fatalf("with the password: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestRunNothingListening: one line on stderr naming the cause, exit 1, within seconds.
+func TestRunNothingListening(t *testing.T) {
+	port := testbroker.FreePort(t, "127.0.0.1")
+	r := runBin(t, "conn", "-H", "127.0.0.1", "-p", fmt.Sprint(port), "-c", "20", "-R", "1000", "--hold", "5s")
+	if r.code != exitFailed {
+		t.Fatalf("exit %d, want %d\n%s", r.code, exitFailed, r.stderr)
+	}
+	if r.took > 5*time.Second {
+		t.Errorf("took %v", r.took)
+	}
+	var errLines []string
+	for _, l := range strings.Split(r.stderr, "\n") {
+		if strings.HasPrefix(l, "mqblast: ") {
+			errLines = append(errLines, l)
+		}
+	}
+	if len(errLines) != 1 || !strings.Contains(errLines[0], "connection refused") {
+		t.Errorf("want one error line naming the refusal, got %q\n%s", errLines, r.stderr)
+	}
+}
+
+// TestRunCapacityShortfall: more connections than one source address has ports for one
+// destination is refused before any socket opens.
+func TestRunCapacityShortfall(t *testing.T) {
+	port := testbroker.FreePort(t, "127.0.0.1")
+	r := runBin(t, "conn", "-H", "127.0.0.1", "-p", fmt.Sprint(port), "-c", "70000", "--ifaddr", "127.0.0.2",
+		"-R", "1000", "--no-check", "--procs", "1")
+	if r.code != exitNotReady {
+		t.Fatalf("exit %d, want %d\n%s", r.code, exitNotReady, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "source addresses, have 1") || strings.Contains(r.stderr, "established") {
+		t.Errorf("stderr:\n%s", r.stderr)
+	}
+}
+
+// TestRunBuiltinOnEmbeddedBroker: a built-in scenario without a server runs against the
+// embedded broker started in a child process.
+func TestRunBuiltinOnEmbeddedBroker(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.json")
+	r := runBin(t, "run", "quick-conn-100", "--duration", "1s", "--set", "parameters.connection_rate=2000", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "embedded broker") || !strings.Contains(r.stdout, "100 of 100 established") {
+		t.Errorf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res bench.Result
+	if err := json.Unmarshal(b, &res); err != nil || res.Schema != bench.Schema || res.Connections.Established != 100 {
+		t.Fatalf("result file: %v %+v", err, res.Connections)
+	}
+}
+
+// TestRunInterrupted: SIGINT during the hold disconnects, writes the partial result, exit 130.
+func TestRunInterrupted(t *testing.T) {
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	host, port, _ := strings.Cut(m.Addr, ":")
+	out := filepath.Join(t.TempDir(), "r.json")
+	c := exec.Command(mqblastBin(t), "conn", "-H", host, "-p", port, "-c", "200", "-R", "1000", "--hold", "60s", "--out", out)
+	var errOut bytes.Buffer
+	c.Stderr = &errOut
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	_ = c.Process.Signal(syscall.SIGINT)
+	err := c.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+		t.Fatalf("exit: %v, want %d\n%s", err, exitInterrupted, errOut.String())
+	}
+	b, rerr := os.ReadFile(out)
+	if rerr != nil {
+		t.Fatalf("no partial result: %v", rerr)
+	}
+	var res bench.Result
+	if err := json.Unmarshal(b, &res); err != nil || !res.Interrupted || res.Connections.Established != 200 {
+		t.Fatalf("partial result: %v interrupted=%v established=%d", err, res.Interrupted, res.Connections.Established)
+	}
+}
