@@ -20,6 +20,10 @@ help:
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mqblast ./cmd/mqblast
 
+## demo: build mqblast and run a first benchmark on the embedded broker (no broker to install)
+demo: build
+	./bin/mqblast run quick-conn-100 --duration 5s
+
 ## test: run the test suite (what CI runs; needs mosquitto on PATH for the engine tests)
 test:
 	$(GO) test -count=1 ./...
@@ -45,6 +49,10 @@ fuzz:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./... | tee $(BENCHOUT)
 
+## bench-conn: 100,000 connections against 6 local Mosquittos, --procs auto, 3 runs (not CI)
+bench-conn: build
+	scripts/bench-conn.sh 100000 3
+
 ## lint: goimports check, go vet and golangci-lint (pinned through the Go module proxy)
 lint:
 	@out=$$($(GO) run $(GOIMPORTS) -l $$(git ls-files '*.go')); \
@@ -64,4 +72,4 @@ cross:
 clean:
 	rm -rf bin $(BENCHOUT)
 
-.PHONY: help build test race allocs fuzz bench lint check cross clean
+.PHONY: help demo build bench-conn test race allocs fuzz bench lint check cross clean

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sync/atomic"
 	"time"
 
@@ -56,6 +57,8 @@ func (cr *ConnRun) Run(ctx context.Context) (*Result, error) {
 		Host:        HostInfo{Hostname: host, Cores: runtime.NumCPU(), Kernel: kernelRelease(), Procs: 1},
 		Connections: Connections{Target: cfg.Clients},
 	}
+	runtime.GC()
+	debug.FreeOSMemory()
 	rssBefore := rss()
 	cpuBefore := cpuTime()
 	if err := eng.Start(); err != nil {
@@ -112,6 +115,10 @@ connect:
 	}
 	connectPhase := time.Since(start)
 	cpuConnect := cpuTime() - cpuBefore
+	// What an idle connection costs is what stays live: collect the connect phase's garbage
+	// and return it to the OS before reading the resident set.
+	runtime.GC()
+	debug.FreeOSMemory()
 	rssHeld := rss()
 
 	// Hold phase (nothing to hold when no connection is open: fail fast).
@@ -178,9 +185,12 @@ func (p *progressLine) print(w io.Writer, iv Interval, target int) {
 	if w == nil {
 		return
 	}
-	fmt.Fprintf(w, "%6.1fs  established %d/%d  +%d/s  failed %d  dropped %d  connect p50 %s p99 %s\n",
-		iv.TS, iv.Established, target, int64(iv.ConnectPerS), p.failed, p.dropped,
-		us(iv.ConnectLatencyUS.P50), us(iv.ConnectLatencyUS.P99))
+	lat := "-"
+	if iv.Connected > 0 {
+		lat = "p50 " + us(iv.ConnectLatencyUS.P50) + " p99 " + us(iv.ConnectLatencyUS.P99)
+	}
+	fmt.Fprintf(w, "%6.1fs  established %d/%d  +%d/s  failed %d  dropped %d  connect %s\n",
+		iv.TS, iv.Established, target, int64(iv.ConnectPerS), p.failed, p.dropped, lat)
 }
 
 // us formats microseconds for humans.

@@ -352,7 +352,7 @@ func (e *Engine) dial(ctx context.Context, i int, done chan struct{}) {
 	if spec.Source.IsValid() {
 		d.LocalAddr = net.TCPAddrFromAddrPort(netip.AddrPortFrom(spec.Source, 0))
 	}
-	s := &session{client: int32(i), spec: spec, done: done}
+	s := &session{client: int32(i), spec: &spec, done: done, keepalive: spec.Keepalive, version: spec.Version}
 	s.dialStart = e.now()
 	nc, err := d.DialContext(ctx, "tcp", dst.String())
 	if err != nil {

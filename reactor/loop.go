@@ -20,10 +20,12 @@ const (
 // session is one MQTT client connection. It is owned by its loop from OnOpen on.
 type session struct {
 	c         gnet.Conn
-	spec      ClientSpec
+	spec      *ClientSpec   // until OnOpen has sent the CONNECT; nil after
 	done      chan struct{} // the dialing worker waits on it for the connect verdict
 	client    int32
 	slot      int32 // index in loop.sessions
+	keepalive time.Duration
+	version   byte
 	state     uint8
 	dialStart int64 // engine clock, ns
 	lastWrite int64
@@ -97,14 +99,14 @@ func (l *loop) tick(now int64) {
 				l.fail(s, CauseTimeout, "no CONNACK within "+e.cfg.ConnackTimeout.String())
 			}
 		case stConnected:
-			ka := int64(s.spec.Keepalive)
+			ka := int64(s.keepalive)
 			if ka <= 0 {
 				continue
 			}
 			if s.pingSent != 0 {
-				if now-s.pingSent > int64(e.pingTimeout(s.spec.Keepalive)) {
+				if now-s.pingSent > int64(e.pingTimeout(s.keepalive)) {
 					e.cfg.Observer.Dropped(l.idx, int(s.client), CauseKeepalive,
-						"no PINGRESP within "+e.pingTimeout(s.spec.Keepalive).String())
+						"no PINGRESP within "+e.pingTimeout(s.keepalive).String())
 					l.close(s)
 				}
 				continue
@@ -177,7 +179,8 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	s.state = stConnecting
 	l.add(s)
 	e.sessions.Add(1)
-	l.write(s, appendConnect(l.out[:0], &s.spec))
+	l.write(s, appendConnect(l.out[:0], s.spec))
+	s.spec = nil // an idle connection keeps only what its session needs
 	return nil, gnet.None
 }
 

@@ -41,7 +41,7 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 	if err != nil || n == 0 {
 		return 0, err
 	}
-	v := codec.Version(s.spec.Version)
+	v := codec.Version(s.version)
 	switch h.Type {
 	case codec.TypeConnack:
 		if s.state != stConnecting {
@@ -54,7 +54,7 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 		e := l.e
 		now := e.now()
 		if ca.Reason != 0 {
-			e.cfg.Observer.Refused(l.idx, int(s.client), s.spec.Version, byte(ca.Reason))
+			e.cfg.Observer.Refused(l.idx, int(s.client), s.version, byte(ca.Reason))
 			e.verdicts.Add(1)
 			s.signal()
 			l.close(s)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"runtime"
 	"sort"
 
@@ -34,6 +36,30 @@ MQTT 3.1.1 or 5.0 broker, and reports throughput, latency percentiles and losses
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	var cpuProfile string
+	var stopProfile func()
+	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of this process to FILE")
+	_ = root.PersistentFlags().MarkHidden("cpuprofile")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if cpuProfile == "" {
+			return nil
+		}
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return usageError(fmt.Errorf("--cpuprofile: %w", err))
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			_ = f.Close()
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		stopProfile = func() { pprof.StopCPUProfile(); _ = f.Close() }
+		return nil
+	}
+	root.PersistentPostRun = func(*cobra.Command, []string) {
+		if stopProfile != nil {
+			stopProfile()
+		}
+	}
 	root.AddCommand(newVersionCmd())
 	cmds := make([]*cobra.Command, 0, len(subcommands))
 	for _, f := range subcommands {
