@@ -30,10 +30,10 @@ func NewHist() *Hist { return &Hist{h: hdrhistogram.New(histLowest, histHighest,
 func (h *Hist) Record(us int64) {
 	switch {
 	case us < histLowest:
-		us = histLowest
-		if us < 0 {
+		if us < 0 { // a clock step; below 1 µs is just below the resolution
 			h.clamped++
 		}
+		us = histLowest
 	case us > histHighest:
 		us = histHighest
 		h.clamped++

@@ -40,6 +40,7 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 		SourceAddrs: p.Sources(),
 		Clients:     p.Len(),
 		ConnectRate: p.ConnectRate(),
+		Reconnect:   par.Reconnect == scenario.ReconnectBackoff,
 		Client: func(i int) reactor.ClientSpec {
 			c := p.Client(i)
 			spec := reactor.ClientSpec{

@@ -45,6 +45,7 @@ type Connections struct {
 	Refused          map[string]int64 `json:"refused"`
 	FailedBy         map[string]int64 `json:"failed_by_cause"`
 	Dropped          int64            `json:"dropped"`
+	Reconnected      int64            `json:"reconnected"`
 	DroppedBy        map[string]int64 `json:"dropped_by_cause"`
 	ConnectRatePerS  float64          `json:"connect_rate_per_s"`
 	ConnectPhaseS    float64          `json:"connect_phase_s"`
@@ -113,6 +114,7 @@ func (r *Result) fill(total *Snapshot) {
 	c.Refused = total.Refused
 	c.FailedBy = total.Failed
 	c.Dropped = total.DroppedTotal()
+	c.Reconnected = total.Reconnected
 	c.DroppedBy = total.Dropped
 	c.ConnectLatencyUS = total.ConnectLatency.Summary()
 	c.Pings = total.Pings

@@ -12,6 +12,7 @@ import (
 // their parent as a JSON line.
 type Snapshot struct {
 	Connected      int64             `json:"connected"`
+	Reconnected    int64             `json:"reconnected"`
 	Refused        map[string]int64  `json:"refused,omitempty"` // by reason
 	Failed         map[string]int64  `json:"failed,omitempty"`  // by cause
 	Dropped        map[string]int64  `json:"dropped,omitempty"` // by cause
@@ -32,6 +33,7 @@ func NewSnapshot() *Snapshot {
 // Add adds o into s.
 func (s *Snapshot) Add(o *Snapshot) {
 	s.Connected += o.Connected
+	s.Reconnected += o.Reconnected
 	s.Pings += o.Pings
 	addMap(s.Refused, o.Refused)
 	addMap(s.Failed, o.Failed)
@@ -88,6 +90,9 @@ func (r *Recorder) Connected(loop, _ int, latency time.Duration) {
 	s.Connected++
 	s.ConnectLatency.Record(latency.Microseconds())
 }
+
+// Reconnected implements reactor.Observer.
+func (r *Recorder) Reconnected(loop, _, _ int, _ time.Duration) { r.loops[loop].Reconnected++ }
 
 // Refused implements reactor.Observer.
 func (r *Recorder) Refused(loop, _ int, version, code byte) {

@@ -20,6 +20,9 @@ func (r *Result) WriteSummary(w io.Writer) error {
 	fmt.Fprintf(tw, "broker\t%s\n", strings.Join(r.Broker, ", "))
 	fmt.Fprintf(tw, "connections\t%d of %d established, %d failed, %d dropped while held\n",
 		c.Established, c.Target, c.Failed, c.Dropped)
+	if c.Reconnected > 0 {
+		fmt.Fprintf(tw, "reconnected\t%d times after drops\n", c.Reconnected)
+	}
 	fmt.Fprintf(tw, "connect rate\t%.0f/s over %.1fs\n", c.ConnectRatePerS, c.ConnectPhaseS)
 	l := c.ConnectLatencyUS
 	fmt.Fprintf(tw, "connect latency\tp50 %s  p90 %s  p99 %s  max %s  (TCP start to CONNACK)\n",

@@ -93,10 +93,20 @@ func Gather(streams []io.Reader, target int, interval time.Duration, progress io
 	var errs []error
 	var merged []Interval
 	var progressL progressLine
-	ended := 0
-	flush := func(seq int, force bool) {
+	done := make([]bool, n)       // the worker's stream has ended
+	last := make([]int, n)        // the last interval the worker sent
+	ready := func(seq int) bool { // every worker still running has sent seq
+		for w := range n {
+			if !done[w] && last[w] < seq {
+				return false
+			}
+		}
+		return true
+	}
+	flush := func(seq int) {
 		ivs := pending[seq]
-		if len(ivs) == 0 || (!force && len(ivs) < n-ended) {
+		delete(pending, seq)
+		if len(ivs) == 0 {
 			return
 		}
 		s := NewSnapshot()
@@ -112,9 +122,8 @@ func Gather(streams []io.Reader, target int, interval time.Duration, progress io
 		m := NewInterval(ts, total, s, interval)
 		merged = append(merged, m)
 		progressL.print(progress, m, target)
-		delete(pending, seq)
 	}
-	next := 1
+	next, maxSeq, ended := 1, 0, 0
 	for ended < n {
 		it := <-ch
 		if it.err != nil {
@@ -122,12 +131,18 @@ func Gather(streams []io.Reader, target int, interval time.Duration, progress io
 		}
 		if it.eof {
 			ended++
+			done[it.worker] = true
 		}
 		l := it.line
 		switch {
 		case l.Interval != nil:
+			seq := l.Interval.Seq
 			open[it.worker] = l.Interval.Open
-			pending[l.Interval.Seq] = append(pending[l.Interval.Seq], l.Interval)
+			last[it.worker] = max(last[it.worker], seq)
+			maxSeq = max(maxSeq, seq)
+			if seq >= next { // an interval already flushed cannot be printed again
+				pending[seq] = append(pending[seq], l.Interval)
+			}
 		case l.Error != "":
 			errs = append(errs, &WorkerError{Worker: it.worker, Msg: l.Error, Code: l.Code})
 			if l.Result != nil {
@@ -136,13 +151,10 @@ func Gather(streams []io.Reader, target int, interval time.Duration, progress io
 		case l.Result != nil:
 			results[it.worker] = l.Result
 		}
-		for len(pending[next]) > 0 && len(pending[next]) >= n-ended {
-			flush(next, false)
+		for next <= maxSeq && ready(next) {
+			flush(next)
 			next++
 		}
-	}
-	for ; len(pending) > 0; next++ {
-		flush(next, true)
 	}
 	var got []*Result
 	for i, r := range results {
@@ -180,6 +192,7 @@ func Merge(rs []*Result) *Result {
 		addMap(total.Failed, c.FailedBy)
 		addMap(total.Dropped, c.DroppedBy)
 		total.Pings += c.Pings
+		total.Reconnected += c.Reconnected
 		for _, e := range r.Errors {
 			if _, ok := total.Examples[e.Kind]; !ok {
 				total.Examples[e.Kind] = e.Example

@@ -48,6 +48,11 @@ type Config struct {
 	PingTimeout time.Duration
 	// Observer receives every event; it must not be nil.
 	Observer Observer
+	// Reconnect, when set, redials a connection that drops while held, after a backoff of
+	// ReconnectMin doubling per failed attempt up to ReconnectMax (defaults 1 s and 30 s),
+	// jittered to half to full of it so that a reconnect storm spreads out.
+	Reconnect                  bool
+	ReconnectMin, ReconnectMax time.Duration
 	// PortLo and PortHi are the local port range (0: read from /proc); the capacity check
 	// and IP_LOCAL_PORT_RANGE use them.
 	PortLo, PortHi int
@@ -87,6 +92,16 @@ type Engine struct {
 	stopped  atomic.Bool
 	stopTick chan struct{}
 	tickWG   sync.WaitGroup
+
+	redial    chan redialJob  // reconnects due, from the loops to the redial workers
+	runCtx    context.Context // ends at Stop: cancels redials in flight
+	cancelRun context.CancelFunc
+}
+
+// redialJob is one reconnect attempt of a client.
+type redialJob struct {
+	client  int
+	attempt int
 }
 
 // New validates cfg and prepares an engine. It checks the source-port capacity per broker
@@ -113,7 +128,14 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.ConnackTimeout <= 0 {
 		cfg.ConnackTimeout = 10 * time.Second
 	}
-	e := &Engine{cfg: cfg, stopTick: make(chan struct{})}
+	if cfg.ReconnectMin <= 0 {
+		cfg.ReconnectMin = time.Second
+	}
+	if cfg.ReconnectMax < cfg.ReconnectMin {
+		cfg.ReconnectMax = max(30*time.Second, cfg.ReconnectMin)
+	}
+	e := &Engine{cfg: cfg, stopTick: make(chan struct{}), redial: make(chan redialJob, 4096)}
+	e.runCtx, e.cancelRun = context.WithCancel(context.Background())
 	for _, b := range cfg.Brokers {
 		ap, err := resolveBroker(b)
 		if err != nil {
@@ -190,7 +212,29 @@ func (e *Engine) Start() error {
 		e.tickWG.Add(1)
 		go e.ticker(l)
 	}
+	if e.cfg.Reconnect {
+		for w := 0; w < min(e.cfg.MaxConnecting, 32); w++ {
+			e.tickWG.Add(1)
+			go e.redialer()
+		}
+	}
 	return nil
+}
+
+// redialer runs reconnect attempts handed over by the loops until Stop.
+func (e *Engine) redialer() {
+	defer e.tickWG.Done()
+	done := make(chan struct{}, 1)
+	for {
+		select {
+		case <-e.stopTick:
+			return
+		case j := <-e.redial:
+			if !e.closing.Load() {
+				e.dial(e.runCtx, j.client, done, j.attempt)
+			}
+		}
+	}
 }
 
 // anchor enrolls one end of a socket pair as loop i's anchor and returns the loop it
@@ -303,7 +347,7 @@ func (e *Engine) Connect(ctx context.Context, progress func(started int)) error 
 			defer wg.Done()
 			done := make(chan struct{}, 1)
 			for i := range jobs {
-				e.dial(ctx, i, done)
+				e.dial(ctx, i, done, 0)
 			}
 		}()
 	}
@@ -339,8 +383,9 @@ dispatch:
 	return err
 }
 
-// dial connects client i and waits for its verdict.
-func (e *Engine) dial(ctx context.Context, i int, done chan struct{}) {
+// dial connects client i and waits for its verdict. attempt is 0 for the first connect and
+// counts reconnect attempts from 1.
+func (e *Engine) dial(ctx context.Context, i int, done chan struct{}, attempt int) {
 	spec := e.cfg.Client(i)
 	dst := e.brokers[spec.Broker%len(e.brokers)]
 	l := e.loops[i%len(e.loops)]
@@ -352,7 +397,8 @@ func (e *Engine) dial(ctx context.Context, i int, done chan struct{}) {
 	if spec.Source.IsValid() {
 		d.LocalAddr = net.TCPAddrFromAddrPort(netip.AddrPortFrom(spec.Source, 0))
 	}
-	s := &session{client: int32(i), spec: &spec, done: done, keepalive: spec.Keepalive, version: spec.Version}
+	s := &session{client: int32(i), spec: &spec, done: done, keepalive: spec.Keepalive, version: spec.Version,
+		attempt: uint8(min(attempt, 255))}
 	s.dialStart = e.now()
 	nc, err := d.DialContext(ctx, "tcp", dst.String())
 	if err != nil {
@@ -386,6 +432,7 @@ func (e *Engine) verdict(l *loop, s *session, done chan struct{}, report func())
 		report()
 		e.verdicts.Add(1)
 		s.signal()
+		l.retry(s)
 	}))
 	if err != nil {
 		e.verdicts.Add(1)
@@ -411,6 +458,7 @@ func (e *Engine) Stop() error {
 		return nil
 	}
 	e.closing.Store(true)
+	e.cancelRun()
 	close(e.stopTick)
 	e.tickWG.Wait()
 	var err error

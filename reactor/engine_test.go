@@ -21,6 +21,7 @@ type countObs struct {
 	failed    map[reactor.Cause]int
 	dropped   map[reactor.Cause]int
 	pings     int
+	reconn    int
 	examples  []string
 	maxLat    time.Duration
 }
@@ -33,6 +34,11 @@ func (o *countObs) Connected(_, _ int, lat time.Duration) {
 	o.mu.Lock()
 	o.connected++
 	o.maxLat = max(o.maxLat, lat)
+	o.mu.Unlock()
+}
+func (o *countObs) Reconnected(_, _, _ int, _ time.Duration) {
+	o.mu.Lock()
+	o.reconn++
 	o.mu.Unlock()
 }
 func (o *countObs) Refused(_, _ int, _, code byte) { o.mu.Lock(); o.refused[code]++; o.mu.Unlock() }
@@ -184,6 +190,47 @@ func TestEngineCapacityShortfall(t *testing.T) {
 		Client: specs(4, 0, "", ""), Observer: newObs(), PortLo: 40000, PortHi: 40099})
 	if !errors.Is(err, reactor.ErrAddrCapacity) {
 		t.Fatalf("err = %v, want ErrAddrCapacity", err)
+	}
+}
+
+// TestEngineReconnects: with Reconnect on, connections dropped by a broker crash come back
+// with backoff once it is up again; without it they stay down.
+func TestEngineReconnects(t *testing.T) {
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	const n = 200
+	obs := newObs()
+	e := startEngine(t, reactor.Config{Brokers: []string{m.Addr}, Clients: n, Client: specs(4, 0, "", ""),
+		Observer: obs, Reconnect: true, ReconnectMin: 100 * time.Millisecond, ReconnectMax: 400 * time.Millisecond})
+	if err := e.Connect(context.Background(), nil); err != nil || e.Open() != n {
+		t.Fatalf("connect: %v, open %d", err, e.Open())
+	}
+	m.Kill(t)
+	waitFor(t, 3*time.Second, func() bool { return e.Open() == 0 })
+	time.Sleep(500 * time.Millisecond) // a few refused attempts back off meanwhile
+	m.Restart(t)
+	waitFor(t, 5*time.Second, func() bool { return e.Open() == n })
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	var dropped int
+	for _, c := range obs.dropped {
+		dropped += c
+	}
+	if dropped != n || obs.reconn != n || obs.connected != n {
+		t.Errorf("dropped %d, reconnected %d, connected %d; want %d each", dropped, obs.reconn, obs.connected, n)
+	}
+	if obs.failed[reactor.CauseRefused] == 0 {
+		t.Errorf("no refused reconnect attempt while the broker was down: %v", obs.failed)
+	}
+}
+
+func waitFor(t *testing.T, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %v", d)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -2,6 +2,7 @@ package reactor
 
 import (
 	"context"
+	"math/rand/v2"
 	"sync/atomic"
 
 	"github.com/mqblast/mqblast/codec"
@@ -26,6 +27,7 @@ type session struct {
 	slot      int32 // index in loop.sessions
 	keepalive time.Duration
 	version   byte
+	attempt   uint8 // 0: first connect; n: n-th reconnect attempt
 	state     uint8
 	dialStart int64 // engine clock, ns
 	lastWrite int64
@@ -52,8 +54,58 @@ type loop struct {
 	sessions    []*session
 	free        []int32
 	out         []byte // scratch encode buffer; gnet copies what the socket does not take
+	redials     []redialAt
 	connack     codec.Connack
 	tickPending atomic.Bool
+}
+
+// redialAt is a reconnect attempt waiting for its backoff to pass.
+type redialAt struct {
+	due     int64 // engine clock
+	client  int32
+	attempt uint8
+}
+
+// reconnect schedules the first reconnect attempt of a client whose connection dropped.
+func (l *loop) reconnect(client int32) { l.schedule(client, 1) }
+
+// retry schedules the next attempt after a failed reconnect attempt of s (not after a
+// failed first connect: those are reported, not retried).
+func (l *loop) retry(s *session) {
+	if s.attempt > 0 {
+		l.schedule(s.client, int(s.attempt)+1)
+	}
+}
+
+func (l *loop) schedule(client int32, attempt int) {
+	e := l.e
+	if !e.cfg.Reconnect || e.closing.Load() {
+		return
+	}
+	d := e.cfg.ReconnectMin << min(attempt-1, 20)
+	if d <= 0 || d > e.cfg.ReconnectMax {
+		d = e.cfg.ReconnectMax
+	}
+	d = d/2 + rand.N(d/2+1) // jitter: half to full, so a storm spreads out
+	l.redials = append(l.redials, redialAt{due: e.now() + int64(d), client: client, attempt: uint8(min(attempt, 255))})
+}
+
+// handOver passes the reconnects that are due to the redial workers.
+func (l *loop) handOver(now int64) {
+	kept := l.redials[:0]
+	for _, r := range l.redials {
+		if r.due <= now && !l.e.closing.Load() {
+			select {
+			case l.e.redial <- redialJob{client: int(r.client), attempt: int(r.attempt)}:
+				continue
+			default: // the workers are busy: try again next tick
+			}
+		}
+		if !l.e.closing.Load() {
+			kept = append(kept, r)
+		}
+	}
+	l.redials = kept
 }
 
 func newLoop(e *Engine, idx int) *loop {
@@ -88,6 +140,9 @@ func (l *loop) Run(context.Context) error {
 
 func (l *loop) tick(now int64) {
 	e := l.e
+	if len(l.redials) > 0 {
+		l.handOver(now)
+	}
 	for _, s := range l.sessions {
 		if s == nil {
 			continue
@@ -105,9 +160,11 @@ func (l *loop) tick(now int64) {
 			}
 			if s.pingSent != 0 {
 				if now-s.pingSent > int64(e.pingTimeout(s.keepalive)) {
+					e.open.Add(-1)
 					e.cfg.Observer.Dropped(l.idx, int(s.client), CauseKeepalive,
 						"no PINGRESP within "+e.pingTimeout(s.keepalive).String())
 					l.close(s)
+					l.reconnect(s.client)
 				}
 				continue
 			}
@@ -140,6 +197,7 @@ func (l *loop) fail(s *session, cause Cause, example string) {
 	l.e.verdicts.Add(1)
 	s.signal()
 	l.close(s)
+	l.retry(s)
 }
 
 // close closes s without reporting anything more about it.
@@ -201,6 +259,7 @@ func (h *handler) OnClose(c gnet.Conn, err error) gnet.Action {
 		e.cfg.Observer.Failed(l.idx, int(s.client), CauseClosed, ex)
 		e.verdicts.Add(1)
 		s.signal()
+		l.retry(s)
 	case stConnected:
 		e.open.Add(-1)
 		cause, ex := CauseClosed, "closed by the broker"
@@ -208,6 +267,7 @@ func (h *handler) OnClose(c gnet.Conn, err error) gnet.Action {
 			cause, ex = classify(err)
 		}
 		e.cfg.Observer.Dropped(l.idx, int(s.client), cause, ex)
+		l.reconnect(s.client)
 	}
 	s.state = stClosing
 	l.remove(s)
@@ -248,6 +308,9 @@ func (l *loop) protocolError(s *session, err error) {
 	if s.state == stConnected {
 		l.e.open.Add(-1)
 		l.e.cfg.Observer.Dropped(l.idx, int(s.client), CauseProtocol, err.Error())
+		l.close(s)
+		l.reconnect(s.client)
+		return
 	}
 	l.close(s)
 }

@@ -39,6 +39,9 @@ type Observer interface {
 	// Connected reports a CONNACK with a success code; latency runs from the start of the
 	// TCP connect to the CONNACK.
 	Connected(loop int, client int, latency time.Duration)
+	// Reconnected reports a dropped client connected again after attempt reconnect
+	// attempts (Config.Reconnect); latency is that of the successful attempt.
+	Reconnected(loop int, client int, attempt int, latency time.Duration)
 	// Refused reports a CONNACK with a failure code: an MQTT 3.1.1 return code (1-5) when
 	// version is 3 or 4, a 5.0 reason code (0x80 and up) when it is 5.
 	Refused(loop int, client int, version, code byte)

@@ -58,11 +58,16 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 			e.verdicts.Add(1)
 			s.signal()
 			l.close(s)
+			l.retry(s)
 			return n, nil
 		}
 		s.state = stConnected
 		e.open.Add(1)
-		e.cfg.Observer.Connected(l.idx, int(s.client), time.Duration(now-s.dialStart))
+		if s.attempt > 0 {
+			e.cfg.Observer.Reconnected(l.idx, int(s.client), int(s.attempt), time.Duration(now-s.dialStart))
+		} else {
+			e.cfg.Observer.Connected(l.idx, int(s.client), time.Duration(now-s.dialStart))
+		}
 		e.verdicts.Add(1)
 		s.signal()
 	case codec.TypePingresp:

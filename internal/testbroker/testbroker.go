@@ -19,6 +19,8 @@ type Mosquitto struct {
 	Addr string // host:port
 	Cmd  *exec.Cmd
 	Log  string // path of its log file
+	bin  string
+	conf string
 }
 
 // Options configure StartMosquitto.
@@ -90,10 +92,10 @@ func StartMosquitto(t testing.TB, opts Options) *Mosquitto {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("cannot start mosquitto: %v", err)
 	}
-	m := &Mosquitto{Addr: net.JoinHostPort(opts.Host, fmt.Sprint(port)), Cmd: cmd, Log: logPath}
+	m := &Mosquitto{Addr: net.JoinHostPort(opts.Host, fmt.Sprint(port)), Cmd: cmd, Log: logPath, bin: bin, conf: confPath}
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		_ = m.Cmd.Process.Kill()
+		_ = m.Cmd.Wait()
 		if t.Failed() {
 			if b, err := os.ReadFile(logPath); err == nil && len(b) > 0 {
 				t.Logf("mosquitto log:\n%s", b)
@@ -102,6 +104,24 @@ func StartMosquitto(t testing.TB, opts Options) *Mosquitto {
 	})
 	WaitListening(t, m.Addr, 5*time.Second)
 	return m
+}
+
+// Kill stops the broker at once (SIGKILL): every client connection drops.
+func (m *Mosquitto) Kill(t testing.TB) {
+	t.Helper()
+	_ = m.Cmd.Process.Kill()
+	_ = m.Cmd.Wait()
+}
+
+// Restart starts the broker again with the same configuration, on the same port.
+func (m *Mosquitto) Restart(t testing.TB) {
+	t.Helper()
+	cmd := exec.Command(m.bin, "-c", m.conf)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("cannot restart mosquitto: %v", err)
+	}
+	m.Cmd = cmd
+	WaitListening(t, m.Addr, 5*time.Second)
 }
 
 // FreePort returns a TCP port that is free on host now.
