@@ -5,8 +5,9 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 
-	"github.com/mqblast/mqblast/codec"
 	"time"
+
+	"github.com/mqblast/mqblast/codec"
 
 	"github.com/panjf2000/gnet/v2"
 )

@@ -3,8 +3,8 @@ package main
 import (
 	"fmt"
 	"os"
-	"runtime/pprof"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 
 	"github.com/spf13/cobra"

@@ -307,7 +307,10 @@ func startEmbeddedBroker(cmd *cobra.Command) (string, func(), error) {
 	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
 	if err != nil || !ok {
 		stop()
-		return "", nil, fmt.Errorf("the embedded broker did not start (%q, %v)", line, err)
+		if err == nil {
+			err = errors.New("no listening address")
+		}
+		return "", nil, fmt.Errorf("the embedded broker did not start (it printed %q): %w", line, err)
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "no broker given: started the embedded broker (mochi-mqtt) on %s in a child process; "+
 		"it shares this host's CPU, so measure your real broker with --broker\n", addr)

@@ -37,7 +37,7 @@ func mqblastBin(t *testing.T) string {
 		binPath = filepath.Join(dir, "mqblast")
 		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
 		if err != nil {
-			binErr = fmt.Errorf("go build: %v: %s", err, out)
+			binErr = fmt.Errorf("go build: %w: %s", err, out)
 		}
 	})
 	if binErr != nil {
