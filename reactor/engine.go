@@ -53,6 +53,8 @@ type Config struct {
 	// jittered to half to full of it so that a reconnect storm spreads out.
 	Reconnect                  bool
 	ReconnectMin, ReconnectMax time.Duration
+	// MaxPayload is the largest payload a publisher sends (default 64 KiB).
+	MaxPayload int
 	// PortLo and PortHi are the local port range (0: read from /proc); the capacity check
 	// and IP_LOCAL_PORT_RANGE use them.
 	PortLo, PortHi int
@@ -70,6 +72,10 @@ type ClientSpec struct {
 	Keepalive  time.Duration // 0: no keepalive
 	// Props are the CONNECT's MQTT 5.0 properties (nil: none); shared and read-only.
 	Props *codec.Properties
+	// Subscriptions are sent in one SUBSCRIBE right after the CONNACK (nil: none).
+	Subscriptions []codec.Subscription
+	// Publish is what the client publishes once publishing starts (nil: nothing).
+	Publish *PublishSpec
 }
 
 // Engine drives MQTT client connections from a few gnet event loops. Create it with New,
@@ -92,6 +98,12 @@ type Engine struct {
 	stopped  atomic.Bool
 	stopTick chan struct{}
 	tickWG   sync.WaitGroup
+
+	maxPayload int
+	realEpoch  int64        // CLOCK_REALTIME ns at epoch: headers carry realtime
+	pubStart   atomic.Int64 // engine clock of publishing's start (0: not started)
+	pubStop    atomic.Int64 // engine clock from which no message is due (0: none)
+	subscribed atomic.Int64 // SUBACKs received
 
 	redial    chan redialJob  // reconnects due, from the loops to the redial workers
 	runCtx    context.Context // ends at Stop: cancels redials in flight
@@ -134,7 +146,8 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.ReconnectMax < cfg.ReconnectMin {
 		cfg.ReconnectMax = max(30*time.Second, cfg.ReconnectMin)
 	}
-	e := &Engine{cfg: cfg, stopTick: make(chan struct{}), redial: make(chan redialJob, 4096)}
+	e := &Engine{cfg: cfg, stopTick: make(chan struct{}), redial: make(chan redialJob, 4096),
+		maxPayload: max(cfg.MaxPayload, 64<<10)}
 	e.runCtx, e.cancelRun = context.WithCancel(context.Background())
 	for _, b := range cfg.Brokers {
 		ap, err := resolveBroker(b)
@@ -174,6 +187,7 @@ func resolveBroker(s string) (netip.AddrPort, error) {
 // socket pair) so that the engine knows every loop's handle and can run work on it.
 func (e *Engine) Start() error {
 	e.epoch = time.Now()
+	e.realEpoch = e.epoch.UnixNano()
 	e.loops = make([]*loop, e.cfg.Loops)
 	for i := range e.loops {
 		e.loops[i] = newLoop(e, i)
@@ -279,9 +293,13 @@ func fdConn(fd int) (net.Conn, error) {
 // anchorCtx marks an anchor connection; its value is the loop index.
 type anchorCtx int
 
-// tickInterval is how often each loop checks its timers (CONNACK and ping timeouts,
-// keepalive). Keepalives are whole seconds, so 100 ms is ample.
-const tickInterval = 100 * time.Millisecond
+// tickInterval is how often each loop wakes for its timers: the publish schedule needs
+// a fine grain; the scans for CONNACK and ping timeouts and keepalive run every
+// scanInterval (keepalives are whole seconds).
+const (
+	tickInterval = time.Millisecond
+	scanInterval = 100 * time.Millisecond
+)
 
 func (e *Engine) ticker(l *loop) {
 	defer e.tickWG.Done()
@@ -303,6 +321,25 @@ func (e *Engine) ticker(l *loop) {
 
 // now returns the engine clock: nanoseconds since Start, monotonic.
 func (e *Engine) now() int64 { return int64(time.Since(e.epoch)) }
+
+// StartPublishing starts every publisher's schedule at the engine clock's now plus
+// delay: message k of a publisher is due at start + Phase + k/Rate. It returns the start
+// as wall-clock time.
+func (e *Engine) StartPublishing(delay time.Duration) time.Time {
+	start := e.now() + int64(delay)
+	e.pubStart.Store(start)
+	e.OnLoops(func(i int) { e.loops[i].beginPublishing() })
+	return e.epoch.Add(time.Duration(start))
+}
+
+// StopPublishing ends every schedule: no message due from now on is sent.
+func (e *Engine) StopPublishing() { e.pubStop.Store(max(e.now(), 1)) }
+
+// Subscribed returns the number of SUBACKs received (one per subscribing client).
+func (e *Engine) Subscribed() int64 { return e.subscribed.Load() }
+
+// RealTime converts a wall-clock time to the CLOCK_REALTIME ns the headers carry.
+func (e *Engine) RealTime(t time.Time) int64 { return t.UnixNano() }
 
 // Open returns the number of established MQTT sessions.
 func (e *Engine) Open() int64 { return e.open.Load() }
@@ -398,7 +435,7 @@ func (e *Engine) dial(ctx context.Context, i int, done chan struct{}, attempt in
 		d.LocalAddr = net.TCPAddrFromAddrPort(netip.AddrPortFrom(spec.Source, 0))
 	}
 	s := &session{client: int32(i), spec: &spec, done: done, keepalive: spec.Keepalive, version: spec.Version,
-		attempt: uint8(min(attempt, 255))}
+		attempt: uint8(min(attempt, 255)), subs: spec.Subscriptions, pspec: spec.Publish}
 	s.dialStart = e.now()
 	nc, err := d.DialContext(ctx, "tcp", dst.String())
 	if err != nil {

@@ -36,6 +36,10 @@ func (o *countObs) Connected(_, _ int, lat time.Duration) {
 	o.maxLat = max(o.maxLat, lat)
 	o.mu.Unlock()
 }
+func (o *countObs) Subscribed(_, _, _ int, _ byte)                  {}
+func (o *countObs) Published(_, _, _ int, _ int64, _ time.Duration) {}
+func (o *countObs) Acked(_, _ int)                                  {}
+func (o *countObs) Received(_, _ int, _ reactor.Message)            {}
 func (o *countObs) Reconnected(_, _, _ int, _ time.Duration) {
 	o.mu.Lock()
 	o.reconn++

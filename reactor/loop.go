@@ -32,7 +32,11 @@ type session struct {
 	state     uint8
 	dialStart int64 // engine clock, ns
 	lastWrite int64
-	pingSent  int64 // 0: no PINGREQ outstanding
+	pingSent  int64                // 0: no PINGREQ outstanding
+	pub       *pubState            // the client's publisher state, nil if it does not publish
+	pspec     *PublishSpec         // until the CONNACK attaches the publisher state
+	subs      []codec.Subscription // sent after CONNACK; nil once SUBACKed
+	subID     uint16
 }
 
 // signal tells the dialing worker that the session has its connect verdict.
@@ -58,6 +62,15 @@ type loop struct {
 	redials     []redialAt
 	connack     codec.Connack
 	tickPending atomic.Bool
+	lastScan    int64 // engine clock of the last timeout and keepalive scan
+
+	heap    pubHeap             // publishers by next due time
+	pubs    map[int32]*pubState // by client: survives reconnects
+	payload []byte              // scratch payload, header written per message
+	pub     codec.Publish       // scratch packets, reused
+	inPub   codec.Publish
+	ack     codec.Ack
+	suback  codec.Suback
 }
 
 // redialAt is a reconnect attempt waiting for its backoff to pass.
@@ -110,7 +123,7 @@ func (l *loop) handOver(now int64) {
 }
 
 func newLoop(e *Engine, idx int) *loop {
-	return &loop{e: e, idx: idx, out: make([]byte, 0, 512)}
+	return &loop{e: e, idx: idx, out: make([]byte, 0, maxBatch+4096), payload: make([]byte, e.maxPayload)}
 }
 
 func (l *loop) add(s *session) {
@@ -141,6 +154,13 @@ func (l *loop) Run(context.Context) error {
 
 func (l *loop) tick(now int64) {
 	e := l.e
+	if len(l.heap) > 0 {
+		l.publishDue(now)
+	}
+	if now-l.lastScan < int64(scanInterval) {
+		return
+	}
+	l.lastScan = now
 	if len(l.redials) > 0 {
 		l.handOver(now)
 	}

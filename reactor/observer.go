@@ -51,4 +51,13 @@ type Observer interface {
 	Dropped(loop int, client int, cause Cause, example string)
 	// Ping reports a PINGREQ round trip.
 	Ping(loop int, client int, rtt time.Duration)
+	// Subscribed reports a SUBACK: failed of its filters were refused, the last with code.
+	Subscribed(loop int, client int, failed int, code byte)
+	// Published reports one PUBLISH written; receivers is how many copies the broker should
+	// deliver, due its due time (CLOCK_REALTIME ns), lag how late it went out.
+	Published(loop int, client int, receivers int, due int64, lag time.Duration)
+	// Acked reports the end of a QoS 1 or 2 exchange (PUBACK, PUBCOMP, or a refusing PUBREC).
+	Acked(loop int, client int)
+	// Received reports one PUBLISH delivered to a client. Called per message: keep it cheap.
+	Received(loop int, client int, m Message)
 }

@@ -70,6 +70,47 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 		}
 		e.verdicts.Add(1)
 		s.signal()
+		l.established(s, ca)
+	case codec.TypePublish:
+		pk := &l.inPub
+		if err := codec.DecodePublish(h, body, v, pk); err != nil {
+			return 0, err
+		}
+		l.received(s, pk)
+	case codec.TypePuback, codec.TypePubcomp:
+		if err := codec.DecodePuback(body, v, &l.ack); err != nil {
+			return 0, err
+		}
+		l.acked(s)
+	case codec.TypePubrec:
+		if err := codec.DecodePubrec(body, v, &l.ack); err != nil {
+			return 0, err
+		}
+		if l.ack.Reason >= 0x80 { // the broker refused the message: the exchange ends here
+			l.acked(s)
+			break
+		}
+		l.write(s, codec.AppendPubrel(l.out[:0], &codec.Ack{ID: l.ack.ID}, v))
+	case codec.TypePubrel:
+		if err := codec.DecodePubrel(body, v, &l.ack); err != nil {
+			return 0, err
+		}
+		l.write(s, codec.AppendPubcomp(l.out[:0], &codec.Ack{ID: l.ack.ID}, v))
+	case codec.TypeSuback:
+		sa := &l.suback
+		if err := codec.DecodeSuback(body, v, sa); err != nil {
+			return 0, err
+		}
+		failed, code := 0, byte(0)
+		for _, r := range sa.Reasons {
+			if r >= 0x80 {
+				failed++
+				code = byte(r)
+			}
+		}
+		s.subs = nil
+		l.e.subscribed.Add(1)
+		l.e.cfg.Observer.Subscribed(l.idx, int(s.client), failed, code)
 	case codec.TypePingresp:
 		if s.pingSent != 0 {
 			l.e.cfg.Observer.Ping(l.idx, int(s.client), time.Duration(l.e.now()-s.pingSent))
@@ -77,10 +118,28 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 		}
 	case codec.TypeDisconnect:
 		// The broker's DISCONNECT (5.0) precedes its close; OnClose reports the drop.
-	default:
-		// PUBLISH and acknowledgements belong to messaging runs (issue #5).
 	}
 	return n, nil
+}
+
+// established starts what a client does once connected: its SUBSCRIBE, its publisher.
+func (l *loop) established(s *session, ca *codec.Connack) {
+	v := codec.Version(s.version)
+	if len(s.subs) > 0 {
+		s.subID++
+		if s.subID == 0 {
+			s.subID = 1
+		}
+		l.write(s, codec.AppendSubscribe(l.out[:0], &codec.Subscribe{ID: s.subID, Filters: s.subs}, v))
+	}
+	if s.pspec != nil {
+		rm := 0
+		if v == codec.V5 && ca.Props.Has(codec.PropReceiveMaximum) {
+			rm = int(ca.Props.ReceiveMaximum)
+		}
+		l.startPublisher(s, s.pspec, rm)
+		s.pspec = nil
+	}
 }
 
 var errUnexpected = &unexpectedError{}
