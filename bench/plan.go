@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/mqblast/mqblast/codec"
 	"github.com/mqblast/mqblast/reactor"
@@ -33,9 +34,22 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 		}
 		props[g] = cp
 	}
+	pubProps := map[*scenario.Group]*codec.Properties{}
+	for _, g := range []*scenario.Group{s.Publishers, s.Subscribers} {
+		if g == nil || g.ProtocolVersion != scenario.V5 || len(g.PublishProperties) == 0 {
+			continue
+		}
+		pp, err := publishProps(g.PublishProperties)
+		if err != nil {
+			return reactor.Config{}, err
+		}
+		pubProps[g] = pp
+	}
 	par := &s.Parameters
 	user, pass := s.Server.Username, s.Server.Password
+	payload := max(par.PayloadSize, reactor.HeaderSize)
 	return reactor.Config{
+		MaxPayload:  payload,
 		Brokers:     brokers,
 		SourceAddrs: p.Sources(),
 		Clients:     p.Len(),
@@ -54,9 +68,70 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 			if c.Source >= 0 {
 				spec.Source = p.Source(c.Source)
 			}
+			if c.Role.Subscribes() {
+				spec.Subscriptions = make([]codec.Subscription, len(c.Filters))
+				for k, f := range c.Filters {
+					spec.Subscriptions[k] = codec.Subscription{Filter: []byte(f), QoS: codec.QoS(c.Group.QoS)}
+				}
+			}
+			if c.Role.Publishes() {
+				spec.Publish = &reactor.PublishSpec{
+					Topic: []byte(c.Topic), QoS: c.Group.QoS, Retain: c.Group.Retain, Rate: c.Rate,
+					Phase: c.Phase, Count: par.MessageCount, PayloadSize: payload,
+					Number: uint32(c.Index), Receivers: c.Receivers, Props: pubProps[c.Group],
+					MaxInflight: par.MaxInflight,
+				}
+			}
 			return spec
 		},
 	}, nil
+}
+
+// NewRunner prepares the run of a plan (see EngineConfig for brokers and idStart).
+func NewRunner(p *scenario.Plan, brokers []string, idStart int) (*Runner, error) {
+	cfg, err := EngineConfig(p, brokers, idStart)
+	if err != nil {
+		return nil, err
+	}
+	s := p.Scenario()
+	par := &s.Parameters
+	est := p.Estimate()
+	r := &Runner{Engine: cfg, Duration: par.Duration, Warmup: par.Warmup, Drain: par.Drain}
+	if s.Type != scenario.TypeConnections {
+		r.Messaging = est.Publishers > 0
+		r.Subscribers = est.Subscribers
+		if r.Drain <= 0 {
+			r.Drain = 2 * time.Second
+		}
+	}
+	return r, nil
+}
+
+// publishProps builds the PUBLISH properties of a group.
+func publishProps(list []scenario.Property) (*codec.Properties, error) {
+	var p codec.Properties
+	for _, x := range list {
+		id := codec.PropID(x.ID)
+		switch id {
+		case codec.PropPayloadFormat:
+			p.PayloadFormat = byte(x.Num)
+		case codec.PropMessageExpiry:
+			p.MessageExpiry = x.Num
+		case codec.PropContentType:
+			p.ContentType = []byte(x.Str)
+		case codec.PropResponseTopic:
+			p.ResponseTopic = []byte(x.Str)
+		case codec.PropCorrelationData:
+			p.CorrelationData = []byte(x.Str)
+		case codec.PropUserProperty:
+			p.User.Add(x.Key, x.Str)
+			continue
+		default:
+			return nil, fmt.Errorf("publish property %s (0x%02x) is not supported on PUBLISH", x.Name, x.ID)
+		}
+		p.Set(id)
+	}
+	return &p, nil
 }
 
 // connectProps builds the CONNECT properties of a group.

@@ -31,6 +31,26 @@ func (r *Result) WriteSummary(w io.Writer) error {
 		p := c.PingRTTUS
 		fmt.Fprintf(tw, "ping rtt\t%d pings, p50 %s  p99 %s  max %s\n", c.Pings, us(p.P50), us(p.P99), us(p.Max))
 	}
+	if m := &r.Messages; m.Published > 0 || m.Received > 0 {
+		fmt.Fprintf(tw, "messages\t%d published (%d acked), %d expected, %d received, %d lost, %d duplicated, %d out of order\n",
+			m.Published, m.Acked, m.Expected, m.Received, m.Lost, m.Duplicated, m.OutOfOrder)
+		if m.SubscribeFailed > 0 {
+			fmt.Fprintf(tw, "subscriptions\t%d refused\n", m.SubscribeFailed)
+		}
+		t := &r.Throughput
+		fmt.Fprintf(tw, "throughput\t%.0f msg/s sent, %.0f msg/s received (measure window %.1fs)\n", t.PublishPerS, t.ReceivePerS, t.WindowS)
+		lat := r.LatencyUS
+		fmt.Fprintf(tw, "latency\tp50 %s  p90 %s  p99 %s  p99.9 %s  max %s  (from the due time, %d messages)\n",
+			us(lat.P50), us(lat.P90), us(lat.P99), us(lat.P999), us(lat.Max), lat.Count)
+		if raw := r.LatencyRaw; raw.Count > 0 {
+			fmt.Fprintf(tw, "latency raw\tp50 %s  p99 %s  max %s  (from the actual write)\n", us(raw.P50), us(raw.P99), us(raw.Max))
+		}
+		lag := r.Client.ScheduleLagUS
+		fmt.Fprintf(tw, "schedule lag\tp99 %s  max %s\n", us(lag.P99), us(lag.Max))
+		if r.Client.Saturated {
+			fmt.Fprintf(tw, "SATURATED\tthe client, not the broker, limited this run: %s\n", strings.Join(r.Client.SaturationEvidence, "; "))
+		}
+	}
 	for _, e := range r.Errors {
 		fmt.Fprintf(tw, "error\t%s: %d (e.g. %s)\n", e.Kind, e.Count, e.Example)
 	}

@@ -332,8 +332,9 @@ func (e *Engine) StartPublishing(delay time.Duration) time.Time {
 	return e.epoch.Add(time.Duration(start))
 }
 
-// StopPublishing ends every schedule: no message due from now on is sent.
-func (e *Engine) StopPublishing() { e.pubStop.Store(max(e.now(), 1)) }
+// StopPublishing ends every schedule: no message due from now on is sent. Only the first
+// call counts.
+func (e *Engine) StopPublishing() { e.pubStop.CompareAndSwap(0, max(e.now(), 1)) }
 
 // Subscribed returns the number of SUBACKs received (one per subscribing client).
 func (e *Engine) Subscribed() int64 { return e.subscribed.Load() }

@@ -147,9 +147,9 @@ func (f *connFlags) scenario(cmd *cobra.Command) (*scenario.Scenario, error) {
 
 // finishRun performs a Connections run and writes its result: the summary or the JSON
 // document on stdout, the document to out if given. It maps the outcome to an exit code.
-func finishRun(cmd *cobra.Command, run *bench.ConnRun, out, format string) error {
-	fmt.Fprintf(cmd.ErrOrStderr(), "connecting %d clients to %s at %.0f/s, holding %v\n", run.Engine.Clients,
-		strings.Join(run.Engine.Brokers, ","), run.Engine.ConnectRate, run.Hold)
+func finishRun(cmd *cobra.Command, run *bench.Runner, out, format string) error {
+	fmt.Fprintf(cmd.ErrOrStderr(), "connecting %d clients to %s at %.0f/s\n", run.Engine.Clients,
+		strings.Join(run.Engine.Brokers, ","), run.Engine.ConnectRate)
 	res, err := run.Run(cmd.Context())
 	if res == nil {
 		if errors.Is(err, reactor.ErrAddrCapacity) {

@@ -112,10 +112,6 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		}
 		plan = plan.Shard(i, n)
 	}
-	if s.Type != scenario.TypeConnections {
-		return withCode(exitFailed, fmt.Errorf("scenario %q is a %s scenario: this build runs Connections scenarios; "+
-			"publishing and subscribing runs arrive with issue #5", s.Name, s.Type))
-	}
 	if rf.worker {
 		return runWorker(cmd, plan, rf)
 	}
@@ -140,15 +136,12 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	if procs > 1 {
 		return runWorkers(cmd, plan, rf, procs, brokers)
 	}
-	cfg, err := bench.EngineConfig(plan, brokers, rf.idStart)
+	run, err := bench.NewRunner(plan, brokers, rf.idStart)
 	if err != nil {
 		return withCode(exitInvalid, err)
 	}
-	cfg.Loops = rf.loops
-	run := &bench.ConnRun{
-		Engine: cfg, Hold: s.Parameters.Duration, ToolVersion: version,
-		Scenario: effectiveJSON(s), Progress: cmd.ErrOrStderr(),
-	}
+	run.Engine.Loops = rf.loops
+	run.ToolVersion, run.Scenario, run.Progress = version, effectiveJSON(s), cmd.ErrOrStderr()
 	return finishRun(cmd, run, rf.out, rf.format)
 }
 
@@ -320,19 +313,14 @@ func startEmbeddedBroker(cmd *cobra.Command) (string, func(), error) {
 // runWorker is the body of a worker process: run the shard, stream snapshots and the result.
 func runWorker(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags) error {
 	ww := bench.NewWorkerWriter(cmd.OutOrStdout())
-	cfg, err := bench.EngineConfig(plan, nil, rf.idStart)
+	run, err := bench.NewRunner(plan, nil, rf.idStart)
 	if err != nil {
 		_ = ww.Final(nil, err, exitInvalid)
 		return withCode(exitInvalid, err)
 	}
-	cfg.Loops = rf.loops
-	run := &bench.ConnRun{
-		Engine: cfg, Hold: plan.Scenario().Parameters.Duration, ToolVersion: version,
-		Scenario: effectiveJSON(plan.Scenario()),
-		OnInterval: func(iv bench.Interval, s *bench.Snapshot) {
-			_ = ww.Interval(iv, s)
-		},
-	}
+	run.Engine.Loops = rf.loops
+	run.ToolVersion, run.Scenario = version, effectiveJSON(plan.Scenario())
+	run.OnInterval = func(iv bench.Interval, s *bench.Snapshot) { _ = ww.Interval(iv, s) }
 	res, err := run.Run(cmd.Context())
 	code := exitOK
 	if err != nil {

@@ -17,11 +17,17 @@ import (
 // ErrInterrupted reports a run stopped by its context (Ctrl-C); its result is partial.
 var ErrInterrupted = errors.New("bench: run interrupted")
 
-// ConnRun describes a Connections run: connect every client (paced), hold them for Hold
-// with keepalive, disconnect.
-type ConnRun struct {
+// Runner describes one run (DESIGN.md §1): connect every client (paced); then, for a
+// Connections run, hold them for Duration with keepalive; for a messaging run, wait for
+// every SUBACK, publish on the open-loop schedule through Warmup and Duration (the measure
+// window), stop, Drain, and disconnect.
+type Runner struct {
 	Engine      reactor.Config // Observer is set by the run
-	Hold        time.Duration
+	Duration    time.Duration
+	Messaging   bool          // publishers publish: the messaging phases run
+	Subscribers int           // clients that subscribe: the run waits for their SUBACKs
+	Warmup      time.Duration // the first part of Duration, not measured
+	Drain       time.Duration // after publishing stops, time for the last messages to arrive
 	Interval    time.Duration // default 1 s
 	ToolVersion string
 	Scenario    []byte // the effective scenario as JSON, copied into the result
@@ -32,9 +38,12 @@ type ConnRun struct {
 	OnInterval func(iv Interval, s *Snapshot)
 }
 
+// subscribeTimeout bounds the wait for SUBACKs.
+const subscribeTimeout = 30 * time.Second
+
 // Run performs the run. On ctx cancellation it disconnects, returns the partial result and
 // ErrInterrupted. A result is returned whenever the engine started.
-func (cr *ConnRun) Run(ctx context.Context) (*Result, error) {
+func (cr *Runner) Run(ctx context.Context) (*Result, error) {
 	if cr.Interval <= 0 {
 		cr.Interval = time.Second
 	}
@@ -69,15 +78,16 @@ func (cr *ConnRun) Run(ctx context.Context) (*Result, error) {
 	total := NewSnapshot()
 	start := time.Now()
 	var started atomic.Int64
+	snaps := make([]*Snapshot, loops)
+	for i := range snaps {
+		snaps[i] = NewSnapshot()
+	}
 	take := func() *Snapshot {
+		eng.OnLoops(func(i int) { rec.Take(i, snaps[i]) })
 		s := NewSnapshot()
-		snaps := make([]*Snapshot, loops)
-		eng.OnLoops(func(i int) {
-			snaps[i] = NewSnapshot()
-			rec.Take(i, snaps[i])
-		})
 		for _, x := range snaps {
 			s.Add(x)
+			x.reset()
 		}
 		total.Add(s)
 		return s
@@ -92,14 +102,36 @@ func (cr *ConnRun) Run(ctx context.Context) (*Result, error) {
 			cr.OnInterval(iv, s)
 		}
 	}
+	tick := time.NewTicker(cr.Interval)
+	defer tick.Stop()
+	// wait runs intervals until d passes, until ok returns true (checked every 50 ms), or
+	// until ctx ends (it then returns false).
+	wait := func(d time.Duration, ok func() bool) bool {
+		end := time.NewTimer(d)
+		defer end.Stop()
+		poll := time.NewTicker(50 * time.Millisecond)
+		defer poll.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return false
+			case <-end.C:
+				return true
+			case <-poll.C:
+				if ok != nil && ok() {
+					return true
+				}
+			case <-tick.C:
+				interval()
+			}
+		}
+	}
 
 	// Connect phase.
 	connDone := make(chan error, 1)
 	go func() {
 		connDone <- eng.Connect(ctx, func(n int) { started.Store(int64(n)) })
 	}()
-	tick := time.NewTicker(cr.Interval)
-	defer tick.Stop()
 	interrupted := false
 connect:
 	for {
@@ -121,28 +153,49 @@ connect:
 	debug.FreeOSMemory()
 	rssHeld := rss()
 
-	// Hold phase (nothing to hold when no connection is open: fail fast).
-	if !interrupted && cr.Hold > 0 && eng.Open() > 0 {
-		holdEnd := time.NewTimer(cr.Hold)
-	hold:
-		for {
-			select {
-			case <-ctx.Done():
-				interrupted = true
-				break hold
-			case <-holdEnd.C:
-				break hold
-			case <-tick.C:
-				interval()
+	var measureCPU time.Duration
+	switch {
+	case interrupted || eng.Open() == 0: // nothing to hold or publish on: fail fast
+	case !cr.Messaging:
+		interrupted = !wait(cr.Duration, nil)
+	default:
+		if cr.Subscribers > 0 {
+			want := int64(cr.Subscribers)
+			interrupted = !wait(subscribeTimeout, func() bool { return eng.Subscribed() >= want })
+			if !interrupted && eng.Subscribed() < want {
+				res.Errors = append(res.Errors, ErrorCount{Kind: "subscribe_timeout", Count: want - eng.Subscribed(),
+					Example: fmt.Sprintf("%d of %d SUBACKs after %v", eng.Subscribed(), want, subscribeTimeout)})
 			}
 		}
-		holdEnd.Stop()
+		if interrupted {
+			break
+		}
+		pubStart := eng.StartPublishing(100 * time.Millisecond)
+		from := pubStart.Add(cr.Warmup)
+		to := pubStart.Add(cr.Duration) // the duration includes the warm-up
+		rec.SetWindow(from.UnixNano(), to.UnixNano())
+		res.MeasureFrom, res.MeasureTo = from.UTC(), to.UTC()
+		interrupted = !wait(time.Until(from), nil)
+		cpu0 := cpuTime()
+		if !interrupted {
+			interrupted = !wait(time.Until(to), nil)
+		}
+		measureCPU = cpuTime() - cpu0
+		eng.StopPublishing()
+		if !interrupted {
+			// Drain: until every expected copy arrived, or Drain passed.
+			// total moves on at each interval, so the drain ends within one of completion.
+			interrupted = !wait(cr.Drain, func() bool {
+				return total.Expected > 0 && total.Received-total.Duplicated >= total.Expected
+			})
+		}
 	}
 	if ctx.Err() != nil {
 		interrupted = true
 	}
 
 	// Disconnect phase.
+	eng.StopPublishing()
 	eng.Disconnect(5 * time.Second)
 	take()
 	res.EndedAt = time.Now().UTC()
@@ -153,12 +206,16 @@ connect:
 		res.Connections.ConnectRatePerS = float64(total.Connected) / connectPhase.Seconds()
 	}
 	cpu := cpuTime() - cpuBefore
-	res.Client = ClientInfo{CPUS: cpu.Seconds(), MaxRSSBytes: maxRSS()}
+	res.Client.CPUS = cpu.Seconds()
+	res.Client.MaxRSSBytes = maxRSS()
 	if n := started.Load(); n > 0 {
 		res.Client.CPUPerConnectUS = float64(cpuConnect.Microseconds()) / float64(n)
 	}
 	if total.Connected > 0 && rssHeld > rssBefore {
 		res.Client.RSSPerConnectionBytes = float64(rssHeld-rssBefore) / float64(total.Connected)
+	}
+	if cr.Messaging && cr.Duration > cr.Warmup {
+		res.measured(total, cr.Duration-cr.Warmup, measureCPU)
 	}
 	if interrupted {
 		return res, ErrInterrupted
@@ -173,16 +230,34 @@ func NewInterval(ts float64, open int64, s *Snapshot, d time.Duration) Interval 
 		TS: ts, Established: open, Connected: s.Connected, Failed: s.FailedTotal(),
 		Dropped: s.DroppedTotal(), ConnectPerS: float64(s.Connected) / d.Seconds(),
 		ConnectLatencyUS: s.ConnectLatency.Summary(),
+		Published:        s.Published, Received: s.Received,
+		PublishPerS: float64(s.Published) / d.Seconds(), ReceivePerS: float64(s.Received) / d.Seconds(),
+		LatencyUS: s.Latency.Summary(),
 	}
 }
 
 // progressLine prints interval lines with running totals.
-type progressLine struct{ failed, dropped int64 }
+type progressLine struct {
+	failed, dropped int64
+	messages        bool // a message was sent or received: print message lines
+}
 
 func (p *progressLine) print(w io.Writer, iv Interval, target int) {
 	p.failed += iv.Failed
 	p.dropped += iv.Dropped
 	if w == nil {
+		return
+	}
+	if iv.Published > 0 || iv.Received > 0 {
+		p.messages = true
+	}
+	if p.messages {
+		lat := "-"
+		if iv.LatencyUS.Count > 0 {
+			lat = "p50 " + us(iv.LatencyUS.P50) + " p99 " + us(iv.LatencyUS.P99)
+		}
+		fmt.Fprintf(w, "%6.1fs  sent %.0f/s  received %.0f/s  latency %s  established %d/%d  dropped %d\n",
+			iv.TS, iv.PublishPerS, iv.ReceivePerS, lat, iv.Established, target, p.dropped)
 		return
 	}
 	lat := "-"
