@@ -1,0 +1,120 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/scenario"
+)
+
+// runScenario runs a built-in scenario with overrides against broker and returns its result.
+func runScenario(t *testing.T, broker, name string, sets map[string]string) *Result {
+	t.Helper()
+	s, ok := scenario.Builtin(name)
+	if !ok {
+		t.Fatalf("no built-in %q", name)
+	}
+	for k, v := range sets {
+		if err := s.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.SetBrokers([]string{broker}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := scenario.NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRunner(p, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := r.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestMessagingExactCounts runs every messaging type at QoS 0, 1 and 2 at modest rates
+// against Mosquitto: every message is accounted for, and at QoS 1 and 2 every expected
+// copy arrives exactly once and every publish is acknowledged.
+func TestMessagingExactCounts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs against Mosquitto for ~30 s")
+	}
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	for _, name := range []string{"quick-p2p-100", "quick-fanin-100-1", "quick-fanout-1-100", "quick-sharedsub-100-5", "quick-roundtrip-10"} {
+		for _, qos := range []int{0, 1, 2} {
+			t.Run(fmt.Sprintf("%s/qos%d", name, qos), func(t *testing.T) {
+				q := fmt.Sprint(qos)
+				sets := map[string]string{"publishers.qos": q, "subscribers.qos": q,
+					"parameters.duration_sec": "1500ms", "parameters.warmup_sec": "500ms"}
+				if name == "quick-roundtrip-10" { // one group: each client subscribes to its own topic
+					delete(sets, "subscribers.qos")
+				}
+				res := runScenario(t, m.Addr, name, sets)
+				msg := res.Messages
+				if msg.Published == 0 || msg.Expected == 0 || msg.Subscribed == 0 || msg.SubscribeFailed != 0 {
+					t.Fatalf("nothing happened: %+v", msg)
+				}
+				// Every message is accounted for: received once, or lost.
+				if msg.Received-msg.Duplicated+msg.Lost != msg.Expected {
+					t.Errorf("received %d - duplicated %d + lost %d != expected %d", msg.Received, msg.Duplicated, msg.Lost, msg.Expected)
+				}
+				if qos > 0 {
+					if msg.Received != msg.Expected || msg.Lost != 0 || msg.Duplicated != 0 || msg.OutOfOrder != 0 {
+						t.Errorf("QoS %d: %+v", qos, msg)
+					}
+					if msg.Acked != msg.Published {
+						t.Errorf("acked %d of %d published", msg.Acked, msg.Published)
+					}
+				}
+				if res.LatencyUS.Count == 0 || res.Throughput.ReceivePerS == 0 {
+					t.Errorf("no measured messages: latency %+v throughput %+v", res.LatencyUS, res.Throughput)
+				}
+			})
+		}
+	}
+}
+
+// TestCoordinatedOmission stops the broker (SIGSTOP) for 500 ms during a 1,000 msg/s run:
+// latency from the due time must show the stall, and the publishers keep their schedule
+// (they send late, they do not skip).
+func TestCoordinatedOmission(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs against Mosquitto for ~4 s")
+	}
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	go func() {
+		time.Sleep(2 * time.Second) // connect, subscribe, warm-up, then into the measure window
+		_ = m.Cmd.Process.Signal(syscall.SIGSTOP)
+		time.Sleep(500 * time.Millisecond)
+		_ = m.Cmd.Process.Signal(syscall.SIGCONT)
+	}()
+	res := runScenario(t, m.Addr, "quick-p2p-100", map[string]string{
+		"publishers.qos": "1", "subscribers.qos": "1", "parameters.duration_sec": "3s",
+		"parameters.warmup_sec": "500ms", "parameters.payload_size": "32",
+	})
+	lat, raw := res.LatencyUS, res.LatencyRaw
+	t.Logf("latency %+v\nraw %+v\nthroughput %+v", lat, raw, res.Throughput)
+	if lat.P99 < 250_000 {
+		t.Errorf("corrected p99 %d µs does not show the 500 ms stall", lat.P99)
+	}
+	if got := res.Throughput.PublishPerS; got < 950 || got > 1050 {
+		t.Errorf("publish rate %.0f/s over the window: the schedule of 1000/s was not kept", got)
+	}
+	if res.Messages.Lost != 0 || res.Messages.Received != res.Messages.Expected {
+		t.Errorf("messages %+v", res.Messages)
+	}
+	if raw.Count == 0 {
+		t.Error("no raw latency with a 32-byte payload")
+	}
+}
