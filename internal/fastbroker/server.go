@@ -16,7 +16,8 @@ type Options struct {
 	// Stream makes the server answer a connection's first SUBSCRIBE by streaming QoS 0 PUBLISH
 	// packets to it after the SUBACK. Their topic is the first filter of that SUBSCRIBE with
 	// every wildcard level replaced by "x" ("bench/#" gives "bench/x") and a "$share/group/"
-	// prefix removed.
+	// prefix removed. Later SUBSCRIBEs and UNSUBSCRIBE do not change a stream; it ends after
+	// StreamCount messages or with the connection.
 	Stream bool
 	// StreamRate is the number of messages per second streamed to each subscriber; 0 or less
 	// means as fast as the socket takes them. Message k (from 0) is due at k/StreamRate after
