@@ -53,6 +53,10 @@ bench:
 bench-conn: build
 	scripts/bench-conn.sh 100000 3
 
+## bench-msg: client CPU per received and per published message against internal/fastbroker (-count 6)
+bench-msg:
+	$(GO) test -run '^$$' -bench 'Client(Receive|Publish)' -benchtime 2000000x -count 6 ./bench | tee bench-msg.txt
+
 ## lint: goimports check, go vet and golangci-lint (pinned through the Go module proxy)
 lint:
 	@out=$$($(GO) run $(GOIMPORTS) -l $$(git ls-files '*.go')); \
@@ -72,4 +76,4 @@ cross:
 clean:
 	rm -rf bin $(BENCHOUT)
 
-.PHONY: help demo build bench-conn test race allocs fuzz bench lint check cross clean
+.PHONY: help demo build bench-conn bench-msg test race allocs fuzz bench lint check cross clean
