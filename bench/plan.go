@@ -98,7 +98,9 @@ func NewRunner(p *scenario.Plan, brokers []string, idStart int) (*Runner, error)
 	est := p.Estimate()
 	r := &Runner{Engine: cfg, Duration: par.Duration, Warmup: par.Warmup, Drain: par.Drain}
 	if s.Type != scenario.TypeConnections {
-		r.Messaging = est.Publishers > 0
+		// Every shard runs the messaging phases, also one without publishers (its
+		// subscribers measure the window) or without subscribers.
+		r.Messaging = true
 		r.Subscribers = est.Subscribers
 		if r.Drain <= 0 {
 			r.Drain = 2 * time.Second

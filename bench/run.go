@@ -36,6 +36,10 @@ type Runner struct {
 	// OnInterval, if set, receives each interval's snapshot (a worker process streams it to
 	// its parent). The snapshot is the caller's to keep.
 	OnInterval func(iv Interval, s *Snapshot)
+	// StartGate, if set, is called once every subscription is in place and returns when
+	// to start publishing: worker processes wait there for each other, so that nobody
+	// publishes before every process's subscribers are subscribed.
+	StartGate func() (time.Time, error)
 }
 
 // subscribeTimeout bounds the wait for SUBACKs.
@@ -170,7 +174,17 @@ connect:
 		if interrupted {
 			break
 		}
-		pubStart := eng.StartPublishing(100 * time.Millisecond)
+		delay := 100 * time.Millisecond
+		if cr.StartGate != nil {
+			at, err := cr.StartGate()
+			if err != nil {
+				res.Errors = append(res.Errors, ErrorCount{Kind: "start_gate", Count: 1, Example: err.Error()})
+				interrupted = true
+				break
+			}
+			delay = max(time.Until(at), 0)
+		}
+		pubStart := eng.StartPublishing(delay)
 		from := pubStart.Add(cr.Warmup)
 		to := pubStart.Add(cr.Duration) // the duration includes the warm-up
 		rec.SetWindow(from.UnixNano(), to.UnixNano())

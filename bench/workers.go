@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 )
 
 // WorkerLine is one JSON line a worker process writes on its stdout: an interval snapshot,
 // then its final result (or an error).
 type WorkerLine struct {
+	Ready    bool            `json:"ready,omitempty"` // subscribed: waiting for the start
 	Interval *WorkerInterval `json:"interval,omitempty"`
 	Result   *Result         `json:"result,omitempty"`
 	Error    string          `json:"error,omitempty"`
@@ -41,6 +43,9 @@ func (ww *WorkerWriter) Interval(iv Interval, s *Snapshot) error {
 	return ww.enc.Encode(WorkerLine{Interval: &WorkerInterval{Seq: ww.seq, TS: iv.TS, Open: iv.Established, Snapshot: s}})
 }
 
+// Ready writes the line that says the worker's subscriptions are in place.
+func (ww *WorkerWriter) Ready() error { return ww.enc.Encode(WorkerLine{Ready: true}) }
+
 // Final writes the result line, or the error line when err is not nil.
 func (ww *WorkerWriter) Final(r *Result, err error, code int) error {
 	l := WorkerLine{Result: r}
@@ -62,8 +67,10 @@ func (e *WorkerError) Error() string { return fmt.Sprintf("worker %d: %s", e.Wor
 // Gather reads the line streams of n workers (one reader each), prints one merged interval
 // line per interval to progress, and returns their results merged into one, as if one
 // process had done the run. It returns when every stream has ended. Intervals are merged by
-// sequence number from their snapshots, so their percentiles are exact.
-func Gather(streams []io.Reader, target int, interval time.Duration, progress io.Writer) (*Result, error) {
+// sequence number from their snapshots, so their percentiles are exact. release, if not
+// nil, is called once when every worker is ready (or has ended): it lets them start
+// publishing together.
+func Gather(streams []io.Reader, target int, interval time.Duration, progress io.Writer, release func()) (*Result, error) {
 	type item struct {
 		worker int
 		line   WorkerLine
@@ -93,9 +100,9 @@ func Gather(streams []io.Reader, target int, interval time.Duration, progress io
 	var errs []error
 	var merged []Interval
 	var progressL progressLine
-	done := make([]bool, n)       // the worker's stream has ended
-	last := make([]int, n)        // the last interval the worker sent
-	ready := func(seq int) bool { // every worker still running has sent seq
+	done := make([]bool, n)      // the worker's stream has ended
+	last := make([]int, n)       // the last interval the worker sent
+	sent := func(seq int) bool { // every worker still running has sent seq
 		for w := range n {
 			if !done[w] && last[w] < seq {
 				return false
@@ -124,6 +131,8 @@ func Gather(streams []io.Reader, target int, interval time.Duration, progress io
 		progressL.print(progress, m, target)
 	}
 	next, maxSeq, ended := 1, 0, 0
+	ready := make([]bool, n)
+	released := release == nil
 	for ended < n {
 		it := <-ch
 		if it.err != nil {
@@ -134,6 +143,13 @@ func Gather(streams []io.Reader, target int, interval time.Duration, progress io
 			done[it.worker] = true
 		}
 		l := it.line
+		if l.Ready || it.eof {
+			ready[it.worker] = true
+		}
+		if !released && !slices.Contains(ready, false) {
+			released = true
+			release()
+		}
 		switch {
 		case l.Interval != nil:
 			seq := l.Interval.Seq
@@ -151,7 +167,7 @@ func Gather(streams []io.Reader, target int, interval time.Duration, progress io
 		case l.Result != nil:
 			results[it.worker] = l.Result
 		}
-		for next <= maxSeq && ready(next) {
+		for next <= maxSeq && sent(next) {
 			flush(next)
 			next++
 		}
@@ -184,6 +200,7 @@ func Merge(rs []*Result) *Result {
 	out.Host.Procs = 0
 	total := NewSnapshot()
 	var connectPhase float64
+	var throughput Throughput
 	for _, r := range rs {
 		c := &r.Connections
 		out.Connections.Target += c.Target
@@ -204,6 +221,22 @@ func Merge(rs []*Result) *Result {
 		if r.Histograms.PingRTT != nil {
 			total.PingRTT.Merge(r.Histograms.PingRTT)
 		}
+		total.Latency.Merge(r.Histograms.Latency)
+		total.LatencyRaw.Merge(r.Histograms.LatencyRaw)
+		total.ScheduleLag.Merge(r.Histograms.ScheduleLag)
+		m := &r.Messages
+		total.Published += m.Published
+		total.Acked += m.Acked
+		total.Expected += m.Expected
+		total.Received += m.Received
+		total.Duplicated += m.Duplicated
+		total.OutOfOrder += m.OutOfOrder
+		total.Unmeasured += m.Unmeasured
+		total.Subscribed += m.Subscribed
+		total.SubscribeFailed += m.SubscribeFailed
+		throughput.PublishPerS += r.Throughput.PublishPerS
+		throughput.ReceivePerS += r.Throughput.ReceivePerS
+		throughput.WindowS = max(throughput.WindowS, r.Throughput.WindowS)
 		connectPhase = max(connectPhase, c.ConnectPhaseS)
 		if r.StartedAt.Before(out.StartedAt) {
 			out.StartedAt = r.StartedAt
@@ -221,7 +254,10 @@ func Merge(rs []*Result) *Result {
 		out.Client.Saturated = out.Client.Saturated || cl.Saturated
 		out.Client.SaturationEvidence = append(out.Client.SaturationEvidence, cl.SaturationEvidence...)
 	}
+	saturated, evidence := out.Client.Saturated, out.Client.SaturationEvidence
 	out.fill(total)
+	out.Client.Saturated, out.Client.SaturationEvidence = saturated, evidence
+	out.Throughput = throughput
 	out.Connections.ConnectPhaseS = connectPhase
 	if connectPhase > 0 {
 		out.Connections.ConnectRatePerS = float64(total.Connected) / connectPhase

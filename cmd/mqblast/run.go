@@ -321,6 +321,7 @@ func runWorker(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags) error {
 	run.Engine.Loops = rf.loops
 	run.ToolVersion, run.Scenario = version, effectiveJSON(plan.Scenario())
 	run.OnInterval = func(iv bench.Interval, s *bench.Snapshot) { _ = ww.Interval(iv, s) }
+	run.StartGate = func() (time.Time, error) { return awaitStart(ww, cmd.InOrStdin()) }
 	res, err := run.Run(cmd.Context())
 	code := exitOK
 	if err != nil {
@@ -333,6 +334,24 @@ func runWorker(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags) error {
 		return werr
 	}
 	return withCode(code, err)
+}
+
+// awaitStart tells the parent that this worker's subscriptions are in place and waits for
+// its "go UNIXNANO" line: the wall-clock time at which every worker starts publishing.
+func awaitStart(ww *bench.WorkerWriter, in io.Reader) (time.Time, error) {
+	if err := ww.Ready(); err != nil {
+		return time.Time{}, err
+	}
+	line, err := bufio.NewReader(in).ReadString('\n')
+	if err != nil {
+		return time.Time{}, fmt.Errorf("no start from the parent process: %w", err)
+	}
+	ns, ok := strings.CutPrefix(strings.TrimSpace(line), "go ")
+	v, perr := strconv.ParseInt(ns, 10, 64)
+	if !ok || perr != nil {
+		return time.Time{}, fmt.Errorf("bad start line %q from the parent process", line)
+	}
+	return time.Unix(0, v), nil
 }
 
 // runWorkers runs the plan in procs worker processes and merges their results.
@@ -354,6 +373,7 @@ func runWorkers(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags, procs int
 	fmt.Fprintf(cmd.ErrOrStderr(), "%d clients in %d worker processes (RLIMIT_NOFILE is per process)\n", plan.Len(), procs)
 	var streams []io.Reader
 	var cmds []*exec.Cmd
+	var stdins []io.WriteCloser
 	for i := 0; i < procs; i++ {
 		args := []string{"run", scen.Name(), "--worker", "--no-check", "--shard", fmt.Sprintf("%d/%d", i, procs),
 			"--broker", strings.Join(brokers, ","), "--loops", strconv.Itoa(rf.loops),
@@ -364,10 +384,15 @@ func runWorkers(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags, procs int
 		if err != nil {
 			return err
 		}
+		in, err := c.StdinPipe()
+		if err != nil {
+			return err
+		}
 		if err := c.Start(); err != nil {
 			return fmt.Errorf("cannot start worker %d: %w", i, err)
 		}
 		streams = append(streams, out)
+		stdins = append(stdins, in)
 		cmds = append(cmds, c)
 	}
 	// Ctrl-C reaches the workers through the process group; forward SIGTERM-style cancels too.
@@ -377,7 +402,17 @@ func runWorkers(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags, procs int
 			_ = c.Process.Signal(os.Interrupt)
 		}
 	}()
-	res, gerr := bench.Gather(streams, plan.Len(), time.Second, cmd.ErrOrStderr())
+	// Every worker subscribed: all start publishing at one wall-clock time.
+	release := func() {
+		at := time.Now().Add(200 * time.Millisecond).UnixNano()
+		for _, in := range stdins {
+			_, _ = fmt.Fprintf(in, "go %d\n", at)
+		}
+	}
+	res, gerr := bench.Gather(streams, plan.Len(), time.Second, cmd.ErrOrStderr(), release)
+	for _, in := range stdins {
+		_ = in.Close()
+	}
 	for _, c := range cmds {
 		_ = c.Wait()
 	}

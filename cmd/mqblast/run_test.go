@@ -212,3 +212,23 @@ func TestRunInterrupted(t *testing.T) {
 		t.Fatalf("partial result: %v interrupted=%v established=%d", err, res.Interrupted, res.Connections.Established)
 	}
 }
+
+// TestRunMessagingProcs2: a fan-out split over two worker processes (the publisher in one,
+// subscribers in both) starts publishing only when both have subscribed, and the merged
+// result accounts for every copy.
+func TestRunMessagingProcs2(t *testing.T) {
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	r := runBin(t, "run", "quick-fanout-1-100", "--broker", m.Addr, "--procs", "2", "--duration", "2s",
+		"--set", "parameters.warmup_sec=500ms", "--set", "publishers.qos=1", "--set", "subscribers.qos=1", "--format", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	res := decodeResult(t, r)
+	msg := res.Messages
+	if res.Host.Procs != 2 || msg.Subscribed != 100 || msg.Expected == 0 || msg.Received != msg.Expected || msg.Lost != 0 {
+		t.Fatalf("procs %d, messages %+v", res.Host.Procs, msg)
+	}
+	if res.LatencyUS.Count == 0 || res.Histograms.Latency.Count() != res.LatencyUS.Count {
+		t.Errorf("latency %+v", res.LatencyUS)
+	}
+}
