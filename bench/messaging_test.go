@@ -118,3 +118,23 @@ func TestCoordinatedOmission(t *testing.T) {
 		t.Error("no raw latency with a 32-byte payload")
 	}
 }
+
+// TestRoundTrip64K: the small-VM ping test (each client publishes 64 KiB to its own topic
+// and receives it back) works end to end.
+func TestRoundTrip64K(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs against Mosquitto")
+	}
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	res := runScenario(t, m.Addr, "roundtrip-200-64K", map[string]string{
+		"parameters.duration_sec": "3s", "parameters.warmup_sec": "1s", "parameters.connection_rate": "1000",
+	})
+	msg := res.Messages
+	t.Logf("messages %+v latency %+v", msg, res.LatencyUS)
+	if msg.Published < 400 || msg.Received != msg.Expected || msg.Expected != msg.Published || msg.Lost != 0 {
+		t.Fatalf("messages %+v", msg)
+	}
+	if res.LatencyRaw.Count == 0 || res.LatencyUS.Count == 0 {
+		t.Errorf("latency %+v raw %+v", res.LatencyUS, res.LatencyRaw)
+	}
+}
