@@ -232,3 +232,36 @@ func TestRunMessagingProcs2(t *testing.T) {
 		t.Errorf("latency %+v", res.LatencyUS)
 	}
 }
+
+// TestMergeShards runs two shards of one scenario as separate commands (as on two hosts)
+// and merges their result files: counts add up and the histogram holds every value.
+func TestMergeShards(t *testing.T) {
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	dir := t.TempDir()
+	var files []string
+	for i := 0; i < 2; i++ {
+		f := filepath.Join(dir, fmt.Sprintf("shard%d.json", i))
+		r := runBin(t, "run", "quick-conn-100", "--broker", m.Addr, "--shard", fmt.Sprintf("%d/2", i),
+			"--duration", "500ms", "--set", "parameters.connection_rate=1000", "--out", f)
+		if r.code != 0 {
+			t.Fatalf("shard %d: exit %d\n%s", i, r.code, r.stderr)
+		}
+		files = append(files, f)
+	}
+	out := filepath.Join(dir, "merged.json")
+	r := runBin(t, append([]string{"merge", "-o", out, "--format", "json"}, files...)...)
+	if r.code != 0 {
+		t.Fatalf("merge: exit %d\n%s", r.code, r.stderr)
+	}
+	res := decodeResult(t, r)
+	if res.Connections.Target != 100 || res.Connections.Established != 100 || res.Host.Procs != 2 ||
+		res.Histograms.ConnectLatency.Count() != 100 || res.Connections.ConnectLatencyUS.Count != 100 {
+		t.Fatalf("merged %+v procs %d", res.Connections, res.Host.Procs)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Error(err)
+	}
+	if r := runBin(t, "merge", filepath.Join(dir, "nope.json")); r.code != exitFailed || !strings.Contains(r.stderr, "cannot read result") {
+		t.Errorf("missing file: exit %d %s", r.code, r.stderr)
+	}
+}

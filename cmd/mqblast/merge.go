@@ -1,0 +1,56 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mqblast/mqblast/bench"
+)
+
+func init() { register(newMergeCmd) }
+
+func newMergeCmd() *cobra.Command {
+	var out, format string
+	cmd := &cobra.Command{
+		Use:   "merge A.json B.json... [-o OUT.json]",
+		Short: "Combine the result documents of the shards of one run (--shard I/N on several hosts)",
+		Long: `Combine result documents of the shards of one run into one, exactly: counters are added and
+percentiles come from the added HdrHistograms, never from averaging the shards' percentiles.
+Intervals are added index by index (their percentiles are those of the first shard).`,
+		Example: `  mqblast merge host1.json host2.json host3.json -o run.json
+  mqblast merge shard-*.json --format json | jq .latency_us`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) < 1 {
+				return usageError(fmt.Errorf("merge needs at least one result document"))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "text" && format != "json" {
+				return usageError(fmt.Errorf("--format %q: must be text or json", format))
+			}
+			var rs []*bench.Result
+			for _, path := range args {
+				b, err := os.ReadFile(path)
+				if err != nil {
+					return fmt.Errorf("cannot read result: %w", err)
+				}
+				var r bench.Result
+				if err := json.Unmarshal(b, &r); err != nil {
+					return fmt.Errorf("%s: not a result document: %w", path, err)
+				}
+				if r.Schema != bench.Schema {
+					return fmt.Errorf("%s: schema %q, want %q", path, r.Schema, bench.Schema)
+				}
+				rs = append(rs, &r)
+			}
+			return writeResult(cmd, bench.Merge(rs), out, format)
+		},
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "write the merged document to this file")
+	cmd.Flags().StringVar(&format, "format", "text", "stdout format: text (summary) or json (the document)")
+	return cmd
+}
