@@ -83,7 +83,9 @@ func Builtins() []Info {
 			PublishPerSec:  e.PublishPerSec,
 			ReceivePerSec:  e.ReceivePerSec,
 			Duration:       s.Parameters.Duration,
-			Publishers:     s.Publishers.ClientCount,
+		}
+		if s.Publishers != nil {
+			info.Publishers = s.Publishers.ClientCount
 		}
 		if s.Subscribers != nil {
 			info.Subscribers = s.Subscribers.ClientCount

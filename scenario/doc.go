@@ -23,6 +23,12 @@
 // (source addresses). protocol_version 3 and 4 mean MQTT 3.1.1, 5 means MQTT 5.0 and the
 // string "3.1" means MQTT 3.1. Topic templates hold $clientindex and $clientid.
 //
+// The type says who publishes and who receives: Point-To-Point, Fan-In, Fan-Out and
+// Connections (xmq_scn's), Shared-Subscription and Round-Trip, and Publish and Subscribe
+// for one-sided runs as emqtt-bench pub and sub make them: Publish has only a publisher
+// group and expects no message back; Subscribe has only a subscriber group, publishes
+// nothing, and receives what someone else publishes to its filters (see Types).
+//
 // The life of a scenario:
 //
 //	s, err := scenario.Resolve(arg)          // a file, or a built-in name (Builtin, Builtins)

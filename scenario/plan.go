@@ -64,7 +64,8 @@ type Client struct {
 	Phase time.Duration
 	// Receivers is how many copies of each of its messages the broker should deliver: one
 	// per subscriber with a matching filter, one per share group with a matching shared
-	// filter (DESIGN.md §3). 0 if it does not publish.
+	// filter (DESIGN.md §3). 0 if it does not publish, and 0 in a Publish scenario, whose
+	// messages no client of the plan receives.
 	Receivers int
 	// Source indexes the plan's source addresses (Plan.Source): clients take them
 	// round-robin in plan order; -1 when the scenario binds none.
@@ -75,7 +76,8 @@ type Client struct {
 }
 
 // Plan is a scenario expanded into clients: subscribers first (so that they are connected
-// and subscribed before publishers start), then publishers. It stores only ranges of client
+// and subscribed before publishers start), then publishers; a Publish plan has only
+// publishers, a Subscribe plan only subscribers. It stores only ranges of client
 // indices and the compiled templates; each Client is derived from its index when asked for,
 // so a plan of a million clients takes a few kilobytes. A Plan is immutable and safe for
 // concurrent use.
@@ -146,12 +148,14 @@ func NewPlan(s *Scenario) (*Plan, error) {
 			sh.subs = append(sh.subs, compileTemplate(t))
 		}
 	}
-	g := s.Publishers
-	p.segs = append(p.segs, segment{role: pubRole, name: "publishers", group: g, hi: g.ClientCount, base: base})
-	if pubRole == RoleRoundTrip {
-		sh.wholeSubscribing = g.ClientCount
+	p.n = base
+	if g := s.Publishers; g != nil && s.Type.hasPublishers() {
+		p.segs = append(p.segs, segment{role: pubRole, name: "publishers", group: g, hi: g.ClientCount, base: base})
+		if pubRole == RoleRoundTrip {
+			sh.wholeSubscribing = g.ClientCount
+		}
+		p.n += g.ClientCount
 	}
-	p.n = base + g.ClientCount
 	sh.whole = p.n
 	return p, nil
 }
@@ -265,7 +269,9 @@ type Estimate struct {
 	// PublishPerSec is the messages per second the clients publish (out).
 	PublishPerSec float64
 	// ReceivePerSec is the messages per second the broker delivers to the clients (in),
-	// assuming the deliveries spread evenly over the subscribing clients.
+	// assuming the deliveries spread evenly over the subscribing clients. It is 0 for
+	// Subscribe scenarios, whose publishers are not part of the plan: what they receive is
+	// not known in advance.
 	ReceivePerSec float64
 	// BytesOutPerSec and BytesInPerSec are MQTT bytes per second written and read by the
 	// clients: PUBLISH packets and their acknowledgements (TCP/IP headers not included).
@@ -396,6 +402,9 @@ func (p *Plan) Estimate() Estimate {
 func (sh *planShared) countDeliveries() {
 	pub := sh.s.Publishers
 	rate := sh.s.Parameters.PublishRate
+	if len(sh.m.filters) == 0 { // Publish: no subscriber of ours
+		return
+	}
 	if !sh.m.pub.indexed {
 		sh.deliveries = float64(sh.m.deliveries(sh.m.pub.raw)) * rate * float64(pub.ClientCount)
 		return

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,23 @@ func mustPlan(t testing.TB, name string) *Plan {
 	s, ok := Builtin(name)
 	if !ok {
 		t.Fatalf("no built-in %s", name)
+	}
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// mustPlanOf plans a built-in scenario, or a file when name ends in ".json".
+func mustPlanOf(t *testing.T, name string) *Plan {
+	t.Helper()
+	if !strings.HasSuffix(name, ".json") {
+		return mustPlan(t, name)
+	}
+	s, err := Load(name)
+	if err != nil {
+		t.Fatal(err)
 	}
 	p, err := NewPlan(s)
 	if err != nil {
@@ -80,6 +98,112 @@ func TestClientRoles(t *testing.T) {
 	}
 	if RoleSubscriber.String() != "subscriber" || Role(9).String() != "Role(9)" {
 		t.Error("role names")
+	}
+}
+
+// TestClientPublish checks a Publish plan: publishers only, each with its own topic and
+// phase, and no receivers.
+func TestClientPublish(t *testing.T) {
+	p := mustPlanOf(t, "testdata/good/publish.json")
+	s := p.Scenario()
+	if p.Len() != 10 {
+		t.Fatalf("Len = %d, want 10 (the subscriber group of 0 adds none)", p.Len())
+	}
+	got := []Client{p.Client(0), p.Client(9)}
+	want := []Client{
+		{Role: RolePublisher, GroupName: "publishers", Group: s.Publishers, Index: 0, ID: "bench-pub-0",
+			Topic: "bench/0/bench-pub-0", Rate: 5, Source: -1},
+		{Role: RolePublisher, GroupName: "publishers", Group: s.Publishers, Index: 9, ID: "bench-pub-9",
+			Topic: "bench/9/bench-pub-9", Rate: 5, Phase: 180 * time.Millisecond, Source: -1},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("clients (-want +got):\n%s", diff)
+	}
+	if c := got[0]; !c.Role.Publishes() || c.Role.Subscribes() || !c.Group.Retain || c.Group.QoS != 1 {
+		t.Errorf("publisher %+v", c)
+	}
+	// Topics bench/N/bench-pub-N are 19 bytes. A QoS 1 v5 PUBLISH with its 5-byte property
+	// (message_expiry_interval) has remaining length 2 + 19 + 2 + 1 + 5 + 64 = 93: 95 bytes
+	// out; a 4-byte PUBACK comes in for each, and nothing else.
+	e := p.Estimate()
+	wantE := Estimate{
+		Clients: 10, Publishers: 10, Connections: 10, FileDescriptors: 10 + FDOverhead, Topics: 10,
+		PublishPerSec: 50, BytesOutPerSec: 50 * 95, BytesInPerSec: 50 * 4,
+		MemoryBytes:       MemoryBase + 10*MemoryPerConnection + 10*5*inflightEntry,
+		SocketMemoryBytes: 10 * SocketMemoryPerConnection,
+		ConnectTime:       10 * time.Millisecond,
+	}
+	if diff := cmp.Diff(wantE, e); diff != "" {
+		t.Errorf("estimate (-want +got):\n%s", diff)
+	}
+}
+
+// TestClientSubscribe checks a Subscribe plan: subscribers only, with their filters
+// expanded, publishing nothing.
+func TestClientSubscribe(t *testing.T) {
+	p := mustPlanOf(t, "testdata/good/subscribe.json")
+	s := p.Scenario()
+	if p.Len() != 20 {
+		t.Fatalf("Len = %d, want 20", p.Len())
+	}
+	got := []Client{p.Client(0), p.Client(19)}
+	want := []Client{
+		{Role: RoleSubscriber, GroupName: "subscribers", Group: s.Subscribers, Index: 0, ID: "bench-sub-0",
+			Filters: []string{"bench/0/#", "ctl/bench-sub-0"}, Source: -1},
+		{Role: RoleSubscriber, GroupName: "subscribers", Group: s.Subscribers, Index: 19, ID: "bench-sub-19",
+			Filters: []string{"bench/19/#", "ctl/bench-sub-19"}, Source: -1},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("clients (-want +got):\n%s", diff)
+	}
+	if c := got[0]; c.Role.Publishes() || !c.Role.Subscribes() || c.Group.QoS != 2 {
+		t.Errorf("subscriber %+v", c)
+	}
+	par := s.Parameters
+	if par.PublishRate != 0 || par.Warmup != 0 || par.Drain != 0 || par.MessageCount != 0 {
+		t.Errorf("Subscribe defaults: rate %v warmup %v drain %v count %d", par.PublishRate, par.Warmup, par.Drain, par.MessageCount)
+	}
+	e := p.Estimate()
+	wantE := Estimate{
+		Clients: 20, Subscribers: 20, Connections: 20, FileDescriptors: 20 + FDOverhead,
+		MemoryBytes:       MemoryBase + 20*MemoryPerConnection,
+		SocketMemoryBytes: 20 * SocketMemoryPerConnection,
+		ConnectTime:       2 * time.Second,
+	}
+	if diff := cmp.Diff(wantE, e); diff != "" {
+		t.Errorf("estimate (-want +got):\n%s", diff)
+	}
+	if e := p.Shard(1, 3).Estimate(); e.Subscribers != 7 || e.Publishers != 0 || e.ReceivePerSec != 0 {
+		t.Errorf("shard estimate %+v", e)
+	}
+}
+
+// TestSetTypeSubscribe turns a Fan-Out into a Subscribe scenario with Set: the publisher
+// group must go, and the publish rate the file gives with it.
+func TestSetTypeSubscribe(t *testing.T) {
+	s, _ := Builtin("quick-fanout-1-100")
+	if err := s.Set("type", "Subscribe"); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Validate()
+	var paths []string
+	for _, e := range Errors(err) {
+		paths = append(paths, e.Path)
+	}
+	if diff := cmp.Diff([]string{"publishers", "parameters.publish_rate"}, paths); diff != "" {
+		t.Errorf("problems (-want +got):\n%s\n%v", diff, err)
+	}
+	for _, kv := range [][2]string{{"publishers", "null"}, {"parameters.publish_rate", "0"}} {
+		if err := s.Set(kv[0], kv[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Len() != 100 || p.Client(0).Role != RoleSubscriber || p.Estimate().Publishers != 0 {
+		t.Errorf("plan of %d clients, first %+v", p.Len(), p.Client(0))
 	}
 }
 
@@ -189,9 +313,10 @@ func TestIDsCollide(t *testing.T) {
 // every client's id, topics, phase and receivers, and split each group evenly.
 func TestShards(t *testing.T) {
 	for _, name := range []string{"quick-fanout-1-100", "quick-p2p-100", "quick-sharedsub-100-5",
-		"quick-roundtrip-10", "singlenode-fanout-5-1000-5-250K", "quick-conn-100"} {
-		t.Run(name, func(t *testing.T) {
-			p := mustPlan(t, name)
+		"quick-roundtrip-10", "singlenode-fanout-5-1000-5-250K", "quick-conn-100",
+		"testdata/good/publish.json", "testdata/good/subscribe.json"} {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			p := mustPlanOf(t, name)
 			whole := make(map[string]Client, p.Len())
 			for i := range p.Len() {
 				c := p.Client(i)

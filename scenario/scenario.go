@@ -25,11 +25,17 @@ const (
 	// TypeRoundTrip has one group whose clients each subscribe to their own topic
 	// (ping/$clientid) and publish to it: every message comes back to its sender.
 	TypeRoundTrip Type = "Round-Trip"
+	// TypePublish only publishes, as emqtt-bench pub does: a publisher group and no
+	// subscribers of ours, so no message is expected back (Client.Receivers is 0).
+	TypePublish Type = "Publish"
+	// TypeSubscribe only subscribes, as emqtt-bench sub does: a subscriber group that
+	// receives whatever the broker delivers to its filters; someone else publishes.
+	TypeSubscribe Type = "Subscribe"
 )
 
 // Types lists every scenario type, in the order the documentation gives them.
 var Types = []Type{TypePointToPoint, TypeFanIn, TypeFanOut, TypeConnections,
-	TypeSharedSubscription, TypeRoundTrip}
+	TypeSharedSubscription, TypeRoundTrip, TypePublish, TypeSubscribe}
 
 func (t Type) known() bool {
 	for _, k := range Types {
@@ -40,13 +46,21 @@ func (t Type) known() bool {
 	return false
 }
 
-// hasMessages reports whether scenarios of type t publish messages.
-func (t Type) hasMessages() bool { return t != TypeConnections }
+// hasMessages reports whether the clients of scenarios of type t publish messages: the
+// publish parameters (rate, payload, warm-up, drain) apply.
+func (t Type) hasMessages() bool { return t != TypeConnections && t != TypeSubscribe }
+
+// hasPublishers reports whether scenarios of type t have a publisher group.
+func (t Type) hasPublishers() bool { return t != TypeSubscribe }
 
 // hasSubscribers reports whether scenarios of type t have a subscriber group.
 func (t Type) hasSubscribers() bool {
-	return t != TypeConnections && t != TypeRoundTrip
+	return t != TypeConnections && t != TypeRoundTrip && t != TypePublish
 }
+
+// expectsDelivery reports whether a message published in scenarios of type t is expected
+// to reach one of the scenario's own clients.
+func (t Type) expectsDelivery() bool { return t.hasMessages() && t != TypePublish }
 
 // Version is an MQTT protocol version, numbered by its CONNECT protocol level.
 type Version byte
@@ -151,7 +165,8 @@ type Parameters struct {
 	// ConnectionRate is the connections per second of the whole run ("connection_rate").
 	ConnectionRate float64
 	// Duration is how long publishers publish, warm-up included ("duration_sec"); for
-	// Connections, how long the clients stay connected. Zero with MessageCount > 0 means
+	// Connections and Subscribe, how long the clients stay connected (and, for Subscribe,
+	// receive); these two need it > 0. Zero with MessageCount > 0 means
 	// "until every publisher has sent MessageCount messages".
 	Duration time.Duration
 	// PayloadSize is the payload of every message in bytes, the 16-byte measurement header
@@ -174,7 +189,8 @@ type Parameters struct {
 	// means the default, a tenth of Duration capped at 30 s, unless the file says 0.
 	Warmup time.Duration
 	// Drain is how long subscribers wait for in-flight messages after publishing stops
-	// ("drain_sec"); default 5 s, or 0 when the file says so.
+	// ("drain_sec"); default 5 s, or 0 when the file says so. Connections and Subscribe
+	// scenarios publish nothing, so for them it defaults to 0, as do PublishRate and Warmup.
 	Drain time.Duration
 	// Reconnect is the reconnect policy ("reconnect": "off" or "backoff"); default off.
 	Reconnect Reconnect

@@ -11,7 +11,8 @@ import (
 // Validate fills in the defaults that depend on other fields (publish rate, warm-up, drain,
 // payload size) and checks the scenario as a whole: every field's range, the rules of its
 // type (Point-To-Point has as many subscribers as publishers, Fan-In fewer, Fan-Out more,
-// Connections none and no messages), and combinations that cannot work (a payload smaller
+// Connections none and no messages, Publish no subscribers, Subscribe no publishers and no
+// messages of its own), and combinations that cannot work (a payload smaller
 // than the measurement header, MQTT 5 properties on a 3.x group, client ids that collide or
 // are too long for MQTT 3.1, a publisher topic no subscriber receives). It returns every
 // problem, one line each, joined (see Errors), or nil.
@@ -35,27 +36,38 @@ func (s *Scenario) check(l *errList) {
 	}
 	msgs := s.Type.hasMessages()
 
-	if s.Publishers == nil {
+	// A group that the type has no use for may be given with client_count 0 (xmq_scn files
+	// write both groups), and is then ignored.
+	switch {
+	case known && !s.Type.hasPublishers() && s.Publishers != nil && s.Publishers.ClientCount != 0:
+		l.add("publishers", "%s has no publishers (found %d; its subscribers receive what others publish)",
+			s.typeName(), s.Publishers.ClientCount)
+	case known && !s.Type.hasPublishers():
+	case s.Publishers == nil:
 		l.add("publishers", "missing (%s needs a publisher group)", s.typeName())
-	} else {
+	default:
 		s.checkGroup(l, "publishers", s.Publishers, true)
 	}
 	switch {
 	case known && s.Type.hasSubscribers() && s.Subscribers == nil:
 		l.add("subscribers", "missing (%s needs a subscriber group)", s.typeName())
 	case known && !s.Type.hasSubscribers() && s.Subscribers != nil && s.Subscribers.ClientCount != 0:
-		if s.Type == TypeRoundTrip {
+		switch s.Type {
+		case TypeRoundTrip:
 			l.add("subscribers", "a Round-Trip scenario has no subscriber group (each client subscribes to its own topic)")
-		} else {
-			l.add("subscribers", "a Connections scenario has no subscribers (found %d)", s.Subscribers.ClientCount)
+		case TypePublish:
+			l.add("subscribers", "a Publish scenario has no subscribers (found %d; use Fan-In, Fan-Out or Point-To-Point to receive)",
+				s.Subscribers.ClientCount)
+		default:
+			l.add("subscribers", "%s has no subscribers (found %d)", s.typeName(), s.Subscribers.ClientCount)
 		}
 	case s.Subscribers != nil && (!known || s.Type.hasSubscribers()):
 		s.checkGroup(l, "subscribers", s.Subscribers, false)
 	}
-	if known && s.Publishers != nil && s.Subscribers != nil && s.Type.hasSubscribers() {
+	if known && s.Publishers != nil && s.Subscribers != nil && s.Type.hasPublishers() && s.Type.hasSubscribers() {
 		s.checkCounts(l)
 	}
-	if s.Publishers != nil && s.Subscribers != nil && s.Subscribers.ClientCount > 0 {
+	if s.Publishers != nil && s.Subscribers != nil && s.Publishers.ClientCount > 0 && s.Subscribers.ClientCount > 0 {
 		if idsCollide(s.Publishers.IDPrefix, s.Publishers.ClientCount, s.Subscribers.IDPrefix, s.Subscribers.ClientCount) {
 			l.add("subscribers.id_prefix", "%s gives client ids that publishers also use (id_prefix %s); ids must be unique",
 				show(s.Subscribers.IDPrefix), show(s.Publishers.IDPrefix))
@@ -77,7 +89,7 @@ func (s *Scenario) check(l *errList) {
 	}
 	s.checkParameters(l, msgs)
 	s.checkServer(l)
-	if len(l.errs) == 0 && known && msgs {
+	if len(l.errs) == 0 && known && s.Type.expectsDelivery() {
 		s.checkReach(l)
 	}
 }
@@ -86,7 +98,7 @@ func (s *Scenario) typeName() string {
 	if s.Type.known() {
 		return "a " + string(s.Type) + " scenario"
 	}
-	return "every scenario"
+	return "every scenario but Subscribe"
 }
 
 func typeNames() []string {
@@ -237,7 +249,9 @@ func (s *Scenario) checkParameters(l *errList, msgs bool) {
 	switch {
 	case p.Duration < 0:
 		l.add(pp+"duration_sec", "%s is not a duration (must be ≥ 0)", show(p.Duration))
-	case p.Duration == 0 && (!msgs || p.MessageCount == 0):
+	case p.Duration == 0 && !msgs:
+		l.add(pp+"duration_sec", "0 leaves no time to run (must be > 0)")
+	case p.Duration == 0 && p.MessageCount == 0:
 		l.add(pp+"duration_sec", "0 leaves no time to run (must be > 0, or set message_count)")
 	}
 	if msgs {
@@ -258,10 +272,10 @@ func (s *Scenario) checkParameters(l *errList, msgs bool) {
 		}
 	} else {
 		if p.PublishRate != 0 {
-			l.add(pp+"publish_rate", "%s, but a Connections scenario publishes no messages (want 0)", show(p.PublishRate))
+			l.add(pp+"publish_rate", "%s, but %s publishes no messages (want 0)", show(p.PublishRate), s.typeName())
 		}
 		if p.MessageCount != 0 {
-			l.add(pp+"message_count", "%d, but a Connections scenario publishes no messages (want 0)", p.MessageCount)
+			l.add(pp+"message_count", "%d, but %s publishes no messages (want 0)", p.MessageCount, s.typeName())
 		}
 	}
 	if p.KeepAlive < 0 || p.KeepAlive > maxKeepAlive || p.KeepAlive%1e9 != 0 {
