@@ -85,6 +85,27 @@ func TestMessagingExactCounts(t *testing.T) {
 	}
 }
 
+// TestMessagingV5 runs P2P and Fan-In over MQTT 5.0 at QoS 1: the publishers use topic
+// alias 1 after their first message (Mosquitto allows 10), and every copy still arrives.
+func TestMessagingV5(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs against Mosquitto")
+	}
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	for _, name := range []string{"quick-p2p-100", "quick-fanin-100-1"} {
+		t.Run(name, func(t *testing.T) {
+			res := runScenario(t, m.Addr, name, map[string]string{
+				"publishers.protocol_version": "5", "subscribers.protocol_version": "5",
+				"publishers.qos": "1", "subscribers.qos": "1",
+				"parameters.duration_sec": "1500ms", "parameters.warmup_sec": "500ms",
+			})
+			if msg := res.Messages; msg.Received != msg.Expected || msg.Lost != 0 || msg.Acked != msg.Published {
+				t.Fatalf("messages %+v", msg)
+			}
+		})
+	}
+}
+
 // TestCoordinatedOmission stops the broker (SIGSTOP) for 500 ms during a 1,000 msg/s run:
 // latency from the due time must show the stall, and the publishers keep their schedule
 // (they send late, they do not skip).

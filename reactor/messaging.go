@@ -29,6 +29,9 @@ type PublishSpec struct {
 	Receivers   int           // copies the broker should deliver of each message
 	Props       *codec.Properties
 	MaxInflight int // QoS 1/2 messages awaiting their acknowledgement (default 1024)
+	// NoTopicAlias turns off the 5.0 topic alias, which otherwise replaces the topic by two
+	// bytes after the first message of a connection when the broker allows aliases.
+	NoTopicAlias bool
 }
 
 // pubState is a publisher's schedule and flow state. It lives in its loop (loop.pubs) so
@@ -44,6 +47,8 @@ type pubState struct {
 	window   int
 	pid      uint16
 	done     bool
+	alias    bool // 5.0: the broker takes topic alias 1 (Topic Alias Maximum >= 1)
+	aliasSet bool // alias 1 names the topic on this connection: send it empty
 }
 
 // pubHeap orders a loop's publishers by next due time.
@@ -162,6 +167,14 @@ func (l *loop) appendMessage(dst []byte, p *pubState, now int64) []byte {
 	if sp.Props != nil && codec.Version(p.s.version) == codec.V5 {
 		pk.Props = *sp.Props
 	}
+	if p.alias { // 5.0 topic alias: the topic goes once per connection, then 2 bytes
+		pk.Props.Set(codec.PropTopicAlias)
+		pk.Props.TopicAlias = 1
+		if p.aliasSet {
+			pk.Topic = nil
+		}
+		p.aliasSet = true
+	}
 	if sp.QoS > 0 {
 		p.pid++
 		if p.pid == 0 {
@@ -174,7 +187,9 @@ func (l *loop) appendMessage(dst []byte, p *pubState, now int64) []byte {
 }
 
 // startPublisher attaches s to its publisher state (created on first connect) and queues it.
-func (l *loop) startPublisher(s *session, sp *PublishSpec, receiveMax int) {
+// receiveMax and aliasMax are the 5.0 broker's Receive Maximum and Topic Alias Maximum
+// (0: not given).
+func (l *loop) startPublisher(s *session, sp *PublishSpec, receiveMax, aliasMax int) {
 	e := l.e
 	p := l.pubs[s.client]
 	if p == nil {
@@ -187,6 +202,7 @@ func (l *loop) startPublisher(s *session, sp *PublishSpec, receiveMax int) {
 	p.s = s
 	s.pub = p
 	p.inflight = 0 // a new connection starts a new window (clean session: nothing resent)
+	p.alias, p.aliasSet = aliasMax >= 1 && !sp.NoTopicAlias, false
 	p.window = sp.MaxInflight
 	if p.window <= 0 {
 		p.window = 1024

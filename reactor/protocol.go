@@ -133,11 +133,14 @@ func (l *loop) established(s *session, ca *codec.Connack) {
 		l.write(s, codec.AppendSubscribe(l.out[:0], &codec.Subscribe{ID: s.subID, Filters: s.subs}, v))
 	}
 	if s.pspec != nil {
-		rm := 0
+		rm, am := 0, 0
 		if v == codec.V5 && ca.Props.Has(codec.PropReceiveMaximum) {
 			rm = int(ca.Props.ReceiveMaximum)
 		}
-		l.startPublisher(s, s.pspec, rm)
+		if v == codec.V5 && ca.Props.Has(codec.PropTopicAliasMaximum) {
+			am = int(ca.Props.TopicAliasMaximum)
+		}
+		l.startPublisher(s, s.pspec, rm, am)
 		s.pspec = nil
 	}
 }
