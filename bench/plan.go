@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mqblast/mqblast/codec"
@@ -75,8 +76,10 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 				}
 			}
 			if c.Role.Publishes() {
+				pre, n, suf := randTopic(c.Topic)
 				spec.Publish = &reactor.PublishSpec{
-					Topic: []byte(c.Topic), QoS: c.Group.QoS, Retain: c.Group.Retain, Rate: c.Rate,
+					RandN: n, TopicSuffix: suf,
+					Topic: pre, QoS: c.Group.QoS, Retain: c.Group.Retain, Rate: c.Rate,
 					Phase: c.Phase, Count: par.MessageCount, PayloadSize: payload,
 					Number: uint32(c.Index), Receivers: c.Receivers, Props: pubProps[c.Group],
 					MaxInflight: par.MaxInflight,
@@ -85,6 +88,25 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 			return spec
 		},
 	}, nil
+}
+
+// randTopic splits a topic at its first %rand_N placeholder (emqtt-bench's per-message
+// random number): prefix, N and suffix; N is 0 when there is none.
+func randTopic(t string) (prefix []byte, n int, suffix []byte) {
+	i := strings.Index(t, "%rand_")
+	if i < 0 {
+		return []byte(t), 0, nil
+	}
+	j := i + len("%rand_")
+	k := j
+	for k < len(t) && t[k] >= '0' && t[k] <= '9' {
+		k++
+	}
+	n, err := strconv.Atoi(t[j:k])
+	if err != nil || n <= 0 {
+		return []byte(t), 0, nil
+	}
+	return []byte(t[:i]), n, []byte(t[k:])
 }
 
 // NewRunner prepares the run of a plan (see EngineConfig for brokers and idStart).

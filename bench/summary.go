@@ -39,9 +39,10 @@ func (r *Result) WriteSummary(w io.Writer) error {
 		}
 		t := &r.Throughput
 		fmt.Fprintf(tw, "throughput\t%.0f msg/s sent, %.0f msg/s received (measure window %.1fs)\n", t.PublishPerS, t.ReceivePerS, t.WindowS)
-		lat := r.LatencyUS
-		fmt.Fprintf(tw, "latency\tp50 %s  p90 %s  p99 %s  p99.9 %s  max %s  (from the due time, %d messages)\n",
-			us(lat.P50), us(lat.P90), us(lat.P99), us(lat.P999), us(lat.Max), lat.Count)
+		if lat := r.LatencyUS; lat.Count > 0 {
+			fmt.Fprintf(tw, "latency\tp50 %s  p90 %s  p99 %s  p99.9 %s  max %s  (from the due time, %d messages)\n",
+				us(lat.P50), us(lat.P90), us(lat.P99), us(lat.P999), us(lat.Max), lat.Count)
+		}
 		if raw := r.LatencyRaw; raw.Count > 0 {
 			fmt.Fprintf(tw, "latency raw\tp50 %s  p99 %s  max %s  (from the actual write)\n", us(raw.P50), us(raw.P99), us(raw.Max))
 		}

@@ -67,6 +67,7 @@ type loop struct {
 	heap    pubHeap             // publishers by next due time
 	pubs    map[int32]*pubState // by client: survives reconnects
 	payload []byte              // scratch payload, header written per message
+	topic   []byte              // scratch topic for %rand_N
 	pub     codec.Publish       // scratch packets, reused
 	inPub   codec.Publish
 	ack     codec.Ack

@@ -2,6 +2,8 @@ package reactor
 
 import (
 	"encoding/binary"
+	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"github.com/mqblast/mqblast/codec"
@@ -29,6 +31,10 @@ type PublishSpec struct {
 	Receivers   int           // copies the broker should deliver of each message
 	Props       *codec.Properties
 	MaxInflight int // QoS 1/2 messages awaiting their acknowledgement (default 1024)
+	// RandN, when > 0, makes the topic Topic + a random number from 1 to RandN drawn per
+	// message + TopicSuffix (emqtt-bench's %rand_N); topic aliases are then off.
+	RandN       int
+	TopicSuffix []byte
 	// NoTopicAlias turns off the 5.0 topic alias, which otherwise replaces the topic by two
 	// bytes after the first message of a connection when the broker allows aliases.
 	NoTopicAlias bool
@@ -164,6 +170,12 @@ func (l *loop) appendMessage(dst []byte, p *pubState, now int64) []byte {
 	}
 	pk := &l.pub
 	*pk = codec.Publish{QoS: codec.QoS(sp.QoS), Retain: sp.Retain, Topic: sp.Topic, Payload: pl}
+	if sp.RandN > 0 {
+		t := append(l.topic[:0], sp.Topic...)
+		t = strconv.AppendInt(t, int64(rand.IntN(sp.RandN)+1), 10)
+		l.topic = append(t, sp.TopicSuffix...)
+		pk.Topic = l.topic
+	}
 	if sp.Props != nil && codec.Version(p.s.version) == codec.V5 {
 		pk.Props = *sp.Props
 	}
@@ -202,7 +214,7 @@ func (l *loop) startPublisher(s *session, sp *PublishSpec, receiveMax, aliasMax 
 	p.s = s
 	s.pub = p
 	p.inflight = 0 // a new connection starts a new window (clean session: nothing resent)
-	p.alias, p.aliasSet = aliasMax >= 1 && !sp.NoTopicAlias, false
+	p.alias, p.aliasSet = aliasMax >= 1 && !sp.NoTopicAlias && sp.RandN == 0, false
 	p.window = sp.MaxInflight
 	if p.window <= 0 {
 		p.window = 1024

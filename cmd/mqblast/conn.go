@@ -14,10 +14,14 @@ import (
 	"github.com/mqblast/mqblast/scenario"
 )
 
-func init() { register(newConnCmd) }
+func init() {
+	register(newConnCmd)
+	register(newPubCmd)
+	register(newSubCmd)
+}
 
-// connFlags are the emqtt-bench style flags of `mqblast conn`.
-type connFlags struct {
+// quickFlags are the emqtt-bench style flags that conn, pub and sub share.
+type quickFlags struct {
 	hosts      string
 	port       int
 	count      int
@@ -30,40 +34,15 @@ type connFlags struct {
 	password   string
 	ifaddr     string
 	prefix     string
-	hold       time.Duration
+	duration   time.Duration
 	run        runFlags
 }
 
-func newConnCmd() *cobra.Command {
-	var f connFlags
-	cmd := &cobra.Command{
-		Use:   "conn -c N [-R rate | -i ms] [flags]",
-		Short: "Open N MQTT connections, hold them with keepalive, disconnect (emqtt-bench conn)",
-		Long: `Open N MQTT connections at a paced rate, hold them for --hold with PINGREQ every keepalive,
-then disconnect, and report connect latency (TCP start to CONNACK), the achieved rate,
-refusals by reason, failures by cause and the client's own CPU and memory.
-
-Flags follow emqtt-bench: -c count, -i interval between connects in ms (or -R connects per
-second), -k keepalive, -V protocol version, -u/-P credentials, --ifaddr source addresses,
---prefix and -n for client ids. The broker is --host/-H (comma-separated hosts round-robin)
-and -p; without --host the embedded broker is started. It is a Connections scenario built
-from the flags, run like 'mqblast run' (host checks, --procs, --out, --format).`,
-		Example: `  mqblast conn -c 1000 -R 500
-  mqblast conn -H 10.0.0.5 -c 50000 -R 5000 --ifaddr 10.0.1.1-10.0.1.4 --hold 5m --out conn.json
-  mqblast conn -H 127.0.0.1 -p 1883 -c 100 -i 10 -V 5 --format json | jq .connections`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := f.scenario(cmd)
-			if err != nil {
-				return err
-			}
-			return executeScenario(cmd, s, &f.run)
-		},
-	}
+func (f *quickFlags) register(cmd *cobra.Command, prefix string, duration time.Duration, durationHelp string) {
 	fl := cmd.Flags()
 	fl.StringVarP(&f.hosts, "host", "H", "", "broker host(s), comma-separated, clients round-robin (default: start the embedded broker)")
 	fl.IntVarP(&f.port, "port", "p", 1883, "broker port")
-	fl.IntVarP(&f.count, "count", "c", 200, "number of connections")
+	fl.IntVarP(&f.count, "count", "c", 200, "number of clients")
 	fl.IntVarP(&f.intervalMS, "interval", "i", 10, "interval between connects in ms (ignored when --rate is set)")
 	fl.Float64VarP(&f.rate, "rate", "R", 0, "connects per second over the whole run (overrides --interval)")
 	fl.IntVarP(&f.keepalive, "keepalive", "k", 300, "keepalive in seconds (0: none)")
@@ -72,19 +51,20 @@ from the flags, run like 'mqblast run' (host checks, --procs, --out, --format).`
 	fl.StringVarP(&f.username, "username", "u", "", "username")
 	fl.StringVarP(&f.password, "password", "P", "", "password")
 	fl.StringVar(&f.ifaddr, "ifaddr", "", "source addresses: list, range (127.0.0.2-127.0.0.9), CIDR or interface")
-	fl.StringVar(&f.prefix, "prefix", "mqblast-conn-", "client id prefix")
+	fl.StringVar(&f.prefix, "prefix", prefix, "client id prefix")
 	fl.IntVarP(&f.run.idStart, "startnumber", "n", 0, "number of the first client (client id = prefix + number)")
-	fl.DurationVar(&f.hold, "hold", 10*time.Second, "how long to hold the connections once connected")
+	fl.DurationVar(&f.duration, "duration", duration, durationHelp)
 	fl.StringVar(&f.run.out, "out", "", "write the result document (JSON) to this file")
 	fl.StringVar(&f.run.format, "format", "text", "stdout format: text (summary) or json (the result document)")
 	fl.StringVar(&f.run.procs, "procs", "auto", "worker processes: auto (as many as the descriptor limit needs) or N")
 	fl.BoolVar(&f.run.noCheck, "no-check", false, "skip the host checks before the run")
 	fl.IntVar(&f.run.loops, "loops", 0, "event loops per process (0: one per core)")
-	return cmd
 }
 
-// scenario builds the Connections scenario the flags describe.
-func (f *connFlags) scenario(cmd *cobra.Command) (*scenario.Scenario, error) {
+// scenario builds the scenario of type typ the flags describe: group is the JSON group
+// ("publishers" or "subscribers") with the group fields the verb adds, params the
+// parameters it adds.
+func (f *quickFlags) scenario(cmd *cobra.Command, typ, group string, fields, params map[string]any) (*scenario.Scenario, error) {
 	switch {
 	case f.count <= 0:
 		return nil, usageError(fmt.Errorf("--count %d: must be at least 1", f.count))
@@ -92,8 +72,8 @@ func (f *connFlags) scenario(cmd *cobra.Command) (*scenario.Scenario, error) {
 		return nil, usageError(fmt.Errorf("--version %d: must be 3 (MQTT 3.1), 4 (3.1.1) or 5 (5.0)", f.version))
 	case f.keepalive < 0 || f.keepalive > 65535:
 		return nil, usageError(fmt.Errorf("--keepalive %d: must be 0..65535 seconds", f.keepalive))
-	case f.hold < 0:
-		return nil, usageError(fmt.Errorf("--hold %v: must not be negative", f.hold))
+	case f.duration <= 0:
+		return nil, usageError(fmt.Errorf("--duration %v: must be more than 0", f.duration))
 	}
 	rate := f.rate
 	if !cmd.Flags().Changed("rate") {
@@ -109,16 +89,15 @@ func (f *connFlags) scenario(cmd *cobra.Command) (*scenario.Scenario, error) {
 	if f.version == 3 {
 		pv = "3.1"
 	}
-	doc := map[string]any{
-		"name": fmt.Sprintf("conn-%d", f.count),
-		"type": "Connections",
-		"publishers": map[string]any{
-			"id_prefix": f.prefix, "protocol_version": pv, "client_count": f.count, "clean_session": f.clean,
-		},
-		"parameters": map[string]any{
-			"connection_rate": rate, "duration_sec": f.hold.Seconds(), "keep_alive_sec": f.keepalive,
-		},
+	g := map[string]any{"id_prefix": f.prefix, "protocol_version": pv, "client_count": f.count, "clean_session": f.clean}
+	for k, v := range fields {
+		g[k] = v
 	}
+	p := map[string]any{"connection_rate": rate, "duration_sec": f.duration.Seconds(), "keep_alive_sec": f.keepalive}
+	for k, v := range params {
+		p[k] = v
+	}
+	doc := map[string]any{"name": fmt.Sprintf("%s-%d", cmd.Name(), f.count), "type": typ, group: g, "parameters": p}
 	if f.username != "" || f.password != "" {
 		doc["server"] = map[string]any{"username": f.username, "password": f.password}
 	}
@@ -126,8 +105,11 @@ func (f *connFlags) scenario(cmd *cobra.Command) (*scenario.Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := scenario.Parse("conn", data)
+	s, err := scenario.Parse(cmd.Name(), data)
 	if err != nil {
+		return nil, usageError(err)
+	}
+	if err := s.Validate(); err != nil {
 		return nil, usageError(err)
 	}
 	if f.hosts != "" {
@@ -143,6 +125,154 @@ func (f *connFlags) scenario(cmd *cobra.Command) (*scenario.Scenario, error) {
 		f.run.bind = []string{f.ifaddr}
 	}
 	return s, nil
+}
+
+// topicTemplate turns emqtt-bench topic placeholders into the scenario's: %i the client's
+// index, %c its client id, %u the username; %rand_N (a random 1..N drawn per message) is
+// kept for the publisher to expand.
+func (f *quickFlags) topicTemplate(t string) (string, error) {
+	if f.run.idStart != 0 && (strings.Contains(t, "%i") || strings.Contains(t, "%c")) {
+		return "", usageError(errors.New("--startnumber with %i or %c in the topic is not supported: topics number clients from 0"))
+	}
+	t = strings.ReplaceAll(t, "%i", "$clientindex")
+	t = strings.ReplaceAll(t, "%c", "$clientid")
+	t = strings.ReplaceAll(t, "%u", f.username)
+	return t, nil
+}
+
+func newConnCmd() *cobra.Command {
+	var f quickFlags
+	cmd := &cobra.Command{
+		Use:   "conn -c N [-R rate | -i ms] [flags]",
+		Short: "Open N MQTT connections, hold them with keepalive, disconnect (emqtt-bench conn)",
+		Long: `Open N MQTT connections at a paced rate, hold them for --duration with PINGREQ every
+keepalive, then disconnect, and report connect latency (TCP start to CONNACK), the achieved
+rate, refusals by reason, failures by cause and the client's own CPU and memory.
+
+Flags follow emqtt-bench: -c count, -i interval between connects in ms (or -R connects per
+second), -k keepalive, -V protocol version, -u/-P credentials, --ifaddr source addresses,
+--prefix and -n for client ids. The broker is --host/-H (comma-separated hosts round-robin)
+and -p; without --host the embedded broker is started. It is a Connections scenario built
+from the flags, run like 'mqblast run' (host checks, --procs, --out, --format).`,
+		Example: `  mqblast conn -c 1000 -R 500
+  mqblast conn -H 10.0.0.5 -c 50000 -R 5000 --ifaddr 10.0.1.1-10.0.1.4 --duration 5m --out conn.json
+  mqblast conn -H 127.0.0.1 -p 1883 -c 100 -i 10 -V 5 --format json | jq .connections`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := f.scenario(cmd, "Connections", "publishers", nil, nil)
+			if err != nil {
+				return err
+			}
+			return executeScenario(cmd, s, &f.run)
+		},
+	}
+	f.register(cmd, "mqblast-conn-", 10*time.Second, "how long to hold the connections once connected")
+	cmd.Flags().DurationVar(&f.duration, "hold", 10*time.Second, "same as --duration")
+	return cmd
+}
+
+func newPubCmd() *cobra.Command {
+	var (
+		f        quickFlags
+		topic    string
+		qos      int
+		size     int
+		retain   bool
+		interval int
+		limit    int
+		inflight int
+		warmup   time.Duration
+		wait     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "pub -c N -t TOPIC [-I ms] [-q qos] [-s bytes] [flags]",
+		Short: "N clients publish on an open-loop schedule (emqtt-bench pub)",
+		Long: `N clients connect, then each publishes one message every -I milliseconds (spread so the
+total rate is smooth) until --duration, on an open-loop schedule: a late message is still
+stamped with the time it was due. Every payload starts with mqblast's 16-byte header, so
+'mqblast sub' (or any scenario's subscribers) measure latency from it.
+
+Topic placeholders: %i the client's index (from 0), %c its client id, %u the username,
+%rand_N a random number from 1 to N drawn for every message. -L stops each client after that
+many messages; -F caps the QoS 1/2 messages awaiting their acknowledgement. Publishing
+starts once every client has connected (emqtt-bench's -w is always on).`,
+		Example: `  mqblast pub -H 10.0.0.5 -c 100 -I 10 -t bench/%i -s 256 -q 1
+  mqblast pub -c 10 -t 'sensors/%rand_1000' -I 1 --duration 1m --out pub.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if topic == "" {
+				return usageError(errors.New("--topic: give the topic to publish to, e.g. -t bench/%i"))
+			}
+			if interval <= 0 {
+				return usageError(fmt.Errorf("--interval-of-msg %d: must be at least 1 ms", interval))
+			}
+			t, err := f.topicTemplate(topic)
+			if err != nil {
+				return err
+			}
+			fields := map[string]any{"topics": t, "qos": qos, "retain": retain}
+			params := map[string]any{"publish_rate": 1000 / float64(interval), "payload_size": size,
+				"message_count": limit, "warmup_sec": warmup.Seconds()}
+			if inflight > 0 {
+				params["max_inflight_messages"] = inflight
+			}
+			_ = wait
+			s, err := f.scenario(cmd, "Publish", "publishers", fields, params)
+			if err != nil {
+				return err
+			}
+			return executeScenario(cmd, s, &f.run)
+		},
+	}
+	f.register(cmd, "mqblast-pub-", 30*time.Second, "how long to publish (the warm-up included)")
+	fl := cmd.Flags()
+	fl.StringVarP(&topic, "topic", "t", "", "topic to publish to (placeholders %i %c %u %rand_N)")
+	fl.IntVarP(&qos, "qos", "q", 0, "QoS 0, 1 or 2")
+	fl.IntVarP(&size, "size", "s", 256, "payload size in bytes (at least 16: the measurement header)")
+	fl.BoolVarP(&retain, "retain", "r", false, "publish with the retain flag")
+	fl.IntVarP(&interval, "interval-of-msg", "I", 1000, "ms between the messages of one client")
+	fl.IntVarP(&limit, "limit", "L", 0, "messages per client, then stop (0: until --duration)")
+	fl.IntVarP(&inflight, "inflight", "F", 0, "QoS 1/2 messages awaiting acknowledgement per client (0: the default 1024)")
+	fl.DurationVar(&warmup, "warmup", 0, "the first part of --duration, not measured")
+	fl.BoolVarP(&wait, "wait-before-publishing", "w", true, "accepted for emqtt-bench compatibility: publishing always waits for every connect")
+	return cmd
+}
+
+func newSubCmd() *cobra.Command {
+	var (
+		f     quickFlags
+		topic string
+		qos   int
+	)
+	cmd := &cobra.Command{
+		Use:   "sub -c N -t FILTER [-q qos] [flags]",
+		Short: "N clients subscribe and count what arrives (emqtt-bench sub)",
+		Long: `N clients connect and subscribe to -t (placeholders %i %c %u) with -q, then receive for
+--duration. Messages whose payload starts with mqblast's 16-byte header (from 'mqblast pub'
+or a scenario) give latency from their due time; others are counted as unmeasured.`,
+		Example: `  mqblast sub -H 10.0.0.5 -c 100 -t 'bench/#' -q 1 --duration 2m
+  mqblast sub -c 10 -t 'bench/%i' --format json | jq .latency_us`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if topic == "" {
+				return usageError(errors.New("--topic: give the filter to subscribe to, e.g. -t 'bench/#'"))
+			}
+			t, err := f.topicTemplate(topic)
+			if err != nil {
+				return err
+			}
+			s, err := f.scenario(cmd, "Subscribe", "subscribers", map[string]any{"topics": t, "qos": qos}, nil)
+			if err != nil {
+				return err
+			}
+			return executeScenario(cmd, s, &f.run)
+		},
+	}
+	f.register(cmd, "mqblast-sub-", 60*time.Second, "how long to receive")
+	fl := cmd.Flags()
+	fl.StringVarP(&topic, "topic", "t", "", "topic filter (placeholders %i %c %u; wildcards and $share/G/ allowed)")
+	fl.IntVarP(&qos, "qos", "q", 0, "subscription QoS 0, 1 or 2")
+	return cmd
 }
 
 // finishRun performs a Connections run and writes its result: the summary or the JSON

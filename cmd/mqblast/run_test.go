@@ -265,3 +265,37 @@ func TestMergeShards(t *testing.T) {
 		t.Errorf("missing file: exit %d %s", r.code, r.stderr)
 	}
 }
+
+// TestPubSubVerbs: mqblast sub measures what mqblast pub publishes (a separate process), with
+// emqtt-bench flags and topic placeholders.
+func TestPubSubVerbs(t *testing.T) {
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	host, port, _ := strings.Cut(m.Addr, ":")
+	sub := exec.Command(mqblastBin(t), "sub", "-H", host, "-p", port, "-c", "4", "-t", "bench/#", "-q", "1",
+		"--duration", "4s", "--format", "json")
+	var subOut, subErr bytes.Buffer
+	sub.Stdout, sub.Stderr = &subOut, &subErr
+	if err := sub.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(800 * time.Millisecond) // connected and subscribed
+	pub := runBin(t, "pub", "-H", host, "-p", port, "-c", "5", "-t", "bench/%i/%rand_3", "-I", "20", "-q", "1",
+		"-s", "32", "--duration", "1s", "--format", "json")
+	if pub.code != 0 {
+		t.Fatalf("pub: exit %d\n%s", pub.code, pub.stderr)
+	}
+	if err := sub.Wait(); err != nil {
+		t.Fatalf("sub: %v\n%s", err, subErr.String())
+	}
+	p := decodeResult(t, pub)
+	s := decodeResult(t, cliRun{stdout: subOut.String(), stderr: subErr.String()})
+	if p.Messages.Published < 240 || p.Messages.Acked != p.Messages.Published {
+		t.Fatalf("pub messages %+v", p.Messages)
+	}
+	if s.Messages.Received != 4*p.Messages.Published || s.Messages.Unmeasured != 0 || s.LatencyUS.Count == 0 || s.LatencyRaw.Count == 0 {
+		t.Fatalf("sub got %+v for %d published; latency %+v", s.Messages, p.Messages.Published, s.LatencyUS)
+	}
+	if r := runBin(t, "pub", "-c", "1"); r.code != exitUsage || !strings.Contains(r.stderr, "--topic") {
+		t.Errorf("pub without a topic: exit %d %s", r.code, r.stderr)
+	}
+}
