@@ -171,9 +171,9 @@ func (l *loop) appendMessage(dst []byte, p *pubState, now int64) []byte {
 	pk := &l.pub
 	*pk = codec.Publish{QoS: codec.QoS(sp.QoS), Retain: sp.Retain, Topic: sp.Topic, Payload: pl}
 	if sp.RandN > 0 {
-		t := append(l.topic[:0], sp.Topic...)
-		t = strconv.AppendInt(t, int64(rand.IntN(sp.RandN)+1), 10)
-		l.topic = append(t, sp.TopicSuffix...)
+		l.topic = append(l.topic[:0], sp.Topic...)
+		l.topic = strconv.AppendInt(l.topic, int64(rand.IntN(sp.RandN)+1), 10)
+		l.topic = append(l.topic, sp.TopicSuffix...)
 		pk.Topic = l.topic
 	}
 	if sp.Props != nil && codec.Version(p.s.version) == codec.V5 {
