@@ -344,6 +344,9 @@ type groupSlot struct {
 // sizeField is an int that also takes a size with a unit ("64KiB").
 type sizeField struct{ p *int }
 
+// retainHandlingField is a byte that holds an MQTT 5 Retain Handling option, 0 to 2.
+type retainHandlingField struct{ p *byte }
+
 // Default client id prefixes of groups that do not give one.
 const (
 	defaultPubPrefix = "mqblast-pub-"
@@ -368,6 +371,9 @@ var groupFields = []field{
 	{name: "clean_session", ptr: func(o any) any { return &o.(*Group).CleanSession }},
 	{name: "topics", ptr: func(o any) any { return &o.(*Group).Topics }},
 	{name: "retain", ptr: func(o any) any { return &o.(*Group).Retain }},
+	{name: "no_local", ptr: func(o any) any { return &o.(*Group).NoLocal }},
+	{name: "retain_as_published", ptr: func(o any) any { return &o.(*Group).RetainAsPublished }},
+	{name: "retain_handling", ptr: func(o any) any { return retainHandlingField{&o.(*Group).RetainHandling} }},
 	{name: "connect_properties", ptr: func(o any) any { return &o.(*Group).ConnectProperties }},
 	{name: "publish_properties", ptr: func(o any) any { return &o.(*Group).PublishProperties }},
 }
@@ -508,6 +514,13 @@ func decodeValue(dst, v any, path string, l *errList) {
 			return
 		}
 		*d.p = n
+	case retainHandlingField:
+		n, ok := integer(v)
+		if !ok || n < 0 || n > maxRetainHandling {
+			l.add(path, "%s %s", show(v), notRetainHandling)
+			return
+		}
+		*d.p = byte(n)
 	case *Version:
 		ver, ok := version(v)
 		if !ok {

@@ -26,6 +26,9 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 		CleanSession      bool       `json:"clean_session"`
 		Topics            any        `json:"topics,omitempty"`
 		Retain            bool       `json:"retain,omitempty"`
+		NoLocal           bool       `json:"no_local,omitempty"`
+		RetainAsPublished bool       `json:"retain_as_published,omitempty"`
+		RetainHandling    byte       `json:"retain_handling,omitempty"`
 		ConnectProperties []jsonProp `json:"connect_properties,omitempty"`
 		PublishProperties []jsonProp `json:"publish_properties,omitempty"`
 	}
@@ -81,6 +84,9 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 			QoS:               g.QoS,
 			CleanSession:      g.CleanSession,
 			Retain:            g.Retain,
+			NoLocal:           g.NoLocal,
+			RetainAsPublished: g.RetainAsPublished,
+			RetainHandling:    g.RetainHandling,
 			ConnectProperties: props(g.ConnectProperties),
 			PublishProperties: props(g.PublishProperties),
 		}

@@ -82,6 +82,8 @@ func FuzzSet(f *testing.F) {
 	f.Add("subscribers", "null")
 	f.Add("parameters.duration_sec", "1m")
 	f.Add("publishers.protocol_version", "3.1")
+	f.Add("subscribers.no_local", "true")
+	f.Add("subscribers.retain_handling", "2")
 	f.Add("publishers.connect_properties", `[{"name": "user_property", "key": "k", "value": "v"}]`)
 	f.Fuzz(func(t *testing.T, path, value string) {
 		s, _ := Builtin("quick-fanout-1-100")

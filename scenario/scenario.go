@@ -141,6 +141,20 @@ type Group struct {
 	Topics []string
 	Retain bool // "retain" (publishers only): publish with the RETAIN flag
 
+	// NoLocal, RetainAsPublished and RetainHandling are the MQTT 5.0 subscription options
+	// of every filter the group subscribes to ("no_local", "retain_as_published",
+	// "retain_handling"); they apply to a subscribing group only (subscribers, and the
+	// group of a Round-Trip scenario) and are refused for 3.x groups unless left at their
+	// defaults (false, false, 0).
+	//
+	// NoLocal asks the broker not to deliver a client's own messages back to it; a
+	// shared-subscription filter cannot carry it [MQTT-3.8.3-4]. RetainAsPublished keeps
+	// the RETAIN flag of forwarded messages as published. RetainHandling says when retained
+	// messages are sent: 0 at every subscribe, 1 only when the subscription is new, 2 never.
+	NoLocal           bool
+	RetainAsPublished bool
+	RetainHandling    byte
+
 	// ConnectProperties and PublishProperties are MQTT 5 properties sent on CONNECT and on
 	// every PUBLISH ("connect_properties", "publish_properties"); refused for 3.x groups.
 	ConnectProperties []Property

@@ -131,6 +131,23 @@ func TestDecodeValues(t *testing.T) {
 		t.Errorf("connect properties (-want +got):\n%s", diff)
 	}
 
+	s, err = loadAndValidate(t, "testdata/good/subscription-options.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("subscribers no_local", s.Subscribers.NoLocal, true)
+	check("subscribers retain_as_published", s.Subscribers.RetainAsPublished, true)
+	check("subscribers retain_handling", s.Subscribers.RetainHandling, byte(2))
+	check("publishers no_local default", s.Publishers.NoLocal, false)
+	check("publishers retain_as_published default", s.Publishers.RetainAsPublished, false)
+	check("publishers retain_handling default", s.Publishers.RetainHandling, byte(0))
+	s, err = loadAndValidate(t, "testdata/good/roundtrip-subscription-options.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("round-trip retain_as_published", s.Publishers.RetainAsPublished, true)
+	check("round-trip retain_handling", s.Publishers.RetainHandling, byte(1))
+
 	s, _ = loadAndValidate(t, "testdata/good/mqtt31-qos2.json")
 	check("3.1", s.Publishers.ProtocolVersion, V31)
 	check("KiB", s.Parameters.PayloadSize, 1024)
@@ -206,6 +223,9 @@ func TestSet(t *testing.T) {
 		{"publishers.protocol_version", "3.1", func(s *Scenario) bool { return s.Publishers.ProtocolVersion == V31 }},
 		{"publishers.protocol_version", "5", func(s *Scenario) bool { return s.Publishers.ProtocolVersion == V5 }},
 		{"publishers.clean_session", "false", func(s *Scenario) bool { return !s.Publishers.CleanSession }},
+		{"subscribers.no_local", "true", func(s *Scenario) bool { return s.Subscribers.NoLocal }},
+		{"subscribers.retain_as_published", "true", func(s *Scenario) bool { return s.Subscribers.RetainAsPublished }},
+		{"subscribers.retain_handling", "2", func(s *Scenario) bool { return s.Subscribers.RetainHandling == 2 }},
 		{"subscribers.topics", `["a/#", "b"]`, func(s *Scenario) bool { return len(s.Subscribers.Topics) == 2 }},
 		{"subscribers.topics", "a, b/#", func(s *Scenario) bool { return len(s.Subscribers.Topics) == 2 && s.Subscribers.Topics[1] == "b/#" }},
 		{"server.hostname", "10.0.0.1", func(s *Scenario) bool { return s.Server.Hostname == "10.0.0.1" && s.HasServer() }},
@@ -236,6 +256,9 @@ func TestSet(t *testing.T) {
 		{"publishers.clean_session", "yes", `--set: publishers.clean_session: "yes" is not a boolean (want true or false)`},
 		{"parameters.duration_sec", "soon", `--set: parameters.duration_sec: "soon" is not a time span (want seconds, or a Go duration such as "90s")`},
 		{"subscribers.topics", `["a", 1]`, `--set: subscribers.topics[1]: 1 is not a string`},
+		{"subscribers.no_local", "1", `--set: subscribers.no_local: 1 is not a boolean (want true or false)`},
+		{"subscribers.retain_handling", "3", `--set: subscribers.retain_handling: 3 ` + notRetainHandling},
+		{"subscribers.retain_handling", "true", `--set: subscribers.retain_handling: true ` + notRetainHandling},
 		{"parameters", `{"publish_rate": 1`, `--set: parameters: "{\"publish_rate\": 1" is not valid JSON: line 1, column 19: unexpected end of file`},
 	}
 	for _, c := range bad {
@@ -371,5 +394,64 @@ func TestErrorsFlatten(t *testing.T) {
 	}
 	if e2.Error() != "whole" || e1.Error() != "f: p: m" {
 		t.Errorf("formatting: %q %q", e1, e2)
+	}
+}
+
+// TestSubscriptionOptions follows the MQTT 5.0 subscription options from Set through
+// Validate to the effective file, which writes them only when they are not the defaults.
+func TestSubscriptionOptions(t *testing.T) {
+	s, _ := Builtin("quick-fanout-1-100")
+	for _, kv := range [][2]string{{"subscribers.no_local", "true"}, {"subscribers.retain_as_published", "true"},
+		{"subscribers.retain_handling", "1"}} {
+		if err := s.Set(kv[0], kv[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "quick-fanout-1-100: subscribers.no_local: true needs protocol_version 5 (subscription options are MQTT 5.0; this group is MQTT 3.1.1)\n" +
+		"quick-fanout-1-100: subscribers.retain_as_published: true needs protocol_version 5 (subscription options are MQTT 5.0; this group is MQTT 3.1.1)\n" +
+		"quick-fanout-1-100: subscribers.retain_handling: 1 needs protocol_version 5 (subscription options are MQTT 5.0; this group is MQTT 3.1.1)"
+	if err := s.Validate(); err == nil || err.Error() != want {
+		t.Fatalf("3.1.1 group:\n%v\nwant:\n%s", err, want)
+	}
+	if err := s.Set("subscribers.protocol_version", "5"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := s.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{`"no_local":true`, `"retain_as_published":true`, `"retain_handling":1`} {
+		if !strings.Contains(string(data), f) {
+			t.Errorf("effective file lacks %s:\n%s", f, data)
+		}
+	}
+	s2, err := Parse("effective", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := s2.Subscribers; !g.NoLocal || !g.RetainAsPublished || g.RetainHandling != 1 {
+		t.Errorf("re-parsed %+v", g)
+	}
+
+	// A value set from Go is checked too.
+	s.Subscribers.RetainHandling = 7
+	want = "quick-fanout-1-100: subscribers.retain_handling: 7 " + notRetainHandling
+	if err := s.Validate(); err == nil || err.Error() != want {
+		t.Errorf("retain_handling 7:\n%v\nwant:\n%s", err, want)
+	}
+
+	// Defaults are not written: effective files of existing scenarios keep their bytes.
+	s, _ = Builtin("quick-fanout-1-100")
+	data, err = s.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"no_local", "retain_as_published", "retain_handling"} {
+		if strings.Contains(string(data), f) {
+			t.Errorf("effective file of defaults holds %s:\n%s", f, data)
+		}
 	}
 }

@@ -12,10 +12,12 @@ import (
 // payload size) and checks the scenario as a whole: every field's range, the rules of its
 // type (Point-To-Point has as many subscribers as publishers, Fan-In fewer, Fan-Out more,
 // Connections none and no messages, Publish no subscribers, Subscribe no publishers and no
-// messages of its own), and combinations that cannot work (a payload smaller
-// than the measurement header, MQTT 5 properties on a 3.x group, client ids that collide or
-// are too long for MQTT 3.1, a publisher topic no subscriber receives). It returns every
-// problem, one line each, joined (see Errors), or nil.
+// messages of its own), and combinations that cannot work (a payload smaller than the
+// measurement header, MQTT 5 properties or subscription options on a 3.x group, subscription
+// options on a group that does not subscribe, No Local on a shared subscription or on a
+// Round-Trip group, client ids that collide or are too long for MQTT 3.1, a publisher topic
+// no subscriber receives). It returns every problem, one line each, joined (see Errors), or
+// nil.
 //
 // MQTT 3.1 clients may use QoS 2: MQTT 3.1 defines it, so Validate does not refuse it.
 func (s *Scenario) Validate() error {
@@ -182,6 +184,8 @@ func (s *Scenario) checkGroup(l *errList, name string, g *Group, pub bool) {
 		}
 	}
 
+	s.checkSubscriptionOptions(l, name, g, pub, tpath)
+
 	// Publishing-only settings.
 	if !pub && g.Retain {
 		l.add(name+".retain", "true, but subscribers publish nothing")
@@ -213,6 +217,54 @@ func (s *Scenario) checkGroup(l *errList, name string, g *Group, pub bool) {
 			if p.Name == "response_topic" {
 				if err := checkTopicName(p.Str); err != nil {
 					l.add(fmt.Sprintf("%s.%s[%d].value", name, list.field, i), "%s %v", show(p.Str), err)
+				}
+			}
+		}
+	}
+}
+
+// maxRetainHandling is the largest MQTT 5 Retain Handling option; 3 is a protocol error
+// [MQTT-3.8.3-5].
+const maxRetainHandling = 2
+
+// notRetainHandling completes the message for a retain_handling value out of range.
+const notRetainHandling = "is not a retain handling option (want 0 to send retained messages at every subscribe, 1 only for a new subscription, 2 never)"
+
+// checkSubscriptionOptions checks the MQTT 5.0 subscription options of group g: they need
+// a group that subscribes and protocol_version 5, and No Local a group whose own messages are
+// not what it is there to receive.
+func (s *Scenario) checkSubscriptionOptions(l *errList, name string, g *Group, pub bool, tpath func(int) string) {
+	roundTrip := s.Type == TypeRoundTrip
+	subscribes := !pub || roundTrip || !s.Type.known()
+	opts := []struct {
+		field string
+		val   any
+		set   bool
+	}{
+		{"no_local", g.NoLocal, g.NoLocal},
+		{"retain_as_published", g.RetainAsPublished, g.RetainAsPublished},
+		{"retain_handling", g.RetainHandling, g.RetainHandling != 0},
+	}
+	for _, o := range opts {
+		path := name + "." + o.field
+		switch {
+		case !o.set:
+		case !subscribes:
+			l.add(path, "%s, but the publishers of %s subscribe to nothing (subscription options apply to subscribers and Round-Trip clients)",
+				show(o.val), s.typeName())
+		case o.field == "retain_handling" && g.RetainHandling > maxRetainHandling:
+			l.add(path, "%s %s", show(o.val), notRetainHandling)
+		case g.ProtocolVersion != V5:
+			l.add(path, "%s needs protocol_version 5 (subscription options are MQTT 5.0; this group is MQTT %s)",
+				show(o.val), g.ProtocolVersion)
+		case o.field == "no_local" && roundTrip && pub:
+			l.add(path, "true, but a Round-Trip client receives only its own messages, which No Local withholds (want false)")
+		case o.field == "no_local":
+			for i, t := range g.Topics {
+				if strings.HasPrefix(t, sharePrefix) { // [MQTT-3.8.3-4]
+					l.add(path, "true, but %s %s is a shared subscription, on which No Local is a protocol error (want false)",
+						tpath(i), show(t))
+					break
 				}
 			}
 		}
