@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mqblast/mqblast/broker"
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/scenario"
 )
@@ -44,43 +45,52 @@ func runScenario(t *testing.T, broker, name string, sets map[string]string) *Res
 }
 
 // TestMessagingExactCounts runs every messaging type at QoS 0, 1 and 2 at modest rates
-// against Mosquitto: every message is accounted for, and at QoS 1 and 2 every expected
-// copy arrives exactly once and every publish is acknowledged.
+// against Mosquitto and the embedded broker: every message is accounted for, and at QoS 1
+// and 2 every expected copy arrives exactly once and every publish is acknowledged.
 func TestMessagingExactCounts(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs against Mosquitto for ~30 s")
+		t.Skip("runs against two brokers for ~60 s")
 	}
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
-	for _, name := range []string{"quick-p2p-100", "quick-fanin-100-1", "quick-fanout-1-100", "quick-sharedsub-100-5", "quick-roundtrip-10"} {
-		for _, qos := range []int{0, 1, 2} {
-			t.Run(fmt.Sprintf("%s/qos%d", name, qos), func(t *testing.T) {
-				q := fmt.Sprint(qos)
-				sets := map[string]string{"publishers.qos": q, "subscribers.qos": q,
-					"parameters.duration_sec": "1500ms", "parameters.warmup_sec": "500ms"}
-				if name == "quick-roundtrip-10" { // one group: each client subscribes to its own topic
-					delete(sets, "subscribers.qos")
-				}
-				res := runScenario(t, m.Addr, name, sets)
-				msg := res.Messages
-				if msg.Published == 0 || msg.Expected == 0 || msg.Subscribed == 0 || msg.SubscribeFailed != 0 {
-					t.Fatalf("nothing happened: %+v", msg)
-				}
-				// Every message is accounted for: received once, or lost.
-				if msg.Received-msg.Duplicated+msg.Lost != msg.Expected {
-					t.Errorf("received %d - duplicated %d + lost %d != expected %d", msg.Received, msg.Duplicated, msg.Lost, msg.Expected)
-				}
-				if qos > 0 {
-					if msg.Received != msg.Expected || msg.Lost != 0 || msg.Duplicated != 0 || msg.OutOfOrder != 0 {
-						t.Errorf("QoS %d: %+v", qos, msg)
+	emb, err := broker.Start("127.0.0.1:0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = emb.Close() })
+	brokers := map[string]string{"mosquitto": m.Addr, "embedded": emb.Addr()}
+	for _, bname := range []string{"mosquitto", "embedded"} {
+		addr := brokers[bname]
+		for _, name := range []string{"quick-p2p-100", "quick-fanin-100-1", "quick-fanout-1-100", "quick-sharedsub-100-5", "quick-roundtrip-10"} {
+			for _, qos := range []int{0, 1, 2} {
+				t.Run(fmt.Sprintf("%s/%s/qos%d", bname, name, qos), func(t *testing.T) {
+					q := fmt.Sprint(qos)
+					sets := map[string]string{"publishers.qos": q, "subscribers.qos": q,
+						"parameters.duration_sec": "1500ms", "parameters.warmup_sec": "500ms"}
+					if name == "quick-roundtrip-10" { // one group: each client subscribes to its own topic
+						delete(sets, "subscribers.qos")
 					}
-					if msg.Acked != msg.Published {
-						t.Errorf("acked %d of %d published", msg.Acked, msg.Published)
+					res := runScenario(t, addr, name, sets)
+					msg := res.Messages
+					if msg.Published == 0 || msg.Expected == 0 || msg.Subscribed == 0 || msg.SubscribeFailed != 0 {
+						t.Fatalf("nothing happened: %+v", msg)
 					}
-				}
-				if res.LatencyUS.Count == 0 || res.Throughput.ReceivePerS == 0 {
-					t.Errorf("no measured messages: latency %+v throughput %+v", res.LatencyUS, res.Throughput)
-				}
-			})
+					// Every message is accounted for: received once, or lost.
+					if msg.Received-msg.Duplicated+msg.Lost != msg.Expected {
+						t.Errorf("received %d - duplicated %d + lost %d != expected %d", msg.Received, msg.Duplicated, msg.Lost, msg.Expected)
+					}
+					if qos > 0 {
+						if msg.Received != msg.Expected || msg.Lost != 0 || msg.Duplicated != 0 || msg.OutOfOrder != 0 {
+							t.Errorf("QoS %d: %+v", qos, msg)
+						}
+						if msg.Acked != msg.Published {
+							t.Errorf("acked %d of %d published", msg.Acked, msg.Published)
+						}
+					}
+					if res.LatencyUS.Count == 0 || res.Throughput.ReceivePerS == 0 {
+						t.Errorf("no measured messages: latency %+v throughput %+v", res.LatencyUS, res.Throughput)
+					}
+				})
+			}
 		}
 	}
 }

@@ -72,7 +72,9 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 			if c.Role.Subscribes() {
 				spec.Subscriptions = make([]codec.Subscription, len(c.Filters))
 				for k, f := range c.Filters {
-					spec.Subscriptions[k] = codec.Subscription{Filter: []byte(f), QoS: codec.QoS(c.Group.QoS)}
+					g := c.Group
+					spec.Subscriptions[k] = codec.Subscription{Filter: []byte(f), QoS: codec.QoS(g.QoS),
+						NoLocal: g.NoLocal, RetainAsPublished: g.RetainAsPublished, RetainHandling: g.RetainHandling}
 				}
 			}
 			if c.Role.Publishes() {

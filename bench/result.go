@@ -73,6 +73,9 @@ type Messages struct {
 	Unmeasured      int64 `json:"unmeasured"`
 	Subscribed      int64 `json:"subscribed"`
 	SubscribeFailed int64 `json:"subscribe_failed"`
+	// SubscribeRefused counts refused filters by SUBACK reason (the last failing filter's
+	// reason for a SUBACK that refuses several).
+	SubscribeRefused map[string]int64 `json:"subscribe_refused,omitempty"`
 }
 
 // Throughput covers the measure window: messages due inside it.
@@ -92,7 +95,9 @@ type Interval struct {
 	ConnectPerS      float64     `json:"connect_per_s"`
 	ConnectLatencyUS Percentiles `json:"connect_latency_us"`
 	Published        int64       `json:"published"`
+	Expected         int64       `json:"expected"`
 	Received         int64       `json:"received"`
+	Duplicated       int64       `json:"duplicated"`
 	PublishPerS      float64     `json:"publish_per_s"`
 	ReceivePerS      float64     `json:"receive_per_s"`
 	LatencyUS        Percentiles `json:"latency_us"`
@@ -172,7 +177,8 @@ func (r *Result) fill(total *Snapshot) {
 	m := &r.Messages
 	*m = Messages{Published: total.Published, Acked: total.Acked, Expected: total.Expected,
 		Received: total.Received, Duplicated: total.Duplicated, OutOfOrder: total.OutOfOrder,
-		Unmeasured: total.Unmeasured, Subscribed: total.Subscribed, SubscribeFailed: total.SubscribeFailed}
+		Unmeasured: total.Unmeasured, Subscribed: total.Subscribed, SubscribeFailed: total.SubscribeFailed,
+		SubscribeRefused: total.SubscribeRefused}
 	if distinct := total.Received - total.Duplicated - total.Unmeasured; total.Expected > distinct {
 		m.Lost = total.Expected - distinct
 	}

@@ -195,6 +195,11 @@ connect:
 			interrupted = !wait(time.Until(to), nil)
 		}
 		measureCPU = cpuTime() - cpu0
+		if n := eng.WriteBacklogs(); n > 0 {
+			res.Client.Saturated = true
+			res.Client.SaturationEvidence = append(res.Client.SaturationEvidence,
+				fmt.Sprintf("%d publisher writes left more than 4 MiB unsent: the socket did not take what the schedule produced", n))
+		}
 		eng.StopPublishing()
 		if !interrupted {
 			// Drain: until every expected copy arrived, or Drain passed.
@@ -244,7 +249,7 @@ func NewInterval(ts float64, open int64, s *Snapshot, d time.Duration) Interval 
 		TS: ts, Established: open, Connected: s.Connected, Failed: s.FailedTotal(),
 		Dropped: s.DroppedTotal(), ConnectPerS: float64(s.Connected) / d.Seconds(),
 		ConnectLatencyUS: s.ConnectLatency.Summary(),
-		Published:        s.Published, Received: s.Received,
+		Published:        s.Published, Received: s.Received, Expected: s.Expected, Duplicated: s.Duplicated,
 		PublishPerS: float64(s.Published) / d.Seconds(), ReceivePerS: float64(s.Received) / d.Seconds(),
 		LatencyUS: s.Latency.Summary(),
 	}
@@ -252,13 +257,16 @@ func NewInterval(ts float64, open int64, s *Snapshot, d time.Duration) Interval 
 
 // progressLine prints interval lines with running totals.
 type progressLine struct {
-	failed, dropped int64
-	messages        bool // a message was sent or received: print message lines
+	failed, dropped    int64
+	expected, distinct int64 // copies expected so far, and received once
+	messages           bool  // a message was sent or received: print message lines
 }
 
 func (p *progressLine) print(w io.Writer, iv Interval, target int) {
 	p.failed += iv.Failed
 	p.dropped += iv.Dropped
+	p.expected += iv.Expected
+	p.distinct += iv.Received - iv.Duplicated
 	if w == nil {
 		return
 	}
@@ -270,8 +278,8 @@ func (p *progressLine) print(w io.Writer, iv Interval, target int) {
 		if iv.LatencyUS.Count > 0 {
 			lat = "p50 " + us(iv.LatencyUS.P50) + " p99 " + us(iv.LatencyUS.P99)
 		}
-		fmt.Fprintf(w, "%6.1fs  sent %.0f/s  received %.0f/s  latency %s  established %d/%d  dropped %d\n",
-			iv.TS, iv.PublishPerS, iv.ReceivePerS, lat, iv.Established, target, p.dropped)
+		fmt.Fprintf(w, "%6.1fs  sent %.0f/s  received %.0f/s  latency %s  missing %d  established %d/%d  dropped %d\n",
+			iv.TS, iv.PublishPerS, iv.ReceivePerS, lat, max(p.expected-p.distinct, 0), iv.Established, target, p.dropped)
 		return
 	}
 	lat := "-"

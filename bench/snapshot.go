@@ -24,13 +24,15 @@ type Snapshot struct {
 
 	Subscribed      int64 `json:"subscribed"`
 	SubscribeFailed int64 `json:"subscribe_failed"`
-	Published       int64 `json:"published"`
-	Expected        int64 `json:"expected"` // copies the broker should deliver of what was published
-	Acked           int64 `json:"acked"`
-	Received        int64 `json:"received"`
-	Unmeasured      int64 `json:"unmeasured"` // received without a measurement header
-	Duplicated      int64 `json:"duplicated"`
-	OutOfOrder      int64 `json:"out_of_order"`
+	// SubscribeRefused counts refused filters by SUBACK reason.
+	SubscribeRefused map[string]int64 `json:"subscribe_refused,omitempty"`
+	Published        int64            `json:"published"`
+	Expected         int64            `json:"expected"` // copies the broker should deliver of what was published
+	Acked            int64            `json:"acked"`
+	Received         int64            `json:"received"`
+	Unmeasured       int64            `json:"unmeasured"` // received without a measurement header
+	Duplicated       int64            `json:"duplicated"`
+	OutOfOrder       int64            `json:"out_of_order"`
 	// The measure window's figures (messages due inside it; DESIGN.md §3).
 	PublishedMeasured int64 `json:"published_measured"`
 	ReceivedMeasured  int64 `json:"received_measured"`
@@ -44,7 +46,7 @@ func NewSnapshot() *Snapshot {
 	return &Snapshot{
 		Refused: map[string]int64{}, Failed: map[string]int64{}, Dropped: map[string]int64{},
 		Examples: map[string]string{}, ConnectLatency: NewHist(), PingRTT: NewHist(),
-		Latency: NewHist(), LatencyRaw: NewHist(), ScheduleLag: NewHist(),
+		Latency: NewHist(), LatencyRaw: NewHist(), ScheduleLag: NewHist(), SubscribeRefused: map[string]int64{},
 	}
 }
 
@@ -65,6 +67,7 @@ func (s *Snapshot) Add(o *Snapshot) {
 	s.PingRTT.Merge(o.PingRTT)
 	s.Subscribed += o.Subscribed
 	s.SubscribeFailed += o.SubscribeFailed
+	addMap(s.SubscribeRefused, o.SubscribeRefused)
 	s.Published += o.Published
 	s.Expected += o.Expected
 	s.Acked += o.Acked
@@ -82,9 +85,9 @@ func (s *Snapshot) Add(o *Snapshot) {
 // reset empties s, keeping its maps and histograms.
 func (s *Snapshot) reset() {
 	hs := [...]*Hist{s.ConnectLatency, s.PingRTT, s.Latency, s.LatencyRaw, s.ScheduleLag}
-	ms := [...]map[string]int64{s.Refused, s.Failed, s.Dropped}
+	ms := [...]map[string]int64{s.Refused, s.Failed, s.Dropped, s.SubscribeRefused}
 	ex := s.Examples
-	*s = Snapshot{Refused: ms[0], Failed: ms[1], Dropped: ms[2], Examples: ex,
+	*s = Snapshot{Refused: ms[0], Failed: ms[1], Dropped: ms[2], SubscribeRefused: ms[3], Examples: ex,
 		ConnectLatency: hs[0], PingRTT: hs[1], Latency: hs[2], LatencyRaw: hs[3], ScheduleLag: hs[4]}
 	for _, h := range hs {
 		h.Reset()
@@ -203,6 +206,7 @@ func (r *Recorder) Subscribed(loop, _, failed int, code byte) {
 	s.Subscribed++
 	if failed > 0 {
 		s.SubscribeFailed += int64(failed)
+		s.SubscribeRefused[ReasonName(5, code)] += int64(failed) // 3.1.1's 0x80 is 5.0's unspecified error
 		if _, ok := s.Examples["subscribe_failed"]; !ok {
 			s.Examples["subscribe_failed"] = fmt.Sprintf("SUBACK reason code 0x%02x", code)
 		}

@@ -234,6 +234,7 @@ func Merge(rs []*Result) *Result {
 		total.Unmeasured += m.Unmeasured
 		total.Subscribed += m.Subscribed
 		total.SubscribeFailed += m.SubscribeFailed
+		addMap(total.SubscribeRefused, m.SubscribeRefused)
 		throughput.PublishPerS += r.Throughput.PublishPerS
 		throughput.ReceivePerS += r.Throughput.ReceivePerS
 		throughput.WindowS = max(throughput.WindowS, r.Throughput.WindowS)
@@ -281,6 +282,12 @@ func Merge(rs []*Result) *Result {
 			m.Failed += iv.Failed
 			m.Dropped += iv.Dropped
 			m.ConnectPerS += iv.ConnectPerS
+			m.Published += iv.Published
+			m.Expected += iv.Expected
+			m.Received += iv.Received
+			m.Duplicated += iv.Duplicated
+			m.PublishPerS += iv.PublishPerS
+			m.ReceivePerS += iv.ReceivePerS
 		}
 	}
 	return &out

@@ -104,6 +104,7 @@ type Engine struct {
 	pubStart   atomic.Int64 // engine clock of publishing's start (0: not started)
 	pubStop    atomic.Int64 // engine clock from which no message is due (0: none)
 	subscribed atomic.Int64 // SUBACKs received
+	backlogs   atomic.Int64 // publisher writes that left more than backlogLimit unsent
 
 	redial    chan redialJob  // reconnects due, from the loops to the redial workers
 	runCtx    context.Context // ends at Stop: cancels redials in flight
@@ -335,6 +336,10 @@ func (e *Engine) StartPublishing(delay time.Duration) time.Time {
 // StopPublishing ends every schedule: no message due from now on is sent. Only the first
 // call counts.
 func (e *Engine) StopPublishing() { e.pubStop.CompareAndSwap(0, max(e.now(), 1)) }
+
+// WriteBacklogs returns how many publisher writes left more than 4 MiB unsent on their
+// connection: evidence that the client (or its network) cannot keep up with its schedule.
+func (e *Engine) WriteBacklogs() int64 { return e.backlogs.Load() }
 
 // Subscribed returns the number of SUBACKs received (one per subscribing client).
 func (e *Engine) Subscribed() int64 { return e.subscribed.Load() }

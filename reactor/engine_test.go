@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/mqblast/mqblast/codec"
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/reactor"
 )
@@ -243,4 +245,76 @@ func first(s []string) string {
 		return ""
 	}
 	return s[0]
+}
+
+// TestEngineSubackFailure: a SUBACK refusing a filter is reported with its reason code.
+// The broker here is a few lines of codec over a socket, since Mosquitto 2.0 grants every
+// subscription.
+func TestEngineSubackFailure(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close() //nolint:errcheck
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close() //nolint:errcheck
+		var buf []byte
+		tmp := make([]byte, 1024)
+		for {
+			n, err := c.Read(tmp)
+			if err != nil {
+				return
+			}
+			buf = append(buf, tmp[:n]...)
+			for {
+				h, body, used, err := codec.Split(buf, 0)
+				if err != nil || used == 0 {
+					break
+				}
+				switch h.Type {
+				case codec.TypeConnect:
+					_, _ = c.Write(codec.AppendConnack(nil, &codec.Connack{}, codec.V5))
+				case codec.TypeSubscribe:
+					var sub codec.Subscribe
+					if codec.DecodeSubscribe(body, codec.V5, &sub) == nil {
+						_, _ = c.Write(codec.AppendSuback(nil, &codec.Suback{ID: sub.ID,
+							Reasons: []codec.ReasonCode{codec.ReasonGrantedQoS1, 0x87}}, codec.V5))
+					}
+				}
+				buf = buf[used:]
+			}
+		}
+	}()
+	obs := &subObs{countObs: newObs()}
+	e := startEngine(t, reactor.Config{Brokers: []string{ln.Addr().String()}, Clients: 1, Observer: obs,
+		Client: func(int) reactor.ClientSpec {
+			return reactor.ClientSpec{ID: "s", Version: 5, CleanStart: true, Subscriptions: []codec.Subscription{
+				{Filter: []byte("a/#"), QoS: 1}, {Filter: []byte("b/#"), QoS: 1}}}
+		}})
+	if err := e.Connect(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 3*time.Second, func() bool { return e.Subscribed() == 1 })
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if obs.subFailed != 1 || obs.subCode != 0x87 {
+		t.Errorf("failed %d code 0x%02x, want 1 and 0x87", obs.subFailed, obs.subCode)
+	}
+}
+
+type subObs struct {
+	*countObs
+	subFailed int
+	subCode   byte
+}
+
+func (o *subObs) Subscribed(_, _, failed int, code byte) {
+	o.mu.Lock()
+	o.subFailed += failed
+	o.subCode = code
+	o.mu.Unlock()
 }

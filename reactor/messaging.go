@@ -115,6 +115,10 @@ func (h pubHeap) down(i int) {
 	}
 }
 
+// backlogLimit is the unsent bytes of one connection past which the client counts a write
+// backlog: the socket does not take what the schedule produces.
+const backlogLimit = 4 << 20
+
 // maxBatch bounds the bytes one publisher writes in one tick before it yields to the others.
 const maxBatch = 64 << 10
 
@@ -150,6 +154,9 @@ func (l *loop) publishDue(now int64) {
 		}
 		if len(buf) > 0 {
 			l.write(s, buf)
+			if s.c.OutboundBuffered() > backlogLimit {
+				e.backlogs.Add(1)
+			}
 		}
 		if !p.done && (p.spec.QoS == 0 || p.inflight < p.window) {
 			l.heap.push(p) // a full window re-queues on its next ack

@@ -299,3 +299,4 @@ func TestPubSubVerbs(t *testing.T) {
 		t.Errorf("pub without a topic: exit %d %s", r.code, r.stderr)
 	}
 }
+
