@@ -86,19 +86,22 @@ func (cr *Runner) Run(ctx context.Context) (*Result, error) {
 	for i := range snaps {
 		snaps[i] = NewSnapshot()
 	}
-	take := func() *Snapshot {
+	// collect moves every loop's figures into total and into carry, which the next
+	// interval line reports; the drain collects more often than intervals run.
+	carry := NewSnapshot()
+	collect := func() {
 		eng.OnLoops(func(i int) { rec.Take(i, snaps[i]) })
-		s := NewSnapshot()
 		for _, x := range snaps {
-			s.Add(x)
+			total.Add(x)
+			carry.Add(x)
 			x.reset()
 		}
-		total.Add(s)
-		return s
 	}
 	var progress progressLine
 	interval := func() {
-		s := take()
+		collect()
+		s := carry
+		carry = NewSnapshot()
 		iv := NewInterval(time.Since(start).Seconds(), eng.Open(), s, cr.Interval)
 		res.Intervals = append(res.Intervals, iv)
 		progress.print(cr.Progress, iv, cfg.Clients)
@@ -203,8 +206,13 @@ connect:
 		eng.StopPublishing()
 		if !interrupted {
 			// Drain: until every expected copy arrived, or Drain passed.
-			// total moves on at each interval, so the drain ends within one of completion.
+			// Drain: until every publisher sent what was due before the stop and every
+			// expected copy arrived, or Drain passed.
 			interrupted = !wait(cr.Drain, func() bool {
+				if eng.Behind() {
+					return false
+				}
+				collect()
 				return total.Expected > 0 && total.Received-total.Duplicated >= total.Expected
 			})
 		}
@@ -216,7 +224,7 @@ connect:
 	// Disconnect phase.
 	eng.StopPublishing()
 	eng.Disconnect(5 * time.Second)
-	take()
+	collect()
 	res.EndedAt = time.Now().UTC()
 	res.Interrupted = interrupted
 	res.fill(total)

@@ -337,6 +337,23 @@ func (e *Engine) StartPublishing(delay time.Duration) time.Time {
 // call counts.
 func (e *Engine) StopPublishing() { e.pubStop.CompareAndSwap(0, max(e.now(), 1)) }
 
+// Behind reports whether a connected publisher still has a message due before the stop
+// that it has not sent (its in-flight window is full, or it is late). Call after
+// StopPublishing.
+func (e *Engine) Behind() bool {
+	var behind atomic.Bool
+	stop := e.pubStop.Load()
+	e.OnLoops(func(i int) {
+		for _, p := range e.loops[i].pubs {
+			if p.s != nil && p.s.state == stConnected && !p.done && (stop == 0 || p.nextDue < stop) {
+				behind.Store(true)
+				return
+			}
+		}
+	})
+	return behind.Load()
+}
+
 // WriteBacklogs returns how many publisher writes left more than 4 MiB unsent on their
 // connection: evidence that the client (or its network) cannot keep up with its schedule.
 func (e *Engine) WriteBacklogs() int64 { return e.backlogs.Load() }
