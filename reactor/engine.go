@@ -93,7 +93,6 @@ type Engine struct {
 
 	open     atomic.Int64 // established MQTT sessions
 	sessions atomic.Int64 // sockets owned by the loops
-	verdicts atomic.Int64 // clients with a final connect verdict
 	closing  atomic.Bool  // Disconnect or Stop called: closes are not drops
 	stopped  atomic.Bool
 	stopTick chan struct{}
@@ -486,16 +485,14 @@ func (e *Engine) dial(ctx context.Context, i int, done chan struct{}, attempt in
 	}
 }
 
-// verdict reports a failure that happened off the loop, on the loop, and counts it.
+// verdict reports a failure that happened off the loop on the loop, and waits for it.
 func (e *Engine) verdict(l *loop, s *session, done chan struct{}, report func()) {
 	err := l.el.Execute(context.Background(), runFunc(func() {
 		report()
-		e.verdicts.Add(1)
 		s.signal()
 		l.retry(s)
 	}))
 	if err != nil {
-		e.verdicts.Add(1)
 		return
 	}
 	<-done

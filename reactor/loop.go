@@ -216,7 +216,6 @@ func (l *loop) write(s *session, b []byte) {
 // fail ends a session that never got its CONNACK.
 func (l *loop) fail(s *session, cause Cause, example string) {
 	l.e.cfg.Observer.Failed(l.idx, int(s.client), cause, example)
-	l.e.verdicts.Add(1)
 	s.signal()
 	l.close(s)
 	l.retry(s)
@@ -279,7 +278,6 @@ func (h *handler) OnClose(c gnet.Conn, err error) gnet.Action {
 			ex = err.Error()
 		}
 		e.cfg.Observer.Failed(l.idx, int(s.client), CauseClosed, ex)
-		e.verdicts.Add(1)
 		s.signal()
 		l.retry(s)
 	case stConnected:

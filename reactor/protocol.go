@@ -55,7 +55,6 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 		now := e.now()
 		if ca.Reason != 0 {
 			e.cfg.Observer.Refused(l.idx, int(s.client), s.version, byte(ca.Reason))
-			e.verdicts.Add(1)
 			s.signal()
 			l.close(s)
 			l.retry(s)
@@ -68,7 +67,6 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 		} else {
 			e.cfg.Observer.Connected(l.idx, int(s.client), time.Duration(now-s.dialStart))
 		}
-		e.verdicts.Add(1)
 		s.signal()
 		l.established(s, ca)
 	case codec.TypePublish:
