@@ -299,4 +299,3 @@ func TestPubSubVerbs(t *testing.T) {
 		t.Errorf("pub without a topic: exit %d %s", r.code, r.stderr)
 	}
 }
-
