@@ -95,8 +95,9 @@ func TestMessagingExactCounts(t *testing.T) {
 	}
 }
 
-// TestMessagingV5 runs P2P and Fan-In over MQTT 5.0 at QoS 1: the publishers use topic
-// alias 1 after their first message (Mosquitto allows 10), and every copy still arrives.
+// TestMessagingV5 runs P2P and Fan-In over MQTT 5.0 at QoS 1 with CONNECT and PUBLISH
+// properties from the scenario: the publishers use topic alias 1 after their first message
+// (Mosquitto allows 10), and every copy still arrives.
 func TestMessagingV5(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs against Mosquitto")
@@ -108,6 +109,10 @@ func TestMessagingV5(t *testing.T) {
 				"publishers.protocol_version": "5", "subscribers.protocol_version": "5",
 				"publishers.qos": "1", "subscribers.qos": "1",
 				"parameters.duration_sec": "1500ms", "parameters.warmup_sec": "500ms",
+				"publishers.publish_properties": `[{"name":"message_expiry_interval","value":60},` +
+					`{"name":"user_property","key":"run","value":"v5"}]`,
+				"publishers.connect_properties": `[{"name":"session_expiry_interval","value":0},` +
+					`{"name":"receive_maximum","value":100}]`,
 			})
 			if msg := res.Messages; msg.Received != msg.Expected || msg.Lost != 0 || msg.Acked != msg.Published {
 				t.Fatalf("messages %+v", msg)
