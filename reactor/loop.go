@@ -22,7 +22,7 @@ const (
 // session is one MQTT client connection. It is owned by its loop from OnOpen on.
 type session struct {
 	c         gnet.Conn
-	spec      *ClientSpec   // until OnOpen has sent the CONNECT; nil after
+	spec      *ClientSpec   // until the CONNACK has started its subscriptions and publisher; nil after
 	done      chan struct{} // the dialing worker waits on it for the connect verdict
 	client    int32
 	slot      int32 // index in loop.sessions
@@ -32,11 +32,8 @@ type session struct {
 	state     uint8
 	dialStart int64 // engine clock, ns
 	lastWrite int64
-	pingSent  int64                // 0: no PINGREQ outstanding
-	pub       *pubState            // the client's publisher state, nil if it does not publish
-	pspec     *PublishSpec         // until the CONNACK attaches the publisher state
-	subs      []codec.Subscription // sent after CONNACK; nil once SUBACKed
-	subID     uint16
+	pingSent  int64     // 0: no PINGREQ outstanding
+	pub       *pubState // the client's publisher state, nil if it does not publish
 }
 
 // signal tells the dialing worker that the session has its connect verdict.
@@ -62,7 +59,9 @@ type loop struct {
 	redials     []redialAt
 	connack     codec.Connack
 	tickPending atomic.Bool
-	lastScan    int64 // engine clock of the last timeout and keepalive scan
+	busy        atomic.Bool   // the loop has a publish schedule: tick every millisecond
+	wake        chan struct{} // tells the ticker that the loop just became busy
+	lastScan    int64         // engine clock of the last timeout and keepalive scan
 
 	heap    pubHeap             // publishers by next due time
 	pubs    map[int32]*pubState // by client: survives reconnects
@@ -124,7 +123,7 @@ func (l *loop) handOver(now int64) {
 }
 
 func newLoop(e *Engine, idx int) *loop {
-	return &loop{e: e, idx: idx, out: make([]byte, 0, maxBatch+4096), payload: make([]byte, e.maxPayload)}
+	return &loop{e: e, idx: idx, wake: make(chan struct{}, 1), out: make([]byte, 0, maxBatch+4096), payload: make([]byte, e.maxPayload)}
 }
 
 func (l *loop) add(s *session) {
@@ -158,6 +157,7 @@ func (l *loop) tick(now int64) {
 	if len(l.heap) > 0 {
 		l.publishDue(now)
 	}
+	l.busy.Store(len(l.heap) > 0 || (len(l.pubs) > 0 && e.pubStart.Load() != 0 && e.pubStop.Load() == 0))
 	if now-l.lastScan < int64(scanInterval) {
 		return
 	}
@@ -259,7 +259,6 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	l.add(s)
 	e.sessions.Add(1)
 	l.write(s, appendConnect(l.out[:0], s.spec))
-	s.spec = nil // an idle connection keeps only what its session needs
 	return nil, gnet.None
 }
 
@@ -333,4 +332,14 @@ func (l *loop) protocolError(s *session, err error) {
 		return
 	}
 	l.close(s)
+}
+
+// setBusy switches the loop's ticker to the publishing grain at once.
+func (l *loop) setBusy() {
+	if !l.busy.Swap(true) {
+		select {
+		case l.wake <- struct{}{}:
+		default:
+		}
+	}
 }

@@ -106,7 +106,6 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 				code = byte(r)
 			}
 		}
-		s.subs = nil
 		l.e.subscribed.Add(1)
 		l.e.cfg.Observer.Subscribed(l.idx, int(s.client), failed, code)
 	case codec.TypePingresp:
@@ -123,14 +122,15 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 // established starts what a client does once connected: its SUBSCRIBE, its publisher.
 func (l *loop) established(s *session, ca *codec.Connack) {
 	v := codec.Version(s.version)
-	if len(s.subs) > 0 {
-		s.subID++
-		if s.subID == 0 {
-			s.subID = 1
-		}
-		l.write(s, codec.AppendSubscribe(l.out[:0], &codec.Subscribe{ID: s.subID, Filters: s.subs}, v))
+	spec := s.spec
+	s.spec = nil // an idle connection keeps only what its session needs
+	if spec == nil {
+		return
 	}
-	if s.pspec != nil {
+	if len(spec.Subscriptions) > 0 { // one SUBSCRIBE per connection: packet id 1
+		l.write(s, codec.AppendSubscribe(l.out[:0], &codec.Subscribe{ID: 1, Filters: spec.Subscriptions}, v))
+	}
+	if spec.Publish != nil {
 		rm, am := 0, 0
 		if v == codec.V5 && ca.Props.Has(codec.PropReceiveMaximum) {
 			rm = int(ca.Props.ReceiveMaximum)
@@ -138,8 +138,7 @@ func (l *loop) established(s *session, ca *codec.Connack) {
 		if v == codec.V5 && ca.Props.Has(codec.PropTopicAliasMaximum) {
 			am = int(ca.Props.TopicAliasMaximum)
 		}
-		l.startPublisher(s, s.pspec, rm, am)
-		s.pspec = nil
+		l.startPublisher(s, spec.Publish, rm, am)
 	}
 }
 
