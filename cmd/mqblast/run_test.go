@@ -299,3 +299,21 @@ func TestPubSubVerbs(t *testing.T) {
 		t.Errorf("pub without a topic: exit %d %s", r.code, r.stderr)
 	}
 }
+
+// TestRunRefusedByHostChecks: a run bound to fail on this host (a million connections in
+// one process) is refused before any socket opens, with the findings; the fix names --procs.
+func TestRunRefusedByHostChecks(t *testing.T) {
+	port := testbroker.FreePort(t, "127.0.0.1")
+	r := runBin(t, "run", "singlenode-conn-tcp-1M-5K", "--procs", "1", "--broker", fmt.Sprintf("127.0.0.1:%d", port))
+	if r.code != exitNotReady {
+		t.Fatalf("exit %d, want %d\n%s", r.code, exitNotReady, r.stderr)
+	}
+	for _, want := range []string{"not ready", "RLIMIT_NOFILE", "--procs"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if strings.Contains(r.stderr, "connecting") || r.took > 10*time.Second {
+		t.Errorf("it dialed or took %v", r.took)
+	}
+}
