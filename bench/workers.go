@@ -94,7 +94,11 @@ func Gather(streams []io.Reader, target int, interval time.Duration, progress io
 		}()
 	}
 	n := len(streams)
-	pending := map[int][]*WorkerInterval{} // seq -> intervals received
+	type workerIV struct {
+		w  int
+		iv *WorkerInterval
+	}
+	pending := map[int][]workerIV{} // seq -> intervals received
 	open := make([]int64, n)
 	results := make([]*Result, n)
 	var errs []error
@@ -118,9 +122,10 @@ func Gather(streams []io.Reader, target int, interval time.Duration, progress io
 		}
 		s := NewSnapshot()
 		ts := 0.0
-		for _, iv := range ivs {
-			s.Add(iv.Snapshot)
-			ts = max(ts, iv.TS)
+		for _, x := range ivs {
+			s.Add(x.iv.Snapshot)
+			ts = max(ts, x.iv.TS)
+			open[x.w] = x.iv.Open // a worker without this interval counts with its last one
 		}
 		var total int64
 		for _, o := range open {
@@ -153,11 +158,10 @@ func Gather(streams []io.Reader, target int, interval time.Duration, progress io
 		switch {
 		case l.Interval != nil:
 			seq := l.Interval.Seq
-			open[it.worker] = l.Interval.Open
 			last[it.worker] = max(last[it.worker], seq)
 			maxSeq = max(maxSeq, seq)
 			if seq >= next { // an interval already flushed cannot be printed again
-				pending[seq] = append(pending[seq], l.Interval)
+				pending[seq] = append(pending[seq], workerIV{it.worker, l.Interval})
 			}
 		case l.Error != "":
 			errs = append(errs, &WorkerError{Worker: it.worker, Msg: l.Error, Code: l.Code})
