@@ -111,15 +111,18 @@ func validateOne(w io.Writer, arg string, sets []override, brokers []string) err
 	fmt.Fprintf(w, "%s: valid %s scenario %q\n", arg, s.Type, s.Name)
 	fmt.Fprintf(w, "  clients      %d (%d publishing, %d subscribing)\n", e.Clients, e.Publishers, e.Subscribers)
 	fmt.Fprintf(w, "  connections  %d, %d file descriptors\n", e.Connections, e.FileDescriptors)
-	if s.Type != scenario.TypeConnections {
+	if s.Type != scenario.TypeConnections && s.Type != scenario.TypeSubscribe {
 		fmt.Fprintf(w, "  messages     %s/s out, %s/s in, %d topics\n", trim(e.PublishPerSec), trim(e.ReceivePerSec), e.Topics)
 		fmt.Fprintf(w, "  bytes        %s/s out, %s/s in\n", bytesIEC(e.BytesOutPerSec), bytesIEC(e.BytesInPerSec))
 	}
 	fmt.Fprintf(w, "  memory       %s, socket buffers %s\n", bytesIEC(float64(e.MemoryBytes)), bytesIEC(float64(e.SocketMemoryBytes)))
-	fmt.Fprintf(w, "  connect      %s at %s/s\n", span(e.ConnectTime.Round(1e8)), trim(par.ConnectionRate))
-	if s.Type == scenario.TypeConnections {
+	fmt.Fprintf(w, "  connect      %s at %s/s\n", span(e.ConnectTime.Round(1e7)), trim(par.ConnectionRate))
+	switch s.Type {
+	case scenario.TypeConnections:
 		fmt.Fprintf(w, "  hold         %s\n", span(par.Duration))
-	} else {
+	case scenario.TypeSubscribe:
+		fmt.Fprintf(w, "  receive      %s (what others publish to the filters)\n", span(par.Duration))
+	default:
 		fmt.Fprintf(w, "  publish      %s (warm-up %s, then drain %s)\n", span(par.Duration), span(par.Warmup), span(par.Drain))
 	}
 	if e.SourceAddresses > 0 {
