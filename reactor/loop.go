@@ -191,7 +191,7 @@ func (l *loop) tick(now int64) {
 				continue
 			}
 			if now-s.lastWrite >= ka {
-				l.write(s, appendPingreq(l.out[:0]))
+				l.write(s, codec.AppendPingreq(l.out[:0]))
 				s.pingSent = now
 			}
 		}
@@ -234,7 +234,7 @@ func (l *loop) disconnectAll() {
 			continue
 		}
 		if s.state == stConnected {
-			l.write(s, appendDisconnect(l.out[:0]))
+			l.write(s, codec.AppendDisconnect(l.out[:0], &codec.Disconnect{}, codec.Version(s.version)))
 			l.e.open.Add(-1)
 		}
 		l.close(s)

@@ -26,11 +26,6 @@ func appendConnect(dst []byte, s *ClientSpec) []byte {
 	return codec.AppendConnect(dst, &p, v)
 }
 
-func appendPingreq(dst []byte) []byte { return append(dst, byte(codec.TypePingreq)<<4, 0) }
-
-// appendDisconnect appends a normal DISCONNECT: in 5.0 a remaining length of 0 means
-// reason code 0x00 and no properties [MQTT-3.14.2.1], so the bytes are those of 3.1.1.
-func appendDisconnect(dst []byte) []byte { return append(dst, byte(codec.TypeDisconnect)<<4, 0) }
 
 // maxInbound is the largest packet the engine accepts from a broker.
 const maxInbound = 1 << 20
