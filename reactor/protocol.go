@@ -26,7 +26,6 @@ func appendConnect(dst []byte, s *ClientSpec) []byte {
 	return codec.AppendConnect(dst, &p, v)
 }
 
-
 // maxInbound is the largest packet the engine accepts from a broker.
 const maxInbound = 1 << 20
 
