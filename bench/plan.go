@@ -126,7 +126,7 @@ func NewRunner(p *scenario.Plan, brokers []string, idStart int) (*Runner, error)
 		// subscribers measure the window) or without subscribers.
 		r.Messaging = true
 		r.Subscribers = est.Subscribers
-		if r.Drain <= 0 {
+		if r.Drain <= 0 && s.Type != scenario.TypeSubscribe { // nothing of ours to wait for there
 			r.Drain = 2 * time.Second
 		}
 	}
