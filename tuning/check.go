@@ -299,21 +299,26 @@ func (c *checker) capSysResource() (bool, error) {
 }
 
 func (c *checker) nrOpen() []Finding {
-	const key = "fs.nr_open"
-	need := c.n.fdsPerProc()
-	f := Finding{Name: key, Needed: fmt.Sprintf(">= %d", need),
-		Why: "no process may open more descriptors than this, whatever its rlimit"}
+	need := int64(c.n.fdsPerProc())
+	return []Finding{c.atLeast("fs.nr_open", need, Fail, max(need, 1<<20),
+		"no process may open more descriptors than this, whatever its rlimit")}
+}
+
+// atLeast checks that the integer sysctl key is at least need: below it the verdict is
+// low, and the fix sets it to fix.
+func (c *checker) atLeast(key string, need int64, low Verdict, fix int64, why string) Finding {
+	f := Finding{Name: key, Needed: fmt.Sprintf(">= %d", need), Why: why}
 	v, err := c.sysctlInt(key)
 	if err != nil {
-		return []Finding{unreadable(key, f.Needed, f.Why, err)}
+		return unreadable(key, f.Needed, f.Why, err)
 	}
 	f.Current = strconv.FormatInt(v, 10)
-	if v >= int64(need) {
+	if v >= need {
 		f.Verdict = OK
-		return []Finding{f}
+		return f
 	}
-	f.Verdict = Fail
-	return []Finding{sysctlFinding(f, key, strconv.Itoa(max(need, 1<<20)))}
+	f.Verdict = low
+	return sysctlFinding(f, key, strconv.FormatInt(fix, 10))
 }
 
 func (c *checker) fileMax() []Finding {
@@ -385,24 +390,11 @@ func (c *checker) twReuse() []Finding {
 }
 
 func (c *checker) twBuckets() []Finding {
-	const key = "net.ipv4.tcp_max_tw_buckets"
-	need := c.n.Connections
-	f := Finding{Name: key, Needed: fmt.Sprintf(">= %d", need),
-		Why: "past it the kernel drops TIME_WAIT sockets early and logs 'time wait bucket table overflow'"}
-	v, err := c.sysctlInt(key)
-	if err != nil {
-		return []Finding{unreadable(key, f.Needed, f.Why, err)}
-	}
-	f.Current = strconv.FormatInt(v, 10)
-	if v >= int64(need) {
-		f.Verdict = OK
-		return []Finding{f}
-	}
-	f.Verdict = Warn
-	return []Finding{sysctlFinding(f, key, strconv.Itoa(need))}
+	need := int64(c.n.Connections)
+	return []Finding{c.atLeast("net.ipv4.tcp_max_tw_buckets", need, Warn, need,
+		"past it the kernel drops TIME_WAIT sockets early and logs 'time wait bucket table overflow'")}
 }
 
-// sockstat returns the TCP line of /proc/net/sockstat as key/value pairs (inuse, tw, mem, ...).
 func (c *checker) sockstat() (map[string]int64, error) {
 	s, err := c.read("proc/net/sockstat")
 	if err != nil {
@@ -493,21 +485,8 @@ func (c *checker) backlog() []Finding {
 	}
 	var out []Finding
 	for _, key := range []string{"net.core.somaxconn", "net.ipv4.tcp_max_syn_backlog"} {
-		f := Finding{Name: key, Needed: fmt.Sprintf(">= %d", need),
-			Why: "the local broker's listen queue: past it SYNs are dropped and connects wait 1 s to retry"}
-		v, err := c.sysctlInt(key)
-		if err != nil {
-			out = append(out, unreadable(key, f.Needed, f.Why, err))
-			continue
-		}
-		f.Current = strconv.FormatInt(v, 10)
-		if v >= need {
-			f.Verdict = OK
-			out = append(out, f)
-			continue
-		}
-		f.Verdict = Warn
-		out = append(out, sysctlFinding(f, key, strconv.FormatInt(need, 10)))
+		out = append(out, c.atLeast(key, need, Warn, need,
+			"the local broker's listen queue: past it SYNs are dropped and connects wait 1 s to retry"))
 	}
 	return out
 }

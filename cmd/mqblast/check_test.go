@@ -13,16 +13,26 @@ import (
 	"github.com/mqblast/mqblast/tuning"
 )
 
-// runCLI runs mqblast with args in this process and returns its stdout and exit code.
+// runCLI runs mqblast with args in this process and returns its stdout, exit code and error.
 func runCLI(t *testing.T, args ...string) (string, int, error) {
 	t.Helper()
+	out, _, code, err := execCLI(args...)
+	return out, code, err
+}
+
+// execCLI runs mqblast with args in this process: stdout, stderr (ending with the error
+// line main would print), exit code and error.
+func execCLI(args ...string) (stdout, stderr string, code int, err error) {
 	root := newRootCmd()
 	var out, errOut bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&errOut)
 	root.SetArgs(args)
-	err := root.ExecuteContext(context.Background())
-	return out.String(), codeOf(err), err
+	err = root.ExecuteContext(context.Background())
+	if err != nil {
+		errOut.WriteString("mqblast: " + err.Error() + "\n")
+	}
+	return out.String(), errOut.String(), codeOf(err), err
 }
 
 // TestCheckThisMachine runs `mqblast check --connections 100000` against this host. On a host

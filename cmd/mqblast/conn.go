@@ -182,7 +182,6 @@ func newPubCmd() *cobra.Command {
 		limit    int
 		inflight int
 		warmup   time.Duration
-		wait     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "pub -c N -t TOPIC [-I ms] [-q qos] [-s bytes] [flags]",
@@ -216,7 +215,6 @@ starts once every client has connected (emqtt-bench's -w is always on).`,
 			if inflight > 0 {
 				params["max_inflight_messages"] = inflight
 			}
-			_ = wait
 			s, err := f.scenario(cmd, "Publish", "publishers", fields, params)
 			if err != nil {
 				return err
@@ -234,7 +232,8 @@ starts once every client has connected (emqtt-bench's -w is always on).`,
 	fl.IntVarP(&limit, "limit", "L", 0, "messages per client, then stop (0: until --duration)")
 	fl.IntVarP(&inflight, "inflight", "F", 0, "QoS 1/2 messages awaiting acknowledgement per client (0: the default 1024)")
 	fl.DurationVar(&warmup, "warmup", 0, "the first part of --duration, not measured")
-	fl.BoolVarP(&wait, "wait-before-publishing", "w", true, "accepted for emqtt-bench compatibility: publishing always waits for every connect")
+	// emqtt-bench's -w: accepted, and always true here.
+	fl.BoolP("wait-before-publishing", "w", true, "accepted for emqtt-bench compatibility: publishing always waits for every connect")
 	return cmd
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -13,16 +12,8 @@ import (
 // runMQ runs mqblast with args in this process and returns stdout, stderr and the exit code.
 func runMQ(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	root := newRootCmd()
-	var out, errOut bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	root.SetArgs(args)
-	err := root.ExecuteContext(context.Background())
-	if err != nil {
-		errOut.WriteString("mqblast: " + err.Error() + "\n")
-	}
-	return out.String(), errOut.String(), codeOf(err)
+	stdout, stderr, code, _ = execCLI(args...)
+	return stdout, stderr, code
 }
 
 func TestScenariosList(t *testing.T) {
