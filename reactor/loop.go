@@ -56,6 +56,7 @@ type loop struct {
 	sessions    []*session
 	free        []int32
 	out         []byte // scratch encode buffer; gnet copies what the socket does not take
+	reply       []byte // acknowledgements owed for what OnTraffic read, written once at its end
 	redials     []redialAt
 	connack     codec.Connack
 	tickPending atomic.Bool
@@ -315,6 +316,13 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 	}
 	if used > 0 { // Discard(0) would drop a buffered partial packet
 		_, _ = c.Discard(used)
+	}
+	if len(l.reply) > 0 { // one write for every acknowledgement of this batch
+		if s.state != stClosing {
+			_, _ = c.Write(l.reply)
+			s.lastWrite = l.e.now()
+		}
+		l.reply = l.reply[:0]
 	}
 	return gnet.None
 }

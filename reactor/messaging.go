@@ -266,14 +266,15 @@ func (l *loop) acked(s *session) {
 	}
 }
 
-// received handles a PUBLISH delivered to s: acknowledgement first, then the measurement.
+// received handles a PUBLISH delivered to s: its acknowledgement joins the replies that
+// OnTraffic writes once for everything it read, then the measurement.
 func (l *loop) received(s *session, pk *codec.Publish) {
 	v := codec.Version(s.version)
 	switch pk.QoS {
 	case 1:
-		l.write(s, codec.AppendPuback(l.out[:0], &codec.Ack{ID: pk.ID}, v))
+		l.reply = codec.AppendPuback(l.reply, &codec.Ack{ID: pk.ID}, v)
 	case 2:
-		l.write(s, codec.AppendPubrec(l.out[:0], &codec.Ack{ID: pk.ID}, v))
+		l.reply = codec.AppendPubrec(l.reply, &codec.Ack{ID: pk.ID}, v)
 	}
 	pl := pk.Payload
 	if len(pl) < HeaderSize {

@@ -82,12 +82,12 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 			l.acked(s)
 			break
 		}
-		l.write(s, codec.AppendPubrel(l.out[:0], &codec.Ack{ID: l.ack.ID}, v))
+		l.reply = codec.AppendPubrel(l.reply, &codec.Ack{ID: l.ack.ID}, v)
 	case codec.TypePubrel:
 		if err := codec.DecodePubrel(body, v, &l.ack); err != nil {
 			return 0, err
 		}
-		l.write(s, codec.AppendPubcomp(l.out[:0], &codec.Ack{ID: l.ack.ID}, v))
+		l.reply = codec.AppendPubcomp(l.reply, &codec.Ack{ID: l.ack.ID}, v)
 	case codec.TypeSuback:
 		sa := &l.suback
 		if err := codec.DecodeSuback(body, v, sa); err != nil {
