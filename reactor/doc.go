@@ -9,16 +9,17 @@
 //
 // gnet's OnTick runs on one loop only, so every loop gets an anchor connection (one end of a
 // Unix socket pair) that tells the engine the loop's gnet.EventLoop; a ticker goroutine per
-// loop runs the loop's timers on it with EventLoop.Execute every millisecond: the publish
-// schedule (a heap of publishers by next due time) each tick, timeouts, keepalive and due
-// reconnects every 100 ms. A client's loop is fixed (client index modulo loops), so its
+// loop runs the loop's timers on it with EventLoop.Execute: every millisecond while the loop
+// has a publish schedule (a heap of publishers by next due time), every 100 ms otherwise;
+// timeouts, keepalive and due reconnects are scanned every 100 ms. A client's loop is fixed (client index modulo loops), so its
 // publisher state survives reconnects.
 //
 // # Hot path
 //
 // Packets are framed with codec.Split straight out of gnet's inbound buffer and decoded into
 // structs the loop reuses; packets are encoded into one scratch buffer per loop and written
-// at once (gnet keeps what the socket does not take). Nothing there locks or allocates.
+// at once (gnet keeps what the socket does not take): a publisher's due messages in one
+// write per tick, the acknowledgements owed for one read in one write. Nothing there locks or allocates.
 //
 // # What it must not do
 //
