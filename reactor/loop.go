@@ -1,69 +1,88 @@
 package reactor
 
 import (
-	"context"
+	"encoding/binary"
+	"errors"
 	"math/rand/v2"
-	"sync/atomic"
-
+	"net/netip"
+	"runtime"
+	"sync"
 	"time"
 
-	"github.com/mqblast/mqblast/codec"
+	"golang.org/x/sys/unix"
 
-	"github.com/panjf2000/gnet/v2"
+	"github.com/mqblast/mqblast/codec"
 )
 
 // Session states.
 const (
-	stConnecting uint8 = iota // TCP up, CONNECT sent, waiting for CONNACK
+	stDialing    uint8 = iota // TCP connect in progress
+	stConnecting              // TCP up, CONNECT sent, waiting for CONNACK
 	stConnected               // CONNACK success
-	stClosing                 // we are closing it: its close is not a drop
+	stClosing                 // closed by us: nothing more is reported about it
 )
 
-// session is one MQTT client connection. It is owned by its loop from OnOpen on.
+// Session flags.
+const (
+	sfVerdict = 1 << iota // the connect attempt has its verdict
+	sfPollOut             // EPOLLOUT is armed: unsent bytes wait for the socket
+)
+
+// session is one MQTT client connection, owned by its loop. An idle connected session is
+// this struct, its slot and the kernel's socket: 80 bytes of heap.
 type session struct {
-	c         gnet.Conn
-	spec      *ClientSpec   // until the CONNACK has started its subscriptions and publisher; nil after
-	done      chan struct{} // the dialing worker waits on it for the connect verdict
+	io        *connIO     // bytes not yet sent or not yet a whole packet; nil when none
+	spec      *ClientSpec // until the CONNACK has started its subscriptions and publisher; nil after
+	pub       *pubState   // the client's publisher state, nil if it does not publish
+	keepalive time.Duration
+	dialStart int64 // engine clock, ns
+	lastWrite int64
+	pingSent  int64 // 0: no PINGREQ outstanding
 	client    int32
 	slot      int32 // index in loop.sessions
-	keepalive time.Duration
+	fd        int32
 	version   byte
 	attempt   uint8 // 0: first connect; n: n-th reconnect attempt
 	state     uint8
-	dialStart int64 // engine clock, ns
-	lastWrite int64
-	pingSent  int64     // 0: no PINGREQ outstanding
-	pub       *pubState // the client's publisher state, nil if it does not publish
+	flags     uint8
 }
 
-// signal tells the dialing worker that the session has its connect verdict.
-func (s *session) signal() {
-	if s.done != nil {
-		select {
-		case s.done <- struct{}{}:
-		default:
-		}
-		s.done = nil
-	}
+// connIO holds what a socket did not take and what a read left of a packet.
+type connIO struct {
+	in  []byte
+	out []byte
 }
 
-// loop is the engine's state for one gnet event loop. Everything in it but tickPending is
-// touched only from that loop.
+// loop is one event loop: an epoll instance, a goroutine locked to its thread, and the
+// sessions, publish schedule and dials it owns. Everything in it but mu and tasks is
+// touched only from that goroutine.
 type loop struct {
-	e           *Engine
-	idx         int
-	el          gnet.EventLoop
-	sessions    []*session
-	free        []int32
-	out         []byte // scratch encode buffer; gnet copies what the socket does not take
-	reply       []byte // acknowledgements owed for what OnTraffic read, written once at its end
-	redials     []redialAt
-	connack     codec.Connack
-	tickPending atomic.Bool
-	busy        atomic.Bool   // the loop has a publish schedule: tick every millisecond
-	wake        chan struct{} // tells the ticker that the loop just became busy
-	lastScan    int64         // engine clock of the last timeout and keepalive scan
+	e        *Engine
+	idx      int
+	ep       int // epoll
+	evfd     int // eventfd: wakes the loop for tasks
+	events   []unix.EpollEvent
+	rbuf     []byte // read buffer, shared by the loop's sessions
+	sessions []*session
+	free     []int32
 
+	mu    sync.Mutex
+	tasks []func() // run on the loop; appended from any goroutine
+	shut  bool     // no task is accepted any more
+	stop  bool     // under mu: the loop ends after this round
+
+	brokers    []unix.Sockaddr
+	sources    map[netip.Addr]unix.Sockaddr
+	nextClient int // the next client of this loop to dial first (client i is loop i%loops's)
+	connecting int // dials without a verdict
+	maxConn    int // cap on connecting
+	redials    []redialAt
+	dueRedials []redialAt // scratch for redialDue
+	lastScan   int64      // engine clock of the last timeout and keepalive scan
+
+	out     []byte // scratch encode buffer
+	reply   []byte // acknowledgements owed for what one read brought, written once after it
+	connack codec.Connack
 	heap    pubHeap             // publishers by next due time
 	pubs    map[int32]*pubState // by client: survives reconnects
 	payload []byte              // scratch payload, header written per message
@@ -81,99 +100,191 @@ type redialAt struct {
 	attempt uint8
 }
 
-// reconnect schedules the first reconnect attempt of a client whose connection dropped.
-func (l *loop) reconnect(client int32) { l.schedule(client, 1) }
+// readBufferSize is the loop's read buffer: one read takes up to this much of a socket.
+const readBufferSize = 64 << 10
 
-// retry schedules the next attempt after a failed reconnect attempt of s (not after a
-// failed first connect: those are reported, not retried).
-func (l *loop) retry(s *session) {
-	if s.attempt > 0 {
-		l.schedule(s.client, int(s.attempt)+1)
+func newLoop(e *Engine, idx int) (*loop, error) {
+	ep, evfd, err := newEpoll()
+	if err != nil {
+		return nil, err
 	}
+	l := &loop{e: e, idx: idx, ep: ep, evfd: evfd, events: make([]unix.EpollEvent, 512),
+		rbuf: make([]byte, readBufferSize), sources: map[netip.Addr]unix.Sockaddr{},
+		nextClient: idx, maxConn: max(1, (e.cfg.MaxConnecting+e.cfg.Loops-1)/e.cfg.Loops),
+		out: make([]byte, 0, maxBatch+4096), payload: make([]byte, e.maxPayload)}
+	for _, b := range e.brokers {
+		l.brokers = append(l.brokers, sockaddr(b))
+	}
+	return l, nil
 }
 
-func (l *loop) schedule(client int32, attempt int) {
+// run is the loop's goroutine: wait for events or the next timer, handle them, repeat.
+func (l *loop) run(done func()) {
+	defer done()
+	// The thread sleeps in epoll_pwait2 until the next due time; a 1 ns timer slack (the
+	// default is 50 µs) makes it wake then. Slack is per thread, so the loop keeps its own.
+	runtime.LockOSThread()
+	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	e := l.e
-	if !e.cfg.Reconnect || e.closing.Load() {
-		return
-	}
-	d := e.cfg.ReconnectMin << min(attempt-1, 20)
-	if d <= 0 || d > e.cfg.ReconnectMax {
-		d = e.cfg.ReconnectMax
-	}
-	d = d/2 + rand.N(d/2+1) // jitter: half to full, so a storm spreads out
-	l.redials = append(l.redials, redialAt{due: e.now() + int64(d), client: client, attempt: uint8(min(attempt, 255))})
-}
-
-// handOver passes the reconnects that are due to the redial workers.
-func (l *loop) handOver(now int64) {
-	kept := l.redials[:0]
-	for _, r := range l.redials {
-		if r.due <= now && !l.e.closing.Load() {
-			select {
-			case l.e.redial <- redialJob{client: int(r.client), attempt: int(r.attempt)}:
+	for {
+		now := e.now()
+		wake := l.tick(now)
+		timeout := int64(-1)
+		if wake != never {
+			timeout = max(wake-e.now(), 0)
+		}
+		n, err := epollWait(l.ep, l.events, timeout)
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			e.loopFailed(err)
+			break
+		}
+		for i := 0; i < n; i++ {
+			ev := &l.events[i]
+			if ev.Pad < 0 {
+				l.runTasks()
 				continue
-			default: // the workers are busy: try again next tick
 			}
+			l.event(ev.Fd, ev.Pad, ev.Events)
 		}
-		if !l.e.closing.Load() {
-			kept = append(kept, r)
+		l.mu.Lock()
+		stop := l.stop
+		l.mu.Unlock()
+		if stop {
+			break
 		}
 	}
-	l.redials = kept
+	l.shutdown()
 }
 
-func newLoop(e *Engine, idx int) *loop {
-	return &loop{e: e, idx: idx, wake: make(chan struct{}, 1), out: make([]byte, 0, maxBatch+4096), payload: make([]byte, e.maxPayload)}
+// shutdown closes every socket of the loop and runs the tasks still queued.
+func (l *loop) shutdown() {
+	for _, s := range l.sessions {
+		if s != nil {
+			l.close(s)
+		}
+	}
+	l.mu.Lock()
+	l.shut = true
+	l.mu.Unlock()
+	l.runTasks()
+	_ = unix.Close(l.ep)
+	_ = unix.Close(l.evfd)
 }
 
-func (l *loop) add(s *session) {
-	if n := len(l.free); n > 0 {
-		s.slot = l.free[n-1]
-		l.free = l.free[:n-1]
-		l.sessions[s.slot] = s
+// execute queues f to run on the loop and wakes it. It returns false once the loop has shut
+// down: f does not run.
+func (l *loop) execute(f func()) bool {
+	l.mu.Lock()
+	if l.shut {
+		l.mu.Unlock()
+		return false
+	}
+	l.tasks = append(l.tasks, f)
+	l.mu.Unlock()
+	l.wakeup()
+	return true
+}
+
+// wakeup makes the loop's epoll_wait return.
+func (l *loop) wakeup() {
+	var one [8]byte // the eventfd counter: a uint64 in host order
+	binary.NativeEndian.PutUint64(one[:], 1)
+	_, _ = unix.Write(l.evfd, one[:])
+}
+
+// halt makes the loop end after its current round.
+func (l *loop) halt() {
+	l.mu.Lock()
+	l.stop = true
+	l.mu.Unlock()
+	l.wakeup()
+}
+
+func (l *loop) runTasks() {
+	var b [8]byte
+	_, _ = unix.Read(l.evfd, b[:])
+	for {
+		l.mu.Lock()
+		tasks := l.tasks
+		l.tasks = nil
+		l.mu.Unlock()
+		if len(tasks) == 0 {
+			return
+		}
+		for _, f := range tasks {
+			f()
+		}
+	}
+}
+
+// event handles epoll's report on one socket.
+func (l *loop) event(fd, slot int32, ev uint32) {
+	if slot < 0 || int(slot) >= len(l.sessions) {
 		return
 	}
-	s.slot = int32(len(l.sessions))
-	l.sessions = append(l.sessions, s)
-}
-
-func (l *loop) remove(s *session) {
-	if s.slot >= 0 && int(s.slot) < len(l.sessions) && l.sessions[s.slot] == s {
-		l.sessions[s.slot] = nil
-		l.free = append(l.free, s.slot)
-		s.slot = -1
+	s := l.sessions[slot]
+	if s == nil || s.fd != fd {
+		return // closed earlier in this round
+	}
+	if s.state == stDialing {
+		if ev&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+			l.tcpConnected(s)
+		}
+		return
+	}
+	if ev&(unix.EPOLLIN|unix.EPOLLERR|unix.EPOLLHUP|unix.EPOLLRDHUP) != 0 {
+		l.read(s)
+	}
+	if ev&unix.EPOLLOUT != 0 && s.state != stClosing {
+		l.flush(s)
 	}
 }
 
-// Run is the loop's timer tick (gnet.Runnable): CONNACK and ping timeouts, keepalive.
-func (l *loop) Run(context.Context) error {
-	l.tickPending.Store(false)
-	l.tick(l.e.now())
-	return nil
-}
-
-func (l *loop) tick(now int64) {
+// tick runs what is due on the loop at now and returns when it next has something due:
+// publishers, first dials, reconnects, and every scanInterval the CONNACK, ping and
+// keepalive scan.
+func (l *loop) tick(now int64) int64 {
 	e := l.e
+	wake := l.lastScan + int64(scanInterval)
+	if now >= wake {
+		l.lastScan = now
+		l.scan(now)
+		wake = now + int64(scanInterval)
+	}
 	if len(l.heap) > 0 {
 		l.publishDue(now)
+		if len(l.heap) > 0 {
+			stop := e.pubStop.Load()
+			if d := l.heap[0].nextDue; stop == 0 || d < stop {
+				wake = min(wake, d)
+			}
+		}
 	}
-	l.busy.Store(len(l.heap) > 0 || (len(l.pubs) > 0 && e.pubStart.Load() != 0 && e.pubStop.Load() == 0))
-	if now-l.lastScan < int64(scanInterval) {
-		return
-	}
-	l.lastScan = now
 	if len(l.redials) > 0 {
-		l.handOver(now)
+		wake = min(wake, l.redialDue(now))
 	}
+	return min(wake, l.dialDue(now))
+}
+
+// scanInterval is how often a loop scans its sessions for CONNACK and ping timeouts and
+// keepalives (whole seconds).
+const scanInterval = 100 * time.Millisecond
+
+// scan fails sessions whose TCP connect or CONNACK is overdue, drops those whose PINGRESP
+// is, and sends PINGREQ where a keepalive has passed without a write.
+func (l *loop) scan(now int64) {
+	e := l.e
 	for _, s := range l.sessions {
 		if s == nil {
 			continue
 		}
 		switch s.state {
+		case stDialing:
+			if now-s.dialStart > int64(e.cfg.DialTimeout) {
+				l.fail(s, CauseTimeout, "no TCP connection within "+e.cfg.DialTimeout.String())
+			}
 		case stConnecting:
-			if now-s.dialStart > int64(e.cfg.DialTimeout+e.cfg.ConnackTimeout) ||
-				now-s.lastWrite > int64(e.cfg.ConnackTimeout) {
+			if now-s.lastWrite > int64(e.cfg.ConnackTimeout) {
 				l.fail(s, CauseTimeout, "no CONNACK within "+e.cfg.ConnackTimeout.String())
 			}
 		case stConnected:
@@ -206,102 +317,250 @@ func (e *Engine) pingTimeout(keepalive time.Duration) time.Duration {
 	return max(keepalive, 5*time.Second)
 }
 
-// write sends b on s (on the loop: gnet writes at once and buffers what the socket does
-// not take).
-func (l *loop) write(s *session, b []byte) {
-	l.out = b[:0]
-	_, _ = s.c.Write(b)
-	s.lastWrite = l.e.now()
+// dialGrain is how early a dial may start: the dials due within it go out together, so a
+// loop wakes at most once per grain to dial (at 5,000 connects a second, one wake per
+// five dials instead of one per dial).
+const dialGrain = time.Millisecond
+
+// dialDue starts the loop's first dials that are due, client i at the connect phase's start
+// plus i/ConnectRate, while fewer than maxConn are without a verdict. It returns when the
+// next is due (never while the cap holds: a verdict brings the loop round again).
+func (l *loop) dialDue(now int64) int64 {
+	e := l.e
+	start := e.connStart.Load()
+	if start == 0 || e.dialStop.Load() || e.closing.Load() {
+		return never
+	}
+	for l.nextClient < e.cfg.Clients {
+		due := start
+		if e.cfg.ConnectRate > 0 {
+			due += int64(float64(l.nextClient) * float64(time.Second) / e.cfg.ConnectRate)
+		}
+		if due > now+int64(dialGrain) {
+			return due - int64(dialGrain)
+		}
+		if l.connecting >= l.maxConn {
+			return never
+		}
+		i := l.nextClient
+		l.nextClient += len(e.loops)
+		e.started.Add(1)
+		l.dial(i, 0, now)
+	}
+	return never
 }
 
-// fail ends a session that never got its CONNACK.
-func (l *loop) fail(s *session, cause Cause, example string) {
-	l.e.cfg.Observer.Failed(l.idx, int(s.client), cause, example)
-	s.signal()
-	l.close(s)
-	l.retry(s)
+// reconnect schedules the first reconnect attempt of a client whose connection dropped.
+func (l *loop) reconnect(client int32) { l.schedule(client, 1) }
+
+// retry schedules the next attempt after a failed reconnect attempt of s (not after a
+// failed first connect: those are reported, not retried).
+func (l *loop) retry(s *session) {
+	if s.attempt > 0 {
+		l.schedule(s.client, int(s.attempt)+1)
+	}
 }
 
-// close closes s without reporting anything more about it.
-func (l *loop) close(s *session) {
-	s.state = stClosing
-	l.remove(s)
-	_ = s.c.Close()
+func (l *loop) schedule(client int32, attempt int) {
+	e := l.e
+	if !e.cfg.Reconnect || e.closing.Load() {
+		return
+	}
+	d := e.cfg.ReconnectMin << min(attempt-1, 20)
+	if d <= 0 || d > e.cfg.ReconnectMax {
+		d = e.cfg.ReconnectMax
+	}
+	d = d/2 + rand.N(d/2+1) // jitter: half to full, so a storm spreads out
+	l.redials = append(l.redials, redialAt{due: e.now() + int64(d), client: client, attempt: uint8(min(attempt, 255))})
 }
 
-func (l *loop) disconnectAll() {
-	for _, s := range l.sessions {
-		if s == nil {
+// redialDue starts the reconnect attempts that are due, within the cap on dials without a
+// verdict, and returns when the next one is.
+func (l *loop) redialDue(now int64) int64 {
+	if l.e.closing.Load() {
+		l.redials = l.redials[:0]
+		return never
+	}
+	next := never
+	due := l.dueRedials[:0]
+	kept := l.redials[:0]
+	for _, r := range l.redials {
+		if r.due <= now && l.connecting+len(due) < l.maxConn {
+			due = append(due, r)
 			continue
 		}
-		if s.state == stConnected {
-			l.write(s, codec.AppendDisconnect(l.out[:0], &codec.Disconnect{}, codec.Version(s.version)))
-			l.e.open.Add(-1)
+		if r.due > now {
+			next = min(next, r.due)
 		}
-		l.close(s)
+		kept = append(kept, r)
 	}
+	l.redials = kept
+	for _, r := range due { // a failed dial schedules its next attempt into l.redials
+		l.dial(int(r.client), int(r.attempt), now)
+	}
+	l.dueRedials = due[:0]
+	return next
 }
 
-// handler is the gnet event handler of the engine.
-type handler struct {
-	gnet.BuiltinEventEngine
-	e *Engine
-}
-
-func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
-	s, ok := c.Context().(*session)
-	if !ok { // an anchor
-		return nil, gnet.None
+// dial starts the TCP connect of client i. attempt is 0 for the first connect and counts
+// reconnect attempts from 1. A failure to even start is that attempt's verdict.
+func (l *loop) dial(i, attempt int, now int64) {
+	e := l.e
+	spec := e.cfg.Client(i)
+	s := &session{client: int32(i), spec: &spec, keepalive: spec.Keepalive, version: spec.Version,
+		attempt: uint8(min(attempt, 255)), dialStart: now, lastWrite: now, fd: -1, slot: -1}
+	l.connecting++
+	dst := l.brokers[spec.Broker%len(l.brokers)]
+	var src unix.Sockaddr
+	if spec.Source.IsValid() {
+		if src = l.sources[spec.Source]; src == nil {
+			src = sockaddr(netip.AddrPortFrom(spec.Source, 0))
+			l.sources[spec.Source] = src
+		}
 	}
-	e := h.e
-	l := e.loops[int(s.client)%len(e.loops)]
-	s.c = c
-	s.state = stConnecting
-	l.add(s)
-	e.sessions.Add(1)
-	l.write(s, appendConnect(l.out[:0], s.spec))
-	return nil, gnet.None
-}
-
-func (h *handler) OnClose(c gnet.Conn, err error) gnet.Action {
-	s, ok := c.Context().(*session)
-	if !ok {
-		return gnet.None
-	}
-	e := h.e
-	l := e.loops[int(s.client)%len(e.loops)]
-	e.sessions.Add(-1)
-	switch s.state {
-	case stConnecting:
-		ex := "connection closed before CONNACK"
+	fd, err := openSocket(dst, src, e.portRange)
+	established := false
+	if err == nil {
+		err = unix.Connect(fd, dst)
+		if errors.Is(err, unix.EINPROGRESS) {
+			// Often the handshake is already done when connect() returns (on loopback the
+			// broker's side of it runs inside the call): then the CONNECT goes out now,
+			// and neither a writability event nor SO_ERROR is needed. A write to a socket
+			// still connecting fails with EAGAIN; one whose connect failed, with its error.
+			l.out = appendConnect(l.out[:0], s.spec)
+			var n int
+			n, err = unix.Write(fd, l.out)
+			switch {
+			case errors.Is(err, unix.EAGAIN):
+				err = nil
+			case err == nil && n == len(l.out):
+				established = true
+			case err == nil: // a partial write of a fresh socket: cannot happen, but do not guess
+				err = unix.EIO
+			}
+		}
 		if err != nil {
-			ex = err.Error()
+			_ = unix.Close(fd)
 		}
-		e.cfg.Observer.Failed(l.idx, int(s.client), CauseClosed, ex)
-		s.signal()
+	}
+	if err != nil {
+		cause, ex := classify(err)
+		e.cfg.Observer.Failed(l.idx, i, cause, ex)
+		l.verdict(s)
 		l.retry(s)
-	case stConnected:
-		e.open.Add(-1)
-		cause, ex := CauseClosed, "closed by the broker"
-		if err != nil {
-			cause, ex = classify(err)
-		}
-		e.cfg.Observer.Dropped(l.idx, int(s.client), cause, ex)
-		l.reconnect(s.client)
+		return
 	}
-	s.state = stClosing
-	l.remove(s)
-	return gnet.None
+	s.fd = int32(fd)
+	s.state = stDialing
+	l.add(s)
+	ev := eventData(s.fd, s.slot)
+	ev.Events = unix.EPOLLOUT | unix.EPOLLIN | unix.EPOLLRDHUP
+	if established {
+		s.state = stConnecting
+		ev.Events = unix.EPOLLIN | unix.EPOLLRDHUP
+	}
+	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		l.remove(s)
+		_ = unix.Close(fd)
+		cause, ex := classify(err)
+		e.cfg.Observer.Failed(l.idx, i, cause, ex)
+		l.verdict(s)
+		l.retry(s)
+		return
+	}
+	e.sessions.Add(1)
 }
 
-func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
-	s, ok := c.Context().(*session)
-	if !ok {
-		_, _ = c.Discard(-1)
-		return gnet.None
+// tcpConnected handles the end of s's TCP connect: on success it sends the CONNECT.
+func (l *loop) tcpConnected(s *session) {
+	if err := socketError(int(s.fd)); err != nil {
+		cause, ex := classify(err)
+		l.fail(s, cause, ex)
+		return
 	}
-	l := h.e.loops[int(s.client)%len(h.e.loops)]
-	in, _ := c.Peek(-1)
+	ev := eventData(s.fd, s.slot)
+	ev.Events = unix.EPOLLIN | unix.EPOLLRDHUP
+	_ = unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, int(s.fd), &ev)
+	s.state = stConnecting
+	l.write(s, appendConnect(l.out[:0], s.spec))
+}
+
+// verdict counts the end of s's connect attempt once: connected, refused or failed.
+func (l *loop) verdict(s *session) {
+	if s.flags&sfVerdict != 0 {
+		return
+	}
+	s.flags |= sfVerdict
+	l.connecting--
+	if s.attempt == 0 {
+		l.e.firstVerdict()
+	}
+}
+
+func (l *loop) add(s *session) {
+	if n := len(l.free); n > 0 {
+		s.slot = l.free[n-1]
+		l.free = l.free[:n-1]
+		l.sessions[s.slot] = s
+		return
+	}
+	s.slot = int32(len(l.sessions))
+	l.sessions = append(l.sessions, s)
+}
+
+func (l *loop) remove(s *session) {
+	if s.slot >= 0 && int(s.slot) < len(l.sessions) && l.sessions[s.slot] == s {
+		l.sessions[s.slot] = nil
+		l.free = append(l.free, s.slot)
+		s.slot = -1
+	}
+}
+
+// read takes what the socket has, handles every whole packet and keeps the rest.
+func (l *loop) read(s *session) {
+	var n int
+	var err error
+	for {
+		n, err = unix.Read(int(s.fd), l.rbuf)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err == unix.EAGAIN {
+		return
+	}
+	if n <= 0 {
+		l.lost(s, err)
+		return
+	}
+	data := l.rbuf[:n]
+	pending := s.io != nil && len(s.io.in) > 0
+	if pending {
+		s.io.in = append(s.io.in, data...)
+		data = s.io.in
+	}
+	used := l.traffic(s, data)
+	if s.state == stClosing {
+		return
+	}
+	rest := len(data) - used
+	switch {
+	case rest == 0 && pending:
+		s.io.in = s.io.in[:0]
+		l.release(s)
+	case rest > 0 && pending:
+		s.io.in = s.io.in[:copy(s.io.in, data[used:])]
+	case rest > 0:
+		if s.io == nil {
+			s.io = &connIO{}
+		}
+		s.io.in = append(s.io.in[:0], data[used:]...)
+	}
+}
+
+// traffic handles the whole packets at the start of in and returns the bytes it used.
+// The acknowledgements owed for them go out in one write.
+func (l *loop) traffic(s *session, in []byte) int {
 	used := 0
 	for used < len(in) && s.state != stClosing {
 		n, err := l.handle(s, in[used:])
@@ -314,27 +573,136 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 		}
 		used += n
 	}
-	if used > 0 { // Discard(0) would drop a buffered partial packet
-		_, _ = c.Discard(used)
-	}
-	if len(l.reply) > 0 { // one write for every acknowledgement of this batch
+	if len(l.reply) > 0 {
 		if s.state != stClosing {
-			_, _ = c.Write(l.reply)
-			s.lastWrite = l.e.now()
+			l.send(s, l.reply)
 		}
 		l.reply = l.reply[:0]
 	}
-	return gnet.None
+	return used
 }
 
-func (l *loop) protocolError(s *session, err error) {
-	if s.state == stConnecting {
-		l.fail(s, CauseProtocol, err.Error())
+// release drops s's buffers once both are empty: an idle connection keeps none. A small
+// buffer stays for the next partial packet.
+func (l *loop) release(s *session) {
+	if io := s.io; io != nil && len(io.in) == 0 && len(io.out) == 0 && cap(io.in)+cap(io.out) > 4096 {
+		s.io = nil
+	}
+}
+
+// write sends b, which was encoded into l.out, on s, and keeps l.out (grown or not) for
+// the next packet.
+func (l *loop) write(s *session, b []byte) {
+	l.out = b[:0]
+	l.send(s, b)
+}
+
+// send writes b on s at once; what the socket does not take waits in s.io.out for
+// EPOLLOUT.
+func (l *loop) send(s *session, b []byte) {
+	s.lastWrite = l.e.now()
+	if s.state == stClosing || len(b) == 0 {
 		return
 	}
-	if s.state == stConnected {
-		l.e.open.Add(-1)
-		l.e.cfg.Observer.Dropped(l.idx, int(s.client), CauseProtocol, err.Error())
+	if s.io != nil && len(s.io.out) > 0 {
+		s.io.out = append(s.io.out, b...)
+		return
+	}
+	var n int
+	var err error
+	for {
+		n, err = unix.Write(int(s.fd), b)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err == unix.EAGAIN {
+		n, err = 0, nil
+	}
+	if err != nil {
+		l.lost(s, err)
+		return
+	}
+	if n < len(b) {
+		if s.io == nil {
+			s.io = &connIO{}
+		}
+		s.io.out = append(s.io.out[:0], b[n:]...)
+		l.pollOut(s, true)
+	}
+}
+
+// flush writes what waits in s.io.out once the socket takes more.
+func (l *loop) flush(s *session) {
+	if s.io == nil || len(s.io.out) == 0 {
+		l.pollOut(s, false)
+		return
+	}
+	var n int
+	var err error
+	for {
+		n, err = unix.Write(int(s.fd), s.io.out)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err == unix.EAGAIN {
+		return
+	}
+	if err != nil {
+		l.lost(s, err)
+		return
+	}
+	rest := copy(s.io.out, s.io.out[n:])
+	s.io.out = s.io.out[:rest]
+	if rest == 0 {
+		l.pollOut(s, false)
+		l.release(s)
+	}
+}
+
+// pollOut arms or disarms EPOLLOUT on s.
+func (l *loop) pollOut(s *session, on bool) {
+	if on == (s.flags&sfPollOut != 0) {
+		return
+	}
+	ev := eventData(s.fd, s.slot)
+	ev.Events = unix.EPOLLIN | unix.EPOLLRDHUP
+	if on {
+		ev.Events |= unix.EPOLLOUT
+		s.flags |= sfPollOut
+	} else {
+		s.flags &^= sfPollOut
+	}
+	_ = unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, int(s.fd), &ev)
+}
+
+// unsent returns the bytes waiting for s's socket.
+func (s *session) unsent() int {
+	if s.io == nil {
+		return 0
+	}
+	return len(s.io.out)
+}
+
+// lost handles a socket that failed or that the broker closed (err nil: end of file).
+func (l *loop) lost(s *session, err error) {
+	e := l.e
+	switch s.state {
+	case stDialing, stConnecting:
+		cause, ex := CauseClosed, "connection closed before CONNACK"
+		if err != nil {
+			cause, ex = classify(err)
+		}
+		l.fail(s, cause, ex)
+		return
+	case stConnected:
+		e.open.Add(-1)
+		cause, ex := CauseClosed, "closed by the broker"
+		if err != nil {
+			cause, ex = classify(err)
+		}
+		e.cfg.Observer.Dropped(l.idx, int(s.client), cause, ex)
 		l.close(s)
 		l.reconnect(s.client)
 		return
@@ -342,12 +710,58 @@ func (l *loop) protocolError(s *session, err error) {
 	l.close(s)
 }
 
-// setBusy switches the loop's ticker to the publishing grain at once.
-func (l *loop) setBusy() {
-	if !l.busy.Swap(true) {
-		select {
-		case l.wake <- struct{}{}:
-		default:
+// fail ends a session that never got its CONNACK.
+func (l *loop) fail(s *session, cause Cause, example string) {
+	l.e.cfg.Observer.Failed(l.idx, int(s.client), cause, example)
+	l.verdict(s)
+	l.close(s)
+	l.retry(s)
+}
+
+// close closes s's socket without reporting anything more about it.
+func (l *loop) close(s *session) {
+	if s.state == stClosing && s.fd < 0 {
+		return
+	}
+	if s.flags&sfVerdict == 0 && s.state != stClosing {
+		s.flags |= sfVerdict // no verdict will come: the engine is closing it
+		l.connecting--
+	}
+	s.state = stClosing
+	l.remove(s)
+	if s.fd >= 0 {
+		_ = unix.Close(int(s.fd)) // leaves the epoll set with it
+		s.fd = -1
+		l.e.sessions.Add(-1)
+	}
+	s.io = nil
+}
+
+func (l *loop) disconnectAll() {
+	for _, s := range l.sessions {
+		if s == nil {
+			continue
 		}
+		if s.state == stConnected {
+			l.write(s, codec.AppendDisconnect(l.out[:0], &codec.Disconnect{}, codec.Version(s.version)))
+			if s.state == stConnected {
+				l.e.open.Add(-1)
+			}
+		}
+		l.close(s)
+	}
+}
+
+func (l *loop) protocolError(s *session, err error) {
+	switch s.state {
+	case stConnecting:
+		l.fail(s, CauseProtocol, err.Error())
+	case stConnected:
+		l.e.open.Add(-1)
+		l.e.cfg.Observer.Dropped(l.idx, int(s.client), CauseProtocol, err.Error())
+		l.close(s)
+		l.reconnect(s.client)
+	default:
+		l.close(s)
 	}
 }

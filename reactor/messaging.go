@@ -154,7 +154,7 @@ func (l *loop) publishDue(now int64) {
 		}
 		if len(buf) > 0 {
 			l.write(s, buf)
-			if s.c.OutboundBuffered() > backlogLimit {
+			if s.unsent() > backlogLimit {
 				e.backlogs.Add(1)
 			}
 		}
@@ -232,16 +232,12 @@ func (l *loop) startPublisher(s *session, sp *PublishSpec, receiveMax, aliasMax 
 	if e.pubStart.Load() != 0 && !p.done && p.heapIdx < 0 {
 		p.nextDue = e.pubStart.Load() + int64(sp.Phase) + int64(p.seq)*p.interval
 		l.heap.push(p)
-		l.setBusy()
 	}
 }
 
 // beginPublishing queues every publisher of the loop; called on the loop when publishing
 // starts.
 func (l *loop) beginPublishing() {
-	if len(l.pubs) > 0 {
-		l.setBusy()
-	}
 	for _, p := range l.pubs {
 		if !p.done && p.heapIdx < 0 {
 			p.nextDue = l.e.pubStart.Load() + int64(p.spec.Phase) + int64(p.seq)*p.interval
@@ -262,7 +258,6 @@ func (l *loop) acked(s *session) {
 	}
 	if p.heapIdx < 0 && !p.done && p.s == s && l.e.pubStart.Load() != 0 {
 		l.heap.push(p)
-		l.setBusy()
 	}
 }
 

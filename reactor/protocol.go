@@ -49,7 +49,7 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 		now := e.now()
 		if ca.Reason != 0 {
 			e.cfg.Observer.Refused(l.idx, int(s.client), s.version, byte(ca.Reason))
-			s.signal()
+			l.verdict(s)
 			l.close(s)
 			l.retry(s)
 			return n, nil
@@ -61,7 +61,7 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 		} else {
 			e.cfg.Observer.Connected(l.idx, int(s.client), time.Duration(now-s.dialStart))
 		}
-		s.signal()
+		l.verdict(s)
 		l.established(s, ca)
 	case codec.TypePublish:
 		pk := &l.inPub
