@@ -71,14 +71,15 @@ type loop struct {
 	shut  bool     // no task is accepted any more
 	stop  bool     // under mu: the loop ends after this round
 
-	brokers    []unix.Sockaddr
-	sources    map[netip.Addr]unix.Sockaddr
-	nextClient int // the next client of this loop to dial first (client i is loop i%loops's)
-	connecting int // dials without a verdict
-	maxConn    int // cap on connecting
-	redials    []redialAt
-	dueRedials []redialAt // scratch for redialDue
-	lastScan   int64      // engine clock of the last timeout and keepalive scan
+	brokers     []unix.Sockaddr
+	sources     map[netip.Addr]unix.Sockaddr
+	nextClient  int // the next client of this loop to dial first (client i is loop i%loops's)
+	connecting  int // dials without a verdict
+	maxConn     int // cap on connecting
+	redials     []redialAt
+	dueRedials  []redialAt // scratch for redialDue
+	lastScan    int64      // engine clock of the last timeout and keepalive scan
+	lastPublish int64      // engine clock of the last publish pass
 
 	out     []byte // scratch encode buffer
 	reply   []byte // acknowledgements owed for what one read brought, written once after it
@@ -252,11 +253,14 @@ func (l *loop) tick(now int64) int64 {
 		wake = now + int64(scanInterval)
 	}
 	if len(l.heap) > 0 {
-		l.publishDue(now)
+		if now >= l.lastPublish+int64(publishGrain) {
+			l.publishDue(now)
+			l.lastPublish = now
+		}
 		if len(l.heap) > 0 {
 			stop := e.pubStop.Load()
 			if d := l.heap[0].nextDue; stop == 0 || d < stop {
-				wake = min(wake, d)
+				wake = min(wake, max(d, l.lastPublish+int64(publishGrain)))
 			}
 		}
 	}
@@ -265,6 +269,15 @@ func (l *loop) tick(now int64) int64 {
 	}
 	return min(wake, l.dialDue(now))
 }
+
+// publishGrain is the shortest time between two publish passes of a loop: a pass sends
+// every message due by then, so a loop wakes for its publishers at most 5,000 times a
+// second and a fast schedule goes out in batches; a sparse one (due times further apart)
+// still goes out at its due time. A thread's sleep and wake costs about 45 µs of CPU on
+// the 2-core VM this was measured on (make bench-msg, 2M msg/s, CPU per message: a wake per
+// message 820 ns, 100 µs grain 210-260 ns, 200 µs 153-171 ns, the previous 1 ms tick 92 ns
+// but messages 0.56 ms late at the median).
+const publishGrain = 200 * time.Microsecond
 
 // scanInterval is how often a loop scans its sessions for CONNACK and ping timeouts and
 // keepalives (whole seconds).

@@ -297,9 +297,9 @@ const (
 	// MemoryBase is the process's memory without connections: runtime, binary, one
 	// HdrHistogram set per event loop.
 	MemoryBase = 64 << 20
-	// MemoryPerConnection is the memory of one idle connection besides its buffers: session
-	// state and gnet connection in the process (about 4 KiB), socket, file, tcp_sock and epoll
-	// structures in the kernel (about 4 KiB).
+	// MemoryPerConnection is the memory of one idle connection besides its buffers, with
+	// room to spare: session state in the process (about 250 B measured by make
+	// bench-conn), socket, file, tcp_sock and epoll structures in the kernel (about 4 KiB).
 	MemoryPerConnection = 8 << 10
 	// SocketMemoryPerConnection is the socket buffer memory of one connection: about a page
 	// in flight.

@@ -220,10 +220,9 @@ func parseShard(s string) (int, int, error) {
 	return i, n, nil
 }
 
-// fdHeadroom is what a process needs besides its connections' sockets: stdio, epoll,
-// anchors, and the transient second descriptor each in-flight dial holds until gnet has
-// its duplicate (MaxConnecting, default 100).
-const fdHeadroom = 64 + 2*100
+// fdHeadroom is what a process needs besides its connections' sockets: stdio, an epoll
+// set and an eventfd per event loop, the result file, the embedded broker's pipe.
+const fdHeadroom = 64
 
 // chooseProcs turns --procs into a number: auto takes as many processes as the descriptor
 // hard limit requires.
