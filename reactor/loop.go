@@ -80,9 +80,12 @@ type loop struct {
 	dueRedials  []redialAt // scratch for redialDue
 	lastScan    int64      // engine clock of the last timeout and keepalive scan
 	lastPublish int64      // engine clock of the last publish pass
+	dialGrain   int64      // ns: the dials due within it of now go out now
 
-	out     []byte // scratch encode buffer
-	reply   []byte // acknowledgements owed for what one read brought, written once after it
+	oob     [64]byte // control data of the CONNACK's recvmsg
+	rxAt    int64    // its arrival (CLOCK_REALTIME ns; 0: unknown)
+	out     []byte   // scratch encode buffer
+	reply   []byte   // acknowledgements owed for what one read brought, written once after it
 	connack codec.Connack
 	heap    pubHeap             // publishers by next due time
 	pubs    map[int32]*pubState // by client: survives reconnects
@@ -111,7 +114,7 @@ func newLoop(e *Engine, idx int) (*loop, error) {
 	}
 	l := &loop{e: e, idx: idx, ep: ep, evfd: evfd, events: make([]unix.EpollEvent, 512),
 		rbuf: make([]byte, readBufferSize), sources: map[netip.Addr]unix.Sockaddr{},
-		nextClient: idx, maxConn: max(1, (e.cfg.MaxConnecting+e.cfg.Loops-1)/e.cfg.Loops),
+		nextClient: idx, dialGrain: int64(dialGrainFor(e.cfg.ConnectRate / float64(e.cfg.Loops))), maxConn: max(1, (e.cfg.MaxConnecting+e.cfg.Loops-1)/e.cfg.Loops),
 		out: make([]byte, 0, maxBatch+4096), payload: make([]byte, e.maxPayload)}
 	for _, b := range e.brokers {
 		l.brokers = append(l.brokers, sockaddr(b))
@@ -330,10 +333,27 @@ func (e *Engine) pingTimeout(keepalive time.Duration) time.Duration {
 	return max(keepalive, 5*time.Second)
 }
 
-// dialGrain is how early a dial may start: the dials due within it go out together, so a
-// loop wakes at most once per grain to dial (at 5,000 connects a second, one wake per
-// five dials instead of one per dial).
-const dialGrain = time.Millisecond
+// A loop dials in batches: the dials due within its grain go out together, enough of them
+// (dialBatch at the loop's share of the connect rate) that one wake serves several, and
+// the CONNACKs of a batch often arrive before the loop sleeps again. A thread's sleep and
+// wake costs about 45 µs of CPU on the VM this was measured on: make bench-conn (100,000
+// connections at 5,000/s, 6 workers of one loop each) measured 115 µs CPU per connect with
+// a 1 ms grain and 92 µs with 5 ms. The grain stays within [minDialGrain, maxDialGrain];
+// connect latency is unaffected, as it runs from each socket's own start to the kernel's
+// arrival stamp of its CONNACK.
+const (
+	dialBatch    = 4
+	minDialGrain = time.Millisecond
+	maxDialGrain = 5 * time.Millisecond
+)
+
+// dialGrainFor returns the dial grain of a loop dialing perLoop connections a second.
+func dialGrainFor(perLoop float64) time.Duration {
+	if perLoop <= 0 {
+		return minDialGrain
+	}
+	return min(max(time.Duration(dialBatch/perLoop*float64(time.Second)), minDialGrain), maxDialGrain)
+}
 
 // dialDue starts the loop's first dials that are due, client i at the connect phase's start
 // plus i/ConnectRate, while fewer than maxConn are without a verdict. It returns when the
@@ -349,8 +369,8 @@ func (l *loop) dialDue(now int64) int64 {
 		if e.cfg.ConnectRate > 0 {
 			due += int64(float64(l.nextClient) * float64(time.Second) / e.cfg.ConnectRate)
 		}
-		if due > now+int64(dialGrain) {
-			return due - int64(dialGrain)
+		if due > now+l.dialGrain {
+			return due
 		}
 		if l.connecting >= l.maxConn {
 			return never
@@ -358,7 +378,7 @@ func (l *loop) dialDue(now int64) int64 {
 		i := l.nextClient
 		l.nextClient += len(e.loops)
 		e.started.Add(1)
-		l.dial(i, 0, now)
+		l.dial(i, 0)
 	}
 	return never
 }
@@ -409,7 +429,7 @@ func (l *loop) redialDue(now int64) int64 {
 	}
 	l.redials = kept
 	for _, r := range due { // a failed dial schedules its next attempt into l.redials
-		l.dial(int(r.client), int(r.attempt), now)
+		l.dial(int(r.client), int(r.attempt))
 	}
 	l.dueRedials = due[:0]
 	return next
@@ -417,11 +437,12 @@ func (l *loop) redialDue(now int64) int64 {
 
 // dial starts the TCP connect of client i. attempt is 0 for the first connect and counts
 // reconnect attempts from 1. A failure to even start is that attempt's verdict.
-func (l *loop) dial(i, attempt int, now int64) {
+func (l *loop) dial(i, attempt int) {
 	e := l.e
 	spec := e.cfg.Client(i)
 	s := &session{client: int32(i), spec: &spec, keepalive: spec.Keepalive, version: spec.Version,
-		attempt: uint8(min(attempt, 255)), dialStart: now, lastWrite: now, fd: -1, slot: -1}
+		attempt: uint8(min(attempt, 255)), dialStart: e.now(), fd: -1, slot: -1}
+	s.lastWrite = s.dialStart
 	l.connecting++
 	dst := l.brokers[spec.Broker%len(l.brokers)]
 	var src unix.Sockaddr
@@ -534,8 +555,17 @@ func (l *loop) read(s *session) {
 	var n int
 	var err error
 	for {
-		n, err = unix.Read(int(s.fd), l.rbuf)
-		if err != unix.EINTR {
+		if s.state == stConnecting { // the CONNACK: ask for its arrival time too
+			var oobn int
+			n, oobn, _, _, err = unix.Recvmsg(int(s.fd), l.rbuf, l.oob[:], 0)
+			l.rxAt = 0
+			if err == nil {
+				l.rxAt = rxStamp(l.oob[:oobn])
+			}
+		} else {
+			n, err = unix.Read(int(s.fd), l.rbuf)
+		}
+		if !errors.Is(err, unix.EINTR) {
 			break
 		}
 	}

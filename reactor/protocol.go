@@ -56,10 +56,16 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 		}
 		s.state = stConnected
 		e.open.Add(1)
+		lat := now - s.dialStart
+		if l.rxAt > 0 { // when the kernel received it, not when the loop read it
+			if d := l.rxAt - (e.realEpoch + s.dialStart); d > 0 && d <= lat {
+				lat = d
+			}
+		}
 		if s.attempt > 0 {
-			e.cfg.Observer.Reconnected(l.idx, int(s.client), int(s.attempt), time.Duration(now-s.dialStart))
+			e.cfg.Observer.Reconnected(l.idx, int(s.client), int(s.attempt), time.Duration(lat))
 		} else {
-			e.cfg.Observer.Connected(l.idx, int(s.client), time.Duration(now-s.dialStart))
+			e.cfg.Observer.Connected(l.idx, int(s.client), time.Duration(lat))
 		}
 		l.verdict(s)
 		l.established(s, ca)
