@@ -60,7 +60,7 @@ type loop struct {
 	e        *Engine
 	idx      int
 	ep       int // epoll
-	evfd     int // eventfd: wakes the loop for tasks
+	evfd     int // eventfd: wakes the loop for tasks; under mu (-1 once closed)
 	events   []unix.EpollEvent
 	rbuf     []byte // read buffer, shared by the loop's sessions
 	sessions []*session
@@ -171,37 +171,49 @@ func (l *loop) shutdown() {
 	l.shut = true
 	l.mu.Unlock()
 	l.runTasks()
-	_ = unix.Close(l.ep)
+	l.mu.Lock() // no notify writes to a closed (or reused) descriptor
 	_ = unix.Close(l.evfd)
+	l.evfd = -1
+	l.mu.Unlock()
+	_ = unix.Close(l.ep)
 }
 
 // execute queues f to run on the loop and wakes it. It returns false once the loop has shut
 // down: f does not run.
 func (l *loop) execute(f func()) bool {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.shut {
-		l.mu.Unlock()
 		return false
 	}
 	l.tasks = append(l.tasks, f)
-	l.mu.Unlock()
-	l.wakeup()
+	l.notify()
 	return true
 }
 
 // wakeup makes the loop's epoll_wait return.
 func (l *loop) wakeup() {
-	var one [8]byte // the eventfd counter: a uint64 in host order
-	binary.NativeEndian.PutUint64(one[:], 1)
-	_, _ = unix.Write(l.evfd, one[:])
+	l.mu.Lock()
+	l.notify()
+	l.mu.Unlock()
 }
 
 // halt makes the loop end after its current round.
 func (l *loop) halt() {
 	l.mu.Lock()
 	l.stop = true
+	l.notify()
 	l.mu.Unlock()
-	l.wakeup()
+}
+
+// notify writes the loop's eventfd; l.mu is held.
+func (l *loop) notify() {
+	if l.evfd < 0 {
+		return
+	}
+	var one [8]byte // the eventfd counter: a uint64 in host order
+	binary.NativeEndian.PutUint64(one[:], 1)
+	_, _ = unix.Write(l.evfd, one[:])
 }
 
 func (l *loop) runTasks() {
