@@ -24,8 +24,9 @@ const (
 
 // Session flags.
 const (
-	sfVerdict = 1 << iota // the connect attempt has its verdict
-	sfPollOut             // EPOLLOUT is armed: unsent bytes wait for the socket
+	sfVerdict  = 1 << iota // the connect attempt has its verdict
+	sfPollOut              // EPOLLOUT is armed: unsent bytes wait for the socket
+	sfDeferred             // EPOLLIN is not armed: the CONNACK is collected by harvest
 )
 
 // session is one MQTT client connection, owned by its loop. An idle connected session is
@@ -81,20 +82,23 @@ type loop struct {
 	lastScan    int64      // engine clock of the last timeout and keepalive scan
 	lastPublish int64      // engine clock of the last publish pass
 	dialGrain   int64      // ns: the dials due within it of now go out now
+	lastHarvest int64      // engine clock of the last harvest
+	pending     []*session // sessions whose CONNACK harvest collects
 
-	oob     [64]byte // control data of the CONNACK's recvmsg
-	rxAt    int64    // its arrival (CLOCK_REALTIME ns; 0: unknown)
-	out     []byte   // scratch encode buffer
-	reply   []byte   // acknowledgements owed for what one read brought, written once after it
-	connack codec.Connack
-	heap    pubHeap             // publishers by next due time
-	pubs    map[int32]*pubState // by client: survives reconnects
-	payload []byte              // scratch payload, header written per message
-	topic   []byte              // scratch topic for %rand_N
-	pub     codec.Publish       // scratch packets, reused
-	inPub   codec.Publish
-	ack     codec.Ack
-	suback  codec.Suback
+	oob      [64]byte // control data of the CONNACK's recvmsg
+	rxAt     int64    // its arrival (CLOCK_REALTIME ns; 0: unknown)
+	noStamps bool     // a CONNACK came without an arrival stamp: do not defer CONNACKs
+	out      []byte   // scratch encode buffer
+	reply    []byte   // acknowledgements owed for what one read brought, written once after it
+	connack  codec.Connack
+	heap     pubHeap             // publishers by next due time
+	pubs     map[int32]*pubState // by client: survives reconnects
+	payload  []byte              // scratch payload, header written per message
+	topic    []byte              // scratch topic for %rand_N
+	pub      codec.Publish       // scratch packets, reused
+	inPub    codec.Publish
+	ack      codec.Ack
+	suback   codec.Suback
 }
 
 // redialAt is a reconnect attempt waiting for its backoff to pass.
@@ -279,10 +283,63 @@ func (l *loop) tick(now int64) int64 {
 			}
 		}
 	}
+	if len(l.pending) > 0 && now >= l.lastHarvest+l.dialGrain {
+		l.harvest()
+		l.lastHarvest = now
+	}
 	if len(l.redials) > 0 {
 		wake = min(wake, l.redialDue(now))
 	}
-	return min(wake, l.dialDue(now))
+	dial := l.dialDue(now)
+	if len(l.pending) > 0 {
+		// The next harvest, moved to the next dial if that comes within a grain of it: one
+		// wake for both.
+		h := l.lastHarvest + l.dialGrain
+		if dial >= h && dial <= h+l.dialGrain {
+			h = dial
+		}
+		wake = min(wake, h)
+	}
+	return min(wake, dial)
+}
+
+// harvest reads the CONNACKs that have arrived for the loop's deferred sessions. A session
+// waiting for its CONNACK does not wake the loop (EPOLLIN is not armed): the kernel stamps
+// the CONNACK's arrival, so reading it up to a dial grain later changes no figure, and one
+// wake per grain serves every dial and CONNACK of the grain instead of one wake per
+// CONNACK. A close or error still wakes the loop (EPOLLRDHUP, EPOLLHUP, EPOLLERR).
+func (l *loop) harvest() {
+	kept := l.pending[:0]
+	for _, s := range l.pending {
+		if s.state != stConnecting || s.fd < 0 || s.flags&sfDeferred == 0 {
+			continue
+		}
+		l.read(s)
+		if s.state == stConnecting && s.flags&sfDeferred != 0 {
+			kept = append(kept, s)
+		}
+	}
+	clear(l.pending[len(kept):])
+	l.pending = kept
+}
+
+// arm makes the loop wake for s's traffic: EPOLLIN, and EPOLLOUT while bytes wait.
+func (l *loop) arm(s *session) {
+	s.flags &^= sfDeferred
+	l.setEvents(s)
+}
+
+// setEvents tells epoll what s waits for.
+func (l *loop) setEvents(s *session) {
+	ev := eventData(s.fd, s.slot)
+	ev.Events = unix.EPOLLRDHUP
+	if s.flags&sfDeferred == 0 {
+		ev.Events |= unix.EPOLLIN
+	}
+	if s.flags&sfPollOut != 0 {
+		ev.Events |= unix.EPOLLOUT
+	}
+	_ = unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, int(s.fd), &ev)
 }
 
 // publishGrain is the shortest time between two publish passes of a loop: a pass sends
@@ -504,6 +561,10 @@ func (l *loop) dial(i, attempt int) {
 	if established {
 		s.state = stConnecting
 		ev.Events = unix.EPOLLIN | unix.EPOLLRDHUP
+		if !l.noStamps {
+			s.flags |= sfDeferred
+			ev.Events = unix.EPOLLRDHUP
+		}
 	}
 	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		l.remove(s)
@@ -515,6 +576,9 @@ func (l *loop) dial(i, attempt int) {
 		return
 	}
 	e.sessions.Add(1)
+	if s.flags&sfDeferred != 0 {
+		l.pending = append(l.pending, s)
+	}
 }
 
 // tcpConnected handles the end of s's TCP connect: on success it sends the CONNECT.
@@ -524,10 +588,12 @@ func (l *loop) tcpConnected(s *session) {
 		l.fail(s, cause, ex)
 		return
 	}
-	ev := eventData(s.fd, s.slot)
-	ev.Events = unix.EPOLLIN | unix.EPOLLRDHUP
-	_ = unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, int(s.fd), &ev)
 	s.state = stConnecting
+	if !l.noStamps {
+		s.flags |= sfDeferred
+		l.pending = append(l.pending, s)
+	}
+	l.setEvents(s)
 	l.write(s, appendConnect(l.out[:0], s.spec))
 }
 
@@ -573,6 +639,9 @@ func (l *loop) read(s *session) {
 			l.rxAt = 0
 			if err == nil {
 				l.rxAt = rxStamp(l.oob[:oobn])
+				if l.rxAt == 0 && n > 0 {
+					l.noStamps = true // CONNACKs must then be read when they arrive
+				}
 			}
 		} else {
 			n, err = unix.Read(int(s.fd), l.rbuf)
@@ -721,15 +790,12 @@ func (l *loop) pollOut(s *session, on bool) {
 	if on == (s.flags&sfPollOut != 0) {
 		return
 	}
-	ev := eventData(s.fd, s.slot)
-	ev.Events = unix.EPOLLIN | unix.EPOLLRDHUP
 	if on {
-		ev.Events |= unix.EPOLLOUT
 		s.flags |= sfPollOut
 	} else {
 		s.flags &^= sfPollOut
 	}
-	_ = unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, int(s.fd), &ev)
+	l.setEvents(s)
 }
 
 // unsent returns the bytes waiting for s's socket.

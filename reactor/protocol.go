@@ -55,6 +55,9 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 			return n, nil
 		}
 		s.state = stConnected
+		if s.flags&sfDeferred != 0 {
+			l.arm(s)
+		}
 		e.open.Add(1)
 		lat := now - s.dialStart
 		if l.rxAt > 0 { // when the kernel received it, not when the loop read it
