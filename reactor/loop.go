@@ -134,8 +134,13 @@ func (l *loop) run(done func()) {
 	runtime.LockOSThread()
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	e := l.e
+	var lastYield int64
 	for {
 		now := e.now()
+		if now-lastYield > int64(yieldInterval) {
+			runtime.Gosched()
+			lastYield = now
+		}
 		wake := l.tick(now)
 		timeout := int64(-1)
 		if wake != never {
@@ -163,6 +168,12 @@ func (l *loop) run(done func()) {
 	}
 	l.shutdown()
 }
+
+// yieldInterval is how often a loop passes through the Go scheduler. A goroutine that has
+// not been rescheduled for 10 ms is preempted by the runtime's sysmon (a signal that also
+// interrupts epoll_pwait2, its P taken away), and each such preemption sets sysmon back to
+// polling every 20 µs; a loop that never parks would be preempted every 10 ms.
+const yieldInterval = 5 * time.Millisecond
 
 // shutdown closes every socket of the loop and runs the tasks still queued.
 func (l *loop) shutdown() {
