@@ -176,7 +176,7 @@ func resolveBroker(s string) (netip.AddrPort, error) {
 	return ta.AddrPort(), nil
 }
 
-// Start starts the event loops: one goroutine each, locked to its thread.
+// Start starts the event loops: one goroutine each.
 func (e *Engine) Start() error {
 	e.epoch = time.Now()
 	e.realEpoch = e.epoch.UnixNano()
@@ -290,7 +290,7 @@ func (e *Engine) OnLoops(f func(loop int)) {
 // Connect dials every client and returns when every client has a verdict (connected,
 // refused or failed) or ctx ends. Each loop dials its own clients (client i is loop
 // i%Loops's) at the phase's start plus i/ConnectRate, with at most MaxConnecting/Loops
-// without a verdict. progress, if not nil, is called every 10 ms and at the end with the
+// without a verdict. progress, if not nil, is called every 100 ms and at the end with the
 // number of dials started (from the calling goroutine). Call it once.
 func (e *Engine) Connect(ctx context.Context, progress func(started int)) error {
 	report := func() {
@@ -305,7 +305,9 @@ func (e *Engine) Connect(ctx context.Context, progress func(started int)) error 
 	for _, l := range e.loops {
 		l.wakeup()
 	}
-	t := time.NewTicker(10 * time.Millisecond)
+	// Every 100 ms: a thread wake costs ~45 µs of CPU here, and at 833 connects/s a 10 ms
+	// ticker cost 5 µs per connect.
+	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	for {
 		select {
