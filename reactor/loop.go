@@ -55,8 +55,8 @@ type connIO struct {
 }
 
 // loop is one event loop: an epoll instance, a goroutine that waits in it, and the
-// sessions, publish schedule and dials it owns. Everything in it but mu and tasks is
-// touched only from that goroutine.
+// sessions, publish schedule and dials it owns. Everything in it but mu and what mu
+// guards (tasks, shut, stop, writes to evfd) is touched only from that goroutine.
 type loop struct {
 	e        *Engine
 	idx      int
@@ -118,8 +118,10 @@ func newLoop(e *Engine, idx int) (*loop, error) {
 	}
 	l := &loop{e: e, idx: idx, ep: ep, evfd: evfd, events: make([]unix.EpollEvent, 512),
 		rbuf: make([]byte, readBufferSize), sources: map[netip.Addr]unix.Sockaddr{},
-		nextClient: idx, dialGrain: int64(dialGrainFor(e.cfg.ConnectRate / float64(e.cfg.Loops))), maxConn: max(1, (e.cfg.MaxConnecting+e.cfg.Loops-1)/e.cfg.Loops),
-		out: make([]byte, 0, maxBatch+4096), payload: make([]byte, e.maxPayload)}
+		nextClient: idx,
+		dialGrain:  int64(dialGrainFor(e.cfg.ConnectRate / float64(e.cfg.Loops))),
+		maxConn:    max(1, (e.cfg.MaxConnecting+e.cfg.Loops-1)/e.cfg.Loops),
+		out:        make([]byte, 0, maxBatch+4096), payload: make([]byte, e.maxPayload)}
 	for _, b := range e.brokers {
 		l.brokers = append(l.brokers, sockaddr(b))
 	}
