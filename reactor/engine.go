@@ -26,15 +26,16 @@ type Config struct {
 	// Loops is the number of event loops (0: one per core).
 	Loops int
 	// Clients is the number of clients; Client(i) describes client i for 0 <= i < Clients.
-	// Client is called from dialing goroutines and must be safe for concurrent use.
+	// Client is called by the event loops as they dial, concurrently: it must be safe for
+	// concurrent use.
 	Clients int
 	Client  func(i int) ClientSpec
 	// ConnectRate is the number of connections started per second over the whole run
 	// (0: as fast as MaxConnecting allows).
 	ConnectRate float64
 	// MaxConnecting caps the connections between the start of their TCP connect and their
-	// CONNACK (default 100: Mosquitto's listen backlog; a burst beyond it costs 1 s SYN
-	// retries).
+	// verdict, MaxConnecting/Loops per loop (default 100: Mosquitto's listen backlog; a
+	// burst beyond it costs 1 s SYN retries).
 	MaxConnecting int
 	// DialTimeout bounds the TCP connect, ConnackTimeout the wait for CONNACK after it
 	// (defaults 10 s each).
