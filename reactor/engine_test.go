@@ -2,12 +2,14 @@ package reactor_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -352,5 +354,103 @@ func TestEngineConnectLatencyFromArrival(t *testing.T) {
 	slices.Sort(obs.lats)
 	if med := obs.lats[len(obs.lats)/2]; med > 2*time.Millisecond {
 		t.Errorf("median connect latency %v, want well under the 5 ms collection period (all: %v)", med, obs.lats)
+	}
+}
+
+// pubCount counts Published events.
+type pubCount struct {
+	*countObs
+	published atomic.Int64
+}
+
+func (o *pubCount) Published(_, _, _ int, _ int64, _ time.Duration) { o.published.Add(1) }
+
+// TestEngineWriteBackpressure: a broker that stops reading makes the socket refuse writes;
+// what it does not take waits in the connection and goes out, whole and in order, once the
+// broker reads again. 2,000 PUBLISH of 16 KiB (32 MiB) at 8,000/s against a server that
+// reads nothing for the first 600 ms: far more than loopback's socket buffers hold.
+func TestEngineWriteBackpressure(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close() //nolint:errcheck
+	const n, size = 2000, 16 << 10
+	type result struct {
+		count int
+		err   error
+	}
+	done := make(chan result, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		defer c.Close() //nolint:errcheck
+		var buf []byte
+		tmp := make([]byte, 256<<10)
+		connected, count := false, 0
+		_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+		for count < n {
+			m, err := c.Read(tmp)
+			if err != nil {
+				done <- result{count, err}
+				return
+			}
+			buf = append(buf, tmp[:m]...)
+			for {
+				h, body, used, err := codec.Split(buf, 1<<20)
+				if err != nil {
+					done <- result{count, err}
+					return
+				}
+				if used == 0 {
+					break
+				}
+				switch h.Type {
+				case codec.TypeConnect:
+					_, _ = c.Write(codec.AppendConnack(nil, &codec.Connack{}, codec.V311))
+					connected = true
+				case codec.TypePublish:
+					var p codec.Publish
+					if err := codec.DecodePublish(h, body, codec.V311, &p); err != nil {
+						done <- result{count, err}
+						return
+					}
+					if seq := binary.BigEndian.Uint32(p.Payload[12:16]); int(seq) != count || len(p.Payload) != size {
+						done <- result{count, fmt.Errorf("message %d: sequence %d, %d bytes", count, seq, len(p.Payload))}
+						return
+					}
+					count++
+				}
+				buf = buf[used:]
+			}
+			if connected && count == 0 {
+				time.Sleep(600 * time.Millisecond) // stop reading while the client publishes
+				connected = false
+			}
+		}
+		done <- result{count, nil}
+	}()
+	obs := &pubCount{countObs: newObs()}
+	e := startEngine(t, reactor.Config{Brokers: []string{ln.Addr().String()}, Clients: 1, Observer: obs,
+		MaxPayload: size, Client: func(int) reactor.ClientSpec {
+			return reactor.ClientSpec{ID: "p", Version: 4, CleanStart: true, Publish: &reactor.PublishSpec{
+				Topic: []byte("t"), Rate: 8000, Count: n, PayloadSize: size, Receivers: 1}}
+		}})
+	if err := e.Connect(context.Background(), nil); err != nil || e.Open() != 1 {
+		t.Fatalf("connect: %v, open %d", err, e.Open())
+	}
+	e.StartPublishing(0)
+	r := <-done
+	if r.err != nil || r.count != n {
+		t.Fatalf("server got %d of %d messages: %v", r.count, n, r.err)
+	}
+	if got := obs.published.Load(); got != n {
+		t.Errorf("published %d, want %d", got, n)
+	}
+	if e.WriteBacklogs() == 0 {
+		t.Error("no write left more than 4 MiB unsent: the test did not hold the socket full")
 	}
 }
