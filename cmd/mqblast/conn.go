@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -116,7 +118,8 @@ func (f *quickFlags) scenario(cmd *cobra.Command, typ, group string, fields, par
 		var bs []string
 		for _, h := range strings.Split(f.hosts, ",") {
 			if h = strings.TrimSpace(h); h != "" {
-				bs = append(bs, fmt.Sprintf("%s:%d", h, f.port))
+				h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]") // -H [::1] as well as ::1
+				bs = append(bs, net.JoinHostPort(h, strconv.Itoa(f.port)))
 			}
 		}
 		f.run.brokers = bs

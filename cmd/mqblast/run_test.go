@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/broker"
 	"github.com/mqblast/mqblast/internal/testbroker"
 )
 
@@ -315,5 +318,29 @@ func TestRunRefusedByHostChecks(t *testing.T) {
 	}
 	if strings.Contains(r.stderr, "connecting") || r.took > 10*time.Second {
 		t.Errorf("it dialed or took %v", r.took)
+	}
+}
+
+// TestConnIPv6: -H takes an IPv6 address bare or bracketed, and --ifaddr binds an IPv6
+// source; the embedded broker listens on ::1.
+func TestConnIPv6(t *testing.T) {
+	b, err := broker.Start("[::1]:0", io.Discard)
+	if err != nil {
+		t.Skipf("no IPv6 loopback here: %v", err)
+	}
+	defer b.Close() //nolint:errcheck
+	_, port, _ := net.SplitHostPort(b.Addr())
+	for _, args := range [][]string{{"-H", "::1"}, {"-H", "[::1]", "--ifaddr", "::1"}} {
+		r := runBin(t, append([]string{"conn", "-p", port, "-c", "20", "-R", "1000", "--hold", "100ms",
+			"--no-check", "--format", "json"}, args...)...)
+		if r.code != exitOK {
+			t.Fatalf("%v: exit %d\n%s", args, r.code, r.stderr)
+		}
+		var res struct {
+			Connections struct{ Established int } `json:"connections"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || res.Connections.Established != 20 {
+			t.Errorf("%v: established %d of 20 (%v)\n%s", args, res.Connections.Established, err, r.stderr)
+		}
 	}
 }
