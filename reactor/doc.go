@@ -24,8 +24,16 @@
 // source address is given; IP_LOCAL_PORT_RANGE where the kernel has it), connect(), and the
 // CONNECT written at once when the handshake is already done (on loopback it always is;
 // elsewhere the first EPOLLOUT sends it). The source-port capacity is checked before the
-// first dial. Connect latency runs from each socket's own start to the kernel's arrival
-// stamp of its CONNACK (SO_TIMESTAMPNS), so a loop busy with a batch does not inflate it.
+// first dial.
+//
+// # Arrival stamps
+//
+// Every socket has SO_TIMESTAMPNS and every read is a recvmsg(2) that brings the kernel's
+// arrival time of the last packet it took. Connect latency runs from each socket's own
+// start to its CONNACK's arrival, a PINGRESP's round trip and a message's latency to
+// theirs: what waited in a socket while its loop was busy elsewhere (a dial batch, a
+// publish pass, another socket's burst) is not counted against the broker. Messages read
+// together carry the last one's stamp, which is still no later than the read.
 //
 // The loop sleeps in epoll_pwait2 until its next due time with nanosecond resolution and a
 // 1 ns timer slack: the earliest publisher of its heap, the next dial or reconnect, or the

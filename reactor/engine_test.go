@@ -454,3 +454,87 @@ func TestEngineWriteBackpressure(t *testing.T) {
 		t.Error("no write left more than 4 MiB unsent: the test did not hold the socket full")
 	}
 }
+
+// slowObs records receive latencies and holds its loop for hold on the first message, as
+// a loop busy with other work would.
+type slowObs struct {
+	*countObs
+	hold time.Duration
+	lats []time.Duration
+}
+
+func (o *slowObs) Received(_, _ int, m reactor.Message) {
+	o.mu.Lock()
+	o.lats = append(o.lats, time.Duration(m.Now-m.Due))
+	first := len(o.lats) == 1
+	o.mu.Unlock()
+	if first {
+		time.Sleep(o.hold)
+	}
+}
+
+// TestEngineReceiveLatencyFromArrival: messages that wait in the socket while the loop is
+// busy are timed by their arrival (the kernel's stamp), not by when the loop gets to them.
+// The server sends three messages 10 ms apart, each due when sent; the loop is held for
+// 60 ms by the first. The third then measures ~0.1 ms (read time would give ~40 ms); the
+// second, read together with the third, carries the third's stamp: ~10 ms (read time ~50).
+func TestEngineReceiveLatencyFromArrival(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close() //nolint:errcheck
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close() //nolint:errcheck
+		var buf []byte
+		tmp := make([]byte, 4096)
+		for {
+			n, err := c.Read(tmp)
+			if err != nil {
+				return
+			}
+			buf = append(buf, tmp[:n]...)
+			h, body, used, err := codec.Split(buf, 0)
+			if err != nil || used == 0 {
+				continue
+			}
+			buf = buf[used:]
+			switch h.Type {
+			case codec.TypeConnect:
+				_, _ = c.Write(codec.AppendConnack(nil, &codec.Connack{}, codec.V311))
+			case codec.TypeSubscribe:
+				var sub codec.Subscribe
+				if codec.DecodeSubscribe(body, codec.V311, &sub) != nil {
+					return
+				}
+				_, _ = c.Write(codec.AppendSuback(nil, &codec.Suback{ID: sub.ID, Reasons: []codec.ReasonCode{0}}, codec.V311))
+				for seq := range 3 {
+					pl := make([]byte, reactor.HeaderSize)
+					binary.BigEndian.PutUint64(pl[0:8], uint64(time.Now().UnixNano()))
+					binary.BigEndian.PutUint32(pl[12:16], uint32(seq))
+					_, _ = c.Write(codec.AppendPublish(nil, &codec.Publish{Topic: []byte("t"), Payload: pl}, codec.V311))
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+		}
+	}()
+	obs := &slowObs{countObs: newObs(), hold: 60 * time.Millisecond}
+	e := startEngine(t, reactor.Config{Brokers: []string{ln.Addr().String()}, Clients: 1, Observer: obs,
+		Client: func(int) reactor.ClientSpec {
+			return reactor.ClientSpec{ID: "s", Version: 4, CleanStart: true,
+				Subscriptions: []codec.Subscription{{Filter: []byte("t")}}}
+		}})
+	if err := e.Connect(context.Background(), nil); err != nil || e.Open() != 1 {
+		t.Fatalf("connect: %v, open %d", err, e.Open())
+	}
+	waitFor(t, 3*time.Second, func() bool { obs.mu.Lock(); defer obs.mu.Unlock(); return len(obs.lats) == 3 })
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if obs.lats[2] > 5*time.Millisecond || obs.lats[1] > 25*time.Millisecond {
+		t.Errorf("latencies %v: the 2nd and 3rd waited for the busy loop, want them timed by arrival", obs.lats)
+	}
+}

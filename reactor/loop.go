@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sync"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -85,8 +86,12 @@ type loop struct {
 	lastHarvest int64      // engine clock of the last harvest
 	pending     []*session // sessions whose CONNACK harvest collects
 
-	oob      [64]byte // control data of the CONNACK's recvmsg
-	rxAt     int64    // its arrival (CLOCK_REALTIME ns; 0: unknown)
+	msg struct { // recvmsg's header and vector, reused
+		hdr unix.Msghdr
+		iov unix.Iovec
+	}
+	oob      [64]byte // control data of a recvmsg: the arrival stamp
+	rxAt     int64    // arrival of what the last recvmsg took (CLOCK_REALTIME ns; 0: unknown)
 	noStamps bool     // a CONNACK came without an arrival stamp: do not defer CONNACKs
 	out      []byte   // scratch encode buffer
 	reply    []byte   // acknowledgements owed for what one read brought, written once after it
@@ -650,24 +655,15 @@ func (l *loop) read(s *session) {
 	var n int
 	var err error
 	for {
-		if s.state == stConnecting { // the CONNACK: ask for its arrival time too
-			var oobn int
-			n, oobn, _, _, err = unix.Recvmsg(int(s.fd), l.rbuf, l.oob[:], 0)
-			l.rxAt = 0
-			if err == nil {
-				l.rxAt = rxStamp(l.oob[:oobn])
-				if l.rxAt == 0 && n > 0 {
-					l.noStamps = true // CONNACKs must then be read when they arrive
-				}
-			}
-		} else {
-			n, err = unix.Read(int(s.fd), l.rbuf)
-		}
+		n, err = l.recv(int(s.fd))
 		if !errors.Is(err, unix.EINTR) {
 			break
 		}
 	}
-	if err == unix.EAGAIN {
+	if l.rxAt == 0 && n > 0 && s.state == stConnecting {
+		l.noStamps = true // CONNACKs must then be read when they arrive
+	}
+	if errors.Is(err, unix.EAGAIN) {
 		return
 	}
 	if n <= 0 {
@@ -697,6 +693,37 @@ func (l *loop) read(s *session) {
 		}
 		s.io.in = append(s.io.in[:0], data[used:]...)
 	}
+}
+
+// recv reads what fd has into l.rbuf with recvmsg(2), and the arrival time of the last
+// packet it took (SO_TIMESTAMPNS) into l.rxAt (0: none). The message header lives in
+// the loop, so nothing is allocated.
+func (l *loop) recv(fd int) (int, error) {
+	m := &l.msg
+	m.iov.Base = &l.rbuf[0]
+	m.iov.SetLen(len(l.rbuf))
+	m.hdr = unix.Msghdr{Iov: &m.iov, Control: &l.oob[0]}
+	m.hdr.SetIovlen(1)
+	m.hdr.SetControllen(len(l.oob))
+	l.rxAt = 0
+	r, _, errno := unix.Syscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&m.hdr)), 0)
+	if errno != 0 {
+		return 0, errno
+	}
+	l.rxAt = rxStamp(l.oob[:m.hdr.Controllen])
+	return int(r), nil
+}
+
+// arrival returns when the bytes being handled reached this host, as CLOCK_REALTIME ns:
+// the kernel's stamp of the last packet the read took, or now if there is none or it is
+// implausible (the clock was stepped). A loop busy elsewhere thus adds nothing to the
+// latency of what waited in its sockets.
+func (l *loop) arrival() int64 {
+	now := l.e.realEpoch + l.e.now()
+	if l.rxAt > 0 && l.rxAt <= now && now-l.rxAt < int64(10*time.Second) {
+		return l.rxAt
+	}
+	return now
 }
 
 // traffic handles the whole packets at the start of in and returns the bytes it used.

@@ -280,7 +280,7 @@ func (l *loop) received(s *session, pk *codec.Publish) {
 		Due:       int64(binary.BigEndian.Uint64(pl[0:8])),
 		Publisher: binary.BigEndian.Uint32(pl[8:12]),
 		Seq:       binary.BigEndian.Uint32(pl[12:16]),
-		Now:       l.e.realEpoch + l.e.now(),
+		Now:       l.arrival(),
 		Dup:       pk.Dup,
 	}
 	if len(pl) >= sentAtSize {

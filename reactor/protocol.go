@@ -60,10 +60,8 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 		}
 		e.open.Add(1)
 		lat := now - s.dialStart
-		if l.rxAt > 0 { // when the kernel received it, not when the loop read it
-			if d := l.rxAt - (e.realEpoch + s.dialStart); d > 0 && d <= lat {
-				lat = d
-			}
+		if d := l.arrival() - (e.realEpoch + s.dialStart); d > 0 && d <= lat {
+			lat = d // when the kernel received it, not when the loop read it
 		}
 		if s.attempt > 0 {
 			e.cfg.Observer.Reconnected(l.idx, int(s.client), int(s.attempt), time.Duration(lat))
@@ -113,7 +111,7 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 		l.e.cfg.Observer.Subscribed(l.idx, int(s.client), failed, code)
 	case codec.TypePingresp:
 		if s.pingSent != 0 {
-			l.e.cfg.Observer.Ping(l.idx, int(s.client), time.Duration(l.e.now()-s.pingSent))
+			l.e.cfg.Observer.Ping(l.idx, int(s.client), time.Duration(l.arrival()-(l.e.realEpoch+s.pingSent)))
 			s.pingSent = 0
 		}
 	case codec.TypeDisconnect:
