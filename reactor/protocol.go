@@ -111,7 +111,7 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 		l.e.cfg.Observer.Subscribed(l.idx, int(s.client), failed, code)
 	case codec.TypePingresp:
 		if s.pingSent != 0 {
-			l.e.cfg.Observer.Ping(l.idx, int(s.client), time.Duration(l.arrival()-(l.e.realEpoch+s.pingSent)))
+			l.e.cfg.Observer.Ping(l.idx, int(s.client), time.Duration(max(l.arrival()-(l.e.realEpoch+s.pingSent), 0)))
 			s.pingSent = 0
 		}
 	case codec.TypeDisconnect:
