@@ -336,10 +336,10 @@ func (o *latObs) Connected(l, c int, lat time.Duration) {
 }
 
 // TestEngineConnectLatencyFromArrival: at 300 connects a second a loop dials and collects
-// CONNACKs every 5 ms, so a CONNACK waits up to 5 ms in the socket before the loop reads
+// CONNACKs every 8 ms, so a CONNACK waits up to 8 ms in the socket before the loop reads
 // it. Connect latency must run to the CONNACK's arrival (the kernel's stamp), not to that
 // read: Mosquitto on loopback answers within a fraction of a millisecond, while latencies
-// to the read would spread over the whole 5 ms (median ~2.5 ms).
+// to the read would spread over the whole 8 ms (median ~4 ms or more).
 func TestEngineConnectLatencyFromArrival(t *testing.T) {
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	const n = 60
@@ -353,7 +353,7 @@ func TestEngineConnectLatencyFromArrival(t *testing.T) {
 	defer obs.mu.Unlock()
 	slices.Sort(obs.lats)
 	if med := obs.lats[len(obs.lats)/2]; med > 2*time.Millisecond {
-		t.Errorf("median connect latency %v, want well under the 5 ms collection period (all: %v)", med, obs.lats)
+		t.Errorf("median connect latency %v, want well under the 8 ms collection period (all: %v)", med, obs.lats)
 	}
 }
 

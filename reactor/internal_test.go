@@ -25,5 +25,5 @@ func TestDialGrainFor(t *testing.T) {
 	check(100_000, time.Millisecond)   // fast: the floor
 	check(2500, 1600*time.Microsecond) // 4 dials a batch
 	check(1000, 4*time.Millisecond)
-	check(1, 5*time.Millisecond)
+	check(1, 8*time.Millisecond)
 }
