@@ -1,0 +1,115 @@
+//go:build !race
+
+package reactor
+
+import (
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/mqblast/mqblast/codec"
+)
+
+// nopObs ignores every event.
+type nopObs struct{}
+
+func (nopObs) Connected(int, int, time.Duration)             {}
+func (nopObs) Reconnected(int, int, int, time.Duration)      {}
+func (nopObs) Refused(int, int, byte, byte)                  {}
+func (nopObs) Failed(int, int, Cause, string)                {}
+func (nopObs) Dropped(int, int, Cause, string)               {}
+func (nopObs) Ping(int, int, time.Duration)                  {}
+func (nopObs) Subscribed(int, int, int, byte)                {}
+func (nopObs) Published(int, int, int, int64, time.Duration) {}
+func (nopObs) Acked(int, int)                                {}
+func (nopObs) Received(int, int, Message)                    {}
+
+// testSession returns a loop and a connected session whose socket is one end of a stream
+// socket pair; the other end is returned for the test to write and read.
+func testSession(t *testing.T, version byte) (*loop, *session, int) {
+	t.Helper()
+	e, err := New(Config{Brokers: []string{"127.0.0.1:1"}, Loops: 1, Observer: nopObs{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.epoch = time.Now()
+	l, err := newLoop(e, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = unix.Close(fds[0])
+		_ = unix.Close(fds[1])
+		_ = unix.Close(l.ep)
+		_ = unix.Close(l.evfd)
+	})
+	s := &session{fd: int32(fds[0]), version: version, state: stConnected, flags: sfVerdict}
+	l.add(s)
+	return l, s, fds[1]
+}
+
+// TestReceiveAllocs: reading a batch of QoS 1 PUBLISH packets from the socket, handling
+// them and writing their PUBACKs allocates nothing.
+func TestReceiveAllocs(t *testing.T) {
+	l, s, peer := testSession(t, 4)
+	payload := make([]byte, HeaderSize)
+	binary.BigEndian.PutUint64(payload, uint64(time.Now().UnixNano()))
+	// The stream is one packet over and over; each read takes the tail of a packet cut by
+	// the previous read, 49 whole ones and the head of the next.
+	p := codec.AppendPublish(nil, &codec.Publish{QoS: 1, ID: 7, Topic: []byte("bench/x"), Payload: payload}, codec.V311)
+	batch := append([]byte(nil), p[10:]...)
+	for range 49 {
+		batch = append(batch, p...)
+	}
+	batch = append(batch, p[:10]...)
+	if _, err := unix.Write(peer, p[:10]); err != nil {
+		t.Fatal(err)
+	}
+	l.read(s)
+	drain := make([]byte, 64<<10)
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := unix.Write(peer, batch); err != nil {
+			t.Fatal(err)
+		}
+		l.read(s)
+		if n, err := unix.Read(peer, drain); err != nil || n != 50*4 { // 50 PUBACKs of 4 bytes
+			t.Fatalf("read %d bytes of PUBACKs, want 200: %v", n, err)
+		}
+	})
+	if s.state != stConnected {
+		t.Fatalf("session state %d after the reads", s.state)
+	}
+	if allocs != 0 {
+		t.Errorf("%v allocations per read of 50 PUBLISH", allocs)
+	}
+}
+
+// TestPublishAllocs: a publish pass that encodes and writes a publisher's due messages
+// allocates nothing.
+func TestPublishAllocs(t *testing.T) {
+	l, s, peer := testSession(t, 5)
+	sp := &PublishSpec{Topic: []byte("bench/x"), QoS: 0, Rate: 1e6, PayloadSize: 32, Receivers: 1}
+	l.e.pubStart.Store(1)
+	l.startPublisher(s, sp, 0, 10)
+	drain := make([]byte, 1<<20)
+	now := l.e.now()
+	allocs := testing.AllocsPerRun(100, func() {
+		now += int64(50 * time.Microsecond) // 50 messages due per pass
+		l.publishDue(now)
+		if _, err := unix.Read(peer, drain); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per publish pass", allocs)
+	}
+	if s.pub.seq < 5000 {
+		t.Errorf("published %d messages, want the schedule's 5,000 or more", s.pub.seq)
+	}
+}
