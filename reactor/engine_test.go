@@ -254,46 +254,21 @@ func first(s []string) string {
 // The broker here is a few lines of codec over a socket, since Mosquitto 2.0 grants every
 // subscription.
 func TestEngineSubackFailure(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close() //nolint:errcheck
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close() //nolint:errcheck
-		var buf []byte
-		tmp := make([]byte, 1024)
-		for {
-			n, err := c.Read(tmp)
-			if err != nil {
-				return
-			}
-			buf = append(buf, tmp[:n]...)
-			for {
-				h, body, used, err := codec.Split(buf, 0)
-				if err != nil || used == 0 {
-					break
-				}
-				switch h.Type {
-				case codec.TypeConnect:
-					_, _ = c.Write(codec.AppendConnack(nil, &codec.Connack{}, codec.V5))
-				case codec.TypeSubscribe:
-					var sub codec.Subscribe
-					if codec.DecodeSubscribe(body, codec.V5, &sub) == nil {
-						_, _ = c.Write(codec.AppendSuback(nil, &codec.Suback{ID: sub.ID,
-							Reasons: []codec.ReasonCode{codec.ReasonGrantedQoS1, 0x87}}, codec.V5))
-					}
-				}
-				buf = buf[used:]
+	addr, _ := codecServer(t, func(c net.Conn, h codec.Header, body []byte) bool {
+		switch h.Type {
+		case codec.TypeConnect:
+			_, _ = c.Write(codec.AppendConnack(nil, &codec.Connack{}, codec.V5))
+		case codec.TypeSubscribe:
+			var sub codec.Subscribe
+			if codec.DecodeSubscribe(body, codec.V5, &sub) == nil {
+				_, _ = c.Write(codec.AppendSuback(nil, &codec.Suback{ID: sub.ID,
+					Reasons: []codec.ReasonCode{codec.ReasonGrantedQoS1, 0x87}}, codec.V5))
 			}
 		}
-	}()
+		return true
+	})
 	obs := &subObs{countObs: newObs()}
-	e := startEngine(t, reactor.Config{Brokers: []string{ln.Addr().String()}, Clients: 1, Observer: obs,
+	e := startEngine(t, reactor.Config{Brokers: []string{addr}, Clients: 1, Observer: obs,
 		Client: func(int) reactor.ClientSpec {
 			return reactor.ClientSpec{ID: "s", Version: 5, CleanStart: true, Subscriptions: []codec.Subscription{
 				{Filter: []byte("a/#"), QoS: 1}, {Filter: []byte("b/#"), QoS: 1}}}
@@ -370,71 +345,29 @@ func (o *pubCount) Published(_, _, _ int, _ int64, _ time.Duration) { o.publishe
 // broker reads again. 2,000 PUBLISH of 16 KiB (32 MiB) at 8,000/s against a server that
 // reads nothing for the first 600 ms: far more than loopback's socket buffers hold.
 func TestEngineWriteBackpressure(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close() //nolint:errcheck
 	const n, size = 2000, 16 << 10
-	type result struct {
-		count int
-		err   error
-	}
-	done := make(chan result, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			done <- result{err: err}
-			return
+	count := 0
+	var bad error
+	addr, ended := codecServer(t, func(c net.Conn, h codec.Header, body []byte) bool {
+		switch h.Type {
+		case codec.TypeConnect:
+			_, _ = c.Write(codec.AppendConnack(nil, &codec.Connack{}, codec.V311))
+			time.Sleep(600 * time.Millisecond) // stop reading while the client publishes
+		case codec.TypePublish:
+			var p codec.Publish
+			if bad = codec.DecodePublish(h, body, codec.V311, &p); bad != nil {
+				return false
+			}
+			if seq := binary.BigEndian.Uint32(p.Payload[12:16]); int(seq) != count || len(p.Payload) != size {
+				bad = fmt.Errorf("message %d: sequence %d, %d bytes", count, seq, len(p.Payload))
+				return false
+			}
+			count++
 		}
-		defer c.Close() //nolint:errcheck
-		var buf []byte
-		tmp := make([]byte, 256<<10)
-		connected, count := false, 0
-		_ = c.SetDeadline(time.Now().Add(20 * time.Second))
-		for count < n {
-			m, err := c.Read(tmp)
-			if err != nil {
-				done <- result{count, err}
-				return
-			}
-			buf = append(buf, tmp[:m]...)
-			for {
-				h, body, used, err := codec.Split(buf, 1<<20)
-				if err != nil {
-					done <- result{count, err}
-					return
-				}
-				if used == 0 {
-					break
-				}
-				switch h.Type {
-				case codec.TypeConnect:
-					_, _ = c.Write(codec.AppendConnack(nil, &codec.Connack{}, codec.V311))
-					connected = true
-				case codec.TypePublish:
-					var p codec.Publish
-					if err := codec.DecodePublish(h, body, codec.V311, &p); err != nil {
-						done <- result{count, err}
-						return
-					}
-					if seq := binary.BigEndian.Uint32(p.Payload[12:16]); int(seq) != count || len(p.Payload) != size {
-						done <- result{count, fmt.Errorf("message %d: sequence %d, %d bytes", count, seq, len(p.Payload))}
-						return
-					}
-					count++
-				}
-				buf = buf[used:]
-			}
-			if connected && count == 0 {
-				time.Sleep(600 * time.Millisecond) // stop reading while the client publishes
-				connected = false
-			}
-		}
-		done <- result{count, nil}
-	}()
+		return count < n
+	})
 	obs := &pubCount{countObs: newObs()}
-	e := startEngine(t, reactor.Config{Brokers: []string{ln.Addr().String()}, Clients: 1, Observer: obs,
+	e := startEngine(t, reactor.Config{Brokers: []string{addr}, Clients: 1, Observer: obs,
 		MaxPayload: size, Client: func(int) reactor.ClientSpec {
 			return reactor.ClientSpec{ID: "p", Version: 4, CleanStart: true, Publish: &reactor.PublishSpec{
 				Topic: []byte("t"), Rate: 8000, Count: n, PayloadSize: size, Receivers: 1}}
@@ -443,9 +376,8 @@ func TestEngineWriteBackpressure(t *testing.T) {
 		t.Fatalf("connect: %v, open %d", err, e.Open())
 	}
 	e.StartPublishing(0)
-	r := <-done
-	if r.err != nil || r.count != n {
-		t.Fatalf("server got %d of %d messages: %v", r.count, n, r.err)
+	if err := <-ended; err != nil || bad != nil || count != n {
+		t.Fatalf("server got %d of %d messages: %v %v", count, n, err, bad)
 	}
 	if got := obs.published.Load(); got != n {
 		t.Errorf("published %d, want %d", got, n)
@@ -479,51 +411,28 @@ func (o *slowObs) Received(_, _ int, m reactor.Message) {
 // 60 ms by the first. The third then measures ~0.1 ms (read time would give ~40 ms); the
 // second, read together with the third, carries the third's stamp: ~10 ms (read time ~50).
 func TestEngineReceiveLatencyFromArrival(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close() //nolint:errcheck
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close() //nolint:errcheck
-		var buf []byte
-		tmp := make([]byte, 4096)
-		for {
-			n, err := c.Read(tmp)
-			if err != nil {
-				return
+	addr, _ := codecServer(t, func(c net.Conn, h codec.Header, body []byte) bool {
+		switch h.Type {
+		case codec.TypeConnect:
+			_, _ = c.Write(codec.AppendConnack(nil, &codec.Connack{}, codec.V311))
+		case codec.TypeSubscribe:
+			var sub codec.Subscribe
+			if codec.DecodeSubscribe(body, codec.V311, &sub) != nil {
+				return false
 			}
-			buf = append(buf, tmp[:n]...)
-			h, body, used, err := codec.Split(buf, 0)
-			if err != nil || used == 0 {
-				continue
-			}
-			buf = buf[used:]
-			switch h.Type {
-			case codec.TypeConnect:
-				_, _ = c.Write(codec.AppendConnack(nil, &codec.Connack{}, codec.V311))
-			case codec.TypeSubscribe:
-				var sub codec.Subscribe
-				if codec.DecodeSubscribe(body, codec.V311, &sub) != nil {
-					return
-				}
-				_, _ = c.Write(codec.AppendSuback(nil, &codec.Suback{ID: sub.ID, Reasons: []codec.ReasonCode{0}}, codec.V311))
-				for seq := range 3 {
-					pl := make([]byte, reactor.HeaderSize)
-					binary.BigEndian.PutUint64(pl[0:8], uint64(time.Now().UnixNano()))
-					binary.BigEndian.PutUint32(pl[12:16], uint32(seq))
-					_, _ = c.Write(codec.AppendPublish(nil, &codec.Publish{Topic: []byte("t"), Payload: pl}, codec.V311))
-					time.Sleep(10 * time.Millisecond)
-				}
+			_, _ = c.Write(codec.AppendSuback(nil, &codec.Suback{ID: sub.ID, Reasons: []codec.ReasonCode{0}}, codec.V311))
+			for seq := range 3 {
+				pl := make([]byte, reactor.HeaderSize)
+				binary.BigEndian.PutUint64(pl[0:8], uint64(time.Now().UnixNano()))
+				binary.BigEndian.PutUint32(pl[12:16], uint32(seq))
+				_, _ = c.Write(codec.AppendPublish(nil, &codec.Publish{Topic: []byte("t"), Payload: pl}, codec.V311))
+				time.Sleep(10 * time.Millisecond)
 			}
 		}
-	}()
+		return true
+	})
 	obs := &slowObs{countObs: newObs(), hold: 60 * time.Millisecond}
-	e := startEngine(t, reactor.Config{Brokers: []string{ln.Addr().String()}, Clients: 1, Observer: obs,
+	e := startEngine(t, reactor.Config{Brokers: []string{addr}, Clients: 1, Observer: obs,
 		Client: func(int) reactor.ClientSpec {
 			return reactor.ClientSpec{ID: "s", Version: 4, CleanStart: true,
 				Subscriptions: []codec.Subscription{{Filter: []byte("t")}}}
@@ -537,4 +446,54 @@ func TestEngineReceiveLatencyFromArrival(t *testing.T) {
 	if obs.lats[2] > 5*time.Millisecond || obs.lats[1] > 25*time.Millisecond {
 		t.Errorf("latencies %v: the 2nd and 3rd waited for the busy loop, want them timed by arrival", obs.lats)
 	}
+}
+
+// codecServer is a broker of a few lines for what Mosquitto cannot be made to do: it
+// accepts one connection on loopback and calls handle for every packet it reads, on the
+// reading goroutine (so a handle that sleeps stops the reading), until handle returns
+// false or the connection ends. The returned channel gets the error that ended it (nil
+// when handle did). It returns the server's address.
+func codecServer(t *testing.T, handle func(c net.Conn, h codec.Header, body []byte) bool) (string, <-chan error) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	ended := make(chan error, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			ended <- err
+			return
+		}
+		defer c.Close() //nolint:errcheck
+		_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+		var buf []byte
+		tmp := make([]byte, 256<<10)
+		for {
+			n, err := c.Read(tmp)
+			if err != nil {
+				ended <- err
+				return
+			}
+			buf = append(buf, tmp[:n]...)
+			for {
+				h, body, used, err := codec.Split(buf, 1<<20)
+				if err != nil {
+					ended <- err
+					return
+				}
+				if used == 0 {
+					break
+				}
+				if !handle(c, h, body) {
+					ended <- nil
+					return
+				}
+				buf = buf[used:]
+			}
+		}
+	}()
+	return ln.Addr().String(), ended
 }
