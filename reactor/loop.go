@@ -351,17 +351,28 @@ func (l *loop) arm(s *session) {
 	l.setEvents(s)
 }
 
-// setEvents tells epoll what s waits for.
+// setEvents tells epoll what s waits for now.
 func (l *loop) setEvents(s *session) {
 	ev := eventData(s.fd, s.slot)
-	ev.Events = unix.EPOLLRDHUP
+	ev.Events = s.epollEvents()
+	_ = unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, int(s.fd), &ev)
+}
+
+// epollEvents returns what s waits for: the end of its TCP connect while dialing; then
+// closes, its traffic unless its CONNACK is deferred, and room in the socket while bytes
+// wait for it.
+func (s *session) epollEvents() uint32 {
+	if s.state == stDialing {
+		return unix.EPOLLOUT | unix.EPOLLIN | unix.EPOLLRDHUP
+	}
+	ev := uint32(unix.EPOLLRDHUP)
 	if s.flags&sfDeferred == 0 {
-		ev.Events |= unix.EPOLLIN
+		ev |= unix.EPOLLIN
 	}
 	if s.flags&sfPollOut != 0 {
-		ev.Events |= unix.EPOLLOUT
+		ev |= unix.EPOLLOUT
 	}
-	_ = unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, int(s.fd), &ev)
+	return ev
 }
 
 // publishGrain is the shortest time between two publish passes of a loop: a pass sends
@@ -571,36 +582,41 @@ func (l *loop) dial(i, attempt int) {
 		}
 	}
 	if err != nil {
-		cause, ex := classify(err)
-		e.cfg.Observer.Failed(l.idx, i, cause, ex)
-		l.verdict(s)
-		l.retry(s)
+		l.dialFailed(s, err)
 		return
 	}
 	s.fd = int32(fd)
 	s.state = stDialing
+	if established {
+		l.awaitConnack(s)
+	}
 	l.add(s)
 	ev := eventData(s.fd, s.slot)
-	ev.Events = unix.EPOLLOUT | unix.EPOLLIN | unix.EPOLLRDHUP
-	if established {
-		s.state = stConnecting
-		ev.Events = unix.EPOLLIN | unix.EPOLLRDHUP
-		if !l.noStamps {
-			s.flags |= sfDeferred
-			ev.Events = unix.EPOLLRDHUP
-		}
-	}
+	ev.Events = s.epollEvents()
 	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		l.remove(s)
 		_ = unix.Close(fd)
-		cause, ex := classify(err)
-		e.cfg.Observer.Failed(l.idx, i, cause, ex)
-		l.verdict(s)
-		l.retry(s)
+		s.fd, s.state = -1, stClosing // harvest passes over it
+		l.dialFailed(s, err)
 		return
 	}
 	e.sessions.Add(1)
-	if s.flags&sfDeferred != 0 {
+}
+
+// dialFailed reports a dial that failed before the loop held its socket.
+func (l *loop) dialFailed(s *session, err error) {
+	cause, ex := classify(err)
+	l.e.cfg.Observer.Failed(l.idx, int(s.client), cause, ex)
+	l.verdict(s)
+	l.retry(s)
+}
+
+// awaitConnack moves s, whose CONNECT is written, to waiting for the CONNACK: collected by
+// harvest unless CONNACKs come without arrival stamps here.
+func (l *loop) awaitConnack(s *session) {
+	s.state = stConnecting
+	if !l.noStamps {
+		s.flags |= sfDeferred
 		l.pending = append(l.pending, s)
 	}
 }
@@ -612,11 +628,7 @@ func (l *loop) tcpConnected(s *session) {
 		l.fail(s, cause, ex)
 		return
 	}
-	s.state = stConnecting
-	if !l.noStamps {
-		s.flags |= sfDeferred
-		l.pending = append(l.pending, s)
-	}
+	l.awaitConnack(s)
 	l.setEvents(s)
 	l.write(s, appendConnect(l.out[:0], s.spec))
 }
