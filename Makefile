@@ -36,7 +36,7 @@ race:
 allocs:
 	$(GO) test -count=1 -run 'Allocs' ./...
 
-## fuzz: short smoke of every fuzz target (FUZZTIME=20s each)
+## fuzz: short smoke of every fuzz target (FUZZTIME=20s each, or a count such as 300000x)
 fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz' || true); do \
