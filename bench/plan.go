@@ -47,6 +47,10 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 		pubProps[g] = pp
 	}
 	par := &s.Parameters
+	if g := s.Publishers; g != nil && g.ClientCount > reactor.MaxPublishers {
+		return reactor.Config{}, fmt.Errorf("scenario %q: %d publishers: the measurement header numbers at most %d; split the run with --shard over several scenarios",
+			s.Name, g.ClientCount, reactor.MaxPublishers)
+	}
 	user, pass := s.Server.Username, s.Server.Password
 	payload := max(par.PayloadSize, reactor.HeaderSize)
 	return reactor.Config{
@@ -121,6 +125,9 @@ func NewRunner(p *scenario.Plan, brokers []string, idStart int) (*Runner, error)
 	par := &s.Parameters
 	est := p.Estimate()
 	r := &Runner{Engine: cfg, Duration: par.Duration, Warmup: par.Warmup, Drain: par.Drain}
+	if !p.Open() {
+		r.Stream = p.Stream
+	}
 	if s.Type != scenario.TypeConnections {
 		// Every shard runs the messaging phases, also one without publishers (its
 		// subscribers measure the window) or without subscribers.

@@ -30,8 +30,11 @@ type Result struct {
 	LatencyRaw  Percentiles     `json:"latency_raw_us"` // from the actual write
 	Intervals   []Interval      `json:"intervals"`
 	Client      ClientInfo      `json:"client"`
-	Histograms  Histograms      `json:"histograms"`
-	Errors      []ErrorCount    `json:"errors"`
+	// BrokerStalled is the evidence that the broker, not the client, held the publishers
+	// back: flow control, a socket it did not read, connections it lost (DESIGN.md §3).
+	BrokerStalled BrokerStalled `json:"broker_stalled"`
+	Histograms    Histograms    `json:"histograms"`
+	Errors        []ErrorCount  `json:"errors"`
 }
 
 // HostInfo describes the load generator's host.
@@ -61,15 +64,42 @@ type Connections struct {
 }
 
 // Messages counts the messages of the whole run, warm-up and drain included, so that they
-// can be held against the broker's own counters (zero in a Connections run).
+// can be held against the broker's own counters (zero in a Connections run). Every
+// scheduled message is accounted for: scheduled = published + unsent_total; and every
+// expected copy: expected = received + lost + in_flight_at_end (DESIGN.md §3).
 type Messages struct {
-	Published       int64 `json:"published"`
-	Acked           int64 `json:"acked"`
-	Expected        int64 `json:"expected"`
-	Received        int64 `json:"received"`
-	Lost            int64 `json:"lost"`
+	// Scheduled are the messages due on the publishers' schedules before the stop.
+	Scheduled int64 `json:"scheduled"`
+	// Published are the messages written to their sockets (handed to the kernel).
+	Published int64 `json:"published"`
+	// Unsent are the scheduled messages never written, by cause: disconnected,
+	// flow_control (the broker's in-flight window full until the end), too_large (over
+	// the broker's Maximum Packet Size), back_pressure (the socket held a full queue: the
+	// broker did not read), not_read (encoded, still queued at the end), interrupted,
+	// behind (the client had not sent them by the end).
+	Unsent      map[string]int64 `json:"unsent"`
+	UnsentTotal int64            `json:"unsent_total"`
+	Acked       int64            `json:"acked"`
+	// Expected are the copies the broker should deliver of what was published, by the plan.
+	Expected int64 `json:"expected"`
+	// Received are the distinct copies that arrived on expected streams.
+	Received int64 `json:"received"`
+	// Lost are expected copies that did not arrive by the end of the drain, of messages
+	// the broker acknowledged (or QoS 0 ones written).
+	Lost int64 `json:"lost"`
+	// InFlightAtEnd are expected copies that did not arrive, of messages written and still
+	// unacknowledged at the end: the broker did not take them in time.
+	InFlightAtEnd int64 `json:"in_flight_at_end"`
+	// InFlightDropped are written messages whose connection ended unacknowledged and whose
+	// session did not survive (not re-sent); their copies count as received or lost.
+	InFlightDropped int64 `json:"in_flight_dropped"`
 	Duplicated      int64 `json:"duplicated"`
 	OutOfOrder      int64 `json:"out_of_order"`
+	// Unexpected are measured copies for no expected stream, by kind: unknown_publisher,
+	// not_subscribed, not_expected, stale (due before this run's publishing began).
+	Unexpected      map[string]int64 `json:"unexpected"`
+	UnexpectedTotal int64            `json:"unexpected_total"`
+	// Unmeasured are payloads without mqblast's measurement header (another publisher's).
 	Unmeasured      int64 `json:"unmeasured"`
 	Subscribed      int64 `json:"subscribed"`
 	SubscribeFailed int64 `json:"subscribe_failed"`
@@ -78,7 +108,8 @@ type Messages struct {
 	SubscribeRefused map[string]int64 `json:"subscribe_refused,omitempty"`
 }
 
-// Throughput covers the measure window: messages due inside it.
+// Throughput covers the measure window: messages written (publish) and arrived (receive)
+// inside it, divided by the window that ran (it ends at an interrupt).
 type Throughput struct {
 	PublishPerS float64 `json:"publish_per_s"`
 	ReceivePerS float64 `json:"receive_per_s"`
@@ -95,9 +126,12 @@ type Interval struct {
 	ConnectPerS      float64     `json:"connect_per_s"`
 	ConnectLatencyUS Percentiles `json:"connect_latency_us"`
 	Published        int64       `json:"published"`
+	Unsent           int64       `json:"unsent"`
 	Expected         int64       `json:"expected"`
 	Received         int64       `json:"received"`
 	Duplicated       int64       `json:"duplicated"`
+	Unexpected       int64       `json:"unexpected"`
+	Unmeasured       int64       `json:"unmeasured"`
 	PublishPerS      float64     `json:"publish_per_s"`
 	ReceivePerS      float64     `json:"receive_per_s"`
 	LatencyUS        Percentiles `json:"latency_us"`
@@ -130,25 +164,79 @@ type ErrorCount struct {
 	Example string `json:"example"`
 }
 
+// BrokerStalled is what held the publishers back on the broker's side. Held times are
+// publisher-seconds (two publishers held for one second make 2).
+type BrokerStalled struct {
+	Stalled    bool               `json:"stalled"`
+	Publishers int64              `json:"publishers"` // publishers held at least once
+	Holds      map[string]int64   `json:"holds"`      // holds by kind: flow_control, back_pressure, disconnected
+	HeldS      map[string]float64 `json:"held_s"`
+	Evidence   []string           `json:"evidence,omitempty"`
+}
+
 // saturationLag is the schedule lag (p99) past which the client itself is the limit.
 const saturationLag = 10 * time.Millisecond
 
+// stallMin is the publisher time held by the broker from which the run reports it stalled.
+const stallMin = 100 * time.Millisecond
+
 // measured sets the measure window's throughput and the client's saturation verdict.
-// cpu is the client's CPU time during the window.
+// cpu is the client's CPU time during the window. Only the client's own evidence makes it
+// saturated: its CPU, and lateness it caused itself (schedule lag excludes the time the
+// broker held a publisher: see reactor.Observer.Published).
 func (r *Result) measured(total *Snapshot, window, cpu time.Duration) {
 	w := window.Seconds()
+	if w <= 0 {
+		return
+	}
 	r.Throughput = Throughput{WindowS: w,
 		PublishPerS: float64(total.PublishedMeasured) / w, ReceivePerS: float64(total.ReceivedMeasured) / w}
 	c := &r.Client
 	if lag := time.Duration(c.ScheduleLagUS.P99) * time.Microsecond; lag > saturationLag {
 		c.Saturated = true
 		c.SaturationEvidence = append(c.SaturationEvidence,
-			fmt.Sprintf("schedule lag p99 %v > %v: messages went out late because of the client", lag, saturationLag))
+			fmt.Sprintf("schedule lag p99 %v > %v: the client built messages late while the broker was taking them", lag, saturationLag))
 	}
 	if util := cpu.Seconds() / w / float64(max(r.Host.Cores, 1)); util > 0.9 {
 		c.Saturated = true
 		c.SaturationEvidence = append(c.SaturationEvidence,
 			fmt.Sprintf("client CPU %.0f%% of %d cores during the measure window", 100*util, r.Host.Cores))
+	}
+}
+
+// stalled fills BrokerStalled from the run's holds and unsent causes.
+func (r *Result) stalled(total *Snapshot) {
+	b := &r.BrokerStalled
+	*b = BrokerStalled{Publishers: total.HeldPublishers, Holds: total.Holds, HeldS: map[string]float64{}}
+	var held time.Duration
+	for _, k := range sortedKeys(total.HeldUS) {
+		d := time.Duration(total.HeldUS[k]) * time.Microsecond
+		b.HeldS[k] = d.Seconds()
+		held += d
+	}
+	why := map[string]string{
+		"flow_control":  "the in-flight window was full: acknowledgements came late",
+		"back_pressure": "the socket did not take the bytes: the broker did not read",
+		"disconnected":  "publishers had no connection",
+	}
+	for _, k := range sortedKeys(total.HeldUS) {
+		if d := time.Duration(total.HeldUS[k]) * time.Microsecond; d >= time.Millisecond {
+			b.Evidence = append(b.Evidence, fmt.Sprintf("%s: %d publishers held %d times for %v in all (%s)",
+				k, total.HeldPublishers, total.Holds[k], d.Round(time.Millisecond), why[k]))
+		}
+	}
+	for _, k := range []string{"disconnected", "flow_control", "back_pressure", "not_read", "too_large"} {
+		if n := total.Unsent[k]; n > 0 {
+			b.Evidence = append(b.Evidence, fmt.Sprintf("%d scheduled messages unsent: %s", n, k))
+		}
+	}
+	if n := total.Dropped; len(n) > 0 {
+		b.Evidence = append(b.Evidence, fmt.Sprintf("%d connections lost while held", total.DroppedTotal()))
+	}
+	b.Stalled = held >= stallMin || total.Unsent["disconnected"]+total.Unsent["flow_control"]+
+		total.Unsent["back_pressure"]+total.Unsent["not_read"] > 0 || total.InFlightAtEnd > 0
+	if !b.Stalled {
+		b.Evidence = nil
 	}
 }
 
@@ -175,13 +263,15 @@ func (r *Result) fill(total *Snapshot) {
 	r.Histograms = Histograms{ConnectLatency: total.ConnectLatency, PingRTT: total.PingRTT,
 		Latency: total.Latency, LatencyRaw: total.LatencyRaw, ScheduleLag: total.ScheduleLag}
 	m := &r.Messages
-	*m = Messages{Published: total.Published, Acked: total.Acked, Expected: total.Expected,
-		Received: total.Received, Duplicated: total.Duplicated, OutOfOrder: total.OutOfOrder,
+	*m = Messages{Scheduled: total.Scheduled, Published: total.Published, Unsent: total.Unsent,
+		UnsentTotal: total.UnsentTotal(), Acked: total.Acked, Expected: total.Expected,
+		Received: total.Received, InFlightAtEnd: total.InFlightAtEnd, InFlightDropped: total.InFlightDropped,
+		Duplicated: total.Duplicated, OutOfOrder: total.OutOfOrder,
+		Unexpected: total.Unexpected, UnexpectedTotal: total.UnexpectedTotal(),
 		Unmeasured: total.Unmeasured, Subscribed: total.Subscribed, SubscribeFailed: total.SubscribeFailed,
 		SubscribeRefused: total.SubscribeRefused}
-	if distinct := total.Received - total.Duplicated - total.Unmeasured; total.Expected > distinct {
-		m.Lost = total.Expected - distinct
-	}
+	m.Lost = max(total.Expected-total.Received-total.InFlightAtEnd, 0)
+	r.stalled(total)
 	r.LatencyUS = total.Latency.Summary()
 	r.LatencyRaw = total.LatencyRaw.Summary()
 	r.Client.ScheduleLagUS = total.ScheduleLag.Summary()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/reactor"
+	"github.com/mqblast/mqblast/scenario"
 )
 
 // ErrInterrupted reports a run stopped by its context (Ctrl-C); its result is partial.
@@ -40,6 +41,9 @@ type Runner struct {
 	// to start publishing: worker processes wait there for each other, so that nobody
 	// publishes before every process's subscribers are subscribed.
 	StartGate func() (time.Time, error)
+	// Stream classifies a receiving client's stream of a publisher (Recorder.Stream); nil
+	// accepts every stream.
+	Stream func(client int, publisher uint32) (scenario.StreamKind, int)
 }
 
 // subscribeTimeout bounds the wait for SUBACKs.
@@ -58,6 +62,7 @@ func (cr *Runner) Run(ctx context.Context) (*Result, error) {
 		cfg.Loops = loops
 	}
 	rec := NewRecorder(loops)
+	rec.Stream = cr.Stream
 	cfg.Observer = rec
 	eng, err := reactor.New(cfg)
 	if err != nil {
@@ -161,6 +166,7 @@ connect:
 	rssHeld := rss()
 
 	var measureCPU time.Duration
+	publishing := false
 	switch {
 	case interrupted || eng.Open() == 0: // nothing to hold or publish on: fail fast
 	case !cr.Messaging:
@@ -188,32 +194,40 @@ connect:
 			delay = max(time.Until(at), 0)
 		}
 		pubStart := eng.StartPublishing(delay)
+		rec.SetStart(pubStart.UnixNano())
 		from := pubStart.Add(cr.Warmup)
 		to := pubStart.Add(cr.Duration) // the duration includes the warm-up
 		rec.SetWindow(from.UnixNano(), to.UnixNano())
 		res.MeasureFrom, res.MeasureTo = from.UTC(), to.UTC()
+		publishing = true
 		interrupted = !wait(time.Until(from), nil)
 		cpu0 := cpuTime()
 		if !interrupted {
 			interrupted = !wait(time.Until(to), nil)
 		}
 		measureCPU = cpuTime() - cpu0
-		if n := eng.WriteBacklogs(); n > 0 {
-			res.Client.Saturated = true
-			res.Client.SaturationEvidence = append(res.Client.SaturationEvidence,
-				fmt.Sprintf("%d publisher writes left more than 4 MiB unsent: the socket did not take what the schedule produced", n))
-		}
 		eng.StopPublishing()
+		if interrupted { // the window ends at the interrupt: rates divide by what ran
+			now := time.Now()
+			if now.Before(to) {
+				rec.SetWindow(from.UnixNano(), max(now.UnixNano(), from.UnixNano()))
+				res.MeasureTo = now.UTC()
+				if now.Before(from) {
+					res.MeasureTo = from.UTC()
+				}
+			}
+		}
 		if !interrupted {
-			// Drain: until every expected copy arrived, or Drain passed.
-			// Drain: until every publisher sent what was due before the stop and every
-			// expected copy arrived, or Drain passed.
+			// Drain: until every publisher has written and had acknowledged what was due
+			// before the stop and every expected copy arrived, or Drain passed. A run
+			// whose plan expects no copies (publish only) ends as soon as its publishers
+			// are done.
 			interrupted = !wait(cr.Drain, func() bool {
 				if eng.Behind() {
 					return false
 				}
 				collect()
-				return total.Expected > 0 && total.Received-total.Duplicated >= total.Expected
+				return total.Received >= total.Expected
 			})
 		}
 	}
@@ -221,10 +235,11 @@ connect:
 		interrupted = true
 	}
 
-	// Disconnect phase.
-	eng.StopPublishing()
+	// Disconnect phase: every scheduled message is accounted for first.
+	eng.FinishPublishing(interrupted)
 	eng.Disconnect(5 * time.Second)
 	collect()
+	total.Add(rec.Finish())
 	res.EndedAt = time.Now().UTC()
 	res.Interrupted = interrupted
 	res.fill(total)
@@ -241,8 +256,8 @@ connect:
 	if total.Connected > 0 && rssHeld > rssBefore {
 		res.Client.RSSPerConnectionBytes = float64(rssHeld-rssBefore) / float64(total.Connected)
 	}
-	if cr.Messaging && cr.Duration > cr.Warmup {
-		res.measured(total, cr.Duration-cr.Warmup, measureCPU)
+	if publishing && res.MeasureTo.After(res.MeasureFrom) {
+		res.measured(total, res.MeasureTo.Sub(res.MeasureFrom), measureCPU)
 	}
 	if interrupted {
 		return res, ErrInterrupted
@@ -258,6 +273,7 @@ func NewInterval(ts float64, open int64, s *Snapshot, d time.Duration) Interval 
 		Dropped: s.DroppedTotal(), ConnectPerS: float64(s.Connected) / d.Seconds(),
 		ConnectLatencyUS: s.ConnectLatency.Summary(),
 		Published:        s.Published, Received: s.Received, Expected: s.Expected, Duplicated: s.Duplicated,
+		Unsent: s.UnsentTotal(), Unexpected: s.UnexpectedTotal(), Unmeasured: s.Unmeasured,
 		PublishPerS: float64(s.Published) / d.Seconds(), ReceivePerS: float64(s.Received) / d.Seconds(),
 		LatencyUS: s.Latency.Summary(),
 	}
@@ -266,15 +282,18 @@ func NewInterval(ts float64, open int64, s *Snapshot, d time.Duration) Interval 
 // progressLine prints interval lines with running totals.
 type progressLine struct {
 	failed, dropped    int64
-	expected, distinct int64 // copies expected so far, and received once
-	messages           bool  // a message was sent or received: print message lines
+	expected, received int64 // copies expected so far, and received
+	unsent, unexpected int64
+	messages           bool // a message was sent or received: print message lines
 }
 
 func (p *progressLine) print(w io.Writer, iv Interval, target int) {
 	p.failed += iv.Failed
 	p.dropped += iv.Dropped
 	p.expected += iv.Expected
-	p.distinct += iv.Received - iv.Duplicated
+	p.received += iv.Received
+	p.unsent += iv.Unsent
+	p.unexpected += iv.Unexpected
 	if w == nil {
 		return
 	}
@@ -286,8 +305,15 @@ func (p *progressLine) print(w io.Writer, iv Interval, target int) {
 		if iv.LatencyUS.Count > 0 {
 			lat = "p50 " + us(iv.LatencyUS.P50) + " p99 " + us(iv.LatencyUS.P99)
 		}
-		fmt.Fprintf(w, "%6.1fs  sent %.0f/s  received %.0f/s  latency %s  missing %d  established %d/%d  dropped %d\n",
-			iv.TS, iv.PublishPerS, iv.ReceivePerS, lat, max(p.expected-p.distinct, 0), iv.Established, target, p.dropped)
+		extra := ""
+		if p.unsent > 0 {
+			extra += fmt.Sprintf("  unsent %d", p.unsent)
+		}
+		if p.unexpected > 0 {
+			extra += fmt.Sprintf("  unexpected %d", p.unexpected)
+		}
+		fmt.Fprintf(w, "%6.1fs  sent %.0f/s  received %.0f/s  latency %s  missing %d%s  established %d/%d  dropped %d\n",
+			iv.TS, iv.PublishPerS, iv.ReceivePerS, lat, max(p.expected-p.received, 0), extra, iv.Established, target, p.dropped)
 		return
 	}
 	lat := "-"

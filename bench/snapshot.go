@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/reactor"
+	"github.com/mqblast/mqblast/scenario"
 )
 
 // Snapshot is what one process measured over some span: counters and histograms that add
@@ -26,14 +27,32 @@ type Snapshot struct {
 	SubscribeFailed int64 `json:"subscribe_failed"`
 	// SubscribeRefused counts refused filters by SUBACK reason.
 	SubscribeRefused map[string]int64 `json:"subscribe_refused,omitempty"`
-	Published        int64            `json:"published"`
-	Expected         int64            `json:"expected"` // copies the broker should deliver of what was published
-	Acked            int64            `json:"acked"`
-	Received         int64            `json:"received"`
-	Unmeasured       int64            `json:"unmeasured"` // received without a measurement header
-	Duplicated       int64            `json:"duplicated"`
-	OutOfOrder       int64            `json:"out_of_order"`
-	// The measure window's figures (messages due inside it; DESIGN.md §3).
+	// Scheduled counts the messages due before the stop, reported at the end of publishing
+	// (published + unsent).
+	Scheduled int64            `json:"scheduled"`
+	Published int64            `json:"published"`        // written to the socket, not merely queued
+	Unsent    map[string]int64 `json:"unsent,omitempty"` // scheduled, never written, by cause
+	Expected  int64            `json:"expected"`         // copies the broker should deliver of what was published
+	Acked     int64            `json:"acked"`
+	// InFlightDropped are written QoS 1/2 messages whose connection ended unacknowledged
+	// and whose session did not survive; InFlightAtEnd the copies of messages still
+	// unacknowledged on open connections at the end that did not arrive.
+	InFlightDropped int64 `json:"in_flight_dropped"`
+	InFlightAtEnd   int64 `json:"in_flight_at_end"`
+	// Received counts the distinct copies that arrived on expected streams; duplicates,
+	// copies for no expected stream and foreign payloads are counted apart.
+	Received   int64            `json:"received"`
+	Unmeasured int64            `json:"unmeasured"` // received without mqblast's measurement header
+	Unexpected map[string]int64 `json:"unexpected,omitempty"`
+	Duplicated int64            `json:"duplicated"`
+	OutOfOrder int64            `json:"out_of_order"`
+	// Holds: publisher holds (the broker's flow control, its not reading, no connection)
+	// that ended, by kind, their total in µs, and the publishers held at least once.
+	Holds          map[string]int64 `json:"holds,omitempty"`
+	HeldUS         map[string]int64 `json:"held_us,omitempty"`
+	HeldPublishers int64            `json:"held_publishers"`
+	// The measure window's figures: messages written (published) and arrived (received)
+	// inside it (DESIGN.md §3); latency covers the messages due inside it.
 	PublishedMeasured int64 `json:"published_measured"`
 	ReceivedMeasured  int64 `json:"received_measured"`
 	Latency           *Hist `json:"latency"`     // receive - due (corrected)
@@ -47,6 +66,7 @@ func NewSnapshot() *Snapshot {
 		Refused: map[string]int64{}, Failed: map[string]int64{}, Dropped: map[string]int64{},
 		Examples: map[string]string{}, ConnectLatency: NewHist(), PingRTT: NewHist(),
 		Latency: NewHist(), LatencyRaw: NewHist(), ScheduleLag: NewHist(), SubscribeRefused: map[string]int64{},
+		Unsent: map[string]int64{}, Unexpected: map[string]int64{}, Holds: map[string]int64{}, HeldUS: map[string]int64{},
 	}
 }
 
@@ -68,11 +88,19 @@ func (s *Snapshot) Add(o *Snapshot) {
 	s.Subscribed += o.Subscribed
 	s.SubscribeFailed += o.SubscribeFailed
 	addMap(s.SubscribeRefused, o.SubscribeRefused)
+	s.Scheduled += o.Scheduled
 	s.Published += o.Published
+	addMap(s.Unsent, o.Unsent)
 	s.Expected += o.Expected
 	s.Acked += o.Acked
+	s.InFlightDropped += o.InFlightDropped
+	s.InFlightAtEnd += o.InFlightAtEnd
 	s.Received += o.Received
 	s.Unmeasured += o.Unmeasured
+	addMap(s.Unexpected, o.Unexpected)
+	addMap(s.Holds, o.Holds)
+	addMap(s.HeldUS, o.HeldUS)
+	s.HeldPublishers += o.HeldPublishers
 	s.Duplicated += o.Duplicated
 	s.OutOfOrder += o.OutOfOrder
 	s.PublishedMeasured += o.PublishedMeasured
@@ -85,9 +113,10 @@ func (s *Snapshot) Add(o *Snapshot) {
 // reset empties s, keeping its maps and histograms.
 func (s *Snapshot) reset() {
 	hs := [...]*Hist{s.ConnectLatency, s.PingRTT, s.Latency, s.LatencyRaw, s.ScheduleLag}
-	ms := [...]map[string]int64{s.Refused, s.Failed, s.Dropped, s.SubscribeRefused}
+	ms := [...]map[string]int64{s.Refused, s.Failed, s.Dropped, s.SubscribeRefused, s.Unsent, s.Unexpected, s.Holds, s.HeldUS}
 	ex := s.Examples
 	*s = Snapshot{Refused: ms[0], Failed: ms[1], Dropped: ms[2], SubscribeRefused: ms[3], Examples: ex,
+		Unsent: ms[4], Unexpected: ms[5], Holds: ms[6], HeldUS: ms[7],
 		ConnectLatency: hs[0], PingRTT: hs[1], Latency: hs[2], LatencyRaw: hs[3], ScheduleLag: hs[4]}
 	for _, h := range hs {
 		h.Reset()
@@ -118,26 +147,57 @@ func (s *Snapshot) FailedTotal() int64 { return sum(s.Refused) + sum(s.Failed) }
 // DroppedTotal returns the established connections lost.
 func (s *Snapshot) DroppedTotal() int64 { return sum(s.Dropped) }
 
+// UnsentTotal returns the scheduled messages never written.
+func (s *Snapshot) UnsentTotal() int64 { return sum(s.Unsent) }
+
+// UnexpectedTotal returns the measured copies that arrived for no expected stream.
+func (s *Snapshot) UnexpectedTotal() int64 { return sum(s.Unexpected) }
+
 // Recorder implements reactor.Observer with one unsynchronised recorder per event loop:
-// counters, histograms and the sequence tracker of every (subscriber, publisher) stream.
+// counters, histograms and the received set of every (subscriber, publisher) stream.
 // Take reads and resets a loop's interval figures; call it on that loop (Engine.OnLoops).
 type Recorder struct {
 	loops []*loopRec
 	// The measure window in CLOCK_REALTIME ns: messages due in [from, to) count toward
-	// latency and throughput. Zero: no window yet.
+	// latency, messages written and arrived in it toward throughput. Zero: no window yet.
 	from, to atomic.Int64
+	start    atomic.Int64 // when publishing started (CLOCK_REALTIME ns; 0: not yet)
+	// Stream, if set, classifies the stream of a receiving client and a publisher number
+	// (scenario.Plan.Stream); nil accepts every stream as the client's own (the plan does
+	// not know its publishers, as in a Subscribe run).
+	Stream func(client int, publisher uint32) (kind scenario.StreamKind, share int)
 }
 
 type loopRec struct {
 	snap    *Snapshot
-	streams map[uint64]uint32 // subscriber<<32 | publisher -> next expected sequence
+	streams map[uint64]*stream // subscriber<<32 | publisher (or a share group's key)
+	held    map[int]bool       // publishers held at least once
+	ends    []publisherEnd
+}
+
+// publisherEnd is a publisher's reactor.PublisherEnd, kept for Finish.
+type publisherEnd struct {
+	number    uint32
+	receivers int
+	inFlight  []uint32
+}
+
+// shareKey marks the stream key of a share group (share index and publisher).
+const shareKey = 1 << 63
+
+// stream is one expected stream's received sequence numbers, as sorted disjoint ranges.
+type stream struct {
+	kind scenario.StreamKind
+	pub  uint32
+	set  seqSet
+	to   *stream // a share group's stream: the members' copies count there
 }
 
 // NewRecorder returns a recorder for n loops.
 func NewRecorder(n int) *Recorder {
 	r := &Recorder{loops: make([]*loopRec, n)}
 	for i := range r.loops {
-		r.loops[i] = &loopRec{snap: NewSnapshot(), streams: map[uint64]uint32{}}
+		r.loops[i] = &loopRec{snap: NewSnapshot(), streams: map[uint64]*stream{}, held: map[int]bool{}}
 	}
 	return r
 }
@@ -148,9 +208,14 @@ func (r *Recorder) SetWindow(from, to int64) {
 	r.from.Store(from)
 }
 
-func (r *Recorder) inWindow(due int64) bool {
+// SetStart records when publishing starts (CLOCK_REALTIME ns): a message of mqblast's
+// due before it is stale (an earlier run's, retained or kept in a session). Safe for
+// concurrent use.
+func (r *Recorder) SetStart(at int64) { r.start.Store(at) }
+
+func (r *Recorder) inWindow(t int64) bool {
 	from := r.from.Load()
-	return from != 0 && due >= from && due < r.to.Load()
+	return from != 0 && t >= from && t < r.to.Load()
 }
 
 var _ reactor.Observer = (*Recorder)(nil)
@@ -214,48 +279,201 @@ func (r *Recorder) Subscribed(loop, _, failed int, code byte) {
 }
 
 // Published implements reactor.Observer.
-func (r *Recorder) Published(loop, _, receivers int, due int64, lag time.Duration) {
+func (r *Recorder) Published(loop, _, receivers int, _, at int64, lag time.Duration) {
 	s := r.loops[loop].snap
 	s.Published++
-	if r.inWindow(due) {
+	if r.inWindow(at) {
 		s.PublishedMeasured++
 	}
 	s.Expected += int64(receivers)
 	s.ScheduleLag.Record(lag.Microseconds())
 }
 
+// Unsent implements reactor.Observer.
+func (r *Recorder) Unsent(loop, _ int, cause reactor.Unsent, n int) {
+	r.loops[loop].snap.Unsent[cause.String()] += int64(n)
+}
+
+// Held implements reactor.Observer.
+func (r *Recorder) Held(loop, client int, hold reactor.Hold, d time.Duration) {
+	lr := r.loops[loop]
+	s := lr.snap
+	s.Holds[hold.String()]++
+	s.HeldUS[hold.String()] += d.Microseconds()
+	if !lr.held[client] {
+		lr.held[client] = true
+		s.HeldPublishers++
+	}
+}
+
+// InFlightDropped implements reactor.Observer.
+func (r *Recorder) InFlightDropped(loop, _ int, n int) {
+	r.loops[loop].snap.InFlightDropped += int64(n)
+}
+
+// PublisherEnd implements reactor.Observer.
+func (r *Recorder) PublisherEnd(loop, _ int, end *reactor.PublisherEnd) {
+	lr := r.loops[loop]
+	lr.snap.Scheduled += end.Scheduled
+	if len(end.InFlight) > 0 {
+		lr.ends = append(lr.ends, publisherEnd{number: end.Number, receivers: end.Receivers,
+			inFlight: append([]uint32(nil), end.InFlight...)})
+	}
+}
+
 // Acked implements reactor.Observer.
 func (r *Recorder) Acked(loop, _ int) { r.loops[loop].snap.Acked++ }
 
-// Received implements reactor.Observer: latency from the due time (and from the write
-// time when the payload carries it), and the stream's sequence check. A sequence below the
-// next expected one is a duplicate when the DUP flag says so, out of order otherwise.
+// Plausibility of a header's due time against the receiver's clock: a payload whose due
+// time is further off is not one of mqblast's (unmeasured). Hosts of a sharded run may
+// disagree by a clock error; a run is not longer than a day.
+const (
+	futureSlack = time.Minute
+	pastSlack   = 24 * time.Hour
+	// staleSlack is how long before publishing started a message may be due and still
+	// count as this run's (separate processes start publishing at one instant, up to the
+	// hosts' clock error apart).
+	staleSlack = time.Second
+)
+
+// Received implements reactor.Observer: the stream's received set (a copy already in it is
+// a duplicate, one below the highest is out of order), then latency from the due time (and
+// from the write time when the payload carries it). Called per message: the stream is
+// classified once, on its first message.
 func (r *Recorder) Received(loop, client int, m reactor.Message) {
 	lr := r.loops[loop]
 	s := lr.snap
-	s.Received++
-	if m.Unmeasured {
+	if m.Unmeasured || m.Due > m.Now+int64(futureSlack) || m.Due < m.Now-int64(pastSlack) {
 		s.Unmeasured++
 		return
 	}
+	if start := r.start.Load(); r.Stream != nil && (start == 0 || m.Due < start-int64(staleSlack)) {
+		s.Unexpected["stale"]++
+		return
+	}
 	key := uint64(uint32(client))<<32 | uint64(m.Publisher)
-	next, seen := lr.streams[key]
-	switch {
-	case !seen || m.Seq >= next:
-		lr.streams[key] = m.Seq + 1
-	case m.Dup || m.Seq == next-1:
+	st := lr.streams[key]
+	if st == nil {
+		st = lr.newStream(r, client, m.Publisher, key)
+	}
+	if st.kind != scenario.StreamExpected {
+		s.Unexpected[st.kind.String()]++
+		return
+	}
+	if st.to != nil {
+		st = st.to
+	}
+	dup, late := st.set.add(m.Seq)
+	if dup {
 		s.Duplicated++
 		return
-	default:
+	}
+	s.Received++
+	if late {
 		s.OutOfOrder++
 	}
-	if r.inWindow(m.Due) {
+	if r.inWindow(m.Now) {
 		s.ReceivedMeasured++
+	}
+	if r.inWindow(m.Due) {
 		s.Latency.Record((m.Now - m.Due) / 1000)
 		if m.Sent != 0 {
 			s.LatencyRaw.Record((m.Now - m.Sent) / 1000)
 		}
 	}
+}
+
+// newStream classifies and keeps the stream of client and publisher.
+func (lr *loopRec) newStream(r *Recorder, client int, pub uint32, key uint64) *stream {
+	st := &stream{kind: scenario.StreamExpected, pub: pub}
+	share := -1
+	if r.Stream != nil {
+		st.kind, share = r.Stream(client, pub)
+	}
+	if st.kind == scenario.StreamExpected && share >= 0 {
+		gk := shareKey | uint64(uint32(share))<<32 | uint64(pub)
+		g := lr.streams[gk]
+		if g == nil {
+			g = &stream{kind: scenario.StreamExpected, pub: pub}
+			lr.streams[gk] = g
+		}
+		st.to = g
+	}
+	lr.streams[key] = st
+	return st
+}
+
+// Finish completes the figures that need every stream at once, after the run (the loops
+// no longer deliver): the copies a share group received in more than one loop are
+// duplicates, and of the messages still in flight at the end (QoS 1/2, written, never
+// acknowledged), the copies that did not arrive are in_flight_at_end rather than lost. It
+// returns those corrections as a snapshot to add to the run's total.
+func (r *Recorder) Finish() *Snapshot {
+	out := NewSnapshot()
+	// Share groups received in several loops: the union is what the group received.
+	groups := map[uint64][]*seqSet{}
+	for _, lr := range r.loops {
+		for k, st := range lr.streams {
+			if k&shareKey != 0 {
+				groups[k] = append(groups[k], &st.set)
+			}
+		}
+	}
+	union := map[uint64]*seqSet{}
+	for k, sets := range groups {
+		if len(sets) == 1 {
+			union[k] = sets[0]
+			continue
+		}
+		u := &seqSet{}
+		var n int64
+		for _, x := range sets {
+			n += x.n
+			u.union(x)
+		}
+		union[k] = u
+		out.Duplicated += n - u.n
+		out.Received -= n - u.n
+	}
+	// The received sets of each publisher with messages in flight at the end.
+	var ends []publisherEnd
+	for _, lr := range r.loops {
+		ends = append(ends, lr.ends...)
+	}
+	if len(ends) == 0 {
+		return out
+	}
+	byPub := map[uint32][]*seqSet{}
+	want := map[uint32]bool{}
+	for _, e := range ends {
+		want[e.number] = true
+	}
+	for _, lr := range r.loops {
+		for k, st := range lr.streams {
+			if k&shareKey != 0 || st.kind != scenario.StreamExpected || st.to != nil || !want[st.pub] {
+				continue
+			}
+			byPub[st.pub] = append(byPub[st.pub], &st.set)
+		}
+	}
+	for k, u := range union {
+		if pub := uint32(k); want[pub] {
+			byPub[pub] = append(byPub[pub], u)
+		}
+	}
+	for _, e := range ends {
+		sets := byPub[e.number]
+		for _, seq := range e.inFlight {
+			got := 0
+			for _, x := range sets {
+				if x.has(seq) {
+					got++
+				}
+			}
+			out.InFlightAtEnd += int64(max(e.receivers-got, 0))
+		}
+	}
+	return out
 }
 
 // Take adds loop's figures since the last Take into dst and resets them. Call it on that

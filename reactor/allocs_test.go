@@ -13,18 +13,7 @@ import (
 )
 
 // nopObs ignores every event.
-type nopObs struct{}
-
-func (nopObs) Connected(int, int, time.Duration)             {}
-func (nopObs) Reconnected(int, int, int, time.Duration)      {}
-func (nopObs) Refused(int, int, byte, byte)                  {}
-func (nopObs) Failed(int, int, Cause, string)                {}
-func (nopObs) Dropped(int, int, Cause, string)               {}
-func (nopObs) Ping(int, int, time.Duration)                  {}
-func (nopObs) Subscribed(int, int, int, byte)                {}
-func (nopObs) Published(int, int, int, int64, time.Duration) {}
-func (nopObs) Acked(int, int)                                {}
-func (nopObs) Received(int, int, Message)                    {}
+type nopObs = NopObserver
 
 // testSession returns a loop and a connected session whose socket is one end of a stream
 // socket pair; the other end is returned for the test to write and read.
@@ -96,7 +85,7 @@ func TestPublishAllocs(t *testing.T) {
 	l, s, peer := testSession(t, 5)
 	sp := &PublishSpec{Topic: []byte("bench/x"), QoS: 0, Rate: 1e6, PayloadSize: 32, Receivers: 1}
 	l.e.pubStart.Store(1)
-	l.startPublisher(s, sp, 0, 10)
+	l.startPublisher(s, sp, 0, 10, false)
 	drain := make([]byte, 1<<20)
 	now := l.e.now()
 	allocs := testing.AllocsPerRun(100, func() {

@@ -106,7 +106,7 @@ type Engine struct {
 	pubStart   atomic.Int64 // engine clock of publishing's start (0: not started)
 	pubStop    atomic.Int64 // engine clock from which no message is due (0: none)
 	subscribed atomic.Int64 // SUBACKs received
-	backlogs   atomic.Int64 // publisher writes that left more than backlogLimit unsent
+	finished   atomic.Bool  // FinishPublishing ran: closes account for nothing more
 }
 
 // New validates cfg and prepares an engine. It checks the source-port capacity per broker
@@ -240,15 +240,20 @@ func (e *Engine) StartPublishing(delay time.Duration) time.Time {
 // call counts.
 func (e *Engine) StopPublishing() { e.pubStop.CompareAndSwap(0, max(e.now(), 1)) }
 
-// Behind reports whether a connected publisher still has a message due before the stop
-// that it has not sent (its in-flight window is full, or it is late). Call after
-// StopPublishing.
+// Behind reports whether a connected publisher still has something to finish: a message
+// due before the stop that it has not sent (its in-flight window is full, or it is late),
+// bytes its socket has not taken, or a QoS 1/2 message not yet acknowledged. Call after
+// StopPublishing: the drain waits while it is true.
 func (e *Engine) Behind() bool {
 	var behind atomic.Bool
 	stop := e.pubStop.Load()
 	e.OnLoops(func(i int) {
 		for _, p := range e.loops[i].pubs {
-			if p.s != nil && p.s.state == stConnected && !p.done && (stop == 0 || p.nextDue < stop) {
+			s := p.s
+			if s == nil || s.state != stConnected {
+				continue
+			}
+			if (!p.done && (stop == 0 || p.nextDue < stop)) || p.qHead < len(p.queue) || p.flN > 0 {
 				behind.Store(true)
 				return
 			}
@@ -257,9 +262,15 @@ func (e *Engine) Behind() bool {
 	return behind.Load()
 }
 
-// WriteBacklogs returns how many publisher writes left more than 4 MiB unsent on their
-// connection: evidence that the client (or its network) cannot keep up with its schedule.
-func (e *Engine) WriteBacklogs() int64 { return e.backlogs.Load() }
+// FinishPublishing ends publishing for good and accounts, on every loop, for every
+// scheduled message: each publisher's unsent messages by cause (interrupted says the run
+// was stopped early), its open holds, and its account (Observer.PublisherEnd) with what is
+// in flight. Call once, after the drain and before Disconnect.
+func (e *Engine) FinishPublishing(interrupted bool) {
+	e.StopPublishing()
+	e.OnLoops(func(i int) { e.loops[i].finishPublishing(interrupted) })
+	e.finished.Store(true)
+}
 
 // Subscribed returns the number of SUBACKs received (one per subscribing client).
 func (e *Engine) Subscribed() int64 { return e.subscribed.Load() }

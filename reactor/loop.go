@@ -25,9 +25,10 @@ const (
 
 // Session flags.
 const (
-	sfVerdict  = 1 << iota // the connect attempt has its verdict
-	sfPollOut              // EPOLLOUT is armed: unsent bytes wait for the socket
-	sfDeferred             // EPOLLIN is not armed: the CONNACK is collected by harvest
+	sfVerdict    = 1 << iota // the connect attempt has its verdict
+	sfPollOut                // EPOLLOUT is armed: unsent bytes wait for the socket
+	sfDeferred               // EPOLLIN is not armed: the CONNACK is collected by harvest
+	sfPersistent             // clean session / clean start 0: the broker may keep its session
 )
 
 // session is one MQTT client connection, owned by its loop. An idle connected session is
@@ -41,7 +42,8 @@ type session struct {
 	lastWrite int64
 	pingSent  int64 // 0: no PINGREQ outstanding
 	client    int32
-	slot      int32 // index in loop.sessions
+	maxOut    uint32 // 5.0 server Maximum Packet Size (0: none)
+	slot      int32  // index in loop.sessions
 	fd        int32
 	version   byte
 	attempt   uint8 // 0: first connect; n: n-th reconnect attempt
@@ -53,6 +55,7 @@ type session struct {
 type connIO struct {
 	in  []byte
 	out []byte
+	pos int64 // bytes of the connection's output the kernel has taken (queued.end counts in it)
 }
 
 // loop is one event loop: an epoll instance, a goroutine that waits in it, and the
@@ -94,6 +97,7 @@ type loop struct {
 	rxAt     int64    // arrival of what the last recvmsg took (CLOCK_REALTIME ns; 0: unknown)
 	noStamps bool     // a CONNACK came without an arrival stamp: do not defer CONNACKs
 	out      []byte   // scratch encode buffer
+	marks    []queued // scratch: the messages of one publisher's write
 	reply    []byte   // acknowledgements owed for what one read brought, written once after it
 	connack  codec.Connack
 	heap     pubHeap             // publishers by next due time
@@ -547,6 +551,12 @@ func (l *loop) dial(i, attempt int) {
 	s := &session{client: int32(i), spec: &spec, keepalive: spec.Keepalive, version: spec.Version,
 		attempt: uint8(min(attempt, 255)), dialStart: e.now(), fd: -1, slot: -1}
 	s.lastWrite = s.dialStart
+	if !spec.CleanStart {
+		s.flags |= sfPersistent
+	}
+	if spec.Publish != nil {
+		l.publisher(s.client, spec.Publish) // its schedule is accounted for from now on
+	}
 	l.connecting++
 	dst := l.brokers[spec.Broker%len(l.brokers)]
 	var src unix.Sockaddr
@@ -780,15 +790,18 @@ func (l *loop) write(s *session, b []byte) {
 }
 
 // send writes b on s at once; what the socket does not take waits in s.io.out for
-// EPOLLOUT.
-func (l *loop) send(s *session, b []byte) {
+// EPOLLOUT. It returns the bytes the kernel took now, or -1 when the connection was lost.
+func (l *loop) send(s *session, b []byte) int {
 	s.lastWrite = l.e.now()
-	if s.state == stClosing || len(b) == 0 {
-		return
+	if s.state == stClosing {
+		return -1
+	}
+	if len(b) == 0 {
+		return 0
 	}
 	if s.io != nil && len(s.io.out) > 0 {
 		s.io.out = append(s.io.out, b...)
-		return
+		return 0
 	}
 	var n int
 	var err error
@@ -803,15 +816,19 @@ func (l *loop) send(s *session, b []byte) {
 	}
 	if err != nil {
 		l.lost(s, err)
-		return
+		return -1
+	}
+	if s.io != nil {
+		s.io.pos += int64(n)
 	}
 	if n < len(b) {
 		if s.io == nil {
-			s.io = &connIO{}
+			s.io = &connIO{pos: int64(n)}
 		}
 		s.io.out = append(s.io.out[:0], b[n:]...)
 		l.pollOut(s, true)
 	}
+	return n
 }
 
 // flush writes what waits in s.io.out once the socket takes more.
@@ -837,7 +854,9 @@ func (l *loop) flush(s *session) {
 	}
 	rest := copy(s.io.out, s.io.out[n:])
 	s.io.out = s.io.out[:rest]
-	if rest == 0 {
+	s.io.pos += int64(n)
+	l.written(s, s.io.pos)
+	if rest == 0 && s.state != stClosing {
 		l.pollOut(s, false)
 		l.release(s)
 	}
@@ -907,6 +926,7 @@ func (l *loop) close(s *session) {
 		l.connecting--
 	}
 	s.state = stClosing
+	l.detach(s)
 	l.remove(s)
 	if s.fd >= 0 {
 		_ = unix.Close(int(s.fd)) // leaves the epoll set with it

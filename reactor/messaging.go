@@ -10,10 +10,23 @@ import (
 )
 
 // HeaderSize is the size of the measurement header at the start of every measured payload
-// (DESIGN.md §3): the due time (int64 ns, CLOCK_REALTIME), the publisher number (uint32)
-// and the sequence number (uint32), big-endian. A payload of 24 bytes or more also carries
-// the actual write time (int64 ns) after it, so that receivers can report raw latency.
+// (DESIGN.md §3): the due time (int64 ns, CLOCK_REALTIME), a magic byte (headerMagic) and
+// the publisher number (24 bits), and the sequence number (uint32), big-endian. A payload
+// of 24 bytes or more also carries the actual write time (int64 ns) after it, so that
+// receivers can report raw latency. A payload whose ninth byte is not the magic is not
+// mqblast's (unmeasured); bench also checks that the due time is plausible.
 const HeaderSize = 16
+
+// headerMagic marks a measurement header; numberMask keeps the publisher number beside it
+// (publishers are numbered below 1<<24).
+const (
+	headerMagic = 0xb7
+	numberMask  = 1<<24 - 1
+)
+
+// MaxPublishers is how many publishers a plan may have: their numbers share a header word
+// with the magic byte.
+const MaxPublishers = numberMask + 1
 
 // sentAtSize is the payload size from which the write time follows the header.
 const sentAtSize = HeaderSize + 8
@@ -40,21 +53,105 @@ type PublishSpec struct {
 	NoTopicAlias bool
 }
 
-// pubState is a publisher's schedule and flow state. It lives in its loop (loop.pubs) so
-// that it survives reconnects: the sequence goes on, nothing is re-timed.
+// pubState is a publisher's schedule and flow state. It lives in its loop (loop.pubs) from
+// its first dial on, so that it survives reconnects: the schedule goes on, nothing is
+// re-timed, and a persistent session's messages in flight are re-sent.
+//
+// Message k of the schedule is due at start + Phase + k/Rate. Sequence numbers count the
+// messages encoded (0, 1, 2, ...), so the numbers a stream carries are exactly those its
+// publisher sent; a scheduled message that is never encoded (its publisher disconnected,
+// its socket not draining, too large for the broker) advances k but takes no number, and is
+// reported as unsent with its cause.
 type pubState struct {
-	spec     *PublishSpec
-	s        *session // nil while disconnected
-	interval int64    // ns between messages
-	seq      uint32   // next sequence number
-	nextDue  int64    // engine clock of message seq
-	heapIdx  int32
-	inflight int
-	window   int
-	pid      uint16
-	done     bool
-	alias    bool // 5.0: the broker takes topic alias 1 (Topic Alias Maximum >= 1)
-	aliasSet bool // alias 1 names the topic on this connection: send it empty
+	spec      *PublishSpec
+	s         *session // nil while disconnected
+	interval  int64    // ns between messages
+	k         int64    // schedule index of the next due message
+	nextDue   int64    // engine clock of message k
+	seq       uint32   // next sequence number
+	heapIdx   int32
+	window    int
+	pid       uint16
+	done      bool
+	alias     bool  // 5.0: the broker takes topic alias 1 (Topic Alias Maximum >= 1)
+	aliasSet  bool  // alias 1 names the topic on this connection: send it empty
+	hold      Hold  // what holds it since holdFrom
+	holdFrom  int64 // engine clock a hold began (0: not held)
+	heldUntil int64 // engine clock the last hold ended: lateness before it is the broker's
+
+	// fl are the QoS 1/2 messages without their final acknowledgement, in packet-id order
+	// from flHead; flN of them are still open.
+	fl     []inflight
+	flHead int
+	flN    int
+	// queue are the messages encoded into the socket's queue (connIO.out) and not yet
+	// handed whole to the kernel, from qHead.
+	queue []queued
+	qHead int
+}
+
+// inflight is a QoS 1/2 message awaiting its acknowledgement.
+type inflight struct {
+	due   int64 // engine clock
+	seq   uint32
+	pid   uint16
+	state uint8
+}
+
+// States of an in-flight message.
+const (
+	flQueued   uint8 = iota // encoded, not yet written whole
+	flSent                  // written: PUBACK (QoS 1) or PUBREC (QoS 2) awaited
+	flReleased              // PUBREC came, PUBREL sent: PUBCOMP awaited
+	flDone                  // acknowledged: a hole until flHead passes it
+)
+
+// queued is a message in a socket's queue: its end as a position in the connection's
+// output (connIO.pos counts what the kernel took).
+type queued struct {
+	end   int64
+	due   int64 // engine clock
+	lag   int64 // the client's own lateness in building it
+	pid   uint16
+	first bool // a first send (Published when written); a re-send was counted before
+}
+
+// queueLimit bounds the bytes that wait in one connection's queue: past it, the messages
+// falling due are not encoded but counted unsent (back-pressure: the broker does not read),
+// so that memory stays bounded and "published" means written (1 MiB: 40-70 ms of a
+// 600,000 msg/s schedule of 16-byte messages).
+const queueLimit = 1 << 20
+
+// dueBefore returns how many of p's messages are due before engine time t, publishing
+// having started at start (message_count included).
+func (p *pubState) dueBefore(t, start int64) int64 {
+	base := start + int64(p.spec.Phase)
+	if start == 0 || t <= base {
+		return 0
+	}
+	n := (t - base + p.interval - 1) / p.interval
+	if c := int64(p.spec.Count); c > 0 && n > c {
+		n = c
+	}
+	return n
+}
+
+// advance moves p's schedule on by one message.
+func (p *pubState) advance(start int64) {
+	p.k++
+	p.nextDue = start + int64(p.spec.Phase) + p.k*p.interval
+	if c := p.spec.Count; c > 0 && p.k >= int64(c) {
+		p.done = true
+	}
+}
+
+// skipTo moves p's schedule to message k (k greater than p.k): the messages passed are
+// unsent.
+func (p *pubState) skipTo(k, start int64) int {
+	n := int(k - p.k)
+	p.k = k - 1
+	p.advance(start)
+	return n
 }
 
 // pubHeap orders a loop's publishers by next due time.
@@ -115,19 +212,18 @@ func (h pubHeap) down(i int) {
 	}
 }
 
-// backlogLimit is the unsent bytes of one connection past which the client counts a write
-// backlog: the socket does not take what the schedule produces.
-const backlogLimit = 4 << 20
-
 // maxBatch bounds the bytes one publisher writes in one tick before it yields to the others.
 const maxBatch = 64 << 10
 
 // publishDue sends every message that is due by now, each stamped with its due time, in
 // one write per publisher. A publisher whose in-flight window is full waits for acks: it
-// sends late, never skips or re-times.
+// sends late, never skips or re-times (the wait is the broker's, reported as a hold). One
+// whose socket holds more than queueLimit skips what falls due meanwhile (unsent:
+// back-pressure).
 func (l *loop) publishDue(now int64) {
 	e := l.e
 	stop := e.pubStop.Load()
+	start := e.pubStart.Load()
 	for len(l.heap) > 0 {
 		p := l.heap[0]
 		if p.nextDue > now || (stop != 0 && p.nextDue >= stop) {
@@ -136,47 +232,93 @@ func (l *loop) publishDue(now int64) {
 		l.heap.pop()
 		s := p.s
 		if s == nil || s.state != stConnected {
-			continue // re-queued when it connects again
+			continue // startPublisher re-queues it; what falls due meanwhile is unsent
+		}
+		if s.unsent() > queueLimit {
+			l.holdPub(p, HoldBackPressure, now)
+			k := p.dueBefore(now+1, start)
+			if stop != 0 {
+				k = min(k, p.dueBefore(stop, start))
+			}
+			if k > p.k {
+				e.cfg.Observer.Unsent(l.idx, int(s.client), UnsentBackPressure, p.skipTo(k, start))
+			}
+			if !p.done {
+				l.heap.push(p)
+			}
+			continue
 		}
 		buf := l.out[:0]
+		marks := l.marks[:0]
 		for p.nextDue <= now && (stop == 0 || p.nextDue < stop) && len(buf) < maxBatch {
-			if p.spec.QoS > 0 && p.inflight >= p.window {
+			if p.spec.QoS > 0 && p.flN >= p.window {
+				l.holdPub(p, HoldFlowControl, now)
 				break
 			}
-			buf = l.appendMessage(buf, p, now)
-			e.cfg.Observer.Published(l.idx, int(s.client), p.spec.Receivers, e.realEpoch+p.nextDue, time.Duration(now-p.nextDue))
+			pk := l.message(p, p.seq, e.realEpoch+p.nextDue, 0, false, now)
+			if s.maxOut > 0 && codec.SizePublish(pk, codec.Version(s.version)) > int(s.maxOut) {
+				e.cfg.Observer.Unsent(l.idx, int(s.client), UnsentTooLarge, 1) // [MQTT-3.1.2-24]
+				p.advance(start)
+				if p.done {
+					break
+				}
+				continue
+			}
+			if p.spec.QoS > 0 {
+				pk.ID = p.nextPid()
+				p.fl = append(p.fl, inflight{due: p.nextDue, seq: p.seq, pid: pk.ID, state: flQueued})
+				p.flN++
+			}
+			if p.alias {
+				p.aliasSet = true
+			}
+			buf = codec.AppendPublish(buf, pk, codec.Version(s.version))
+			marks = append(marks, queued{end: int64(len(buf)), due: p.nextDue,
+				lag: now - max(p.nextDue, p.heldUntil), pid: pk.ID, first: true})
 			p.seq++
-			p.nextDue = e.pubStart.Load() + int64(p.spec.Phase) + int64(p.seq)*p.interval
-			if p.spec.Count > 0 && int(p.seq) >= p.spec.Count {
-				p.done = true
+			p.advance(start)
+			if p.done {
 				break
 			}
 		}
+		l.marks = marks[:0]
 		if len(buf) > 0 {
-			l.write(s, buf)
-			if s.unsent() > backlogLimit {
-				e.backlogs.Add(1)
-			}
+			l.sendPublish(s, p, buf, marks)
 		}
-		if !p.done && (p.spec.QoS == 0 || p.inflight < p.window) {
-			l.heap.push(p) // a full window re-queues on its next ack
+		if p.s != s || p.done {
+			continue
 		}
+		if p.spec.QoS > 0 && p.flN >= p.window {
+			l.holdPub(p, HoldFlowControl, max(p.nextDue, now)) // re-queued on its next ack
+			continue
+		}
+		l.heap.push(p)
 	}
 }
 
-// appendMessage appends publisher p's next PUBLISH.
-func (l *loop) appendMessage(dst []byte, p *pubState, now int64) []byte {
+// nextPid returns the next packet identifier (1..65535).
+func (p *pubState) nextPid() uint16 {
+	p.pid++
+	if p.pid == 0 {
+		p.pid = 1
+	}
+	return p.pid
+}
+
+// message fills the loop's scratch PUBLISH with publisher p's message seq, due at due
+// (CLOCK_REALTIME ns): the measurement header, the topic (or its alias) and properties.
+func (l *loop) message(p *pubState, seq uint32, due int64, pid uint16, dup bool, now int64) *codec.Publish {
 	e := l.e
 	sp := p.spec
 	pl := l.payload[:sp.PayloadSize]
-	binary.BigEndian.PutUint64(pl[0:8], uint64(e.realEpoch+p.nextDue))
-	binary.BigEndian.PutUint32(pl[8:12], sp.Number)
-	binary.BigEndian.PutUint32(pl[12:16], p.seq)
+	binary.BigEndian.PutUint64(pl[0:8], uint64(due))
+	binary.BigEndian.PutUint32(pl[8:12], headerMagic<<24|sp.Number&numberMask)
+	binary.BigEndian.PutUint32(pl[12:16], seq)
 	if sp.PayloadSize >= sentAtSize {
 		binary.BigEndian.PutUint64(pl[16:24], uint64(e.realEpoch+now))
 	}
 	pk := &l.pub
-	*pk = codec.Publish{QoS: codec.QoS(sp.QoS), Retain: sp.Retain, Topic: sp.Topic, Payload: pl}
+	*pk = codec.Publish{QoS: codec.QoS(sp.QoS), Retain: sp.Retain, Topic: sp.Topic, Payload: pl, ID: pid, Dup: dup}
 	if sp.RandN > 0 {
 		l.topic = append(l.topic[:0], sp.Topic...)
 		l.topic = strconv.AppendInt(l.topic, int64(rand.IntN(sp.RandN)+1), 10)
@@ -192,35 +334,131 @@ func (l *loop) appendMessage(dst []byte, p *pubState, now int64) []byte {
 		if p.aliasSet {
 			pk.Topic = nil
 		}
-		p.aliasSet = true
 	}
-	if sp.QoS > 0 {
-		p.pid++
-		if p.pid == 0 {
-			p.pid = 1
-		}
-		pk.ID = p.pid
-		p.inflight++
-	}
-	return codec.AppendPublish(dst, pk, codec.Version(p.s.version))
+	return pk
 }
 
-// startPublisher attaches s to its publisher state (created on first connect) and queues it.
-// receiveMax and aliasMax are the 5.0 broker's Receive Maximum and Topic Alias Maximum
-// (0: not given).
-func (l *loop) startPublisher(s *session, sp *PublishSpec, receiveMax, aliasMax int) {
+// sendPublish writes b, publisher p's messages encoded into l.out and delimited by marks,
+// on s. The messages the kernel took whole are published now; the others wait in p.queue
+// until flush has written them.
+func (l *loop) sendPublish(s *session, p *pubState, b []byte, marks []queued) {
+	base := int64(0) // the position of b[0] in the connection's output
+	if s.io != nil {
+		base = s.io.pos + int64(len(s.io.out))
+	}
+	l.out = b[:0]
+	n := l.send(s, b)
+	if n < 0 { // the connection is gone: detach counted the QoS 1/2 ones
+		lost := 0
+		for i := range marks {
+			if marks[i].first && marks[i].pid == 0 {
+				lost++
+			}
+		}
+		if lost > 0 {
+			l.e.cfg.Observer.Unsent(l.idx, int(s.client), UnsentDisconnected, lost)
+		}
+		return
+	}
+	at := l.e.now()
+	for i := range marks {
+		m := &marks[i]
+		if m.end <= int64(n) {
+			l.wrote(s, p, m, at)
+			continue
+		}
+		m.end += base
+		p.queue = append(p.queue, *m)
+	}
+}
+
+// wrote reports message m of p as handed to the kernel at engine time at.
+func (l *loop) wrote(s *session, p *pubState, m *queued, at int64) {
 	e := l.e
-	p := l.pubs[s.client]
+	if m.pid != 0 {
+		for i := len(p.fl) - 1; i >= p.flHead; i-- {
+			if f := &p.fl[i]; f.pid == m.pid && f.state == flQueued {
+				f.state = flSent
+				break
+			}
+		}
+	}
+	if m.first {
+		e.cfg.Observer.Published(l.idx, int(s.client), p.spec.Receivers, e.realEpoch+m.due, e.realEpoch+at, time.Duration(m.lag))
+	}
+}
+
+// written handles the kernel taking the connection's queued output up to position pos.
+func (l *loop) written(s *session, pos int64) {
+	p := s.pub
+	if p == nil || p.s != s {
+		return
+	}
+	if p.qHead < len(p.queue) {
+		at := l.e.now()
+		for p.qHead < len(p.queue) && p.queue[p.qHead].end <= pos {
+			l.wrote(s, p, &p.queue[p.qHead], at)
+			p.qHead++
+		}
+		if p.qHead == len(p.queue) {
+			p.queue, p.qHead = p.queue[:0], 0
+		}
+	}
+	if p.holdFrom != 0 && p.hold == HoldBackPressure && s.unsent() <= queueLimit {
+		l.unholdPub(p, l.e.now())
+	}
+}
+
+// holdPub records that p cannot send (the broker's doing) from now, unless already held.
+func (l *loop) holdPub(p *pubState, h Hold, now int64) {
+	if p.holdFrom == 0 {
+		p.hold, p.holdFrom = h, max(now, 1)
+	}
+}
+
+// unholdPub ends p's hold at now and reports it.
+func (l *loop) unholdPub(p *pubState, now int64) {
+	if p.holdFrom == 0 {
+		return
+	}
+	if now <= p.holdFrom { // released before anything fell due: no hold
+		p.holdFrom = 0
+		return
+	}
+	client := -1
+	if p.s != nil {
+		client = int(p.s.client)
+	}
+	l.e.cfg.Observer.Held(l.idx, client, p.hold, time.Duration(max(now-p.holdFrom, 0)))
+	p.holdFrom, p.heldUntil = 0, now
+}
+
+// publisher returns client's publisher state, created on its first dial.
+func (l *loop) publisher(client int32, sp *PublishSpec) *pubState {
+	p := l.pubs[client]
 	if p == nil {
 		p = &pubState{spec: sp, heapIdx: -1, interval: int64(float64(time.Second) / sp.Rate)}
 		if l.pubs == nil {
 			l.pubs = map[int32]*pubState{}
 		}
-		l.pubs[s.client] = p
+		l.pubs[client] = p
+		if start := l.e.pubStart.Load(); start != 0 {
+			l.holdPub(p, HoldDisconnected, start) // publishing began before its first connect
+		}
 	}
+	return p
+}
+
+// startPublisher attaches s to its publisher state and queues it. receiveMax and aliasMax
+// are the 5.0 broker's Receive Maximum and Topic Alias Maximum (0: not given); present is
+// the CONNACK's session present flag: only then are the messages in flight re-sent
+// [MQTT-4.4.0-1], otherwise their state is dropped and accounted for. What fell due while
+// it had no connection is unsent.
+func (l *loop) startPublisher(s *session, sp *PublishSpec, receiveMax, aliasMax int, present bool) {
+	e := l.e
+	p := l.publisher(s.client, sp)
 	p.s = s
 	s.pub = p
-	p.inflight = 0 // a new connection starts a new window (clean session: nothing resent)
 	p.alias, p.aliasSet = aliasMax >= 1 && !sp.NoTopicAlias && sp.RandN == 0, false
 	p.window = sp.MaxInflight
 	if p.window <= 0 {
@@ -229,36 +467,259 @@ func (l *loop) startPublisher(s *session, sp *PublishSpec, receiveMax, aliasMax 
 	if receiveMax > 0 {
 		p.window = min(p.window, receiveMax)
 	}
-	if e.pubStart.Load() != 0 && !p.done && p.heapIdx < 0 {
-		p.nextDue = e.pubStart.Load() + int64(sp.Phase) + int64(p.seq)*p.interval
+	if !present || s.flags&sfPersistent == 0 {
+		l.dropInflight(p)
+	} else {
+		l.resend(s, p)
+	}
+	now := e.now()
+	start := e.pubStart.Load()
+	if start == 0 || p.done {
+		return
+	}
+	if p.holdFrom != 0 && p.hold == HoldDisconnected { // what fell due meanwhile is unsent
+		t := now
+		if stop := e.pubStop.Load(); stop != 0 {
+			t = min(t, stop)
+		}
+		if k := p.dueBefore(t, start); k > p.k {
+			e.cfg.Observer.Unsent(l.idx, int(s.client), UnsentDisconnected, p.skipTo(k, start))
+		}
+		l.unholdPub(p, now)
+	}
+	p.nextDue = start + int64(sp.Phase) + p.k*p.interval
+	switch {
+	case p.heapIdx >= 0: // still queued from its last connection
+		l.heap.down(int(p.heapIdx))
+		l.heap.up(int(p.heapIdx))
+	case !p.done:
 		l.heap.push(p)
+	}
+}
+
+// resend writes again, on a new connection whose session the broker kept, every message
+// of p still in flight: PUBLISH with DUP set and its packet id, or PUBREL for one whose
+// PUBREC came [MQTT-4.4.0-1]. One never written goes out as a first send.
+func (l *loop) resend(s *session, p *pubState) {
+	if p.flN == 0 {
+		return
+	}
+	now := l.e.now()
+	v := codec.Version(s.version)
+	buf := l.out[:0]
+	marks := l.marks[:0]
+	for i := p.flHead; i < len(p.fl); i++ {
+		f := &p.fl[i]
+		switch f.state {
+		case flQueued, flSent:
+			pk := l.message(p, f.seq, l.e.realEpoch+f.due, f.pid, f.state == flSent, now)
+			if p.alias {
+				p.aliasSet = true
+			}
+			buf = codec.AppendPublish(buf, pk, v)
+			marks = append(marks, queued{end: int64(len(buf)), due: f.due, lag: now - f.due, pid: f.pid, first: f.state == flQueued})
+		case flReleased:
+			buf = codec.AppendPubrel(buf, &codec.Ack{ID: f.pid}, v)
+		}
+	}
+	l.marks = marks[:0]
+	l.sendPublish(s, p, buf, marks)
+}
+
+// dropInflight forgets p's messages in flight (a clean session, or the broker kept no
+// session): the ones never written are unsent, the written ones in-flight-dropped.
+func (l *loop) dropInflight(p *pubState) {
+	if p.flN == 0 {
+		p.fl, p.flHead = p.fl[:0], 0
+		return
+	}
+	queuedN, sent := 0, 0
+	for i := p.flHead; i < len(p.fl); i++ {
+		switch p.fl[i].state {
+		case flQueued:
+			queuedN++
+		case flSent, flReleased:
+			sent++
+		}
+	}
+	p.fl, p.flHead, p.flN = p.fl[:0], 0, 0
+	client := -1
+	if p.s != nil {
+		client = int(p.s.client)
+	}
+	if queuedN > 0 {
+		l.e.cfg.Observer.Unsent(l.idx, client, UnsentDisconnected, queuedN)
+	}
+	if sent > 0 {
+		l.e.cfg.Observer.InFlightDropped(l.idx, client, sent)
+	}
+}
+
+// detach parts s, whose connection is closing, from its publisher: queued QoS 0 messages
+// were never written (unsent); a clean session's messages in flight die with it; a
+// persistent session's wait for the next connection.
+func (l *loop) detach(s *session) {
+	p := s.pub
+	if p == nil || p.s != s {
+		return
+	}
+	e := l.e
+	n := 0
+	for i := p.qHead; i < len(p.queue); i++ {
+		if m := &p.queue[i]; m.first && m.pid == 0 {
+			n++
+		}
+	}
+	p.queue, p.qHead = p.queue[:0], 0
+	if e.finished.Load() {
+		p.s = nil
+		return
+	}
+	if n > 0 {
+		e.cfg.Observer.Unsent(l.idx, int(s.client), UnsentDisconnected, n)
+	}
+	if s.flags&sfPersistent == 0 {
+		l.dropInflight(p)
+	}
+	now := e.now()
+	if p.holdFrom != 0 {
+		l.unholdPub(p, now)
+	}
+	p.s = nil
+	if e.pubStart.Load() != 0 && !p.done {
+		l.holdPub(p, HoldDisconnected, now)
 	}
 }
 
 // beginPublishing queues every publisher of the loop; called on the loop when publishing
 // starts.
 func (l *loop) beginPublishing() {
+	start := l.e.pubStart.Load()
 	for _, p := range l.pubs {
-		if !p.done && p.heapIdx < 0 {
-			p.nextDue = l.e.pubStart.Load() + int64(p.spec.Phase) + int64(p.seq)*p.interval
-			l.heap.push(p)
+		if p.done || p.heapIdx >= 0 {
+			continue
 		}
+		p.nextDue = start + int64(p.spec.Phase) + p.k*p.interval
+		if p.s == nil || p.s.state != stConnected {
+			l.holdPub(p, HoldDisconnected, start)
+			continue
+		}
+		l.heap.push(p)
 	}
 }
 
-// acked releases one in-flight slot of s's publisher.
-func (l *loop) acked(s *session) {
+// finishPublishing accounts for every scheduled message of the loop's publishers at the
+// end of publishing (after the drain): what was never written, by cause, the holds still
+// open, and what is in flight on open connections.
+func (l *loop) finishPublishing(interrupted bool) {
+	e := l.e
+	start, stop, now := e.pubStart.Load(), e.pubStop.Load(), e.now()
+	if stop == 0 {
+		stop = now
+	}
+	obs := e.cfg.Observer
+	var seqs []uint32
+	for client, p := range l.pubs {
+		c := int(client)
+		s := p.s
+		connected := s != nil && s.state == stConnected
+		if rest := p.dueBefore(stop, start) - p.k; rest > 0 {
+			cause := UnsentBehind
+			switch {
+			case !connected:
+				cause = UnsentDisconnected
+			case p.spec.QoS > 0 && p.flN >= p.window:
+				cause = UnsentFlowControl
+			case s.unsent() > queueLimit:
+				cause = UnsentBackPressure
+			case interrupted:
+				cause = UnsentInterrupted
+			}
+			obs.Unsent(l.idx, c, cause, int(rest))
+			p.k += rest
+		}
+		notRead := 0
+		for i := p.qHead; i < len(p.queue); i++ {
+			if p.queue[i].first {
+				notRead++
+			}
+		}
+		p.queue, p.qHead = p.queue[:0], 0
+		seqs = seqs[:0]
+		for i := p.flHead; i < len(p.fl); i++ {
+			if f := &p.fl[i]; f.state == flSent && connected {
+				seqs = append(seqs, f.seq)
+			}
+		}
+		if notRead > 0 {
+			obs.Unsent(l.idx, c, UnsentNotRead, notRead)
+		}
+		if p.holdFrom != 0 {
+			l.unholdPub(p, now)
+		}
+		p.done = true
+		obs.PublisherEnd(l.idx, c, &PublisherEnd{Number: p.spec.Number, Receivers: p.spec.Receivers,
+			Scheduled: p.dueBefore(stop, start), InFlight: seqs})
+	}
+	l.heap = l.heap[:0]
+}
+
+// acked ends the QoS 1 or 2 exchange of packet id pid on s: PUBACK, PUBCOMP, or a PUBREC
+// that refuses the message. An id that is not in flight is ignored.
+func (l *loop) acked(s *session, pid uint16) {
 	p := s.pub
-	if p == nil {
+	if p == nil || p.s != s {
 		return
 	}
-	l.e.cfg.Observer.Acked(l.idx, int(s.client))
-	if p.inflight > 0 {
-		p.inflight--
+	i := p.find(pid)
+	if i < 0 {
+		return
 	}
-	if p.heapIdx < 0 && !p.done && p.s == s && l.e.pubStart.Load() != 0 {
+	p.fl[i].state = flDone
+	p.flN--
+	for p.flHead < len(p.fl) && p.fl[p.flHead].state == flDone {
+		p.flHead++
+	}
+	if p.flHead == len(p.fl) {
+		p.fl, p.flHead = p.fl[:0], 0
+	} else if p.flHead >= 256 && p.flHead*2 >= len(p.fl) {
+		n := copy(p.fl, p.fl[p.flHead:])
+		p.fl, p.flHead = p.fl[:n], 0
+	}
+	e := l.e
+	e.cfg.Observer.Acked(l.idx, int(s.client))
+	if p.holdFrom != 0 && p.hold == HoldFlowControl && p.flN < p.window {
+		l.unholdPub(p, e.now())
+	}
+	if p.heapIdx < 0 && !p.done && e.pubStart.Load() != 0 && p.flN < p.window {
 		l.heap.push(p)
 	}
+}
+
+// released marks the QoS 2 message pid of s as PUBREC'd (PUBREL owed): false if it is not
+// in flight.
+func (l *loop) released(s *session, pid uint16) bool {
+	p := s.pub
+	if p == nil || p.s != s {
+		return false
+	}
+	i := p.find(pid)
+	if i < 0 {
+		return false
+	}
+	p.fl[i].state = flReleased
+	return true
+}
+
+// find returns the index in p.fl of the open message with packet id pid, -1 if none.
+// Acknowledgements come in order, so the search usually ends at the first.
+func (p *pubState) find(pid uint16) int {
+	for i := p.flHead; i < len(p.fl); i++ {
+		if f := &p.fl[i]; f.pid == pid && f.state != flDone && f.state != flQueued {
+			return i
+		}
+	}
+	return -1
 }
 
 // received handles a PUBLISH delivered to s: its acknowledgement joins the replies that
@@ -272,13 +733,13 @@ func (l *loop) received(s *session, pk *codec.Publish) {
 		l.reply = codec.AppendPubrec(l.reply, &codec.Ack{ID: pk.ID}, v)
 	}
 	pl := pk.Payload
-	if len(pl) < HeaderSize {
+	if len(pl) < HeaderSize || pl[8] != headerMagic {
 		l.e.cfg.Observer.Received(l.idx, int(s.client), Message{Unmeasured: true})
 		return
 	}
 	m := Message{
 		Due:       int64(binary.BigEndian.Uint64(pl[0:8])),
-		Publisher: binary.BigEndian.Uint32(pl[8:12]),
+		Publisher: binary.BigEndian.Uint32(pl[8:12]) & numberMask,
 		Seq:       binary.BigEndian.Uint32(pl[12:16]),
 		Now:       l.arrival(),
 		Dup:       pk.Dup,
@@ -297,5 +758,5 @@ type Message struct {
 	Publisher  uint32
 	Seq        uint32
 	Dup        bool // the DUP flag was set
-	Unmeasured bool // the payload has no measurement header
+	Unmeasured bool // the payload has no measurement header: not one of mqblast's
 }

@@ -53,11 +53,131 @@ type Observer interface {
 	Ping(loop int, client int, rtt time.Duration)
 	// Subscribed reports a SUBACK: failed of its filters were refused, the last with code.
 	Subscribed(loop int, client int, failed int, code byte)
-	// Published reports one PUBLISH written; receivers is how many copies the broker should
-	// deliver, due its due time (CLOCK_REALTIME ns), lag how late it went out.
-	Published(loop int, client int, receivers int, due int64, lag time.Duration)
+	// Published reports one PUBLISH handed whole to the kernel (written to its socket, not
+	// merely queued); receivers is how many copies the broker should deliver, due its due
+	// time and at the write time (CLOCK_REALTIME ns), lag how late the client itself was in
+	// building it (lateness the broker caused by holding the publisher is not in it).
+	Published(loop int, client int, receivers int, due, at int64, lag time.Duration)
+	// Unsent reports n scheduled messages of a publisher that were never written, and why.
+	Unsent(loop int, client int, cause Unsent, n int)
+	// Held reports that a publisher could not send for d (it had messages due): the
+	// broker's flow control, its not reading, or no connection.
+	Held(loop int, client int, hold Hold, d time.Duration)
+	// InFlightDropped reports n messages that were written but never acknowledged when
+	// their connection ended and the session did not survive (not re-sent).
+	InFlightDropped(loop int, client int, n int)
+	// PublisherEnd reports a publisher's account at the end of publishing.
+	PublisherEnd(loop int, client int, end *PublisherEnd)
 	// Acked reports the end of a QoS 1 or 2 exchange (PUBACK, PUBCOMP, or a refusing PUBREC).
 	Acked(loop int, client int)
 	// Received reports one PUBLISH delivered to a client. Called per message: keep it cheap.
 	Received(loop int, client int, m Message)
 }
+
+// Unsent says why a scheduled message was never written to its socket (DESIGN.md §3:
+// scheduled = published + unsent).
+type Unsent uint8
+
+// Causes of unsent messages.
+const (
+	UnsentDisconnected Unsent = iota // the publisher had no connection when it was due
+	UnsentFlowControl                // the in-flight window (Receive Maximum) stayed full until the end
+	UnsentTooLarge                   // larger than the broker's Maximum Packet Size
+	UnsentBackPressure               // the socket held more than the queue bound: the broker was not reading
+	UnsentNotRead                    // encoded, but still waiting for the socket at the end
+	UnsentInterrupted                // due before the run was interrupted, not yet sent
+	UnsentBehind                     // due, connected, window open, but the client had not sent it by the end
+	NumUnsent                        // number of causes, for arrays indexed by Unsent
+)
+
+var unsentNames = [NumUnsent]string{
+	"disconnected", "flow_control", "too_large", "back_pressure", "not_read", "interrupted", "behind",
+}
+
+// String returns the snake_case name used in results.
+func (u Unsent) String() string {
+	if u < NumUnsent {
+		return unsentNames[u]
+	}
+	return "unknown"
+}
+
+// Hold says what kept a connected or disconnected publisher from sending while its
+// messages fell due: each is the broker's doing, not the client's.
+type Hold uint8
+
+// Holds of a publisher.
+const (
+	HoldDisconnected Hold = iota // no connection
+	HoldFlowControl              // the in-flight window was full: acknowledgements came late
+	HoldBackPressure             // the socket did not take the bytes: the broker did not read
+	NumHolds
+)
+
+var holdNames = [NumHolds]string{"disconnected", "flow_control", "back_pressure"}
+
+// String returns the snake_case name used in results.
+func (h Hold) String() string {
+	if h < NumHolds {
+		return holdNames[h]
+	}
+	return "unknown"
+}
+
+// PublisherEnd is a publisher's account at the end of publishing (Engine.FinishPublishing).
+type PublisherEnd struct {
+	Number    uint32 // the publisher number its headers carry
+	Receivers int    // copies the broker should deliver of each message
+	// Scheduled is the messages due before the stop (or message_count): published + unsent.
+	Scheduled int64
+	// InFlight are the sequence numbers written on the open connection and not
+	// acknowledged (QoS 1 and 2). Valid only during the call.
+	InFlight []uint32
+}
+
+// NopObserver ignores every event. Embed it to implement only the events of interest.
+type NopObserver struct{}
+
+// Connected implements Observer.
+func (NopObserver) Connected(int, int, time.Duration) {}
+
+// Reconnected implements Observer.
+func (NopObserver) Reconnected(int, int, int, time.Duration) {}
+
+// Refused implements Observer.
+func (NopObserver) Refused(int, int, byte, byte) {}
+
+// Failed implements Observer.
+func (NopObserver) Failed(int, int, Cause, string) {}
+
+// Dropped implements Observer.
+func (NopObserver) Dropped(int, int, Cause, string) {}
+
+// Ping implements Observer.
+func (NopObserver) Ping(int, int, time.Duration) {}
+
+// Subscribed implements Observer.
+func (NopObserver) Subscribed(int, int, int, byte) {}
+
+// Published implements Observer.
+func (NopObserver) Published(int, int, int, int64, int64, time.Duration) {}
+
+// Unsent implements Observer.
+func (NopObserver) Unsent(int, int, Unsent, int) {}
+
+// Held implements Observer.
+func (NopObserver) Held(int, int, Hold, time.Duration) {}
+
+// InFlightDropped implements Observer.
+func (NopObserver) InFlightDropped(int, int, int) {}
+
+// PublisherEnd implements Observer.
+func (NopObserver) PublisherEnd(int, int, *PublisherEnd) {}
+
+// Acked implements Observer.
+func (NopObserver) Acked(int, int) {}
+
+// Received implements Observer.
+func (NopObserver) Received(int, int, Message) {}
+
+var _ Observer = NopObserver{}

@@ -55,6 +55,9 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 			return n, nil
 		}
 		s.state = stConnected
+		if v == codec.V5 && ca.Props.Has(codec.PropMaximumPacketSize) {
+			s.maxOut = ca.Props.MaximumPacketSize
+		}
 		if s.flags&sfDeferred != 0 {
 			l.arm(s)
 		}
@@ -80,15 +83,16 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 		if err := codec.DecodePuback(body, v, &l.ack); err != nil {
 			return 0, err
 		}
-		l.acked(s)
+		l.acked(s, l.ack.ID)
 	case codec.TypePubrec:
 		if err := codec.DecodePubrec(body, v, &l.ack); err != nil {
 			return 0, err
 		}
 		if l.ack.Reason >= 0x80 { // the broker refused the message: the exchange ends here
-			l.acked(s)
+			l.acked(s, l.ack.ID)
 			break
 		}
+		l.released(s, l.ack.ID)
 		l.reply = codec.AppendPubrel(l.reply, &codec.Ack{ID: l.ack.ID}, v)
 	case codec.TypePubrel:
 		if err := codec.DecodePubrel(body, v, &l.ack); err != nil {
@@ -139,7 +143,7 @@ func (l *loop) established(s *session, ca *codec.Connack) {
 		if v == codec.V5 && ca.Props.Has(codec.PropTopicAliasMaximum) {
 			am = int(ca.Props.TopicAliasMaximum)
 		}
-		l.startPublisher(s, spec.Publish, rm, am)
+		l.startPublisher(s, spec.Publish, rm, am, ca.SessionPresent)
 	}
 }
 

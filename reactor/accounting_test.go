@@ -1,0 +1,329 @@
+package reactor_test
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mqblast/mqblast/codec"
+	"github.com/mqblast/mqblast/reactor"
+)
+
+// acct records the publisher accounting events; tests only.
+type acct struct {
+	reactor.NopObserver
+	mu        sync.Mutex
+	published int
+	acked     int
+	unsent    map[reactor.Unsent]int
+	held      map[reactor.Hold]time.Duration
+	dropped   int // in flight when a session ended
+	scheduled int64
+	inFlight  []uint32
+	conns     int
+}
+
+func newAcct() *acct {
+	return &acct{unsent: map[reactor.Unsent]int{}, held: map[reactor.Hold]time.Duration{}}
+}
+
+func (o *acct) Connected(int, int, time.Duration) { o.mu.Lock(); o.conns++; o.mu.Unlock() }
+func (o *acct) Reconnected(int, int, int, time.Duration) {
+	o.mu.Lock()
+	o.conns++
+	o.mu.Unlock()
+}
+func (o *acct) Published(int, int, int, int64, int64, time.Duration) {
+	o.mu.Lock()
+	o.published++
+	o.mu.Unlock()
+}
+func (o *acct) Acked(int, int) { o.mu.Lock(); o.acked++; o.mu.Unlock() }
+func (o *acct) Unsent(_, _ int, c reactor.Unsent, n int) {
+	o.mu.Lock()
+	o.unsent[c] += n
+	o.mu.Unlock()
+}
+func (o *acct) Held(_, _ int, h reactor.Hold, d time.Duration) {
+	o.mu.Lock()
+	o.held[h] += d
+	o.mu.Unlock()
+}
+func (o *acct) InFlightDropped(_, _ int, n int) { o.mu.Lock(); o.dropped += n; o.mu.Unlock() }
+func (o *acct) PublisherEnd(_, _ int, e *reactor.PublisherEnd) {
+	o.mu.Lock()
+	o.scheduled += e.Scheduled
+	o.inFlight = append(o.inFlight, e.InFlight...)
+	o.mu.Unlock()
+}
+
+func (o *acct) unsentTotal() int {
+	n := 0
+	for _, v := range o.unsent {
+		n += v
+	}
+	return n
+}
+
+// scriptServer accepts connections on loopback one after the other and hands every
+// packet of connection k (0, 1, ...) to handle, which returns false to close it. It ends
+// with the test.
+func scriptServer(t *testing.T, handle func(k int, c net.Conn, h codec.Header, body []byte) bool) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for k := 0; ; k++ {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close() //nolint:errcheck
+				_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+				var buf []byte
+				tmp := make([]byte, 64<<10)
+				for {
+					n, err := c.Read(tmp)
+					if err != nil {
+						return
+					}
+					buf = append(buf, tmp[:n]...)
+					for {
+						h, body, used, err := codec.Split(buf, 1<<20)
+						if err != nil || used == 0 {
+							break
+						}
+						if !handle(k, c, h, body) {
+							return
+						}
+						buf = buf[used:]
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// publishFor runs publishing for d, then finishes it and disconnects.
+func publishFor(t *testing.T, e *reactor.Engine, d time.Duration) {
+	t.Helper()
+	if err := e.Connect(context.Background(), nil); err != nil || e.Open() != 1 {
+		t.Fatalf("connect: %v, open %d", err, e.Open())
+	}
+	e.StartPublishing(0)
+	time.Sleep(d)
+	e.StopPublishing()
+	time.Sleep(100 * time.Millisecond)
+	e.FinishPublishing(false)
+	e.Disconnect(time.Second)
+}
+
+// TestEngineReceiveMaximumHolds: a 5.0 broker with Receive Maximum 3 that never
+// acknowledges gets 3 messages; the rest of the schedule is unsent (flow_control), the 3
+// are in flight at the end, and the publisher is held by the broker's flow control.
+func TestEngineReceiveMaximumHolds(t *testing.T) {
+	addr := scriptServer(t, func(_ int, c net.Conn, h codec.Header, _ []byte) bool {
+		if h.Type == codec.TypeConnect {
+			ca := codec.Connack{}
+			ca.Props.Set(codec.PropReceiveMaximum)
+			ca.Props.ReceiveMaximum = 3
+			_, _ = c.Write(codec.AppendConnack(nil, &ca, codec.V5))
+		}
+		return true
+	})
+	obs := newAcct()
+	e := startEngine(t, reactor.Config{Brokers: []string{addr}, Clients: 1, Observer: obs,
+		Client: func(int) reactor.ClientSpec {
+			return reactor.ClientSpec{ID: "p", Version: 5, CleanStart: true, Publish: &reactor.PublishSpec{
+				Topic: []byte("t"), QoS: 1, Rate: 100, PayloadSize: 16, Receivers: 1}}
+		}})
+	publishFor(t, e, time.Second)
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if obs.published != 3 || len(obs.inFlight) != 3 || obs.inFlight[0] != 0 || obs.inFlight[2] != 2 {
+		t.Errorf("published %d, in flight at the end %v; want 3 and [0 1 2]", obs.published, obs.inFlight)
+	}
+	if int64(obs.published+obs.unsentTotal()) != obs.scheduled || obs.scheduled < 90 {
+		t.Errorf("scheduled %d != published %d + unsent %v", obs.scheduled, obs.published, obs.unsent)
+	}
+	if obs.unsent[reactor.UnsentFlowControl] != obs.unsentTotal() {
+		t.Errorf("unsent %v: want all flow_control", obs.unsent)
+	}
+	if obs.held[reactor.HoldFlowControl] < 800*time.Millisecond {
+		t.Errorf("held by flow control %v, want about 1 s", obs.held)
+	}
+}
+
+// TestEngineMaximumPacketSize: a 5.0 broker's Maximum Packet Size of 20 bytes takes no
+// PUBLISH of a 16-byte payload on topic "topic" (25 bytes): none is sent [MQTT-3.1.2-24],
+// every scheduled message is unsent as too_large.
+func TestEngineMaximumPacketSize(t *testing.T) {
+	var mu sync.Mutex
+	got := 0
+	addr := scriptServer(t, func(_ int, c net.Conn, h codec.Header, _ []byte) bool {
+		switch h.Type {
+		case codec.TypeConnect:
+			ca := codec.Connack{}
+			ca.Props.Set(codec.PropMaximumPacketSize)
+			ca.Props.MaximumPacketSize = 20
+			_, _ = c.Write(codec.AppendConnack(nil, &ca, codec.V5))
+		case codec.TypePublish:
+			mu.Lock()
+			got++
+			mu.Unlock()
+		}
+		return true
+	})
+	obs := newAcct()
+	e := startEngine(t, reactor.Config{Brokers: []string{addr}, Clients: 1, Observer: obs,
+		Client: func(int) reactor.ClientSpec {
+			return reactor.ClientSpec{ID: "p", Version: 5, CleanStart: true, Publish: &reactor.PublishSpec{
+				Topic: []byte("topic"), NoTopicAlias: true, Rate: 200, PayloadSize: 16, Receivers: 1}}
+		}})
+	publishFor(t, e, 300*time.Millisecond)
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
+	if got != 0 || obs.published != 0 || obs.unsent[reactor.UnsentTooLarge] != int(obs.scheduled) || obs.scheduled < 40 {
+		t.Errorf("server got %d, published %d, unsent %v of %d scheduled", got, obs.published, obs.unsent, obs.scheduled)
+	}
+}
+
+// TestEngineDisconnectedUnsent: the broker closes the publisher's connection after 10
+// messages and refuses it from then on: what falls due afterwards is unsent as
+// disconnected, and the 10 written are all that was published.
+func TestEngineDisconnectedUnsent(t *testing.T) {
+	var mu sync.Mutex
+	got := 0
+	addr := scriptServer(t, func(k int, c net.Conn, h codec.Header, _ []byte) bool {
+		switch h.Type {
+		case codec.TypeConnect:
+			if k > 0 {
+				_, _ = c.Write(codec.AppendConnack(nil, &codec.Connack{Reason: codec.Reason311ServerUnavailable}, codec.V311))
+				return false
+			}
+			_, _ = c.Write(codec.AppendConnack(nil, &codec.Connack{}, codec.V311))
+		case codec.TypePublish:
+			mu.Lock()
+			defer mu.Unlock()
+			got++
+			return got < 10
+		}
+		return true
+	})
+	obs := newAcct()
+	e := startEngine(t, reactor.Config{Brokers: []string{addr}, Clients: 1, Observer: obs, Reconnect: true,
+		ReconnectMin: 50 * time.Millisecond, ReconnectMax: 100 * time.Millisecond,
+		Client: func(int) reactor.ClientSpec {
+			return reactor.ClientSpec{ID: "p", Version: 4, CleanStart: true, Publish: &reactor.PublishSpec{
+				Topic: []byte("t"), Rate: 100, PayloadSize: 16, Receivers: 1}}
+		}})
+	publishFor(t, e, time.Second)
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
+	if int64(obs.published+obs.unsentTotal()) != obs.scheduled || obs.scheduled < 90 {
+		t.Errorf("scheduled %d != published %d + unsent %v", obs.scheduled, obs.published, obs.unsent)
+	}
+	if obs.published < 10 || obs.published > 12 || got != 10 {
+		t.Errorf("published %d (the server read %d before closing)", obs.published, got)
+	}
+	if obs.unsent[reactor.UnsentDisconnected] < 80 || obs.held[reactor.HoldDisconnected] < 700*time.Millisecond {
+		t.Errorf("unsent %v, held %v: want the rest as disconnected", obs.unsent, obs.held)
+	}
+}
+
+// TestEnginePersistentSessionResend: a QoS 1 publisher with clean session 0 whose broker
+// acknowledges nothing on the first connection and closes it after 5 messages; on the
+// second connection the CONNACK says session present, and the client re-sends packet ids
+// 1-5 with DUP set and their original sequence numbers before anything new
+// [MQTT-4.4.0-1]. Without a session present (third case) nothing is re-sent and the 5 are
+// in-flight-dropped.
+func TestEnginePersistentSessionResend(t *testing.T) {
+	for _, present := range []bool{true, false} {
+		t.Run(fmt.Sprintf("session_present=%v", present), func(t *testing.T) {
+			type pub struct {
+				id  uint16
+				dup bool
+				seq uint32
+			}
+			var mu sync.Mutex
+			var first, second []pub
+			addr := scriptServer(t, func(k int, c net.Conn, h codec.Header, body []byte) bool {
+				switch h.Type {
+				case codec.TypeConnect:
+					_, _ = c.Write(codec.AppendConnack(nil, &codec.Connack{SessionPresent: k > 0 && present}, codec.V311))
+				case codec.TypePublish:
+					var p codec.Publish
+					if codec.DecodePublish(h, body, codec.V311, &p) != nil {
+						return false
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					x := pub{p.ID, p.Dup, binary.BigEndian.Uint32(p.Payload[12:16])}
+					if k == 0 {
+						first = append(first, x)
+						return len(first) < 5
+					}
+					second = append(second, x)
+					_, _ = c.Write(codec.AppendPuback(nil, &codec.Ack{ID: p.ID}, codec.V311))
+				}
+				return true
+			})
+			obs := newAcct()
+			e := startEngine(t, reactor.Config{Brokers: []string{addr}, Clients: 1, Observer: obs, Reconnect: true,
+				ReconnectMin: 50 * time.Millisecond, ReconnectMax: 100 * time.Millisecond,
+				Client: func(int) reactor.ClientSpec {
+					return reactor.ClientSpec{ID: "p", Version: 4, CleanStart: false, Publish: &reactor.PublishSpec{
+						Topic: []byte("t"), QoS: 1, Rate: 50, PayloadSize: 16, Receivers: 1}}
+				}})
+			publishFor(t, e, time.Second)
+			mu.Lock()
+			defer mu.Unlock()
+			obs.mu.Lock()
+			defer obs.mu.Unlock()
+			if len(first) != 5 || len(second) < 5 {
+				t.Fatalf("first connection %v, second %v", first, second)
+			}
+			for i, x := range first {
+				if x.id != uint16(i+1) || x.dup || x.seq != uint32(i) {
+					t.Errorf("first connection, message %d: %+v", i, x)
+				}
+			}
+			if present {
+				for i, x := range second[:5] {
+					if x.id != uint16(i+1) || !x.dup || x.seq != uint32(i) {
+						t.Errorf("re-send %d: %+v, want id %d, DUP, sequence %d", i, x, i+1, i)
+					}
+				}
+				if second[5].dup || second[5].seq != 5 {
+					t.Errorf("after the re-sends: %+v, want a first send of sequence 5", second[5])
+				}
+				if obs.dropped != 0 || obs.published != len(first)+len(second)-5 {
+					t.Errorf("in-flight dropped %d, published %d", obs.dropped, obs.published)
+				}
+			} else {
+				if second[0].dup || second[0].seq != 5 {
+					t.Errorf("without a session: first message %+v, want a first send of sequence 5", second[0])
+				}
+				if obs.dropped != 5 {
+					t.Errorf("in-flight dropped %d, want 5", obs.dropped)
+				}
+			}
+			if int64(obs.published+obs.unsentTotal()) != obs.scheduled {
+				t.Errorf("scheduled %d != published %d + unsent %v", obs.scheduled, obs.published, obs.unsent)
+			}
+		})
+	}
+}
