@@ -23,7 +23,11 @@ func (r *Result) WriteSummary(w io.Writer) error {
 	if c.Reconnected > 0 {
 		fmt.Fprintf(tw, "reconnected\t%d times after drops\n", c.Reconnected)
 	}
-	fmt.Fprintf(tw, "connect rate\t%.0f/s over %.1fs\n", c.ConnectRatePerS, c.ConnectPhaseS)
+	m := &r.Messages
+	messaging := m.Scheduled > 0 || m.Published > 0 || m.Received > 0 || m.Subscribed > 0
+	if !messaging || c.ConnectPhaseS >= 1 { // a rate over a few ms of a handful of clients means nothing
+		fmt.Fprintf(tw, "connect rate\t%.0f/s over %.1fs\n", c.ConnectRatePerS, c.ConnectPhaseS)
+	}
 	l := c.ConnectLatencyUS
 	fmt.Fprintf(tw, "connect latency\tp50 %s  p90 %s  p99 %s  max %s  (TCP start to CONNACK)\n",
 		us(l.P50), us(l.P90), us(l.P99), us(l.Max))
@@ -31,14 +35,24 @@ func (r *Result) WriteSummary(w io.Writer) error {
 		p := c.PingRTTUS
 		fmt.Fprintf(tw, "ping rtt\t%d pings, p50 %s  p99 %s  max %s\n", c.Pings, us(p.P50), us(p.P99), us(p.Max))
 	}
-	if m := &r.Messages; m.Published > 0 || m.Received > 0 {
-		fmt.Fprintf(tw, "messages\t%d published (%d acked), %d expected, %d received, %d lost, %d duplicated, %d out of order\n",
-			m.Published, m.Acked, m.Expected, m.Received, m.Lost, m.Duplicated, m.OutOfOrder)
+	if messaging {
+		fmt.Fprintf(tw, "scheduled\t%d messages: %d published (written), %d unsent%s\n",
+			m.Scheduled, m.Published, m.UnsentTotal, byCause(m.Unsent))
+		fmt.Fprintf(tw, "delivery\t%d expected: %d received, %d lost, %d in flight at the end; %d duplicated, %d out of order\n",
+			m.Expected, m.Received, m.Lost, m.InFlightAtEnd, m.Duplicated, m.OutOfOrder)
+		if m.Acked > 0 || m.InFlightDropped > 0 {
+			fmt.Fprintf(tw, "acknowledged\t%d of %d published (QoS 1/2); %d in flight when their session ended\n",
+				m.Acked, m.Published, m.InFlightDropped)
+		}
+		if m.UnexpectedTotal > 0 || m.Unmeasured > 0 {
+			fmt.Fprintf(tw, "not ours\t%d unexpected%s, %d unmeasured (no mqblast header); neither offsets a loss\n",
+				m.UnexpectedTotal, byCause(m.Unexpected), m.Unmeasured)
+		}
 		if m.SubscribeFailed > 0 {
 			fmt.Fprintf(tw, "subscriptions\t%d refused\n", m.SubscribeFailed)
 		}
 		t := &r.Throughput
-		fmt.Fprintf(tw, "throughput\t%.0f msg/s sent, %.0f msg/s received (measure window %.1fs)\n", t.PublishPerS, t.ReceivePerS, t.WindowS)
+		fmt.Fprintf(tw, "throughput\t%.0f msg/s written, %.0f msg/s arrived (measure window %.1fs)\n", t.PublishPerS, t.ReceivePerS, t.WindowS)
 		if lat := r.LatencyUS; lat.Count > 0 {
 			fmt.Fprintf(tw, "latency\tp50 %s  p90 %s  p99 %s  p99.9 %s  max %s  (from the due time, %d messages)\n",
 				us(lat.P50), us(lat.P90), us(lat.P99), us(lat.P999), us(lat.Max), lat.Count)
@@ -47,7 +61,10 @@ func (r *Result) WriteSummary(w io.Writer) error {
 			fmt.Fprintf(tw, "latency raw\tp50 %s  p99 %s  max %s  (from the actual write)\n", us(raw.P50), us(raw.P99), us(raw.Max))
 		}
 		lag := r.Client.ScheduleLagUS
-		fmt.Fprintf(tw, "schedule lag\tp99 %s  max %s\n", us(lag.P99), us(lag.Max))
+		fmt.Fprintf(tw, "schedule lag\tp99 %s  max %s  (the client's own lateness)\n", us(lag.P99), us(lag.Max))
+		if b := &r.BrokerStalled; b.Stalled {
+			fmt.Fprintf(tw, "BROKER STALLED\tthe broker held the publishers back: %s\n", strings.Join(b.Evidence, "; "))
+		}
 		if r.Client.Saturated {
 			fmt.Fprintf(tw, "SATURATED\tthe client, not the broker, limited this run: %s\n", strings.Join(r.Client.SaturationEvidence, "; "))
 		}
@@ -56,9 +73,27 @@ func (r *Result) WriteSummary(w io.Writer) error {
 		fmt.Fprintf(tw, "error\t%s: %d (e.g. %s)\n", e.Kind, e.Count, e.Example)
 	}
 	cl := &r.Client
-	fmt.Fprintf(tw, "client\tcpu %.2fs (%.1f µs per connect), max rss %.1f MiB, %.0f B rss per connection\n",
-		cl.CPUS, cl.CPUPerConnectUS, float64(cl.MaxRSSBytes)/(1<<20), cl.RSSPerConnectionBytes)
+	if messaging { // per-connection costs of a messaging run are message buffers, not connections
+		fmt.Fprintf(tw, "client\tcpu %.2fs, max rss %.1f MiB\n", cl.CPUS, float64(cl.MaxRSSBytes)/(1<<20))
+	} else {
+		fmt.Fprintf(tw, "client\tcpu %.2fs (%.1f µs per connect), max rss %.1f MiB, %.0f B rss per connection\n",
+			cl.CPUS, cl.CPUPerConnectUS, float64(cl.MaxRSSBytes)/(1<<20), cl.RSSPerConnectionBytes)
+	}
 	return tw.Flush()
+}
+
+// byCause formats a count map as " (a 3, b 1)", or "" when empty.
+func byCause(m map[string]int64) string {
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		if m[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // sortedKeys returns m's keys in order.
