@@ -64,7 +64,7 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 	h, body, n, err := codec.Split(in, int(s.maxIn))
 	if err != nil || n == 0 {
 		if errors.Is(err, codec.ErrPacketTooLarge) {
-			return 0, overLimit(s, in)
+			return 0, l.overLimit(s, in)
 		}
 		return 0, err
 	}

@@ -488,7 +488,7 @@ func TestInboundLimit(t *testing.T) {
 		{"2MiB-over-v5", 5, mib, 0, 2 * mib, mib + 64<<10,
 			"PUBLISH of 2097163 bytes over the client's inbound limit 1114112 (raise it with --max-packet-size)"},
 		{"connect-property-smaller-v5", 5, mib, 1000, 1200, 1000,
-			"PUBLISH of 1209 bytes over the client's inbound limit 1000 (raise it with --max-packet-size)"},
+			"PUBLISH of 1209 bytes over the client's inbound limit 1000 (the Maximum Packet Size of the scenario's CONNECT properties)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			v := codec.Version(c.version)

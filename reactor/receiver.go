@@ -144,7 +144,7 @@ func (l *loop) resolveAlias(s *session, pk *codec.Publish) error {
 
 // overLimit describes the packet at the start of in, which codec.Split found over s's
 // inbound limit: its fixed header is complete.
-func overLimit(s *session, in []byte) error {
+func (l *loop) overLimit(s *session, in []byte) error {
 	rem, i := 0, 1
 	for shift := 0; i < len(in) && i < 5; shift += 7 {
 		c := in[i]
@@ -154,9 +154,12 @@ func overLimit(s *session, in []byte) error {
 			break
 		}
 	}
-	return &ruleError{ErrInboundLimit, fmt.Sprintf(
-		"%s of %d bytes over the client's inbound limit %d (raise it with --max-packet-size)",
-		codec.PacketType(in[0]>>4), i+rem, s.maxIn)}
+	hint := "raise it with --max-packet-size"
+	if int(s.maxIn) < l.e.maxIn {
+		hint = "the Maximum Packet Size of the scenario's CONNECT properties"
+	}
+	return &ruleError{ErrInboundLimit, fmt.Sprintf("%s of %d bytes over the client's inbound limit %d (%s)",
+		codec.PacketType(in[0]>>4), i+rem, s.maxIn, hint)}
 }
 
 // verdictOf returns the Cause an error of handle is reported with and the reason code of
