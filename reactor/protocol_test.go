@@ -141,11 +141,17 @@ func suback(c net.Conn, body []byte, v codec.Version) {
 	}
 }
 
-func connectOne(t *testing.T, cfg reactor.Config) *reactor.Engine {
+// connectOne connects the one client of cfg, observed by obs. It checks the CONNACK, not
+// that the session is still open: a scripted broker may end it at once.
+func connectOne(t *testing.T, obs *recObs, cfg reactor.Config) *reactor.Engine {
 	t.Helper()
+	cfg.Observer = obs
 	e := startEngine(t, cfg)
-	if err := e.Connect(context.Background(), nil); err != nil || e.Open() != 1 {
-		t.Fatalf("connect: %v, open %d", err, e.Open())
+	err := e.Connect(context.Background(), nil)
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if err != nil || obs.connected != 1 {
+		t.Fatalf("connect: %v, connected %d, failed %v", err, obs.connected, obs.failed)
 	}
 	return e
 }
@@ -195,7 +201,7 @@ func TestQoS2ReceiverOnce(t *testing.T) {
 				return true
 			})
 			obs := newRecObs()
-			connectOne(t, reactor.Config{Brokers: []string{addr}, Clients: 1, Observer: obs,
+			connectOne(t, obs, reactor.Config{Brokers: []string{addr}, Clients: 1,
 				Client: func(int) reactor.ClientSpec { return subscriber("s", version) }})
 			select {
 			case <-done:
@@ -251,7 +257,7 @@ func TestQoS2ReceiverAcrossReconnect(t *testing.T) {
 				return true
 			})
 			obs := newRecObs()
-			connectOne(t, reactor.Config{Brokers: []string{addr}, Clients: 1, Observer: obs,
+			connectOne(t, obs, reactor.Config{Brokers: []string{addr}, Clients: 1,
 				Reconnect: true, ReconnectMin: 50 * time.Millisecond, ReconnectMax: 100 * time.Millisecond,
 				Client: func(int) reactor.ClientSpec {
 					s := subscriber("p", 4)
@@ -296,7 +302,7 @@ func TestServerKeepAlive(t *testing.T) {
 		return true
 	})
 	obs := newRecObs()
-	connectOne(t, reactor.Config{Brokers: []string{addr}, Clients: 1, Observer: obs,
+	connectOne(t, obs, reactor.Config{Brokers: []string{addr}, Clients: 1,
 		Client: func(int) reactor.ClientSpec {
 			return reactor.ClientSpec{ID: "k", Version: 5, CleanStart: true, Keepalive: 60 * time.Second}
 		}})
@@ -349,7 +355,7 @@ func TestServerMaximumPacketSize(t *testing.T) {
 				return true
 			})
 			obs := newRecObs()
-			e := connectOne(t, reactor.Config{Brokers: []string{addr}, Clients: 1, Observer: obs,
+			e := connectOne(t, obs, reactor.Config{Brokers: []string{addr}, Clients: 1,
 				Client: func(int) reactor.ClientSpec {
 					return reactor.ClientSpec{ID: "m", Version: 5, CleanStart: true,
 						Subscriptions: []codec.Subscription{{Filter: filter, QoS: 1}},
@@ -430,7 +436,7 @@ func TestInboundTopicAlias(t *testing.T) {
 				return true
 			})
 			obs := newRecObs()
-			connectOne(t, reactor.Config{Brokers: []string{addr}, Clients: 1, Observer: obs,
+			connectOne(t, obs, reactor.Config{Brokers: []string{addr}, Clients: 1,
 				Client: func(int) reactor.ClientSpec {
 					s := subscriber("a", 5)
 					if c.aliasMax > 0 {
@@ -516,7 +522,7 @@ func TestInboundLimit(t *testing.T) {
 				return true
 			})
 			obs := newRecObs()
-			connectOne(t, reactor.Config{Brokers: []string{addr}, Clients: 1, Observer: obs, MaxPayload: c.maxPayload,
+			connectOne(t, obs, reactor.Config{Brokers: []string{addr}, Clients: 1, MaxPayload: c.maxPayload,
 				Client: func(int) reactor.ClientSpec {
 					s := subscriber("big", c.version)
 					if c.connectMax > 0 {
