@@ -276,7 +276,7 @@ func (e *Engine) WriteBacklogs() int64 { return e.backlogs.Load() }
 // PacketLimited returns how many CONNACKs of publishing 5.0 sessions announced a Maximum
 // Packet Size below the largest PUBLISH their PublishSpec produces (PayloadSize bytes of
 // payload, the topic, QoS and properties): those messages cannot be sent on that connection
-// [MQTT-3.1.2-24], so a run can warn before its publish phase.
+// [MQTT-3.2.2-15], so a run can warn before its publish phase.
 func (e *Engine) PacketLimited() int64 { return e.limited.Load() }
 
 // Subscribed returns the number of SUBACKs received (one per subscribing client), and of

@@ -122,8 +122,8 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 				return 0, err
 			}
 		}
-		if pk.QoS == 2 && !l.qos2First(s, pk.ID) {
-			// Not released yet: acknowledged again, not delivered again. [MQTT-4.3.3-10] 3.1.1: [MQTT-4.3.3-2]
+		if pk.QoS == 2 && !l.qos2First(s, pk.ID) { // [MQTT-4.3.3-10] 3.1.1: [MQTT-4.3.3-2]
+			// The id is not released yet: acknowledged again, not delivered again.
 			l.reply = codec.AppendPubrec(l.reply, &codec.Ack{ID: pk.ID}, v)
 			break
 		}
@@ -186,8 +186,8 @@ func (l *loop) established(s *session, ca *codec.Connack) {
 	}
 	if len(spec.Subscriptions) > 0 { // one SUBSCRIBE per connection: packet id 1
 		sub := codec.Subscribe{ID: 1, Filters: spec.Subscriptions}
-		if s.maxOut > 0 && codec.SizeSubscribe(&sub, v) > int(s.maxOut) {
-			// Not sent [MQTT-3.2.2-15]: reported as refused, so that the subscribe phase ends.
+		if s.maxOut > 0 && codec.SizeSubscribe(&sub, v) > int(s.maxOut) { // [MQTT-3.2.2-15]
+			// Not sent: reported as refused, so that the subscribe phase ends.
 			l.e.subscribed.Add(1)
 			l.e.cfg.Observer.Subscribed(l.idx, int(s.client), len(sub.Filters), byte(codec.ReasonPacketTooLarge))
 		} else {
