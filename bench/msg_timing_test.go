@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"encoding/binary"
 	"testing"
 	"time"
 
@@ -36,8 +35,7 @@ func BenchmarkClientReceive(b *testing.B) {
 	srv, err := fastbroker.Start("127.0.0.1:0", fastbroker.Options{Stream: true, StreamCount: b.N,
 		Payload: func(seq uint32, dst []byte) []byte {
 			var h [16]byte
-			binary.BigEndian.PutUint64(h[0:8], uint64(time.Now().UnixNano()))
-			binary.BigEndian.PutUint32(h[12:16], seq)
+			reactor.PutHeader(h[:], time.Now().UnixNano(), 0, seq)
 			return append(dst, h[:]...)
 		}})
 	if err != nil {

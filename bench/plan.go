@@ -55,6 +55,7 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 	payload := max(par.PayloadSize, reactor.HeaderSize)
 	return reactor.Config{
 		MaxPayload:  payload,
+		MaxInbound:  inboundLimit(payload),
 		Brokers:     brokers,
 		SourceAddrs: p.Sources(),
 		Clients:     p.Len(),

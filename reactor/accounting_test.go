@@ -69,50 +69,6 @@ func (o *acct) unsentTotal() int {
 	return n
 }
 
-// scriptServer accepts connections on loopback one after the other and hands every
-// packet of connection k (0, 1, ...) to handle, which returns false to close it. It ends
-// with the test.
-func scriptServer(t *testing.T, handle func(k int, c net.Conn, h codec.Header, body []byte) bool) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() {
-		for k := 0; ; k++ {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close() //nolint:errcheck
-				_ = c.SetDeadline(time.Now().Add(20 * time.Second))
-				var buf []byte
-				tmp := make([]byte, 64<<10)
-				for {
-					n, err := c.Read(tmp)
-					if err != nil {
-						return
-					}
-					buf = append(buf, tmp[:n]...)
-					for {
-						h, body, used, err := codec.Split(buf, 1<<20)
-						if err != nil || used == 0 {
-							break
-						}
-						if !handle(k, c, h, body) {
-							return
-						}
-						buf = buf[used:]
-					}
-				}
-			}()
-		}
-	}()
-	return ln.Addr().String()
-}
-
 // publishFor runs publishing for d, then finishes it and disconnects.
 func publishFor(t *testing.T, e *reactor.Engine, d time.Duration) {
 	t.Helper()
@@ -131,7 +87,7 @@ func publishFor(t *testing.T, e *reactor.Engine, d time.Duration) {
 // acknowledges gets 3 messages; the rest of the schedule is unsent (flow_control), the 3
 // are in flight at the end, and the publisher is held by the broker's flow control.
 func TestEngineReceiveMaximumHolds(t *testing.T) {
-	addr := scriptServer(t, func(_ int, c net.Conn, h codec.Header, _ []byte) bool {
+	addr := scriptServer(t, func(_ int, c net.Conn, _ []byte, h codec.Header, _ []byte) bool {
 		if h.Type == codec.TypeConnect {
 			ca := codec.Connack{}
 			ca.Props.Set(codec.PropReceiveMaximum)
@@ -169,7 +125,7 @@ func TestEngineReceiveMaximumHolds(t *testing.T) {
 func TestEngineMaximumPacketSize(t *testing.T) {
 	var mu sync.Mutex
 	got := 0
-	addr := scriptServer(t, func(_ int, c net.Conn, h codec.Header, _ []byte) bool {
+	addr := scriptServer(t, func(_ int, c net.Conn, _ []byte, h codec.Header, _ []byte) bool {
 		switch h.Type {
 		case codec.TypeConnect:
 			ca := codec.Connack{}
@@ -205,7 +161,7 @@ func TestEngineMaximumPacketSize(t *testing.T) {
 func TestEngineDisconnectedUnsent(t *testing.T) {
 	var mu sync.Mutex
 	got := 0
-	addr := scriptServer(t, func(k int, c net.Conn, h codec.Header, _ []byte) bool {
+	addr := scriptServer(t, func(k int, c net.Conn, _ []byte, h codec.Header, _ []byte) bool {
 		switch h.Type {
 		case codec.TypeConnect:
 			if k > 0 {
@@ -260,7 +216,7 @@ func TestEnginePersistentSessionResend(t *testing.T) {
 			}
 			var mu sync.Mutex
 			var first, second []pub
-			addr := scriptServer(t, func(k int, c net.Conn, h codec.Header, body []byte) bool {
+			addr := scriptServer(t, func(k int, c net.Conn, _ []byte, h codec.Header, body []byte) bool {
 				switch h.Type {
 				case codec.TypeConnect:
 					_, _ = c.Write(codec.AppendConnack(nil, &codec.Connack{SessionPresent: k > 0 && present}, codec.V311))

@@ -3,7 +3,6 @@
 package reactor
 
 import (
-	"encoding/binary"
 	"testing"
 	"time"
 
@@ -48,7 +47,7 @@ func testSession(t *testing.T, version byte) (*loop, *session, int) {
 func TestReceiveAllocs(t *testing.T) {
 	l, s, peer := testSession(t, 4)
 	payload := make([]byte, HeaderSize)
-	binary.BigEndian.PutUint64(payload, uint64(time.Now().UnixNano()))
+	PutHeader(payload, time.Now().UnixNano(), 0, 0)
 	// The stream is one packet over and over; each read takes the tail of a packet cut by
 	// the previous read, 49 whole ones and the head of the next.
 	p := codec.AppendPublish(nil, &codec.Publish{QoS: 1, ID: 7, Topic: []byte("bench/x"), Payload: payload}, codec.V311)

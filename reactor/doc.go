@@ -61,6 +61,24 @@
 // not take waits in the connection's connIO for EPOLLOUT. Nothing there locks or
 // allocates. An idle connected session is an 80-byte struct and its slot.
 //
+// # What a strict broker checks
+//
+// A QoS 2 packet id the client has answered with PUBREC is remembered until its PUBREL:
+// a PUBLISH with it in between, DUP or not, gets PUBREC again and is not delivered again
+// [MQTT-4.3.3-10]. The ids live in the loop by client (loop.rx, next to loop.pubs), so they
+// survive a reconnect whose CONNACK says the session is present, and are dropped when it
+// does not. The 5.0 CONNACK's Server Keep Alive replaces the client's keepalive; its
+// Maximum Packet Size (session.maxOut) bounds what the client sends: a SUBSCRIBE over it
+// is not sent but reported as refused with 0x95, PUBLISH is the publisher's to skip, and
+// Engine.PacketLimited counts the publishing sessions whose largest PUBLISH does not fit.
+// The client announces a Topic Alias Maximum only when ClientSpec.Props does; a broker's
+// alias over it is a protocol error (DISCONNECT 0x94), an alias within it is resolved
+// per connection. The inbound limit (Config.MaxInbound, by default the largest payload
+// plus 64 KiB and at least 1 MiB) is announced in a 5.0 CONNECT as Maximum Packet Size; a
+// packet over it is the client's own limit (CauseClientLimit, DISCONNECT 0x95), never the
+// broker's protocol error. A 5.0 session ended on a broken rule sends DISCONNECT with the
+// rule's reason code before it closes.
+//
 // # What it must not do
 //
 // It knows nothing of histograms, JSON, flags or output: it reports every event to the

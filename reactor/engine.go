@@ -53,6 +53,12 @@ type Config struct {
 	ReconnectMin, ReconnectMax time.Duration
 	// MaxPayload is the largest payload a publisher sends (default 64 KiB).
 	MaxPayload int
+	// MaxInbound is the largest packet, in bytes, a client accepts from the broker (default:
+	// MaxPayload plus 64 KiB for the topic and properties, at least 1 MiB). A 5.0 CONNECT
+	// announces it as Maximum Packet Size unless ClientSpec.Props sets one, and then the
+	// smaller of the two is the limit. A packet over it ends the connection as
+	// CauseClientLimit: the client's own limit, not the broker's fault.
+	MaxInbound int
 	// PortLo and PortHi are the local port range (0: read from /proc); the capacity check
 	// and IP_LOCAL_PORT_RANGE use them.
 	PortLo, PortHi int
@@ -107,6 +113,8 @@ type Engine struct {
 	pubStop    atomic.Int64 // engine clock from which no message is due (0: none)
 	subscribed atomic.Int64 // SUBACKs received
 	finished   atomic.Bool  // FinishPublishing ran: closes account for nothing more
+	limited    atomic.Int64 // CONNACKs whose Maximum Packet Size is below the publisher's largest PUBLISH
+	maxIn      int          // Config.MaxInbound or its default
 }
 
 // New validates cfg and prepares an engine. It checks the source-port capacity per broker
@@ -140,6 +148,10 @@ func New(cfg Config) (*Engine, error) {
 		cfg.ReconnectMax = max(30*time.Second, cfg.ReconnectMin)
 	}
 	e := &Engine{cfg: cfg, allVerdicts: make(chan struct{}), maxPayload: max(cfg.MaxPayload, 64<<10)}
+	e.maxIn = cfg.MaxInbound
+	if e.maxIn <= 0 {
+		e.maxIn = defaultInbound(e.maxPayload)
+	}
 	for _, b := range cfg.Brokers {
 		ap, err := resolveBroker(b)
 		if err != nil {
@@ -272,7 +284,15 @@ func (e *Engine) FinishPublishing(interrupted bool) {
 	e.finished.Store(true)
 }
 
-// Subscribed returns the number of SUBACKs received (one per subscribing client).
+// PacketLimited returns how many CONNACKs of publishing 5.0 sessions announced a Maximum
+// Packet Size below the largest PUBLISH their PublishSpec produces (PayloadSize bytes of
+// payload, the topic, QoS and properties): those messages cannot be sent on that connection
+// [MQTT-3.2.2-15], so a run can warn before its publish phase.
+func (e *Engine) PacketLimited() int64 { return e.limited.Load() }
+
+// Subscribed returns the number of SUBACKs received (one per subscribing client), and of
+// SUBSCRIBEs the client did not send because they exceed the broker's Maximum Packet Size
+// (reported to Observer.Subscribed with code 0x95).
 func (e *Engine) Subscribed() int64 { return e.subscribed.Load() }
 
 // RealTime converts a wall-clock time to the CLOCK_REALTIME ns the headers carry.

@@ -42,9 +42,10 @@ type session struct {
 	lastWrite int64
 	pingSent  int64 // 0: no PINGREQ outstanding
 	client    int32
-	maxOut    uint32 // 5.0 server Maximum Packet Size (0: none)
-	slot      int32  // index in loop.sessions
+	slot      int32 // index in loop.sessions
 	fd        int32
+	maxOut    uint32 // 5.0 server Maximum Packet Size (0: none)
+	maxIn     uint32 // the client's inbound packet limit: Config.MaxInbound or the CONNECT's smaller one
 	version   byte
 	attempt   uint8 // 0: first connect; n: n-th reconnect attempt
 	state     uint8
@@ -102,6 +103,7 @@ type loop struct {
 	connack  codec.Connack
 	heap     pubHeap             // publishers by next due time
 	pubs     map[int32]*pubState // by client: survives reconnects
+	rx       map[int32]*rxState  // by client: QoS 2 ids survive reconnects to a persistent session
 	payload  []byte              // scratch payload, header written per message
 	topic    []byte              // scratch topic for %rand_N
 	pub      codec.Publish       // scratch packets, reused
@@ -551,6 +553,7 @@ func (l *loop) dial(i, attempt int) {
 	s := &session{client: int32(i), spec: &spec, keepalive: spec.Keepalive, version: spec.Version,
 		attempt: uint8(min(attempt, 255)), dialStart: e.now(), fd: -1, slot: -1}
 	s.lastWrite = s.dialStart
+	s.maxIn = e.inboundLimit(&spec)
 	if !spec.CleanStart {
 		s.flags |= sfPersistent
 	}
@@ -575,7 +578,7 @@ func (l *loop) dial(i, attempt int) {
 			// broker's side of it runs inside the call): then the CONNECT goes out now,
 			// and neither a writability event nor SO_ERROR is needed. A write to a socket
 			// still connecting fails with EAGAIN; one whose connect failed, with its error.
-			l.out = appendConnect(l.out[:0], s.spec)
+			l.out = appendConnect(l.out[:0], s.spec, s.maxIn)
 			var n int
 			n, err = unix.Write(fd, l.out)
 			switch {
@@ -640,7 +643,7 @@ func (l *loop) tcpConnected(s *session) {
 	}
 	l.awaitConnack(s)
 	l.setEvents(s)
-	l.write(s, appendConnect(l.out[:0], s.spec))
+	l.write(s, appendConnect(l.out[:0], s.spec, s.maxIn))
 }
 
 // verdict counts the end of s's connect attempt once: connected, refused or failed.
@@ -951,13 +954,25 @@ func (l *loop) disconnectAll() {
 	}
 }
 
+// protocolError ends s on a packet that broke a rule (err says which, verdictOf how it is
+// reported). A 5.0 session tells the broker why with a DISCONNECT first (section 4.13).
 func (l *loop) protocolError(s *session, err error) {
+	cause, code := verdictOf(err)
 	switch s.state {
 	case stConnecting:
-		l.fail(s, CauseProtocol, err.Error())
+		l.fail(s, cause, err.Error())
 	case stConnected:
+		if codec.Version(s.version) == codec.V5 {
+			d := codec.Disconnect{Reason: code}
+			if s.maxOut == 0 || codec.SizeDisconnect(&d, codec.V5) <= int(s.maxOut) { // [MQTT-3.2.2-15]
+				l.write(s, codec.AppendDisconnect(l.out[:0], &d, codec.V5))
+			}
+		}
+		if s.state != stConnected { // the write failed: lost has reported it
+			return
+		}
 		l.e.open.Add(-1)
-		l.e.cfg.Observer.Dropped(l.idx, int(s.client), CauseProtocol, err.Error())
+		l.e.cfg.Observer.Dropped(l.idx, int(s.client), cause, err.Error())
 		l.close(s)
 		l.reconnect(s.client)
 	default:

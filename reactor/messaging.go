@@ -760,3 +760,12 @@ type Message struct {
 	Dup        bool // the DUP flag was set
 	Unmeasured bool // the payload has no measurement header: not one of mqblast's
 }
+
+// PutHeader writes the measurement header of publisher's message seq, due at due
+// (CLOCK_REALTIME ns), into the first HeaderSize bytes of pl, as publishers do: for
+// servers and tests that send messages of their own in mqblast's format.
+func PutHeader(pl []byte, due int64, publisher, seq uint32) {
+	binary.BigEndian.PutUint64(pl[0:8], uint64(due))
+	binary.BigEndian.PutUint32(pl[8:12], headerMagic<<24|publisher&numberMask)
+	binary.BigEndian.PutUint32(pl[12:16], seq)
+}

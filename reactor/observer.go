@@ -16,12 +16,14 @@ const (
 	CauseProtocol                   // the broker sent something that is not valid MQTT
 	CauseKeepalive                  // no PINGRESP within the ping timeout
 	CauseNetwork                    // another socket error (reset, broken pipe, ...)
+	CauseClientLimit                // a packet over the client's own inbound limit (Config.MaxInbound)
 	NumCauses                       // number of causes, for arrays indexed by Cause
 )
 
 var causeNames = [NumCauses]string{
 	"refused", "timeout", "address_exhausted", "fd_limit", "unreachable",
 	"closed_by_broker", "protocol_error", "keepalive_timeout", "network_error",
+	"client_packet_limit",
 }
 
 // String returns the snake_case name used in results.

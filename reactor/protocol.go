@@ -1,13 +1,17 @@
 package reactor
 
 import (
+	"errors"
+	"strconv"
 	"time"
 
 	"github.com/mqblast/mqblast/codec"
 )
 
-// appendConnect appends s's CONNECT. Connect time only: it converts the strings.
-func appendConnect(dst []byte, s *ClientSpec) []byte {
+// appendConnect appends s's CONNECT. Connect time only: it converts the strings. A 5.0
+// CONNECT announces maxIn, the client's inbound limit, as its Maximum Packet Size unless
+// s.Props sets one.
+func appendConnect(dst []byte, s *ClientSpec, maxIn uint32) []byte {
 	p := codec.Connect{
 		ClientID:   []byte(s.ID),
 		KeepAlive:  uint16(s.Keepalive / time.Second),
@@ -20,19 +24,48 @@ func appendConnect(dst []byte, s *ClientSpec) []byte {
 		p.HasPassword, p.Password = true, []byte(s.Password)
 	}
 	v := codec.Version(s.Version)
-	if v == codec.V5 && s.Props != nil {
-		p.Props = *s.Props
+	if v == codec.V5 {
+		if s.Props != nil {
+			p.Props = *s.Props
+		}
+		if !p.Props.Has(codec.PropMaximumPacketSize) && maxIn > 0 {
+			p.Props.Set(codec.PropMaximumPacketSize) // [MQTT-3.1.2-24] the broker sends no more
+			p.Props.MaximumPacketSize = maxIn
+		}
 	}
 	return codec.AppendConnect(dst, &p, v)
 }
 
-// maxInbound is the largest packet the engine accepts from a broker.
-const maxInbound = 1 << 20
+// Inbound packet limit defaults. The limit bounds what one connection buffers for a packet
+// whose header claims a size (up to 256 MiB), not what it keeps: a buffer grows only to a
+// packet that actually comes. The headroom takes a topic of up to 64 KiB and the
+// properties; the floor keeps the 1 MiB the engine accepted before the limit was
+// configurable, for messages other publishers of the broker send.
+const (
+	inboundHeadroom = 64 << 10
+	minInbound      = 1 << 20
+)
+
+// defaultInbound returns the inbound limit for Config.MaxInbound 0.
+func defaultInbound(maxPayload int) int { return max(maxPayload+inboundHeadroom, minInbound) }
+
+// inboundLimit returns the largest packet client spec accepts: the engine's limit, or the
+// smaller Maximum Packet Size its 5.0 CONNECT properties announce.
+func (e *Engine) inboundLimit(spec *ClientSpec) uint32 {
+	limit := uint32(min(e.maxIn, codec.MaxRemainingLength+5))
+	if spec.Version == 5 && spec.Props != nil && spec.Props.Has(codec.PropMaximumPacketSize) {
+		limit = min(limit, spec.Props.MaximumPacketSize)
+	}
+	return limit
+}
 
 // handle processes the first packet of in, returning the bytes it used (0: incomplete).
 func (l *loop) handle(s *session, in []byte) (int, error) {
-	h, body, n, err := codec.Split(in, maxInbound)
+	h, body, n, err := codec.Split(in, int(s.maxIn))
 	if err != nil || n == 0 {
+		if errors.Is(err, codec.ErrPacketTooLarge) {
+			return 0, l.overLimit(s, in)
+		}
 		return 0, err
 	}
 	v := codec.Version(s.version)
@@ -55,9 +88,6 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 			return n, nil
 		}
 		s.state = stConnected
-		if v == codec.V5 && ca.Props.Has(codec.PropMaximumPacketSize) {
-			s.maxOut = ca.Props.MaximumPacketSize
-		}
 		if s.flags&sfDeferred != 0 {
 			l.arm(s)
 		}
@@ -72,11 +102,30 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 			e.cfg.Observer.Connected(l.idx, int(s.client), time.Duration(lat))
 		}
 		l.verdict(s)
+		if v == codec.V5 {
+			if ca.Props.Has(codec.PropServerKeepAlive) {
+				s.keepalive = time.Duration(ca.Props.ServerKeepAlive) * time.Second // [MQTT-3.2.2-21]
+			}
+			if ca.Props.Has(codec.PropMaximumPacketSize) {
+				s.maxOut = ca.Props.MaximumPacketSize // [MQTT-3.2.2-15]
+			}
+		}
+		l.rxConnected(s, ca.SessionPresent)
 		l.established(s, ca)
 	case codec.TypePublish:
 		pk := &l.inPub
 		if err := codec.DecodePublish(h, body, v, pk); err != nil {
 			return 0, err
+		}
+		if pk.Props.Present&(1<<codec.PropTopicAlias) != 0 {
+			if err := l.resolveAlias(s, pk); err != nil {
+				return 0, err
+			}
+		}
+		if pk.QoS == 2 && !l.qos2First(s, pk.ID) { // [MQTT-4.3.3-10] 3.1.1: [MQTT-4.3.3-2]
+			// The id is not released yet: acknowledged again, not delivered again.
+			l.reply = codec.AppendPubrec(l.reply, &codec.Ack{ID: pk.ID}, v)
+			break
 		}
 		l.received(s, pk)
 	case codec.TypePuback, codec.TypePubcomp:
@@ -98,7 +147,11 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 		if err := codec.DecodePubrel(body, v, &l.ack); err != nil {
 			return 0, err
 		}
-		l.reply = codec.AppendPubcomp(l.reply, &codec.Ack{ID: l.ack.ID}, v)
+		comp := codec.Ack{ID: l.ack.ID}
+		if !l.qos2Release(s, l.ack.ID) && v == codec.V5 {
+			comp.Reason = codec.ReasonPacketIDNotFound // section 3.7.2.1
+		}
+		l.reply = codec.AppendPubcomp(l.reply, &comp, v) // [MQTT-4.3.3-11] 3.1.1: [MQTT-4.3.3-2]
 	case codec.TypeSuback:
 		sa := &l.suback
 		if err := codec.DecodeSuback(body, v, sa); err != nil {
@@ -133,7 +186,14 @@ func (l *loop) established(s *session, ca *codec.Connack) {
 		return
 	}
 	if len(spec.Subscriptions) > 0 { // one SUBSCRIBE per connection: packet id 1
-		l.write(s, codec.AppendSubscribe(l.out[:0], &codec.Subscribe{ID: 1, Filters: spec.Subscriptions}, v))
+		sub := codec.Subscribe{ID: 1, Filters: spec.Subscriptions}
+		if s.maxOut > 0 && codec.SizeSubscribe(&sub, v) > int(s.maxOut) { // [MQTT-3.2.2-15]
+			// Not sent: reported as refused, so that the subscribe phase ends.
+			l.e.subscribed.Add(1)
+			l.e.cfg.Observer.Subscribed(l.idx, int(s.client), len(sub.Filters), byte(codec.ReasonPacketTooLarge))
+		} else {
+			l.write(s, codec.AppendSubscribe(l.out[:0], &sub, v))
+		}
 	}
 	if spec.Publish != nil {
 		rm, am := 0, 0
@@ -143,8 +203,36 @@ func (l *loop) established(s *session, ca *codec.Connack) {
 		if v == codec.V5 && ca.Props.Has(codec.PropTopicAliasMaximum) {
 			am = int(ca.Props.TopicAliasMaximum)
 		}
+		if s.maxOut > 0 && l.largestPublish(spec.Publish, v, am) > int(s.maxOut) {
+			l.e.limited.Add(1)
+		}
 		l.startPublisher(s, spec.Publish, rm, am, ca.SessionPresent)
 	}
+}
+
+// largestPublish returns the size of the largest PUBLISH sp produces on a connection whose
+// broker takes aliasMax topic aliases: the first message, with the whole topic and the
+// alias, and the longest random topic number. Connect time only.
+func (l *loop) largestPublish(sp *PublishSpec, v codec.Version, aliasMax int) int {
+	pl := l.payload
+	if len(pl) < sp.PayloadSize {
+		pl = make([]byte, sp.PayloadSize)
+	}
+	p := codec.Publish{QoS: codec.QoS(sp.QoS), Topic: sp.Topic, Payload: pl[:sp.PayloadSize], ID: 1}
+	if sp.RandN > 0 {
+		p.Topic = strconv.AppendInt(append([]byte(nil), sp.Topic...), int64(sp.RandN), 10)
+		p.Topic = append(p.Topic, sp.TopicSuffix...)
+	}
+	if v == codec.V5 {
+		if sp.Props != nil {
+			p.Props = *sp.Props
+		}
+		if aliasMax >= 1 && !sp.NoTopicAlias && sp.RandN == 0 {
+			p.Props.Set(codec.PropTopicAlias)
+			p.Props.TopicAlias = 1
+		}
+	}
+	return codec.SizePublish(&p, v)
 }
 
 var errUnexpected = &unexpectedError{}

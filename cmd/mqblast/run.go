@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,6 +39,7 @@ type runFlags struct {
 	loops    int
 	worker   bool
 	idStart  int
+	maxPkt   int
 }
 
 func (rf *runFlags) register(cmd *cobra.Command) {
@@ -54,6 +56,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&rf.loops, "loops", 0, "event loops per process (0: one per core)")
 	fl.BoolVar(&rf.worker, "worker", false, "internal: run as a worker process streaming snapshots on stdout")
 	fl.IntVar(&rf.idStart, "id-start", 0, "number client ids from this instead of 0 (Connections runs)")
+	fl.IntVar(&rf.maxPkt, "max-packet-size", 0, "largest packet in bytes a client accepts from the broker, announced in 5.0 (0: payload_size + 64 KiB, at least 1 MiB)")
 	_ = fl.MarkHidden("worker")
 }
 
@@ -142,6 +145,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		return withCode(exitInvalid, err)
 	}
 	run.Engine.Loops = rf.loops
+	run.Engine.MaxInbound = cmp.Or(rf.maxPkt, run.Engine.MaxInbound)
 	run.ToolVersion, run.Scenario, run.Progress = version, effectiveJSON(s), cmd.ErrOrStderr()
 	return finishRun(cmd, run, rf.out, rf.format)
 }
@@ -319,6 +323,7 @@ func runWorker(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags) error {
 		return withCode(exitInvalid, err)
 	}
 	run.Engine.Loops = rf.loops
+	run.Engine.MaxInbound = cmp.Or(rf.maxPkt, run.Engine.MaxInbound)
 	run.ToolVersion, run.Scenario = version, effectiveJSON(plan.Scenario())
 	run.OnInterval = func(iv bench.Interval, s *bench.Snapshot) { _ = ww.Interval(iv, s) }
 	run.StartGate = func() (time.Time, error) { return awaitStart(ww, cmd.InOrStdin()) }
@@ -384,7 +389,7 @@ func runWorkers(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags, procs int
 	for i := 0; i < procs; i++ {
 		args := []string{"run", scen.Name(), "--worker", "--no-check", "--shard", fmt.Sprintf("%d/%d", i, procs),
 			"--broker", strings.Join(brokers, ","), "--loops", strconv.Itoa(loops),
-			"--id-start", strconv.Itoa(rf.idStart)}
+			"--id-start", strconv.Itoa(rf.idStart), "--max-packet-size", strconv.Itoa(rf.maxPkt)}
 		c := exec.Command(exe, args...)
 		c.Stderr = cmd.ErrOrStderr()
 		out, err := c.StdoutPipe()
