@@ -30,6 +30,7 @@ type Result struct {
 	LatencyRaw  Percentiles     `json:"latency_raw_us"` // from the actual write
 	Intervals   []Interval      `json:"intervals"`
 	Client      ClientInfo      `json:"client"`
+	Thresholds  []Threshold     `json:"thresholds,omitempty"`
 	Histograms  Histograms      `json:"histograms"`
 	Errors      []ErrorCount    `json:"errors"`
 }
