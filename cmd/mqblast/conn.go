@@ -61,6 +61,7 @@ func (f *quickFlags) register(cmd *cobra.Command, prefix string, duration time.D
 	fl.StringVar(&f.run.procs, "procs", "auto", "worker processes: auto (as many as the descriptor limit needs) or N")
 	fl.BoolVar(&f.run.noCheck, "no-check", false, "skip the host checks before the run")
 	fl.IntVar(&f.run.loops, "loops", 0, "event loops per process (0: one per core)")
+	f.run.registerScenarioFlags(cmd)
 }
 
 // scenario builds the scenario of type typ the flags describe: group is the JSON group
@@ -279,7 +280,7 @@ or a scenario) give latency from their due time; others are counted as unmeasure
 
 // finishRun performs a Connections run and writes its result: the summary or the JSON
 // document on stdout, the document to out if given. It maps the outcome to an exit code.
-func finishRun(cmd *cobra.Command, run *bench.Runner, out, format string) error {
+func finishRun(cmd *cobra.Command, run *bench.Runner, rf *runFlags) error {
 	fmt.Fprintf(cmd.ErrOrStderr(), "connecting %d clients to %s at %.0f/s\n", run.Engine.Clients,
 		strings.Join(run.Engine.Brokers, ","), run.Engine.ConnectRate)
 	res, err := run.Run(cmd.Context())
@@ -289,10 +290,7 @@ func finishRun(cmd *cobra.Command, run *bench.Runner, out, format string) error 
 		}
 		return err
 	}
-	if werr := writeResult(cmd, res, out, format); werr != nil {
-		return werr
-	}
-	return outcome(res, err, cmd.Context())
+	return report(cmd, res, err, rf)
 }
 
 func firstError(res *bench.Result) string {
