@@ -23,6 +23,9 @@ func init() {
 	register(newSubCmd)
 }
 
+// runScenario runs the scenario a quick verb built; tests replace it to see that scenario.
+var runScenario = executeScenario
+
 // quickFlags are the emqtt-bench style flags that conn, pub and sub share.
 type quickFlags struct {
 	hosts      string
@@ -171,7 +174,7 @@ scenario the flags built, --threshold with exit 5; see mqblast run --help).`,
 			if err != nil {
 				return err
 			}
-			return executeScenario(cmd, s, &f.run)
+			return runScenario(cmd, s, &f.run)
 		},
 	}
 	f.register(cmd, "mqblast-conn-", 10*time.Second, "how long to hold the connections once connected")
@@ -197,10 +200,12 @@ func newPubCmd() *cobra.Command {
 		Short: "N clients publish on an open-loop schedule (emqtt-bench pub)",
 		Long: `N clients connect, then each publishes one message every -I milliseconds (spread so the
 total rate is smooth) until --duration, on an open-loop schedule: a late message is still
-stamped with the time it was due. -I takes fractions of a millisecond as emqtt-bench does
-(-I 0.1 is 10,000 messages per second per client); --msg-rate gives the same as messages
-per second per client (--msg-rate 10000). -R/--rate is the connect rate, not this one. Every payload starts with mqblast's 16-byte header, so
+stamped with the time it was due. Every payload starts with mqblast's 16-byte header, so
 'mqblast sub' (or any scenario's subscribers) measure latency from it.
+
+-I takes fractions of a millisecond as emqtt-bench does (-I 0.1 is 10,000 messages per
+second per client); --msg-rate says the same in messages per second per client
+(--msg-rate 10000). -R/--rate is the connect rate, not the publish rate.
 
 Topic placeholders: %i the client's index (from 0), %c its client id, %u the username,
 %rand_N a random number from 1 to N drawn for every message. -L stops each client after that
@@ -233,7 +238,7 @@ starts once every client has connected (emqtt-bench's -w is always on).`,
 			if err != nil {
 				return err
 			}
-			return executeScenario(cmd, s, &f.run)
+			return runScenario(cmd, s, &f.run)
 		},
 	}
 	f.register(cmd, "mqblast-pub-", 30*time.Second, "how long to publish (the warm-up included)")
@@ -280,7 +285,7 @@ or a scenario) give latency from their due time; others are counted as unmeasure
 			if err != nil {
 				return err
 			}
-			return executeScenario(cmd, s, &f.run)
+			return runScenario(cmd, s, &f.run)
 		},
 	}
 	f.register(cmd, "mqblast-sub-", 60*time.Second, "how long to receive")
