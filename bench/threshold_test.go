@@ -171,3 +171,15 @@ func TestFormatThresholdValue(t *testing.T) {
 	check(45000.25, "45000.25")
 	check(1.0/3, "0.333")
 }
+
+// TestMergeDropsThresholds: the verdicts of one shard are not those of the merged run.
+func TestMergeDropsThresholds(t *testing.T) {
+	a := &Result{Schema: Schema, Thresholds: []Threshold{{Expr: "messages.lost==0", OK: true}}}
+	b := &Result{Schema: Schema}
+	if m := Merge([]*Result{a, b}); m.Thresholds != nil {
+		t.Errorf("merged thresholds %+v", m.Thresholds)
+	}
+	if len(a.Thresholds) != 1 {
+		t.Error("Merge changed a shard")
+	}
+}
