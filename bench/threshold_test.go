@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -181,5 +182,39 @@ func TestMergeDropsThresholds(t *testing.T) {
 	}
 	if len(a.Thresholds) != 1 {
 		t.Error("Merge changed a shard")
+	}
+}
+
+// TestThresholdPathsFollowTheType: fields that the result gains later (a map under
+// messages, a pointer to a struct that is omitted when nil, an open map of any) are valid
+// paths once they are in the type, and read as 0 while absent from the document.
+func TestThresholdPathsFollowTheType(t *testing.T) {
+	type stalled struct {
+		LagUS Percentiles `json:"lag_us"`
+	}
+	type later struct {
+		Messages struct {
+			Unsent        map[string]int64 `json:"unsent,omitempty"`
+			InFlightAtEnd int64            `json:"in_flight_at_end"`
+		} `json:"messages"`
+		BrokerStalled *stalled       `json:"broker_stalled,omitempty"`
+		Kernel        map[string]any `json:"kernel,omitempty"`
+	}
+	typ := reflect.TypeFor[later]()
+	for _, p := range []string{"messages.unsent.back_pressure", "messages.in_flight_at_end",
+		"broker_stalled.lag_us.p99", "kernel.listen_overflows"} {
+		if err := checkPath(typ, strings.Split(p, ".")); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if err := checkPath(typ, []string{"messages", "unsent"}); err == nil || !strings.Contains(err.Error(), "is a map") {
+		t.Errorf("messages.unsent: %v", err)
+	}
+	doc := map[string]any{"messages": map[string]any{"in_flight_at_end": 3.0}}
+	for p, want := range map[string]float64{"messages.unsent.back_pressure": 0, "messages.in_flight_at_end": 3,
+		"broker_stalled.lag_us.p99": 0} {
+		if v, err := lookupNumber(doc, strings.Split(p, ".")); err != nil || v != want {
+			t.Errorf("%s = %v, %v; want %v", p, v, err, want)
+		}
 	}
 }
