@@ -295,8 +295,9 @@ or a scenario) give latency from their due time; others are counted as unmeasure
 	return cmd
 }
 
-// finishRun performs a Connections run and writes its result: the summary or the JSON
-// document on stdout, the document to out if given. It maps the outcome to an exit code.
+// finishRun performs a run in this process and writes its result with its thresholds
+// evaluated (report): the summary or the JSON document on stdout, the document to rf.out if
+// given. It maps the outcome to an exit code.
 func finishRun(cmd *cobra.Command, run *bench.Runner, rf *runFlags) error {
 	fmt.Fprintf(cmd.ErrOrStderr(), "connecting %d clients to %s at %.0f/s\n", run.Engine.Clients,
 		strings.Join(run.Engine.Brokers, ","), run.Engine.ConnectRate)
