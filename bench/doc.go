@@ -4,7 +4,8 @@
 // time and from the write time, schedule lag; counters; the sequence tracker of every
 // (subscriber, publisher) stream), interval snapshots that add exactly across loops,
 // processes and hosts, the worker-process protocol behind --procs, the merge of shards, and
-// the result document (schema mqblast.result/v1) with its text summary.
+// the result document (schema mqblast.result/v1) with its text summary, and the thresholds
+// judged on it (PATH OP NUMBER over the document's JSON form, k6 style).
 //
 // # Measuring honestly (DESIGN.md §3)
 //

@@ -33,6 +33,7 @@ type Result struct {
 	// BrokerStalled is the evidence that the broker, not the client, held the publishers
 	// back: flow control, a socket it did not read, connections it lost (DESIGN.md §3).
 	BrokerStalled BrokerStalled `json:"broker_stalled"`
+	Thresholds    []Threshold   `json:"thresholds,omitempty"`
 	Histograms    Histograms    `json:"histograms"`
 	Errors        []ErrorCount  `json:"errors"`
 }

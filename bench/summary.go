@@ -69,6 +69,7 @@ func (r *Result) WriteSummary(w io.Writer) error {
 			fmt.Fprintf(tw, "SATURATED\tthe client, not the broker, limited this run: %s\n", strings.Join(r.Client.SaturationEvidence, "; "))
 		}
 	}
+	r.writeThresholds(tw)
 	for _, e := range r.Errors {
 		fmt.Fprintf(tw, "error\t%s: %d (e.g. %s)\n", e.Kind, e.Count, e.Example)
 	}

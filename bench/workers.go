@@ -202,6 +202,8 @@ func Merge(rs []*Result) *Result {
 	out.Client = ClientInfo{}
 	out.Errors = nil // fill rebuilds them; rs[0]'s must stay as they are
 	out.Host.Procs = 0
+	// A shard's threshold verdicts do not hold for the whole: evaluate the merged result.
+	out.Thresholds = nil
 	total := NewSnapshot()
 	var connectPhase float64
 	var throughput Throughput

@@ -361,6 +361,7 @@ var scenarioFields = []field{
 	{name: "subscribers", ptr: func(o any) any { return groupSlot{&o.(*Scenario).Subscribers, defaultSubPrefix} }},
 	{name: "server", ptr: func(o any) any { return &o.(*Scenario).Server }},
 	{name: "parameters", ptr: func(o any) any { return &o.(*Scenario).Parameters }},
+	{name: "thresholds", ptr: func(o any) any { return &o.(*Scenario).Thresholds }},
 }
 
 var groupFields = []field{

@@ -61,6 +61,7 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 		Subscribers *jsonGroup  `json:"subscribers,omitempty"`
 		Server      *jsonServer `json:"server,omitempty"`
 		Parameters  jsonParams  `json:"parameters"`
+		Thresholds  []string    `json:"thresholds,omitempty"`
 	}
 	props := func(ps []Property) []jsonProp {
 		var out []jsonProp
@@ -112,6 +113,7 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 		Comments:    s.Comments,
 		Publishers:  group(s.Publishers),
 		Subscribers: group(s.Subscribers),
+		Thresholds:  s.Thresholds,
 		Parameters: jsonParams{
 			ConnectionRate: p.ConnectionRate,
 			Duration:       p.Duration.Seconds(),

@@ -123,6 +123,12 @@ type Scenario struct {
 	Subscribers *Group     // "subscribers"; nil when absent
 	Server      Server     // "server"
 	Parameters  Parameters // "parameters"
+	// Thresholds ("thresholds", mqblast's addition) are pass/fail criteria of the run, k6
+	// style: expressions PATH OP NUMBER over the result document, e.g. "messages.lost==0"
+	// or "latency_us.p99<50000" (bench.ParseThreshold). The file gives a list of strings or
+	// one string. Validate checks that none is empty; their paths are checked by bench
+	// (bench.CheckThresholdPaths), which cmd/mqblast calls before a run.
+	Thresholds []string
 
 	file string // where the scenario came from, for error messages
 }
@@ -311,6 +317,7 @@ func (s *Scenario) Clone() *Scenario {
 	c.Subscribers = s.Subscribers.clone()
 	c.Server.Brokers = append([]string(nil), s.Server.Brokers...)
 	c.Parameters.Bind = append([]string(nil), s.Parameters.Bind...)
+	c.Thresholds = append([]string(nil), s.Thresholds...)
 	return &c
 }
 

@@ -455,3 +455,54 @@ func TestSubscriptionOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestThresholds: "thresholds" decodes from a list or one string, Set replaces it (a list
+// in JSON or comma-separated, an expression's own "==" kept), Clone copies it and
+// MarshalJSON writes it back.
+func TestThresholds(t *testing.T) {
+	s, err := loadAndValidate(t, "testdata/good/thresholds.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"messages.lost==0", "latency_us.p99 < 50000", "connections.refused.not_authorized==0"}
+	if d := cmp.Diff(want, s.Thresholds); d != "" {
+		t.Fatalf("decoded (-want +got)\n%s", d)
+	}
+	c := s.Clone()
+	c.Thresholds[0] = "changed"
+	if s.Thresholds[0] != "messages.lost==0" {
+		t.Error("Clone shares the thresholds")
+	}
+	one, err := Parse("one", []byte(`{"type": "Connections", "publishers": {}, "thresholds": "connections.failed<=10"}`))
+	if err != nil || len(one.Thresholds) != 1 || one.Thresholds[0] != "connections.failed<=10" {
+		t.Fatalf("one string: %v %q", err, one.Thresholds)
+	}
+	for _, tc := range []struct {
+		value string
+		want  []string
+	}{
+		{"messages.lost==0", []string{"messages.lost==0"}},
+		{"messages.lost==0, latency_us.p99<50000", []string{"messages.lost==0", "latency_us.p99<50000"}},
+		{`["throughput.receive_per_s>=45000"]`, []string{"throughput.receive_per_s>=45000"}},
+		{`[]`, []string{}},
+	} {
+		c := s.Clone()
+		if err := c.Set("thresholds", tc.value); err != nil {
+			t.Fatalf("Set %q: %v", tc.value, err)
+		}
+		if d := cmp.Diff(tc.want, c.Thresholds); d != "" {
+			t.Errorf("Set %q (-want +got)\n%s", tc.value, d)
+		}
+	}
+	if err := s.Clone().Set("thresholds", `[1]`); err == nil || err.Error() != "--set: thresholds[0]: 1 is not a string" {
+		t.Errorf("Set a number: %v", err)
+	}
+	data, err := s.MarshalJSON()
+	if err != nil || !strings.Contains(string(data), `"thresholds":["messages.lost==0","latency_us.p99 \u003c 50000",`) {
+		t.Errorf("MarshalJSON: %v\n%s", err, data)
+	}
+	one.Thresholds = nil
+	if data, _ := one.MarshalJSON(); strings.Contains(string(data), "thresholds") {
+		t.Errorf("no thresholds, yet MarshalJSON writes the key:\n%s", data)
+	}
+}

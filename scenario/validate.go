@@ -91,6 +91,7 @@ func (s *Scenario) check(l *errList) {
 	}
 	s.checkParameters(l, msgs)
 	s.checkServer(l)
+	s.checkThresholds(l)
 	if len(l.errs) == 0 && known && s.Type.expectsDelivery() {
 		s.checkReach(l)
 	}

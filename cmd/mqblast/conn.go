@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -21,6 +22,9 @@ func init() {
 	register(newPubCmd)
 	register(newSubCmd)
 }
+
+// runScenario runs the scenario a quick verb built; tests replace it to see that scenario.
+var runScenario = executeScenario
 
 // quickFlags are the emqtt-bench style flags that conn, pub and sub share.
 type quickFlags struct {
@@ -61,6 +65,7 @@ func (f *quickFlags) register(cmd *cobra.Command, prefix string, duration time.D
 	fl.StringVar(&f.run.procs, "procs", "auto", "worker processes: auto (as many as the descriptor limit needs) or N")
 	fl.BoolVar(&f.run.noCheck, "no-check", false, "skip the host checks before the run")
 	fl.IntVar(&f.run.loops, "loops", 0, "event loops per process (0: one per core)")
+	f.run.registerScenarioFlags(cmd)
 }
 
 // scenario builds the scenario of type typ the flags describe: group is the JSON group
@@ -156,17 +161,20 @@ Flags follow emqtt-bench: -c count, -i interval between connects in ms (or -R co
 second), -k keepalive, -V protocol version, -u/-P credentials, --ifaddr source addresses,
 --prefix and -n for client ids. The broker is --host/-H (comma-separated hosts round-robin)
 and -p; without --host the embedded broker is started. It is a Connections scenario built
-from the flags, run like 'mqblast run' (host checks, --procs, --out, --format).`,
+from the flags, run like 'mqblast run' (host checks, --procs, --out, --format, --set on the
+scenario the flags built, --threshold with exit 5; see mqblast run --help).`,
 		Example: `  mqblast conn -c 1000 -R 500
   mqblast conn -H 10.0.0.5 -c 50000 -R 5000 --ifaddr 10.0.1.1-10.0.1.4 --duration 5m --out conn.json
-  mqblast conn -H 127.0.0.1 -p 1883 -c 100 -i 10 -V 5 --format json | jq .connections`,
+  mqblast conn -H 127.0.0.1 -p 1883 -c 100 -i 10 -V 5 --format json | jq .connections
+  mqblast conn -H 10.0.0.5 -c 10000 -R 2000 --threshold connections.failed==0 --threshold 'connections.connect_latency_us.p99<100000'
+  mqblast conn -c 100 --set parameters.reconnect=backoff`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := f.scenario(cmd, "Connections", "publishers", nil, nil)
 			if err != nil {
 				return err
 			}
-			return executeScenario(cmd, s, &f.run)
+			return runScenario(cmd, s, &f.run)
 		},
 	}
 	f.register(cmd, "mqblast-conn-", 10*time.Second, "how long to hold the connections once connected")
@@ -181,39 +189,47 @@ func newPubCmd() *cobra.Command {
 		qos      int
 		size     int
 		retain   bool
-		interval int
+		interval float64
+		msgRate  float64
 		limit    int
 		inflight int
 		warmup   time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "pub -c N -t TOPIC [-I ms] [-q qos] [-s bytes] [flags]",
+		Use:   "pub -c N -t TOPIC [-I ms | --msg-rate N] [-q qos] [-s bytes] [flags]",
 		Short: "N clients publish on an open-loop schedule (emqtt-bench pub)",
 		Long: `N clients connect, then each publishes one message every -I milliseconds (spread so the
 total rate is smooth) until --duration, on an open-loop schedule: a late message is still
 stamped with the time it was due. Every payload starts with mqblast's 16-byte header, so
 'mqblast sub' (or any scenario's subscribers) measure latency from it.
 
+-I takes fractions of a millisecond as emqtt-bench does (-I 0.1 is 10,000 messages per
+second per client); --msg-rate says the same in messages per second per client
+(--msg-rate 10000). -R/--rate is the connect rate, not the publish rate.
+
 Topic placeholders: %i the client's index (from 0), %c its client id, %u the username,
 %rand_N a random number from 1 to N drawn for every message. -L stops each client after that
 many messages; -F caps the QoS 1/2 messages awaiting their acknowledgement. Publishing
 starts once every client has connected (emqtt-bench's -w is always on).`,
 		Example: `  mqblast pub -H 10.0.0.5 -c 100 -I 10 -t bench/%i -s 256 -q 1
+  mqblast pub -H 10.0.0.5 -c 10 -I 0.1 -t bench/%i        # 10,000 msg/s per client
+  mqblast pub -H 10.0.0.5 -c 10 --msg-rate 500 -t bench/%i --threshold 'client.saturated==0'
   mqblast pub -c 10 -t 'sensors/%rand_1000' -I 1 --duration 1m --out pub.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if topic == "" {
 				return usageError(errors.New("--topic: give the topic to publish to, e.g. -t bench/%i"))
 			}
-			if interval <= 0 {
-				return usageError(fmt.Errorf("--interval-of-msg %d: must be at least 1 ms", interval))
+			rate, err := publishRate(cmd, interval, msgRate)
+			if err != nil {
+				return err
 			}
 			t, err := f.topicTemplate(topic)
 			if err != nil {
 				return err
 			}
 			fields := map[string]any{"topics": t, "qos": qos, "retain": retain}
-			params := map[string]any{"publish_rate": 1000 / float64(interval), "payload_size": size,
+			params := map[string]any{"publish_rate": rate, "payload_size": size,
 				"message_count": limit, "warmup_sec": warmup.Seconds()}
 			if inflight > 0 {
 				params["max_inflight_messages"] = inflight
@@ -222,7 +238,7 @@ starts once every client has connected (emqtt-bench's -w is always on).`,
 			if err != nil {
 				return err
 			}
-			return executeScenario(cmd, s, &f.run)
+			return runScenario(cmd, s, &f.run)
 		},
 	}
 	f.register(cmd, "mqblast-pub-", 30*time.Second, "how long to publish (the warm-up included)")
@@ -231,7 +247,8 @@ starts once every client has connected (emqtt-bench's -w is always on).`,
 	fl.IntVarP(&qos, "qos", "q", 0, "QoS 0, 1 or 2")
 	fl.IntVarP(&size, "size", "s", 256, "payload size in bytes (at least 16: the measurement header)")
 	fl.BoolVarP(&retain, "retain", "r", false, "publish with the retain flag")
-	fl.IntVarP(&interval, "interval-of-msg", "I", 1000, "ms between the messages of one client")
+	fl.Float64VarP(&interval, "interval-of-msg", "I", 1000, "ms between the messages of one client; fractions allowed (-I 0.1: 10,000 msg/s per client)")
+	fl.Float64Var(&msgRate, "msg-rate", 0, "messages per second per client, instead of -I (--msg-rate 10000 is -I 0.1)")
 	fl.IntVarP(&limit, "limit", "L", 0, "messages per client, then stop (0: until --duration)")
 	fl.IntVarP(&inflight, "inflight", "F", 0, "QoS 1/2 messages awaiting acknowledgement per client (0: the default 1024)")
 	fl.DurationVar(&warmup, "warmup", 0, "the first part of --duration, not measured")
@@ -253,7 +270,8 @@ func newSubCmd() *cobra.Command {
 --duration. Messages whose payload starts with mqblast's 16-byte header (from 'mqblast pub'
 or a scenario) give latency from their due time; others are counted as unmeasured.`,
 		Example: `  mqblast sub -H 10.0.0.5 -c 100 -t 'bench/#' -q 1 --duration 2m
-  mqblast sub -c 10 -t 'bench/%i' --format json | jq .latency_us`,
+  mqblast sub -c 10 -t 'bench/%i' --format json | jq .latency_us
+  mqblast sub -c 10 -t 'bench/#' --set subscribers.no_local=true -V 5 --threshold 'messages.received>0'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if topic == "" {
@@ -267,7 +285,7 @@ or a scenario) give latency from their due time; others are counted as unmeasure
 			if err != nil {
 				return err
 			}
-			return executeScenario(cmd, s, &f.run)
+			return runScenario(cmd, s, &f.run)
 		},
 	}
 	f.register(cmd, "mqblast-sub-", 60*time.Second, "how long to receive")
@@ -277,9 +295,10 @@ or a scenario) give latency from their due time; others are counted as unmeasure
 	return cmd
 }
 
-// finishRun performs a Connections run and writes its result: the summary or the JSON
-// document on stdout, the document to out if given. It maps the outcome to an exit code.
-func finishRun(cmd *cobra.Command, run *bench.Runner, out, format string) error {
+// finishRun performs a run in this process and writes its result with its thresholds
+// evaluated (report): the summary or the JSON document on stdout, the document to rf.out if
+// given. It maps the outcome to an exit code.
+func finishRun(cmd *cobra.Command, run *bench.Runner, rf *runFlags) error {
 	fmt.Fprintf(cmd.ErrOrStderr(), "connecting %d clients to %s at %.0f/s\n", run.Engine.Clients,
 		strings.Join(run.Engine.Brokers, ","), run.Engine.ConnectRate)
 	res, err := run.Run(cmd.Context())
@@ -289,10 +308,7 @@ func finishRun(cmd *cobra.Command, run *bench.Runner, out, format string) error 
 		}
 		return err
 	}
-	if werr := writeResult(cmd, res, out, format); werr != nil {
-		return werr
-	}
-	return outcome(res, err, cmd.Context())
+	return report(cmd, res, err, rf)
 }
 
 func firstError(res *bench.Result) string {
@@ -314,4 +330,23 @@ func writeResult(cmd *cobra.Command, res *bench.Result, out, format string) erro
 		return res.WriteJSON(cmd.OutOrStdout())
 	}
 	return res.WriteSummary(cmd.OutOrStdout())
+}
+
+// publishRate turns pub's -I (ms between the messages of one client, fractions allowed)
+// or --msg-rate (messages per second per client) into the scenario's publish_rate.
+func publishRate(cmd *cobra.Command, intervalMS, msgRate float64) (float64, error) {
+	fl := cmd.Flags()
+	switch {
+	case fl.Changed("msg-rate") && fl.Changed("interval-of-msg"):
+		return 0, usageError(errors.New("--msg-rate and -I/--interval-of-msg say the same: give one of them"))
+	case fl.Changed("msg-rate"):
+		if !(msgRate > 0) || math.IsInf(msgRate, 0) {
+			return 0, usageError(fmt.Errorf("--msg-rate %v: must be more than 0 messages per second, e.g. --msg-rate 100", msgRate))
+		}
+		return msgRate, nil
+	}
+	if !(intervalMS > 0) || math.IsInf(intervalMS, 0) {
+		return 0, usageError(fmt.Errorf("--interval-of-msg %v: must be more than 0 ms, e.g. -I 10 or -I 0.5", intervalMS))
+	}
+	return 1000 / intervalMS, nil
 }

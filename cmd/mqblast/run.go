@@ -40,12 +40,15 @@ type runFlags struct {
 	worker   bool
 	idStart  int
 	maxPkt   int
+
+	thresholds []string // --threshold
+	evaluate   []string // every threshold of the run: the scenario's, then --threshold's
 }
 
 func (rf *runFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringSliceVar(&rf.brokers, "broker", nil, "broker host:port, replacing the scenario's server (repeat or comma-separate for several)")
-	fl.StringArrayVar(&rf.sets, "set", nil, "override a scenario field: path=value, e.g. parameters.connection_rate=500 (repeatable)")
+	rf.registerScenarioFlags(cmd)
 	fl.StringSliceVar(&rf.bind, "bind", nil, "source addresses: list, range (127.0.0.2-127.0.0.40), CIDR or interface name")
 	fl.StringVar(&rf.out, "out", "", "write the result document (JSON) to this file")
 	fl.DurationVar(&rf.duration, "duration", 0, "override parameters.duration_sec (how long connections are held)")
@@ -74,10 +77,18 @@ When one process cannot hold the run's sockets (RLIMIT_NOFILE), --procs auto sta
 processes, each with a shard of the plan, and merges their results into one.
 
 Progress goes to stderr once a second. Ctrl-C disconnects, writes the partial result and
-exits 130. This build runs Connections scenarios; messaging scenarios arrive with issue #5.`,
+exits 130. This build runs Connections scenarios; messaging scenarios arrive with issue #5.
+
+Thresholds are pass/fail criteria, k6 style: PATH OP NUMBER over the result document, by
+its JSON path (messages.lost==0, latency_us.p99<50000, connections.failed<=10,
+throughput.receive_per_s>=45000; booleans read as 0 or 1, a missing map key as 0). They
+come from the scenario's "thresholds" list and from --threshold; their paths are checked
+before the run starts. The result is written with every threshold's value and verdict, and
+the run exits 5 when one failed (a failed or interrupted run keeps its own exit code).`,
 		Example: `  mqblast run quick-conn-100
   mqblast run singlenode-conn-tcp-10K-100 --broker 127.0.0.1:1883 --out conn.json
   mqblast run conn.json --set parameters.connection_rate=2000 --bind 127.0.0.2-127.0.0.9
+  mqblast run quick-p2p-100 --threshold messages.lost==0 --threshold 'latency_us.p99<50000'
   mqblast run singlenode-conn-tcp-1M-5K --broker 10.0.0.5:1883 --procs auto --format json | jq .connections`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -103,6 +114,9 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		return usageError(fmt.Errorf("--format %q: must be text or json", rf.format))
 	}
 	if err := applyOverrides(s, rf); err != nil {
+		return err
+	}
+	if err := checkThresholds(s, rf); err != nil {
 		return err
 	}
 	plan, err := scenario.NewPlan(s)
@@ -147,7 +161,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	run.Engine.Loops = rf.loops
 	run.Engine.MaxInbound = cmp.Or(rf.maxPkt, run.Engine.MaxInbound)
 	run.ToolVersion, run.Scenario, run.Progress = version, effectiveJSON(s), cmd.ErrOrStderr()
-	return finishRun(cmd, run, rf.out, rf.format)
+	return finishRun(cmd, run, rf)
 }
 
 func applyOverrides(s *scenario.Scenario, rf *runFlags) error {
@@ -433,10 +447,7 @@ func runWorkers(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags, procs int
 	}
 	res.Broker = brokers
 	res.Scenario = effectiveJSON(s)
-	if werr := writeResult(cmd, res, rf.out, rf.format); werr != nil {
-		return werr
-	}
-	return outcome(res, gerr, cmd.Context())
+	return report(cmd, res, gerr, rf)
 }
 
 // outcome maps a finished run to its exit code.

@@ -23,8 +23,9 @@ func newValidateCmd() *cobra.Command {
 		Short: "Check scenario files without running them",
 		Long: `validate reads each SCENARIO (a file, or a built-in name), applies the --set and --broker
 overrides as run would, and checks it: unknown fields, wrong types, values out of range, the
-rules of its type, and combinations that cannot work. Every problem is printed on its own
-line to stderr, with the file, the JSON path and the value:
+rules of its type, combinations that cannot work, and thresholds whose path names no numeric
+field of the result document. Every problem is printed on its own line to stderr, with the
+file, the JSON path and the value:
 
   fanout.json: parameters.publish_rate: -5 is not a rate (must be > 0)
 
@@ -104,6 +105,9 @@ func validateOne(w io.Writer, arg string, sets []override, brokers []string) err
 	}
 	p, err := scenario.NewPlan(s)
 	if err != nil {
+		return err
+	}
+	if err := scenarioThresholdsError(s); err != nil {
 		return err
 	}
 	e := p.Estimate()

@@ -1,0 +1,432 @@
+package bench
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Threshold is one pass/fail criterion of a run (k6 style) as evaluated against its result:
+// the expression as given, the value of the field it names, and whether it held.
+type Threshold struct {
+	Expr  string  `json:"expr"`
+	Value float64 `json:"value"`
+	OK    bool    `json:"ok"`
+}
+
+// ThresholdExpr is a parsed threshold expression: PATH OP NUMBER, e.g.
+// "messages.lost==0" or "latency_us.p99 < 50000".
+type ThresholdExpr struct {
+	Expr  string   // the expression as given
+	Path  []string // the JSON path of a result field, one key per element
+	Op    string   // one of < <= > >= == !=
+	Limit float64  // the right side
+}
+
+// thresholdOps lists the comparison operators, two-character ones first so that "<="
+// is not read as "<".
+var thresholdOps = []string{"<=", ">=", "==", "!=", "<", ">"}
+
+// ParseThreshold parses a threshold expression: a result field by its JSON path (dotted,
+// as in the result document: "connections.failed", "throughput.receive_per_s", a map key
+// such as "connections.refused.not_authorized"), a comparison operator (< <= > >= == !=)
+// and a number ("0", "5e4", "-1.5"). Spaces around the parts are allowed. It checks the
+// syntax only; CheckThresholdPaths also checks that the path names a numeric field.
+func ParseThreshold(expr string) (ThresholdExpr, error) {
+	fail := func(format string, args ...any) (ThresholdExpr, error) {
+		return ThresholdExpr{}, fmt.Errorf("threshold %q: %s (want PATH OP NUMBER, e.g. messages.lost==0 or latency_us.p99<50000)",
+			expr, fmt.Sprintf(format, args...))
+	}
+	i := strings.IndexAny(expr, "<>=!")
+	if i < 0 {
+		return fail("no comparison operator (one of < <= > >= == !=)")
+	}
+	op := ""
+	for _, o := range thresholdOps {
+		if strings.HasPrefix(expr[i:], o) {
+			op = o
+			break
+		}
+	}
+	if op == "" {
+		if strings.HasPrefix(expr[i:], "=") {
+			return fail("%q is not an operator: compare with ==", "=")
+		}
+		return fail("%q is not an operator (one of < <= > >= == !=)", expr[i:min(i+2, len(expr))])
+	}
+	left, right := strings.TrimSpace(expr[:i]), strings.TrimSpace(expr[i+len(op):])
+	if left == "" {
+		return fail("no field path before %s", op)
+	}
+	if right == "" {
+		return fail("no number after %s", op)
+	}
+	limit, err := strconv.ParseFloat(right, 64)
+	if err != nil || math.IsNaN(limit) || math.IsInf(limit, 0) {
+		return fail("%q is not a number", right)
+	}
+	path := strings.Split(left, ".")
+	for _, k := range path {
+		if k == "" {
+			return fail("%q has an empty path element", left)
+		}
+		if strings.ContainsAny(k, " \t") {
+			return fail("%q holds a space", left)
+		}
+	}
+	return ThresholdExpr{Expr: expr, Path: path, Op: op, Limit: limit}, nil
+}
+
+// Holds reports whether value satisfies the expression.
+func (e ThresholdExpr) Holds(value float64) bool {
+	switch e.Op {
+	case "<":
+		return value < e.Limit
+	case "<=":
+		return value <= e.Limit
+	case ">":
+		return value > e.Limit
+	case ">=":
+		return value >= e.Limit
+	case "==":
+		return value == e.Limit
+	case "!=":
+		return value != e.Limit
+	}
+	panic("BUG: bench: threshold operator " + e.Op)
+}
+
+// CheckThresholdPaths parses every expression and checks that its path names a numeric (or
+// boolean) field of the result document, so that a typo is reported before a run starts.
+// The check follows the Result type, so fields added to it later are valid at once. A
+// path into a map (e.g. "connections.refused.not_authorized") is valid for any key: maps
+// are open, and a key that is absent when the run ends reads as 0. It returns every
+// problem, joined, each naming its expression and the nearest valid keys.
+func CheckThresholdPaths(exprs []string) error {
+	_, err := parseThresholds(exprs)
+	return err
+}
+
+func parseThresholds(exprs []string) ([]ThresholdExpr, error) {
+	var errs []error
+	out := make([]ThresholdExpr, 0, len(exprs))
+	for _, s := range exprs {
+		e, err := ParseThreshold(s)
+		if err == nil {
+			err = checkPath(reflect.TypeFor[Result](), e.Path)
+			if err != nil {
+				err = fmt.Errorf("threshold %q: %w", s, err)
+			}
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, errors.Join(errs...)
+}
+
+var (
+	jsonMarshaler = reflect.TypeFor[json.Marshaler]()
+	rawMessage    = reflect.TypeFor[json.RawMessage]()
+)
+
+// checkPath checks that path, below a value of type t, leads to a number or a boolean in
+// t's JSON form.
+func checkPath(t reflect.Type, path []string) error {
+	at := "the result"
+	for i := 0; ; i++ {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if i > 0 {
+			at = strings.Join(path[:i], ".")
+		}
+		rest := path[i:]
+		kind := jsonKind(t)
+		switch kind {
+		case kindNumber:
+			if len(rest) > 0 {
+				return fmt.Errorf("%s is a number and has no field %q", at, rest[0])
+			}
+			return nil
+		case kindOpen:
+			return nil // an interface{} field: anything may be below
+		case kindObject:
+			if t.Kind() == reflect.Map {
+				if len(rest) == 0 {
+					return fmt.Errorf("%s is a map, not a number: name one of its keys (%s.KEY)", at, at)
+				}
+				t = t.Elem()
+				continue
+			}
+			fields := jsonFields(t)
+			if len(rest) == 0 {
+				return fmt.Errorf("%s is an object, not a number: name one of its fields (%s)", at, strings.Join(sortedNames(fields), ", "))
+			}
+			ft, ok := fields[rest[0]]
+			if !ok {
+				return fmt.Errorf("%s has no field %q (nearest: %s)", at, rest[0], strings.Join(nearest(rest[0], sortedNames(fields), 5), ", "))
+			}
+			t = ft
+		default:
+			return fmt.Errorf("%s is %s, not a number", at, kind)
+		}
+	}
+}
+
+// JSON kinds of a Go type, as checkPath sees them.
+const (
+	kindNumber = "a number"
+	kindObject = "an object"
+	kindOpen   = "any value"
+	kindString = "a string"
+	kindList   = "a list"
+	kindOther  = "not a number"
+)
+
+// jsonKind says what encoding/json makes of a value of type t.
+func jsonKind(t reflect.Type) string {
+	if t == rawMessage {
+		return "raw JSON"
+	}
+	if t.Implements(jsonMarshaler) || reflect.PointerTo(t).Implements(jsonMarshaler) {
+		return marshalerKind(t)
+	}
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64:
+		return kindNumber
+	case reflect.String:
+		return kindString
+	case reflect.Struct:
+		return kindObject
+	case reflect.Map:
+		if t.Key().Kind() == reflect.String {
+			return kindObject
+		}
+	case reflect.Slice, reflect.Array:
+		return kindList
+	case reflect.Interface:
+		return kindOpen
+	}
+	return kindOther
+}
+
+// marshalerKind marshals the zero value of a type with its own MarshalJSON and reads the
+// kind of JSON it writes: time.Time writes a string, Hist null or a string.
+func marshalerKind(t reflect.Type) (kind string) {
+	defer func() {
+		if recover() != nil {
+			kind = kindOther
+		}
+	}()
+	b, err := json.Marshal(reflect.New(t).Interface())
+	if err != nil || len(b) == 0 {
+		return kindOther
+	}
+	switch b[0] {
+	case '"':
+		return kindString
+	case '[':
+		return kindList
+	case '{':
+		return kindOpen
+	case 't', 'f', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return kindNumber
+	}
+	return kindOther
+}
+
+// jsonFields returns the JSON field names of struct type t and their types, with the
+// fields of embedded structs inlined as encoding/json does.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		ft := f.Type
+		if f.Anonymous && name == "" {
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				for k, v := range jsonFields(ft) {
+					if _, dup := out[k]; !dup {
+						out[k] = v
+					}
+				}
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = ft
+	}
+	return out
+}
+
+func sortedNames(fields map[string]reflect.Type) []string {
+	names := make([]string, 0, len(fields))
+	for k := range fields {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// nearest returns up to n of names, closest to s first (edit distance, then a shared
+// prefix, then name order).
+func nearest(s string, names []string, n int) []string {
+	type cand struct {
+		name string
+		d    int
+	}
+	cs := make([]cand, len(names))
+	for i, name := range names {
+		d := editDistance(s, name)
+		if strings.HasPrefix(name, s) || strings.HasPrefix(s, name) {
+			d = min(d, 1)
+		}
+		cs[i] = cand{name, d}
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].d < cs[j].d })
+	out := make([]string, 0, n)
+	for _, c := range cs[:min(n, len(cs))] {
+		out = append(out, c.name)
+	}
+	return out
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// EvaluateThresholds evaluates every expression against r and sets r.Thresholds, one
+// entry per expression in order. It reads r as its JSON document, so any numeric field
+// works, booleans read as 0 (false) and 1 (true), and a field or map key absent from the
+// document (omitted when empty) reads as 0. It returns an error, and leaves r.Thresholds
+// unchanged, when an expression is malformed or names no numeric field (CheckThresholdPaths).
+func (r *Result) EvaluateThresholds(exprs []string) error {
+	parsed, err := parseThresholds(exprs)
+	if err != nil {
+		return err
+	}
+	if len(parsed) == 0 {
+		r.Thresholds = nil
+		return nil
+	}
+	saved := r.Thresholds
+	r.Thresholds = nil // the document is read without the thresholds of an earlier call
+	b, err := json.Marshal(r)
+	r.Thresholds = saved
+	if err != nil {
+		return fmt.Errorf("cannot read the result to evaluate thresholds: %w", err)
+	}
+	var doc any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return fmt.Errorf("cannot read the result to evaluate thresholds: %w", err)
+	}
+	out := make([]Threshold, 0, len(parsed))
+	for _, e := range parsed {
+		v, err := lookupNumber(doc, e.Path)
+		if err != nil {
+			return fmt.Errorf("threshold %q: %w", e.Expr, err)
+		}
+		out = append(out, Threshold{Expr: e.Expr, Value: v, OK: e.Holds(v)})
+	}
+	r.Thresholds = out
+	return nil
+}
+
+// lookupNumber reads the number at path in a decoded JSON document.
+func lookupNumber(doc any, path []string) (float64, error) {
+	v := doc
+	for i, k := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			if v == nil {
+				return 0, nil
+			}
+			return 0, fmt.Errorf("%s is not an object", strings.Join(path[:i], "."))
+		}
+		v = m[k]
+	}
+	switch x := v.(type) {
+	case nil:
+		return 0, nil
+	case float64:
+		return x, nil
+	case bool:
+		if x {
+			return 1, nil
+		}
+		return 0, nil
+	}
+	return 0, fmt.Errorf("%s holds %T, not a number", strings.Join(path, "."), v)
+}
+
+// FailedThresholds returns the thresholds of r that did not hold.
+func (r *Result) FailedThresholds() []Threshold {
+	var out []Threshold
+	for _, t := range r.Thresholds {
+		if !t.OK {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// writeThresholds writes one summary line per threshold:
+// "threshold  messages.lost==0  value 12  FAILED".
+func (r *Result) writeThresholds(w io.Writer) {
+	for _, t := range r.Thresholds {
+		verdict := "ok"
+		if !t.OK {
+			verdict = "FAILED"
+		}
+		fmt.Fprintf(w, "threshold\t%s  value %s  %s\n", t.Expr, FormatThresholdValue(t.Value), verdict)
+	}
+}
+
+// FormatThresholdValue writes a threshold's value as people read it: an integer without
+// a fraction, any other number with at most three decimals.
+func FormatThresholdValue(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)
+}
