@@ -78,7 +78,11 @@ func (s *Scenario) Set(path, value string) error {
 		return l.err()
 	}
 	v, perr := setValue(f.ptr(obj), value)
-	if perr != nil {
+	switch {
+	case perr != nil && f.secret:
+		l.add(path, "%s", secretNotJSON)
+		return l.err()
+	case perr != nil:
 		l.add(path, "%s is not valid JSON: %v", strconv.Quote(value), perr)
 		return l.err()
 	}
@@ -333,6 +337,8 @@ type field struct {
 	name  string
 	ptr   func(obj any) any // pointer to the Go field inside obj
 	given uint32            // bit of Parameters.given to set when decoded
+	// secret marks a field whose value no message may show (server.password).
+	secret bool
 }
 
 // groupSlot is where "publishers" or "subscribers" is stored.
@@ -382,7 +388,7 @@ var serverFields = []field{
 	{name: "hostname", ptr: func(o any) any { return &o.(*Server).Hostname }},
 	{name: "port", ptr: func(o any) any { return &o.(*Server).Port }},
 	{name: "username", ptr: func(o any) any { return &o.(*Server).Username }},
-	{name: "password", ptr: func(o any) any { return &o.(*Server).Password }},
+	{name: "password", ptr: func(o any) any { return &o.(*Server).Password }, secret: true},
 	{name: "brokers", ptr: func(o any) any { return &o.(*Server).Brokers }},
 }
 
@@ -439,6 +445,10 @@ func decodeObject(dst any, fields []field, obj *object, path string, l *errList)
 
 // decodeField stores one decoded JSON value v into field f of dst.
 func decodeField(dst any, f field, v any, path string, l *errList) {
+	if _, ok := v.(string); f.secret && !ok && v != nil {
+		l.add(path, "%s is not a string (the value is not shown: it is a secret)", kindOf(v))
+		return
+	}
 	n := len(l.errs)
 	decodeValue(f.ptr(dst), v, path, l)
 	if p, ok := dst.(*Parameters); ok && len(l.errs) == n && f.given != 0 {

@@ -61,6 +61,7 @@ func (f *quickFlags) register(cmd *cobra.Command, prefix string, duration time.D
 	fl.StringVar(&f.run.procs, "procs", "auto", "worker processes: auto (as many as the descriptor limit needs) or N")
 	fl.BoolVar(&f.run.noCheck, "no-check", false, "skip the host checks before the run")
 	fl.IntVar(&f.run.loops, "loops", 0, "event loops per process (0: one per core)")
+	f.run.registerPasswordFile(fl)
 }
 
 // scenario builds the scenario of type typ the flags describe: group is the JSON group
@@ -76,6 +77,8 @@ func (f *quickFlags) scenario(cmd *cobra.Command, typ, group string, fields, par
 		return nil, usageError(fmt.Errorf("--keepalive %d: must be 0..65535 seconds", f.keepalive))
 	case f.duration <= 0:
 		return nil, usageError(fmt.Errorf("--duration %v: must be more than 0", f.duration))
+	case f.password != "" && f.run.passwordFile != "":
+		return nil, usageError(errors.New("--password and --password-file: give one of them"))
 	}
 	rate := f.rate
 	if !cmd.Flags().Changed("rate") {

@@ -38,6 +38,8 @@ type runFlags struct {
 	loops    int
 	worker   bool
 	idStart  int
+
+	passwordFile string // --password-file (password.go)
 }
 
 func (rf *runFlags) register(cmd *cobra.Command) {
@@ -55,6 +57,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&rf.worker, "worker", false, "internal: run as a worker process streaming snapshots on stdout")
 	fl.IntVar(&rf.idStart, "id-start", 0, "number client ids from this instead of 0 (Connections runs)")
 	_ = fl.MarkHidden("worker")
+	rf.registerPasswordFile(fl)
 }
 
 func newRunCmd() *cobra.Command {
@@ -100,6 +103,9 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		return usageError(fmt.Errorf("--format %q: must be text or json", rf.format))
 	}
 	if err := applyOverrides(s, rf); err != nil {
+		return err
+	}
+	if err := resolvePassword(s, rf); err != nil {
 		return err
 	}
 	plan, err := scenario.NewPlan(s)
@@ -150,7 +156,7 @@ func applyOverrides(s *scenario.Scenario, rf *runFlags) error {
 	for _, kv := range rf.sets {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
-			return usageError(fmt.Errorf("--set %q: want path=value, e.g. parameters.connection_rate=500", kv))
+			return usageError(fmt.Errorf("--set %q: want path=value, e.g. parameters.connection_rate=500", redactSet(kv)))
 		}
 		if err := s.Set(strings.TrimSpace(k), v); err != nil {
 			return withCode(exitInvalid, err)
@@ -366,7 +372,8 @@ func runWorkers(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags, procs int
 		return fmt.Errorf("cannot write the scenario for the workers: %w", err)
 	}
 	defer os.Remove(scen.Name()) //nolint:errcheck
-	if _, err := scen.Write(effectiveJSON(s)); err != nil {
+	// Without the password: the workers take it from their environment (workerEnv).
+	if _, err := scen.Write(workerScenarioJSON(s)); err != nil {
 		return fmt.Errorf("cannot write the scenario for the workers: %w", err)
 	}
 	_ = scen.Close()
@@ -386,6 +393,7 @@ func runWorkers(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags, procs int
 			"--broker", strings.Join(brokers, ","), "--loops", strconv.Itoa(loops),
 			"--id-start", strconv.Itoa(rf.idStart)}
 		c := exec.Command(exe, args...)
+		c.Env = workerEnv(s.Server.Password)
 		c.Stderr = cmd.ErrOrStderr()
 		out, err := c.StdoutPipe()
 		if err != nil {

@@ -75,7 +75,7 @@ func parseSets(sets []string) ([]override, error) {
 	for _, kv := range sets {
 		path, value, ok := strings.Cut(kv, "=")
 		if !ok || path == "" {
-			return nil, usageError(fmt.Errorf("--set %q: want PATH=VALUE, e.g. parameters.publish_rate=10", kv))
+			return nil, usageError(fmt.Errorf("--set %q: want PATH=VALUE, e.g. parameters.publish_rate=10", redactSet(kv)))
 		}
 		out = append(out, override{path, value})
 	}
