@@ -202,6 +202,7 @@ func Merge(rs []*Result) *Result {
 	out.Client = ClientInfo{}
 	out.Errors = nil // fill rebuilds them; rs[0]'s must stay as they are
 	out.Host.Procs = 0
+	out.Shard = nil // the merged shards make up the whole run (CheckShards)
 	total := NewSnapshot()
 	var connectPhase float64
 	var throughput Throughput

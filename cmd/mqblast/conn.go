@@ -282,7 +282,7 @@ or a scenario) give latency from their due time; others are counted as unmeasure
 
 // finishRun performs a Connections run and writes its result: the summary or the JSON
 // document on stdout, the document to out if given. It maps the outcome to an exit code.
-func finishRun(cmd *cobra.Command, run *bench.Runner, out, format string) error {
+func finishRun(cmd *cobra.Command, run *bench.Runner, shard *bench.ShardInfo, out, format string) error {
 	fmt.Fprintf(cmd.ErrOrStderr(), "connecting %d clients to %s at %.0f/s\n", run.Engine.Clients,
 		strings.Join(run.Engine.Brokers, ","), run.Engine.ConnectRate)
 	res, err := run.Run(cmd.Context())
@@ -292,6 +292,7 @@ func finishRun(cmd *cobra.Command, run *bench.Runner, out, format string) error 
 		}
 		return err
 	}
+	res.Shard = shard
 	if werr := writeResult(cmd, res, out, format); werr != nil {
 		return werr
 	}

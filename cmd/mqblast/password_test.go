@@ -90,4 +90,3 @@ func runBinEnv(t *testing.T, password string, args ...string) cliRun {
 	t.Setenv(passwordEnv, password)
 	return runBin(t, args...)
 }
-

@@ -149,7 +149,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	}
 	run.Engine.Loops = rf.loops
 	run.ToolVersion, run.Scenario, run.Progress = version, effectiveJSON(s), cmd.ErrOrStderr()
-	return finishRun(cmd, run, rf.out, rf.format)
+	return finishRun(cmd, run, shardOf(rf), rf.out, rf.format)
 }
 
 func applyOverrides(s *scenario.Scenario, rf *runFlags) error {
@@ -436,6 +436,7 @@ func runWorkers(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags, procs int
 	}
 	res.Broker = brokers
 	res.Scenario = effectiveJSON(s)
+	res.Shard = shardOf(rf)
 	if werr := writeResult(cmd, res, rf.out, rf.format); werr != nil {
 		return werr
 	}
