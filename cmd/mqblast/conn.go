@@ -307,15 +307,23 @@ func firstError(res *bench.Result) string {
 	return fmt.Sprintf("%s x%d (%s)", e.Kind, e.Count, e.Example)
 }
 
+// writeResult writes the result to out (if given) and to stdout; stdout gets it even when
+// out cannot be written, and that error is returned then.
 func writeResult(cmd *cobra.Command, res *bench.Result, out, format string) error {
+	var ferr error
 	if out != "" {
-		if err := writeFile(out, res.WriteJSON); err != nil {
-			return err
+		if ferr = writeFile(out, res.WriteJSON); ferr == nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "result written to %s\n", out)
 		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "result written to %s\n", out)
 	}
+	var err error
 	if format == "json" {
-		return res.WriteJSON(cmd.OutOrStdout())
+		err = res.WriteJSON(cmd.OutOrStdout())
+	} else {
+		err = res.WriteSummary(cmd.OutOrStdout())
 	}
-	return res.WriteSummary(cmd.OutOrStdout())
+	if ferr != nil {
+		return ferr
+	}
+	return err
 }

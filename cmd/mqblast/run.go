@@ -102,6 +102,11 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	if rf.format != "text" && rf.format != "json" {
 		return usageError(fmt.Errorf("--format %q: must be text or json", rf.format))
 	}
+	if !rf.worker {
+		if err := checkInputs(cmd, rf); err != nil { // flagcheck.go
+			return err
+		}
+	}
 	if err := applyOverrides(s, rf); err != nil {
 		return err
 	}
