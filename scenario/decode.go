@@ -24,6 +24,17 @@ const maxDepth = 32
 // Load reads and decodes the scenario file at path, the way Parse does. Errors name the file
 // by path as given.
 func Load(path string) (*Scenario, error) {
+	s, err := LoadAll(path)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// LoadAll reads the scenario file at path the way ParseAll does: the scenario decoded as far
+// as it goes, with every decode problem. The Scenario is nil when the file cannot be read or
+// is not a JSON object.
+func LoadAll(path string) (*Scenario, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read scenario: %w", err)
@@ -36,7 +47,7 @@ func Load(path string) (*Scenario, error) {
 	if len(data) > maxFileSize {
 		return nil, &Error{File: path, Msg: fmt.Sprintf("file is larger than %d bytes", maxFileSize)}
 	}
-	return Parse(path, data)
+	return ParseAll(path, data)
 }
 
 // Parse decodes a scenario from JSON; name (a file or built-in name) prefixes every error.
@@ -44,6 +55,18 @@ func Load(path string) (*Scenario, error) {
 // field and wrongly typed value, joined (see Errors), and returns a nil Scenario then. It does
 // not check values against each other: call Validate for that, after any Set.
 func Parse(name string, data []byte) (*Scenario, error) {
+	s, err := ParseAll(name, data)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ParseAll is Parse that keeps going: it returns the scenario decoded as far as the file
+// allows (a field that failed to decode keeps its default) together with every decode
+// problem, so that Validate can report the rest (see ValidateAfter). The Scenario is nil
+// only when data is not a JSON object.
+func ParseAll(name string, data []byte) (*Scenario, error) {
 	l := &errList{file: name}
 	root, err := parseJSON(data)
 	if err != nil {
@@ -57,10 +80,7 @@ func Parse(name string, data []byte) (*Scenario, error) {
 	}
 	s := defaultScenario(name)
 	decodeObject(s, scenarioFields, obj, "", l)
-	if len(l.errs) > 0 {
-		return nil, l.err()
-	}
-	return s, nil
+	return s, l.err()
 }
 
 // Set overrides one field, as --set path=value does: path is the field's JSON path
