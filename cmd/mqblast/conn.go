@@ -156,8 +156,9 @@ keepalive, then disconnect, and report connect latency (TCP start to CONNACK), t
 rate, refusals by reason, failures by cause and the client's own CPU and memory.
 
 Flags follow emqtt-bench: -c count, -i interval between connects in ms (or -R connects per
-second), -k keepalive, -V protocol version, -u/-P credentials, --ifaddr source addresses,
---prefix and -n for client ids. The broker is --host/-H (comma-separated hosts round-robin)
+second), -k keepalive, -V protocol version, -u/-P credentials (or --password-file, or
+$MQBLAST_PASSWORD), --ifaddr source addresses (this host's), --prefix and -n for client
+ids. The broker is --host/-H (comma-separated hosts round-robin)
 and -p; without --host the embedded broker is started. It is a Connections scenario built
 from the flags, run like 'mqblast run' (host checks, --procs, --out, --format).`,
 		Example: `  mqblast conn -c 1000 -R 500

@@ -73,8 +73,16 @@ the embedded broker is started in a child process on loopback, and the two share
 When one process cannot hold the run's sockets (RLIMIT_NOFILE), --procs auto starts worker
 processes, each with a shard of the plan, and merges their results into one.
 
+Every scenario type runs: Point-To-Point, Fan-In, Fan-Out, Shared-Subscription, Round-Trip,
+Publish, Subscribe and Connections (docs/scenario.md describes every field). Flags are
+checked before any socket opens: --bind addresses must be this host's (any 127.0.0.0/8
+address is), the --out directory writable. --shard I/N runs one shard of the plan and records
+it in the result, for 'mqblast merge'. The broker password comes from --password-file, else
+--set server.password or the file's server.password, else $MQBLAST_PASSWORD; results
+never hold it.
+
 Progress goes to stderr once a second. Ctrl-C disconnects, writes the partial result and
-exits 130. This build runs Connections scenarios; messaging scenarios arrive with issue #5.`,
+exits 130.`,
 		Example: `  mqblast run quick-conn-100
   mqblast run singlenode-conn-tcp-10K-100 --broker 127.0.0.1:1883 --out conn.json
   mqblast run conn.json --set parameters.connection_rate=2000 --bind 127.0.0.2-127.0.0.9
