@@ -160,10 +160,7 @@ func diffJSON(a, b []byte) string {
 		}
 		return "the scenarios differ"
 	}
-	if d := diffValue("", va, vb); d != "" {
-		return d
-	}
-	return ""
+	return diffValue("", va, vb)
 }
 
 func diffValue(path string, a, b any) string {
