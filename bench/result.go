@@ -23,6 +23,7 @@ type Result struct {
 	Broker      []string        `json:"broker"`
 	Scenario    json.RawMessage `json:"scenario,omitempty"`
 	Host        HostInfo        `json:"host"`
+	Shard       *ShardInfo      `json:"shard,omitempty"` // --shard I/N; nil for a whole run
 	Connections Connections     `json:"connections"`
 	Messages    Messages        `json:"messages"`
 	Throughput  Throughput      `json:"throughput"`

@@ -204,6 +204,7 @@ func Merge(rs []*Result) *Result {
 	out.Host.Procs = 0
 	// A shard's threshold verdicts do not hold for the whole: evaluate the merged result.
 	out.Thresholds = nil
+	out.Shard = nil // the merged shards make up the whole run (CheckShards)
 	total := NewSnapshot()
 	var connectPhase float64
 	var throughput Throughput

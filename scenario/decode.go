@@ -24,6 +24,17 @@ const maxDepth = 32
 // Load reads and decodes the scenario file at path, the way Parse does. Errors name the file
 // by path as given.
 func Load(path string) (*Scenario, error) {
+	s, err := LoadAll(path)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// LoadAll reads the scenario file at path the way ParseAll does: the scenario decoded as far
+// as it goes, with every decode problem. The Scenario is nil when the file cannot be read or
+// is not a JSON object.
+func LoadAll(path string) (*Scenario, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read scenario: %w", err)
@@ -36,7 +47,7 @@ func Load(path string) (*Scenario, error) {
 	if len(data) > maxFileSize {
 		return nil, &Error{File: path, Msg: fmt.Sprintf("file is larger than %d bytes", maxFileSize)}
 	}
-	return Parse(path, data)
+	return ParseAll(path, data)
 }
 
 // Parse decodes a scenario from JSON; name (a file or built-in name) prefixes every error.
@@ -44,6 +55,18 @@ func Load(path string) (*Scenario, error) {
 // field and wrongly typed value, joined (see Errors), and returns a nil Scenario then. It does
 // not check values against each other: call Validate for that, after any Set.
 func Parse(name string, data []byte) (*Scenario, error) {
+	s, err := ParseAll(name, data)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ParseAll is Parse that keeps going: it returns the scenario decoded as far as the file
+// allows (a field that failed to decode keeps its default) together with every decode
+// problem, so that Validate can report the rest (see ValidateAfter). The Scenario is nil
+// only when data is not a JSON object.
+func ParseAll(name string, data []byte) (*Scenario, error) {
 	l := &errList{file: name}
 	root, err := parseJSON(data)
 	if err != nil {
@@ -57,10 +80,7 @@ func Parse(name string, data []byte) (*Scenario, error) {
 	}
 	s := defaultScenario(name)
 	decodeObject(s, scenarioFields, obj, "", l)
-	if len(l.errs) > 0 {
-		return nil, l.err()
-	}
-	return s, nil
+	return s, l.err()
 }
 
 // Set overrides one field, as --set path=value does: path is the field's JSON path
@@ -78,7 +98,11 @@ func (s *Scenario) Set(path, value string) error {
 		return l.err()
 	}
 	v, perr := setValue(f.ptr(obj), value)
-	if perr != nil {
+	switch {
+	case perr != nil && f.secret:
+		l.add(path, "%s", secretNotJSON)
+		return l.err()
+	case perr != nil:
 		l.add(path, "%s is not valid JSON: %v", strconv.Quote(value), perr)
 		return l.err()
 	}
@@ -333,6 +357,8 @@ type field struct {
 	name  string
 	ptr   func(obj any) any // pointer to the Go field inside obj
 	given uint32            // bit of Parameters.given to set when decoded
+	// secret marks a field whose value no message may show (server.password).
+	secret bool
 }
 
 // groupSlot is where "publishers" or "subscribers" is stored.
@@ -383,7 +409,7 @@ var serverFields = []field{
 	{name: "hostname", ptr: func(o any) any { return &o.(*Server).Hostname }},
 	{name: "port", ptr: func(o any) any { return &o.(*Server).Port }},
 	{name: "username", ptr: func(o any) any { return &o.(*Server).Username }},
-	{name: "password", ptr: func(o any) any { return &o.(*Server).Password }},
+	{name: "password", ptr: func(o any) any { return &o.(*Server).Password }, secret: true},
 	{name: "brokers", ptr: func(o any) any { return &o.(*Server).Brokers }},
 }
 
@@ -440,6 +466,10 @@ func decodeObject(dst any, fields []field, obj *object, path string, l *errList)
 
 // decodeField stores one decoded JSON value v into field f of dst.
 func decodeField(dst any, f field, v any, path string, l *errList) {
+	if _, ok := v.(string); f.secret && !ok && v != nil {
+		l.add(path, "%s is not a string (the value is not shown: it is a secret)", kindOf(v))
+		return
+	}
 	n := len(l.errs)
 	decodeValue(f.ptr(dst), v, path, l)
 	if p, ok := dst.(*Parameters); ok && len(l.errs) == n && f.given != 0 {

@@ -66,6 +66,7 @@ func (f *quickFlags) register(cmd *cobra.Command, prefix string, duration time.D
 	fl.BoolVar(&f.run.noCheck, "no-check", false, "skip the host checks before the run")
 	fl.IntVar(&f.run.loops, "loops", 0, "event loops per process (0: one per core)")
 	f.run.registerScenarioFlags(cmd)
+	f.run.registerPasswordFile(fl)
 }
 
 // scenario builds the scenario of type typ the flags describe: group is the JSON group
@@ -81,6 +82,8 @@ func (f *quickFlags) scenario(cmd *cobra.Command, typ, group string, fields, par
 		return nil, usageError(fmt.Errorf("--keepalive %d: must be 0..65535 seconds", f.keepalive))
 	case f.duration <= 0:
 		return nil, usageError(fmt.Errorf("--duration %v: must be more than 0", f.duration))
+	case f.password != "" && f.run.passwordFile != "":
+		return nil, usageError(errors.New("--password and --password-file: give one of them"))
 	}
 	rate := f.rate
 	if !cmd.Flags().Changed("rate") {
@@ -158,8 +161,9 @@ keepalive, then disconnect, and report connect latency (TCP start to CONNACK), t
 rate, refusals by reason, failures by cause and the client's own CPU and memory.
 
 Flags follow emqtt-bench: -c count, -i interval between connects in ms (or -R connects per
-second), -k keepalive, -V protocol version, -u/-P credentials, --ifaddr source addresses,
---prefix and -n for client ids. The broker is --host/-H (comma-separated hosts round-robin)
+second), -k keepalive, -V protocol version, -u/-P credentials (or --password-file, or
+$MQBLAST_PASSWORD), --ifaddr source addresses (this host's), --prefix and -n for client
+ids. The broker is --host/-H (comma-separated hosts round-robin)
 and -p; without --host the embedded broker is started. It is a Connections scenario built
 from the flags, run like 'mqblast run' (host checks, --procs, --out, --format, --set on the
 scenario the flags built, --threshold with exit 5; see mqblast run --help).`,
@@ -308,6 +312,7 @@ func finishRun(cmd *cobra.Command, run *bench.Runner, rf *runFlags) error {
 		}
 		return err
 	}
+	res.Shard = shardOf(rf)
 	return report(cmd, res, err, rf)
 }
 
@@ -319,17 +324,25 @@ func firstError(res *bench.Result) string {
 	return fmt.Sprintf("%s x%d (%s)", e.Kind, e.Count, e.Example)
 }
 
+// writeResult writes the result to out (if given) and to stdout; stdout gets it even when
+// out cannot be written, and that error is returned then.
 func writeResult(cmd *cobra.Command, res *bench.Result, out, format string) error {
+	var ferr error
 	if out != "" {
-		if err := writeFile(out, res.WriteJSON); err != nil {
-			return err
+		if ferr = writeFile(out, res.WriteJSON); ferr == nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "result written to %s\n", out)
 		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "result written to %s\n", out)
 	}
+	var err error
 	if format == "json" {
-		return res.WriteJSON(cmd.OutOrStdout())
+		err = res.WriteJSON(cmd.OutOrStdout())
+	} else {
+		err = res.WriteSummary(cmd.OutOrStdout())
 	}
-	return res.WriteSummary(cmd.OutOrStdout())
+	if ferr != nil {
+		return ferr
+	}
+	return err
 }
 
 // publishRate turns pub's -I (ms between the messages of one client, fractions allowed)

@@ -19,7 +19,13 @@ func newMergeCmd() *cobra.Command {
 		Short: "Combine the result documents of the shards of one run (--shard I/N on several hosts)",
 		Long: `Combine result documents of the shards of one run into one, exactly: counters are added and
 percentiles come from the added HdrHistograms, never from averaging the shards' percentiles.
-Intervals are added index by index (their percentiles are those of the first shard).`,
+Intervals are added index by index (their percentiles are those of the first shard).
+
+The inputs must be the distinct shards of one run (each written by 'mqblast run --shard I/N',
+which records the shard in the document): merge refuses, with the reason and exit 2, the same
+file or shard twice, a missing shard, results of different scenarios or parameters (only
+parameters.bind may differ), whole runs without --shard, and a result whose histograms are
+missing although its counts say it has values.`,
 		Example: `  mqblast merge host1.json host2.json host3.json -o run.json
   mqblast merge shard-*.json --format json | jq .latency_us`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -46,6 +52,9 @@ Intervals are added index by index (their percentiles are those of the first sha
 					return fmt.Errorf("%s: schema %q, want %q", path, r.Schema, bench.Schema)
 				}
 				rs = append(rs, &r)
+			}
+			if err := checkMergeInputs(args, rs); err != nil {
+				return err
 			}
 			return writeResult(cmd, bench.Merge(rs), out, format)
 		},

@@ -41,8 +41,9 @@ type runFlags struct {
 	idStart  int
 	maxPkt   int
 
-	thresholds []string // --threshold
-	evaluate   []string // every threshold of the run: the scenario's, then --threshold's
+	thresholds   []string // --threshold
+	evaluate     []string // every threshold of the run: the scenario's, then --threshold's
+	passwordFile string   // --password-file (password.go)
 }
 
 func (rf *runFlags) register(cmd *cobra.Command) {
@@ -61,6 +62,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&rf.idStart, "id-start", 0, "number client ids from this instead of 0 (Connections runs)")
 	fl.IntVar(&rf.maxPkt, "max-packet-size", 0, "largest packet in bytes a client accepts from the broker, announced in 5.0 (0: payload_size + 64 KiB, at least 1 MiB)")
 	_ = fl.MarkHidden("worker")
+	rf.registerPasswordFile(fl)
 }
 
 func newRunCmd() *cobra.Command {
@@ -76,8 +78,16 @@ the embedded broker is started in a child process on loopback, and the two share
 When one process cannot hold the run's sockets (RLIMIT_NOFILE), --procs auto starts worker
 processes, each with a shard of the plan, and merges their results into one.
 
+Every scenario type runs: Point-To-Point, Fan-In, Fan-Out, Shared-Subscription, Round-Trip,
+Publish, Subscribe and Connections (docs/scenario.md describes every field). Flags are
+checked before any socket opens: --bind addresses must be this host's (any 127.0.0.0/8
+address is), the --out directory writable. --shard I/N runs one shard of the plan and records
+it in the result, for 'mqblast merge'. The broker password comes from --password-file, else
+--set server.password or the file's server.password, else $MQBLAST_PASSWORD; results
+never hold it.
+
 Progress goes to stderr once a second. Ctrl-C disconnects, writes the partial result and
-exits 130. This build runs Connections scenarios; messaging scenarios arrive with issue #5.
+exits 130.
 
 Thresholds are pass/fail criteria, k6 style: PATH OP NUMBER over the result document, by
 its JSON path (messages.lost==0, latency_us.p99<50000, connections.failed<=10,
@@ -113,10 +123,18 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	if rf.format != "text" && rf.format != "json" {
 		return usageError(fmt.Errorf("--format %q: must be text or json", rf.format))
 	}
+	if !rf.worker {
+		if err := checkInputs(cmd, rf); err != nil { // flagcheck.go
+			return err
+		}
+	}
 	if err := applyOverrides(s, rf); err != nil {
 		return err
 	}
 	if err := checkThresholds(s, rf); err != nil {
+		return err
+	}
+	if err := resolvePassword(s, rf); err != nil {
 		return err
 	}
 	plan, err := scenario.NewPlan(s)
@@ -168,7 +186,7 @@ func applyOverrides(s *scenario.Scenario, rf *runFlags) error {
 	for _, kv := range rf.sets {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
-			return usageError(fmt.Errorf("--set %q: want path=value, e.g. parameters.connection_rate=500", kv))
+			return usageError(fmt.Errorf("--set %q: want path=value, e.g. parameters.connection_rate=500", redactSet(kv)))
 		}
 		if err := s.Set(strings.TrimSpace(k), v); err != nil {
 			return withCode(exitInvalid, err)
@@ -385,7 +403,8 @@ func runWorkers(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags, procs int
 		return fmt.Errorf("cannot write the scenario for the workers: %w", err)
 	}
 	defer os.Remove(scen.Name()) //nolint:errcheck
-	if _, err := scen.Write(effectiveJSON(s)); err != nil {
+	// Without the password: the workers take it from their environment (workerEnv).
+	if _, err := scen.Write(workerScenarioJSON(s)); err != nil {
 		return fmt.Errorf("cannot write the scenario for the workers: %w", err)
 	}
 	_ = scen.Close()
@@ -405,6 +424,7 @@ func runWorkers(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags, procs int
 			"--broker", strings.Join(brokers, ","), "--loops", strconv.Itoa(loops),
 			"--id-start", strconv.Itoa(rf.idStart), "--max-packet-size", strconv.Itoa(rf.maxPkt)}
 		c := exec.Command(exe, args...)
+		c.Env = workerEnv(s.Server.Password)
 		c.Stderr = cmd.ErrOrStderr()
 		out, err := c.StdoutPipe()
 		if err != nil {
@@ -447,6 +467,7 @@ func runWorkers(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags, procs int
 	}
 	res.Broker = brokers
 	res.Scenario = effectiveJSON(s)
+	res.Shard = shardOf(rf)
 	return report(cmd, res, gerr, rf)
 }
 

@@ -27,7 +27,8 @@ messages per second delivered; singlenode-conn-tcp-1M-5K: clients and connection
 second), and small quick-* ones that run in seconds, for a first run.
 
 Any command that takes a SCENARIO takes a built-in name as well as a file.
-'mqblast scenarios show NAME' prints a built-in's JSON, ready to copy and edit.`,
+'mqblast scenarios show NAME' prints a built-in's JSON, ready to copy and edit; every field
+of the file (type, default, meaning) is described in docs/scenario.md.`,
 		Example: `  mqblast scenarios
   mqblast scenarios show singlenode-fanout-5-1000-5-250K > fanout.json`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -51,7 +52,8 @@ Any command that takes a SCENARIO takes a built-in name as well as a file.
 		Use:   "show NAME",
 		Short: "Print a built-in scenario's JSON",
 		Long: `show prints the JSON file of the built-in scenario NAME, the format 'mqblast run' and
-'mqblast validate' read. Save it, edit it, and run the file.`,
+'mqblast validate' read. Save it, edit it, and run the file. The reference of every field
+(type, default, meaning) is docs/scenario.md.`,
 		Example: `  mqblast scenarios show quick-p2p-100
   mqblast scenarios show singlenode-p2p-50K-50K-50K-50K > p2p.json`,
 		Args: func(_ *cobra.Command, args []string) error {

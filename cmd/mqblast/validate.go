@@ -76,7 +76,7 @@ func parseSets(sets []string) ([]override, error) {
 	for _, kv := range sets {
 		path, value, ok := strings.Cut(kv, "=")
 		if !ok || path == "" {
-			return nil, usageError(fmt.Errorf("--set %q: want PATH=VALUE, e.g. parameters.publish_rate=10", kv))
+			return nil, usageError(fmt.Errorf("--set %q: want PATH=VALUE, e.g. parameters.publish_rate=10", redactSet(kv)))
 		}
 		out = append(out, override{path, value})
 	}
@@ -85,11 +85,11 @@ func parseSets(sets []string) ([]override, error) {
 
 // validateOne checks one scenario and prints its plan's size; it returns every problem.
 func validateOne(w io.Writer, arg string, sets []override, brokers []string) error {
-	s, err := scenario.Resolve(arg)
-	if err != nil {
+	s, err := scenario.ResolveAll(arg)
+	if s == nil {
 		return err
 	}
-	var errs []error
+	errs := []error{err} // decode problems: the rule checks run too (ValidateAfter)
 	for _, o := range sets {
 		if err := s.Set(o.path, o.value); err != nil {
 			errs = append(errs, err)
@@ -100,8 +100,8 @@ func validateOne(w io.Writer, arg string, sets []override, brokers []string) err
 			errs = append(errs, err)
 		}
 	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
+	if err := s.ValidateAfter(errors.Join(errs...)); err != nil {
+		return err
 	}
 	p, err := scenario.NewPlan(s)
 	if err != nil {
