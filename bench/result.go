@@ -68,7 +68,8 @@ type Connections struct {
 // Messages counts the messages of the whole run, warm-up and drain included, so that they
 // can be held against the broker's own counters (zero in a Connections run). Every
 // scheduled message is accounted for: scheduled = published + unsent_total; and every
-// expected copy: expected = received + lost + in_flight_at_end (DESIGN.md §3).
+// expected copy: expected = received + lost + in_flight_at_end + in_flight_lost
+// (DESIGN.md §3).
 type Messages struct {
 	// Scheduled are the messages due on the publishers' schedules before the stop.
 	Scheduled int64 `json:"scheduled"`
@@ -87,14 +88,16 @@ type Messages struct {
 	// Received are the distinct copies that arrived on expected streams.
 	Received int64 `json:"received"`
 	// Lost are expected copies that did not arrive by the end of the drain, of messages
-	// the broker acknowledged (or QoS 0 ones written).
+	// the broker acknowledged (or QoS 0 ones written): the broker lost them.
 	Lost int64 `json:"lost"`
 	// InFlightAtEnd are expected copies that did not arrive, of messages written and still
 	// unacknowledged at the end: the broker did not take them in time.
 	InFlightAtEnd int64 `json:"in_flight_at_end"`
 	// InFlightDropped are written messages whose connection ended unacknowledged and whose
-	// session did not survive (not re-sent); their copies count as received or lost.
+	// session did not survive (not re-sent); InFlightLost the expected copies of them that
+	// did not arrive (the connection went before the broker took them).
 	InFlightDropped int64 `json:"in_flight_dropped"`
+	InFlightLost    int64 `json:"in_flight_lost"`
 	Duplicated      int64 `json:"duplicated"`
 	OutOfOrder      int64 `json:"out_of_order"`
 	// Unexpected are measured copies for no expected stream, by kind: unknown_publisher,
@@ -268,11 +271,12 @@ func (r *Result) fill(total *Snapshot) {
 	*m = Messages{Scheduled: total.Scheduled, Published: total.Published, Unsent: total.Unsent,
 		UnsentTotal: total.UnsentTotal(), Acked: total.Acked, Expected: total.Expected,
 		Received: total.Received, InFlightAtEnd: total.InFlightAtEnd, InFlightDropped: total.InFlightDropped,
+		InFlightLost: total.InFlightLost,
 		Duplicated: total.Duplicated, OutOfOrder: total.OutOfOrder,
 		Unexpected: total.Unexpected, UnexpectedTotal: total.UnexpectedTotal(),
 		Unmeasured: total.Unmeasured, Subscribed: total.Subscribed, SubscribeFailed: total.SubscribeFailed,
 		SubscribeRefused: total.SubscribeRefused}
-	m.Lost = max(total.Expected-total.Received-total.InFlightAtEnd, 0)
+	m.Lost = max(total.Expected-total.Received-total.InFlightAtEnd-total.InFlightLost, 0)
 	r.stalled(total)
 	r.LatencyUS = total.Latency.Summary()
 	r.LatencyRaw = total.LatencyRaw.Summary()

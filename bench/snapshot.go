@@ -35,9 +35,11 @@ type Snapshot struct {
 	Expected  int64            `json:"expected"`         // copies the broker should deliver of what was published
 	Acked     int64            `json:"acked"`
 	// InFlightDropped are written QoS 1/2 messages whose connection ended unacknowledged
-	// and whose session did not survive; InFlightAtEnd the copies of messages still
-	// unacknowledged on open connections at the end that did not arrive.
+	// and whose session did not survive, InFlightLost the copies of them that did not
+	// arrive; InFlightAtEnd the copies of messages still unacknowledged on open
+	// connections at the end that did not arrive (both computed by Recorder.Finish).
 	InFlightDropped int64 `json:"in_flight_dropped"`
+	InFlightLost    int64 `json:"in_flight_lost"`
 	InFlightAtEnd   int64 `json:"in_flight_at_end"`
 	// Received counts the distinct copies that arrived on expected streams; duplicates,
 	// copies for no expected stream and foreign payloads are counted apart.
@@ -94,6 +96,7 @@ func (s *Snapshot) Add(o *Snapshot) {
 	s.Expected += o.Expected
 	s.Acked += o.Acked
 	s.InFlightDropped += o.InFlightDropped
+	s.InFlightLost += o.InFlightLost
 	s.InFlightAtEnd += o.InFlightAtEnd
 	s.Received += o.Received
 	s.Unmeasured += o.Unmeasured
@@ -179,6 +182,7 @@ type loopRec struct {
 type publisherEnd struct {
 	number    uint32
 	receivers int
+	dropped   bool // in flight when a session ended, not at the end
 	inFlight  []uint32
 }
 
@@ -307,8 +311,11 @@ func (r *Recorder) Held(loop, client int, hold reactor.Hold, d time.Duration) {
 }
 
 // InFlightDropped implements reactor.Observer.
-func (r *Recorder) InFlightDropped(loop, _ int, n int) {
-	r.loops[loop].snap.InFlightDropped += int64(n)
+func (r *Recorder) InFlightDropped(loop, _ int, end *reactor.PublisherEnd) {
+	lr := r.loops[loop]
+	lr.snap.InFlightDropped += int64(len(end.InFlight))
+	lr.ends = append(lr.ends, publisherEnd{number: end.Number, receivers: end.Receivers, dropped: true,
+		inFlight: append([]uint32(nil), end.InFlight...)})
 }
 
 // PublisherEnd implements reactor.Observer.
@@ -405,8 +412,9 @@ func (lr *loopRec) newStream(r *Recorder, client int, pub uint32, key uint64) *s
 
 // Finish completes the figures that need every stream at once, after the run (the loops
 // no longer deliver): the copies a share group received in more than one loop are
-// duplicates, and of the messages still in flight at the end (QoS 1/2, written, never
-// acknowledged), the copies that did not arrive are in_flight_at_end rather than lost. It
+// duplicates; of the messages still in flight at the end (QoS 1/2, written, never
+// acknowledged), the copies that did not arrive are in_flight_at_end rather than lost, and
+// of those dropped with a session, in_flight_lost. It
 // returns those corrections as a snapshot to add to the run's total.
 func (r *Recorder) Finish() *Snapshot {
 	out := NewSnapshot()
@@ -470,7 +478,11 @@ func (r *Recorder) Finish() *Snapshot {
 					got++
 				}
 			}
-			out.InFlightAtEnd += int64(max(e.receivers-got, 0))
+			if e.dropped {
+				out.InFlightLost += int64(max(e.receivers-got, 0))
+			} else {
+				out.InFlightAtEnd += int64(max(e.receivers-got, 0))
+			}
 		}
 	}
 	return out

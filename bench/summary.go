@@ -38,10 +38,10 @@ func (r *Result) WriteSummary(w io.Writer) error {
 	if messaging {
 		fmt.Fprintf(tw, "scheduled\t%d messages: %d published (written), %d unsent%s\n",
 			m.Scheduled, m.Published, m.UnsentTotal, byCause(m.Unsent))
-		fmt.Fprintf(tw, "delivery\t%d expected: %d received, %d lost, %d in flight at the end; %d duplicated, %d out of order\n",
-			m.Expected, m.Received, m.Lost, m.InFlightAtEnd, m.Duplicated, m.OutOfOrder)
+		fmt.Fprintf(tw, "delivery\t%d expected: %d received, %d lost, %d in flight at the end, %d in flight when a session ended; %d duplicated, %d out of order\n",
+			m.Expected, m.Received, m.Lost, m.InFlightAtEnd, m.InFlightLost, m.Duplicated, m.OutOfOrder)
 		if m.Acked > 0 || m.InFlightDropped > 0 {
-			fmt.Fprintf(tw, "acknowledged\t%d of %d published (QoS 1/2); %d in flight when their session ended\n",
+			fmt.Fprintf(tw, "acknowledged\t%d of %d published (QoS 1/2); %d unacknowledged when their session ended\n",
 				m.Acked, m.Published, m.InFlightDropped)
 		}
 		if m.UnexpectedTotal > 0 || m.Unmeasured > 0 {

@@ -53,7 +53,11 @@ func (o *acct) Held(_, _ int, h reactor.Hold, d time.Duration) {
 	o.held[h] += d
 	o.mu.Unlock()
 }
-func (o *acct) InFlightDropped(_, _ int, n int) { o.mu.Lock(); o.dropped += n; o.mu.Unlock() }
+func (o *acct) InFlightDropped(_, _ int, e *reactor.PublisherEnd) {
+	o.mu.Lock()
+	o.dropped += len(e.InFlight)
+	o.mu.Unlock()
+}
 func (o *acct) PublisherEnd(_, _ int, e *reactor.PublisherEnd) {
 	o.mu.Lock()
 	o.scheduled += e.Scheduled

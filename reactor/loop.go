@@ -99,6 +99,7 @@ type loop struct {
 	noStamps bool     // a CONNACK came without an arrival stamp: do not defer CONNACKs
 	out      []byte   // scratch encode buffer
 	marks    []queued // scratch: the messages of one publisher's write
+	seqs     []uint32 // scratch: sequence numbers in flight, for the observer
 	reply    []byte   // acknowledgements owed for what one read brought, written once after it
 	connack  codec.Connack
 	heap     pubHeap             // publishers by next due time

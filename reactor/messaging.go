@@ -533,15 +533,17 @@ func (l *loop) dropInflight(p *pubState) {
 		p.fl, p.flHead = p.fl[:0], 0
 		return
 	}
-	queuedN, sent := 0, 0
+	queuedN := 0
+	sent := l.seqs[:0]
 	for i := p.flHead; i < len(p.fl); i++ {
-		switch p.fl[i].state {
+		switch f := &p.fl[i]; f.state {
 		case flQueued:
 			queuedN++
-		case flSent, flReleased:
-			sent++
+		case flSent: // a released one (PUBREC'd) the broker acknowledged: it is its to deliver
+			sent = append(sent, f.seq)
 		}
 	}
+	l.seqs = sent[:0]
 	p.fl, p.flHead, p.flN = p.fl[:0], 0, 0
 	client := -1
 	if p.s != nil {
@@ -550,8 +552,8 @@ func (l *loop) dropInflight(p *pubState) {
 	if queuedN > 0 {
 		l.e.cfg.Observer.Unsent(l.idx, client, UnsentDisconnected, queuedN)
 	}
-	if sent > 0 {
-		l.e.cfg.Observer.InFlightDropped(l.idx, client, sent)
+	if len(sent) > 0 {
+		l.e.cfg.Observer.InFlightDropped(l.idx, client, &PublisherEnd{Number: p.spec.Number, Receivers: p.spec.Receivers, InFlight: sent})
 	}
 }
 
@@ -618,7 +620,7 @@ func (l *loop) finishPublishing(interrupted bool) {
 		stop = now
 	}
 	obs := e.cfg.Observer
-	var seqs []uint32
+	seqs := l.seqs[:0]
 	for client, p := range l.pubs {
 		c := int(client)
 		s := p.s
@@ -662,6 +664,7 @@ func (l *loop) finishPublishing(interrupted bool) {
 			Scheduled: p.dueBefore(stop, start), InFlight: seqs})
 	}
 	l.heap = l.heap[:0]
+	l.seqs = seqs[:0]
 }
 
 // acked ends the QoS 1 or 2 exchange of packet id pid on s: PUBACK, PUBCOMP, or a PUBREC

@@ -65,9 +65,10 @@ type Observer interface {
 	// Held reports that a publisher could not send for d (it had messages due): the
 	// broker's flow control, its not reading, or no connection.
 	Held(loop int, client int, hold Hold, d time.Duration)
-	// InFlightDropped reports n messages that were written but never acknowledged when
-	// their connection ended and the session did not survive (not re-sent).
-	InFlightDropped(loop int, client int, n int)
+	// InFlightDropped reports the messages (end.InFlight, valid only during the call) that
+	// were written but never acknowledged when their connection ended and the session did
+	// not survive (not re-sent); end.Scheduled is 0.
+	InFlightDropped(loop int, client int, end *PublisherEnd)
 	// PublisherEnd reports a publisher's account at the end of publishing.
 	PublisherEnd(loop int, client int, end *PublisherEnd)
 	// Acked reports the end of a QoS 1 or 2 exchange (PUBACK, PUBCOMP, or a refusing PUBREC).
@@ -171,7 +172,7 @@ func (NopObserver) Unsent(int, int, Unsent, int) {}
 func (NopObserver) Held(int, int, Hold, time.Duration) {}
 
 // InFlightDropped implements Observer.
-func (NopObserver) InFlightDropped(int, int, int) {}
+func (NopObserver) InFlightDropped(int, int, *PublisherEnd) {}
 
 // PublisherEnd implements Observer.
 func (NopObserver) PublisherEnd(int, int, *PublisherEnd) {}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -111,6 +112,21 @@ func (m *Mosquitto) Kill(t testing.TB) {
 	t.Helper()
 	_ = m.Cmd.Process.Kill()
 	_ = m.Cmd.Wait()
+}
+
+// Stop stops the broker gracefully (SIGTERM): with persistence it saves its sessions and
+// queued messages first.
+func (m *Mosquitto) Stop(t testing.TB) {
+	t.Helper()
+	_ = m.Cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = m.Cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		_ = m.Cmd.Process.Kill()
+		<-done
+	}
 }
 
 // Restart starts the broker again with the same configuration, on the same port.

@@ -1,0 +1,134 @@
+package testbroker
+
+import (
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mqblast/mqblast/codec"
+	"github.com/mqblast/mqblast/reactor"
+)
+
+// Liar is a scripted MQTT 3.1.1 server for the paths where a broker misbehaves: it
+// accepts every client and subscription, acknowledges every PUBLISH (QoS 1 and 2) and
+// delivers none of them; instead, after each SUBACK it sends Strays messages in mqblast's
+// format from a publisher number no plan has, on the subscribed topic, After the SUBACK.
+type Liar struct {
+	Addr   string
+	Acked  atomic.Int64 // PUBLISH packets acknowledged (and dropped)
+	Strays int          // stray messages per subscription
+	After  time.Duration
+}
+
+// StartLiar starts a Liar on a free loopback port; it stops with the test.
+func StartLiar(t testing.TB, strays int, after time.Duration) *Liar {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	l := &Liar{Addr: ln.Addr().String(), Strays: strays, After: after}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go l.serve(c)
+		}
+	}()
+	return l
+}
+
+func (l *Liar) serve(c net.Conn) {
+	defer c.Close() //nolint:errcheck
+	_ = c.SetDeadline(time.Now().Add(5 * time.Minute))
+	var buf, out []byte
+	var mu sync.Mutex // writes come from the loop below and from the strays' timer
+	tmp := make([]byte, 64<<10)
+	v := codec.V311
+	for {
+		n, err := c.Read(tmp)
+		if err != nil {
+			return
+		}
+		buf = append(buf, tmp[:n]...)
+		out = out[:0]
+		for {
+			h, body, used, err := codec.Split(buf, 1<<24)
+			if err != nil {
+				return
+			}
+			if used == 0 {
+				break
+			}
+			switch h.Type {
+			case codec.TypeConnect:
+				out = codec.AppendConnack(out, &codec.Connack{}, v)
+			case codec.TypeSubscribe:
+				var s codec.Subscribe
+				if codec.DecodeSubscribe(body, v, &s) != nil {
+					return
+				}
+				codes := make([]codec.ReasonCode, len(s.Filters))
+				for i, f := range s.Filters {
+					codes[i] = codec.ReasonCode(f.QoS)
+				}
+				out = codec.AppendSuback(out, &codec.Suback{ID: s.ID, Reasons: codes}, v)
+				topic := strings.NewReplacer("#", "stray", "+", "stray").Replace(string(s.Filters[0].Filter))
+				if strings.HasPrefix(topic, "$share/") {
+					_, topic, _ = strings.Cut(topic[len("$share/"):], "/")
+				}
+				time.AfterFunc(l.After, func() {
+					var b []byte
+					for k := range l.Strays {
+						pl := make([]byte, reactor.HeaderSize)
+						reactor.PutHeader(pl, time.Now().UnixNano(), 1<<20, uint32(k))
+						b = codec.AppendPublish(b, &codec.Publish{Topic: []byte(topic), Payload: pl}, v)
+					}
+					mu.Lock()
+					_, _ = c.Write(b)
+					mu.Unlock()
+				})
+			case codec.TypePublish:
+				var p codec.Publish
+				if codec.DecodePublish(h, body, v, &p) != nil {
+					return
+				}
+				l.Acked.Add(1)
+				switch p.QoS {
+				case 1:
+					out = codec.AppendPuback(out, &codec.Ack{ID: p.ID}, v)
+				case 2:
+					out = codec.AppendPubrec(out, &codec.Ack{ID: p.ID}, v)
+				}
+			case codec.TypePubrel:
+				var a codec.Ack
+				if codec.DecodePubrel(body, v, &a) != nil {
+					return
+				}
+				out = codec.AppendPubcomp(out, &codec.Ack{ID: a.ID}, v)
+			case codec.TypePingreq:
+				out = codec.AppendPingresp(out)
+			case codec.TypeDisconnect:
+				mu.Lock()
+				_, _ = c.Write(out)
+				mu.Unlock()
+				return
+			}
+			buf = buf[used:]
+		}
+		if len(out) > 0 {
+			mu.Lock()
+			_, err := c.Write(out)
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}
+}
