@@ -272,7 +272,7 @@ func (r *Result) fill(total *Snapshot) {
 		UnsentTotal: total.UnsentTotal(), Acked: total.Acked, Expected: total.Expected,
 		Received: total.Received, InFlightAtEnd: total.InFlightAtEnd, InFlightDropped: total.InFlightDropped,
 		InFlightLost: total.InFlightLost,
-		Duplicated: total.Duplicated, OutOfOrder: total.OutOfOrder,
+		Duplicated:   total.Duplicated, OutOfOrder: total.OutOfOrder,
 		Unexpected: total.Unexpected, UnexpectedTotal: total.UnexpectedTotal(),
 		Unmeasured: total.Unmeasured, Subscribed: total.Subscribed, SubscribeFailed: total.SubscribeFailed,
 		SubscribeRefused: total.SubscribeRefused}
