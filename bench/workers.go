@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"time"
 )
@@ -232,10 +233,22 @@ func Merge(rs []*Result) *Result {
 		total.LatencyRaw.Merge(r.Histograms.LatencyRaw)
 		total.ScheduleLag.Merge(r.Histograms.ScheduleLag)
 		m := &r.Messages
+		total.Scheduled += m.Scheduled
 		total.Published += m.Published
+		addMap(total.Unsent, m.Unsent)
 		total.Acked += m.Acked
 		total.Expected += m.Expected
 		total.Received += m.Received
+		total.InFlightAtEnd += m.InFlightAtEnd
+		total.InFlightDropped += m.InFlightDropped
+		total.InFlightLost += m.InFlightLost
+		addMap(total.Unexpected, m.Unexpected)
+		b := &r.BrokerStalled
+		total.HeldPublishers += b.Publishers
+		addMap(total.Holds, b.Holds)
+		for k, v := range b.HeldS {
+			total.HeldUS[k] += int64(math.Round(v * 1e6))
+		}
 		total.Duplicated += m.Duplicated
 		total.OutOfOrder += m.OutOfOrder
 		total.Unmeasured += m.Unmeasured

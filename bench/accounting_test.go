@@ -1,0 +1,204 @@
+package bench
+
+import (
+	"testing"
+	"time"
+
+	"github.com/mqblast/mqblast/reactor"
+	"github.com/mqblast/mqblast/scenario"
+)
+
+// TestSeqSet: a set of sequence numbers as ranges: in order, gaps, late arrivals filling
+// them, duplicates anywhere, and union.
+func TestSeqSet(t *testing.T) {
+	var s seqSet
+	add := func(seq uint32, dup, late bool) {
+		t.Helper()
+		d, l := s.add(seq)
+		if d != dup || l != late {
+			t.Errorf("add(%d) = dup %v late %v, want %v %v (ranges %v)", seq, d, l, dup, late, s.r)
+		}
+	}
+	for i := range uint32(5) {
+		add(i, false, false)
+	}
+	add(4, true, false) // the last again
+	add(8, false, false) // a gap: 5-7 missing
+	add(2, true, false)  // an old one again
+	add(6, false, true)  // fills part of the gap, late
+	add(6, true, false)
+	add(5, false, true)
+	add(7, false, true) // the gap is closed: one range again
+	if len(s.r) != 1 || s.r[0] != (seqRange{0, 9}) || s.n != 9 {
+		t.Fatalf("ranges %v n %d, want [0,9) 9", s.r, s.n)
+	}
+	add(20, false, false)
+	if !s.has(20) || s.has(19) || !s.has(0) || s.has(21) {
+		t.Errorf("has: ranges %v", s.r)
+	}
+	var o seqSet
+	for _, x := range []uint32{7, 8, 9, 10, 19, 20, 30} {
+		o.add(x)
+	}
+	s.union(&o)
+	want := []seqRange{{0, 11}, {19, 21}, {30, 31}}
+	if len(s.r) != len(want) || s.n != 14 {
+		t.Fatalf("union: %v n %d, want %v n 14", s.r, s.n, want)
+	}
+	for i := range want {
+		if s.r[i] != want[i] {
+			t.Fatalf("union: %v, want %v", s.r, want)
+		}
+	}
+}
+
+// p2pRecorder returns a recorder for the streams of a 2-pair P2P plan (clients 0, 1
+// subscribe, 2 and 3 publish as publishers 0 and 1), publishing begun now.
+func p2pRecorder(t *testing.T, loops int) (*Recorder, int64) {
+	t.Helper()
+	s, ok := scenario.Builtin("quick-p2p-100")
+	if !ok {
+		t.Fatal("no quick-p2p-100")
+	}
+	for k, v := range map[string]string{"publishers.client_count": "2", "subscribers.client_count": "2"} {
+		if err := s.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := scenario.NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := NewRecorder(loops)
+	rec.Stream = p.Stream
+	now := time.Now().UnixNano()
+	rec.SetStart(now - int64(time.Millisecond))
+	rec.SetWindow(now-int64(time.Millisecond), now+int64(time.Hour))
+	return rec, now
+}
+
+// TestRecorderStreams: only copies on expected streams count as received; the others
+// are unexpected by kind, foreign and implausible payloads unmeasured, an earlier run's
+// messages stale; none of them offsets a loss.
+func TestRecorderStreams(t *testing.T) {
+	rec, now := p2pRecorder(t, 1)
+	msg := func(pub, seq uint32) reactor.Message {
+		return reactor.Message{Due: now, Now: now + 1000, Publisher: pub, Seq: seq}
+	}
+	rec.Received(0, 0, msg(0, 0))   // subscriber 0 from publisher 0: expected
+	rec.Received(0, 0, msg(0, 1))   // expected
+	rec.Received(0, 0, msg(0, 1))   // duplicate
+	rec.Received(0, 0, msg(1, 0))   // subscriber 0 should not get publisher 1
+	rec.Received(0, 1, msg(1, 0))   // subscriber 1 from publisher 1: expected
+	rec.Received(0, 1, msg(7, 0))   // no publisher 7 in the plan
+	rec.Received(0, 2, msg(0, 0))   // client 2 is a publisher: never subscribed
+	rec.Received(0, 1, reactor.Message{Unmeasured: true})
+	stale := msg(1, 1)
+	stale.Due = now - int64(time.Minute) // an earlier run's
+	rec.Received(0, 1, stale)
+	future := msg(1, 2)
+	future.Due = now + int64(time.Hour) // not a due time of ours: foreign bytes
+	rec.Received(0, 1, future)
+	rec.Published(0, 2, 1, now, now, 0)
+	rec.Published(0, 2, 1, now, now, 0)
+	rec.Published(0, 3, 1, now, now, 0)
+	rec.Published(0, 3, 1, now, now, 0)
+	s := NewSnapshot()
+	rec.Take(0, s)
+	s.Add(rec.Finish())
+	if s.Received != 3 || s.Duplicated != 1 || s.Unmeasured != 2 {
+		t.Errorf("received %d duplicated %d unmeasured %d, want 3 1 2", s.Received, s.Duplicated, s.Unmeasured)
+	}
+	want := map[string]int64{"not_expected": 1, "unknown_publisher": 1, "not_subscribed": 1, "stale": 1}
+	for k, v := range want {
+		if s.Unexpected[k] != v {
+			t.Errorf("unexpected %v, want %v", s.Unexpected, want)
+			break
+		}
+	}
+	var r Result
+	r.fill(s)
+	if r.Messages.Lost != 1 || r.Messages.Expected != 4 {
+		t.Errorf("lost %d of %d expected, want 1 of 4 (the strays hide nothing)", r.Messages.Lost, r.Messages.Expected)
+	}
+}
+
+// TestRecorderInFlightAtEnd: of the messages in flight at the end, the copies that arrived
+// count as received, the others as in_flight_at_end; those dropped with a session as
+// in_flight_lost; neither is lost.
+func TestRecorderInFlightAtEnd(t *testing.T) {
+	rec, now := p2pRecorder(t, 2)
+	for seq := range uint32(10) {
+		rec.Published(1, 2, 1, now, now, 0)
+		if seq != 8 && seq != 9 && seq != 3 {
+			rec.Received(0, 0, reactor.Message{Due: now, Now: now, Publisher: 0, Seq: seq})
+		}
+	}
+	rec.InFlightDropped(1, 2, &reactor.PublisherEnd{Number: 0, Receivers: 1, InFlight: []uint32{2, 3}})
+	rec.PublisherEnd(1, 2, &reactor.PublisherEnd{Number: 0, Receivers: 1, Scheduled: 12, InFlight: []uint32{7, 8, 9}})
+	rec.Unsent(1, 2, reactor.UnsentFlowControl, 2)
+	s := NewSnapshot()
+	rec.Take(0, s)
+	rec.Take(1, s)
+	s.Add(rec.Finish())
+	var r Result
+	r.fill(s)
+	m := r.Messages
+	if m.Received != 7 || m.InFlightAtEnd != 2 || m.InFlightLost != 1 || m.Lost != 0 || m.InFlightDropped != 2 {
+		t.Errorf("received %d, in flight at the end %d, in flight lost %d (of %d dropped), lost %d; want 7 2 1 2 0",
+			m.Received, m.InFlightAtEnd, m.InFlightLost, m.InFlightDropped, m.Lost)
+	}
+	if m.Scheduled != 12 || m.Scheduled != m.Published+m.UnsentTotal {
+		t.Errorf("scheduled %d, published %d, unsent %v", m.Scheduled, m.Published, m.Unsent)
+	}
+}
+
+// TestRecorderShareGroupAcrossLoops: the members of one share group in two loops make one
+// stream: a copy both received is a duplicate of the group's.
+func TestRecorderShareGroupAcrossLoops(t *testing.T) {
+	rec := NewRecorder(2)
+	rec.Stream = func(int, uint32) (scenario.StreamKind, int) { return scenario.StreamExpected, 0 }
+	now := time.Now().UnixNano()
+	rec.SetStart(now)
+	for _, x := range []struct {
+		loop, client int
+		seq          uint32
+	}{{0, 0, 0}, {1, 1, 1}, {0, 0, 2}, {1, 1, 2}, {1, 1, 3}} {
+		rec.Received(x.loop, x.client, reactor.Message{Due: now, Now: now, Seq: x.seq})
+	}
+	s := NewSnapshot()
+	rec.Take(0, s)
+	rec.Take(1, s)
+	s.Add(rec.Finish())
+	if s.Received != 4 || s.Duplicated != 1 {
+		t.Errorf("received %d, duplicated %d; want 4 and 1 (seq 2 reached both members)", s.Received, s.Duplicated)
+	}
+}
+
+// TestMergeAccounts: merged shards add every accounting figure, so the identities hold for
+// the whole run.
+func TestMergeAccounts(t *testing.T) {
+	var shards []*Result
+	for i := range 3 {
+		s := NewSnapshot()
+		s.Scheduled, s.Published = int64(100+i), int64(90+i)
+		s.Unsent["disconnected"] = 10
+		s.Expected, s.Received, s.InFlightAtEnd, s.InFlightLost = 90, 80, 4, 1
+		s.Unexpected["stale"] = int64(i)
+		s.Holds["disconnected"], s.HeldUS["disconnected"], s.HeldPublishers = 1, 1500000, 1
+		r := &Result{}
+		r.fill(s)
+		shards = append(shards, r)
+	}
+	m := Merge(shards)
+	msg := m.Messages
+	if msg.Scheduled != 303 || msg.Published+msg.UnsentTotal != 303 || msg.Unsent["disconnected"] != 30 {
+		t.Errorf("scheduled %d, published %d, unsent %v", msg.Scheduled, msg.Published, msg.Unsent)
+	}
+	if msg.Lost != 15 || msg.InFlightAtEnd != 12 || msg.InFlightLost != 3 || msg.UnexpectedTotal != 3 {
+		t.Errorf("lost %d, in flight %d/%d, unexpected %v", msg.Lost, msg.InFlightAtEnd, msg.InFlightLost, msg.Unexpected)
+	}
+	if b := m.BrokerStalled; !b.Stalled || b.Publishers != 3 || b.HeldS["disconnected"] != 4.5 {
+		t.Errorf("broker_stalled %+v", b)
+	}
+}
