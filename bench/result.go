@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -281,7 +282,13 @@ func (r *Result) fill(total *Snapshot) {
 	r.LatencyUS = total.Latency.Summary()
 	r.LatencyRaw = total.LatencyRaw.Summary()
 	r.Client.ScheduleLagUS = total.ScheduleLag.Summary()
-	r.Errors = r.Errors[:0]
+	kept := r.Errors[:0] // the run's own (subscribe_timeout, ...); the others are derived anew
+	for _, e := range r.Errors {
+		if !derivedError(e.Kind) {
+			kept = append(kept, e)
+		}
+	}
+	r.Errors = kept
 	add := func(prefix string, m map[string]int64) {
 		for _, k := range sortedKeys(m) {
 			r.Errors = append(r.Errors, ErrorCount{Kind: prefix + k, Count: m[k], Example: total.Examples[prefix+k]})
@@ -290,4 +297,10 @@ func (r *Result) fill(total *Snapshot) {
 	add("refused:", total.Refused)
 	add("failed:", total.Failed)
 	add("dropped:", total.Dropped)
+}
+
+// derivedError reports whether an error kind is one fill derives from the counts
+// (refused, failed and dropped connections) rather than one the run added.
+func derivedError(kind string) bool {
+	return strings.HasPrefix(kind, "refused:") || strings.HasPrefix(kind, "failed:") || strings.HasPrefix(kind, "dropped:")
 }

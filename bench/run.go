@@ -183,6 +183,14 @@ connect:
 		if interrupted {
 			break
 		}
+		if n := eng.PacketLimited(); n > 0 {
+			ex := fmt.Sprintf("%d connections: the broker's Maximum Packet Size is below this plan's PUBLISH; "+
+				"their messages are not sent and count as unsent (too_large): lower payload_size", n)
+			res.Errors = append(res.Errors, ErrorCount{Kind: "packet_too_large_for_broker", Count: n, Example: ex})
+			if cr.Progress != nil {
+				fmt.Fprintln(cr.Progress, "warning:", ex)
+			}
+		}
 		delay := 100 * time.Millisecond
 		if cr.StartGate != nil {
 			at, err := cr.StartGate()

@@ -222,6 +222,14 @@ func Merge(rs []*Result) *Result {
 			if _, ok := total.Examples[e.Kind]; !ok {
 				total.Examples[e.Kind] = e.Example
 			}
+			if !derivedError(e.Kind) { // the shard's own: fill does not rebuild those
+				i := slices.IndexFunc(out.Errors, func(x ErrorCount) bool { return x.Kind == e.Kind })
+				if i < 0 {
+					out.Errors = append(out.Errors, e)
+				} else {
+					out.Errors[i].Count += e.Count
+				}
+			}
 		}
 		if r.Histograms.ConnectLatency != nil {
 			total.ConnectLatency.Merge(r.Histograms.ConnectLatency)

@@ -1,0 +1,165 @@
+package bench
+
+import (
+	"context"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/scenario"
+)
+
+// runJSON runs the scenario in data against broker while during runs beside it.
+func runJSON(t *testing.T, broker, data string, during func()) *Result {
+	t.Helper()
+	s, err := scenario.Parse("test.json", []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetBrokers([]string{broker}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := scenario.NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRunner(p, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if during != nil {
+			during()
+		}
+	}()
+	res, err := r.Run(ctx)
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestPublishFloodCountsWhatWasWritten: 10 QoS 0 publishers asked for 1,000,000 msg/s
+// (which Mosquitto, discarding them, keeps up with here) while Mosquitto is stopped
+// (SIGSTOP) for 1.5 s of the 3 s: far more than it takes. published is what the sockets
+// took, so it equals the broker's own received count; what the broker did not read is
+// unsent (back_pressure, not_read), the client's memory stays bounded, and the broker, not
+// the client, is named.
+func TestPublishFloodCountsWhatWasWritten(t *testing.T) {
+	if testing.Short() {
+		t.Skip("floods Mosquitto for 3 s")
+	}
+	m := testbroker.StartMosquitto(t, testbroker.Options{Extra: []string{"sys_interval 1"}})
+	t.Cleanup(func() { _ = m.Cmd.Process.Signal(syscall.SIGCONT) })
+	res := runJSON(t, m.Addr, `{"name": "flood", "type": "Publish",
+		"publishers": {"id_prefix": "flood-", "protocol_version": 4, "client_count": 10, "qos": 0, "topics": "flood/$clientindex"},
+		"parameters": {"connection_rate": 1000, "duration_sec": "3s", "warmup_sec": "500ms", "payload_size": 16,
+			"publish_rate": 100000}}`, func() {
+		time.Sleep(1500 * time.Millisecond) // the connect phase and ~1 s of publishing
+		_ = m.Cmd.Process.Signal(syscall.SIGSTOP)
+		time.Sleep(1500 * time.Millisecond)
+		_ = m.Cmd.Process.Signal(syscall.SIGCONT)
+	})
+	msg := res.Messages
+	checkAccounts(t, msg)
+	rx, _, _ := brokerCounters(t, m.Addr, func(rx, _, _ int64) bool { return rx >= msg.Published })
+	t.Logf("scheduled %d, published %d, unsent %v; broker received %d; max rss %.0f MiB; held %v; client cpu %.2fs",
+		msg.Scheduled, msg.Published, msg.Unsent, rx, float64(res.Client.MaxRSSBytes)/(1<<20), res.BrokerStalled.HeldS, res.Client.CPUS)
+	if d := rx - msg.Published; d < -msg.Published/1000 || d > msg.Published/1000 {
+		t.Errorf("published %d, the broker received %d: more than 0.1%% apart", msg.Published, rx)
+	}
+	if msg.Unsent["back_pressure"] == 0 || msg.Published >= msg.Scheduled {
+		t.Errorf("unsent %v: the broker took everything, the test did not overload it", msg.Unsent)
+	}
+	if res.Client.MaxRSSBytes > 200<<20 {
+		t.Errorf("max rss %d MiB: the publishers' queues are not bounded", res.Client.MaxRSSBytes>>20)
+	}
+	if res.Client.Saturated || !res.BrokerStalled.Stalled || res.BrokerStalled.HeldS["back_pressure"] == 0 {
+		t.Errorf("saturated %v %v; broker_stalled %+v", res.Client.Saturated, res.Client.SaturationEvidence, res.BrokerStalled)
+	}
+}
+
+// TestReceiveRateIsArrivals: QoS 0 point-to-point asked for 400,000 msg/s, past what
+// Mosquitto relays here: throughput.receive_per_s is the rate at which copies arrived in
+// the window (the intervals' own figure), not the rate they were due at.
+func TestReceiveRateIsArrivals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("overloads Mosquitto for 4 s")
+	}
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	res := runJSON(t, m.Addr, `{"name": "p2p-overload", "type": "Point-To-Point",
+		"publishers": {"id_prefix": "op-", "protocol_version": 4, "client_count": 10, "qos": 0, "topics": "ov/$clientindex"},
+		"subscribers": {"id_prefix": "os-", "protocol_version": 4, "client_count": 10, "qos": 0, "topics": "ov/$clientindex"},
+		"parameters": {"connection_rate": 1000, "duration_sec": "4s", "warmup_sec": "1s", "payload_size": 16,
+			"publish_rate": 40000, "drain_sec": "1s"}}`, nil)
+	msg := res.Messages
+	checkAccounts(t, msg)
+	// The intervals that lie inside the measure window, by their own arrival counts.
+	from := res.MeasureFrom.Sub(res.StartedAt).Seconds()
+	to := res.MeasureTo.Sub(res.StartedAt).Seconds()
+	var arrived int64
+	n := 0
+	for _, iv := range res.Intervals {
+		if iv.TS-1 >= from && iv.TS <= to {
+			arrived += iv.Received
+			n++
+		}
+	}
+	if n < 2 {
+		t.Fatalf("%d intervals inside the window [%.1f, %.1f]", n, from, to)
+	}
+	ivRate := float64(arrived) / float64(n)
+	got := res.Throughput.ReceivePerS
+	t.Logf("receive_per_s %.0f, intervals inside the window %.0f/s (%d), published %.0f/s, asked 400000", got, ivRate, n, res.Throughput.PublishPerS)
+	if got < ivRate*0.85 || got > ivRate*1.15 {
+		t.Errorf("receive_per_s %.0f, but the intervals in the window show %.0f arrivals per second", got, ivRate)
+	}
+	if got > 0.95*400000 {
+		t.Errorf("receive_per_s %.0f: Mosquitto is not that fast here; the figure counts due times", got)
+	}
+	if res.Client.Saturated {
+		t.Errorf("saturated: %v (broker_stalled %+v)", res.Client.SaturationEvidence, res.BrokerStalled)
+	}
+}
+
+// TestWindowsFullAtEnd: QoS 1 with a window of 16, Mosquitto stopped (SIGSTOP) for the last
+// second of the window and the drain: what was written and never acknowledged is
+// in_flight_at_end, not lost; what could not go out is unsent (flow_control); the broker is
+// named, the client is not saturated.
+func TestWindowsFullAtEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("stops Mosquitto during a run")
+	}
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	t.Cleanup(func() { _ = m.Cmd.Process.Signal(syscall.SIGCONT) })
+	var stopped time.Time
+	res := runJSON(t, m.Addr, `{"name": "p2p-stall", "type": "Point-To-Point",
+		"publishers": {"id_prefix": "sp-", "protocol_version": 4, "client_count": 10, "qos": 1, "topics": "st/$clientindex"},
+		"subscribers": {"id_prefix": "ss-", "protocol_version": 4, "client_count": 10, "qos": 1, "topics": "st/$clientindex"},
+		"parameters": {"connection_rate": 1000, "duration_sec": "3s", "warmup_sec": "500ms", "payload_size": 16,
+			"publish_rate": 500, "max_inflight_messages": 16, "drain_sec": "1s", "keep_alive_sec": 60}}`, func() {
+		time.Sleep(2500 * time.Millisecond) // the connect phase, then ~2 s of publishing
+		stopped = time.Now()
+		_ = m.Cmd.Process.Signal(syscall.SIGSTOP)
+	})
+	_ = m.Cmd.Process.Signal(syscall.SIGCONT)
+	msg := res.Messages
+	checkAccounts(t, msg)
+	t.Logf("stopped at %v; scheduled %d published %d unsent %v received %d lost %d in flight at end %d; held %v",
+		stopped.Sub(res.StartedAt).Round(time.Millisecond), msg.Scheduled, msg.Published, msg.Unsent, msg.Received, msg.Lost, msg.InFlightAtEnd, res.BrokerStalled.HeldS)
+	if msg.InFlightAtEnd == 0 || msg.InFlightAtEnd > 160 || msg.Lost != 0 {
+		t.Errorf("in flight at the end %d (want 1..160: 10 windows of 16), lost %d (want 0)", msg.InFlightAtEnd, msg.Lost)
+	}
+	if msg.Unsent["flow_control"] == 0 {
+		t.Errorf("unsent %v: want flow_control", msg.Unsent)
+	}
+	if res.Client.Saturated || !res.BrokerStalled.Stalled || res.BrokerStalled.HeldS["flow_control"] == 0 {
+		t.Errorf("saturated %v %v; broker_stalled %+v", res.Client.Saturated, res.Client.SaturationEvidence, res.BrokerStalled)
+	}
+}
