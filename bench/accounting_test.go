@@ -22,7 +22,7 @@ func TestSeqSet(t *testing.T) {
 	for i := range uint32(5) {
 		add(i, false, false)
 	}
-	add(4, true, false) // the last again
+	add(4, true, false)  // the last again
 	add(8, false, false) // a gap: 5-7 missing
 	add(2, true, false)  // an old one again
 	add(6, false, true)  // fills part of the gap, late
@@ -85,13 +85,13 @@ func TestRecorderStreams(t *testing.T) {
 	msg := func(pub, seq uint32) reactor.Message {
 		return reactor.Message{Due: now, Now: now + 1000, Publisher: pub, Seq: seq}
 	}
-	rec.Received(0, 0, msg(0, 0))   // subscriber 0 from publisher 0: expected
-	rec.Received(0, 0, msg(0, 1))   // expected
-	rec.Received(0, 0, msg(0, 1))   // duplicate
-	rec.Received(0, 0, msg(1, 0))   // subscriber 0 should not get publisher 1
-	rec.Received(0, 1, msg(1, 0))   // subscriber 1 from publisher 1: expected
-	rec.Received(0, 1, msg(7, 0))   // no publisher 7 in the plan
-	rec.Received(0, 2, msg(0, 0))   // client 2 is a publisher: never subscribed
+	rec.Received(0, 0, msg(0, 0)) // subscriber 0 from publisher 0: expected
+	rec.Received(0, 0, msg(0, 1)) // expected
+	rec.Received(0, 0, msg(0, 1)) // duplicate
+	rec.Received(0, 0, msg(1, 0)) // subscriber 0 should not get publisher 1
+	rec.Received(0, 1, msg(1, 0)) // subscriber 1 from publisher 1: expected
+	rec.Received(0, 1, msg(7, 0)) // no publisher 7 in the plan
+	rec.Received(0, 2, msg(0, 0)) // client 2 is a publisher: never subscribed
 	rec.Received(0, 1, reactor.Message{Unmeasured: true})
 	stale := msg(1, 1)
 	stale.Due = now - int64(time.Minute) // an earlier run's

@@ -94,7 +94,7 @@ func (l *loop) qos2First(s *session, id uint16) bool {
 }
 
 // qos2Release forgets id, released by a PUBREL, and reports whether it was remembered.
-// A later PUBLISH with id is a new message. [MQTT-4.3.3-12] 3.1.1: [MQTT-4.3.3-2]
+// A later PUBLISH with id is a new message ([MQTT-4.3.3-12]; 3.1.1: [MQTT-4.3.3-2]).
 func (l *loop) qos2Release(s *session, id uint16) bool {
 	r := l.rx[s.client]
 	if r == nil {
