@@ -1,7 +1,7 @@
 // Package bench owns the run and its measurement: the phases (connect, subscribe, warm-up,
 // measure window, drain, disconnect), the mapping of a scenario plan onto the engine, one
 // recorder per event loop (HdrHistograms of connect latency, message latency from the due
-// time and from the write time, schedule lag; counters; the sequence tracker of every
+// time and from the write time, schedule lag; counters; the received set of every
 // (subscriber, publisher) stream), interval snapshots that add exactly across loops,
 // processes and hosts, the worker-process protocol behind --procs, the merge of shards, and
 // the result document (schema mqblast.result/v1) with its text summary, and the thresholds
@@ -12,9 +12,24 @@
 // Latency runs from the time a message was due on its publisher's open-loop schedule, so
 // a late send caused by a slow broker is counted (coordinated omission corrected); raw
 // latency from the actual write is kept beside it for payloads of 24 bytes and more.
-// Percentiles always come from merged histograms, never from averaged percentiles. When the
-// client itself falls behind (schedule lag, CPU, write backlog) the result says so
-// (client.saturated, with the evidence).
+// Percentiles always come from merged histograms, never from averaged percentiles.
+//
+// Every scheduled message is accounted for: scheduled = published (written to the socket)
+// + unsent (by cause, from the reactor). Every expected copy too: each stream a receiving
+// client sees is classified once by the plan (scenario.Plan.Stream); copies on expected
+// streams go into the stream's received set (sorted ranges: duplicates and late arrivals are
+// exact), the others are unexpected by kind, payloads without mqblast's header or with an
+// implausible due time unmeasured, and neither offsets a loss. After the run, Recorder.Finish
+// joins the publishers' messages still in flight (or dropped with a session) with the
+// received sets, so that expected = received + lost + in_flight_at_end + in_flight_lost.
+// Within one process this is exact; across worker processes or shards the join sees only
+// each process's own receivers (exact for Point-To-Point, whose pairs share a shard), and a
+// share group's members in different processes are not checked against each other.
+//
+// The client is saturated (client.saturated) only on its own evidence: its CPU near its
+// cores' limit, or lateness of its own (schedule lag excludes the time the broker held a
+// publisher). Holds by the broker — full in-flight windows, a socket it does not read, no
+// connection — are broker_stalled, with publisher-seconds by kind.
 //
 // # What it must not do
 //
