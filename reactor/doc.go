@@ -61,6 +61,25 @@
 // not take waits in the connection's connIO for EPOLLOUT. Nothing there locks or
 // allocates. An idle connected session is an 80-byte struct and its slot.
 //
+// # Every scheduled message accounted for
+//
+// A publisher's state (pubState) exists from its first dial to the end, whatever happens
+// to its connections. Message k of its schedule is due at start + Phase + k/Rate; it takes a
+// sequence number only when it is encoded, so a stream carries exactly the numbers its
+// publisher sent. A message is published when the kernel has taken its last byte (the
+// positions of the messages in a connection's queue are kept until flush writes them); the
+// queue is bounded (1 MiB), and what falls due while it is full is not encoded but reported
+// unsent (back_pressure). A message due while its publisher has no connection, or after its
+// window stayed full until the end, is unsent too (disconnected, flow_control), one over the
+// broker's Maximum Packet Size is never sent (too_large), and FinishPublishing accounts for
+// the rest (not_read, interrupted, behind) and reports each publisher's messages in flight.
+// Time a publisher spends held by the broker (a full window, a socket that does not drain,
+// no connection) is reported as a hold and left out of its schedule lag, so that the
+// client's lateness and the broker's are told apart. QoS 1/2 messages in flight are kept per
+// packet id; with clean session 0 they survive a drop and are re-sent with DUP and their
+// packet ids (PUBREL for those PUBREC'd) when the CONNACK says session present
+// [MQTT-4.4.0-1], and are dropped and reported otherwise.
+//
 // # What a strict broker checks
 //
 // A QoS 2 packet id the client has answered with PUBREC is remembered until its PUBREL:
