@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/internal/testbroker"
+)
+
+// TestThresholdOnALosingRun: against a server that acknowledges every PUBLISH and
+// delivers none (sending strays of an unknown publisher instead), --threshold
+// messages.lost==0 fails: exit 5, with the loss in the result and the strays apart.
+func TestThresholdOnALosingRun(t *testing.T) {
+	l := testbroker.StartLiar(t, 5, time.Second)
+	r := runBin(t, "run", "quick-p2p-100", "--broker", l.Addr, "--no-check", "--format", "json",
+		"--duration", "2s", "--set", "parameters.warmup_sec=500ms", "--set", "parameters.drain_sec=300ms",
+		"--threshold", "messages.lost==0")
+	if r.code != exitThreshold {
+		t.Fatalf("exit %d, want %d\n%s", r.code, exitThreshold, r.stderr)
+	}
+	res := decodeResult(t, r)
+	m := res.Messages
+	if m.Lost == 0 || m.Lost != m.Expected || m.Received != 0 || m.Unexpected["unknown_publisher"] != 500 {
+		t.Errorf("lost %d of %d, received %d, unexpected %v", m.Lost, m.Expected, m.Received, m.Unexpected)
+	}
+	if len(res.Thresholds) != 1 || res.Thresholds[0].OK || res.Thresholds[0].Value != float64(m.Lost) {
+		t.Errorf("thresholds %+v", res.Thresholds)
+	}
+}
+
+// TestInterruptedRunRates: Ctrl-C 3 s into a 20 s P2P run at 1,000 msg/s: the measure
+// window ends at the interrupt, so the rates are those of the time that ran (not 20 s's),
+// scheduled messages are all accounted for, and the partial result is written.
+func TestInterruptedRunRates(t *testing.T) {
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	out := filepath.Join(t.TempDir(), "r.json")
+	c := exec.Command(mqblastBin(t), "run", "quick-p2p-100", "--broker", m.Addr, "--no-check",
+		"--duration", "20s", "--set", "parameters.warmup_sec=500ms", "--out", out)
+	var errOut bytes.Buffer
+	c.Stderr = &errOut
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	_ = c.Process.Signal(syscall.SIGINT)
+	err := c.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+		t.Fatalf("exit %v, want %d\n%s", err, exitInterrupted, errOut.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res bench.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted || res.MeasureTo.After(res.EndedAt) || res.Throughput.WindowS > 4 {
+		t.Errorf("interrupted %v, measure_to %v after ended_at %v, window %.1fs", res.Interrupted, res.MeasureTo, res.EndedAt, res.Throughput.WindowS)
+	}
+	if p := res.Throughput.PublishPerS; p < 850 || p > 1150 {
+		t.Errorf("publish_per_s %.0f, want about 1000 (the rate of the time that ran)", p)
+	}
+	msg := res.Messages
+	if msg.Scheduled != msg.Published+msg.UnsentTotal || msg.Scheduled > 4000 {
+		t.Errorf("scheduled %d, published %d, unsent %v", msg.Scheduled, msg.Published, msg.Unsent)
+	}
+}
