@@ -161,46 +161,59 @@ func TestEngineMaximumPacketSize(t *testing.T) {
 
 // TestEngineDisconnectedUnsent: the broker closes the publisher's connection after 10
 // messages and refuses it from then on: what falls due afterwards is unsent as
-// disconnected, and the 10 written are all that was published.
+// disconnected, and the 10 written are all that was published. With QoS 1 and a persistent
+// session, the 10 never acknowledged are reported in flight when the connection ended (the
+// re-send never came), and the accounts still add up.
 func TestEngineDisconnectedUnsent(t *testing.T) {
-	var mu sync.Mutex
-	got := 0
-	addr := scriptServer(t, func(k int, c net.Conn, _ []byte, h codec.Header, _ []byte) bool {
-		switch h.Type {
-		case codec.TypeConnect:
-			if k > 0 {
-				_, _ = c.Write(codec.AppendConnack(nil, &codec.Connack{Reason: codec.Reason311ServerUnavailable}, codec.V311))
-				return false
-			}
-			_, _ = c.Write(codec.AppendConnack(nil, &codec.Connack{}, codec.V311))
-		case codec.TypePublish:
+	for _, tc := range []struct {
+		name  string
+		qos   byte
+		clean bool
+	}{{"qos0-clean", 0, true}, {"qos1-persistent", 1, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			got := 0
+			addr := scriptServer(t, func(k int, c net.Conn, _ []byte, h codec.Header, _ []byte) bool {
+				switch h.Type {
+				case codec.TypeConnect:
+					if k > 0 {
+						_, _ = c.Write(codec.AppendConnack(nil, &codec.Connack{Reason: codec.Reason311ServerUnavailable}, codec.V311))
+						return false
+					}
+					_, _ = c.Write(codec.AppendConnack(nil, &codec.Connack{}, codec.V311))
+				case codec.TypePublish:
+					mu.Lock()
+					defer mu.Unlock()
+					got++
+					return got < 10
+				}
+				return true
+			})
+			obs := newAcct()
+			e := startEngine(t, reactor.Config{Brokers: []string{addr}, Clients: 1, Observer: obs, Reconnect: true,
+				ReconnectMin: 50 * time.Millisecond, ReconnectMax: 100 * time.Millisecond,
+				Client: func(int) reactor.ClientSpec {
+					return reactor.ClientSpec{ID: "p", Version: 4, CleanStart: tc.clean, Publish: &reactor.PublishSpec{
+						Topic: []byte("t"), QoS: tc.qos, Rate: 100, PayloadSize: 16, Receivers: 1}}
+				}})
+			publishFor(t, e, time.Second)
+			obs.mu.Lock()
+			defer obs.mu.Unlock()
 			mu.Lock()
 			defer mu.Unlock()
-			got++
-			return got < 10
-		}
-		return true
-	})
-	obs := newAcct()
-	e := startEngine(t, reactor.Config{Brokers: []string{addr}, Clients: 1, Observer: obs, Reconnect: true,
-		ReconnectMin: 50 * time.Millisecond, ReconnectMax: 100 * time.Millisecond,
-		Client: func(int) reactor.ClientSpec {
-			return reactor.ClientSpec{ID: "p", Version: 4, CleanStart: true, Publish: &reactor.PublishSpec{
-				Topic: []byte("t"), Rate: 100, PayloadSize: 16, Receivers: 1}}
-		}})
-	publishFor(t, e, time.Second)
-	obs.mu.Lock()
-	defer obs.mu.Unlock()
-	mu.Lock()
-	defer mu.Unlock()
-	if int64(obs.published+obs.unsentTotal()) != obs.scheduled || obs.scheduled < 90 {
-		t.Errorf("scheduled %d != published %d + unsent %v", obs.scheduled, obs.published, obs.unsent)
-	}
-	if obs.published < 10 || obs.published > 12 || got != 10 {
-		t.Errorf("published %d (the server read %d before closing)", obs.published, got)
-	}
-	if obs.unsent[reactor.UnsentDisconnected] < 80 || obs.held[reactor.HoldDisconnected] < 700*time.Millisecond {
-		t.Errorf("unsent %v, held %v: want the rest as disconnected", obs.unsent, obs.held)
+			if int64(obs.published+obs.unsentTotal()) != obs.scheduled || obs.scheduled < 90 {
+				t.Errorf("scheduled %d != published %d + unsent %v", obs.scheduled, obs.published, obs.unsent)
+			}
+			if obs.published < 10 || obs.published > 12 || got != 10 {
+				t.Errorf("published %d (the server read %d before closing)", obs.published, got)
+			}
+			if obs.unsent[reactor.UnsentDisconnected] < 80 || obs.held[reactor.HoldDisconnected] < 700*time.Millisecond {
+				t.Errorf("unsent %v, held %v: want the rest as disconnected", obs.unsent, obs.held)
+			}
+			if tc.qos == 1 && (obs.dropped != obs.published || obs.acked != 0) {
+				t.Errorf("in flight when the connection ended %d, acked %d; want all %d published", obs.dropped, obs.acked, obs.published)
+			}
+		})
 	}
 }
 

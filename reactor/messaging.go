@@ -648,13 +648,24 @@ func (l *loop) finishPublishing(interrupted bool) {
 		}
 		p.queue, p.qHead = p.queue[:0], 0
 		seqs = seqs[:0]
+		unwritten := 0 // a persistent session's, kept for a re-send that never came
 		for i := p.flHead; i < len(p.fl); i++ {
-			if f := &p.fl[i]; f.state == flSent && connected {
+			switch f := &p.fl[i]; {
+			case f.state == flSent:
 				seqs = append(seqs, f.seq)
+			case f.state == flQueued && !connected:
+				unwritten++
 			}
 		}
 		if notRead > 0 {
 			obs.Unsent(l.idx, c, UnsentNotRead, notRead)
+		}
+		if unwritten > 0 {
+			obs.Unsent(l.idx, c, UnsentDisconnected, unwritten)
+		}
+		if !connected && len(seqs) > 0 { // written, unacknowledged, and the connection gone
+			obs.InFlightDropped(l.idx, c, &PublisherEnd{Number: p.spec.Number, Receivers: p.spec.Receivers, InFlight: seqs})
+			seqs = seqs[:0]
 		}
 		if p.holdFrom != 0 {
 			l.unholdPub(p, now)
