@@ -1,49 +1,17 @@
+//go:build !race
+
 package bench
 
 import (
-	"context"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mqblast/mqblast/internal/testbroker"
-	"github.com/mqblast/mqblast/scenario"
 )
 
-// runJSON runs the scenario in data against broker while during runs beside it.
-func runJSON(t *testing.T, broker, data string, during func()) *Result {
-	t.Helper()
-	s, err := scenario.Parse("test.json", []byte(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.SetBrokers([]string{broker}); err != nil {
-		t.Fatal(err)
-	}
-	p, err := scenario.NewPlan(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewRunner(p, nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if during != nil {
-			during()
-		}
-	}()
-	res, err := r.Run(ctx)
-	<-done
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
+// The overload tests drive Mosquitto past its limit: under the race detector the client
+// itself would be the limit, and its figures would prove nothing about the broker.
 
 // TestPublishFloodCountsWhatWasWritten: 10 QoS 0 publishers asked for 1,000,000 msg/s
 // (which Mosquitto, discarding them, keeps up with here) while Mosquitto is stopped
@@ -125,41 +93,5 @@ func TestReceiveRateIsArrivals(t *testing.T) {
 	}
 	if res.Client.Saturated {
 		t.Errorf("saturated: %v (broker_stalled %+v)", res.Client.SaturationEvidence, res.BrokerStalled)
-	}
-}
-
-// TestWindowsFullAtEnd: QoS 1 with a window of 16, Mosquitto stopped (SIGSTOP) for the last
-// second of the window and the drain: what was written and never acknowledged is
-// in_flight_at_end, not lost; what could not go out is unsent (flow_control); the broker is
-// named, the client is not saturated.
-func TestWindowsFullAtEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("stops Mosquitto during a run")
-	}
-	m := testbroker.StartMosquitto(t, testbroker.Options{})
-	t.Cleanup(func() { _ = m.Cmd.Process.Signal(syscall.SIGCONT) })
-	var stopped time.Time
-	res := runJSON(t, m.Addr, `{"name": "p2p-stall", "type": "Point-To-Point",
-		"publishers": {"id_prefix": "sp-", "protocol_version": 4, "client_count": 10, "qos": 1, "topics": "st/$clientindex"},
-		"subscribers": {"id_prefix": "ss-", "protocol_version": 4, "client_count": 10, "qos": 1, "topics": "st/$clientindex"},
-		"parameters": {"connection_rate": 1000, "duration_sec": "3s", "warmup_sec": "500ms", "payload_size": 16,
-			"publish_rate": 500, "max_inflight_messages": 16, "drain_sec": "1s", "keep_alive_sec": 60}}`, func() {
-		time.Sleep(2500 * time.Millisecond) // the connect phase, then ~2 s of publishing
-		stopped = time.Now()
-		_ = m.Cmd.Process.Signal(syscall.SIGSTOP)
-	})
-	_ = m.Cmd.Process.Signal(syscall.SIGCONT)
-	msg := res.Messages
-	checkAccounts(t, msg)
-	t.Logf("stopped at %v; scheduled %d published %d unsent %v received %d lost %d in flight at end %d; held %v",
-		stopped.Sub(res.StartedAt).Round(time.Millisecond), msg.Scheduled, msg.Published, msg.Unsent, msg.Received, msg.Lost, msg.InFlightAtEnd, res.BrokerStalled.HeldS)
-	if msg.InFlightAtEnd == 0 || msg.InFlightAtEnd > 160 || msg.Lost != 0 {
-		t.Errorf("in flight at the end %d (want 1..160: 10 windows of 16), lost %d (want 0)", msg.InFlightAtEnd, msg.Lost)
-	}
-	if msg.Unsent["flow_control"] == 0 {
-		t.Errorf("unsent %v: want flow_control", msg.Unsent)
-	}
-	if res.Client.Saturated || !res.BrokerStalled.Stalled || res.BrokerStalled.HeldS["flow_control"] == 0 {
-		t.Errorf("saturated %v %v; broker_stalled %+v", res.Client.Saturated, res.Client.SaturationEvidence, res.BrokerStalled)
 	}
 }
