@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"strings"
@@ -9,48 +8,7 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/internal/testbroker"
-	"github.com/mqblast/mqblast/scenario"
 )
-
-// runWith runs a built-in scenario with overrides against broker while during(ctx) runs
-// beside it (a fault to inject), and returns the result.
-func runWith(t *testing.T, broker, name string, sets map[string]string, during func()) *Result {
-	t.Helper()
-	s, ok := scenario.Builtin(name)
-	if !ok {
-		t.Fatalf("no built-in %q", name)
-	}
-	for k, v := range sets {
-		if err := s.Set(k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.SetBrokers([]string{broker}); err != nil {
-		t.Fatal(err)
-	}
-	p, err := scenario.NewPlan(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewRunner(p, nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	done := make(chan struct{})
-	if during != nil {
-		go func() { defer close(done); during() }()
-	} else {
-		close(done)
-	}
-	res, err := r.Run(ctx)
-	<-done
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
 
 // checkAccounts asserts the identities every result holds: every scheduled message is
 // published or unsent, every expected copy received, lost or in flight at the end.

@@ -12,8 +12,8 @@ import (
 	"github.com/mqblast/mqblast/scenario"
 )
 
-// runScenario runs a built-in scenario with overrides against broker and returns its result.
-func runScenario(t *testing.T, broker, name string, sets map[string]string) *Result {
+// builtin returns a built-in scenario with overrides.
+func builtin(t *testing.T, name string, sets map[string]string) *scenario.Scenario {
 	t.Helper()
 	s, ok := scenario.Builtin(name)
 	if !ok {
@@ -24,6 +24,13 @@ func runScenario(t *testing.T, broker, name string, sets map[string]string) *Res
 			t.Fatal(err)
 		}
 	}
+	return s
+}
+
+// runPlanned runs s against broker while during (a fault to inject, or nil) runs beside
+// it, and returns the result.
+func runPlanned(t *testing.T, broker string, s *scenario.Scenario, during func()) *Result {
+	t.Helper()
 	if err := s.SetBrokers([]string{broker}); err != nil {
 		t.Fatal(err)
 	}
@@ -35,13 +42,43 @@ func runScenario(t *testing.T, broker, name string, sets map[string]string) *Res
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if during != nil {
+			during()
+		}
+	}()
 	res, err := r.Run(ctx)
+	<-done
 	if err != nil {
 		t.Fatal(err)
 	}
 	return res
+}
+
+// runScenario runs a built-in scenario with overrides against broker.
+func runScenario(t *testing.T, broker, name string, sets map[string]string) *Result {
+	t.Helper()
+	return runPlanned(t, broker, builtin(t, name, sets), nil)
+}
+
+// runWith runs a built-in scenario with overrides against broker while during runs.
+func runWith(t *testing.T, broker, name string, sets map[string]string, during func()) *Result {
+	t.Helper()
+	return runPlanned(t, broker, builtin(t, name, sets), during)
+}
+
+// runJSON runs the scenario in data against broker while during runs beside it.
+func runJSON(t *testing.T, broker, data string, during func()) *Result {
+	t.Helper()
+	s, err := scenario.Parse("test.json", []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runPlanned(t, broker, s, during)
 }
 
 // TestMessagingExactCounts runs every messaging type at QoS 0, 1 and 2 at modest rates

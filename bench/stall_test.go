@@ -1,49 +1,12 @@
 package bench
 
 import (
-	"context"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mqblast/mqblast/internal/testbroker"
-	"github.com/mqblast/mqblast/scenario"
 )
-
-// runJSON runs the scenario in data against broker while during runs beside it.
-func runJSON(t *testing.T, broker, data string, during func()) *Result {
-	t.Helper()
-	s, err := scenario.Parse("test.json", []byte(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.SetBrokers([]string{broker}); err != nil {
-		t.Fatal(err)
-	}
-	p, err := scenario.NewPlan(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewRunner(p, nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if during != nil {
-			during()
-		}
-	}()
-	res, err := r.Run(ctx)
-	<-done
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
 
 // TestWindowsFullAtEnd: QoS 1 with a window of 16, Mosquitto stopped (SIGSTOP) for the last
 // second of the window and the drain: what was written and never acknowledged is

@@ -22,7 +22,7 @@ func brokerCounters(t *testing.T, addr string, want func(received, sent, read in
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close() //nolint:errcheck
+	defer c.Close()                              //nolint:errcheck
 	deadline := time.Now().Add(10 * time.Second) // a broker working off a backlog counts late
 	out := codec.AppendConnect(nil, &codec.Connect{ClientID: []byte("sys-reader"), CleanStart: true, KeepAlive: 30}, codec.V311)
 	out = codec.AppendSubscribe(out, &codec.Subscribe{ID: 1, Filters: []codec.Subscription{

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/mqblast/mqblast/internal/textdist"
 )
 
 // Threshold is one pass/fail criterion of a run (k6 style) as evaluated against its result:
@@ -300,7 +302,7 @@ func nearest(s string, names []string, n int) []string {
 	}
 	cs := make([]cand, len(names))
 	for i, name := range names {
-		d := editDistance(s, name)
+		d := textdist.Distance(s, name)
 		if strings.HasPrefix(name, s) || strings.HasPrefix(s, name) {
 			d = min(d, 1)
 		}
@@ -312,27 +314,6 @@ func nearest(s string, names []string, n int) []string {
 		out = append(out, c.name)
 	}
 	return out
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // EvaluateThresholds evaluates every expression against r and sets r.Thresholds, one

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mqblast/mqblast/internal/textdist"
 )
 
 // Error is one problem with a scenario, on one line: the file, the JSON path of the field and
@@ -109,7 +111,7 @@ func suggest(name string, candidates []string) string {
 	best, bestD := "", 99
 	for _, c := range candidates {
 		lc := strings.ToLower(c)
-		d := editDistance(lname, lc)
+		d := textdist.Distance(lname, lc)
 		if d > 2 || (d == 2 && len(name) < 6) {
 			d = 99
 		}
@@ -124,27 +126,4 @@ func suggest(name string, candidates []string) string {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 99
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
