@@ -13,7 +13,7 @@ func TestDistance(t *testing.T) {
 	check("lost", "lost", 0)
 	check("lots", "lost", 2)
 	check("los", "lost", 1)
-	check("recieved", "received", 2)
+	check("publsihed", "published", 2)
 	check("kitten", "sitting", 3)
 	check(string(make([]byte, 65)), "a", 99)
 }
