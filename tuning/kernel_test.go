@@ -1,0 +1,233 @@
+package tuning
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestReadKernelFakeTree reads a fake /proc in the kernel's formats (netstat and snmp
+// header/value pairs, sockstat, per-CPU hex tables) and gets every counter.
+func TestReadKernelFakeTree(t *testing.T) {
+	got, err := ReadKernel("testdata/kernel/proc/self", "testdata/kernel/sys")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := KernelCounters{
+		"ListenOverflows": 1204, "ListenDrops": 1210, "TCPReqQFullDrop": 0, "TCPBacklogDrop": 2,
+		"TCPRcvQDrop": 0, "TCPTimeouts": 41, "TCPSynRetrans": 37, "TCPMemoryPressures": 3,
+		"TCPAbortOnMemory": 0, "RetransSegs": 250, "OutSegs": 10000,
+		"tcp_mem_pages": 3, "tcp_mem_pressure_pages": 383858, "tcp_mem_high_pages": 575784,
+		"conntrack_drop": 0x1a, "conntrack_early_drop": 3, "conntrack_insert_failed": 3,
+		"softnet_dropped": 0x11, "softnet_time_squeeze": 6,
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("ReadKernel (-want +got):\n%s", d)
+	}
+}
+
+// TestReadKernelOptionalFiles: without nf_conntrack, softnet_stat and tcp_mem the read
+// succeeds without those counters; without netstat it fails and names the file.
+func TestReadKernelOptionalFiles(t *testing.T) {
+	got, err := ReadKernel("testdata/kernel-minimal/proc/self", "testdata/kernel-minimal/no-such-sys")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"conntrack_drop", "softnet_dropped", "tcp_mem_pressure_pages"} {
+		if v, ok := got[name]; ok {
+			t.Errorf("%s = %d read from a tree that has no such file", name, v)
+		}
+	}
+	if got["ListenOverflows"] != 1204 || got["tcp_mem_pages"] != 3 {
+		t.Errorf("ListenOverflows %d, tcp_mem_pages %d; want 1204, 3", got["ListenOverflows"], got["tcp_mem_pages"])
+	}
+	if _, err := ReadKernel("testdata/no-such-proc", "testdata/kernel/sys"); err == nil || !strings.Contains(err.Error(), "no-such-proc/net/netstat") {
+		t.Errorf("missing netstat: err %v, want one naming the file", err)
+	}
+}
+
+// TestReadKernelMalformed refuses tables it cannot read, naming the file.
+func TestReadKernelMalformed(t *testing.T) {
+	base := map[string]string{
+		"net/netstat":  "TcpExt: ListenOverflows ListenDrops\nTcpExt: 1 2\n",
+		"net/snmp":     "Tcp: RetransSegs OutSegs\nTcp: 1 2\n",
+		"net/sockstat": "TCP: inuse 5 orphan 0 tw 0 alloc 6 mem 3\n",
+	}
+	for name, bad := range map[string]map[string]string{
+		"netstat short":    {"net/netstat": "TcpExt: ListenOverflows ListenDrops\nTcpExt: 1\n"},
+		"netstat not int":  {"net/netstat": "TcpExt: ListenOverflows\nTcpExt: x\n"},
+		"sockstat no TCP":  {"net/sockstat": "UDP: inuse 0 mem 7\n"},
+		"softnet not hex":  {"net/softnet_stat": "0000 zz 00\n"},
+		"conntrack header": {"net/stat/nf_conntrack": "entries found\n00000001 00000000\n"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			files := map[string]string{}
+			for k, v := range base {
+				files[k] = v
+			}
+			var file string
+			for k, v := range bad {
+				files[k], file = v, k
+			}
+			root := writeTree(t, files)
+			if _, err := ReadKernel(root, root); err == nil || !strings.Contains(err.Error(), file) {
+				t.Errorf("err %v, want one naming %s", err, file)
+			}
+		})
+	}
+	if _, err := ReadKernel(writeTree(t, base), "."); err != nil {
+		t.Errorf("the well-formed base tree: %v", err)
+	}
+}
+
+// TestKernelDelta subtracts counters, reads a counter that went down as its current value
+// (a reset) and keeps gauges as they are.
+func TestKernelDelta(t *testing.T) {
+	prev := KernelCounters{"ListenOverflows": 100, "RetransSegs": 500, "tcp_mem_pages": 90, "tcp_mem_pressure_pages": 1000}
+	now := KernelCounters{"ListenOverflows": 130, "RetransSegs": 7, "tcp_mem_pages": 40, "tcp_mem_pressure_pages": 1000, "OutSegs": 9}
+	want := KernelCounters{"ListenOverflows": 30, "RetransSegs": 7, "tcp_mem_pages": 40, "tcp_mem_pressure_pages": 1000, "OutSegs": 9}
+	if d := cmp.Diff(want, now.Delta(prev)); d != "" {
+		t.Errorf("Delta (-want +got):\n%s", d)
+	}
+	for name, gauge := range map[string]bool{"tcp_mem_pages": true, "tcp_mem_high_pages": true, "ListenOverflows": false, "softnet_dropped": false} {
+		if IsGauge(name) != gauge {
+			t.Errorf("IsGauge(%q) = %v", name, !gauge)
+		}
+	}
+}
+
+// TestKernelFindings interprets deltas: what matters, in order, with the words a reader acts on.
+func TestKernelFindings(t *testing.T) {
+	delta := KernelCounters{
+		"OutSegs": 10000, "RetransSegs": 250, "TCPSynRetrans": 12, "ListenOverflows": 1204,
+		"softnet_time_squeeze": 1, "conntrack_drop": 5, "TCPTimeouts": 0, "ListenDrops": 1204,
+		"tcp_mem_pages": 400, "tcp_mem_pressure_pages": 383858, "tcp_mem_high_pages": 575784,
+	}
+	got := KernelFindings(delta, "broker host")
+	var names []string
+	for _, f := range got {
+		names = append(names, f.Counter)
+	}
+	if d := cmp.Diff([]string{"ListenOverflows", "ListenDrops", "conntrack_drop", "TCPSynRetrans", "RetransSegs", "softnet_time_squeeze"}, names); d != "" {
+		t.Errorf("findings (-want +got):\n%s", d)
+	}
+	want := "ListenOverflows +1,204 on the broker host: its accept queue was full — raise net.core.somaxconn and the broker's backlog, or lower connection_rate"
+	if got[0].String() != want {
+		t.Errorf("String():\n got %s\nwant %s", got[0], want)
+	}
+	if s := got[4].String(); !strings.Contains(s, "RetransSegs +250 on the broker host: 2.5% of the 10,000 segments sent were retransmissions") {
+		t.Errorf("RetransSegs finding: %s", s)
+	}
+
+	// 1% retransmitted is not a finding; OutSegs alone never is.
+	if f := KernelFindings(KernelCounters{"OutSegs": 10000, "RetransSegs": 100}, "client host"); len(f) != 0 {
+		t.Errorf("1%% retransmitted: %v", f)
+	}
+	// tcp_mem at the pressure threshold is, and says both numbers; at the limit it says so.
+	f := KernelFindings(KernelCounters{"tcp_mem_pages": 383858, "tcp_mem_pressure_pages": 383858, "tcp_mem_high_pages": 575784}, "client and broker host")
+	if len(f) != 1 || f[0].String() != "tcp_mem_pages 383,858 on the client and broker host: TCP holds 383,858 pages, at or above the pressure threshold tcp_mem[1] = 383,858 — "+fixTCPMem {
+		t.Errorf("tcp_mem at pressure: %v", f)
+	}
+	f = KernelFindings(KernelCounters{"tcp_mem_pages": 600000, "tcp_mem_pressure_pages": 383858, "tcp_mem_high_pages": 575784}, "client host")
+	if len(f) != 1 || !strings.Contains(f[0].Meaning, "tcp_mem[2] = 575,784") {
+		t.Errorf("tcp_mem at the limit: %v", f)
+	}
+	if f := KernelFindings(KernelCounters{"tcp_mem_pages": 383857, "tcp_mem_pressure_pages": 383858}, "client host"); len(f) != 0 {
+		t.Errorf("tcp_mem below pressure: %v", f)
+	}
+	// Every counter that matters has a finding with a meaning and a fix.
+	for _, m := range kernelMeanings {
+		d := KernelCounters{m.counter: 1}
+		if m.counter == counterTCPMem {
+			d[counterTCPMemPressure] = 1
+		}
+		f := KernelFindings(d, "client host")
+		if len(f) != 1 || f[0].Meaning == "" || f[0].Fix == "" {
+			t.Errorf("%s moved by 1: %v", m.counter, f)
+		}
+	}
+}
+
+func TestThousands(t *testing.T) {
+	check := func(n int64, want string) {
+		t.Helper()
+		if got := thousands(n); got != want {
+			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+	check(0, "0")
+	check(999, "999")
+	check(1000, "1,000")
+	check(1204, "1,204")
+	check(123456789, "123,456,789")
+	check(-1234567, "-1,234,567")
+}
+
+// TestReadCgroupFakeTrees reads cgroup v2 and v1 fake trees by each kind of path, and says
+// what it tried when there is no cgroup.
+func TestReadCgroupFakeTrees(t *testing.T) {
+	v2 := writeTree(t, map[string]string{
+		"cgroup.controllers":            "cpu memory\n",
+		"docker/abc/cgroup.controllers": "cpu memory\n",
+		"docker/abc/cpu.stat":           "usage_usec 2500000\nuser_usec 2000000\nsystem_usec 500000\n",
+		"docker/abc/memory.current":     "1048576\n",
+		"docker/abc/memory.peak":        "4194304\n",
+	})
+	v1 := writeTree(t, map[string]string{
+		"cpuacct/docker/abc/cpuacct.usage":            "1500000000\n",
+		"memory/docker/abc/memory.usage_in_bytes":     "2097152\n",
+		"memory/docker/abc/memory.max_usage_in_bytes": "8388608\n",
+	})
+	for name, c := range map[string]struct {
+		sysFS, path string
+		want        CgroupSample
+	}{
+		"v2 absolute":    {"/nonexistent", filepath.Join(v2, "docker/abc"), CgroupSample{2500e6, 1 << 20, 4 << 20}},
+		"v2 relative":    {v2, "/docker/abc", CgroupSample{2500e6, 1 << 20, 4 << 20}},
+		"v1 relative":    {v1, "/docker/abc", CgroupSample{1500e6, 2 << 20, 8 << 20}},
+		"v1 cpuacct dir": {v1, filepath.Join(v1, "cpuacct/docker/abc"), CgroupSample{1500e6, 2 << 20, 8 << 20}},
+		"v1 memory dir":  {v1, filepath.Join(v1, "memory/docker/abc"), CgroupSample{1500e6, 2 << 20, 8 << 20}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := ReadCgroup(c.sysFS, c.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != c.want {
+				t.Errorf("got %+v, want %+v", got, c.want)
+			}
+		})
+	}
+	_, err := ReadCgroup(v1, "/docker/nope")
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(v1, "cpuacct/docker/nope/cpuacct.usage")) ||
+		!strings.Contains(err.Error(), filepath.Join(v1, "memory/docker/nope/memory.usage_in_bytes")) {
+		t.Errorf("no cgroup: err %v, want one naming what it tried", err)
+	}
+}
+
+// TestParseProcessFiles parses /proc/PID/stat (a command name with spaces and parentheses)
+// and /proc/PID/status.
+func TestParseProcessFiles(t *testing.T) {
+	stat := "1234 (my (odd) prog) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 8 0 100 1000000 256 18446744073709551615\n"
+	cpu, err := parseStatCPU([]byte(stat))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 300 * clockTick(); cpu != want {
+		t.Errorf("CPU %v, want %v (300 ticks)", cpu, want)
+	}
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b = []byte("Name:\tx\nVmHWM:\t  2048 kB\nVmRSS:\t  1024 kB\n")
+	}
+	rss, hwm, err := parseStatusMem([]byte("Name:\tx\nVmPeak:\t 9999 kB\nVmHWM:\t    2048 kB\nVmRSS:\t    1024 kB\nThreads:\t1\n"))
+	if err != nil || rss != 1<<20 || hwm != 2<<20 {
+		t.Errorf("rss %d, hwm %d, err %v; want 1 MiB, 2 MiB", rss, hwm, err)
+	}
+	if _, _, err := parseStatusMem(b); err != nil {
+		t.Errorf("this host's status: %v", err)
+	}
+}
