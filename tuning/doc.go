@@ -12,4 +12,13 @@
 // the only function that writes, and only what [PlanChanges] listed. It does not print; callers
 // pass the writer ([Report.WriteText]). Source-address helpers ([HostAddrs], [AddrBatch]) build
 // the `ip` commands; running them is the caller's job.
+//
+// tuning also watches the host while a run goes: [ReadKernel] reads the network counters of
+// one namespace (listen overflows, SYN retransmits, TCP memory, conntrack and softnet drops),
+// [KernelCounters.Delta] turns two readings into what happened between them, and
+// [KernelFindings] says which of those deltas matter, what they mean and what fixes them.
+// [ReadProcess] and [ReadCgroup] sample a process's or a cgroup's CPU and memory;
+// [FindListener] finds the local process behind a TCP port (a local broker), and
+// [SameNetNS] tells whether two processes share a namespace, so one reading serves both.
+// Sampling is the caller's job; these only read.
 package tuning

@@ -51,8 +51,9 @@ var conntrackColumns = map[string]string{
 // "/net/stat/nf_conntrack" (conntrack not loaded), "/net/softnet_stat" and procSys's
 // net/ipv4/tcp_mem are read when present. procSys is "/proc/sys" but for tests.
 //
-// It reads five or six small files; it is meant to run once per sampling interval, not per
-// packet (about 40 µs, BenchmarkReadKernel).
+// It reads six small files; it is meant to run once per sampling interval, not per packet:
+// BenchmarkReadKernel takes about 170 µs and 77 allocations on a 2-core VM, 120 µs of which
+// is the kernel formatting the files (os.ReadFile alone).
 func ReadKernel(root, procSys string) (KernelCounters, error) {
 	k := make(KernelCounters, 24)
 	for _, name := range []string{"/net/netstat", "/net/snmp"} {
@@ -346,7 +347,8 @@ func KernelFindings(delta KernelCounters, where string) []KernelFinding {
 			}
 			meaning = "segments were retransmitted (no segments sent counted)"
 			if sent > 0 {
-				meaning = fmt.Sprintf("%.1f%% of the %s segments sent were retransmissions", 100*float64(v)/float64(sent), thousands(sent))
+				// OutSegs counts new segments only, so the share can exceed 100%.
+				meaning = fmt.Sprintf("segments were retransmitted: %.1f%% of the %s new segments sent", 100*float64(v)/float64(sent), thousands(sent))
 			}
 		}
 		out = append(out, KernelFinding{Counter: m.counter, Delta: v, Where: where, Meaning: meaning, Fix: m.fix})

@@ -118,7 +118,7 @@ func TestKernelFindings(t *testing.T) {
 	if got[0].String() != want {
 		t.Errorf("String():\n got %s\nwant %s", got[0], want)
 	}
-	if s := got[4].String(); !strings.Contains(s, "RetransSegs +250 on the broker host: 2.5% of the 10,000 segments sent were retransmissions") {
+	if s := got[4].String(); !strings.Contains(s, "RetransSegs +250 on the broker host: segments were retransmitted: 2.5% of the 10,000 new segments sent") {
 		t.Errorf("RetransSegs finding: %s", s)
 	}
 
