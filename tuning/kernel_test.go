@@ -180,16 +180,25 @@ func TestReadCgroupFakeTrees(t *testing.T) {
 		"cpuacct/docker/abc/cpuacct.usage":            "1500000000\n",
 		"memory/docker/abc/memory.usage_in_bytes":     "2097152\n",
 		"memory/docker/abc/memory.max_usage_in_bytes": "8388608\n",
+		// A combined cpu,cpuacct hierarchy, whose v1 cpu.stat must not pass for v2's.
+		"cpu,cpuacct/docker/def/cpuacct.usage": "700\n",
+		"cpu,cpuacct/docker/def/cpu.stat":      "nr_periods 0\nnr_throttled 0\nthrottled_time 0\n",
+		"cpu,cpuacct/docker/def/cpu.shares":    "1024\n",
+		"cpu/docker/ghi/cpu.stat":              "nr_periods 0\nnr_throttled 0\nthrottled_time 0\n",
+		"cpu/docker/ghi/cpu.shares":            "1024\n",
+		"cpuacct/docker/ghi/cpuacct.usage":     "900\n",
 	})
 	for name, c := range map[string]struct {
 		sysFS, path string
 		want        CgroupSample
 	}{
-		"v2 absolute":    {"/nonexistent", filepath.Join(v2, "docker/abc"), CgroupSample{2500e6, 1 << 20, 4 << 20}},
-		"v2 relative":    {v2, "/docker/abc", CgroupSample{2500e6, 1 << 20, 4 << 20}},
-		"v1 relative":    {v1, "/docker/abc", CgroupSample{1500e6, 2 << 20, 8 << 20}},
-		"v1 cpuacct dir": {v1, filepath.Join(v1, "cpuacct/docker/abc"), CgroupSample{1500e6, 2 << 20, 8 << 20}},
-		"v1 memory dir":  {v1, filepath.Join(v1, "memory/docker/abc"), CgroupSample{1500e6, 2 << 20, 8 << 20}},
+		"v2 absolute":        {"/nonexistent", filepath.Join(v2, "docker/abc"), CgroupSample{2500e6, 1 << 20, 4 << 20}},
+		"v2 relative":        {v2, "/docker/abc", CgroupSample{2500e6, 1 << 20, 4 << 20}},
+		"v1 relative":        {v1, "/docker/abc", CgroupSample{1500e6, 2 << 20, 8 << 20}},
+		"v1 cpuacct dir":     {v1, filepath.Join(v1, "cpuacct/docker/abc"), CgroupSample{1500e6, 2 << 20, 8 << 20}},
+		"v1 memory dir":      {v1, filepath.Join(v1, "memory/docker/abc"), CgroupSample{1500e6, 2 << 20, 8 << 20}},
+		"v1 cpu,cpuacct dir": {v1, filepath.Join(v1, "cpu,cpuacct/docker/def"), CgroupSample{CPU: 700}},
+		"v1 cpu dir":         {v1, filepath.Join(v1, "cpu/docker/ghi"), CgroupSample{CPU: 900}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			got, err := ReadCgroup(c.sysFS, c.path)

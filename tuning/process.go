@@ -159,7 +159,8 @@ func ReadCgroup(sysFS, path string) (CgroupSample, error) {
 	v2 := func(dir string) bool { return has(dir, "cgroup.controllers") || has(dir, "cpu.stat") }
 
 	abs := filepath.IsAbs(path) && isDir(path) && path != "/"
-	if abs && v2(path) && !has(path, "cpuacct.usage") {
+	// A v1 cpu controller's directory has a cpu.stat too, without usage_usec.
+	if abs && v2(path) && !has(path, "cpuacct.usage") && !has(path, "cpu.shares") {
 		return readCgroupV2(path)
 	}
 	if under := filepath.Join(sysFS, path); !abs && v2(under) && has(sysFS, "cgroup.controllers") {
