@@ -31,6 +31,18 @@ func builtin(t *testing.T, name string, sets map[string]string) *scenario.Scenar
 // it, and returns the result.
 func runPlanned(t *testing.T, broker string, s *scenario.Scenario, during func()) *Result {
 	t.Helper()
+	return runFull(t, broker, s, during, nil)
+}
+
+// runWatched runs s against broker with the host and broker watched by w.
+func runWatched(t *testing.T, broker string, s *scenario.Scenario, w *Watch) *Result {
+	t.Helper()
+	return runFull(t, broker, s, nil, w)
+}
+
+// runFull runs s against broker, with during beside it and watched by w (both optional).
+func runFull(t *testing.T, broker string, s *scenario.Scenario, during func(), w *Watch) *Result {
+	t.Helper()
 	if err := s.SetBrokers([]string{broker}); err != nil {
 		t.Fatal(err)
 	}
@@ -42,6 +54,7 @@ func runPlanned(t *testing.T, broker string, s *scenario.Scenario, during func()
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.Watch = w
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	done := make(chan struct{})

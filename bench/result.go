@@ -35,6 +35,10 @@ type Result struct {
 	// BrokerStalled is the evidence that the broker, not the client, held the publishers
 	// back: flow control, a socket it did not read, connections it lost (DESIGN.md §3).
 	BrokerStalled BrokerStalled `json:"broker_stalled"`
+	// Kernel is the kernel's network counters over the run, with findings (Watch).
+	Kernel *Kernel `json:"kernel,omitempty"`
+	// BrokerProcess is the broker's own CPU and memory, when it was sampled (Watch).
+	BrokerProcess *BrokerProcess `json:"broker_process,omitempty"`
 	Thresholds    []Threshold   `json:"thresholds,omitempty"`
 	Histograms    Histograms    `json:"histograms"`
 	Errors        []ErrorCount  `json:"errors"`
@@ -47,6 +51,11 @@ type HostInfo struct {
 	Kernel   string          `json:"kernel"`
 	Procs    int             `json:"procs"`
 	Checks   json.RawMessage `json:"checks,omitempty"`
+	// Limited says the host's kernel limited the run (a listen queue, SYN retransmits,
+	// memory pressure, conntrack or softnet drops): the figures are distorted by the host,
+	// not the broker alone; LimitedEvidence are the findings.
+	Limited         bool     `json:"limited"`
+	LimitedEvidence []string `json:"limited_evidence,omitempty"`
 }
 
 // Connections are the connect phase's figures.
@@ -138,6 +147,11 @@ type Interval struct {
 	Duplicated       int64       `json:"duplicated"`
 	Unexpected       int64       `json:"unexpected"`
 	Unmeasured       int64       `json:"unmeasured"`
+	// Kernel are the counters that moved in the interval (broker.-prefixed: the broker's
+	// namespace); BrokerCPUPercent and BrokerRSSBytes the broker process's, when sampled.
+	Kernel           map[string]int64 `json:"kernel,omitempty"`
+	BrokerCPUPercent float64          `json:"broker_cpu_percent,omitempty"`
+	BrokerRSSBytes   int64            `json:"broker_rss_bytes,omitempty"`
 	PublishPerS      float64     `json:"publish_per_s"`
 	ReceivePerS      float64     `json:"receive_per_s"`
 	LatencyUS        Percentiles `json:"latency_us"`

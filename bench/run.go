@@ -41,6 +41,9 @@ type Runner struct {
 	// to start publishing: worker processes wait there for each other, so that nobody
 	// publishes before every process's subscribers are subscribed.
 	StartGate func() (time.Time, error)
+	// Watch, if set, samples the host's kernel counters and the broker process once per
+	// interval (nil: not watched; a worker process leaves that to its parent).
+	Watch *Watch
 	// Stream classifies a receiving client's stream of a publisher (Recorder.Stream); nil
 	// accepts every stream.
 	Stream func(client int, publisher uint32) (scenario.StreamKind, int)
@@ -83,6 +86,9 @@ func (cr *Runner) Run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	defer eng.Stop() //nolint:errcheck
+	if cr.Watch != nil {
+		cr.Watch.Start()
+	}
 
 	total := NewSnapshot()
 	start := time.Now()
@@ -108,6 +114,9 @@ func (cr *Runner) Run(ctx context.Context) (*Result, error) {
 		s := carry
 		carry = NewSnapshot()
 		iv := NewInterval(time.Since(start).Seconds(), eng.Open(), s, cr.Interval)
+		if cr.Watch != nil {
+			cr.Watch.Interval(&iv, cr.Progress)
+		}
 		res.Intervals = append(res.Intervals, iv)
 		progress.print(cr.Progress, iv, cfg.Clients)
 		if cr.OnInterval != nil {
@@ -266,6 +275,9 @@ connect:
 	}
 	if publishing && res.MeasureTo.After(res.MeasureFrom) {
 		res.measured(total, res.MeasureTo.Sub(res.MeasureFrom), measureCPU)
+	}
+	if cr.Watch != nil {
+		cr.Watch.Finish(res)
 	}
 	if interrupted {
 		return res, ErrInterrupted

@@ -70,6 +70,35 @@ func (r *Result) WriteSummary(w io.Writer) error {
 		}
 	}
 	r.writeThresholds(tw)
+	if k := r.Kernel; k != nil {
+		for _, f := range k.Findings {
+			fmt.Fprintf(tw, "KERNEL\t%s\n", f)
+		}
+	}
+	if r.Host.Limited {
+		fmt.Fprintf(tw, "HOST LIMITED\tthe host's kernel, not the broker alone, shaped these figures (see the kernel lines)\n")
+	}
+	if b := r.BrokerProcess; b != nil {
+		line := fmt.Sprintf("cpu %.2fs (avg %.0f%%, peak %.0f%% of a core), rss %.1f MiB (peak %.1f MiB), %d fds",
+			b.CPUS, b.CPUPercentAvg, b.CPUPercentPeak, float64(b.RSSBytes)/(1<<20), float64(b.RSSPeakBytes)/(1<<20), b.FDs)
+		if b.CPUPerMessageUS > 0 {
+			line += fmt.Sprintf(", %.2f µs cpu per message", b.CPUPerMessageUS)
+		}
+		if b.RSSPerConnectionBytes > 0 {
+			line += fmt.Sprintf(", %.0f B rss per connection", b.RSSPerConnectionBytes)
+		}
+		if b.PID > 0 {
+			fmt.Fprintf(tw, "broker process\tpid %d: %s\n", b.PID, line)
+		}
+		if c := b.Cgroup; c != nil {
+			if c.Error != "" {
+				fmt.Fprintf(tw, "broker cgroup\t%s: %s\n", c.Path, c.Error)
+			} else {
+				fmt.Fprintf(tw, "broker cgroup\t%s: cpu %.2fs, memory %.1f MiB (peak %.1f MiB)\n", c.Path, c.CPUS,
+					float64(c.MemoryBytes)/(1<<20), float64(c.MemoryPeakBytes)/(1<<20))
+			}
+		}
+	}
 	for _, e := range r.Errors {
 		fmt.Fprintf(tw, "error\t%s: %d (e.g. %s)\n", e.Kind, e.Count, e.Example)
 	}

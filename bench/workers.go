@@ -70,8 +70,12 @@ func (e *WorkerError) Error() string { return fmt.Sprintf("worker %d: %s", e.Wor
 // process had done the run. It returns when every stream has ended. Intervals are merged by
 // sequence number from their snapshots, so their percentiles are exact. release, if not
 // nil, is called once when every worker is ready (or has ended): it lets them start
-// publishing together.
-func Gather(streams []io.Reader, target int, interval time.Duration, progress io.Writer, release func()) (*Result, error) {
+// publishing together. watch, if not nil, samples the host and the broker at each merged
+// interval (the workers do not) and fills the merged result at the end.
+func Gather(streams []io.Reader, target int, interval time.Duration, progress io.Writer, release func(), watch *Watch) (*Result, error) {
+	if watch != nil {
+		watch.Start()
+	}
 	type item struct {
 		worker int
 		line   WorkerLine
@@ -133,6 +137,9 @@ func Gather(streams []io.Reader, target int, interval time.Duration, progress io
 			total += o
 		}
 		m := NewInterval(ts, total, s, interval)
+		if watch != nil {
+			watch.Interval(&m, progress)
+		}
 		merged = append(merged, m)
 		progressL.print(progress, m, target)
 	}
@@ -190,6 +197,9 @@ func Gather(streams []io.Reader, target int, interval time.Duration, progress io
 	}
 	res := Merge(got)
 	res.Intervals = merged
+	if watch != nil {
+		watch.Finish(res)
+	}
 	return res, errors.Join(errs...)
 }
 
@@ -206,6 +216,7 @@ func Merge(rs []*Result) *Result {
 	// A shard's threshold verdicts do not hold for the whole: evaluate the merged result.
 	out.Thresholds = nil
 	out.Shard = nil // the merged shards make up the whole run (CheckShards)
+	out.Kernel, out.Host.Limited, out.Host.LimitedEvidence = nil, false, nil
 	total := NewSnapshot()
 	var connectPhase float64
 	var throughput Throughput
@@ -274,6 +285,21 @@ func Merge(rs []*Result) *Result {
 			out.EndedAt = r.EndedAt
 		}
 		out.Interrupted = out.Interrupted || r.Interrupted
+		if k := r.Kernel; k != nil { // shards on several hosts: their counters add
+			if out.Kernel == nil {
+				out.Kernel = &Kernel{Client: map[string]int64{}, SameNamespace: k.SameNamespace}
+			}
+			addMap(out.Kernel.Client, k.Client)
+			if len(k.Broker) > 0 {
+				if out.Kernel.Broker == nil {
+					out.Kernel.Broker = map[string]int64{}
+				}
+				addMap(out.Kernel.Broker, k.Broker)
+			}
+			out.Kernel.Findings = append(out.Kernel.Findings, k.Findings...)
+		}
+		out.Host.Limited = out.Host.Limited || r.Host.Limited
+		out.Host.LimitedEvidence = append(out.Host.LimitedEvidence, r.Host.LimitedEvidence...)
 		out.Host.Procs += max(r.Host.Procs, 1)
 		cl := &r.Client
 		out.Client.CPUS += cl.CPUS

@@ -67,6 +67,7 @@ func (f *quickFlags) register(cmd *cobra.Command, prefix string, duration time.D
 	fl.IntVar(&f.run.loops, "loops", 0, "event loops per process (0: one per core)")
 	f.run.registerScenarioFlags(cmd)
 	f.run.registerPasswordFile(fl)
+	f.run.registerWatchFlags(fl)
 }
 
 // scenario builds the scenario of type typ the flags describe: group is the JSON group

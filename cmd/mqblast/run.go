@@ -44,6 +44,8 @@ type runFlags struct {
 	thresholds   []string // --threshold
 	evaluate     []string // every threshold of the run: the scenario's, then --threshold's
 	passwordFile string   // --password-file (password.go)
+	brokerPID    int      // --broker-pid (watch.go)
+	brokerCgroup string   // --broker-cgroup
 }
 
 func (rf *runFlags) register(cmd *cobra.Command) {
@@ -60,6 +62,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&rf.loops, "loops", 0, "event loops per process (0: one per core)")
 	fl.BoolVar(&rf.worker, "worker", false, "internal: run as a worker process streaming snapshots on stdout")
 	fl.IntVar(&rf.idStart, "id-start", 0, "number client ids from this instead of 0 (Connections runs)")
+	rf.registerWatchFlags(fl)
 	fl.IntVar(&rf.maxPkt, "max-packet-size", 0, "largest packet in bytes a client accepts from the broker, announced in 5.0 (0: payload_size + 64 KiB, at least 1 MiB)")
 	_ = fl.MarkHidden("worker")
 	rf.registerPasswordFile(fl)
@@ -161,16 +164,21 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		}
 	}
 	brokers := plan.Brokers()
+	embeddedPID := 0
 	if len(brokers) == 0 {
-		addr, stop, err := startEmbeddedBroker(cmd)
+		addr, pid, stop, err := startEmbeddedBroker(cmd)
 		if err != nil {
 			return err
 		}
 		defer stop()
-		brokers = []string{addr}
+		brokers, embeddedPID = []string{addr}, pid
+	}
+	watch, err := newWatch(cmd, rf, brokers, embeddedPID)
+	if err != nil {
+		return err
 	}
 	if procs > 1 {
-		return runWorkers(cmd, plan, rf, procs, brokers)
+		return runWorkers(cmd, plan, rf, procs, brokers, watch)
 	}
 	run, err := bench.NewRunner(plan, brokers, rf.idStart)
 	if err != nil {
@@ -179,6 +187,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	run.Engine.Loops = rf.loops
 	run.Engine.MaxInbound = cmp.Or(rf.maxPkt, run.Engine.MaxInbound)
 	run.ToolVersion, run.Scenario, run.Progress = version, effectiveJSON(s), cmd.ErrOrStderr()
+	run.Watch = watch
 	return finishRun(cmd, run, rf)
 }
 
@@ -339,11 +348,11 @@ func startEmbeddedBroker(cmd *cobra.Command) (string, func(), error) {
 		if err == nil {
 			err = errors.New("no listening address")
 		}
-		return "", nil, fmt.Errorf("the embedded broker did not start (it printed %q): %w", line, err)
+		return "", 0, nil, fmt.Errorf("the embedded broker did not start (it printed %q): %w", line, err)
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "no broker given: started the embedded broker (mochi-mqtt) on %s in a child process; "+
 		"it shares this host's CPU, so measure your real broker with --broker\n", addr)
-	return addr, stop, nil
+	return addr, c.Process.Pid, stop, nil
 }
 
 // runWorker is the body of a worker process: run the shard, stream snapshots and the result.
@@ -392,7 +401,7 @@ func awaitStart(ww *bench.WorkerWriter, in io.Reader) (time.Time, error) {
 }
 
 // runWorkers runs the plan in procs worker processes and merges their results.
-func runWorkers(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags, procs int, brokers []string) error {
+func runWorkers(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags, procs int, brokers []string, watch *bench.Watch) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("cannot find the mqblast binary to start workers: %w", err)
@@ -455,7 +464,7 @@ func runWorkers(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags, procs int
 			_, _ = fmt.Fprintf(in, "go %d\n", at)
 		}
 	}
-	res, gerr := bench.Gather(streams, plan.Len(), time.Second, cmd.ErrOrStderr(), release)
+	res, gerr := bench.Gather(streams, plan.Len(), time.Second, cmd.ErrOrStderr(), release, watch)
 	for _, in := range stdins {
 		_ = in.Close()
 	}

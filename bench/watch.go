@@ -1,0 +1,237 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/mqblast/mqblast/tuning"
+)
+
+// Watch samples the host while a run goes on (DESIGN.md §3: the host is watched while it
+// runs): the kernel's network counters of the client's namespace, and of the broker's
+// when the broker is a local process in another namespace, and the broker process's own
+// CPU, memory and descriptors (BrokerPID) or its cgroup's (BrokerCgroup). It is sampled
+// once per interval by whoever prints the intervals (Runner.Run, or Gather for worker
+// processes) and fills the result at the end. Not safe for concurrent use.
+type Watch struct {
+	// BrokerPID is the broker's process (0: not sampled); BrokerCgroup its cgroup ("":
+	// none), read as tuning.ReadCgroup does.
+	BrokerPID    int
+	BrokerCgroup string
+
+	procSys, sysFS string // "/proc/sys" and "/sys/fs/cgroup" (tests use fake trees)
+	clientRoot     string
+	brokerRoot     string // "" when the broker shares the client's namespace, or is not local
+
+	k0c, prevC tuning.KernelCounters
+	k0b, prevB tuning.KernelCounters
+	seen       map[string]bool // findings already printed
+
+	started   time.Time
+	last      time.Time
+	p0, prevP tuning.ProcessSample
+	cg0       tuning.CgroupSample
+	procErr   error
+	cgErr     error
+	peakPct   float64
+	peakRSS   int64
+	mostOpen  int64 // the most connections an interval saw established
+	rssAtMost int64 // the broker's RSS then
+	fds       int
+}
+
+// NewWatch returns a watch of the host, and of the broker process pid (0: none) and cgroup
+// ("": none).
+func NewWatch(pid int, cgroup string) *Watch {
+	return &Watch{BrokerPID: pid, BrokerCgroup: cgroup, procSys: "/proc/sys", sysFS: "/sys/fs/cgroup",
+		clientRoot: "/proc/self", seen: map[string]bool{}}
+}
+
+// Start takes the first readings; call it before the connect phase.
+func (w *Watch) Start() {
+	w.started = time.Now()
+	w.last = w.started
+	if k, err := tuning.ReadKernel(w.clientRoot, w.procSys); err == nil {
+		w.k0c, w.prevC = k, k
+	}
+	if w.BrokerPID > 0 {
+		root := "/proc/" + strconv.Itoa(w.BrokerPID)
+		if !tuning.SameNetNS(w.clientRoot, root) {
+			if k, err := tuning.ReadKernel(root, w.procSys); err == nil {
+				w.brokerRoot = root
+				w.k0b, w.prevB = k, k
+			}
+		}
+		w.p0, w.procErr = tuning.ReadProcess(w.BrokerPID)
+		w.prevP = w.p0
+		w.peakRSS = w.p0.RSSBytes
+	}
+	if w.BrokerCgroup != "" {
+		w.cg0, w.cgErr = tuning.ReadCgroup(w.sysFS, w.BrokerCgroup)
+	}
+}
+
+// Interval samples at the end of interval iv, fills its kernel deltas and broker figures,
+// and writes to progress (if not nil) each kernel finding the first time it appears.
+func (w *Watch) Interval(iv *Interval, progress io.Writer) {
+	now := time.Now()
+	dt := now.Sub(w.last).Seconds()
+	w.last = now
+	var found []tuning.KernelFinding
+	if w.prevC != nil {
+		if k, err := tuning.ReadKernel(w.clientRoot, w.procSys); err == nil {
+			d := k.Delta(w.prevC)
+			w.prevC = k
+			iv.Kernel = nonZero(iv.Kernel, "", d)
+			found = append(found, tuning.KernelFindings(d, w.clientWhere())...)
+		}
+	}
+	if w.brokerRoot != "" {
+		if k, err := tuning.ReadKernel(w.brokerRoot, w.procSys); err == nil {
+			d := k.Delta(w.prevB)
+			w.prevB = k
+			iv.Kernel = nonZero(iv.Kernel, "broker.", d)
+			found = append(found, tuning.KernelFindings(d, "broker host")...)
+		}
+	}
+	for _, f := range found {
+		if !w.seen[f.Counter+f.Where] {
+			w.seen[f.Counter+f.Where] = true
+			if progress != nil {
+				fmt.Fprintf(progress, "%6.1fs  kernel: %s\n", iv.TS, f)
+			}
+		}
+	}
+	if w.BrokerPID > 0 && w.procErr == nil {
+		p, err := tuning.ReadProcess(w.BrokerPID)
+		if err != nil {
+			w.procErr = err // the broker went away: keep what was sampled
+			return
+		}
+		if dt > 0 {
+			iv.BrokerCPUPercent = 100 * (p.CPU - w.prevP.CPU).Seconds() / dt
+			w.peakPct = max(w.peakPct, iv.BrokerCPUPercent)
+		}
+		iv.BrokerRSSBytes = p.RSSBytes
+		w.peakRSS = max(w.peakRSS, p.RSSBytes, p.HWMBytes)
+		w.fds = p.FDs
+		if iv.Established > w.mostOpen {
+			w.mostOpen, w.rssAtMost = iv.Established, p.RSSBytes
+		}
+		w.prevP = p
+	}
+}
+
+func (w *Watch) clientWhere() string {
+	if w.BrokerPID > 0 && w.brokerRoot == "" {
+		return "client and broker host" // a local broker in the client's namespace
+	}
+	return "client host"
+}
+
+// nonZero adds the non-zero counters of d (gauges left out) to m under prefix.
+func nonZero(m map[string]int64, prefix string, d tuning.KernelCounters) map[string]int64 {
+	for k, v := range d {
+		if v == 0 || tuning.IsGauge(k) {
+			continue
+		}
+		if m == nil {
+			m = map[string]int64{}
+		}
+		m[prefix+k] = v
+	}
+	return m
+}
+
+// Finish fills the result's kernel deltas over the run and their findings, host.limited,
+// and broker_process. Call it once, after the run.
+func (w *Watch) Finish(res *Result) {
+	if w.k0c != nil {
+		k := &Kernel{Client: map[string]int64(w.prevC.Delta(w.k0c)), SameNamespace: w.brokerRoot == ""}
+		k.Findings = tuning.KernelFindings(w.prevC.Delta(w.k0c), w.clientWhere())
+		if w.brokerRoot != "" {
+			b := w.prevB.Delta(w.k0b)
+			k.Broker = map[string]int64(b)
+			k.Findings = append(k.Findings, tuning.KernelFindings(b, "broker host")...)
+		}
+		res.Kernel = k
+		for _, f := range k.Findings {
+			res.Host.Limited = true
+			res.Host.LimitedEvidence = append(res.Host.LimitedEvidence, f.String())
+		}
+	}
+	if w.BrokerPID > 0 && (w.procErr == nil || w.prevP != w.p0) {
+		bp := &BrokerProcess{PID: w.BrokerPID, CPUS: (w.prevP.CPU - w.p0.CPU).Seconds(),
+			RSSBytes: w.prevP.RSSBytes, RSSPeakBytes: w.peakRSS, FDs: w.fds, CPUPercentPeak: w.peakPct}
+		if d := w.last.Sub(w.started).Seconds(); d > 0 {
+			bp.CPUPercentAvg = 100 * bp.CPUS / d
+		}
+		if w.procErr != nil {
+			bp.Error = w.procErr.Error()
+		}
+		if n := res.Messages.Published + res.Messages.Received + res.Messages.Duplicated; n > 0 {
+			bp.CPUPerMessageUS = bp.CPUS * 1e6 / float64(n)
+		}
+		if w.mostOpen > 0 && w.rssAtMost > w.p0.RSSBytes {
+			bp.RSSPerConnectionBytes = float64(w.rssAtMost-w.p0.RSSBytes) / float64(w.mostOpen)
+		}
+		res.BrokerProcess = bp
+	}
+	if w.BrokerCgroup != "" {
+		if res.BrokerProcess == nil {
+			res.BrokerProcess = &BrokerProcess{}
+		}
+		cg := &CgroupFigures{Path: w.BrokerCgroup}
+		if w.cgErr == nil {
+			s, err := tuning.ReadCgroup(w.sysFS, w.BrokerCgroup)
+			if err == nil {
+				cg.CPUS = (s.CPU - w.cg0.CPU).Seconds()
+				cg.MemoryBytes, cg.MemoryPeakBytes = s.MemoryBytes, s.MemoryPeakBytes
+			} else {
+				cg.Error = err.Error()
+			}
+		} else {
+			cg.Error = w.cgErr.Error()
+		}
+		res.BrokerProcess.Cgroup = cg
+	}
+}
+
+// Kernel is the kernel's network counters over the run (deltas; gauges as last read) of
+// the client's namespace and, when the broker is a local process in another one, of the
+// broker's, with what they mean (DESIGN.md §3).
+type Kernel struct {
+	Client        map[string]int64       `json:"client"`
+	Broker        map[string]int64       `json:"broker,omitempty"`
+	SameNamespace bool                   `json:"same_namespace"` // the broker's counters are the client's (or it is not local)
+	Findings      []tuning.KernelFinding `json:"findings,omitempty"`
+}
+
+// BrokerProcess is what the broker's own process (or cgroup) used during the run.
+type BrokerProcess struct {
+	PID            int     `json:"pid,omitempty"`
+	CPUS           float64 `json:"cpu_s"`
+	CPUPercentAvg  float64 `json:"cpu_percent_avg"`
+	CPUPercentPeak float64 `json:"cpu_percent_peak"` // of one interval
+	RSSBytes       int64   `json:"rss_bytes"`        // at the last sample
+	RSSPeakBytes   int64   `json:"rss_peak_bytes"`
+	FDs            int     `json:"fds"`
+	// CPUPerMessageUS is the broker's CPU per message it handled (taken in and delivered).
+	CPUPerMessageUS float64 `json:"cpu_per_message_us"`
+	// RSSPerConnectionBytes is the broker's RSS growth from the start to the interval with
+	// the most connections established, per connection.
+	RSSPerConnectionBytes float64        `json:"rss_per_connection_bytes"`
+	Cgroup                *CgroupFigures `json:"cgroup,omitempty"`
+	Error                 string         `json:"error,omitempty"` // sampling stopped (the process went away)
+}
+
+// CgroupFigures is what the broker's cgroup used during the run.
+type CgroupFigures struct {
+	Path            string  `json:"path"`
+	CPUS            float64 `json:"cpu_s"`
+	MemoryBytes     int64   `json:"memory_bytes"`
+	MemoryPeakBytes int64   `json:"memory_peak_bytes"`
+	Error           string  `json:"error,omitempty"`
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mqblast/mqblast/bench"
+)
+
+// listenEnv makes TestHelperListener listen on 127.0.0.1:PORT with a backlog of 1 and
+// never accept.
+const listenEnv = "MQBLAST_HELPER_LISTEN"
+
+// TestHelperListener is not a test: re-executed with listenEnv set (inside a network
+// namespace), it holds a listening socket whose accept queue fills at once.
+func TestHelperListener(t *testing.T) {
+	port, err := strconv.Atoi(os.Getenv(listenEnv))
+	if err != nil {
+		t.Skip("helper process for the kernel-counter tests")
+	}
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		err = syscall.Bind(fd, &syscall.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}})
+	}
+	if err == nil {
+		err = syscall.Listen(fd, 1)
+	}
+	if err != nil {
+		os.Exit(3)
+	}
+	time.Sleep(60 * time.Second)
+	os.Exit(0)
+}
+
+// TestNetnsListenOverflowFinding: in a network namespace of its own, a "broker" whose
+// accept queue holds one connection and which never accepts, and `mqblast conn` with 30
+// clients against it. The kernel drops SYNs (ListenOverflows): the result says so with the
+// fix, marks the host as having limited the run, and found the listening process itself
+// (the broker is local).
+func TestNetnsListenOverflowFinding(t *testing.T) {
+	ns := newNetns(t)
+	sh(t, "ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up")
+	const port = 18830
+	l := exec.Command("ip", "netns", "exec", ns, os.Args[0], "-test.run=^TestHelperListener$")
+	l.Env = append(os.Environ(), listenEnv+"="+strconv.Itoa(port))
+	if err := l.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Process.Kill(); _ = l.Wait() })
+	time.Sleep(500 * time.Millisecond)
+	out, code := inNetns(t, ns, "conn", "-H", "127.0.0.1", "-p", strconv.Itoa(port), "-c", "30", "-R", "1000",
+		"--duration", "1s", "--no-check", "--format", "json")
+	if code != exitFailed {
+		t.Errorf("exit %d, want %d (no client got a CONNACK)", code, exitFailed)
+	}
+	var res bench.Result
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("not a result: %v", err)
+	}
+	if res.Kernel == nil || res.Kernel.Client["ListenOverflows"] == 0 {
+		t.Fatalf("kernel %+v: no ListenOverflows counted", res.Kernel)
+	}
+	found := ""
+	for _, f := range res.Kernel.Findings {
+		if f.Counter == "ListenOverflows" {
+			found = f.String()
+		}
+	}
+	if !strings.Contains(found, "somaxconn") || !res.Host.Limited || len(res.Host.LimitedEvidence) == 0 {
+		t.Errorf("finding %q, host.limited %v %v", found, res.Host.Limited, res.Host.LimitedEvidence)
+	}
+	if res.BrokerProcess == nil || res.BrokerProcess.PID == 0 {
+		t.Errorf("broker_process %+v: the local listener was not found", res.BrokerProcess)
+	}
+}
