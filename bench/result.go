@@ -39,9 +39,9 @@ type Result struct {
 	Kernel *Kernel `json:"kernel,omitempty"`
 	// BrokerProcess is the broker's own CPU and memory, when it was sampled (Watch).
 	BrokerProcess *BrokerProcess `json:"broker_process,omitempty"`
-	Thresholds    []Threshold   `json:"thresholds,omitempty"`
-	Histograms    Histograms    `json:"histograms"`
-	Errors        []ErrorCount  `json:"errors"`
+	Thresholds    []Threshold    `json:"thresholds,omitempty"`
+	Histograms    Histograms     `json:"histograms"`
+	Errors        []ErrorCount   `json:"errors"`
 }
 
 // HostInfo describes the load generator's host.
@@ -152,9 +152,9 @@ type Interval struct {
 	Kernel           map[string]int64 `json:"kernel,omitempty"`
 	BrokerCPUPercent float64          `json:"broker_cpu_percent,omitempty"`
 	BrokerRSSBytes   int64            `json:"broker_rss_bytes,omitempty"`
-	PublishPerS      float64     `json:"publish_per_s"`
-	ReceivePerS      float64     `json:"receive_per_s"`
-	LatencyUS        Percentiles `json:"latency_us"`
+	PublishPerS      float64          `json:"publish_per_s"`
+	ReceivePerS      float64          `json:"receive_per_s"`
+	LatencyUS        Percentiles      `json:"latency_us"`
 }
 
 // ClientInfo is the load generator's measurement of itself.

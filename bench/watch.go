@@ -40,6 +40,13 @@ type Watch struct {
 	mostOpen  int64 // the most connections an interval saw established
 	rssAtMost int64 // the broker's RSS then
 	fds       int
+	cpuAt     []cpuSample // the broker's CPU at each interval
+}
+
+// cpuSample is the broker's CPU time at an instant.
+type cpuSample struct {
+	at  time.Time
+	cpu time.Duration
 }
 
 // NewWatch returns a watch of the host, and of the broker process pid (0: none) and cgroup
@@ -121,7 +128,28 @@ func (w *Watch) Interval(iv *Interval, progress io.Writer) {
 			w.mostOpen, w.rssAtMost = iv.Established, p.RSSBytes
 		}
 		w.prevP = p
+		w.cpuAt = append(w.cpuAt, cpuSample{now, p.CPU})
 	}
+}
+
+// windowCPU returns the broker's CPU per second over the samples inside [from, to]: the
+// steady state of the measure window, without the connect and disconnect phases.
+func (w *Watch) windowCPU(from, to time.Time) (perSecond float64, ok bool) {
+	var a, b *cpuSample
+	for i := range w.cpuAt {
+		x := &w.cpuAt[i]
+		if x.at.Before(from) || x.at.After(to) {
+			continue
+		}
+		if a == nil {
+			a = x
+		}
+		b = x
+	}
+	if a == nil || b == a {
+		return 0, false
+	}
+	return (b.cpu - a.cpu).Seconds() / b.at.Sub(a.at).Seconds(), true
 }
 
 func (w *Watch) clientWhere() string {
@@ -171,8 +199,11 @@ func (w *Watch) Finish(res *Result) {
 		if w.procErr != nil {
 			bp.Error = w.procErr.Error()
 		}
-		if n := res.Messages.Published + res.Messages.Received + res.Messages.Duplicated; n > 0 {
-			bp.CPUPerMessageUS = bp.CPUS * 1e6 / float64(n)
+		rate := res.Throughput.PublishPerS + res.Throughput.ReceivePerS
+		if perS, ok := w.windowCPU(res.MeasureFrom, res.MeasureTo); ok && rate > 0 {
+			bp.CPUPerMessageUS = perS * 1e6 / rate
+		} else if n := res.Messages.Published + res.Messages.Received + res.Messages.Duplicated; n > 0 {
+			bp.CPUPerMessageUS = bp.CPUS * 1e6 / float64(n) // no window to go by: the whole run
 		}
 		if w.mostOpen > 0 && w.rssAtMost > w.p0.RSSBytes {
 			bp.RSSPerConnectionBytes = float64(w.rssAtMost-w.p0.RSSBytes) / float64(w.mostOpen)
@@ -218,7 +249,9 @@ type BrokerProcess struct {
 	RSSBytes       int64   `json:"rss_bytes"`        // at the last sample
 	RSSPeakBytes   int64   `json:"rss_peak_bytes"`
 	FDs            int     `json:"fds"`
-	// CPUPerMessageUS is the broker's CPU per message it handled (taken in and delivered).
+	// CPUPerMessageUS is the broker's CPU per message it handled (taken in and delivered)
+	// over the intervals inside the measure window (over the whole run when there are
+	// fewer than two).
 	CPUPerMessageUS float64 `json:"cpu_per_message_us"`
 	// RSSPerConnectionBytes is the broker's RSS growth from the start to the interval with
 	// the most connections established, per connection.

@@ -316,19 +316,19 @@ func effectiveJSON(s *scenario.Scenario) []byte {
 
 // startEmbeddedBroker starts `mqblast broker` in a child process (the descriptor limit is
 // per process) on a free loopback port and returns its address and a stop function.
-func startEmbeddedBroker(cmd *cobra.Command) (string, func(), error) {
+func startEmbeddedBroker(cmd *cobra.Command) (string, int, func(), error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return "", nil, fmt.Errorf("cannot find the mqblast binary to start the embedded broker: %w", err)
+		return "", 0, nil, fmt.Errorf("cannot find the mqblast binary to start the embedded broker: %w", err)
 	}
 	c := exec.Command(exe, "broker", "--listen", "127.0.0.1:0")
 	c.Stderr = io.Discard
 	out, err := c.StdoutPipe()
 	if err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	if err := c.Start(); err != nil {
-		return "", nil, fmt.Errorf("cannot start the embedded broker: %w", err)
+		return "", 0, nil, fmt.Errorf("cannot start the embedded broker: %w", err)
 	}
 	stop := func() {
 		_ = c.Process.Signal(os.Interrupt)

@@ -32,7 +32,7 @@ func newWatch(cmd *cobra.Command, rf *runFlags, brokers []string, embeddedPID in
 		return nil, usageError(fmt.Errorf("--broker-pid %d: want a process id", rf.brokerPID))
 	case rf.brokerPID > 0:
 		if _, err := tuning.ReadProcess(rf.brokerPID); err != nil {
-			return nil, usageError(fmt.Errorf("--broker-pid %d: cannot read the process (%v): is it running on this host?", rf.brokerPID, err))
+			return nil, usageError(fmt.Errorf("--broker-pid %d: is it running on this host? %w", rf.brokerPID, err))
 		}
 		pid = rf.brokerPID
 	case pid == 0 && len(brokers) == 1:
