@@ -31,6 +31,15 @@
 // publisher). Holds by the broker — full in-flight windows, a socket it does not read, no
 // connection — are broker_stalled, with publisher-seconds by kind.
 //
+// # Watching the host
+//
+// A Watch reads, once per interval, the kernel's network counters of the client's
+// namespace (and of the broker's, when the broker is a local process in another) and the
+// broker process or cgroup (package tuning does the reading and the interpretation). The
+// process that prints the intervals owns it: Runner.Run, or Gather for worker processes.
+// Findings go to the interval line when they first appear and into kernel and
+// host.limited; the broker's figures into broker_process.
+//
 // # What it must not do
 //
 // It prints only through the writers it is given and never exits: cmd/mqblast does.
