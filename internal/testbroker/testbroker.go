@@ -22,6 +22,17 @@ type Mosquitto struct {
 	Log  string // path of its log file
 	bin  string
 	conf string
+	nice int
+}
+
+// brokerCommand is mosquitto -c conf, under nice(1) when nice > 0.
+func brokerCommand(bin, conf string, nice int) *exec.Cmd {
+	if nice > 0 {
+		if n, err := exec.LookPath("nice"); err == nil {
+			return exec.Command(n, "-n", fmt.Sprint(nice), bin, "-c", conf)
+		}
+	}
+	return exec.Command(bin, "-c", conf)
 }
 
 // Options configure StartMosquitto.
@@ -30,6 +41,9 @@ type Options struct {
 	Users   map[string]string // when set, anonymous clients are refused and these may log in
 	Extra   []string          // more config lines
 	NoDelay bool
+	// Nice, when > 0, runs the broker at that lower scheduling priority (nice(1)), so that a
+	// test overloading it on a shared 2-core host takes CPU from the broker, not the client.
+	Nice int
 }
 
 // Need returns the path of the mosquitto binary, skipping (or in CI failing) the test when
@@ -89,11 +103,11 @@ func StartMosquitto(t testing.TB, opts Options) *Mosquitto {
 	if err := os.WriteFile(confPath, []byte(strings.Join(conf, "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-c", confPath)
+	cmd := brokerCommand(bin, confPath, opts.Nice)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("cannot start mosquitto: %v", err)
 	}
-	m := &Mosquitto{Addr: net.JoinHostPort(opts.Host, fmt.Sprint(port)), Cmd: cmd, Log: logPath, bin: bin, conf: confPath}
+	m := &Mosquitto{Addr: net.JoinHostPort(opts.Host, fmt.Sprint(port)), Cmd: cmd, Log: logPath, bin: bin, conf: confPath, nice: opts.Nice}
 	t.Cleanup(func() {
 		_ = m.Cmd.Process.Kill()
 		_ = m.Cmd.Wait()
@@ -132,7 +146,7 @@ func (m *Mosquitto) Stop(t testing.TB) {
 // Restart starts the broker again with the same configuration, on the same port.
 func (m *Mosquitto) Restart(t testing.TB) {
 	t.Helper()
-	cmd := exec.Command(m.bin, "-c", m.conf)
+	cmd := brokerCommand(m.bin, m.conf, m.nice)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("cannot restart mosquitto: %v", err)
 	}
