@@ -21,6 +21,10 @@ type Result struct {
 	Interrupted bool            `json:"interrupted,omitempty"`
 	MeasureFrom time.Time       `json:"measure_from,omitzero"`
 	MeasureTo   time.Time       `json:"measure_to,omitzero"`
+	// Start is the --start-at instant and when this run was ready for it (nil without).
+	Start *StartInfo `json:"start,omitempty"`
+	// FirstPublishAt is when the run's first PUBLISH was written (the earliest of the shards').
+	FirstPublishAt time.Time `json:"first_publish_at,omitzero"`
 	Broker      []string        `json:"broker"`
 	Scenario    json.RawMessage `json:"scenario,omitempty"`
 	Host        HostInfo        `json:"host"`
@@ -50,12 +54,23 @@ type HostInfo struct {
 	Cores    int             `json:"cores"`
 	Kernel   string          `json:"kernel"`
 	Procs    int             `json:"procs"`
+	Clock    *Clock          `json:"clock,omitempty"` // the kernel's clock error estimate (adjtimex)
 	Checks   json.RawMessage `json:"checks,omitempty"`
 	// Limited says the host's kernel limited the run (a listen queue, SYN retransmits,
 	// memory pressure, conntrack or softnet drops): the figures are distorted by the host,
 	// not the broker alone; LimitedEvidence are the findings.
 	Limited         bool     `json:"limited"`
 	LimitedEvidence []string `json:"limited_evidence,omitempty"`
+}
+
+// StartInfo is a run's agreed start (--start-at): At, the wall-clock instant every shard
+// starts publishing; ReadyAt, when this run's subscriptions were in place; LateMS, how far
+// ReadyAt was past At (the run then started at once, late; 0: on time). A merged result
+// has the latest shard's ReadyAt and LateMS.
+type StartInfo struct {
+	At      time.Time `json:"at"`
+	ReadyAt time.Time `json:"ready_at"`
+	LateMS  int64     `json:"late_ms"`
 }
 
 // Connections are the connect phase's figures.
@@ -291,6 +306,9 @@ func (r *Result) fill(total *Snapshot) {
 		Unexpected: total.Unexpected, UnexpectedTotal: total.UnexpectedTotal(),
 		Unmeasured: total.Unmeasured, Subscribed: total.Subscribed, SubscribeFailed: total.SubscribeFailed,
 		SubscribeRefused: total.SubscribeRefused}
+	if total.FirstPublish > 0 {
+		r.FirstPublishAt = time.Unix(0, total.FirstPublish).UTC()
+	}
 	m.Lost = max(total.Expected-total.Received-total.InFlightAtEnd-total.InFlightLost, 0)
 	r.stalled(total)
 	r.LatencyUS = total.Latency.Summary()
