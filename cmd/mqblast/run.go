@@ -34,6 +34,8 @@ type runFlags struct {
 	duration time.Duration
 	procs    string
 	shard    string
+	startAt  string   // --start-at
+	start    *startAt // parsed from startAt when the run begins
 	format   string
 	noCheck  bool
 	loops    int
@@ -56,7 +58,10 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&rf.out, "out", "", "write the result document (JSON) to this file")
 	fl.DurationVar(&rf.duration, "duration", 0, "override parameters.duration_sec (how long connections are held)")
 	fl.StringVar(&rf.procs, "procs", "auto", "worker processes: auto (as many as the descriptor limit needs) or N")
-	fl.StringVar(&rf.shard, "shard", "", "run shard I of N of the scenario (I/N, 0-based), e.g. on several hosts")
+	fl.StringVar(&rf.shard, "shard", "", "run shard I of N of the scenario (I/N, 0-based), e.g. on several hosts; "+
+		"auto: I from $"+envShardIndex+" (a Kubernetes Indexed Job), N from $"+envShardCount)
+	fl.StringVar(&rf.startAt, "start-at", "", "connect and subscribe, then start publishing at this wall-clock time: "+
+		"RFC 3339 (2026-01-02T15:04:05Z) or +DURATION from now (+90s); a run not ready by then starts at once, late (start.late_ms)")
 	fl.StringVar(&rf.format, "format", "text", "stdout format: text (summary) or json (the result document)")
 	fl.BoolVar(&rf.noCheck, "no-check", false, "skip the host checks (mqblast check) before the run")
 	fl.IntVar(&rf.loops, "loops", 0, "event loops per process (0: one per core)")
@@ -126,6 +131,17 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	if rf.format != "text" && rf.format != "json" {
 		return usageError(fmt.Errorf("--format %q: must be text or json", rf.format))
 	}
+	if rf.startAt != "" && !rf.worker {
+		st, err := parseStartAt(rf.startAt, time.Now())
+		if err != nil {
+			return usageError(err)
+		}
+		rf.start = st
+		warnClock(cmd.ErrOrStderr(), bench.HostClock())
+	}
+	if err := resolveShard(rf, os.Getenv); err != nil { // shard.go
+		return err
+	}
 	if !rf.worker {
 		if err := checkInputs(cmd, rf); err != nil { // flagcheck.go
 			return err
@@ -188,6 +204,9 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	run.Engine.MaxInbound = cmp.Or(rf.maxPkt, run.Engine.MaxInbound)
 	run.ToolVersion, run.Scenario, run.Progress = version, effectiveJSON(s), cmd.ErrOrStderr()
 	run.Watch = watch
+	if st := rf.start; st != nil {
+		run.StartGate = func() (time.Time, error) { return st.ready(cmd.ErrOrStderr()), nil }
+	}
 	return finishRun(cmd, run, rf)
 }
 
@@ -458,10 +477,14 @@ func runWorkers(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags, procs int
 		}
 	}()
 	// Every worker subscribed: all start publishing at one wall-clock time.
+	// With --start-at, at that instant (or at once when it has passed).
 	release := func() {
-		at := time.Now().Add(200 * time.Millisecond).UnixNano()
+		at := time.Now().Add(200 * time.Millisecond)
+		if rf.start != nil {
+			at = rf.start.ready(cmd.ErrOrStderr())
+		}
 		for _, in := range stdins {
-			_, _ = fmt.Fprintf(in, "go %d\n", at)
+			_, _ = fmt.Fprintf(in, "go %d\n", at.UnixNano())
 		}
 	}
 	res, gerr := bench.Gather(streams, plan.Len(), time.Second, cmd.ErrOrStderr(), release, watch)
@@ -477,6 +500,7 @@ func runWorkers(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags, procs int
 	res.Broker = brokers
 	res.Scenario = effectiveJSON(s)
 	res.Shard = shardOf(rf)
+	res.Start = rf.start.info()
 	return report(cmd, res, gerr, rf)
 }
 
