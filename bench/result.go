@@ -14,28 +14,28 @@ const Schema = "mqblast.result/v1"
 
 // Result is the result document of one run.
 type Result struct {
-	Schema      string          `json:"schema"`
-	ToolVersion string          `json:"tool_version"`
-	StartedAt   time.Time       `json:"started_at"`
-	EndedAt     time.Time       `json:"ended_at"`
-	Interrupted bool            `json:"interrupted,omitempty"`
-	MeasureFrom time.Time       `json:"measure_from,omitzero"`
-	MeasureTo   time.Time       `json:"measure_to,omitzero"`
+	Schema      string    `json:"schema"`
+	ToolVersion string    `json:"tool_version"`
+	StartedAt   time.Time `json:"started_at"`
+	EndedAt     time.Time `json:"ended_at"`
+	Interrupted bool      `json:"interrupted,omitempty"`
+	MeasureFrom time.Time `json:"measure_from,omitzero"`
+	MeasureTo   time.Time `json:"measure_to,omitzero"`
 	// Start is the --start-at instant and when this run was ready for it (nil without).
 	Start *StartInfo `json:"start,omitempty"`
 	// FirstPublishAt is when the run's first PUBLISH was written (the earliest of the shards').
-	FirstPublishAt time.Time `json:"first_publish_at,omitzero"`
-	Broker      []string        `json:"broker"`
-	Scenario    json.RawMessage `json:"scenario,omitempty"`
-	Host        HostInfo        `json:"host"`
-	Shard       *ShardInfo      `json:"shard,omitempty"` // --shard I/N; nil for a whole run
-	Connections Connections     `json:"connections"`
-	Messages    Messages        `json:"messages"`
-	Throughput  Throughput      `json:"throughput"`
-	LatencyUS   Percentiles     `json:"latency_us"`     // corrected: from the due time
-	LatencyRaw  Percentiles     `json:"latency_raw_us"` // from the actual write
-	Intervals   []Interval      `json:"intervals"`
-	Client      ClientInfo      `json:"client"`
+	FirstPublishAt time.Time       `json:"first_publish_at,omitzero"`
+	Broker         []string        `json:"broker"`
+	Scenario       json.RawMessage `json:"scenario,omitempty"`
+	Host           HostInfo        `json:"host"`
+	Shard          *ShardInfo      `json:"shard,omitempty"` // --shard I/N; nil for a whole run
+	Connections    Connections     `json:"connections"`
+	Messages       Messages        `json:"messages"`
+	Throughput     Throughput      `json:"throughput"`
+	LatencyUS      Percentiles     `json:"latency_us"`     // corrected: from the due time
+	LatencyRaw     Percentiles     `json:"latency_raw_us"` // from the actual write
+	Intervals      []Interval      `json:"intervals"`
+	Client         ClientInfo      `json:"client"`
 	// BrokerStalled is the evidence that the broker, not the client, held the publishers
 	// back: flow control, a socket it did not read, connections it lost (DESIGN.md §3).
 	BrokerStalled BrokerStalled `json:"broker_stalled"`

@@ -30,14 +30,14 @@ type Snapshot struct {
 	SubscribeRefused map[string]int64 `json:"subscribe_refused,omitempty"`
 	// Scheduled counts the messages due before the stop, reported at the end of publishing
 	// (published + unsent).
-	Scheduled int64            `json:"scheduled"`
-	Published int64            `json:"published"`        // written to the socket, not merely queued
+	Scheduled int64 `json:"scheduled"`
+	Published int64 `json:"published"` // written to the socket, not merely queued
 	// FirstPublish is when the first PUBLISH was written, CLOCK_REALTIME ns (0: none yet).
 	// It is a minimum, not a count: Add keeps the earlier.
-	FirstPublish int64 `json:"first_publish,omitempty"`
-	Unsent    map[string]int64 `json:"unsent,omitempty"` // scheduled, never written, by cause
-	Expected  int64            `json:"expected"`         // copies the broker should deliver of what was published
-	Acked     int64            `json:"acked"`
+	FirstPublish int64            `json:"first_publish,omitempty"`
+	Unsent       map[string]int64 `json:"unsent,omitempty"` // scheduled, never written, by cause
+	Expected     int64            `json:"expected"`         // copies the broker should deliver of what was published
+	Acked        int64            `json:"acked"`
 	// InFlightDropped are written QoS 1/2 messages whose connection ended unacknowledged
 	// and whose session did not survive, InFlightLost the copies of them that did not
 	// arrive; InFlightAtEnd the copies of messages still unacknowledged on open
@@ -178,7 +178,7 @@ type Recorder struct {
 
 type loopRec struct {
 	snap    *Snapshot
-	first   int64 // the loop's earliest PUBLISH write (CLOCK_REALTIME ns); MaxInt64: none
+	first   int64              // the loop's earliest PUBLISH write (CLOCK_REALTIME ns); MaxInt64: none
 	streams map[uint64]*stream // subscriber<<32 | publisher (or a share group's key)
 	held    map[int]bool       // publishers held at least once
 	ends    []publisherEnd

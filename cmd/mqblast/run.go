@@ -90,7 +90,12 @@ Every scenario type runs: Point-To-Point, Fan-In, Fan-Out, Shared-Subscription, 
 Publish, Subscribe and Connections (docs/scenario.md describes every field). Flags are
 checked before any socket opens: --bind addresses must be this host's (any 127.0.0.0/8
 address is), the --out directory writable. --shard I/N runs one shard of the plan and records
-it in the result, for 'mqblast merge'. The broker password comes from --password-file, else
+it in the result, for 'mqblast merge'; --shard auto takes I from $JOB_COMPLETION_INDEX (a
+Kubernetes Indexed Job) and N from $JOB_COMPLETIONS (which its manifest sets: see
+deploy/kubernetes). --start-at T (RFC 3339, or +90s from now) connects and subscribes, then
+starts publishing at T on every shard; a run not ready by T starts at once and records
+start.late_ms. The result has first_publish_at and host.clock (the adjtimex error estimate);
+a clock that is not synchronised is warned about. The broker password comes from --password-file, else
 --set server.password or the file's server.password, else $MQBLAST_PASSWORD; results
 never hold it.
 
@@ -106,6 +111,7 @@ the run exits 5 when one failed (a failed or interrupted run keeps its own exit 
 		Example: `  mqblast run quick-conn-100
   mqblast run singlenode-conn-tcp-10K-100 --broker 127.0.0.1:1883 --out conn.json
   mqblast run conn.json --set parameters.connection_rate=2000 --bind 127.0.0.2-127.0.0.9
+  JOB_COMPLETION_INDEX=0 JOB_COMPLETIONS=3 mqblast run p2p.json --shard auto --start-at 2026-01-02T15:04:05Z --format json
   mqblast run quick-p2p-100 --threshold messages.lost==0 --threshold 'latency_us.p99<50000'
   mqblast run singlenode-conn-tcp-1M-5K --broker 10.0.0.5:1883 --procs auto --format json | jq .connections`,
 		Args: func(_ *cobra.Command, args []string) error {
