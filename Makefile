@@ -9,6 +9,8 @@ GOLANGCI := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 GOIMPORTS:= golang.org/x/tools/cmd/goimports@v0.52.0
 FUZZTIME ?= 20s
 BENCHOUT ?= bench.txt
+IMAGE    ?= mqblast:$(VERSION)
+IMAGE_TOOL ?= docker
 
 .DEFAULT_GOAL := help
 
@@ -67,6 +69,10 @@ lint:
 ## check: lint + race + fuzz smoke
 check: lint race fuzz
 
+## image: build the container image $(IMAGE) from Dockerfile with $(IMAGE_TOOL) (deploy/kubernetes)
+image:
+	$(IMAGE_TOOL) build -t $(IMAGE) --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) --build-arg DATE=$(DATE) .
+
 ## cross: build for linux/amd64 and linux/arm64
 cross:
 	GOOS=linux GOARCH=amd64 CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/mqblast
@@ -76,4 +82,4 @@ cross:
 clean:
 	rm -rf bin $(BENCHOUT)
 
-.PHONY: help demo build bench-conn bench-msg test race allocs fuzz bench lint check cross clean
+.PHONY: help demo image build bench-conn bench-msg test race allocs fuzz bench lint check cross clean

@@ -14,24 +14,28 @@ const Schema = "mqblast.result/v1"
 
 // Result is the result document of one run.
 type Result struct {
-	Schema      string          `json:"schema"`
-	ToolVersion string          `json:"tool_version"`
-	StartedAt   time.Time       `json:"started_at"`
-	EndedAt     time.Time       `json:"ended_at"`
-	Interrupted bool            `json:"interrupted,omitempty"`
-	MeasureFrom time.Time       `json:"measure_from,omitzero"`
-	MeasureTo   time.Time       `json:"measure_to,omitzero"`
-	Broker      []string        `json:"broker"`
-	Scenario    json.RawMessage `json:"scenario,omitempty"`
-	Host        HostInfo        `json:"host"`
-	Shard       *ShardInfo      `json:"shard,omitempty"` // --shard I/N; nil for a whole run
-	Connections Connections     `json:"connections"`
-	Messages    Messages        `json:"messages"`
-	Throughput  Throughput      `json:"throughput"`
-	LatencyUS   Percentiles     `json:"latency_us"`     // corrected: from the due time
-	LatencyRaw  Percentiles     `json:"latency_raw_us"` // from the actual write
-	Intervals   []Interval      `json:"intervals"`
-	Client      ClientInfo      `json:"client"`
+	Schema      string    `json:"schema"`
+	ToolVersion string    `json:"tool_version"`
+	StartedAt   time.Time `json:"started_at"`
+	EndedAt     time.Time `json:"ended_at"`
+	Interrupted bool      `json:"interrupted,omitempty"`
+	MeasureFrom time.Time `json:"measure_from,omitzero"`
+	MeasureTo   time.Time `json:"measure_to,omitzero"`
+	// Start is the --start-at instant and when this run was ready for it (nil without).
+	Start *StartInfo `json:"start,omitempty"`
+	// FirstPublishAt is when the run's first PUBLISH was written (the earliest of the shards').
+	FirstPublishAt time.Time       `json:"first_publish_at,omitzero"`
+	Broker         []string        `json:"broker"`
+	Scenario       json.RawMessage `json:"scenario,omitempty"`
+	Host           HostInfo        `json:"host"`
+	Shard          *ShardInfo      `json:"shard,omitempty"` // --shard I/N; nil for a whole run
+	Connections    Connections     `json:"connections"`
+	Messages       Messages        `json:"messages"`
+	Throughput     Throughput      `json:"throughput"`
+	LatencyUS      Percentiles     `json:"latency_us"`     // corrected: from the due time
+	LatencyRaw     Percentiles     `json:"latency_raw_us"` // from the actual write
+	Intervals      []Interval      `json:"intervals"`
+	Client         ClientInfo      `json:"client"`
 	// BrokerStalled is the evidence that the broker, not the client, held the publishers
 	// back: flow control, a socket it did not read, connections it lost (DESIGN.md §3).
 	BrokerStalled BrokerStalled `json:"broker_stalled"`
@@ -50,12 +54,23 @@ type HostInfo struct {
 	Cores    int             `json:"cores"`
 	Kernel   string          `json:"kernel"`
 	Procs    int             `json:"procs"`
+	Clock    *Clock          `json:"clock,omitempty"` // the kernel's clock error estimate (adjtimex)
 	Checks   json.RawMessage `json:"checks,omitempty"`
 	// Limited says the host's kernel limited the run (a listen queue, SYN retransmits,
 	// memory pressure, conntrack or softnet drops): the figures are distorted by the host,
 	// not the broker alone; LimitedEvidence are the findings.
 	Limited         bool     `json:"limited"`
 	LimitedEvidence []string `json:"limited_evidence,omitempty"`
+}
+
+// StartInfo is a run's agreed start (--start-at): At, the wall-clock instant every shard
+// starts publishing; ReadyAt, when this run's subscriptions were in place; LateMS, how far
+// ReadyAt was past At (the run then started at once, late; 0: on time). A merged result
+// has the latest shard's ReadyAt and LateMS.
+type StartInfo struct {
+	At      time.Time `json:"at"`
+	ReadyAt time.Time `json:"ready_at"`
+	LateMS  int64     `json:"late_ms"`
 }
 
 // Connections are the connect phase's figures.
@@ -291,6 +306,9 @@ func (r *Result) fill(total *Snapshot) {
 		Unexpected: total.Unexpected, UnexpectedTotal: total.UnexpectedTotal(),
 		Unmeasured: total.Unmeasured, Subscribed: total.Subscribed, SubscribeFailed: total.SubscribeFailed,
 		SubscribeRefused: total.SubscribeRefused}
+	if total.FirstPublish > 0 {
+		r.FirstPublishAt = time.Unix(0, total.FirstPublish).UTC()
+	}
 	m.Lost = max(total.Expected-total.Received-total.InFlightAtEnd-total.InFlightLost, 0)
 	r.stalled(total)
 	r.LatencyUS = total.Latency.Summary()

@@ -75,7 +75,8 @@ func (cr *Runner) Run(ctx context.Context) (*Result, error) {
 	res := &Result{
 		Schema: Schema, ToolVersion: cr.ToolVersion, StartedAt: time.Now().UTC(),
 		Broker: cfg.Brokers, Scenario: cr.Scenario,
-		Host:        HostInfo{Hostname: host, Cores: runtime.NumCPU(), Kernel: kernelRelease(), Procs: 1},
+		Host: HostInfo{Hostname: host, Cores: runtime.NumCPU(), Kernel: kernelRelease(), Procs: 1,
+			Clock: hostClock()},
 		Connections: Connections{Target: cfg.Clients},
 	}
 	runtime.GC()

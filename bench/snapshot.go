@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -29,11 +30,14 @@ type Snapshot struct {
 	SubscribeRefused map[string]int64 `json:"subscribe_refused,omitempty"`
 	// Scheduled counts the messages due before the stop, reported at the end of publishing
 	// (published + unsent).
-	Scheduled int64            `json:"scheduled"`
-	Published int64            `json:"published"`        // written to the socket, not merely queued
-	Unsent    map[string]int64 `json:"unsent,omitempty"` // scheduled, never written, by cause
-	Expected  int64            `json:"expected"`         // copies the broker should deliver of what was published
-	Acked     int64            `json:"acked"`
+	Scheduled int64 `json:"scheduled"`
+	Published int64 `json:"published"` // written to the socket, not merely queued
+	// FirstPublish is when the first PUBLISH was written, CLOCK_REALTIME ns (0: none yet).
+	// It is a minimum, not a count: Add keeps the earlier.
+	FirstPublish int64            `json:"first_publish,omitempty"`
+	Unsent       map[string]int64 `json:"unsent,omitempty"` // scheduled, never written, by cause
+	Expected     int64            `json:"expected"`         // copies the broker should deliver of what was published
+	Acked        int64            `json:"acked"`
 	// InFlightDropped are written QoS 1/2 messages whose connection ended unacknowledged
 	// and whose session did not survive, InFlightLost the copies of them that did not
 	// arrive; InFlightAtEnd the copies of messages still unacknowledged on open
@@ -74,6 +78,7 @@ func NewSnapshot() *Snapshot {
 
 // Add adds o into s.
 func (s *Snapshot) Add(o *Snapshot) {
+	s.FirstPublish = earliest(s.FirstPublish, o.FirstPublish)
 	s.Connected += o.Connected
 	s.Reconnected += o.Reconnected
 	s.Pings += o.Pings
@@ -173,6 +178,7 @@ type Recorder struct {
 
 type loopRec struct {
 	snap    *Snapshot
+	first   int64              // the loop's earliest PUBLISH write (CLOCK_REALTIME ns); MaxInt64: none
 	streams map[uint64]*stream // subscriber<<32 | publisher (or a share group's key)
 	held    map[int]bool       // publishers held at least once
 	ends    []publisherEnd
@@ -201,7 +207,7 @@ type stream struct {
 func NewRecorder(n int) *Recorder {
 	r := &Recorder{loops: make([]*loopRec, n)}
 	for i := range r.loops {
-		r.loops[i] = &loopRec{snap: NewSnapshot(), streams: map[uint64]*stream{}, held: map[int]bool{}}
+		r.loops[i] = &loopRec{snap: NewSnapshot(), first: math.MaxInt64, streams: map[uint64]*stream{}, held: map[int]bool{}}
 	}
 	return r
 }
@@ -284,8 +290,12 @@ func (r *Recorder) Subscribed(loop, _, failed int, code byte) {
 
 // Published implements reactor.Observer.
 func (r *Recorder) Published(loop, _, receivers int, _, at int64, lag time.Duration) {
-	s := r.loops[loop].snap
+	lr := r.loops[loop]
+	s := lr.snap
 	s.Published++
+	if at < lr.first {
+		lr.first = at
+	}
 	if r.inWindow(at) {
 		s.PublishedMeasured++
 	}
@@ -491,7 +501,18 @@ func (r *Recorder) Finish() *Snapshot {
 // Take adds loop's figures since the last Take into dst and resets them. Call it on that
 // loop.
 func (r *Recorder) Take(loop int, dst *Snapshot) {
-	s := r.loops[loop].snap
-	dst.Add(s)
-	s.reset()
+	lr := r.loops[loop]
+	dst.Add(lr.snap)
+	lr.snap.reset()
+	if lr.first != math.MaxInt64 {
+		dst.FirstPublish = earliest(dst.FirstPublish, lr.first)
+	}
+}
+
+// earliest returns the earlier of two CLOCK_REALTIME ns times, 0 meaning none.
+func earliest(a, b int64) int64 {
+	if a == 0 || (b != 0 && b < a) {
+		return b
+	}
+	return a
 }

@@ -217,6 +217,7 @@ func Merge(rs []*Result) *Result {
 	out.Thresholds = nil
 	out.Shard = nil // the merged shards make up the whole run (CheckShards)
 	out.Kernel, out.Host.Limited, out.Host.LimitedEvidence = nil, false, nil
+	out.Start, out.Host.Clock = nil, nil
 	total := NewSnapshot()
 	var connectPhase float64
 	var throughput Throughput
@@ -251,6 +252,11 @@ func Merge(rs []*Result) *Result {
 		total.Latency.Merge(r.Histograms.Latency)
 		total.LatencyRaw.Merge(r.Histograms.LatencyRaw)
 		total.ScheduleLag.Merge(r.Histograms.ScheduleLag)
+		if !r.FirstPublishAt.IsZero() {
+			total.FirstPublish = earliest(total.FirstPublish, r.FirstPublishAt.UnixNano())
+		}
+		out.Start = laterStart(out.Start, r.Start)
+		out.Host.Clock = worseClock(out.Host.Clock, r.Host.Clock)
 		m := &r.Messages
 		total.Scheduled += m.Scheduled
 		total.Published += m.Published
@@ -345,4 +351,35 @@ func Merge(rs []*Result) *Result {
 		}
 	}
 	return &out
+}
+
+// laterStart merges the start records of two shards: the latest to be ready, the most late.
+func laterStart(a, b *StartInfo) *StartInfo {
+	switch {
+	case b == nil:
+		return a
+	case a == nil:
+		c := *b
+		return &c
+	}
+	c := *a
+	if b.ReadyAt.After(c.ReadyAt) {
+		c.ReadyAt = b.ReadyAt
+	}
+	c.LateMS = max(c.LateMS, b.LateMS)
+	return &c
+}
+
+// worseClock merges the clock estimates of two shards' hosts: the larger errors, and
+// synchronised only if both are.
+func worseClock(a, b *Clock) *Clock {
+	switch {
+	case b == nil:
+		return a
+	case a == nil:
+		c := *b
+		return &c
+	}
+	return &Clock{MaxErrorUS: max(a.MaxErrorUS, b.MaxErrorUS), EstErrorUS: max(a.EstErrorUS, b.EstErrorUS),
+		Synchronized: a.Synchronized && b.Synchronized}
 }

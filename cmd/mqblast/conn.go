@@ -314,6 +314,7 @@ func finishRun(cmd *cobra.Command, run *bench.Runner, rf *runFlags) error {
 		return err
 	}
 	res.Shard = shardOf(rf)
+	res.Start = rf.start.info()
 	return report(cmd, res, err, rf)
 }
 

@@ -34,6 +34,8 @@ type runFlags struct {
 	duration time.Duration
 	procs    string
 	shard    string
+	startAt  string   // --start-at
+	start    *startAt // parsed from startAt when the run begins
 	format   string
 	noCheck  bool
 	loops    int
@@ -56,7 +58,10 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&rf.out, "out", "", "write the result document (JSON) to this file")
 	fl.DurationVar(&rf.duration, "duration", 0, "override parameters.duration_sec (how long connections are held)")
 	fl.StringVar(&rf.procs, "procs", "auto", "worker processes: auto (as many as the descriptor limit needs) or N")
-	fl.StringVar(&rf.shard, "shard", "", "run shard I of N of the scenario (I/N, 0-based), e.g. on several hosts")
+	fl.StringVar(&rf.shard, "shard", "", "run shard I of N of the scenario (I/N, 0-based), e.g. on several hosts; "+
+		"auto: I from $"+envShardIndex+" (a Kubernetes Indexed Job), N from $"+envShardCount)
+	fl.StringVar(&rf.startAt, "start-at", "", "connect and subscribe, then start publishing at this wall-clock time: "+
+		"RFC 3339 (2026-01-02T15:04:05Z) or +DURATION from now (+90s); a run not ready by then starts at once, late (start.late_ms)")
 	fl.StringVar(&rf.format, "format", "text", "stdout format: text (summary) or json (the result document)")
 	fl.BoolVar(&rf.noCheck, "no-check", false, "skip the host checks (mqblast check) before the run")
 	fl.IntVar(&rf.loops, "loops", 0, "event loops per process (0: one per core)")
@@ -85,7 +90,12 @@ Every scenario type runs: Point-To-Point, Fan-In, Fan-Out, Shared-Subscription, 
 Publish, Subscribe and Connections (docs/scenario.md describes every field). Flags are
 checked before any socket opens: --bind addresses must be this host's (any 127.0.0.0/8
 address is), the --out directory writable. --shard I/N runs one shard of the plan and records
-it in the result, for 'mqblast merge'. The broker password comes from --password-file, else
+it in the result, for 'mqblast merge'; --shard auto takes I from $JOB_COMPLETION_INDEX (a
+Kubernetes Indexed Job) and N from $JOB_COMPLETIONS (which its manifest sets: see
+deploy/kubernetes). --start-at T (RFC 3339, or +90s from now) connects and subscribes, then
+starts publishing at T on every shard; a run not ready by T starts at once and records
+start.late_ms. The result has first_publish_at and host.clock (the adjtimex error estimate);
+a clock that is not synchronised is warned about. The broker password comes from --password-file, else
 --set server.password or the file's server.password, else $MQBLAST_PASSWORD; results
 never hold it.
 
@@ -101,6 +111,7 @@ the run exits 5 when one failed (a failed or interrupted run keeps its own exit 
 		Example: `  mqblast run quick-conn-100
   mqblast run singlenode-conn-tcp-10K-100 --broker 127.0.0.1:1883 --out conn.json
   mqblast run conn.json --set parameters.connection_rate=2000 --bind 127.0.0.2-127.0.0.9
+  JOB_COMPLETION_INDEX=0 JOB_COMPLETIONS=3 mqblast run p2p.json --shard auto --start-at 2026-01-02T15:04:05Z --format json
   mqblast run quick-p2p-100 --threshold messages.lost==0 --threshold 'latency_us.p99<50000'
   mqblast run singlenode-conn-tcp-1M-5K --broker 10.0.0.5:1883 --procs auto --format json | jq .connections`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -125,6 +136,17 @@ the run exits 5 when one failed (a failed or interrupted run keeps its own exit 
 func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) error {
 	if rf.format != "text" && rf.format != "json" {
 		return usageError(fmt.Errorf("--format %q: must be text or json", rf.format))
+	}
+	if rf.startAt != "" && !rf.worker {
+		st, err := parseStartAt(rf.startAt, time.Now())
+		if err != nil {
+			return usageError(err)
+		}
+		rf.start = st
+		warnClock(cmd.ErrOrStderr(), bench.HostClock())
+	}
+	if err := resolveShard(rf, os.Getenv); err != nil { // shard.go
+		return err
 	}
 	if !rf.worker {
 		if err := checkInputs(cmd, rf); err != nil { // flagcheck.go
@@ -188,6 +210,9 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	run.Engine.MaxInbound = cmp.Or(rf.maxPkt, run.Engine.MaxInbound)
 	run.ToolVersion, run.Scenario, run.Progress = version, effectiveJSON(s), cmd.ErrOrStderr()
 	run.Watch = watch
+	if st := rf.start; st != nil {
+		run.StartGate = func() (time.Time, error) { return st.ready(cmd.ErrOrStderr()), nil }
+	}
 	return finishRun(cmd, run, rf)
 }
 
@@ -458,10 +483,14 @@ func runWorkers(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags, procs int
 		}
 	}()
 	// Every worker subscribed: all start publishing at one wall-clock time.
+	// With --start-at, at that instant (or at once when it has passed).
 	release := func() {
-		at := time.Now().Add(200 * time.Millisecond).UnixNano()
+		at := time.Now().Add(200 * time.Millisecond)
+		if rf.start != nil {
+			at = rf.start.ready(cmd.ErrOrStderr())
+		}
 		for _, in := range stdins {
-			_, _ = fmt.Fprintf(in, "go %d\n", at)
+			_, _ = fmt.Fprintf(in, "go %d\n", at.UnixNano())
 		}
 	}
 	res, gerr := bench.Gather(streams, plan.Len(), time.Second, cmd.ErrOrStderr(), release, watch)
@@ -477,6 +506,7 @@ func runWorkers(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags, procs int
 	res.Broker = brokers
 	res.Scenario = effectiveJSON(s)
 	res.Shard = shardOf(rf)
+	res.Start = rf.start.info()
 	return report(cmd, res, gerr, rf)
 }
 

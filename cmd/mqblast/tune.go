@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -35,6 +36,7 @@ func newTuneApplyCmd() *cobra.Command {
 	var (
 		nf              needsFlags
 		dryRun, persist bool
+		onlyIf          string
 	)
 	cmd := &cobra.Command{
 		Use:   "apply [--connections N] [--dry-run]",
@@ -46,11 +48,24 @@ hard limit is too low, ` + tuning.LimitsFile + ` (effective at the next
 login: the hard limit is inherited). It prints every change with its old value and the command
 that reverts it, then the findings it cannot fix (THP, swap, memory, cores, ...).
 
-It refuses to run without root; --dry-run prints the changes without making them.`,
+It refuses to run without root; --dry-run prints the changes without making them.
+--only-if VALUE applies only when VALUE is true (1, t, true, ...) and otherwise says so and
+exits 0: a Kubernetes init container gates itself with --only-if "$(MQBLAST_TUNE)" from a
+ConfigMap (deploy/kubernetes).`,
 		Example: `  mqblast tune apply --connections 100000 --dry-run
   sudo mqblast tune apply --connections 1000000 --addrs 20 --persist`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if onlyIf != "" {
+				on, err := strconv.ParseBool(strings.TrimSpace(onlyIf))
+				if err != nil {
+					return usageError(fmt.Errorf("--only-if %q: want true or false", onlyIf))
+				}
+				if !on {
+					fmt.Fprintln(cmd.OutOrStdout(), "tune apply: --only-if is false: nothing changed")
+					return nil
+				}
+			}
 			needs, err := nf.needs()
 			if err != nil {
 				return err
@@ -77,6 +92,7 @@ It refuses to run without root; --dry-run prints the changes without making them
 	nf.register(cmd, 100000)
 	fl := cmd.Flags()
 	fl.BoolVar(&dryRun, "dry-run", false, "print the changes without making them")
+	fl.StringVar(&onlyIf, "only-if", "", "apply only when this is true (e.g. --only-if \"$MQBLAST_TUNE\"); false: do nothing, exit 0")
 	fl.BoolVar(&persist, "persist", false, "also write the sysctls to "+tuning.SysctlFile+" so they survive a reboot")
 	return cmd
 }

@@ -97,3 +97,15 @@ func TestTuneApplyRefusesWithoutRoot(t *testing.T) {
 		t.Errorf("dry run without root: exit %d: %v", code, err)
 	}
 }
+
+// TestTuneApplyOnlyIf: --only-if false changes nothing and succeeds even without root (the
+// gated init container of deploy/kubernetes); a value that is not a boolean is a usage error.
+func TestTuneApplyOnlyIf(t *testing.T) {
+	out, _, code := runMQ(t, "tune", "apply", "--only-if", "false")
+	if code != exitOK || !strings.Contains(out, "nothing changed") {
+		t.Errorf("--only-if false: exit %d, stdout %q", code, out)
+	}
+	if _, errOut, code := runMQ(t, "tune", "apply", "--only-if", "$(MQBLAST_TUNE)"); code != exitUsage {
+		t.Errorf("--only-if of an unexpanded variable: exit %d, want %d\n%s", code, exitUsage, errOut)
+	}
+}

@@ -1,0 +1,282 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/scenario"
+)
+
+// TestResolveShardAuto: --shard auto reads the Indexed Job's variables; without them it is
+// a usage error that names both.
+func TestResolveShardAuto(t *testing.T) {
+	check := func(env map[string]string, want string, wantErr ...string) {
+		t.Helper()
+		rf := &runFlags{shard: "auto"}
+		err := resolveShard(rf, func(k string) string { return env[k] })
+		if len(wantErr) == 0 {
+			if err != nil || rf.shard != want {
+				t.Errorf("env %v: shard %q, err %v; want %q", env, rf.shard, err, want)
+			}
+			return
+		}
+		if err == nil || codeOf(err) != exitUsage {
+			t.Fatalf("env %v: err %v (code %d), want a usage error", env, err, codeOf(err))
+		}
+		for _, w := range wantErr {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("env %v: %q does not say %q", env, err, w)
+			}
+		}
+	}
+	check(map[string]string{"JOB_COMPLETION_INDEX": "2", "JOB_COMPLETIONS": "3"}, "2/3")
+	check(nil, "", "JOB_COMPLETION_INDEX and JOB_COMPLETIONS are not set")
+	check(map[string]string{"JOB_COMPLETION_INDEX": "0"}, "", "JOB_COMPLETIONS is not set")
+	check(map[string]string{"JOB_COMPLETION_INDEX": "3", "JOB_COMPLETIONS": "3"}, "", "want 0 <= index < count")
+	rf := &runFlags{shard: "1/4"}
+	if err := resolveShard(rf, func(string) string { return "" }); err != nil || rf.shard != "1/4" {
+		t.Errorf("--shard 1/4 became %q (%v)", rf.shard, err)
+	}
+}
+
+// TestParseStartAt: RFC 3339 or +DURATION.
+func TestParseStartAt(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for in, want := range map[string]time.Time{
+		"+90s":                        now.Add(90 * time.Second),
+		"2026-01-02T03:10:00Z":        time.Date(2026, 1, 2, 3, 10, 0, 0, time.UTC),
+		"2026-01-02T04:10:00.5+01:00": time.Date(2026, 1, 2, 3, 10, 0, 5e8, time.UTC),
+	} {
+		s, err := parseStartAt(in, now)
+		if err != nil || !s.at.Equal(want) {
+			t.Errorf("%q: %v, %v; want %v", in, s, err, want)
+		}
+	}
+	for _, in := range []string{"90s", "+-3s", "tomorrow", "2026-01-02 03:10"} {
+		if _, err := parseStartAt(in, now); err == nil {
+			t.Errorf("%q: no error", in)
+		}
+	}
+}
+
+// TestRunShardAutoNoEnv: run --shard auto outside an Indexed Job exits 2 naming both
+// variables, before any connection.
+func TestRunShardAutoNoEnv(t *testing.T) {
+	c := exec.Command(mqblastBin(t), "run", "quick-p2p-100", "--broker", "127.0.0.1:1", "--no-check", "--shard", "auto")
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "JOB_COMPLETION") {
+			c.Env = append(c.Env, kv)
+		}
+	}
+	var errOut bytes.Buffer
+	c.Stderr = &errOut
+	err := c.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitUsage {
+		t.Fatalf("exit %v, want %d\n%s", err, exitUsage, errOut.String())
+	}
+	if s := errOut.String(); !strings.Contains(s, "JOB_COMPLETION_INDEX") || !strings.Contains(s, "JOB_COMPLETIONS") {
+		t.Errorf("stderr does not name both variables:\n%s", s)
+	}
+}
+
+// runShard starts `mqblast run` as shard i of n of an Indexed Job (the environment
+// --shard auto reads), writing its result to out.
+func runShard(t *testing.T, i, n int, out string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	c := exec.Command(mqblastBin(t), append([]string{"run", "--shard", "auto", "--no-check", "--procs", "1",
+		"--format", "json", "--out", out}, args...)...)
+	c.Env = append(os.Environ(), fmt.Sprintf("JOB_COMPLETION_INDEX=%d", i), fmt.Sprintf("JOB_COMPLETIONS=%d", n))
+	var errOut bytes.Buffer
+	c.Stdout, c.Stderr = nil, &errOut
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return c, &errOut
+}
+
+func readResult(t *testing.T, path string) *bench.Result {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return decodeResult(t, cliRun{stdout: string(b)})
+}
+
+// TestShardsStartAtMerged is the several-hosts proof on one host: three `mqblast run
+// --shard auto` processes (JOB_COMPLETION_INDEX 0..2, JOB_COMPLETIONS 3) of one P2P
+// scenario against Mosquitto, with one --start-at a few seconds ahead, start publishing
+// within 10 ms of each other; `mqblast merge` accounts for every message and gives what
+// one process would report for the whole scenario; merge refuses a missing or repeated
+// shard of them.
+func TestShardsStartAtMerged(t *testing.T) {
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	dir := t.TempDir()
+	const n, clients, rate, duration = 3, 100, 10, 3 // quick-p2p-100: 100 publishers at 10/s
+	startAt := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339Nano)
+	files := make([]string, n)
+	type proc struct {
+		c      *exec.Cmd
+		stderr *bytes.Buffer
+	}
+	procs := make([]proc, n)
+	for i := range n {
+		files[i] = filepath.Join(dir, fmt.Sprintf("shard-%d.json", i))
+		c, e := runShard(t, i, n, files[i], "quick-p2p-100", "--broker", m.Addr, "--start-at", startAt,
+			"--duration", fmt.Sprintf("%ds", duration), "--set", "parameters.warmup_sec=1")
+		procs[i] = proc{c, e}
+	}
+	shards := make([]*bench.Result, n)
+	for i, p := range procs {
+		if err := p.c.Wait(); err != nil {
+			t.Fatalf("shard %d: %v\n%s", i, err, p.stderr)
+		}
+		shards[i] = readResult(t, files[i])
+	}
+	at, _ := time.Parse(time.RFC3339Nano, startAt)
+	var scheduled, latCount int64
+	// Publisher k of P is due Phase = k/P/rate after the start (the schedules interleave),
+	// so shard i's first message is due at its first publisher's phase: what must agree is
+	// first_publish_at minus that phase, the shards' start instants.
+	s, err := scenario.Resolve("quick-p2p-100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := scenario.NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstDue := func(i int) time.Duration {
+		p, d := whole.Shard(i, n), time.Duration(math.MaxInt64)
+		for k := range p.Len() {
+			if c := p.Client(k); c.Role.Publishes() {
+				d = min(d, c.Phase)
+			}
+		}
+		return d
+	}
+	var first, last time.Time
+	for i, r := range shards {
+		if r.Shard == nil || r.Shard.Index != i || r.Shard.Count != n {
+			t.Errorf("shard %d records shard %v", i, r.Shard)
+		}
+		if r.Start == nil || !r.Start.At.Equal(at) || r.Start.LateMS != 0 || r.Start.ReadyAt.After(at) {
+			t.Errorf("shard %d: start %+v, want at %v, on time", i, r.Start, at)
+		}
+		if r.FirstPublishAt.Before(at) {
+			t.Errorf("shard %d published at %v, before --start-at %v", i, r.FirstPublishAt, at)
+		}
+		if r.Host.Clock == nil {
+			t.Errorf("shard %d: no host.clock", i)
+		}
+		scheduled += r.Messages.Scheduled
+		latCount += r.Histograms.Latency.Count()
+		started := r.FirstPublishAt.Add(-firstDue(i))
+		t.Logf("shard %d: first_publish_at %v, %v after --start-at + its first due offset %v",
+			i, r.FirstPublishAt.Format(time.RFC3339Nano), started.Sub(at), firstDue(i))
+		if i == 0 {
+			first, last = started, started
+		}
+		first, last = minTime(first, started), maxTime(last, started)
+	}
+	if spread := last.Sub(first); spread > 10*time.Millisecond {
+		t.Errorf("the shards' first publishes less their first due offsets spread over %v, want <= 10ms", spread)
+	}
+
+	r := runBin(t, "merge", files[0], files[1], files[2], "--format", "json")
+	if r.code != 0 {
+		t.Fatalf("merge: exit %d\n%s", r.code, r.stderr)
+	}
+	res := decodeResult(t, r)
+	msg := res.Messages
+	if msg.Scheduled != msg.Published+msg.UnsentTotal {
+		t.Errorf("scheduled %d != published %d + unsent %d", msg.Scheduled, msg.Published, msg.UnsentTotal)
+	}
+	if msg.Expected != msg.Received+msg.Lost+msg.InFlightAtEnd+msg.InFlightLost {
+		t.Errorf("expected %d != received %d + lost %d + in flight at end %d + in flight lost %d",
+			msg.Expected, msg.Received, msg.Lost, msg.InFlightAtEnd, msg.InFlightLost)
+	}
+	if msg.Lost != 0 {
+		t.Errorf("lost %d at QoS 1", msg.Lost)
+	}
+	if msg.Scheduled != scheduled {
+		t.Errorf("merged scheduled %d, the shards' sum %d", msg.Scheduled, scheduled)
+	}
+	if want := float64(clients * rate * duration); math.Abs(float64(msg.Scheduled)-want) > want/100 {
+		t.Errorf("scheduled %d, want %v within 1%% (clients x rate x duration)", msg.Scheduled, want)
+	}
+	if got := res.Histograms.Latency.Count(); got != latCount || res.LatencyUS.Count != latCount || latCount == 0 {
+		t.Errorf("merged latency histogram %d values (summary %d), the shards' sum %d", got, res.LatencyUS.Count, latCount)
+	}
+	if res.Connections.Target != 2*clients || res.Connections.Established != 2*clients {
+		t.Errorf("connections %d of %d, want %d", res.Connections.Established, res.Connections.Target, 2*clients)
+	}
+	if earliest := minTime(minTime(shards[0].FirstPublishAt, shards[1].FirstPublishAt), shards[2].FirstPublishAt); !res.FirstPublishAt.Equal(earliest) || res.Start == nil || res.Shard != nil {
+		t.Errorf("merged first_publish_at %v (want %v), start %+v, shard %v", res.FirstPublishAt, earliest, res.Start, res.Shard)
+	}
+
+	// Not the distinct shards of the run: one missing, one twice.
+	if r := runBin(t, "merge", files[0], files[1]); r.code != exitUsage || !strings.Contains(r.stderr, "missing") {
+		t.Errorf("merge of shards 0 and 1 of 3: exit %d, want %d naming the missing shard\n%s", r.code, exitUsage, r.stderr)
+	}
+	dup := filepath.Join(dir, "copy-of-1.json")
+	b, _ := os.ReadFile(files[1])
+	if err := os.WriteFile(dup, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := runBin(t, "merge", files[0], files[1], dup, files[2]); r.code != exitUsage || !strings.Contains(r.stderr, "both are shard 1/3") {
+		t.Errorf("merge with shard 1 twice: exit %d, want %d\n%s", r.code, exitUsage, r.stderr)
+	}
+}
+
+// TestStartAtLate: a shard whose --start-at has passed when it is ready starts at once,
+// says so and records how late.
+func TestStartAtLate(t *testing.T) {
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	out := filepath.Join(t.TempDir(), "late.json")
+	at := time.Now().UTC().Format(time.RFC3339Nano) // passed before the first connection
+	c, stderr := runShard(t, 1, 2, out, "quick-p2p-100", "--broker", m.Addr, "--start-at", at,
+		"--duration", "1s", "--set", "parameters.warmup_sec=0")
+	if err := c.Wait(); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	r := readResult(t, out)
+	if r.Start == nil || r.Start.LateMS <= 0 || !r.Start.ReadyAt.After(r.Start.At) {
+		t.Fatalf("start %+v, want late_ms > 0", r.Start)
+	}
+	if r.Messages.Published == 0 || r.FirstPublishAt.Before(r.Start.ReadyAt) {
+		t.Errorf("published %d, first at %v (ready at %v): a late shard still publishes", r.Messages.Published,
+			r.FirstPublishAt, r.Start.ReadyAt)
+	}
+	if !strings.Contains(stderr.String(), "late") {
+		t.Errorf("stderr does not say it started late:\n%s", stderr)
+	}
+	if r.Shard == nil || *r.Shard != (bench.ShardInfo{Index: 1, Count: 2}) {
+		t.Errorf("shard %v, want 1/2 from the environment", r.Shard)
+	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
