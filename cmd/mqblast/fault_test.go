@@ -1,13 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -41,25 +35,8 @@ func TestThresholdOnALosingRun(t *testing.T) {
 // scheduled messages are all accounted for, and the partial result is written.
 func TestInterruptedRunRates(t *testing.T) {
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
-	out := filepath.Join(t.TempDir(), "r.json")
-	c := exec.Command(mqblastBin(t), "run", "quick-p2p-100", "--broker", m.Addr, "--no-check",
-		"--duration", "20s", "--set", "parameters.warmup_sec=500ms", "--out", out)
-	var errOut bytes.Buffer
-	c.Stderr = &errOut
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(3 * time.Second)
-	_ = c.Process.Signal(syscall.SIGINT)
-	err := c.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
-		t.Fatalf("exit %v, want %d\n%s", err, exitInterrupted, errOut.String())
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, _ := interruptedRun(t, 3*time.Second, "run", "quick-p2p-100", "--broker", m.Addr, "--no-check",
+		"--duration", "20s", "--set", "parameters.warmup_sec=500ms")
 	var res bench.Result
 	if err := json.Unmarshal(b, &res); err != nil {
 		t.Fatal(err)

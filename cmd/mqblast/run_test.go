@@ -72,6 +72,31 @@ func runBin(t *testing.T, args ...string) cliRun {
 	return r
 }
 
+// interruptedRun runs mqblast with args and --out FILE, sends it SIGINT after d, fails the
+// test unless it exits 130, and returns the partial result it wrote and its stderr.
+func interruptedRun(t *testing.T, d time.Duration, args ...string) ([]byte, string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "r.json")
+	c := exec.Command(mqblastBin(t), append(args, "--out", out)...)
+	var errOut bytes.Buffer
+	c.Stderr = &errOut
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(d)
+	_ = c.Process.Signal(syscall.SIGINT)
+	err := c.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+		t.Fatalf("exit: %v, want %d\n%s", err, exitInterrupted, errOut.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("no partial result: %v\n%s", err, errOut.String())
+	}
+	return b, errOut.String()
+}
+
 func decodeResult(t *testing.T, r cliRun) *bench.Result {
 	t.Helper()
 	var res bench.Result
@@ -192,24 +217,7 @@ func TestRunBuiltinOnEmbeddedBroker(t *testing.T) {
 func TestRunInterrupted(t *testing.T) {
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	host, port, _ := strings.Cut(m.Addr, ":")
-	out := filepath.Join(t.TempDir(), "r.json")
-	c := exec.Command(mqblastBin(t), "conn", "-H", host, "-p", port, "-c", "200", "-R", "1000", "--hold", "60s", "--out", out)
-	var errOut bytes.Buffer
-	c.Stderr = &errOut
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(1500 * time.Millisecond)
-	_ = c.Process.Signal(syscall.SIGINT)
-	err := c.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
-		t.Fatalf("exit: %v, want %d\n%s", err, exitInterrupted, errOut.String())
-	}
-	b, rerr := os.ReadFile(out)
-	if rerr != nil {
-		t.Fatalf("no partial result: %v", rerr)
-	}
+	b, _ := interruptedRun(t, 1500*time.Millisecond, "conn", "-H", host, "-p", port, "-c", "200", "-R", "1000", "--hold", "60s")
 	var res bench.Result
 	if err := json.Unmarshal(b, &res); err != nil || !res.Interrupted || res.Connections.Established != 200 {
 		t.Fatalf("partial result: %v interrupted=%v established=%d", err, res.Interrupted, res.Connections.Established)

@@ -1,17 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -269,25 +265,8 @@ func TestRunThresholdsWorkersAndInterrupt(t *testing.T) {
 		t.Fatalf("workers: thresholds %+v", th)
 	}
 
-	out := filepath.Join(t.TempDir(), "r.json")
-	c := exec.Command(mqblastBin(t), "conn", "-H", host, "-p", port, "-c", "50", "-R", "1000", "--hold", "60s",
-		"--threshold", "connections.established>1e9", "--out", out)
-	var errOut bytes.Buffer
-	c.Stderr = &errOut
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(1200 * time.Millisecond)
-	_ = c.Process.Signal(syscall.SIGINT)
-	err := c.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
-		t.Fatalf("interrupted: %v, want exit %d\n%s", err, exitInterrupted, errOut.String())
-	}
-	doc, rerr := os.ReadFile(out)
-	if rerr != nil {
-		t.Fatal(rerr)
-	}
+	doc, _ := interruptedRun(t, 1200*time.Millisecond, "conn", "-H", host, "-p", port, "-c", "50", "-R", "1000", "--hold", "60s",
+		"--threshold", "connections.established>1e9")
 	if th := thresholdsOf(t, doc); len(th) != 1 || th[0].OK || th[0].Value != 50 {
 		t.Fatalf("interrupted: thresholds %+v", th)
 	}
