@@ -318,24 +318,37 @@ func (l *loop) message(p *pubState, seq uint32, due int64, pid uint16, dup bool,
 		binary.BigEndian.PutUint64(pl[16:24], uint64(e.realEpoch+now))
 	}
 	pk := &l.pub
-	*pk = codec.Publish{QoS: codec.QoS(sp.QoS), Retain: sp.Retain, Topic: sp.Topic, Payload: pl, ID: pid, Dup: dup}
+	fillPublish(pk, sp, codec.Version(p.s.version), p.alias)
+	pk.Payload, pk.ID, pk.Dup = pl, pid, dup
 	if sp.RandN > 0 {
 		l.topic = append(l.topic[:0], sp.Topic...)
 		l.topic = strconv.AppendInt(l.topic, int64(rand.IntN(sp.RandN)+1), 10)
 		l.topic = append(l.topic, sp.TopicSuffix...)
 		pk.Topic = l.topic
 	}
-	if sp.Props != nil && codec.Version(p.s.version) == codec.V5 {
-		pk.Props = *sp.Props
-	}
-	if p.alias { // 5.0 topic alias: the topic goes once per connection, then 2 bytes
-		pk.Props.Set(codec.PropTopicAlias)
-		pk.Props.TopicAlias = 1
-		if p.aliasSet {
-			pk.Topic = nil
-		}
+	if p.alias && p.aliasSet { // 5.0 topic alias: the topic goes once per connection, then 2 bytes
+		pk.Topic = nil
 	}
 	return pk
+}
+
+// fillPublish sets pk to sp's PUBLISH on a connection of version v, without payload,
+// packet id or DUP: QoS, retain, topic, the 5.0 properties, and topic alias 1 when alias.
+func fillPublish(pk *codec.Publish, sp *PublishSpec, v codec.Version, alias bool) {
+	*pk = codec.Publish{QoS: codec.QoS(sp.QoS), Retain: sp.Retain, Topic: sp.Topic}
+	if sp.Props != nil && v == codec.V5 {
+		pk.Props = *sp.Props
+	}
+	if alias {
+		pk.Props.Set(codec.PropTopicAlias)
+		pk.Props.TopicAlias = 1
+	}
+}
+
+// usesAlias reports whether sp's messages use topic alias 1 on a connection whose broker
+// takes aliasMax aliases (5.0 Topic Alias Maximum; 0 when not given).
+func usesAlias(sp *PublishSpec, aliasMax int) bool {
+	return aliasMax >= 1 && !sp.NoTopicAlias && sp.RandN == 0
 }
 
 // sendPublish writes b, publisher p's messages encoded into l.out and delimited by marks,
@@ -459,7 +472,7 @@ func (l *loop) startPublisher(s *session, sp *PublishSpec, receiveMax, aliasMax 
 	p := l.publisher(s.client, sp)
 	p.s = s
 	s.pub = p
-	p.alias, p.aliasSet = aliasMax >= 1 && !sp.NoTopicAlias && sp.RandN == 0, false
+	p.alias, p.aliasSet = usesAlias(sp, aliasMax), false
 	p.window = sp.MaxInflight
 	if p.window <= 0 {
 		p.window = 1024

@@ -218,19 +218,12 @@ func (l *loop) largestPublish(sp *PublishSpec, v codec.Version, aliasMax int) in
 	if len(pl) < sp.PayloadSize {
 		pl = make([]byte, sp.PayloadSize)
 	}
-	p := codec.Publish{QoS: codec.QoS(sp.QoS), Topic: sp.Topic, Payload: pl[:sp.PayloadSize], ID: 1}
+	var p codec.Publish
+	fillPublish(&p, sp, v, usesAlias(sp, aliasMax))
+	p.Payload, p.ID = pl[:sp.PayloadSize], 1
 	if sp.RandN > 0 {
 		p.Topic = strconv.AppendInt(append([]byte(nil), sp.Topic...), int64(sp.RandN), 10)
 		p.Topic = append(p.Topic, sp.TopicSuffix...)
-	}
-	if v == codec.V5 {
-		if sp.Props != nil {
-			p.Props = *sp.Props
-		}
-		if aliasMax >= 1 && !sp.NoTopicAlias && sp.RandN == 0 {
-			p.Props.Set(codec.PropTopicAlias)
-			p.Props.TopicAlias = 1
-		}
 	}
 	return codec.SizePublish(&p, v)
 }

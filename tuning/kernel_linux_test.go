@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mqblast/mqblast/internal/netnstest"
 	"golang.org/x/sys/unix"
 )
 
@@ -234,41 +235,6 @@ func helperOverflow() string {
 	return fmt.Sprintf("%d connects in progress, port %d", inProgress, to.Port)
 }
 
-// newNetns creates a network namespace (loopback up) for the test and deletes it when the
-// test ends. It skips the test when not root or without ip(8), unless CI=true, where it fails.
-func newNetns(t *testing.T, suffix string) string {
-	t.Helper()
-	skip := t.Skipf
-	if os.Getenv("CI") == "true" {
-		skip = t.Fatalf
-	}
-	if os.Geteuid() != 0 {
-		skip("network namespace tests need root")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		skip("network namespace tests need ip(8): %v", err)
-	}
-	ns := fmt.Sprintf("mqblast-tuning-%d-%s", os.Getpid(), suffix)
-	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
-		skip("cannot create a network namespace: %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("ip", "netns", "del", ns).CombinedOutput(); err != nil {
-			t.Errorf("cannot delete network namespace %s: %v: %s", ns, err, out)
-		}
-	})
-	sh(t, "ip", "-n", ns, "link", "set", "lo", "up")
-	return ns
-}
-
-// sh runs a command and fails the test if it fails.
-func sh(t *testing.T, name string, args ...string) {
-	t.Helper()
-	if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
-		t.Fatalf("%s %s: %v: %s", name, strings.Join(args, " "), err, out)
-	}
-}
-
 // inNetns runs TestHelperProcess in mode inside ns, reads the kernel counters of its
 // namespace (through /proc/PID) before and after the helper acts, and returns the delta and
 // the helper's "done" line.
@@ -336,7 +302,7 @@ func findingOf(fs []KernelFinding, counter string) (KernelFinding, bool) {
 // namespace of its own: ListenOverflows and TCPSynRetrans rise there (and only there), and
 // the findings name the accept queue and its fix.
 func TestNetnsListenOverflow(t *testing.T) {
-	ns := newNetns(t, "ovf")
+	ns := netnstest.New(t, "tuning-ovf")
 	hostBefore, err := ReadKernel("/proc/self", "/proc/sys")
 	if err != nil {
 		t.Fatal(err)
@@ -376,13 +342,13 @@ func TestNetnsListenOverflow(t *testing.T) {
 // a static neighbour entry with a MAC nobody has): the connect times out after 3 s and
 // TCPSynRetrans rises in the sending namespace, and the finding says so.
 func TestNetnsSynDropped(t *testing.T) {
-	a := newNetns(t, "syna")
-	b := newNetns(t, "synb")
-	sh(t, "ip", "-n", a, "link", "add", "mqbk0", "type", "veth", "peer", "name", "mqbk1", "netns", b)
-	sh(t, "ip", "-n", a, "addr", "add", "10.200.0.1/24", "dev", "mqbk0")
-	sh(t, "ip", "-n", a, "link", "set", "mqbk0", "up")
-	sh(t, "ip", "-n", b, "link", "set", "mqbk1", "up")
-	sh(t, "ip", "-n", a, "neigh", "add", "10.200.0.2", "lladdr", "02:00:00:00:00:99", "dev", "mqbk0")
+	a := netnstest.New(t, "tuning-syna")
+	b := netnstest.New(t, "tuning-synb")
+	netnstest.Sh(t, "ip", "-n", a, "link", "add", "mqbk0", "type", "veth", "peer", "name", "mqbk1", "netns", b)
+	netnstest.Sh(t, "ip", "-n", a, "addr", "add", "10.200.0.1/24", "dev", "mqbk0")
+	netnstest.Sh(t, "ip", "-n", a, "link", "set", "mqbk0", "up")
+	netnstest.Sh(t, "ip", "-n", b, "link", "set", "mqbk1", "up")
+	netnstest.Sh(t, "ip", "-n", a, "neigh", "add", "10.200.0.2", "lladdr", "02:00:00:00:00:99", "dev", "mqbk0")
 
 	delta, done := inNetns(t, a, "syndrop 10.200.0.2:1883")
 	if !strings.HasPrefix(done, "done timeout after 3") {

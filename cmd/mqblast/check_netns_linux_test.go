@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/mqblast/mqblast/internal/netnstest"
 )
 
 // helperArgsEnv carries the mqblast arguments to TestHelperProcess when the test binary is
@@ -36,41 +38,11 @@ func TestHelperProcess(t *testing.T) {
 	os.Exit(codeOf(err))
 }
 
-// newNetns creates a network namespace for the test and deletes it when the test ends. It
-// skips the test when not root or without ip(8), unless CI=true, where it fails.
-func newNetns(t *testing.T) string {
-	t.Helper()
-	skip := t.Skipf
-	if os.Getenv("CI") == "true" {
-		skip = t.Fatalf
-	}
-	if os.Geteuid() != 0 {
-		skip("network namespace tests need root")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		skip("network namespace tests need ip(8): %v", err)
-	}
-	ns := fmt.Sprintf("mqblast-test-%d", os.Getpid())
-	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
-		skip("cannot create a network namespace: %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("ip", "netns", "del", ns).CombinedOutput(); err != nil {
-			t.Errorf("cannot delete network namespace %s: %v: %s", ns, err, out)
-		}
-	})
-	return ns
-}
+// newNetns creates a network namespace for the test (netnstest.New).
+func newNetns(t *testing.T) string { return netnstest.New(t, "cmd") }
 
-// sh runs a command and fails the test if it fails.
-func sh(t *testing.T, name string, args ...string) string {
-	t.Helper()
-	out, err := exec.Command(name, args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s %s: %v: %s", name, strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
+// sh runs a command and fails the test if it fails (netnstest.Sh).
+func sh(t *testing.T, name string, args ...string) string { return netnstest.Sh(t, name, args...) }
 
 // inNetns runs mqblast with args inside ns (this test binary, re-executed by ip netns exec)
 // and returns its stdout and exit code.

@@ -44,8 +44,7 @@ func TestHelperListener(t *testing.T) {
 // fix, marks the host as having limited the run, and found the listening process itself
 // (the broker is local).
 func TestNetnsListenOverflowFinding(t *testing.T) {
-	ns := newNetns(t)
-	sh(t, "ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up")
+	ns := newNetns(t) // loopback up
 	const port = 18830
 	l := exec.Command("ip", "netns", "exec", ns, os.Args[0], "-test.run=^TestHelperListener$")
 	l.Env = append(os.Environ(), listenEnv+"="+strconv.Itoa(port))
