@@ -71,8 +71,10 @@ func (e *WorkerError) Error() string { return fmt.Sprintf("worker %d: %s", e.Wor
 // sequence number from their snapshots, so their percentiles are exact. release, if not
 // nil, is called once when every worker is ready (or has ended): it lets them start
 // publishing together. watch, if not nil, samples the host and the broker at each merged
-// interval (the workers do not) and fills the merged result at the end.
-func Gather(streams []io.Reader, target int, interval time.Duration, progress io.Writer, release func(), watch *Watch) (*Result, error) {
+// interval (the workers do not) and fills the merged result at the end. onInterval, if not
+// nil, receives each merged interval and its snapshot (live /metrics), the caller's to keep.
+func Gather(streams []io.Reader, target int, interval time.Duration, progress io.Writer, release func(), watch *Watch,
+	onInterval func(Interval, *Snapshot)) (*Result, error) {
 	if watch != nil {
 		watch.Start()
 	}
@@ -142,6 +144,9 @@ func Gather(streams []io.Reader, target int, interval time.Duration, progress io
 		}
 		merged = append(merged, m)
 		progressL.print(progress, m, target)
+		if onInterval != nil {
+			onInterval(m, s)
+		}
 	}
 	next, maxSeq, ended := 1, 0, 0
 	ready := make([]bool, n)

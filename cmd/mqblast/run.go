@@ -48,6 +48,8 @@ type runFlags struct {
 	passwordFile string   // --password-file (password.go)
 	brokerPID    int      // --broker-pid (watch.go)
 	brokerCgroup string   // --broker-cgroup
+
+	outputs outputFlags // --csv, --hlog, --metrics (outputs.go)
 }
 
 func (rf *runFlags) register(cmd *cobra.Command) {
@@ -71,6 +73,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&rf.maxPkt, "max-packet-size", 0, "largest packet in bytes a client accepts from the broker, announced in 5.0 (0: payload_size + 64 KiB, at least 1 MiB)")
 	_ = fl.MarkHidden("worker")
 	rf.registerPasswordFile(fl)
+	rf.outputs.register(fl)
 }
 
 func newRunCmd() *cobra.Command {
@@ -152,6 +155,11 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		if err := checkInputs(cmd, rf); err != nil { // flagcheck.go
 			return err
 		}
+		if err := rf.outputs.check(); err != nil { // outputs.go
+			return err
+		}
+		cmd.SetErr(progressWriter(cmd.ErrOrStderr())) // a connect bar on a terminal (progress.go)
+		defer endProgress(cmd.ErrOrStderr())
 	}
 	if err := applyOverrides(s, rf); err != nil {
 		return err
@@ -199,6 +207,10 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	if err != nil {
 		return err
 	}
+	if err := rf.outputs.serve(cmd, plan.Len()); err != nil { // --metrics
+		return err
+	}
+	defer rf.outputs.stop()
 	if procs > 1 {
 		return runWorkers(cmd, plan, rf, procs, brokers, watch)
 	}
@@ -210,6 +222,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	run.Engine.MaxInbound = cmp.Or(rf.maxPkt, run.Engine.MaxInbound)
 	run.ToolVersion, run.Scenario, run.Progress = version, effectiveJSON(s), cmd.ErrOrStderr()
 	run.Watch = watch
+	run.OnInterval = rf.outputs.onInterval(cmd.ErrOrStderr())
 	if st := rf.start; st != nil {
 		run.StartGate = func() (time.Time, error) { return st.ready(cmd.ErrOrStderr()), nil }
 	}
@@ -493,7 +506,8 @@ func runWorkers(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags, procs int
 			_, _ = fmt.Fprintf(in, "go %d\n", at.UnixNano())
 		}
 	}
-	res, gerr := bench.Gather(streams, plan.Len(), time.Second, cmd.ErrOrStderr(), release, watch)
+	res, gerr := bench.Gather(streams, plan.Len(), time.Second, cmd.ErrOrStderr(), release, watch,
+		rf.outputs.onInterval(cmd.ErrOrStderr()))
 	for _, in := range stdins {
 		_ = in.Close()
 	}

@@ -68,6 +68,9 @@ func report(cmd *cobra.Command, res *bench.Result, runErr error, rf *runFlags) e
 	if werr := writeResult(cmd, res, rf.out, rf.format); werr != nil {
 		return werr
 	}
+	if oerr := rf.outputs.finish(cmd, res); oerr != nil { // --csv, --hlog, --metrics (outputs.go)
+		return oerr
+	}
 	if err := outcome(res, runErr, cmd.Context()); err != nil {
 		return err
 	}
