@@ -24,8 +24,9 @@ type outputFlags struct {
 	metricsPublic bool
 	metricsHold   time.Duration
 
-	live   *metrics.Live // set by serve
-	server *metrics.Server
+	live     *metrics.Live // set by serve
+	server   *metrics.Server
+	finished bool // live has the result's figures
 }
 
 // register registers the flags of run and the quick verbs.
@@ -91,33 +92,33 @@ func (of *outputFlags) onInterval(w io.Writer) func(bench.Interval, *bench.Snaps
 	}
 }
 
-// finish writes --csv and --hlog from the final result, gives the live metrics their
-// end-of-run figures, and serves them --metrics-hold longer. It returns the first error.
+// finish writes --csv and --hlog from the final result and gives the live metrics their
+// end-of-run figures. It returns the first error.
 func (of *outputFlags) finish(cmd *cobra.Command, res *bench.Result) error {
 	err := writeOutputs(cmd, res, of.csv, of.hlog)
 	if of.live != nil {
 		of.live.Finish(res)
-	}
-	if of.server != nil {
-		if of.metricsHold > 0 {
-			fmt.Fprintf(cmd.ErrOrStderr(), "serving the final metrics at http://%s/metrics for %v\n", of.server.Addr(), of.metricsHold)
-			select {
-			case <-time.After(of.metricsHold):
-			case <-cmd.Context().Done():
-			}
-		}
-		_ = of.server.Close()
-		of.server = nil
+		of.finished = true
 	}
 	return err
 }
 
-// stop closes the metrics server if it is still open (a run that failed before its end).
-func (of *outputFlags) stop() {
-	if of.server != nil {
-		_ = of.server.Close()
-		of.server = nil
+// stop closes the metrics server once the run is over (its result written): a finished
+// run's after --metrics-hold, so that a scraper sees the final figures; a run that failed
+// before its end at once.
+func (of *outputFlags) stop(cmd *cobra.Command) {
+	if of.server == nil {
+		return
 	}
+	if of.finished && of.metricsHold > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "serving the final metrics at http://%s/metrics for %v\n", of.server.Addr(), of.metricsHold)
+		select {
+		case <-time.After(of.metricsHold):
+		case <-cmd.Context().Done():
+		}
+	}
+	_ = of.server.Close()
+	of.server = nil
 }
 
 // checkOutFlag is checkOut for another flag than --out: a usage error naming flag.

@@ -210,7 +210,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	if err := rf.outputs.serve(cmd, plan.Len()); err != nil { // --metrics
 		return err
 	}
-	defer rf.outputs.stop()
+	defer rf.outputs.stop(cmd)
 	if procs > 1 {
 		return runWorkers(cmd, plan, rf, procs, brokers, watch)
 	}

@@ -200,7 +200,7 @@ var defs = []def{
 		func(l *Live) []sample { return one(float64(l.intervals)) }},
 	{"mqblast_run_elapsed_seconds", "Seconds from the run's start to the latest interval's end.", gauge, nil,
 		func(l *Live) []sample { return one(l.last.TS) }},
-	{"mqblast_run_finished", "1 once the run has ended and its result is written (the end-of-run figures are final).", gauge, nil,
+	{"mqblast_run_finished", "1 once the run has ended: the end-of-run figures (lost, the verdicts) are final.", gauge, nil,
 		func(l *Live) []sample { return flag(l.final != nil) }},
 	{"mqblast_connections_target", "Clients the run connects.", gauge, nil,
 		func(l *Live) []sample { return one(float64(l.target)) }},
