@@ -37,6 +37,7 @@ type runFlags struct {
 	startAt  string   // --start-at
 	start    *startAt // parsed from startAt when the run begins
 	format   string
+	outputs  outputFlags // --csv, --hlog, --metrics (outputs.go)
 	noCheck  bool
 	loops    int
 	worker   bool
@@ -48,8 +49,6 @@ type runFlags struct {
 	passwordFile string   // --password-file (password.go)
 	brokerPID    int      // --broker-pid (watch.go)
 	brokerCgroup string   // --broker-cgroup
-
-	outputs outputFlags // --csv, --hlog, --metrics (outputs.go)
 }
 
 func (rf *runFlags) register(cmd *cobra.Command) {
@@ -65,6 +64,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&rf.startAt, "start-at", "", "connect and subscribe, then start publishing at this wall-clock time: "+
 		"RFC 3339 (2026-01-02T15:04:05Z) or +DURATION from now (+90s); a run not ready by then starts at once, late (start.late_ms)")
 	fl.StringVar(&rf.format, "format", "text", "stdout format: text (summary) or json (the result document)")
+	rf.outputs.register(fl) // outputs.go
 	fl.BoolVar(&rf.noCheck, "no-check", false, "skip the host checks (mqblast check) before the run")
 	fl.IntVar(&rf.loops, "loops", 0, "event loops per process (0: one per core)")
 	fl.BoolVar(&rf.worker, "worker", false, "internal: run as a worker process streaming snapshots on stdout")
@@ -73,7 +73,6 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&rf.maxPkt, "max-packet-size", 0, "largest packet in bytes a client accepts from the broker, announced in 5.0 (0: payload_size + 64 KiB, at least 1 MiB)")
 	_ = fl.MarkHidden("worker")
 	rf.registerPasswordFile(fl)
-	rf.outputs.register(fl)
 }
 
 func newRunCmd() *cobra.Command {
@@ -193,6 +192,10 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 			return err
 		}
 	}
+	if err := rf.outputs.serve(cmd, plan.Len()); err != nil { // --metrics
+		return err
+	}
+	defer rf.outputs.stop(cmd)
 	brokers := plan.Brokers()
 	embeddedPID := 0
 	if len(brokers) == 0 {
@@ -207,10 +210,6 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	if err != nil {
 		return err
 	}
-	if err := rf.outputs.serve(cmd, plan.Len()); err != nil { // --metrics
-		return err
-	}
-	defer rf.outputs.stop(cmd)
 	if procs > 1 {
 		return runWorkers(cmd, plan, rf, procs, brokers, watch)
 	}
