@@ -141,7 +141,7 @@ func TestGather(t *testing.T) {
 		return &buf
 	}
 	var progress bytes.Buffer
-	res, err := Gather([]io.Reader{worker([]int64{6, 4}), worker([]int64{10, 0, 0})}, 20, time.Second, &progress, nil, nil)
+	res, err := Gather([]io.Reader{worker([]int64{6, 4}), worker([]int64{10, 0, 0})}, 20, time.Second, &progress, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestGather(t *testing.T) {
 func TestGatherWorkerError(t *testing.T) {
 	var buf bytes.Buffer
 	_ = NewWorkerWriter(&buf).Final(nil, io.ErrUnexpectedEOF, 3)
-	_, err := Gather([]io.Reader{&buf}, 1, time.Second, nil, nil, nil)
+	_, err := Gather([]io.Reader{&buf}, 1, time.Second, nil, nil, nil, nil)
 	var we *WorkerError
 	if err == nil || !strings.Contains(err.Error(), "unexpected EOF") {
 		t.Fatalf("err %v", err)

@@ -309,8 +309,30 @@ func NewInterval(ts float64, open int64, s *Snapshot, d time.Duration) Interval 
 	}
 }
 
+// ConnectBar is a progress writer that draws the connect phase as one bar (on a
+// terminal): until every client has connected or failed, the connect phase's interval lines
+// go to Connecting instead of Write; the interval lines follow as usual after it.
+type ConnectBar interface {
+	io.Writer
+	Connecting(p ConnectProgress)
+}
+
+// ConnectProgress is the connect phase so far, at an interval's end.
+type ConnectProgress struct {
+	TS          float64 // seconds into the run
+	Target      int64
+	Connected   int64   // sessions established so far (reconnects not counted)
+	Established int64   // sessions open now
+	Failed      int64   // clients that never connected so far
+	Dropped     int64   // established connections lost so far
+	PerS        float64 // connects per second in the interval
+	Done        bool    // every client has connected or failed: the bar's last drawing
+}
+
 // progressLine prints interval lines with running totals.
 type progressLine struct {
+	barDone            bool // the connect bar has drawn its last
+	connects           int64
 	failed, dropped    int64
 	expected, received int64 // copies expected so far, and received
 	unsent, unexpected int64
@@ -318,6 +340,7 @@ type progressLine struct {
 }
 
 func (p *progressLine) print(w io.Writer, iv Interval, target int) {
+	p.connects += iv.Connected
 	p.failed += iv.Failed
 	p.dropped += iv.Dropped
 	p.expected += iv.Expected
@@ -344,6 +367,12 @@ func (p *progressLine) print(w io.Writer, iv Interval, target int) {
 		}
 		fmt.Fprintf(w, "%6.1fs  sent %.0f/s  received %.0f/s  latency %s  missing %d%s  established %d/%d  dropped %d\n",
 			iv.TS, iv.PublishPerS, iv.ReceivePerS, lat, max(p.expected-p.received, 0), extra, iv.Established, target, p.dropped)
+		return
+	}
+	if b, ok := w.(ConnectBar); ok && !p.barDone {
+		p.barDone = p.connects+p.failed >= int64(target)
+		b.Connecting(ConnectProgress{TS: iv.TS, Target: int64(target), Connected: p.connects, Established: iv.Established,
+			Failed: p.failed, Dropped: p.dropped, PerS: iv.ConnectPerS, Done: p.barDone})
 		return
 	}
 	lat := "-"

@@ -37,6 +37,7 @@ type runFlags struct {
 	startAt  string   // --start-at
 	start    *startAt // parsed from startAt when the run begins
 	format   string
+	outputs  outputFlags // --csv, --hlog, --metrics (outputs.go)
 	noCheck  bool
 	loops    int
 	worker   bool
@@ -63,6 +64,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&rf.startAt, "start-at", "", "connect and subscribe, then start publishing at this wall-clock time: "+
 		"RFC 3339 (2026-01-02T15:04:05Z) or +DURATION from now (+90s); a run not ready by then starts at once, late (start.late_ms)")
 	fl.StringVar(&rf.format, "format", "text", "stdout format: text (summary) or json (the result document)")
+	rf.outputs.register(fl) // outputs.go
 	fl.BoolVar(&rf.noCheck, "no-check", false, "skip the host checks (mqblast check) before the run")
 	fl.IntVar(&rf.loops, "loops", 0, "event loops per process (0: one per core)")
 	fl.BoolVar(&rf.worker, "worker", false, "internal: run as a worker process streaming snapshots on stdout")
@@ -152,6 +154,11 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		if err := checkInputs(cmd, rf); err != nil { // flagcheck.go
 			return err
 		}
+		if err := rf.outputs.check(); err != nil { // outputs.go
+			return err
+		}
+		cmd.SetErr(progressWriter(cmd.ErrOrStderr())) // a connect bar on a terminal (progress.go)
+		defer endProgress(cmd.ErrOrStderr())
 	}
 	if err := applyOverrides(s, rf); err != nil {
 		return err
@@ -185,6 +192,10 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 			return err
 		}
 	}
+	if err := rf.outputs.serve(cmd, plan.Len()); err != nil { // --metrics
+		return err
+	}
+	defer rf.outputs.stop(cmd)
 	brokers := plan.Brokers()
 	embeddedPID := 0
 	if len(brokers) == 0 {
@@ -210,6 +221,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	run.Engine.MaxInbound = cmp.Or(rf.maxPkt, run.Engine.MaxInbound)
 	run.ToolVersion, run.Scenario, run.Progress = version, effectiveJSON(s), cmd.ErrOrStderr()
 	run.Watch = watch
+	run.OnInterval = rf.outputs.onInterval(cmd.ErrOrStderr())
 	if st := rf.start; st != nil {
 		run.StartGate = func() (time.Time, error) { return st.ready(cmd.ErrOrStderr()), nil }
 	}
@@ -493,7 +505,8 @@ func runWorkers(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags, procs int
 			_, _ = fmt.Fprintf(in, "go %d\n", at.UnixNano())
 		}
 	}
-	res, gerr := bench.Gather(streams, plan.Len(), time.Second, cmd.ErrOrStderr(), release, watch)
+	res, gerr := bench.Gather(streams, plan.Len(), time.Second, cmd.ErrOrStderr(), release, watch,
+		rf.outputs.onInterval(cmd.ErrOrStderr()))
 	for _, in := range stdins {
 		_ = in.Close()
 	}
