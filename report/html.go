@@ -29,7 +29,7 @@ var (
 )
 
 var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
-	"svg": func(s string) template.HTML { return template.HTML(s) }, //nolint:gosec // built by BoxplotSVG, which escapes its text
+	"svg": func(s string) template.HTML { return template.HTML(s) }, // BoxplotSVG escapes its text
 	"mark": func(t Table, r, i int) bool {
 		return r < len(t.Marks) && i < len(t.Marks[r]) && t.Marks[r][i]
 	},
@@ -58,9 +58,9 @@ func writePage(w io.Writer, p *Page, docs any, version string, multi bool) error
 	if err != nil {
 		return fmt.Errorf("cannot encode the charts: %w", err)
 	}
-	d := pageData{Page: p, CSS: template.CSS(reportCSS), UPlotCSS: template.CSS(uplotCSS), //nolint:gosec // our own assets
+	d := pageData{Page: p, CSS: template.CSS(reportCSS), UPlotCSS: template.CSS(uplotCSS), // our own assets
 		JS: template.JS(reportJS), UPlotJS: template.JS("/*! uPlot " + UPlotVersion + "\n" + uplotLicense + "*/\n" + uplotJS), //nolint:gosec
-		ResultJSON: template.JS(res), ChartsJSON: template.JS(charts), Version: version, UPlotVersion: UPlotVersion, Multi: multi} //nolint:gosec
+		ResultJSON: template.JS(res), ChartsJSON: template.JS(charts), Version: version, UPlotVersion: UPlotVersion, Multi: multi}
 	if err := pageTmpl.Execute(w, d); err != nil {
 		return fmt.Errorf("cannot write the report: %w", err)
 	}

@@ -492,22 +492,27 @@ func brokerHostPanel(r *bench.Result) Panel {
 	kc := timeChart("kernel", "Kernel counter deltas per interval (log axis; zero not drawn)", "count", true, r, ks...)
 	p.Charts = append(p.Charts, kc.finish("no kernel counter moved in any interval (or they were not sampled)"))
 	if k := r.Kernel; k != nil {
-		t := Table{Caption: "Kernel counters over the run", Head: []string{"counter", "client host", "broker host"}}
+		t := Table{Caption: "Kernel counters over the run (those that moved; tcp_mem_* are gauges, in pages)", Head: []string{"counter", "client host", "broker host"}}
 		names := map[string]bool{}
-		for n := range k.Client {
-			names[n] = true
+		for n, v := range k.Client {
+			names[n] = names[n] || v != 0
 		}
-		for n := range k.Broker {
-			names[n] = true
+		for n, v := range k.Broker {
+			names[n] = names[n] || v != 0
 		}
 		for _, n := range sortedKeys(names) {
+			if !names[n] {
+				continue
+			}
 			b := "same host"
 			if !k.SameNamespace {
 				b = fmt.Sprint(k.Broker[n])
 			}
 			t.Rows = append(t.Rows, []string{n, fmt.Sprint(k.Client[n]), b})
 		}
-		p.Tables = append(p.Tables, t)
+		if len(t.Rows) > 0 {
+			p.Tables = append(p.Tables, t)
+		}
 	}
 	return p
 }
