@@ -5,29 +5,33 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
+	"github.com/mqblast/mqblast/bench"
 	"github.com/mqblast/mqblast/internal/browsertest"
 )
 
 // drawn is what the page's script recorded for one chart (window.mqblast.charts[id]).
 type drawn struct {
-	Drawn  bool `json:"drawn"`
-	Points int  `json:"points"`
-	Series int  `json:"series"`
-	Canvas bool `json:"canvas"`
-	Width  int  `json:"width"`
+	Drawn   bool  `json:"drawn"`
+	Points  int   `json:"points"`
+	Series  int   `json:"series"`
+	Canvas  bool  `json:"canvas"`
+	Painted []int `json:"painted"`
+	Width   int   `json:"width"`
 }
 
 // checkPage opens the page in headless Chromium with the network off and checks that it
 // logged no error, requested nothing, drew every chart of p with all its points, said
 // "no data" for every empty chart, and drew the boxplots; then the same in the dark theme
-// and for print. It keeps a screenshot as an artifact and returns its path.
-func checkPage(t *testing.T, b *browsertest.Browser, file string, p *Page, shot string) string {
+// and for print. It keeps a screenshot as an artifact (and one of the dark theme when
+// darkShot) and returns its path.
+func checkPage(t *testing.T, b *browsertest.Browser, file string, p *Page, shot string, darkShot bool) string {
 	t.Helper()
 	pg := b.Open(t, file, "window.mqblast && window.mqblast.ready")
 	check := func(when string, width int) {
@@ -50,6 +54,11 @@ func checkPage(t *testing.T, b *browsertest.Browser, file string, p *Page, shot 
 				t.Errorf("%s: chart %s drew %d points in %d series, want %d in %d", when, c.ID, d.Points, d.Series, c.Points(), len(c.Series))
 			case width > 0 && d.Width != width:
 				t.Errorf("%s: chart %s is %d px wide, want %d", when, c.ID, d.Width, width)
+			}
+			for i, s := range c.Series {
+				if i >= len(d.Painted) || d.Painted[i] == 0 {
+					t.Errorf("%s: chart %s: series %q painted no pixel in its colour %s (%v)", when, c.ID, s.Label, s.Color, d.Painted)
+				}
 			}
 		}
 		if n := browsertest.Eval[int](pg, `document.querySelectorAll(".chart .empty").length`); n != empty {
@@ -92,7 +101,9 @@ func checkPage(t *testing.T, b *browsertest.Browser, file string, p *Page, shot 
 		t.Errorf("the dark theme has the light theme's background %s", light)
 	}
 	check("dark theme", 0)
-	pg.Screenshot("dark-" + shot)
+	if darkShot {
+		pg.Screenshot("dark-" + shot)
+	}
 
 	browsertest.Eval[bool](pg, `window.dispatchEvent(new Event("beforeprint")), true`)
 	check("print", 680)
@@ -103,9 +114,13 @@ func checkPage(t *testing.T, b *browsertest.Browser, file string, p *Page, shot 
 // Chromium: see checkPage.
 func TestBrowser(t *testing.T) {
 	b := browsertest.Start(t)
+	results := map[string]*bench.Result{"empty": {Schema: bench.Schema}}
 	for _, name := range []string{"p2p.json", "conn.json", "roundtrip.json"} {
+		results[strings.TrimSuffix(name, ".json")] = load(t, name)
+	}
+	for _, name := range []string{"p2p", "conn", "roundtrip", "empty"} {
 		t.Run(name, func(t *testing.T) {
-			r := load(t, name)
+			r := results[name]
 			file := filepath.Join(t.TempDir(), "report.html")
 			f, err := os.Create(file)
 			if err != nil {
@@ -115,7 +130,7 @@ func TestBrowser(t *testing.T) {
 				t.Fatal(err)
 			}
 			_ = f.Close()
-			checkPage(t, b, file, NewReport(r, name), "report-"+name[:len(name)-5]+".png")
+			checkPage(t, b, file, NewReport(r, name), "report-"+name+".png", name == "p2p")
 		})
 	}
 	t.Run("compare", func(t *testing.T) { checkCompare(t, b) })
@@ -132,5 +147,5 @@ func checkCompare(t *testing.T, b *browsertest.Browser) {
 		t.Fatal(err)
 	}
 	_ = f.Close()
-	checkPage(t, b, file, NewCompare(in), "compare.png")
+	checkPage(t, b, file, NewCompare(in), "compare.png", true)
 }

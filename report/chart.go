@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // Chart is one chart of a page: a shared x axis and series of y values, drawn by the page's
@@ -68,18 +69,50 @@ func (c *Chart) Points() int {
 	return n
 }
 
-// finish drops the series without a value, and sets Empty when none is left.
+// finish drops the series without a value, and those that are 0 throughout when another
+// series has more (named in the note instead: a line hidden under another's says nothing);
+// it sets Empty when no series is left.
 func (c *Chart) finish(empty string) Chart {
 	kept := c.Series[:0]
+	var zero []string
 	for _, s := range c.Series {
-		if (&Chart{Series: []Series{s}}).Points() > 0 {
+		switch n, nonzero := s.counts(); {
+		case n == 0:
+		case nonzero == 0:
+			zero = append(zero, s.Label)
+			kept = append(kept, s)
+		default:
 			kept = append(kept, s)
 		}
 	}
 	c.Series = kept
+	if len(zero) > 0 && len(zero) < len(kept) {
+		kept = c.Series[:0]
+		for _, s := range c.Series {
+			if _, nonzero := s.counts(); nonzero > 0 {
+				kept = append(kept, s)
+			}
+		}
+		c.Series = kept
+		note := strings.Join(zero, ", ") + ": 0 in every interval."
+		c.Note = strings.TrimSpace(c.Note + " " + note)
+	}
 	if c.Points() == 0 {
 		c.Empty = empty
 		c.X, c.Series = nil, nil
 	}
 	return *c
+}
+
+// counts returns how many values s has, and how many of them are not 0.
+func (s *Series) counts() (n, nonzero int) {
+	for _, f := range s.Values {
+		if !math.IsNaN(f) {
+			n++
+			if f != 0 {
+				nonzero++
+			}
+		}
+	}
+	return n, nonzero
 }

@@ -180,3 +180,25 @@ func TestLabels(t *testing.T) {
 		t.Errorf("labels %q: want the base names", got)
 	}
 }
+
+// TestEmptyResult: a result with nothing in it (a run that failed at once) renders, and
+// every chart says it has no data.
+func TestEmptyResult(t *testing.T) {
+	r := &bench.Result{Schema: bench.Schema}
+	var b strings.Builder
+	if err := WriteHTML(&b, r, "empty.json"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range NewReport(r, "").Charts() {
+		if c.Empty == "" {
+			t.Errorf("chart %s of an empty result is not empty: %d points", c.ID, c.Points())
+		}
+	}
+	if !strings.Contains(b.String(), "the result does not hold its scenario") {
+		t.Error("the empty result's scenario panel does not say it has none")
+	}
+	var cmpb strings.Builder
+	if err := WriteCompareHTML(&cmpb, []Input{{"a.json", r}, {"b.json", r}}, "test"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -341,6 +341,7 @@ func throughputPanel(r *bench.Result) Panel {
 	c := timeChart("throughput", "Messages per second", "per_s", false, r,
 		series(r, "sent (written)", 0, func(iv *bench.Interval) float64 { return iv.PublishPerS }),
 		series(r, "received", 1, func(iv *bench.Interval) float64 { return iv.ReceivePerS }))
+	c.Series[1].Dash = true // over "sent", which it often covers
 	if !messaging(r) {
 		c.Series = nil
 	}

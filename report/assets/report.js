@@ -1,6 +1,6 @@
 // mqblast report: draws the charts described in #mqblast-charts with uPlot. Everything the
 // page needs is inline; it requests nothing. window.mqblast records what each chart drew
-// (for the browser test).
+// (for the browser test): its points, and per series the pixels painted in its colour.
 (function () {
   "use strict";
   const specs = JSON.parse(document.getElementById("mqblast-charts").textContent);
@@ -53,12 +53,29 @@
 
   function css(name) { return getComputedStyle(document.documentElement).getPropertyValue(name).trim(); }
 
+  // painted counts, per series, the canvas pixels in the series' colour: what was drawn,
+  // not only what was given.
+  function painted(u, series) {
+    const cv = u.ctx.canvas;
+    const d = u.ctx.getImageData(0, 0, cv.width, cv.height).data;
+    const rgb = series.map(s => [1, 3, 5].map(i => parseInt(s.color.slice(i, i + 2), 16)));
+    const n = series.map(() => 0);
+    for (let i = 0; i < d.length; i += 4) {
+      if (d[i + 3] < 200) continue;
+      for (let k = 0; k < rgb.length; k++) {
+        const c = rgb[k];
+        if (Math.abs(d[i] - c[0]) < 12 && Math.abs(d[i + 1] - c[1]) < 12 && Math.abs(d[i + 2] - c[2]) < 12) { n[k]++; break; }
+      }
+    }
+    return n;
+  }
+
   function record(c, u) {
     let points = 0;
     for (let i = 1; i < u.data.length; i++) {
       for (const v of u.data[i]) if (v != null) points++;
     }
-    state.charts[c.id] = { drawn: true, points: points, series: u.series.length - 1,
+    state.charts[c.id] = { drawn: true, points: points, series: u.series.length - 1, painted: painted(u, c.series),
       canvas: !!u.root.querySelector("canvas"), width: u.width, height: u.height };
   }
 
