@@ -75,7 +75,7 @@ func BoxplotSVG(items []BoxItem, o BoxplotOptions) string {
 	if o.Title != "" {
 		top += 22
 	}
-	plotL, plotR := labelW, w-16
+	plotL, plotR := labelW, w-28 // room for the last tick label
 	h := top + rowH*len(items) + axisH + legendH
 	lo, hi := int64(math.MaxInt64), int64(0)
 	for _, it := range items {
@@ -101,10 +101,15 @@ func BoxplotSVG(items []BoxItem, o BoxplotOptions) string {
 	}
 	sc := newScale(lo, hi, !o.Linear, float64(plotL), float64(plotR))
 	axisY := top + rowH*len(items)
+	// Every tick gets a grid line; past 3 decades only the powers of ten get a label, so
+	// that the labels do not run into each other.
+	labelAll := !sc.log || sc.hi-sc.lo <= 3
 	for _, t := range sc.ticks() {
 		x := sc.pos(t)
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="currentColor" stroke-opacity="0.15"/>`, x, top, x, axisY)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle" fill="currentColor">%s</text>`, x, axisY+16, FormatUS(t))
+		if labelAll || isPow10(t) {
+			fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle" fill="currentColor">%s</text>`, x, axisY+16, FormatUS(t))
+		}
 	}
 	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="currentColor"/>`, plotL, axisY, plotR, axisY)
 	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" fill="currentColor" fill-opacity="0.8">latency%s</text>`, plotR, axisY+30, map[bool]string{true: " (log)", false: ""}[!o.Linear])
@@ -176,7 +181,7 @@ func (s scale) ticks() []int64 {
 	var t []int64
 	if s.log {
 		mults := []float64{1, 2, 5}
-		if s.hi-s.lo > 4 {
+		if s.hi-s.lo > 5 {
 			mults = []float64{1}
 		}
 		for e := s.lo; e <= s.hi; e++ {
@@ -193,6 +198,14 @@ func (s scale) ticks() []int64 {
 		t = append(t, int64(v))
 	}
 	return t
+}
+
+// isPow10 reports whether v is a power of ten.
+func isPow10(v int64) bool {
+	for v >= 10 && v%10 == 0 {
+		v /= 10
+	}
+	return v == 1
 }
 
 // niceStep returns a 1-2-5 step of about x.
