@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
@@ -105,8 +106,19 @@ func checkPage(t *testing.T, b *browsertest.Browser, file string, p *Page, shot 
 		pg.Screenshot("dark-" + shot)
 	}
 
+	err = pg.Do(chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Media: "print"})
+		return err
+	}))
+	if err != nil {
+		t.Fatalf("emulate print: %v", err)
+	}
 	browsertest.Eval[bool](pg, `window.dispatchEvent(new Event("beforeprint")), true`)
+	time.Sleep(300 * time.Millisecond) // past the resize handler's 150 ms debounce
 	check("print", 680)
+	if darkShot {
+		pg.Screenshot("print-" + shot)
+	}
 	return path
 }
 

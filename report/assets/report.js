@@ -124,9 +124,14 @@
     try { build(w); } catch (e) { console.error("mqblast report: " + (e && e.stack || e)); }
   }
   rebuild();
+  // Printing draws the charts at the width of a page in the light theme (class "print").
+  const root = document.documentElement;
+  const width = () => (root.classList.contains("print") ? 680 : undefined);
+  const print = on => { root.classList.toggle("print", on); rebuild(width()); };
   let t = 0;
-  window.addEventListener("resize", () => { clearTimeout(t); t = setTimeout(() => rebuild(), 150); });
-  window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => rebuild());
-  window.addEventListener("beforeprint", () => { document.documentElement.classList.add("print"); rebuild(680); });
-  window.addEventListener("afterprint", () => { document.documentElement.classList.remove("print"); rebuild(); });
+  window.addEventListener("resize", () => { clearTimeout(t); t = setTimeout(() => rebuild(width()), 150); });
+  window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => rebuild(width()));
+  window.matchMedia("print").addEventListener("change", e => print(e.matches));
+  window.addEventListener("beforeprint", () => print(true));
+  window.addEventListener("afterprint", () => print(false));
 })();
