@@ -53,7 +53,7 @@ document), follows the light or dark theme and prints.`,
 			if html == "" {
 				return r.WriteSummary(cmd.OutOrStdout())
 			}
-			return writeHTMLReport(cmd.ErrOrStderr(), r, args[0], html)
+			return writeHTMLReport(cmd.ErrOrStderr(), r, filepath.Base(args[0]), html)
 		},
 	}
 	cmd.Flags().StringVar(&html, "html", "", "write the HTML report to this file")
