@@ -22,9 +22,10 @@ help:
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mqblast ./cmd/mqblast
 
-## demo: build mqblast and run a first benchmark on the embedded broker (no broker to install)
+## demo: build mqblast and run a first benchmark on the embedded broker (no broker to install); ends with the path of its HTML report
 demo: build
-	./bin/mqblast run quick-conn-100 --duration 5s
+	@mkdir -p results
+	./bin/mqblast run quick-conn-100 --duration 5s --out results/demo.json --html results/demo.html
 
 ## test: run the test suite (what CI runs; needs mosquitto on PATH for the engine tests)
 test:

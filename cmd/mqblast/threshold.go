@@ -70,6 +70,9 @@ func report(cmd *cobra.Command, res *bench.Result, runErr error, rf *runFlags) e
 	if werr := errors.Join(writeResult(cmd, res, rf.out, rf.format), ferr); werr != nil {
 		return werr
 	}
+	if werr := runHTMLReport(cmd, res, rf); werr != nil { // report.go
+		return werr
+	}
 	if err := outcome(res, runErr, cmd.Context()); err != nil {
 		return err
 	}
