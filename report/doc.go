@@ -49,4 +49,12 @@
 // Spectrum gives a histogram's percentile spectrum on the shared grid SpectrumX (10 points
 // per decade of 1/(1−p), ending at the max). Color(i) is series i's colour, the same in
 // boxplots and charts, so a study's pages can keep one colour per broker.
+//
+// # Machine-readable outputs
+//
+// WriteCSV writes one row per interval (CSVColumns, then kernel_NAME columns; docs/outputs.md
+// lists them, a test holds the two together); WriteHlog writes the intervals' histograms as
+// an HdrHistogram interval log with hdrhistogram-go's writer (tags latency, latency_raw,
+// connect; µs values); HDR turns a bench.Hist into an hdrhistogram-go histogram. Package
+// report/metrics serves a run live as Prometheus metrics.
 package report

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/spf13/cobra"
 
 	"github.com/mqblast/mqblast/bench"
 	"github.com/mqblast/mqblast/internal/testbroker"
@@ -288,10 +287,11 @@ func TestOutputFlagErrors(t *testing.T) {
 	}
 }
 
-// TestAddOutputFlags: the function `mqblast report` calls writes the CSV and the log of a
-// result read from a file.
+// TestAddOutputFlags: `mqblast report RESULT --csv F --hlog F` writes the CSV and the log
+// of a result read from a file, and an unwritable path is a usage error naming its flag.
 func TestAddOutputFlags(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "report", "testdata", "result.json"))
+	src := filepath.Join("..", "..", "report", "testdata", "result.json")
+	b, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,21 +300,20 @@ func TestAddOutputFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	cmd := &cobra.Command{Use: "report"}
-	write := addOutputFlags(cmd)
-	if err := cmd.ParseFlags([]string{"--csv", filepath.Join(dir, "r.csv"), "--hlog", filepath.Join(dir, "r.hlog")}); err != nil {
-		t.Fatal(err)
+	run := func(args ...string) error {
+		cmd := newReportCmd()
+		var out bytes.Buffer
+		cmd.SetOut(&out)
+		cmd.SetErr(&out)
+		cmd.SetArgs(append([]string{src}, args...))
+		cmd.SilenceUsage, cmd.SilenceErrors = true, true
+		return cmd.Execute()
 	}
-	var errOut bytes.Buffer
-	cmd.SetErr(&errOut)
-	if err := write(&res); err != nil {
+	if err := run("--csv", filepath.Join(dir, "r.csv"), "--hlog", filepath.Join(dir, "r.hlog")); err != nil {
 		t.Fatal(err)
 	}
 	checkFiles(t, &res, filepath.Join(dir, "r.csv"), filepath.Join(dir, "r.hlog"))
-	if err := cmd.ParseFlags([]string{"--csv", filepath.Join(dir, "no", "r.csv")}); err != nil {
-		t.Fatal(err)
-	}
-	if err := write(&res); codeOf(err) != exitUsage || !strings.Contains(err.Error(), "--csv") {
+	if err := run("--csv", filepath.Join(dir, "no", "r.csv")); codeOf(err) != exitUsage || !strings.Contains(err.Error(), "--csv") {
 		t.Errorf("unwritable --csv: %v, want a usage error naming --csv", err)
 	}
 }

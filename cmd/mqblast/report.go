@@ -20,8 +20,9 @@ func init() {
 
 func newReportCmd() *cobra.Command {
 	var html string
+	var writeOutputs func(r *bench.Result) error
 	cmd := &cobra.Command{
-		Use:   "report RESULT.json [--html FILE]",
+		Use:   "report RESULT.json [--html FILE] [--csv FILE] [--hlog FILE]",
 		Short: "Render a result document: the text summary, or an HTML report with charts",
 		Long: `Render a result document (mqblast run --out FILE). Without --html, print the text summary
 that the run printed. With --html FILE, write one self-contained HTML page: the summary
@@ -30,9 +31,11 @@ latency per interval (corrected and raw, log axis), the percentile spectrum of t
 window, connections and connect latency, delivery, client CPU and memory, the broker's CPU
 and memory and the kernel counters when the result has them, and the effective scenario.
 The page needs no network (the charting library, uPlot, is inline, and so is the result
-document), follows the light or dark theme and prints.`,
+document), follows the light or dark theme and prints. --csv and --hlog write the
+intervals as CSV and as an HdrHistogram interval log (docs/outputs.md).`,
 		Example: `  mqblast report run.json
   mqblast report run.json --html run.html
+  mqblast report run.json --csv run.csv --hlog run.hlog
   mqblast run quick-p2p-100 --html run.html   # the same, at the end of a run`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -50,6 +53,9 @@ document), follows the light or dark theme and prints.`,
 			if err != nil {
 				return err
 			}
+			if err := writeOutputs(r); err != nil {
+				return err
+			}
 			if html == "" {
 				return r.WriteSummary(cmd.OutOrStdout())
 			}
@@ -57,6 +63,7 @@ document), follows the light or dark theme and prints.`,
 		},
 	}
 	cmd.Flags().StringVar(&html, "html", "", "write the HTML report to this file")
+	writeOutputs = addOutputFlags(cmd)
 	return cmd
 }
 
