@@ -305,8 +305,17 @@ func NewInterval(ts float64, open int64, s *Snapshot, d time.Duration) Interval 
 		PublishPerS: float64(s.Published) / d.Seconds(), ReceivePerS: float64(s.Received) / d.Seconds(),
 		LatencyUS: s.Latency.Summary(), LatencyRawUS: s.LatencyRaw.Summary(),
 		ClientCPUPercent: 100 * float64(s.CPUNS) / float64(d.Nanoseconds()), ClientRSSBytes: s.RSSBytes,
-		Histograms: &IntervalHistograms{Latency: s.Latency, LatencyRaw: s.LatencyRaw, ConnectLatency: s.ConnectLatency},
+		Histograms: packed(&IntervalHistograms{Latency: s.Latency, LatencyRaw: s.LatencyRaw, ConnectLatency: s.ConnectLatency}),
 	}
+}
+
+// packed packs h's histograms: an interval's are kept for the whole run (a few hundred
+// bytes each, not their 190 KB counts).
+func packed(h *IntervalHistograms) *IntervalHistograms {
+	h.Latency.Pack()
+	h.LatencyRaw.Pack()
+	h.ConnectLatency.Pack()
+	return h
 }
 
 // ConnectBar is a progress writer that draws the connect phase as one bar (on a

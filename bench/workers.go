@@ -398,6 +398,7 @@ func mergeIntervals(rs []*Result) []Interval {
 		if h := out[i].Histograms; h != nil && len(rs) > 1 {
 			out[i].LatencyUS, out[i].LatencyRawUS = h.Latency.Summary(), h.LatencyRaw.Summary()
 			out[i].ConnectLatencyUS = h.ConnectLatency.Summary()
+			packed(h)
 		}
 	}
 	return out

@@ -1,8 +1,6 @@
 package report
 
 import (
-	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -100,12 +98,9 @@ func HDR(h *bench.Hist) (*hdrhistogram.Histogram, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("cannot read a histogram: %w", err)
 	}
-	// bench.Hist's JSON is the base64 of hdrhistogram-go's Encode output, which is itself
-	// base64 ("HISTFAAA..."): take one layer off when it is there.
+	// bench.Hist's JSON is hdrhistogram-go's V2 compressed text ("HISTF..."); a document
+	// of before 2026-12 held the base64 of it, which bench.Hist's reader turns into this.
 	payload := []byte(s)
-	if inner, err := base64.StdEncoding.DecodeString(s); err == nil && bytes.HasPrefix(inner, []byte("HIST")) {
-		payload = inner
-	}
 	d, err := hdrhistogram.Decode(payload)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read a histogram: %w", err)

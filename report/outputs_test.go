@@ -18,7 +18,7 @@ import (
 	"github.com/mqblast/mqblast/bench"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/result.json and the golden outputs")
+var update = flag.Bool("update", false, "rewrite the golden files in testdata (result.json and the outputs, the summary and compare tables)")
 
 // fixture builds the fixed result of the golden tests: a connect interval, two message
 // intervals (one with kernel counters and the broker's figures), and the last, partial one.
@@ -90,7 +90,8 @@ func loadFixture(t *testing.T) *bench.Result {
 	return &r
 }
 
-func golden(t *testing.T, name string, got []byte) []byte {
+// goldenBytes returns testdata/name, rewritten with got first under -update.
+func goldenBytes(t *testing.T, name string, got []byte) []byte {
 	t.Helper()
 	path := filepath.Join("testdata", name)
 	if *update {
@@ -111,7 +112,7 @@ func TestWriteCSVGolden(t *testing.T) {
 	if err := WriteCSV(&b, r); err != nil {
 		t.Fatal(err)
 	}
-	if want := golden(t, "result.csv", b.Bytes()); !bytes.Equal(b.Bytes(), want) {
+	if want := goldenBytes(t, "result.csv", b.Bytes()); !bytes.Equal(b.Bytes(), want) {
 		t.Errorf("CSV differs from testdata/result.csv (go test -run TestWriteCSVGolden -update rewrites it):\n%s", b.String())
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
@@ -157,7 +158,7 @@ func TestWriteHlogGolden(t *testing.T) {
 	if err := WriteHlog(&b, r); err != nil {
 		t.Fatal(err)
 	}
-	want := golden(t, "result.hlog", b.Bytes())
+	want := goldenBytes(t, "result.hlog", b.Bytes())
 	got, exp := strings.Split(b.String(), "\n"), strings.Split(string(want), "\n")
 	if len(got) != len(exp) {
 		t.Fatalf("%d lines, golden has %d:\n%s", len(got), len(exp), b.String())

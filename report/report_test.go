@@ -2,7 +2,6 @@ package report
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,8 +26,6 @@ func load(t *testing.T, name string) *bench.Result {
 	}
 	return &r
 }
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name, got string) {
