@@ -22,27 +22,42 @@ type Path struct {
 // IsZero reports whether p changes nothing.
 func (p Path) IsZero() bool { return p.Delay == 0 && p.Jitter == 0 && p.Loss == 0 }
 
-// String is p as the keys ParseProfile reads ("delay=1.25ms,jitter=250µs,loss=0.02%"),
+// String is p as the items ParseProfile reads ("delay=1.25ms,jitter=250us,loss=0.02%"),
 // "none" for the zero Path.
 func (p Path) String() string {
 	if p.IsZero() {
 		return "none"
 	}
-	return strings.Join(p.items(""), ",")
+	var out []string
+	for _, f := range pathFields {
+		if v := f.get(p); v != "" {
+			out = append(out, f.key+"="+v)
+		}
+	}
+	return strings.Join(out, ",")
 }
 
-func (p Path) items(prefix string) []string {
-	var out []string
-	if p.Delay != 0 {
-		out = append(out, prefix+"delay="+p.Delay.String())
+// pathFields are a Path's items in their canonical order, each as its value's text ("" for 0).
+var pathFields = []struct {
+	key string
+	get func(Path) string
+}{
+	{"delay", func(p Path) string { return formatDuration(p.Delay) }},
+	{"jitter", func(p Path) string { return formatDuration(p.Jitter) }},
+	{"loss", func(p Path) string {
+		if p.Loss == 0 {
+			return ""
+		}
+		return formatPercent(p.Loss)
+	}},
+}
+
+// formatDuration is d as ParseDuration reads it, in ASCII (us, not µs), "" for 0.
+func formatDuration(d time.Duration) string {
+	if d == 0 {
+		return ""
 	}
-	if p.Jitter != 0 {
-		out = append(out, prefix+"jitter="+p.Jitter.String())
-	}
-	if p.Loss != 0 {
-		out = append(out, prefix+"loss="+formatPercent(p.Loss))
-	}
-	return out
+	return strings.Replace(d.String(), "µs", "us", 1)
 }
 
 // Profile is a network profile: what happens to packets on the way to the broker (Up, client
@@ -71,15 +86,23 @@ func (p Profile) String() string {
 	if p.IsLocal() {
 		return "local"
 	}
-	var items []string
-	if p.Up == p.Down {
-		items = p.Up.items("")
-	} else {
-		items = append(p.Up.items("up:"), p.Down.items("down:")...)
-		if len(items) == 0 {
-			return "local"
+	// Items equal both ways without a prefix, then those that differ with up: and down:.
+	var items, differ []string
+	for _, f := range pathFields {
+		up, down := f.get(p.Up), f.get(p.Down)
+		switch {
+		case up == down && up != "":
+			items = append(items, f.key+"="+up)
+		case up != down:
+			if up != "" { // an item left out is 0
+				differ = append(differ, "up:"+f.key+"="+up)
+			}
+			if down != "" {
+				differ = append(differ, "down:"+f.key+"="+down)
+			}
 		}
 	}
+	items = append(items, differ...)
 	return strings.Join(items, ",")
 }
 

@@ -37,10 +37,12 @@ func TestParseProfile(t *testing.T) {
 	check("typical", both("typical", 2.08, 0.42, 0.0003), "typical")
 	check("worst", both("worst", 3.125, 0.625, 0.0005), "worst")
 	check("cloud", both("cloud", 12.5, 0, 0), "cloud")
-	check("delay=2ms,jitter=0.4ms,loss=0.03%", both("", 2, 0.4, 0.0003), "delay=2ms,jitter=400µs,loss=0.03%")
+	check("delay=2ms,jitter=0.4ms,loss=0.03%", both("", 2, 0.4, 0.0003), "delay=2ms,jitter=400us,loss=0.03%")
 	check(" delay=2ms , loss=1% ", both("", 2, 0, 0.01), "delay=2ms,loss=1%")
 	check("worst,up:loss=1%", Profile{Up: Path{ms(3.125), ms(0.625), 0.01}, Down: Path{ms(3.125), ms(0.625), 0.0005}},
-		"up:delay=3.125ms,up:jitter=625µs,up:loss=1%,down:delay=3.125ms,down:jitter=625µs,down:loss=0.05%")
+		"delay=3.125ms,jitter=625us,up:loss=1%,down:loss=0.05%")
+	check("worst,up:loss=0%", Profile{Up: Path{ms(3.125), ms(0.625), 0}, Down: Path{ms(3.125), ms(0.625), 0.0005}},
+		"delay=3.125ms,jitter=625us,down:loss=0.05%")
 	check("up:delay=5ms,down:delay=1ms", Profile{Up: Path{Delay: ms(5)}, Down: Path{Delay: ms(1)}}, "up:delay=5ms,down:delay=1ms")
 	check("down:loss=100%", Profile{Down: Path{Loss: 1}}, "down:loss=100%")
 	check("delay=0s", Profile{}, "local")

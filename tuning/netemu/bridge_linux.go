@@ -42,7 +42,7 @@ func newFIFO(frames int) fifo {
 
 // dirStats are one direction's counters, written by the bridge thread only.
 type dirStats struct {
-	frames, bytes, sent, lost, overflow, kernelDrops, sendErrors, lateNs, maxLateNs atomic.Uint64
+	frames, bytes, sent, lost, overflow, kernelDrops, sendErrors, lateNs, maxLateNs, readLagNs, maxReadLagNs atomic.Uint64
 }
 
 func (d *dirStats) load() DirStats {
@@ -50,6 +50,7 @@ func (d *dirStats) load() DirStats {
 		Frames: d.frames.Load(), Bytes: d.bytes.Load(), Sent: d.sent.Load(), Lost: d.lost.Load(),
 		Overflow: d.overflow.Load(), KernelDrops: d.kernelDrops.Load(), SendErrors: d.sendErrors.Load(),
 		Late: time.Duration(d.lateNs.Load()), MaxLate: time.Duration(d.maxLateNs.Load()),
+		ReadLag: time.Duration(d.readLagNs.Load()), MaxReadLag: time.Duration(d.maxReadLagNs.Load()),
 	}
 }
 
@@ -70,6 +71,7 @@ type bridge struct {
 	wakes    atomic.Uint64
 	cpuNs    atomic.Int64
 	normal   bool
+	cmsg     [64]byte // control buffer of recvmsg: the receive timestamp
 	realtime atomic.Bool
 	// oversleep is how much later than asked ppoll returns on timeouts (EWMA, ns).
 	oversleep int64
@@ -118,6 +120,7 @@ func packetSocket(dev string) (int, error) {
 	}
 	for _, o := range []struct{ level, opt, v int }{
 		{unix.SOL_PACKET, unix.PACKET_IGNORE_OUTGOING, 1},
+		{unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1},
 		{unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 16 << 20},
 		{unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, 16 << 20},
 	} {
@@ -189,9 +192,10 @@ func (b *bridge) run() {
 	lastCPU := nanotime()
 	for {
 		now := nanotime()
+		realOffset := realtime() - now
 		prof := b.l.prof.Load()
-		b.read(&b.up, &prof.Up, now)
-		b.read(&b.down, &prof.Down, now)
+		b.read(&b.up, &prof.Up, now, realOffset)
+		b.read(&b.down, &prof.Down, now, realOffset)
 		next := b.sendDue()
 		if now-lastCPU > int64(100*time.Millisecond) {
 			b.cpuNs.Store(threadCPU())
@@ -214,6 +218,9 @@ func (b *bridge) run() {
 		for i := range pfds {
 			pfds[i].Revents = 0
 		}
+		// Through the runtime's syscall path, not a raw one: a goroutine that never enters the
+		// scheduler is preempted by signal every 10 ms, and its locked thread then waits for
+		// a normal-priority thread to hand the P back (tens of ms on a loaded host).
 		n, err := unix.Ppoll(pfds, tsp, nil)
 		b.wakes.Add(1)
 		if err != nil && err != unix.EINTR {
@@ -254,6 +261,28 @@ func (b *bridge) sendDue() int64 {
 // sleeping: less than one thread wake (about 45 µs of CPU on this project's VMs).
 const spinMax = 20 * time.Microsecond
 
+func realtime() int64 {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_REALTIME, &ts)
+	return ts.Nano()
+}
+
+// cmsgTimestamp returns the SCM_TIMESTAMPNS stamp in control, 0 if there is none.
+func cmsgTimestamp(control []byte) int64 {
+	for len(control) >= unix.SizeofCmsghdr {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&control[0]))
+		if h.Len < unix.SizeofCmsghdr || int(h.Len) > len(control) {
+			return 0
+		}
+		if h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_TIMESTAMPNS && int(h.Len) >= unix.CmsgLen(int(unsafe.Sizeof(unix.Timespec{}))) {
+			ts := (*unix.Timespec)(unsafe.Pointer(&control[unix.CmsgLen(0)]))
+			return ts.Nano()
+		}
+		control = control[unix.CmsgSpace(int(h.Len)-unix.CmsgLen(0)):]
+	}
+	return 0
+}
+
 func threadCPU() int64 {
 	var ru unix.Rusage
 	if unix.Getrusage(unix.RUSAGE_THREAD, &ru) != nil {
@@ -264,7 +293,7 @@ func threadCPU() int64 {
 
 // read takes every frame waiting on d.in (up to maxReadsPerWake), drops the profile's loss,
 // and queues the rest with their due times.
-func (b *bridge) read(d *direction, p *tuning.Path, now int64) {
+func (b *bridge) read(d *direction, p *tuning.Path, now, realOffset int64) {
 	q := &d.q
 	var scratch [slotSize]byte
 	for range maxReadsPerWake {
@@ -276,10 +305,22 @@ func (b *bridge) read(d *direction, p *tuning.Path, now int64) {
 			slot := (q.head + q.n) % q.capacity
 			buf = q.buf[slot*slotSize : (slot+1)*slotSize]
 		}
-		r, _, e := unix.Syscall6(unix.SYS_RECVFROM, uintptr(d.in), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)),
-			unix.MSG_DONTWAIT|unix.MSG_TRUNC, 0, 0)
+		iov := unix.Iovec{Base: &buf[0], Len: uint64(len(buf))}
+		msg := unix.Msghdr{Iov: &iov, Iovlen: 1, Control: &b.cmsg[0], Controllen: uint64(len(b.cmsg))}
+		r, _, e := unix.Syscall(unix.SYS_RECVMSG, uintptr(d.in), uintptr(unsafe.Pointer(&msg)), unix.MSG_DONTWAIT|unix.MSG_TRUNC)
 		if e != 0 {
 			return // EAGAIN: nothing more waits
+		}
+		arrival := now
+		if rt := cmsgTimestamp(b.cmsg[:msg.Controllen]); rt != 0 {
+			// The kernel's receive stamp (CLOCK_REALTIME) on the monotonic clock: the delay
+			// counts from when the frame came, not from when this thread woke to read it.
+			arrival = min(rt-realOffset, now)
+			lag := uint64(now - arrival)
+			d.st.readLagNs.Add(lag)
+			if lag > d.st.maxReadLagNs.Load() {
+				d.st.maxReadLagNs.Store(lag)
+			}
 		}
 		n := int(r)
 		d.st.frames.Add(1)
@@ -296,7 +337,7 @@ func (b *bridge) read(d *direction, p *tuning.Path, now int64) {
 			d.st.lost.Add(1)
 			continue
 		}
-		due := now + int64(p.Delay)
+		due := arrival + int64(p.Delay)
 		if p.Jitter > 0 {
 			due += int64(p.Jitter) - b.rng.Int64N(2*int64(p.Jitter)+1)
 		}

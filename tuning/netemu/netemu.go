@@ -61,6 +61,11 @@ type DirStats struct {
 	// Late is the total time frames went out after their due time, and MaxLate the most.
 	Late    time.Duration `json:"late_ns"`
 	MaxLate time.Duration `json:"max_late_ns"`
+	// ReadLag is the total time from the kernel's receive stamp of a frame to the emulator
+	// reading it (its wake-up latency), and MaxReadLag the most. The delay counts from the
+	// stamp, so this adds nothing to a delayed frame unless it exceeds the delay.
+	ReadLag    time.Duration `json:"read_lag_ns"`
+	MaxReadLag time.Duration `json:"max_read_lag_ns"`
 }
 
 // Stats is what the emulator did so far.
