@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/mqblast/mqblast/tuning"
 	"github.com/mqblast/mqblast/tuning/netemu"
@@ -460,4 +461,140 @@ func writeJSONFile(path string, v any) error {
 		return err
 	}
 	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// netFlags are the --net flags of `mqblast run`.
+type netFlags struct {
+	profile   string // --net
+	brokerCmd string // --net-broker-cmd
+}
+
+func (nf *netFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&nf.profile, "net", "", "network profile between client and broker (local, optimal, typical, worst, cloud or "+
+		"delay=2ms,jitter=0.4ms,loss=0.03%; see 'mqblast net'): tc netem toward --broker where the kernel has it, "+
+		"else the broker runs behind the packet emulator (root)")
+	fl.StringVar(&nf.brokerCmd, "net-broker-cmd", "", "with --net: the broker to start behind the packet emulator (sh -c, "+
+		"listening on 10.211.0.1:1883 or every address; default: Mosquitto)")
+}
+
+// runWithNet runs a `mqblast run` under rf.net.profile. With --broker and a kernel that
+// has sch_netem, it applies netem toward each broker address, calls run, and clears it
+// again (also after Ctrl-C). Otherwise it starts the packet emulator, a broker in its broker
+// namespace (--net-broker-cmd, or Mosquitto), and this same command line, without --net,
+// in its client namespace against that broker; then it removes the namespaces.
+func runWithNet(cmd *cobra.Command, rf *runFlags, run func() error) error {
+	p, err := parseProfileArg(rf.net.profile)
+	if err != nil {
+		return fmt.Errorf("--net: %w", err)
+	}
+	w := cmd.ErrOrStderr()
+	if len(rf.brokers) > 0 && rf.net.brokerCmd == "" {
+		if geteuid() != 0 {
+			return usageError(errors.New("--net changes the host's qdiscs (tc netem) and needs root"))
+		}
+		if err := tuning.NetemAvailable(); err != nil {
+			return usageError(fmt.Errorf("--net with --broker needs sch_netem, which this host lacks (%v); "+
+				"without --broker (or with --net-broker-cmd), --net runs the broker behind the packet emulator", err))
+		}
+		var plans []tuning.NetemPlan
+		defer func() {
+			for _, plan := range plans {
+				if err := tuning.RunCommands(plan.Clear, true); err != nil {
+					fmt.Fprintf(w, "--net: clearing netem on %s: %v\n", plan.Dev, err)
+				}
+			}
+		}()
+		for _, b := range rf.brokers {
+			addr, dev, err := netemTarget(strings.TrimPrefix(strings.TrimPrefix(b, "mqtt://"), "tcp://"), "")
+			if err != nil {
+				return err
+			}
+			plan, err := tuning.PlanNetem(p, dev, addr)
+			if err != nil {
+				return usageError(err)
+			}
+			plans = append(plans, plan)
+			if err := applyNetem(w, p, plan, addr); err != nil {
+				return err
+			}
+		}
+		return run()
+	}
+	port := netBrokerPort
+	for _, b := range rf.brokers {
+		host, bport, err := net.SplitHostPort(b)
+		if err != nil || host != netemu.BrokerAddr.String() {
+			return usageError(fmt.Errorf("--broker %q with --net-broker-cmd: the broker listens in the emulator's broker namespace, so give %s:PORT or no --broker", b, netemu.BrokerAddr))
+		}
+		port = bport
+	}
+	shell := rf.net.brokerCmd
+	if shell == "" {
+		var dir string
+		if shell, dir, err = mosquittoCommand(port); err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir) //nolint:errcheck
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("--net: cannot find this executable to run it in the client namespace: %w", err)
+	}
+	ctx := cmd.Context()
+	l, err := startLink(w, p, 1, false)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = l.Close() }()
+	if err := startNetBroker(ctx, w, l, shell, port); err != nil {
+		return err
+	}
+	argv := append([]string{exe}, withoutNetFlags(os.Args[1:])...)
+	if len(rf.brokers) == 0 {
+		argv = append(argv, "--broker", net.JoinHostPort(l.BrokerAddr().String(), port))
+	}
+	err = runInClient(ctx, l, argv, []string{"MQBLAST_NET_PROFILE=" + p.String()})
+	writeEmuStats(w, l.Stats())
+	if cerr := l.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// withoutNetFlags is args without --net and --net-broker-cmd and their values.
+func withoutNetFlags(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--net" || a == "--net-broker-cmd":
+			i++ // and its value
+		case strings.HasPrefix(a, "--net=") || strings.HasPrefix(a, "--net-broker-cmd="):
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// mosquittoCommand writes a Mosquitto config listening on BrokerAddr:port (otherwise
+// Mosquitto's defaults, quiet but for errors and warnings) in a new temporary directory and
+// returns the command that runs it and the directory.
+func mosquittoCommand(port string) (shell, dir string, err error) {
+	bin, err := exec.LookPath("mosquitto")
+	if err != nil {
+		if bin, err = exec.LookPath("/usr/sbin/mosquitto"); err != nil {
+			return "", "", usageError(errors.New("--net runs a broker behind the packet emulator: install mosquitto (apt-get install mosquitto) or give --net-broker-cmd"))
+		}
+	}
+	if dir, err = os.MkdirTemp("", "mqblast-net-"); err != nil {
+		return "", "", err
+	}
+	conf := filepath.Join(dir, "mosquitto.conf")
+	body := fmt.Sprintf("listener %s %s\nallow_anonymous true\nmax_connections -1\npersistence false\nlog_dest stderr\nlog_type error\nlog_type warning\n",
+		port, netemu.BrokerAddr)
+	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
+		return "", dir, err
+	}
+	return fmt.Sprintf("exec %s -c %s", bin, conf), dir, nil
 }
