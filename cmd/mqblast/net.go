@@ -359,7 +359,7 @@ func startNetBroker(ctx context.Context, w io.Writer, l *netemu.Link, shell, por
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		select {
 		case err := <-exited:
-			return fmt.Errorf("the broker command %q ended before it listened on %s: %v", shell, addr, err)
+			return fmt.Errorf("the broker command %q ended before it listened on %s: %w", shell, addr, err)
 		default:
 		}
 		dctx, cancel := context.WithTimeout(ctx, time.Second)
