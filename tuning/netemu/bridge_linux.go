@@ -1,10 +1,14 @@
 package netemu
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -63,13 +67,16 @@ type direction struct {
 }
 
 type bridge struct {
-	l        *Link
+	prof     *atomic.Pointer[tuning.Profile]
 	fds      [2]int // tob (broker side), toc (client side)
 	stopFd   int
 	up, down direction
 	rng      *rand.Rand
 	wakes    atomic.Uint64
-	cpuNs    atomic.Int64
+	cpuNs    atomic.Int64 // the thread's CPU time once it ended
+	spinNs   atomic.Uint64
+	overNs   atomic.Int64
+	tid      atomic.Int32 // the thread's id while it runs
 	normal   bool
 	cmsg     [64]byte // control buffer of recvmsg: the receive timestamp
 	realtime atomic.Bool
@@ -77,19 +84,29 @@ type bridge struct {
 	oversleep int64
 }
 
-func newBridge(l *Link, cfg Config) (*bridge, error) {
-	b := &bridge{l: l, fds: [2]int{-1, -1}, stopFd: -1, normal: cfg.NormalPriority}
+// openPackets opens the AF_PACKET sockets on tob and toc in the emulator namespace e.
+func openPackets(e string) (broker, client int, err error) {
+	fds := [2]int{-1, -1}
 	for i, dev := range []string{"tob", "toc"} {
-		err := inNS(l.e, func() error {
+		err := inNS(e, func() error {
 			fd, err := packetSocket(dev)
-			b.fds[i] = fd
+			fds[i] = fd
 			return err
 		})
 		if err != nil {
-			b.close()
-			return nil, fmt.Errorf("netemu: cannot open an AF_PACKET socket on %s in %s: %w", dev, l.e, err)
+			if fds[0] >= 0 {
+				unix.Close(fds[0])
+			}
+			return -1, -1, fmt.Errorf("netemu: cannot open an AF_PACKET socket on %s in %s: %w", dev, e, err)
 		}
 	}
+	return fds[0], fds[1], nil
+}
+
+// newBridge makes the emulator between the frames of broker's side and client's side (any
+// datagram fds: AF_PACKET sockets, or socket pairs in tests), which it owns from now on.
+func newBridge(prof *atomic.Pointer[tuning.Profile], broker, client int, cfg Config) (*bridge, error) {
+	b := &bridge{prof: prof, fds: [2]int{broker, client}, stopFd: -1, normal: cfg.NormalPriority}
 	efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
 		b.close()
@@ -101,8 +118,9 @@ func newBridge(l *Link, cfg Config) (*bridge, error) {
 		seed = uint64(time.Now().UnixNano())
 	}
 	b.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	b.up = direction{in: b.fds[1], out: b.fds[0], q: newFIFO(cfg.QueueFrames), up: true}
-	b.down = direction{in: b.fds[0], out: b.fds[1], q: newFIFO(cfg.QueueFrames)}
+	frames := cmp.Or(cfg.QueueFrames, 8192)
+	b.up = direction{in: client, out: broker, q: newFIFO(frames), up: true}
+	b.down = direction{in: broker, out: client, q: newFIFO(frames)}
 	return b, nil
 }
 
@@ -153,7 +171,8 @@ func (b *bridge) close() {
 
 func (b *bridge) stats() Stats {
 	b.kernelDrops()
-	return Stats{Up: b.up.st.load(), Down: b.down.st.load(), Wakes: b.wakes.Load(), Realtime: b.realtime.Load(), CPU: time.Duration(b.cpuNs.Load())}
+	return Stats{Up: b.up.st.load(), Down: b.down.st.load(), Wakes: b.wakes.Load(), Realtime: b.realtime.Load(), CPU: b.cpu(),
+		Spin: time.Duration(b.spinNs.Load()), Oversleep: time.Duration(b.overNs.Load())}
 }
 
 // kernelDrops adds the drops PACKET_STATISTICS reports (and resets) for each socket.
@@ -183,23 +202,27 @@ func (b *bridge) run() {
 		err := unix.SchedSetAttr(0, &unix.SchedAttr{Policy: schedFIFO, Priority: 10}, 0)
 		b.realtime.Store(err == nil)
 	}
+	b.tid.Store(int32(unix.Gettid()))
 	pfds := []unix.PollFd{
 		{Fd: int32(b.up.in), Events: unix.POLLIN},
 		{Fd: int32(b.down.in), Events: unix.POLLIN},
 		{Fd: int32(b.stopFd), Events: unix.POLLIN},
 	}
 	var ts unix.Timespec
-	lastCPU := nanotime()
+	readUp, readDown := true, true // which sides may have frames waiting
 	for {
 		now := nanotime()
 		realOffset := realtime() - now
-		prof := b.l.prof.Load()
-		b.read(&b.up, &prof.Up, now, realOffset)
-		b.read(&b.down, &prof.Down, now, realOffset)
+		prof := b.prof.Load()
+		if readUp {
+			readUp = b.read(&b.up, &prof.Up, now, realOffset)
+		}
+		if readDown {
+			readDown = b.read(&b.down, &prof.Down, now, realOffset)
+		}
 		next := b.sendDue()
-		if now-lastCPU > int64(100*time.Millisecond) {
-			b.cpuNs.Store(threadCPU())
-			lastCPU = now
+		if readUp || readDown {
+			continue // a side had more than maxReadsPerWake waiting
 		}
 		var tsp *unix.Timespec
 		target := int64(0)
@@ -212,8 +235,6 @@ func (b *bridge) run() {
 			}
 			ts = unix.NsecToTimespec(wait)
 			tsp = &ts
-		} else {
-			b.cpuNs.Store(threadCPU()) // idle: keep Stats current
 		}
 		for i := range pfds {
 			pfds[i].Revents = 0
@@ -228,13 +249,16 @@ func (b *bridge) run() {
 		}
 		if pfds[2].Revents != 0 {
 			b.cpuNs.Store(threadCPU())
+			b.tid.Store(0)
 			return
 		}
+		readUp, readDown = pfds[0].Revents != 0, pfds[1].Revents != 0
 		if n == 0 && err == nil && target != 0 {
 			// Timed out: learn how late the kernel woke us (EWMA, 1/8), within 0 to 200 µs.
 			late := nanotime() - target
 			b.oversleep += (late - b.oversleep) / 8
 			b.oversleep = min(max(b.oversleep, 0), int64(200*time.Microsecond))
+			b.overNs.Store(b.oversleep)
 		}
 	}
 }
@@ -249,11 +273,13 @@ func (b *bridge) sendDue() int64 {
 		if n := b.send(&b.down, now); n != 0 && (next == 0 || n < next) {
 			next = n
 		}
-		if next == 0 || next-nanotime() > int64(spinMax) {
+		t := nanotime()
+		if next == 0 || next-t > int64(spinMax) {
 			return next
 		}
 		for nanotime() < next {
 		}
+		b.spinNs.Add(uint64(nanotime() - t))
 	}
 }
 
@@ -283,6 +309,21 @@ func cmsgTimestamp(control []byte) int64 {
 	return 0
 }
 
+// cpu is the emulator thread's CPU time: from /proc/self/task/TID/schedstat while it runs
+// (so that the thread itself spends nothing on it), from its last getrusage once it ended.
+func (b *bridge) cpu() time.Duration {
+	if tid := b.tid.Load(); tid != 0 {
+		if c, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(int(tid)) + "/schedstat"); err == nil {
+			if f := strings.Fields(string(c)); len(f) > 0 {
+				if ns, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+					return time.Duration(ns)
+				}
+			}
+		}
+	}
+	return time.Duration(b.cpuNs.Load())
+}
+
 func threadCPU() int64 {
 	var ru unix.Rusage
 	if unix.Getrusage(unix.RUSAGE_THREAD, &ru) != nil {
@@ -292,8 +333,8 @@ func threadCPU() int64 {
 }
 
 // read takes every frame waiting on d.in (up to maxReadsPerWake), drops the profile's loss,
-// and queues the rest with their due times.
-func (b *bridge) read(d *direction, p *tuning.Path, now, realOffset int64) {
+// and queues the rest with their due times. It reports whether more may be waiting.
+func (b *bridge) read(d *direction, p *tuning.Path, now, realOffset int64) bool {
 	q := &d.q
 	var scratch [slotSize]byte
 	for range maxReadsPerWake {
@@ -309,7 +350,7 @@ func (b *bridge) read(d *direction, p *tuning.Path, now, realOffset int64) {
 		msg := unix.Msghdr{Iov: &iov, Iovlen: 1, Control: &b.cmsg[0], Controllen: uint64(len(b.cmsg))}
 		r, _, e := unix.Syscall(unix.SYS_RECVMSG, uintptr(d.in), uintptr(unsafe.Pointer(&msg)), unix.MSG_DONTWAIT|unix.MSG_TRUNC)
 		if e != 0 {
-			return // EAGAIN: nothing more waits
+			return false // EAGAIN: nothing more waits
 		}
 		arrival := now
 		if rt := cmsgTimestamp(b.cmsg[:msg.Controllen]); rt != 0 {
@@ -350,6 +391,7 @@ func (b *bridge) read(d *direction, p *tuning.Path, now, realOffset int64) {
 		q.due[slot] = due
 		q.n++
 	}
+	return true
 }
 
 // send writes every due frame of d to d.out and returns the due time of the next one, 0 if

@@ -84,7 +84,12 @@ func Start(cfg Config) (*Link, error) {
 		_ = Remove([]string{l.b, l.c, l.e})
 		return nil, err
 	}
-	br, err := newBridge(l, cfg)
+	bfd, cfd, err := openPackets(l.e)
+	if err != nil {
+		_ = Remove([]string{l.b, l.c, l.e})
+		return nil, err
+	}
+	br, err := newBridge(&l.prof, bfd, cfd, cfg)
 	if err != nil {
 		_ = Remove([]string{l.b, l.c, l.e})
 		return nil, err

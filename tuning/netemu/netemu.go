@@ -73,12 +73,17 @@ type Stats struct {
 	// Up is client to broker, Down broker to client.
 	Up   DirStats `json:"up"`
 	Down DirStats `json:"down"`
+	// Spin is the CPU time spent spinning on the clock for frames due within spinMax, and
+	// Oversleep how much later than asked the thread's timed sleeps end (an average it wakes
+	// early by).
+	Spin      time.Duration `json:"spin_ns"`
+	Oversleep time.Duration `json:"oversleep_ns"`
 	// Realtime says whether the emulator thread runs under SCHED_FIFO.
 	Realtime bool `json:"realtime"`
 	// Wakes is how often the emulator thread woke up.
 	Wakes uint64 `json:"wakes"`
-	// CPU is the emulator thread's CPU time (user + system, getrusage RUSAGE_THREAD), updated
-	// at least every 100 ms while frames flow.
+	// CPU is the emulator thread's CPU time (its schedstat run time while it runs; user +
+	// system of getrusage RUSAGE_THREAD once it ended).
 	CPU time.Duration `json:"cpu_ns"`
 }
 
