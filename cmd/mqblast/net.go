@@ -359,6 +359,9 @@ func startNetBroker(ctx context.Context, w io.Writer, l *netemu.Link, shell, por
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		select {
 		case err := <-exited:
+			if err == nil {
+				err = errors.New("exit status 0")
+			}
 			return fmt.Errorf("the broker command %q ended before it listened on %s: %w", shell, addr, err)
 		default:
 		}

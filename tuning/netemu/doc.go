@@ -10,12 +10,19 @@
 // AF_PACKET sockets: each frame read is given a due time and sent on the other side when due.
 //
 //   - Delay and jitter, per direction: due = max(previous due, arrival + delay + u), u uniform
-//     in [-jitter, +jitter] (netem's default distribution). The max keeps the order of the
-//     frames, unlike netem's jitter, which reorders; so each direction is a FIFO sorted by due
-//     time and needs no timer wheel. The thread sleeps in ppoll(2) (nanosecond timeout, timer
-//     slack set to 1 ns) until the earliest due frame or the next arrival, and on each wake
-//     reads every frame that is waiting and sends every frame that is due: a thread wake costs
-//     tens of µs of CPU on a VM, so work is batched per wake.
+//     in [-jitter, +jitter] (netem's default distribution), arrival being the kernel's
+//     receive stamp (SO_TIMESTAMPNS), so the emulator's own wake-up latency is not added. The
+//     max keeps the order of the frames, unlike netem's jitter, which reorders; so each
+//     direction is a FIFO sorted by due time and needs no timer wheel. The price: frames
+//     closer together than the jitter's spread leave with the latest due time among them, so
+//     in a burst the delay is nearer delay + jitter than delay (a sparse frame, such as a
+//     ping, sees delay ± jitter, median delay).
+//   - Timers: the thread (SCHED_FIFO unless Config.NormalPriority, timer slack 1 ns) sleeps in
+//     ppoll(2) until the earliest due frame, early by its average oversleep, or the next
+//     arrival; it spins on the clock for a frame due within 20 µs instead of sleeping again.
+//     On each wake it reads every frame that is waiting on the sides ppoll reported and
+//     sends every frame that is due: a thread wake costs tens of µs of CPU on a VM, so work is
+//     batched per wake. Reading, queueing and sending allocate nothing.
 //   - Loss is real packet loss below TCP: an IPv4 or IPv6 frame is dropped with the
 //     direction's probability, so the endpoints' kernels see a missing segment and retransmit.
 //     ARP and IPv6 neighbour discovery frames are delayed like every other frame (so order is
@@ -25,6 +32,12 @@
 //   - Offloads (checksum, TSO, GSO, GRO, scatter-gather) are turned off on the four veth ends,
 //     so every frame is one wire-sized packet with its checksums filled in: a 64 KiB GSO frame
 //     dropped whole would be 45 lost segments, not one.
+//
+// The thread's CPU time (Stats.CPU) includes what the kernel does on its sends: the veth's
+// transmit and the receiving namespace's TCP processing run in its softirq context. Measured
+// here (make bench-net): about 5.9 µs per frame in bulk (80 frames per wake), 60-190 µs per
+// frame at ping-like rates (two wakes per frame). recvmmsg/sendmmsg batching measured no
+// better than one recvmsg and one write per frame, so the simpler form stays.
 //
 // The profile can be changed while the link runs ([Link.SetProfile]), so one link serves the
 // cells of a study. [Link.Stats] counts frames, bytes, drops (by the profile, by a full queue,
