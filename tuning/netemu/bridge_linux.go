@@ -80,6 +80,7 @@ type bridge struct {
 	normal   bool
 	cmsg     [64]byte // control buffer of recvmsg: the receive timestamp
 	realtime atomic.Bool
+	closed   atomic.Bool
 	// oversleep is how much later than asked ppoll returns on timeouts (EWMA, ns).
 	oversleep int64
 }
@@ -162,6 +163,7 @@ func (b *bridge) stop() {
 }
 
 func (b *bridge) close() {
+	b.closed.Store(true)
 	for _, fd := range []int{b.fds[0], b.fds[1], b.stopFd} {
 		if fd >= 0 {
 			unix.Close(fd)
@@ -177,6 +179,9 @@ func (b *bridge) stats() Stats {
 
 // kernelDrops adds the drops PACKET_STATISTICS reports (and resets) for each socket.
 func (b *bridge) kernelDrops() {
+	if b.closed.Load() {
+		return // the fds may be another file's by now
+	}
 	for _, d := range []*direction{&b.up, &b.down} {
 		if s, err := unix.GetsockoptTpacketStats(d.in, unix.SOL_PACKET, unix.PACKET_STATISTICS); err == nil {
 			d.st.kernelDrops.Add(uint64(s.Drops))
