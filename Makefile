@@ -60,6 +60,11 @@ bench-conn: build
 bench-msg:
 	$(GO) test -run '^$$' -bench 'Client(Receive|Publish)' -benchtime 2000000x -count 6 ./bench | tee bench-msg.txt
 
+## bench-net: network profiles through the packet emulator: round-trip shift per profile, 1 % loss as TCP retransmissions, emulator CPU per frame (root, mosquitto)
+.PHONY: bench-net
+bench-net:
+	MQBLAST_BENCH_NET=1 $(GO) test -count=1 -v -run '^TestBenchNet$$' ./tuning/netemu | tee bench-net.txt
+
 ## lint: goimports check, go vet and golangci-lint (pinned through the Go module proxy)
 lint:
 	@out=$$($(GO) run $(GOIMPORTS) -l $$(git ls-files '*.go')); \

@@ -50,6 +50,7 @@ type runFlags struct {
 	passwordFile string   // --password-file (password.go)
 	brokerPID    int      // --broker-pid (watch.go)
 	brokerCgroup string   // --broker-cgroup
+	net          netFlags // --net, --net-broker-cmd (net.go)
 }
 
 func (rf *runFlags) register(cmd *cobra.Command) {
@@ -75,6 +76,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&rf.maxPkt, "max-packet-size", 0, "largest packet in bytes a client accepts from the broker, announced in 5.0 (0: payload_size + 64 KiB, at least 1 MiB)")
 	_ = fl.MarkHidden("worker")
 	rf.registerPasswordFile(fl)
+	rf.net.register(fl)
 }
 
 func newRunCmd() *cobra.Command {
@@ -128,6 +130,9 @@ the run exits 5 when one failed (a failed or interrupted run keeps its own exit 
 			s, err := scenario.Resolve(args[0])
 			if err != nil {
 				return withCode(exitInvalid, err)
+			}
+			if rf.net.profile != "" && !rf.worker {
+				return runWithNet(cmd, &rf, func() error { return executeScenario(cmd, s, &rf) })
 			}
 			return executeScenario(cmd, s, &rf)
 		},
