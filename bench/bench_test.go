@@ -123,6 +123,7 @@ func TestGather(t *testing.T) {
 		for i, c := range connected {
 			s := NewSnapshot()
 			s.Connected = c
+			s.CPUNS, s.RSSBytes = 250_000_000, 1<<20 // a quarter of a core, 1 MiB
 			for j := int64(0); j < c; j++ {
 				s.ConnectLatency.Record(1000 + j)
 			}
@@ -152,6 +153,18 @@ func TestGather(t *testing.T) {
 	}
 	if iv := res.Intervals[1]; iv.Connected != 4 || iv.Established != 20 {
 		t.Errorf("second interval %+v", iv)
+	}
+	// Both workers had intervals 1 and 2, only the second had 3: their CPU and RSS add.
+	for i, want := range []struct {
+		cpu float64
+		rss int64
+	}{{50, 2 << 20}, {50, 2 << 20}, {25, 1 << 20}} {
+		if iv := res.Intervals[i]; iv.ClientCPUPercent != want.cpu || iv.ClientRSSBytes != want.rss {
+			t.Errorf("interval %d: client cpu %v%% rss %d, want %v%% %d", i, iv.ClientCPUPercent, iv.ClientRSSBytes, want.cpu, want.rss)
+		}
+	}
+	if h := res.Intervals[0].Histograms; h == nil || h.ConnectLatency.Count() != 16 {
+		t.Errorf("first interval's connect histogram: %+v", h)
 	}
 	if res.Connections.Established != 20 || res.Connections.Target != 20 || res.Histograms.ConnectLatency.Count() != 20 {
 		t.Errorf("merged %+v", res.Connections)

@@ -88,6 +88,34 @@ func (h *Hist) Summary() Percentiles {
 	}
 }
 
+// ValueAtPercentile returns the value at percentile p (0 to 100) as HdrHistogram computes
+// it from the counts, exactly: the highest value equivalent to the smallest recorded value
+// that at least p percent of the values are at or below (at p 0, the lowest value
+// equivalent to the minimum). It returns 0 when h is empty. For reports (boxplots,
+// percentile spectra); not for the hot path.
+func (h *Hist) ValueAtPercentile(p float64) int64 {
+	if h.Count() == 0 {
+		return 0
+	}
+	return h.h.ValueAtPercentile(p)
+}
+
+// Min returns the lowest value equivalent to the smallest recorded value, 0 when empty.
+func (h *Hist) Min() int64 {
+	if h.Count() == 0 {
+		return 0
+	}
+	return h.h.Min()
+}
+
+// Max returns the highest value equivalent to the largest recorded value, 0 when empty.
+func (h *Hist) Max() int64 {
+	if h.Count() == 0 {
+		return 0
+	}
+	return h.h.Max()
+}
+
 // MarshalJSON encodes the V2 compressed form in base64, or null when h is empty.
 func (h *Hist) MarshalJSON() ([]byte, error) {
 	if h.Count() == 0 {

@@ -170,6 +170,22 @@ type Interval struct {
 	PublishPerS      float64          `json:"publish_per_s"`
 	ReceivePerS      float64          `json:"receive_per_s"`
 	LatencyUS        Percentiles      `json:"latency_us"`
+	LatencyRawUS     Percentiles      `json:"latency_raw_us"`
+	// ClientCPUPercent is the client processes' CPU over the interval (100 = one core),
+	// ClientRSSBytes their resident set at its end (a parent's own is not counted).
+	ClientCPUPercent float64 `json:"client_cpu_percent"`
+	ClientRSSBytes   int64   `json:"client_rss_bytes"`
+	// Histograms are the interval's own histograms, so that an interval log (.hlog) can be
+	// written from a result, merged ones included.
+	Histograms *IntervalHistograms `json:"histograms,omitempty"`
+}
+
+// IntervalHistograms are one interval's histograms in HdrHistogram V2 form (null when
+// empty).
+type IntervalHistograms struct {
+	Latency        *Hist `json:"latency"`
+	LatencyRaw     *Hist `json:"latency_raw"`
+	ConnectLatency *Hist `json:"connect_latency"`
 }
 
 // ClientInfo is the load generator's measurement of itself.

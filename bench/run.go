@@ -110,11 +110,16 @@ func (cr *Runner) Run(ctx context.Context) (*Result, error) {
 		}
 	}
 	var progress progressLine
+	prevCPU, prevAt := cpuTime(), start
 	interval := func() {
 		collect()
 		s := carry
 		carry = NewSnapshot()
-		iv := NewInterval(time.Since(start).Seconds(), eng.Open(), s, cr.Interval)
+		cpu, now := cpuTime(), time.Now()
+		s.CPUNS, s.RSSBytes, prevCPU = int64(cpu-prevCPU), rss(), cpu
+		d := now.Sub(prevAt)
+		prevAt = now
+		iv := NewInterval(now.Sub(start).Seconds(), eng.Open(), s, d)
 		if cr.Watch != nil {
 			cr.Watch.Interval(&iv, cr.Progress)
 		}
@@ -256,7 +261,9 @@ connect:
 	// Disconnect phase: every scheduled message is accounted for first.
 	eng.FinishPublishing(interrupted)
 	eng.Disconnect(5 * time.Second)
-	collect()
+	// The last, partial interval: what arrived or was written since the last tick (the
+	// drain's tail, the disconnects), so that the intervals add up to the run.
+	interval()
 	total.Add(rec.Finish())
 	res.EndedAt = time.Now().UTC()
 	res.Interrupted = interrupted
@@ -296,7 +303,9 @@ func NewInterval(ts float64, open int64, s *Snapshot, d time.Duration) Interval 
 		Published:        s.Published, Received: s.Received, Expected: s.Expected, Duplicated: s.Duplicated,
 		Unsent: s.UnsentTotal(), Unexpected: s.UnexpectedTotal(), Unmeasured: s.Unmeasured,
 		PublishPerS: float64(s.Published) / d.Seconds(), ReceivePerS: float64(s.Received) / d.Seconds(),
-		LatencyUS: s.Latency.Summary(),
+		LatencyUS: s.Latency.Summary(), LatencyRawUS: s.LatencyRaw.Summary(),
+		ClientCPUPercent: 100 * float64(s.CPUNS) / float64(d.Nanoseconds()), ClientRSSBytes: s.RSSBytes,
+		Histograms: &IntervalHistograms{Latency: s.Latency, LatencyRaw: s.LatencyRaw, ConnectLatency: s.ConnectLatency},
 	}
 }
 

@@ -64,6 +64,10 @@ type Snapshot struct {
 	Latency           *Hist `json:"latency"`     // receive - due (corrected)
 	LatencyRaw        *Hist `json:"latency_raw"` // receive - write, for payloads of 24 bytes and more
 	ScheduleLag       *Hist `json:"schedule_lag"`
+	// CPUNS and RSSBytes are the client processes' CPU time over an interval and their
+	// resident set at its end, summed over processes; only interval snapshots carry them.
+	CPUNS    int64 `json:"cpu_ns,omitempty"`
+	RSSBytes int64 `json:"rss_bytes,omitempty"`
 }
 
 // NewSnapshot returns an empty snapshot.
@@ -116,6 +120,8 @@ func (s *Snapshot) Add(o *Snapshot) {
 	s.Latency.Merge(o.Latency)
 	s.LatencyRaw.Merge(o.LatencyRaw)
 	s.ScheduleLag.Merge(o.ScheduleLag)
+	s.CPUNS += o.CPUNS
+	s.RSSBytes += o.RSSBytes
 }
 
 // reset empties s, keeping its maps and histograms.
