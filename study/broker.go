@@ -23,6 +23,7 @@ type brokerProc struct {
 	dir  string // DIR/brokers/NAME: its config and log
 	exe  string // the mqblast binary, for {mqblast}
 	addr string // host:port with {port} replaced
+	net  *network
 
 	cmd     *exec.Cmd
 	done    chan struct{} // closed when cmd has exited
@@ -31,18 +32,39 @@ type brokerProc struct {
 	startAt time.Time
 }
 
-// newBrokerProc picks the broker's port (a free one for {port}) and its directory.
-func newBrokerProc(b Broker, dir, exe string) (*brokerProc, error) {
-	p := &brokerProc{b: b, dir: filepath.Join(dir, "brokers", b.Name), exe: exe, addr: b.Address}
-	if strings.Contains(b.Address, "{port}") {
-		host, _, _ := net.SplitHostPort(b.Address)
-		port, err := freePort(host)
+// newBrokerProc picks the broker's port (a free one for {port}) and its directory. Behind
+// the emulator (n has a link), a broker the study starts listens on the broker namespace's
+// address instead of the host its address names.
+func newBrokerProc(b Broker, dir, exe string, n *network) (*brokerProc, error) {
+	p := &brokerProc{b: b, dir: filepath.Join(dir, "brokers", b.Name), exe: exe, addr: b.Address, net: n}
+	host, port, _ := net.SplitHostPort(b.Address)
+	inLink := n.inLink(p)
+	if inLink {
+		host = n.brokerHost()
+	}
+	if port == "{port}" {
+		var pn int
+		var err error
+		if inLink {
+			pn, err = n.freePort()
+		} else {
+			pn, err = freePort(host)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("broker %s: cannot find a free port on %s: %w", b.Name, host, err)
 		}
-		p.addr = net.JoinHostPort(host, strconv.Itoa(port))
+		port = strconv.Itoa(pn)
 	}
+	p.addr = net.JoinHostPort(host, port)
 	return p, nil
+}
+
+// dial opens a TCP connection to the broker from the client's side.
+func (p *brokerProc) dial(timeout time.Duration) (net.Conn, error) {
+	if p.net.inLink(p) {
+		return p.net.dial(p.addr, timeout)
+	}
+	return net.DialTimeout("tcp", p.addr, timeout)
 }
 
 func freePort(host string) (int, error) {
@@ -70,6 +92,9 @@ func (p *brokerProc) expand(s string) string {
 func (p *brokerProc) startCommand() string {
 	switch p.b.Type {
 	case TypeEmbedded:
+		if p.net.inLink(p) {
+			return p.expand("{mqblast} broker --listen {addr} --private-netns")
+		}
 		return p.expand("{mqblast} broker --listen {addr}")
 	case TypeSink:
 		return p.expand("{mqblast} sink --listen {addr}")
@@ -87,7 +112,7 @@ func mosquittoBin() string {
 }
 
 // start starts the broker and waits until it accepts connections.
-func (p *brokerProc) start(ctx context.Context, wrap func([]string) []string) error {
+func (p *brokerProc) start(ctx context.Context) error {
 	if err := os.MkdirAll(p.dir, 0o755); err != nil {
 		return fmt.Errorf("broker %s: %w", p.b.Name, err)
 	}
@@ -107,8 +132,8 @@ func (p *brokerProc) start(ctx context.Context, wrap func([]string) []string) er
 	}
 	line := p.startCommand()
 	argv := []string{"/bin/sh", "-c", line}
-	if wrap != nil {
-		argv = wrap(argv)
+	if p.net.inLink(p) {
+		argv = p.net.wrapBroker(argv)
 	}
 	fmt.Fprintf(log, "--- %s: %s\n", time.Now().UTC().Format(time.RFC3339), line)
 	c := exec.Command(argv[0], argv[1:]...)
@@ -129,7 +154,7 @@ func (p *brokerProc) start(ctx context.Context, wrap func([]string) []string) er
 func (p *brokerProc) awaitReady(ctx context.Context, what string) error {
 	deadline := time.Now().Add(p.b.StartTimeout)
 	for {
-		conn, err := net.DialTimeout("tcp", p.addr, 500*time.Millisecond)
+		conn, err := p.dial(500 * time.Millisecond)
 		if err == nil {
 			_ = conn.Close()
 			return nil
@@ -165,7 +190,7 @@ func (p *brokerProc) running() (bool, string) {
 		return true, ""
 	}
 	if p.exited {
-		conn, err := net.DialTimeout("tcp", p.addr, time.Second)
+		conn, err := p.dial(time.Second)
 		if err != nil {
 			return false, fmt.Sprintf("nothing listens on %s any more", p.addr)
 		}
@@ -185,6 +210,12 @@ func (p *brokerProc) running() (bool, string) {
 func (p *brokerProc) pid() int {
 	if p.b.PID > 0 {
 		return p.b.PID
+	}
+	if p.net.inLink(p) { // another namespace: its sockets are not in our /proc/net/tcp
+		if p.cmd != nil && !p.exited {
+			return leafPID(p.cmd.Process.Pid)
+		}
+		return 0
 	}
 	if _, port, err := net.SplitHostPort(p.addr); err == nil {
 		if n, err := strconv.Atoi(port); err == nil && isLocal(p.addr) {

@@ -72,6 +72,7 @@ type CellRecord struct {
 	StartedAt  time.Time `json:"started_at,omitzero"`
 	EndedAt    time.Time `json:"ended_at,omitzero"`
 	WallS      float64   `json:"wall_s,omitempty"`
+	Network    *NetStats `json:"network,omitempty"` // the packet emulator during the cell
 }
 
 // Done reports whether a resumed study skips the cell.

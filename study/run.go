@@ -171,9 +171,17 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Index, error) {
 	for _, p := range plans {
 		ix.Cells = append(ix.Cells, p.rec)
 	}
+	nw, note, err := startNetwork(c)
+	if err != nil {
+		return nil, err
+	}
+	defer nw.close()
+	if note != "" {
+		ix.Notes = appendNote(ix.Notes, note)
+	}
 	procs := make([]*brokerProc, len(c.Brokers))
 	for i, b := range c.Brokers {
-		p, err := newBrokerProc(b, opt.Dir, opt.Exe)
+		p, err := newBrokerProc(b, opt.Dir, opt.Exe, nw)
 		if err != nil {
 			return nil, err
 		}
@@ -194,7 +202,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Index, error) {
 			_ = p.stop()
 		}
 	}()
-	r := &runner{c: c, opt: opt, ix: ix, procs: procs}
+	r := &runner{c: c, opt: opt, ix: ix, procs: procs, net: nw}
 	todo := 0
 	for _, p := range order {
 		if !p.rec.Done(opt.RetryFailed) {
@@ -266,6 +274,7 @@ type runner struct {
 	opt   Options
 	ix    *Index
 	procs []*brokerProc
+	net   *network
 }
 
 func (r *runner) progress(format string, args ...any) {
@@ -301,12 +310,12 @@ func (r *runner) runCell(ctx context.Context, p cellPlan) {
 	argv := r.command(p, bp)
 	rec.Command = argv
 	rec.Reproduce = r.reproduce(bp, argv)
-	wrap, err := applyProfile(rec.Profile)
-	if err != nil {
+	rec.Network = nil
+	if err := r.net.apply(rec.Profile, bp); err != nil {
 		rec.Error = err.Error()
 		return
 	}
-	if err := r.prepareBroker(ctx, bp, wrap); err != nil {
+	if err := r.prepareBroker(ctx, bp); err != nil {
 		rec.Error = err.Error()
 		if ctx.Err() != nil {
 			rec.Status = StatusInterrupted
@@ -322,8 +331,17 @@ func (r *runner) runCell(ctx context.Context, p cellPlan) {
 		argv = append(argv, "--broker-pid", strconv.Itoa(pid))
 		rec.Command = argv
 	}
+	if r.net.inLink(bp) {
+		argv = r.net.wrapClient(argv)
+		rec.Command = argv
+		rec.Reproduce = r.reproduce(bp, argv)
+	}
+	before := r.net.stats()
 	code, tail, err := r.exec(ctx, p, argv)
 	rec.ExitCode = code
+	if r.net.inLink(bp) {
+		rec.Network = netDelta(rec.Profile, before, r.net.stats())
+	}
 	alive, why := bp.running()
 	_, statErr := os.Stat(filepath.Join(r.opt.Dir, rec.Result))
 	switch {
@@ -349,16 +367,16 @@ func (r *runner) runCell(ctx context.Context, p cellPlan) {
 }
 
 // prepareBroker gives the cell a fresh broker when the campaign and the broker allow.
-func (r *runner) prepareBroker(ctx context.Context, bp *brokerProc, wrap func([]string) []string) error {
+func (r *runner) prepareBroker(ctx context.Context, bp *brokerProc) error {
 	switch {
 	case bp.starts() && r.c.Restart == "never":
 		if alive, _ := bp.running(); bp.cmd != nil && alive {
 			return nil
 		}
-		return bp.start(ctx, wrap)
+		return bp.start(ctx)
 	case bp.starts():
 		_ = bp.stop()
-		return bp.start(ctx, wrap)
+		return bp.start(ctx)
 	case bp.b.Restart != "" && r.c.Restart != "never":
 		return bp.restart(ctx)
 	}
@@ -391,7 +409,11 @@ func (r *runner) reproduce(bp *brokerProc, argv []string) string {
 	}
 	line := strings.Join(q, " ")
 	if bp.starts() {
-		line = fmt.Sprintf("( %s ) & sleep 1; %s; kill %%1", bp.startCommand(), line)
+		start := bp.startCommand()
+		if r.net.inLink(bp) {
+			start = strings.Join(r.net.wrapBroker([]string{"/bin/sh", "-c", shellQuote(start)}), " ")
+		}
+		line = fmt.Sprintf("( %s ) & sleep 1; %s; kill %%1", start, line)
 	}
 	return line
 }
@@ -483,9 +505,9 @@ func DryRun(c *Campaign, opt Options) ([]*CellRecord, error) {
 		seed = 1
 	}
 	order := runOrder(c.plans(), c.Repetitions, c.Order == "shuffled", seed)
-	r := &runner{c: c, opt: opt}
+	r := &runner{c: c, opt: opt, net: &network{}}
 	for _, b := range c.Brokers {
-		p, err := newBrokerProc(b, opt.Dir, opt.Exe)
+		p, err := newBrokerProc(b, opt.Dir, opt.Exe, r.net)
 		if err != nil {
 			return nil, err
 		}
@@ -499,4 +521,13 @@ func DryRun(c *Campaign, opt Options) ([]*CellRecord, error) {
 		out = append(out, p.rec)
 	}
 	return out, nil
+}
+
+func appendNote(notes []string, note string) []string {
+	for _, n := range notes {
+		if n == note {
+			return notes
+		}
+	}
+	return append(notes, note)
 }
