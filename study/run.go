@@ -171,13 +171,22 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Index, error) {
 	for _, p := range plans {
 		ix.Cells = append(ix.Cells, p.rec)
 	}
-	nw, note, err := startNetwork(c)
-	if err != nil {
-		return nil, err
+	todo := 0
+	for _, p := range order {
+		if !p.rec.Done(opt.RetryFailed) {
+			todo++
+		}
 	}
-	defer nw.close()
-	if note != "" {
-		ix.Notes = appendNote(ix.Notes, note)
+	nw := &network{}
+	if todo > 0 {
+		var note string
+		if nw, note, err = startNetwork(c); err != nil {
+			return nil, err
+		}
+		defer nw.close()
+		if note != "" {
+			ix.Notes = appendNote(ix.Notes, note)
+		}
 	}
 	procs := make([]*brokerProc, len(c.Brokers))
 	for i, b := range c.Brokers {
@@ -203,12 +212,6 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Index, error) {
 		}
 	}()
 	r := &runner{c: c, opt: opt, ix: ix, procs: procs, net: nw}
-	todo := 0
-	for _, p := range order {
-		if !p.rec.Done(opt.RetryFailed) {
-			todo++
-		}
-	}
 	if skipped := len(order) - todo; skipped > 0 {
 		r.progress("study %s: %d cells, %d done before (kept), %d to run", c.Name, len(order), skipped, todo)
 	} else {
@@ -523,11 +526,14 @@ func DryRun(c *Campaign, opt Options) ([]*CellRecord, error) {
 	return out, nil
 }
 
+// appendNote adds note, replacing an earlier note on the same subject (its first word).
 func appendNote(notes []string, note string) []string {
+	subject, _, _ := strings.Cut(note, ":")
+	out := notes[:0:0]
 	for _, n := range notes {
-		if n == note {
-			return notes
+		if s, _, _ := strings.Cut(n, ":"); s != subject {
+			out = append(out, n)
 		}
 	}
-	return append(notes, note)
+	return append(out, note)
 }
