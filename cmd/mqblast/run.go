@@ -31,6 +31,7 @@ type runFlags struct {
 	sets     []string
 	bind     []string
 	out      string
+	html     string // --html (report.go)
 	duration time.Duration
 	procs    string
 	shard    string
@@ -56,6 +57,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	rf.registerScenarioFlags(cmd)
 	fl.StringSliceVar(&rf.bind, "bind", nil, "source addresses: list, range (127.0.0.2-127.0.0.40), CIDR or interface name")
 	fl.StringVar(&rf.out, "out", "", "write the result document (JSON) to this file")
+	fl.StringVar(&rf.html, "html", "", "write the HTML report of the run to this file (also of an interrupted run)")
 	fl.DurationVar(&rf.duration, "duration", 0, "override parameters.duration_sec (how long connections are held)")
 	fl.StringVar(&rf.procs, "procs", "auto", "worker processes: auto (as many as the descriptor limit needs) or N")
 	fl.StringVar(&rf.shard, "shard", "", "run shard I of N of the scenario (I/N, 0-based), e.g. on several hosts; "+

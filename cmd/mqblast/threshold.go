@@ -68,6 +68,9 @@ func report(cmd *cobra.Command, res *bench.Result, runErr error, rf *runFlags) e
 	if werr := writeResult(cmd, res, rf.out, rf.format); werr != nil {
 		return werr
 	}
+	if werr := runHTMLReport(cmd, res, rf); werr != nil { // report.go
+		return werr
+	}
 	if err := outcome(res, runErr, cmd.Context()); err != nil {
 		return err
 	}

@@ -18,6 +18,9 @@ import (
 // 1514 bytes (1518 with a VLAN tag). A longer one is counted as a send error and dropped.
 const slotSize = 2048
 
+// schedFIFO is SCHED_FIFO (sched(7)).
+const schedFIFO = 1
+
 // maxReadsPerWake bounds the frames read from one side per wake, so that a flood on one side
 // does not hold back the due frames of the other.
 const maxReadsPerWake = 256
@@ -59,19 +62,21 @@ type direction struct {
 }
 
 type bridge struct {
-	l         *Link
-	fds       [2]int // tob (broker side), toc (client side)
-	stopFd    int
-	up, down  direction
-	rng       *rand.Rand
-	wakes     atomic.Uint64
-	cpuNs     atomic.Int64
+	l        *Link
+	fds      [2]int // tob (broker side), toc (client side)
+	stopFd   int
+	up, down direction
+	rng      *rand.Rand
+	wakes    atomic.Uint64
+	cpuNs    atomic.Int64
+	normal   bool
+	realtime atomic.Bool
 	// oversleep is how much later than asked ppoll returns on timeouts (EWMA, ns).
 	oversleep int64
 }
 
 func newBridge(l *Link, cfg Config) (*bridge, error) {
-	b := &bridge{l: l, fds: [2]int{-1, -1}, stopFd: -1}
+	b := &bridge{l: l, fds: [2]int{-1, -1}, stopFd: -1, normal: cfg.NormalPriority}
 	for i, dev := range []string{"tob", "toc"} {
 		err := inNS(l.e, func() error {
 			fd, err := packetSocket(dev)
@@ -145,7 +150,7 @@ func (b *bridge) close() {
 
 func (b *bridge) stats() Stats {
 	b.kernelDrops()
-	return Stats{Up: b.up.st.load(), Down: b.down.st.load(), Wakes: b.wakes.Load(), CPU: time.Duration(b.cpuNs.Load())}
+	return Stats{Up: b.up.st.load(), Down: b.down.st.load(), Wakes: b.wakes.Load(), Realtime: b.realtime.Load(), CPU: time.Duration(b.cpuNs.Load())}
 }
 
 // kernelDrops adds the drops PACKET_STATISTICS reports (and resets) for each socket.
@@ -168,6 +173,13 @@ func (b *bridge) run() {
 	runtime.LockOSThread() // never unlocked: the timer slack below stays with this thread
 	// Timer slack defaults to 50 µs, which ppoll would add to every sleep.
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	if !b.normal {
+		// SCHED_FIFO: on a busy host a timer wake waits for the running task's slice
+		// otherwise, and frames leave that much late. The thread sleeps between frames and
+		// spins at most spinMax, and the kernel's RT throttling bounds it anyway.
+		err := unix.SchedSetAttr(0, &unix.SchedAttr{Policy: schedFIFO, Priority: 10}, 0)
+		b.realtime.Store(err == nil)
+	}
 	pfds := []unix.PollFd{
 		{Fd: int32(b.up.in), Events: unix.POLLIN},
 		{Fd: int32(b.down.in), Events: unix.POLLIN},

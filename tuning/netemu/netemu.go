@@ -20,6 +20,10 @@ type Config struct {
 	// QueueFrames is how many frames each direction can hold waiting for their due time;
 	// default 8192 (2 KiB each). A frame arriving at a full queue is dropped and counted.
 	QueueFrames int
+	// NormalPriority keeps the emulator thread in the normal scheduling class. By default it
+	// asks for SCHED_FIFO (priority 10), so that on a busy host its timer wakes do not wait
+	// behind other tasks and frames leave on time.
+	NormalPriority bool
 	// Seed seeds the jitter and loss random numbers; 0 picks one from the clock.
 	Seed uint64
 }
@@ -64,6 +68,8 @@ type Stats struct {
 	// Up is client to broker, Down broker to client.
 	Up   DirStats `json:"up"`
 	Down DirStats `json:"down"`
+	// Realtime says whether the emulator thread runs under SCHED_FIFO.
+	Realtime bool `json:"realtime"`
 	// Wakes is how often the emulator thread woke up.
 	Wakes uint64 `json:"wakes"`
 	// CPU is the emulator thread's CPU time (user + system, getrusage RUSAGE_THREAD), updated
