@@ -97,6 +97,9 @@ func (p *brokerProc) startCommand() string {
 		}
 		return p.expand("{mqblast} broker --listen {addr}")
 	case TypeSink:
+		if p.net.inLink(p) {
+			return p.expand("{mqblast} sink --listen {addr} --allow-remote")
+		}
 		return p.expand("{mqblast} sink --listen {addr}")
 	case TypeMosquitto:
 		return p.expand(mosquittoBin() + " -c {conf}")

@@ -67,6 +67,7 @@ type ScenarioSpec struct {
 
 	path string // the file as opened, or "" for a built-in
 	base *scenario.Scenario
+	bad  bool // its own fields had errors (reported): its cells are not checked
 }
 
 // KV is one --set override.
@@ -79,6 +80,8 @@ type KV struct {
 type Sweep struct {
 	Path   string   `json:"path"`
 	Values []string `json:"values"`
+
+	bad map[int]bool // values that are not strings, numbers or booleans (reported)
 }
 
 // Broker types.
@@ -130,9 +133,7 @@ func Parse(name, dir string, data []byte) (*Campaign, error) {
 	c := &Campaign{Name: strings.TrimSuffix(filepath.Base(name), ".json"), Profiles: []string{"local"},
 		Repetitions: 3, Order: "interleaved", Restart: "each-cell", file: name, dir: dir}
 	c.decode(obj, l)
-	if len(l.errs) == 0 {
-		c.checkCells(l)
-	}
+	c.checkCells(l)
 	if len(l.errs) > 0 {
 		return nil, l.err()
 	}
@@ -318,13 +319,14 @@ func decodeBroker(v any, path string, l *errList) Broker {
 
 var scenarioSpecFields = []string{"scenario", "label", "set", "sweep"}
 
-func (c *Campaign) decodeScenario(v any, path string, l *errList) ScenarioSpec {
-	var sp ScenarioSpec
+func (c *Campaign) decodeScenario(v any, path string, l *errList) (sp ScenarioSpec) {
 	obj, ok := v.(*object)
 	if !ok {
 		l.add(path, "%s: want an object such as {\"scenario\": \"quick-p2p-100\"}", show(v))
 		return sp
 	}
+	before := len(l.errs)
+	defer func() { sp.bad = len(l.errs) > before }()
 	unknown(obj, path, scenarioSpecFields, l)
 	if v, ok := obj.get("scenario"); ok {
 		sp.Scenario = str(v, join(path, "scenario"), l)
@@ -386,6 +388,10 @@ func (c *Campaign) decodeScenario(v any, path string, l *errList) ScenarioSpec {
 						t, ok := setText(x)
 						if !ok {
 							l.add(index(kp, j), "%s: want a string, number or boolean", show(x))
+							if sw.bad == nil {
+								sw.bad = map[int]bool{}
+							}
+							sw.bad[j] = true
 						}
 						sw.Values = append(sw.Values, t)
 					}
@@ -412,6 +418,10 @@ func (c *Campaign) checkCells(l *errList) {
 	for i := range c.Scenarios {
 		sp := &c.Scenarios[i]
 		path := index("scenarios", i)
+		if sp.base == nil {
+			continue
+		}
+		before := len(l.errs)
 		for _, kv := range sp.Set {
 			s := sp.base.Clone()
 			if err := s.Set(kv.Path, kv.Value); err != nil {
@@ -420,13 +430,16 @@ func (c *Campaign) checkCells(l *errList) {
 		}
 		for _, sw := range sp.Sweep {
 			for j, v := range sw.Values {
+				if sw.bad[j] {
+					continue
+				}
 				s := sp.base.Clone()
 				if err := s.Set(sw.Path, v); err != nil {
 					l.add(index(join(join(path, "sweep"), sw.Path), j), "%s", oneLine(err))
 				}
 			}
 		}
-		if len(l.errs) > 0 {
+		if len(l.errs) > before || sp.bad {
 			continue
 		}
 		for _, combo := range sp.combos() {
