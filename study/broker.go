@@ -290,6 +290,9 @@ func exitText(err error) string {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			return "killed by signal " + ws.Signal().String()
 		}
+		if c := ee.ExitCode(); c > 128 && c < 160 { // a shell's child killed by a signal
+			return fmt.Sprintf("exit status %d: its process was killed by signal %s", c, syscall.Signal(c-128))
+		}
 		return "exit status " + strconv.Itoa(ee.ExitCode())
 	}
 	if err == nil {
