@@ -12,8 +12,8 @@ func TestCampaignErrors(t *testing.T) {
 		json string
 		want []string // "path: substring", one per expected error
 	}{
-		{"unknown fields", `{"brokers":[{"name":"a","type":"embedded","adress":"x"}],"scenarios":[{"scenario":"quick-p2p-100"}],"repetition":2}`,
-			[]string{`brokers[0].adress: unknown field (did you mean "address"?)`, `repetition: unknown field (did you mean "repetitions"?)`}},
+		{"unknown fields", `{"brokers":[{"name":"a","type":"embedded","addrss":"x"}],"scenarios":[{"scenario":"quick-p2p-100"}],"repetition":2}`,
+			[]string{`brokers[0].addrss: unknown field (did you mean "address"?)`, `repetition: unknown field (did you mean "repetitions"?)`}},
 		{"missing groups", `{}`, []string{"brokers: missing", "scenarios: missing"}},
 		{"bad broker", `{"brokers":[{"name":"a b","type":"mosqito"},{"type":"external"},{"name":"x","type":"external","address":"h:{port}"}],"scenarios":[{"scenario":"quick-p2p-100"}]}`,
 			[]string{`brokers[0].name: "a b": want letters`, `brokers[0].type: "mosqito" is not a broker type`, `(did you mean "mosquitto"?)`,
@@ -121,7 +121,7 @@ func TestRunOrder(t *testing.T) {
 		}
 		return strings.Join(s, " ")
 	}
-	if ids(7) != ids(7) || ids(7) == ids(8) {
+	if a, b := ids(7), ids(7); a != b || a == ids(8) {
 		t.Errorf("shuffle not reproducible from its seed, or not depending on it")
 	}
 	seen := map[string]bool{}
