@@ -169,4 +169,3 @@ func checkHTMLOut(path string) error {
 	_ = os.Remove(f.Name())
 	return nil
 }
-
