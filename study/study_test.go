@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/internal/browsertest"
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/report"
 )
@@ -226,21 +226,26 @@ func TestStudyEndToEnd(t *testing.T) {
 		t.Errorf("progress:\n%s", progress.String())
 	}
 
-	// The report: every box drawn by the browser.
-	dom := chromiumDOM(t, filepath.Join(dir, "study.html"))
-	m := regexp.MustCompile(`data-boxes-expected="(\d+)" data-boxes-drawn="(\d+)"`).FindStringSubmatch(dom)
-	if m == nil {
-		t.Fatalf("the page did not count its boxes: %.300s", dom)
+	// The report: every box drawn by the browser, offline, without an error or a request.
+	page := browsertest.Open(t, filepath.Join(dir, "study.html"), `document.body.hasAttribute("data-boxes-drawn")`)
+	expected := browsertest.Eval[string](page, `document.body.dataset.boxesExpected`)
+	drawn := browsertest.Eval[string](page, `document.body.dataset.boxesDrawn`)
+	if expected != "8" || drawn != "8" {
+		t.Errorf("boxes: %s expected, %s drawn; want 8 (2 payloads × 2 profiles × 2 brokers)", expected, drawn)
 	}
-	if m[1] != "8" || m[2] != "8" {
-		t.Errorf("boxes: %s expected, %s drawn; want 8 (2 payloads × 2 profiles × 2 brokers)", m[1], m[2])
+	if n := browsertest.Eval[int](page, `[...document.querySelectorAll("svg rect.bar")].filter(r => r.getBBox().width > 0).length`); n != 8 {
+		t.Errorf("%d throughput bars drawn, want 8", n)
 	}
-	if n := strings.Count(dom, `class="bar"`); n != 8 {
-		t.Errorf("%d throughput bars, want 8", n)
-	}
-	if n := strings.Count(dom, "<tr class=\"ok\" data-cell="); n != 16 {
+	if n := browsertest.Eval[int](page, `document.querySelectorAll("tr.ok[data-cell]").length`); n != 16 {
 		t.Errorf("%d ok cells in the table, want 16", n)
 	}
+	if e := page.Errors(); len(e) > 0 {
+		t.Errorf("console errors: %v", e)
+	}
+	if r := page.Requests(); len(r) > 0 {
+		t.Errorf("the page requested %v: it must be self-contained", r)
+	}
+	page.Screenshot("study.png")
 }
 
 func minOf(v []int64) int64 {
