@@ -68,7 +68,10 @@
 // the client namespace, local cells included (the zero profile through the same emulator, so
 // that two profiles differ by the profile alone). The emulator's counters per cell (frames,
 // the profile's losses, drops it did not ask for, its CPU per frame) go into the cell's
-// record. An external broker cannot be put behind it: its cells under a non-local profile
+// record. There {addr} and {host} are the broker namespace's address (10.211.0.1), not
+// loopback, so a start command must listen on {addr} and accept a non-loopback address
+// (the embedded broker and the sink are started so; for the sink by a command of your own:
+// --allow-remote). An external broker cannot be put behind it: its cells under a non-local profile
 // fail with that reason; nothing pretends a profile was applied. This needs root and ip(8).
 // netem on the path (tuning.PlanNetem, where the kernel has sch_netem) is not used yet.
 //

@@ -308,12 +308,12 @@ func (r *runner) runCell(ctx context.Context, p cellPlan) {
 		rec.EndedAt = time.Now().UTC()
 		rec.WallS = rec.EndedAt.Sub(rec.StartedAt).Seconds()
 	}()
-	rec.Result = filepath.Join("cells", rec.ID+".json")
+	rec.Result, rec.Network = "", nil
+	result := resultPath(rec)
 	rec.Log = filepath.Join("cells", rec.ID+".log")
 	argv := r.command(p, bp)
 	rec.Command = argv
 	rec.Reproduce = r.reproduce(bp, argv)
-	rec.Network = nil
 	if err := r.net.apply(rec.Profile, bp); err != nil {
 		rec.Error = err.Error()
 		return
@@ -328,7 +328,7 @@ func (r *runner) runCell(ctx context.Context, p cellPlan) {
 	if r.c.Restart != "never" && bp.starts() {
 		defer func() { _ = bp.stop() }()
 	}
-	_ = os.Remove(filepath.Join(r.opt.Dir, rec.Result))
+	_ = os.Remove(filepath.Join(r.opt.Dir, result))
 	pid := bp.pid()
 	if pid > 0 {
 		argv = append(argv, "--broker-pid", strconv.Itoa(pid))
@@ -346,7 +346,7 @@ func (r *runner) runCell(ctx context.Context, p cellPlan) {
 		rec.Network = netDelta(rec.Profile, before, r.net.stats())
 	}
 	alive, why := bp.running()
-	_, statErr := os.Stat(filepath.Join(r.opt.Dir, rec.Result))
+	_, statErr := os.Stat(filepath.Join(r.opt.Dir, result))
 	switch {
 	case ctx.Err() != nil:
 		rec.Status, rec.Error = StatusInterrupted, "interrupted: the partial result is kept; the cell runs again on resume"
@@ -364,10 +364,13 @@ func (r *runner) runCell(ctx context.Context, p cellPlan) {
 	default:
 		rec.Status = StatusOK
 	}
-	if statErr != nil {
-		rec.Result = ""
+	if statErr == nil {
+		rec.Result = result
 	}
 }
+
+// resultPath is where a cell's result document goes, relative to the study directory.
+func resultPath(rec *CellRecord) string { return filepath.Join("cells", rec.ID+".json") }
 
 // prepareBroker gives the cell a fresh broker when the campaign and the broker allow.
 func (r *runner) prepareBroker(ctx context.Context, bp *brokerProc) error {
@@ -396,7 +399,7 @@ func (r *runner) command(p cellPlan, bp *brokerProc) []string {
 	for _, kv := range r.c.cellSets(p.spec, p.combo) {
 		argv = append(argv, "--set", kv.Path+"="+kv.Value)
 	}
-	argv = append(argv, "--no-check", "--format", "json", "--out", filepath.Join(r.opt.Dir, p.rec.Result))
+	argv = append(argv, "--no-check", "--format", "json", "--out", filepath.Join(r.opt.Dir, resultPath(p.rec)))
 	if bp.b.Cgroup != "" {
 		argv = append(argv, "--broker-cgroup", bp.b.Cgroup)
 	}
@@ -518,7 +521,6 @@ func DryRun(c *Campaign, opt Options) ([]*CellRecord, error) {
 	}
 	out := make([]*CellRecord, 0, len(order))
 	for _, p := range order {
-		p.rec.Result = filepath.Join("cells", p.rec.ID+".json")
 		p.rec.Command = r.command(p, r.procs[p.broker])
 		p.rec.Reproduce = r.reproduce(r.procs[p.broker], p.rec.Command)
 		out = append(out, p.rec)

@@ -255,3 +255,72 @@ func minOf(v []int64) int64 {
 	}
 	return m
 }
+
+// TestStudyBrokerKinds: a broker defined by its start command (mqblast sink), one whose
+// command fails (recorded, the study goes on), and an external broker (a Mosquitto the test
+// runs; its pid found by its listening port), one cell each; with the emulator, also under
+// the worst profile, where the external broker's cell fails with the reason (it cannot be
+// put behind the emulator) rather than run without the profile.
+func TestStudyBrokerKinds(t *testing.T) {
+	exe := mqblastBin(t)
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	profiles := `["local"]`
+	if emulatorAvailable() {
+		profiles = `["local", "worst"]`
+	}
+	campaign := fmt.Sprintf(`{
+  "name": "kinds",
+  "brokers": [
+    {"name": "sink-cmd", "start": "{mqblast} sink --listen {addr} --allow-remote"},
+    {"name": "broken", "start": "echo no broker here {port}; exit 3", "start_timeout_sec": 5},
+    {"name": "outside", "address": %q}
+  ],
+  "scenarios": [{"scenario": "quick-p2p-100", "set": {"publishers.client_count": 10, "subscribers.client_count": 10, "parameters.drain_sec": 0.3}}],
+  "profiles": %s, "repetitions": 1, "duration_sec": 1, "warmup_sec": 0.2
+}`, m.Addr, profiles)
+	c, err := Parse("kinds.json", ".", []byte(campaign))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var progress strings.Builder
+	ix, err := Run(context.Background(), c, Options{Dir: dir, Exe: exe, Progress: &progress})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, progress.String())
+	}
+	want := map[string]string{"sink-cmd": StatusOK, "broken": StatusFailed, "outside": StatusOK}
+	for _, r := range ix.Cells {
+		if r.Broker == "outside" && r.Profile == "worst" {
+			if r.Status != StatusFailed || !strings.Contains(r.Error, "the external broker outside at "+m.Addr+" cannot be put there") || r.Result != "" {
+				t.Errorf("external broker under worst: %s %q (result %q)", r.Status, r.Error, r.Result)
+			}
+			continue
+		}
+		if r.Status != want[r.Broker] {
+			t.Errorf("%s %s: %s %s", r.Broker, r.Profile, r.Status, r.Error)
+		}
+		if r.Broker == "broken" && !strings.Contains(r.Error, `exited before it listened`) {
+			t.Errorf("broken broker's error: %q", r.Error)
+		}
+		if r.Status != StatusOK {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, r.Result))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res bench.Result
+		if err := json.Unmarshal(b, &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Messages.Received == 0 || res.BrokerProcess == nil {
+			t.Errorf("%s: received %d, broker_process %+v", r.Broker, res.Messages.Received, res.BrokerProcess)
+		}
+		if r.Broker == "outside" && (res.BrokerProcess == nil || res.BrokerProcess.PID != m.Cmd.Process.Pid) {
+			t.Errorf("external broker sampled as %+v, want pid %d", res.BrokerProcess, m.Cmd.Process.Pid)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "brokers", "broken", "broker.log")); err != nil {
+		t.Error(err)
+	}
+}
