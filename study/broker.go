@@ -236,6 +236,9 @@ func (p *brokerProc) pid() int {
 // stop stops what the study started: the stop command when there is one, else SIGTERM
 // to the broker's process group, SIGKILL after 5 s.
 func (p *brokerProc) stop() error {
+	if !p.starts() {
+		return nil
+	}
 	var err error
 	if p.b.Stop != "" {
 		err = runShell(context.Background(), p.expand(p.b.Stop), 30*time.Second)

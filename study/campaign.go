@@ -301,6 +301,12 @@ func decodeBroker(v any, path string, l *errList) Broker {
 		l.add(join(path, "type"), "%q is not a broker type (want %s)%s", b.Type, strings.Join(brokerTypes, ", "), suggest(b.Type, brokerTypes))
 		return b
 	}
+	if b.Type == TypeExternal && b.Stop != "" {
+		l.add(join(path, "stop"), "an external broker is not stopped by the study; for one it starts and stops, give start (type command)")
+	}
+	if b.Type != TypeExternal && b.Restart != "" {
+		l.add(join(path, "restart"), "the study starts this broker afresh for every cell (stop, then start); restart is for an external broker")
+	}
 	if b.Address == "" {
 		b.Address = "127.0.0.1:{port}"
 	}

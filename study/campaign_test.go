@@ -18,6 +18,8 @@ func TestCampaignErrors(t *testing.T) {
 		{"bad broker", `{"brokers":[{"name":"a b","type":"mosqito"},{"type":"external"},{"name":"x","type":"external","address":"h:{port}"}],"scenarios":[{"scenario":"quick-p2p-100"}]}`,
 			[]string{`brokers[0].name: "a b": want letters`, `brokers[0].type: "mosqito" is not a broker type`, `(did you mean "mosquitto"?)`,
 				"brokers[1].name: missing", "brokers[1].address: missing", `brokers[2].address: "h:{port}": {port} is for brokers the study starts`}},
+		{"commands that would not run", `{"brokers":[{"name":"a","address":"h:1","stop":"x"},{"name":"b","type":"embedded","restart":"y"}],"scenarios":[{"scenario":"quick-p2p-100"}]}`,
+			[]string{"brokers[0].stop: an external broker is not stopped by the study", "brokers[1].restart: the study starts this broker afresh"}},
 		{"duplicate broker", `{"brokers":[{"name":"a","type":"embedded"},{"name":"a","type":"sink"}],"scenarios":[{"scenario":"quick-p2p-100"}]}`,
 			[]string{`brokers[1].name: "a": another broker has this name`}},
 		{"command without port", `{"brokers":[{"name":"m","start":"mosquitto -p 1883"}],"scenarios":[{"scenario":"quick-p2p-100"}]}`,

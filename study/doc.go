@@ -17,7 +17,7 @@
 //	    {"name": "mosquitto", "type": "mosquitto"},
 //	    {"name": "embedded", "type": "embedded"},
 //	    {"name": "sink", "type": "sink"},
-//	    {"name": "mine", "start": "/opt/b/run --port {port}", "stop": "...", "cgroup": "/system.slice/b.service"},
+//	    {"name": "mine", "start": "/opt/b/run --port {port}", "stop": "/opt/b/stop", "cgroup": "/system.slice/b.service"},
 //	    {"name": "prod", "address": "10.0.0.5:1883", "restart": "ssh b systemctl restart mosquitto", "pid": 0}
 //	  ],
 //	  "scenarios": [{"scenario": "quick-p2p-100", "label": "p2p",
