@@ -303,10 +303,15 @@ func (r *runner) save() error {
 func (r *runner) runCell(ctx context.Context, p cellPlan) {
 	rec := p.rec
 	bp := r.procs[p.broker]
-	rec.StartedAt, rec.Error, rec.ExitCode, rec.Status = time.Now().UTC(), "", 0, StatusFailed
-	defer func() {
+	rec.StartedAt, rec.EndedAt, rec.Error, rec.ExitCode, rec.Status = time.Now().UTC(), time.Time{}, "", 0, StatusFailed
+	ended := func() {
 		rec.EndedAt = time.Now().UTC()
 		rec.WallS = rec.EndedAt.Sub(rec.StartedAt).Seconds()
+	}
+	defer func() {
+		if rec.EndedAt.IsZero() {
+			ended()
+		}
 	}()
 	rec.Result, rec.Network = "", nil
 	result := resultPath(rec)
@@ -341,6 +346,7 @@ func (r *runner) runCell(ctx context.Context, p cellPlan) {
 	}
 	before := r.net.stats()
 	code, tail, err := r.exec(ctx, p, argv)
+	ended() // the broker's start is in the cell's time, its stop is not
 	rec.ExitCode = code
 	if r.net.inLink(bp) {
 		rec.Network = netDelta(rec.Profile, before, r.net.stats())
