@@ -242,7 +242,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Index, error) {
 		r.runCell(ctx, p)
 		ran++
 		took += time.Since(t0)
-		eta := time.Duration(int64(took) / int64(ran) * int64(todo-ran))
+		eta := (took/time.Duration(ran) + c.Pause) * time.Duration(todo-ran)
 		r.progress("study: cell %d of %d (%d/%d this run) %s: %s in %.1fs%s; ETA %v",
 			p.rec.Seq, len(order), ran, todo, p.rec.Label(), p.rec.Status, p.rec.WallS, errSuffix(p.rec), eta.Round(time.Second))
 		if err := r.save(); err != nil {
