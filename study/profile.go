@@ -29,6 +29,10 @@ func isLocalProfile(s string) bool {
 	return err == nil && p.IsLocal()
 }
 
+// NeedsEmulator reports whether the campaign has a profile other than local, so that its
+// cells run behind the packet emulator (root needed).
+func (c *Campaign) NeedsEmulator() bool { return c.needsLink() }
+
 // needsLink reports whether the campaign has a profile other than local.
 func (c *Campaign) needsLink() bool {
 	for _, p := range c.Profiles {

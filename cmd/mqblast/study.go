@@ -209,6 +209,10 @@ func dryRun(cmd *cobra.Command, c *study.Campaign, exe string, sf *studyFlags) e
 	}
 	w := cmd.OutOrStdout()
 	fmt.Fprintf(w, "%s: %d cells\n", c.Name, len(cells))
+	if c.NeedsEmulator() {
+		fmt.Fprintln(w, "(network profiles: the brokers the study starts will listen in a network namespace behind the packet emulator, "+
+			"and each run below will run under ip netns exec in the client namespace; the addresses below are the local ones)")
+	}
 	for _, r := range cells {
 		fmt.Fprintf(w, "%4d %s %s\n     %s\n", r.Seq, r.ID, r.Label(), r.Reproduce)
 	}
