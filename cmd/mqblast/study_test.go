@@ -1,10 +1,13 @@
 package main
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mqblast/mqblast/study"
 )
@@ -68,5 +71,58 @@ func TestStudyDryRun(t *testing.T) {
 	}
 	if !strings.Contains(lines[3], "   2 c0004 embedded ") {
 		t.Errorf("the brokers do not alternate: %s", lines[3])
+	}
+}
+
+// TestStudyInterrupt: SIGINT during a cell stops the study with exit 130; study.json says
+// interrupted, with the running cell's partial result kept.
+func TestStudyInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "c.json")
+	if err := os.WriteFile(f, []byte(`{"brokers":[{"name":"e","type":"embedded"}],
+		"scenarios":[{"scenario":"quick-p2p-100","set":{"publishers.client_count":10,"subscribers.client_count":10}}],
+		"repetitions":2,"duration_sec":20}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	c := exec.Command(mqblastBin(t), "study", f, "--out", out, "--no-check")
+	var stderr strings.Builder
+	c.Stderr = &stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for { // the first cell's run has started once its log exists
+		if _, err := os.Stat(filepath.Join(out, "cells", "c0001.log")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the first cell did not start:\n%s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	start := time.Now()
+	_ = c.Process.Signal(os.Interrupt)
+	err := c.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+		t.Fatalf("exit %v, want %d:\n%s", err, exitInterrupted, stderr.String())
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("took %v to stop", d)
+	}
+	ix, err := study.ReadIndex(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ix.Interrupted || ix.Cells[0].Status != study.StatusInterrupted || ix.Cells[0].Result == "" || ix.Cells[1].Status != study.StatusPending {
+		t.Errorf("index: interrupted %v, cells %+v %+v", ix.Interrupted, ix.Cells[0], ix.Cells[1])
+	}
+	if _, err := os.Stat(filepath.Join(out, "study.html")); err != nil {
+		t.Error(err)
+	}
+	if !strings.Contains(stderr.String(), "run the same command to resume") {
+		t.Errorf("stderr:\n%s", stderr.String())
 	}
 }
