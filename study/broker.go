@@ -247,16 +247,37 @@ func (p *brokerProc) stop() error {
 		return err
 	}
 	if !p.exited {
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(5 * time.Second):
-			p.kill()
+		// The whole group: sh (and ip netns exec) may end before the broker under it, which
+		// must be gone before the next cell starts one on the same port.
+		pg := p.cmd.Process.Pid
+		_ = syscall.Kill(-pg, syscall.SIGTERM)
+		deadline := time.After(10 * time.Second)
+	wait:
+		for {
+			select {
+			case <-p.done:
+				if !groupAlive(pg) {
+					break wait
+				}
+			case <-deadline:
+				_ = syscall.Kill(-pg, syscall.SIGKILL)
+				<-p.done
+				for groupAlive(pg) {
+					time.Sleep(20 * time.Millisecond)
+				}
+				break wait
+			default:
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	}
 	p.cmd = nil
 	return err
 }
+
+// groupAlive reports whether a process of group pg is left (zombies aside: their parent,
+// the study or sh, reaps them).
+func groupAlive(pg int) bool { return syscall.Kill(-pg, 0) == nil }
 
 // kill ends the broker's process group at once and waits for it.
 func (p *brokerProc) kill() {
