@@ -297,7 +297,7 @@ func scenarioLine(r *bench.Result) string {
 		}
 	}
 	if sb := s.Subscribers; sb != nil {
-		line += fmt.Sprintf(", %d subscribers", sb.Count)
+		line += fmt.Sprintf(", %d subscriber%s", sb.Count, map[bool]string{true: "", false: "s"}[sb.Count == 1])
 	}
 	return line + fmt.Sprintf("; %gs per cell, the first %gs not measured", s.Parameters.Duration, s.Parameters.Warmup)
 }
