@@ -233,8 +233,9 @@ func (p *brokerProc) pid() int {
 	return 0
 }
 
-// stop stops what the study started: the stop command when there is one, else SIGTERM
-// to the broker's process group, SIGKILL after 5 s.
+// stop stops what the study started: the stop command when there is one, then SIGTERM to
+// the broker's process group, SIGKILL after 10 s; it
+// returns once no process of the group is left.
 func (p *brokerProc) stop() error {
 	if !p.starts() {
 		return nil
@@ -275,9 +276,19 @@ func (p *brokerProc) stop() error {
 	return err
 }
 
-// groupAlive reports whether a process of group pg is left (zombies aside: their parent,
-// the study or sh, reaps them).
-func groupAlive(pg int) bool { return syscall.Kill(-pg, 0) == nil }
+// groupAlive reports whether a process of group pg is left, zombies aside: a broker whose
+// sh died with it is reaped by init, which may take its time, and kill(-pg, 0) counts it.
+func groupAlive(pg int) bool {
+	if syscall.Kill(-pg, 0) != nil {
+		return false
+	}
+	for _, st := range procStats() {
+		if st.pgrp == pg && st.state != 'Z' {
+			return true
+		}
+	}
+	return false
+}
 
 // kill ends the broker's process group at once and waits for it.
 func (p *brokerProc) kill() {
