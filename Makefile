@@ -89,3 +89,10 @@ clean:
 	rm -rf bin $(BENCHOUT)
 
 .PHONY: help demo image build bench-conn bench-msg test race allocs fuzz bench lint check cross clean
+
+## study-demo: the built-in study campaigns against Mosquitto, the embedded broker and the sink, into study-demo/ (minutes; network profiles need root)
+STUDIES ?= retain-throughput edge-profiles-payloads
+study-demo: build
+	@mkdir -p study-demo
+	@set -e; for c in $(STUDIES); do ./bin/mqblast study $$c --out study-demo/$$c; done
+	@echo "open study-demo/*/study.html"

@@ -46,6 +46,13 @@ type Result struct {
 	Thresholds    []Threshold    `json:"thresholds,omitempty"`
 	Histograms    Histograms     `json:"histograms"`
 	Errors        []ErrorCount   `json:"errors"`
+
+	// BrokerKind is "sink" when the run started mqblast sink itself (run --sink); empty for
+	// a broker it was given.
+	BrokerKind string `json:"broker_kind,omitempty"`
+	// Calibration marks a run against the sink: it measures the client host's own ceiling
+	// (the sink costs almost nothing and keeps nothing), not a broker.
+	Calibration bool `json:"calibration,omitempty"`
 }
 
 // HostInfo describes the load generator's host.

@@ -18,6 +18,9 @@ func (r *Result) WriteSummary(w io.Writer) error {
 	}
 	fmt.Fprintf(tw, "run\t%s, %s\n", status, r.EndedAt.Sub(r.StartedAt).Round(1e6))
 	fmt.Fprintf(tw, "broker\t%s\n", strings.Join(r.Broker, ", "))
+	if r.Calibration {
+		fmt.Fprintf(tw, "calibration\tagainst mqblast %s: this measures the client host's own ceiling, not a broker\n", r.BrokerKind)
+	}
 	fmt.Fprintf(tw, "connections\t%d of %d established, %d failed, %d dropped while held\n",
 		c.Established, c.Target, c.Failed, c.Dropped)
 	if c.Reconnected > 0 {

@@ -44,6 +44,7 @@ type runFlags struct {
 	worker   bool
 	idStart  int
 	maxPkt   int
+	sink     bool // --sink: a calibration run against mqblast sink (sink.go)
 
 	thresholds   []string // --threshold
 	evaluate     []string // every threshold of the run: the scenario's, then --threshold's
@@ -74,6 +75,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&rf.idStart, "id-start", 0, "number client ids from this instead of 0 (Connections runs)")
 	rf.registerWatchFlags(fl)
 	fl.IntVar(&rf.maxPkt, "max-packet-size", 0, "largest packet in bytes a client accepts from the broker, announced in 5.0 (0: payload_size + 64 KiB, at least 1 MiB)")
+	fl.BoolVar(&rf.sink, "sink", false, "start mqblast sink on loopback in a child process and run against it: a calibration run (the client host's own ceiling)")
 	_ = fl.MarkHidden("worker")
 	rf.registerPasswordFile(fl)
 	rf.net.register(fl)
@@ -205,7 +207,17 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	defer rf.outputs.stop(cmd)
 	brokers := plan.Brokers()
 	embeddedPID := 0
-	if len(brokers) == 0 {
+	if rf.sink {
+		if len(rf.brokers) > 0 {
+			return usageError(errors.New("--sink and --broker: pick one (--sink starts its own server on loopback)"))
+		}
+		addr, pid, stop, err := startSinkChild(cmd) // sink.go
+		if err != nil {
+			return err
+		}
+		defer stop()
+		brokers, embeddedPID = []string{addr}, pid
+	} else if len(brokers) == 0 {
 		addr, pid, stop, err := startEmbeddedBroker(cmd)
 		if err != nil {
 			return err

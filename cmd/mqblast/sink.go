@@ -1,0 +1,434 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"github.com/mqblast/mqblast/sink"
+)
+
+func init() { register(newSinkCmd) }
+
+// sinkFlags are the flags of `mqblast sink`; a parent passes them on to its children.
+type sinkFlags struct {
+	listen      string
+	allowRemote bool
+	procs       string
+	connections int
+	statsJSON   bool
+	interval    time.Duration
+	recvMax     int
+	aliasMax    int
+	maxPacket   string
+	maxOutput   string
+	flushDelay  time.Duration
+	maxConns    int
+	child       bool // internal: a process of a --procs parent
+}
+
+// sinkLine is one line of --stats-json: the counters, with the process's CPU and memory.
+type sinkLine struct {
+	TS    float64 `json:"t_s"` // seconds since start
+	Final bool    `json:"final"`
+	sink.Stats
+	CPUS     float64 `json:"cpu_s"`     // the processes' CPU time, user + system
+	RSSBytes int64   `json:"rss_bytes"` // the processes' resident memory
+	Addr     string  `json:"addr"`
+}
+
+func newSinkCmd() *cobra.Command {
+	var sf sinkFlags
+	cmd := &cobra.Command{
+		Use:   "sink [--listen ADDR] [--procs N|auto] [--stats-json]",
+		Short: "Run a near-free MQTT relay (an instrument, not a broker) to measure the client's ceiling",
+		Long: `Run mqblast's sink: a minimal MQTT 3.1.1/5.0 server on gnet that relays every PUBLISH to the
+matching subscribers of its process (exact, +, #, $share/<group>/ one member per group, round
+robin) at min(published, granted) QoS, and costs almost nothing. It is an INSTRUMENT, not a
+broker: no retained messages, no sessions or persistence, no authentication, no will, no
+keep-alive enforcement; QoS 1/2 copies are acknowledged by the subscriber and counted, never
+resent. A run against it measures the client host's own ceiling (mqblast run --sink).
+
+It listens on loopback (127.0.0.1, a free port unless --listen gives one); another address
+needs --allow-remote. "ready ADDR" on stderr says it is listening.
+
+--procs N runs N processes on one port (SO_REUSEPORT), so that it holds more connections than
+one process's descriptor limit; auto takes enough for --connections, at least one per core.
+Relaying happens only WITHIN each process: a publisher and its subscribers on different
+processes do not meet, so messaging runs use one process (the default). Each process has one
+event loop.
+
+Counters (connections, publishes in by QoS, relayed, dropped by cause, bytes) are printed on
+stderr at exit (SIGINT/SIGTERM); --stats-json writes them as one JSON line on stdout every
+--interval and at exit (the parent of --procs sums its processes).`,
+		Example: `  mqblast sink
+  mqblast sink --listen 127.0.0.1:18830 --stats-json
+  mqblast sink --procs auto --connections 1000000 --stats-json --interval 5s`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runSink(cmd, &sf) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&sf.listen, "listen", "127.0.0.1:0", "address to listen on (loopback unless --allow-remote; port 0 picks a free port)")
+	fl.BoolVar(&sf.allowRemote, "allow-remote", false, "allow a --listen address that is not loopback")
+	fl.StringVar(&sf.procs, "procs", "1", "processes on the one port (SO_REUSEPORT), or auto; relaying stays within each process")
+	fl.IntVar(&sf.connections, "connections", 0, "with --procs auto: connections to hold (processes = this / descriptor limit, at least one per core)")
+	fl.BoolVar(&sf.statsJSON, "stats-json", false, "write the counters as a JSON line on stdout every --interval and at exit")
+	fl.DurationVar(&sf.interval, "interval", time.Second, "interval of --stats-json lines")
+	fl.IntVar(&sf.recvMax, "receive-maximum", sink.DefaultReceiveMaximum, "5.0 CONNACK Receive Maximum (1-65535)")
+	fl.IntVar(&sf.aliasMax, "topic-alias-maximum", 16, "5.0 CONNACK Topic Alias Maximum (0-65535; 0: no aliases)")
+	fl.StringVar(&sf.maxPacket, "max-packet-size", "1MiB", "largest packet accepted, also the 5.0 CONNACK Maximum Packet Size")
+	fl.StringVar(&sf.maxOutput, "max-output", "1MiB", "unsent bytes per connection beyond which relayed copies are dropped (counted)")
+	fl.DurationVar(&sf.flushDelay, "flush-delay", 0, "how long relayed copies wait to be batched into one write per subscriber (0: end of the loop's round)")
+	fl.IntVar(&sf.maxConns, "max-connections", 0, "refuse connections beyond this many per process (0: no limit)")
+	fl.BoolVar(&sf.child, "child", false, "internal: run as one process of a --procs parent")
+	_ = fl.MarkHidden("child")
+	return cmd
+}
+
+// sinkConfig checks the flags and builds the sink's configuration.
+func sinkConfig(sf *sinkFlags) (sink.Config, error) {
+	cfg := sink.Config{Addr: sf.listen, AllowRemote: sf.allowRemote, FlushDelay: sf.flushDelay,
+		MaxConnections: sf.maxConns}
+	if err := sink.CheckAddr(sf.listen, sf.allowRemote); err != nil {
+		if errors.Is(err, sink.ErrNotLoopback) {
+			return cfg, fmt.Errorf("--listen %s is not a loopback address: the sink is an instrument without authentication; pass --allow-remote to listen there anyway", sf.listen)
+		}
+		return cfg, fmt.Errorf("--listen: %w", err)
+	}
+	if sf.recvMax < 1 || sf.recvMax > 65535 {
+		return cfg, fmt.Errorf("--receive-maximum %d: want 1 to 65535", sf.recvMax)
+	}
+	if sf.aliasMax < 0 || sf.aliasMax > 65535 {
+		return cfg, fmt.Errorf("--topic-alias-maximum %d: want 0 to 65535", sf.aliasMax)
+	}
+	cfg.ReceiveMaximum, cfg.TopicAliasMaximum = uint16(sf.recvMax), uint16(sf.aliasMax)
+	var err error
+	if cfg.MaxPacketSize, err = parseByteSize(sf.maxPacket); err != nil || cfg.MaxPacketSize < 64 || cfg.MaxPacketSize > 268435460 {
+		return cfg, fmt.Errorf("--max-packet-size %q: want a size from 64 to 256MiB, e.g. 1MiB", sf.maxPacket)
+	}
+	if cfg.MaxOutput, err = parseByteSize(sf.maxOutput); err != nil || cfg.MaxOutput < 1024 {
+		return cfg, fmt.Errorf("--max-output %q: want a size of at least 1KiB, e.g. 1MiB", sf.maxOutput)
+	}
+	if sf.interval <= 0 {
+		return cfg, fmt.Errorf("--interval %v: want a positive duration, e.g. 1s", sf.interval)
+	}
+	return cfg, nil
+}
+
+// parseByteSize reads "65536", "64KiB", "1MiB" or "1GiB".
+func parseByteSize(s string) (int, error) {
+	mult := 1
+	for _, u := range []struct {
+		suffix string
+		n      int
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"B", 1}} {
+		if t, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = t, u.n
+			break
+		}
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 0 || n > math.MaxInt32/mult {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return n * mult, nil
+}
+
+// sinkProcs resolves --procs.
+func sinkProcs(sf *sinkFlags) (int, error) {
+	if sf.procs != "auto" {
+		n, err := strconv.Atoi(sf.procs)
+		if err != nil || n < 1 || n > 1024 {
+			return 0, fmt.Errorf("--procs %q: want a number from 1 to 1024, or auto", sf.procs)
+		}
+		return n, nil
+	}
+	n := runtime.NumCPU()
+	if sf.connections > 0 {
+		var lim unix.Rlimit
+		perProc := 1000
+		if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil && lim.Max > 1064 {
+			perProc = int(min(lim.Max, 1<<24)) - 64 // a few for the process itself
+		}
+		n = max(n, (sf.connections+perProc-1)/perProc)
+	}
+	return min(n, 1024), nil
+}
+
+func runSink(cmd *cobra.Command, sf *sinkFlags) error {
+	cfg, err := sinkConfig(sf)
+	if err != nil {
+		return usageError(err)
+	}
+	procs, err := sinkProcs(sf)
+	if err != nil {
+		return usageError(err)
+	}
+	if procs > 1 && !sf.child {
+		return runSinkParent(cmd, sf, procs)
+	}
+	cfg.ReusePort = sf.child
+	start := time.Now()
+	srv, err := sink.Start(context.Background(), cfg)
+	if err != nil {
+		return err
+	}
+	defer srv.Close() //nolint:errcheck
+	line := func(final bool) sinkLine {
+		ru := selfUsage()
+		return sinkLine{TS: time.Since(start).Seconds(), Final: final, Stats: srv.Stats(),
+			CPUS: ru, RSSBytes: selfRSS(), Addr: srv.Addr()}
+	}
+	out := json.NewEncoder(cmd.OutOrStdout())
+	if sf.child {
+		fmt.Fprintf(cmd.OutOrStdout(), "ready %s\n", srv.Addr())
+	} else {
+		fmt.Fprintf(cmd.ErrOrStderr(), "ready %s\n", srv.Addr())
+		fmt.Fprintf(cmd.ErrOrStderr(), "mqblast sink: an instrument, not a broker (no retained messages, sessions or authentication); relaying on %s in 1 process, Ctrl-C prints the counters\n", srv.Addr())
+	}
+	tick := time.NewTicker(sf.interval)
+	defer tick.Stop()
+	for done := false; !done; {
+		select {
+		case <-cmd.Context().Done():
+			done = true
+		case <-tick.C:
+			if sf.statsJSON || sf.child {
+				if err := out.Encode(line(false)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if err := srv.Close(); err != nil {
+		return err
+	}
+	final := line(true)
+	if sf.statsJSON || sf.child {
+		if err := out.Encode(final); err != nil {
+			return err
+		}
+	}
+	if !sf.child {
+		writeSinkSummary(cmd.ErrOrStderr(), &final)
+	}
+	return nil
+}
+
+// writeSinkSummary prints the counters for a person.
+func writeSinkSummary(w io.Writer, l *sinkLine) {
+	s := &l.Stats
+	fmt.Fprintf(w, "sink %s: %d process(es), %.1fs, cpu %.2fs, rss %.1f MiB\n", l.Addr, s.Procs, l.TS, l.CPUS, float64(l.RSSBytes)/(1<<20))
+	fmt.Fprintf(w, "  connections  %d open, %d accepted, %d connected, %d refused, %d closed for protocol errors\n",
+		s.Connections, s.ConnectionsTotal, s.Connected, s.Refused, s.ProtocolErrors)
+	fmt.Fprintf(w, "  publish in   %d (qos0 %d, qos1 %d, qos2 %d), %d matched no subscription\n",
+		s.PublishInTotal(), s.PublishIn[0], s.PublishIn[1], s.PublishIn[2], s.NoSubscribers)
+	fmt.Fprintf(w, "  relayed      %d (qos0 %d, qos1 %d, qos2 %d) in %d writes; acked %d, unacked %d\n",
+		s.RelayedTotal(), s.Relayed[0], s.Relayed[1], s.Relayed[2], s.Writes, s.Acked, s.Unacked)
+	fmt.Fprintf(w, "  dropped      %d (output_full %d, too_large %d, receive_maximum %d)\n",
+		s.Dropped.Total(), s.Dropped.OutputFull, s.Dropped.TooLarge, s.Dropped.ReceiveMaximum)
+	fmt.Fprintf(w, "  bytes        in %d, out %d\n", s.BytesIn, s.BytesOut)
+	if n := s.RelayedTotal(); n > 0 {
+		fmt.Fprintf(w, "  cpu per relayed message %.3f µs\n", l.CPUS*1e6/float64(n))
+	}
+}
+
+// runSinkParent runs procs child processes on one port and sums their counters.
+func runSinkParent(cmd *cobra.Command, sf *sinkFlags, procs int) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("cannot find the mqblast binary to start the sink's processes: %w", err)
+	}
+	start := time.Now()
+	type child struct {
+		c    *exec.Cmd
+		mu   sync.Mutex
+		last sinkLine
+		done chan struct{}
+	}
+	children := make([]*child, 0, procs)
+	stopAll := func() {
+		for _, ch := range children {
+			_ = ch.c.Process.Signal(syscall.SIGTERM)
+		}
+		for _, ch := range children {
+			select {
+			case <-ch.done:
+			case <-time.After(10 * time.Second):
+				_ = ch.c.Process.Kill()
+				<-ch.done
+			}
+			_ = ch.c.Wait()
+		}
+	}
+	addr := sf.listen
+	for i := range procs {
+		args := []string{"sink", "--child", "--listen", addr, "--allow-remote=" + strconv.FormatBool(sf.allowRemote),
+			"--interval", sf.interval.String(), "--receive-maximum", strconv.Itoa(sf.recvMax),
+			"--topic-alias-maximum", strconv.Itoa(sf.aliasMax), "--max-packet-size", sf.maxPacket,
+			"--max-output", sf.maxOutput, "--flush-delay", sf.flushDelay.String(),
+			"--max-connections", strconv.Itoa(sf.maxConns)}
+		c := exec.Command(exe, args...)
+		c.Stderr = cmd.ErrOrStderr()
+		// The children stop when the parent tells them (SIGTERM), not on the terminal's
+		// Ctrl-C, so that the parent collects their final lines.
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+		pipe, err := c.StdoutPipe()
+		if err != nil {
+			stopAll()
+			return err
+		}
+		if err := c.Start(); err != nil {
+			stopAll()
+			return fmt.Errorf("cannot start sink process %d of %d: %w", i+1, procs, err)
+		}
+		ch := &child{c: c, done: make(chan struct{})}
+		children = append(children, ch)
+		r := bufio.NewReader(pipe)
+		first, err := r.ReadString('\n')
+		a, ok := strings.CutPrefix(strings.TrimSpace(first), "ready ")
+		if err != nil || !ok {
+			close(ch.done)
+			stopAll()
+			return fmt.Errorf("sink process %d of %d did not start (it printed %q)", i+1, procs, first)
+		}
+		if i == 0 {
+			addr = a // the others take the same port
+		}
+		go func() {
+			defer close(ch.done)
+			for {
+				b, err := r.ReadBytes('\n')
+				if len(b) > 0 {
+					var l sinkLine
+					if json.Unmarshal(b, &l) == nil {
+						ch.mu.Lock()
+						ch.last = l
+						ch.mu.Unlock()
+					}
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	sum := func(final bool) sinkLine {
+		s := sinkLine{TS: time.Since(start).Seconds(), Final: final, Addr: addr}
+		for _, ch := range children {
+			ch.mu.Lock()
+			s.Stats.Add(&ch.last.Stats)
+			s.CPUS += ch.last.CPUS
+			s.RSSBytes += ch.last.RSSBytes
+			ch.mu.Unlock()
+		}
+		return s
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "ready %s\n", addr)
+	fmt.Fprintf(cmd.ErrOrStderr(), "mqblast sink: an instrument, not a broker; %d processes on %s (SO_REUSEPORT), relaying only within each process; Ctrl-C prints the summed counters\n", procs, addr)
+	out := json.NewEncoder(cmd.OutOrStdout())
+	tick := time.NewTicker(sf.interval)
+	defer tick.Stop()
+	for done := false; !done; {
+		select {
+		case <-cmd.Context().Done():
+			done = true
+		case <-tick.C:
+			if sf.statsJSON {
+				if err := out.Encode(sum(false)); err != nil {
+					stopAll()
+					return err
+				}
+			}
+		}
+	}
+	stopAll()
+	final := sum(true)
+	if sf.statsJSON {
+		if err := out.Encode(final); err != nil {
+			return err
+		}
+	}
+	writeSinkSummary(cmd.ErrOrStderr(), &final)
+	if final.Procs != procs {
+		return fmt.Errorf("only %d of %d sink processes reported their final counters", final.Procs, procs)
+	}
+	return nil
+}
+
+// selfUsage returns this process's CPU time in seconds.
+func selfUsage() float64 {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// selfRSS returns this process's resident memory in bytes.
+func selfRSS() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
+}
+
+// startSinkChild starts `mqblast sink` in a child process on a free loopback port for
+// `run --sink` and returns its address, pid and a stop function.
+func startSinkChild(cmd *cobra.Command) (string, int, func(), error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", 0, nil, fmt.Errorf("cannot find the mqblast binary to start the sink: %w", err)
+	}
+	c := exec.Command(exe, "sink", "--child", "--listen", "127.0.0.1:0", "--interval", "1h")
+	c.Stderr = io.Discard
+	out, err := c.StdoutPipe()
+	if err != nil {
+		return "", 0, nil, err
+	}
+	if err := c.Start(); err != nil {
+		return "", 0, nil, fmt.Errorf("cannot start the sink: %w", err)
+	}
+	stop := func() {
+		_ = c.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _, _ = io.Copy(io.Discard, out); _ = c.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = c.Process.Kill()
+			<-done
+		}
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "ready ")
+	if _, _, serr := net.SplitHostPort(addr); err != nil || !ok || serr != nil {
+		stop()
+		return "", 0, nil, fmt.Errorf("the sink did not start (it printed %q)", line)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "--sink: started mqblast sink on %s in a child process: a calibration run, "+
+		"it measures this client host's own ceiling (the sink shares its CPU), not a broker\n", addr)
+	return addr, c.Process.Pid, stop, nil
+}

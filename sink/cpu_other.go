@@ -1,0 +1,7 @@
+//go:build !linux
+
+package sink
+
+import "time"
+
+func (h *handler) loopCPU() time.Duration { return 0 }

@@ -1,0 +1,503 @@
+package sink
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+	"golang.org/x/sys/unix"
+
+	"github.com/mqblast/mqblast/codec"
+)
+
+var (
+	// errQuit closes a connection after its pending replies, without counting an error.
+	errQuit = errors.New("sink: disconnect")
+	// errNotConnected: a packet other than CONNECT before CONNECT [MQTT-3.1.0-1].
+	errNotConnected = &codec.Error{Code: codec.ReasonProtocolError}
+	// errProtocol: a second CONNECT [MQTT-3.1.0-2], a packet only a server sends, or AUTH.
+	errProtocol = &codec.Error{Code: codec.ReasonProtocolError}
+	// errTopicAlias: a topic alias of 0, over the Topic Alias Maximum, or never set [MQTT-3.3.2-9].
+	errTopicAlias = &codec.Error{Code: codec.ReasonTopicAliasInvalid}
+)
+
+// session is one client connection. It is owned by the event loop.
+type session struct {
+	c       gnet.Conn
+	out     []byte     // relayed copies not yet handed to the socket
+	subs    []subEntry // this client's subscriptions
+	aliases [][]byte   // 5.0 topic aliases the client set, indexed by alias; nil until the first
+
+	mark     uint64 // table.epoch of the last match that took this session
+	matchIdx int32  // its index in table.matches for that match
+
+	maxPacket uint32 // the client's 5.0 Maximum Packet Size; 0 means none
+	recvMax   uint16 // the client's Receive Maximum (65535 for 3.1.1)
+	inflight  uint16 // QoS 1/2 copies sent and not yet acknowledged
+	nextID    uint16
+	v         codec.Version
+	connected bool
+	dirty     bool // in handler.dirty
+	closed    bool
+}
+
+// handler is the gnet event handler. With one event loop, every field but c, tid and the
+// flusher's channels is owned by that loop.
+type handler struct {
+	gnet.BuiltinEventEngine
+	cfg  *Config
+	c    counters
+	boot func(gnet.Engine)
+	t    table
+
+	el           gnet.EventLoop // the one event loop, from the first connection
+	flusher      flushRunnable
+	flushPending bool
+	dirty        []*session
+	kick         chan struct{} // FlushDelay > 0: wakes the delay goroutine
+	stop         chan struct{}
+	stopOnce     sync.Once
+	tid          atomic.Int64 // the loop's thread, with LockOSThread
+
+	// Decode targets and replies, reused for every packet.
+	connect  codec.Connect
+	connack  codec.Connack
+	pub      codec.Publish
+	fwd      codec.Publish
+	ack      codec.Ack
+	reply    codec.Ack
+	sub      codec.Subscribe
+	suback   codec.Suback
+	unsub    codec.Unsubscribe
+	unsuback codec.Unsuback
+	disc     codec.Disconnect
+	out      []byte    // replies to the current read
+	enc      [2][]byte // the current PUBLISH encoded at QoS 0 for 3.1.1 and for 5.0 subscribers
+	idBuf    []byte
+}
+
+type flushRunnable struct{ h *handler }
+
+// Run is the flush task on the event loop.
+func (f flushRunnable) Run(context.Context) error {
+	f.h.flush()
+	return nil
+}
+
+func newHandler(cfg *Config) *handler {
+	h := &handler{cfg: cfg, stop: make(chan struct{})}
+	h.flusher = flushRunnable{h}
+	if cfg.FlushDelay > 0 {
+		h.kick = make(chan struct{}, 1)
+		go h.delayLoop()
+	}
+	return h
+}
+
+func (h *handler) delayLoop() {
+	for {
+		select {
+		case <-h.kick:
+		case <-h.stop:
+			return
+		}
+		select {
+		case <-time.After(h.cfg.FlushDelay):
+		case <-h.stop:
+			return
+		}
+		_ = h.el.Execute(context.Background(), h.flusher)
+	}
+}
+
+func (h *handler) stopFlusher() { h.stopOnce.Do(func() { close(h.stop) }) }
+
+// OnBoot reports the engine to Start.
+func (h *handler) OnBoot(eng gnet.Engine) gnet.Action {
+	h.boot(eng)
+	return gnet.None
+}
+
+// OnOpen creates the connection's session.
+func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
+	if h.el == nil {
+		h.el = c.EventLoop()
+		if h.cfg.LockOSThread {
+			h.tid.Store(int64(unix.Gettid()))
+		}
+	}
+	h.c.connectionsTotal.Add(1)
+	n := h.c.connections.Add(1)
+	c.SetContext(&session{c: c})
+	if h.cfg.MaxConnections > 0 && n > int64(h.cfg.MaxConnections) {
+		return nil, gnet.Close
+	}
+	return nil, gnet.None
+}
+
+// OnClose drops the session's subscriptions.
+func (h *handler) OnClose(c gnet.Conn, _ error) gnet.Action {
+	s, _ := c.Context().(*session)
+	if s == nil {
+		return gnet.None
+	}
+	s.closed = true
+	h.t.removeAll(s)
+	h.c.connections.Add(-1)
+	if !s.connected {
+		h.c.refused.Add(1)
+	}
+	if s.inflight > 0 {
+		h.c.unacked.Add(-int64(s.inflight))
+	}
+	s.out, s.aliases = nil, nil
+	return gnet.None
+}
+
+// OnTraffic handles every complete packet gnet holds for c, writes the replies in one write and
+// schedules a flush of what was relayed. A cut packet stays in gnet's buffer.
+func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
+	s := c.Context().(*session)
+	buf, _ := c.Peek(-1)
+	used := 0
+	act := gnet.None
+	for {
+		hd, body, n, err := codec.Split(buf[used:], h.cfg.MaxPacketSize)
+		if err == nil && n > 0 {
+			used += n
+			err = h.packet(s, hd, body)
+		}
+		if err != nil {
+			act = h.fail(s, err)
+			break
+		}
+		if n == 0 {
+			break
+		}
+	}
+	if used > 0 {
+		_, _ = c.Discard(used)
+		h.c.bytesIn.Add(uint64(used))
+	}
+	if len(h.out) > 0 {
+		_, _ = c.Write(h.out)
+		h.c.bytesOut.Add(uint64(len(h.out)))
+		h.out = h.out[:0]
+	}
+	if len(h.dirty) > 0 {
+		h.schedule()
+	}
+	return act
+}
+
+// fail closes s after err: a 5.0 client that has connected gets a DISCONNECT with the reason.
+func (h *handler) fail(s *session, err error) gnet.Action {
+	if errors.Is(err, errQuit) {
+		return gnet.Close
+	}
+	if !s.connected {
+		return gnet.Close // counted as refused in OnClose
+	}
+	h.c.protocolErrors.Add(1)
+	if s.v == codec.V5 {
+		h.disc = codec.Disconnect{Reason: codec.ReasonProtocolError}
+		var ce *codec.Error
+		if errors.As(err, &ce) {
+			h.disc.Reason = ce.Code
+		}
+		h.out = codec.AppendDisconnect(h.out, &h.disc, s.v)
+	}
+	return gnet.Close
+}
+
+func (h *handler) packet(s *session, hd codec.Header, body []byte) error {
+	if !s.connected {
+		if hd.Type != codec.TypeConnect {
+			return errNotConnected // [MQTT-3.1.0-1]
+		}
+		return h.handleConnect(s, body)
+	}
+	switch hd.Type {
+	case codec.TypePublish:
+		return h.handlePublish(s, hd, body)
+	case codec.TypePuback, codec.TypePubcomp:
+		if err := codec.DecodePuback(body, s.v, &h.ack); err != nil {
+			return err
+		}
+		h.acked(s)
+	case codec.TypePubrec: // of a QoS 2 copy: release it, still in flight until PUBCOMP
+		if err := codec.DecodePubrec(body, s.v, &h.ack); err != nil {
+			return err
+		}
+		h.reply.ID = h.ack.ID
+		h.out = codec.AppendPubrel(h.out, &h.reply, s.v)
+	case codec.TypePubrel:
+		if err := codec.DecodePubrel(body, s.v, &h.ack); err != nil {
+			return err
+		}
+		h.reply.ID = h.ack.ID
+		h.out = codec.AppendPubcomp(h.out, &h.reply, s.v)
+	case codec.TypeSubscribe:
+		return h.handleSubscribe(s, body)
+	case codec.TypeUnsubscribe:
+		return h.handleUnsubscribe(s, body)
+	case codec.TypePingreq:
+		if err := codec.DecodePingreq(body); err != nil {
+			return err
+		}
+		h.out = codec.AppendPingresp(h.out)
+	case codec.TypeDisconnect:
+		if err := codec.DecodeDisconnect(body, s.v, &h.disc); err != nil {
+			return err
+		}
+		return errQuit
+	default:
+		return errProtocol
+	}
+	return nil
+}
+
+func (h *handler) acked(s *session) {
+	if s.inflight > 0 {
+		s.inflight--
+		h.c.acked.Add(1)
+		h.c.unacked.Add(-1)
+	}
+}
+
+func (h *handler) handleConnect(s *session, body []byte) error {
+	v, err := codec.DecodeConnect(body, &h.connect)
+	if err != nil {
+		return err
+	}
+	s.v, s.connected, s.recvMax = v, true, 65535
+	h.connack = codec.Connack{}
+	if v == codec.V5 {
+		p := &h.connect.Props
+		if p.Has(codec.PropReceiveMaximum) && p.ReceiveMaximum > 0 {
+			s.recvMax = p.ReceiveMaximum
+		}
+		if p.Has(codec.PropMaximumPacketSize) {
+			s.maxPacket = p.MaximumPacketSize
+		}
+		cp := &h.connack.Props
+		cp.ReceiveMaximum = h.cfg.ReceiveMaximum
+		cp.Set(codec.PropReceiveMaximum)
+		cp.TopicAliasMaximum = h.cfg.TopicAliasMaximum
+		cp.Set(codec.PropTopicAliasMaximum)
+		cp.MaximumPacketSize = uint32(h.cfg.MaxPacketSize)
+		cp.Set(codec.PropMaximumPacketSize)
+		cp.RetainAvailable = 0 // an instrument keeps nothing
+		cp.Set(codec.PropRetainAvailable)
+		cp.SubIDAvailable = 0
+		cp.Set(codec.PropSubIDAvailable)
+		if len(h.connect.ClientID) == 0 {
+			// [MQTT-3.2.2-16] a 5.0 client that sent no identifier is given one.
+			h.idBuf = strconv.AppendUint(append(h.idBuf[:0], "sink-"...), h.c.connectionsTotal.Load(), 10)
+			cp.AssignedClientID = h.idBuf
+			cp.Set(codec.PropAssignedClientID)
+		}
+	}
+	h.out = codec.AppendConnack(h.out, &h.connack, v)
+	h.c.connected.Add(1)
+	return nil
+}
+
+func (h *handler) handlePublish(s *session, hd codec.Header, body []byte) error {
+	p := &h.pub
+	if err := codec.DecodePublish(hd, body, s.v, p); err != nil {
+		return err
+	}
+	topic := p.Topic
+	if s.v == codec.V5 && p.Props.Has(codec.PropTopicAlias) {
+		a := p.Props.TopicAlias
+		if a == 0 || a > h.cfg.TopicAliasMaximum {
+			return errTopicAlias // [MQTT-3.3.2-8] [MQTT-3.3.2-9]
+		}
+		if s.aliases == nil {
+			s.aliases = make([][]byte, int(h.cfg.TopicAliasMaximum)+1)
+		}
+		if len(topic) > 0 {
+			s.aliases[a] = append(s.aliases[a][:0], topic...)
+		} else if topic = s.aliases[a]; len(topic) == 0 {
+			return errTopicAlias
+		}
+	}
+	h.c.publishIn[p.QoS].Add(1)
+	switch p.QoS {
+	case 1:
+		h.reply.ID = p.ID
+		h.out = codec.AppendPuback(h.out, &h.reply, s.v)
+	case 2:
+		h.reply.ID = p.ID
+		h.out = codec.AppendPubrec(h.out, &h.reply, s.v)
+	}
+	h.relay(s, topic, p)
+	return nil
+}
+
+// relay queues a copy of p (on topic) to every matching subscription's session. It allocates
+// nothing once the buffers have grown.
+func (h *handler) relay(from *session, topic []byte, p *codec.Publish) {
+	ms := h.t.match(topic, from)
+	if len(ms) == 0 {
+		h.c.noSubscribers.Add(1)
+		return
+	}
+	f := &h.fwd
+	f.Topic, f.Payload, f.Dup, f.Retain, f.ID = topic, p.Payload, false, false, 0
+	if from.v == codec.V5 {
+		f.Props = p.Props
+		f.Props.Present &^= 1 << codec.PropTopicAlias
+	} else {
+		f.Props = codec.Properties{}
+	}
+	h.enc[0], h.enc[1] = h.enc[0][:0], h.enc[1][:0]
+	var relayed [3]uint64
+	var full, large, recvMax uint64
+	var inflight int64
+	for _, m := range ms {
+		s := m.s
+		q := min(byte(p.QoS), m.qos)
+		var size int
+		vi := 0
+		if s.v == codec.V5 {
+			vi = 1
+		}
+		if q == 0 {
+			if len(h.enc[vi]) == 0 {
+				f.QoS = 0
+				h.enc[vi] = codec.AppendPublish(h.enc[vi], f, s.v)
+			}
+			size = len(h.enc[vi])
+		} else {
+			f.QoS = codec.QoS(q)
+			size = codec.SizePublish(f, s.v)
+		}
+		switch {
+		case s.maxPacket > 0 && size > int(s.maxPacket):
+			large++ // [MQTT-3.1.2-25]
+			continue
+		case s.c.OutboundBuffered()+len(s.out)+size > h.cfg.MaxOutput:
+			full++
+			continue
+		case q > 0 && s.inflight >= s.recvMax:
+			recvMax++ // [MQTT-3.3.4-9]
+			continue
+		}
+		if q == 0 {
+			s.out = append(s.out, h.enc[vi]...)
+		} else {
+			if s.nextID++; s.nextID == 0 {
+				s.nextID = 1
+			}
+			f.QoS, f.ID = codec.QoS(q), s.nextID
+			s.out = codec.AppendPublish(s.out, f, s.v)
+			s.inflight++
+			inflight++
+		}
+		relayed[q]++
+		if !s.dirty {
+			s.dirty = true
+			h.dirty = append(h.dirty, s)
+		}
+	}
+	for q, n := range relayed {
+		if n > 0 {
+			h.c.relayed[q].Add(n)
+		}
+	}
+	if inflight > 0 {
+		h.c.unacked.Add(inflight)
+	}
+	if full+large+recvMax > 0 {
+		h.c.outputFull.Add(full)
+		h.c.tooLarge.Add(large)
+		h.c.receiveMaximum.Add(recvMax)
+	}
+}
+
+// schedule arranges a flush on the event loop: at the end of its current round, or after
+// FlushDelay.
+func (h *handler) schedule() {
+	if h.flushPending {
+		return
+	}
+	h.flushPending = true
+	if h.kick != nil {
+		select {
+		case h.kick <- struct{}{}:
+		default:
+		}
+		return
+	}
+	_ = h.el.Execute(context.Background(), h.flusher)
+}
+
+// flush hands every dirty session's relayed copies to its socket, one write each.
+func (h *handler) flush() {
+	h.flushPending = false
+	var bytes, writes uint64
+	for i, s := range h.dirty {
+		h.dirty[i] = nil
+		s.dirty = false
+		if s.closed || len(s.out) == 0 {
+			continue
+		}
+		bytes += uint64(len(s.out))
+		writes++
+		_, _ = s.c.Write(s.out) // gnet keeps what the socket did not take; on error it closes c
+		if cap(s.out) > keepOutput {
+			s.out = nil
+		} else {
+			s.out = s.out[:0]
+		}
+	}
+	h.dirty = h.dirty[:0]
+	h.c.bytesOut.Add(bytes)
+	h.c.writes.Add(writes)
+}
+
+func (h *handler) handleSubscribe(s *session, body []byte) error {
+	if err := codec.DecodeSubscribe(body, s.v, &h.sub); err != nil {
+		return err
+	}
+	h.suback.ID = h.sub.ID
+	h.suback.Reasons = h.suback.Reasons[:0]
+	for i := range h.sub.Filters {
+		f := &h.sub.Filters[i]
+		rc := codec.ReasonCode(f.QoS) // granted QoS n is reason code n in both versions
+		if !h.t.add(s, f.Filter, byte(f.QoS), s.v == codec.V5 && f.NoLocal) {
+			rc = codec.ReasonUnspecifiedError // 3.1.1 failure
+			if s.v == codec.V5 {
+				rc = codec.ReasonTopicFilterInvalid
+			}
+		}
+		h.suback.Reasons = append(h.suback.Reasons, rc)
+	}
+	h.out = codec.AppendSuback(h.out, &h.suback, s.v)
+	return nil
+}
+
+func (h *handler) handleUnsubscribe(s *session, body []byte) error {
+	if err := codec.DecodeUnsubscribe(body, s.v, &h.unsub); err != nil {
+		return err
+	}
+	h.unsuback.ID = h.unsub.ID
+	h.unsuback.Reasons = h.unsuback.Reasons[:0]
+	for _, f := range h.unsub.Filters {
+		rc := codec.ReasonSuccess
+		if !h.t.remove(s, f) {
+			rc = codec.ReasonNoSubscriptionExisted
+		}
+		if s.v == codec.V5 {
+			h.unsuback.Reasons = append(h.unsuback.Reasons, rc)
+		}
+	}
+	h.out = codec.AppendUnsuback(h.out, &h.unsuback, s.v)
+	return nil
+}

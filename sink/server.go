@@ -1,0 +1,207 @@
+package sink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+	"golang.org/x/sys/unix"
+)
+
+// Defaults of Config's zero fields.
+const (
+	DefaultReceiveMaximum = 65535
+	DefaultMaxPacketSize  = 1 << 20 // bytes, whole packet
+	DefaultMaxOutput      = 1 << 20 // bytes of unsent output per connection
+	// readBufferCap is gnet's read buffer, one per event loop (not per connection).
+	readBufferCap = 64 << 10
+	// writeBufferCap is the static part of gnet's per-connection outbound buffer, allocated
+	// only when the socket does not take a whole write.
+	writeBufferCap = 4 << 10
+	// keepOutput is the largest relay buffer a connection keeps between flushes.
+	keepOutput = 64 << 10
+)
+
+// ErrNotLoopback is returned by Start for an address that is not a loopback address when
+// Config.AllowRemote is not set.
+var ErrNotLoopback = errors.New("sink: listen address is not loopback")
+
+// Config configures a Server. The zero value listens on a free loopback port.
+type Config struct {
+	// Addr is host:port to listen on; empty means "127.0.0.1:0" (port 0 picks a free one).
+	Addr string
+	// AllowRemote permits an address that is not loopback.
+	AllowRemote bool
+	// ReusePort sets SO_REUSEPORT, so that several processes can listen on one port.
+	ReusePort bool
+	// ReceiveMaximum is the 5.0 CONNACK Receive Maximum; 0 means DefaultReceiveMaximum.
+	ReceiveMaximum uint16
+	// TopicAliasMaximum is the 5.0 CONNACK Topic Alias Maximum: how many aliases a client may
+	// set on its PUBLISH packets. 0 means none.
+	TopicAliasMaximum uint16
+	// MaxPacketSize is the largest packet accepted (and the 5.0 CONNACK Maximum Packet Size),
+	// fixed header included; 0 means DefaultMaxPacketSize. A larger packet closes the connection.
+	MaxPacketSize int
+	// MaxOutput bounds a connection's unsent bytes (in the sink and in gnet's buffer); a copy
+	// that would pass it is dropped and counted in Stats.Dropped.OutputFull. 0 means
+	// DefaultMaxOutput.
+	MaxOutput int
+	// MaxConnections refuses connections beyond this many open ones; 0 means no limit.
+	MaxConnections int
+	// FlushDelay is how long relayed copies wait to be batched: 0 writes them out at the end of
+	// the event loop's current round of ready sockets; a longer delay puts more messages in a
+	// write (fewer syscalls) at that cost in latency.
+	FlushDelay time.Duration
+	// LockOSThread pins the event loop to an OS thread; on Linux Stats then reports its CPU time.
+	LockOSThread bool
+}
+
+func (c *Config) fill() {
+	if c.Addr == "" {
+		c.Addr = "127.0.0.1:0"
+	}
+	if c.ReceiveMaximum == 0 {
+		c.ReceiveMaximum = DefaultReceiveMaximum
+	}
+	if c.MaxPacketSize <= 0 {
+		c.MaxPacketSize = DefaultMaxPacketSize
+	}
+	if c.MaxOutput <= 0 {
+		c.MaxOutput = DefaultMaxOutput
+	}
+}
+
+// CheckAddr reports whether addr may be listened on: a loopback address, or any address with
+// allowRemote.
+func CheckAddr(addr string, allowRemote bool) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %q: %w", addr, err)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("cannot listen on %q: port %q is not a number from 0 to 65535", addr, port)
+	}
+	if allowRemote || host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("cannot listen on %q: %w", addr, ErrNotLoopback)
+	}
+	return nil
+}
+
+// Server is a running sink. Its methods are safe for concurrent use.
+type Server struct {
+	cfg  Config
+	addr string
+	eng  gnet.Engine
+	h    *handler
+	done chan struct{} // closed when gnet.Run returns
+	err  error         // gnet.Run's error, valid after done
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Start listens on cfg.Addr and serves until Close or until ctx is done. It refuses an address
+// that is not loopback unless cfg.AllowRemote (ErrNotLoopback).
+func Start(ctx context.Context, cfg Config) (*Server, error) {
+	cfg.fill()
+	if err := CheckAddr(cfg.Addr, cfg.AllowRemote); err != nil {
+		return nil, err
+	}
+	h := newHandler(&cfg)
+	s := &Server{cfg: cfg, h: h, done: make(chan struct{})}
+	booted := make(chan struct{})
+	h.boot = func(eng gnet.Engine) {
+		s.eng = eng
+		s.addr = boundAddr(eng)
+		close(booted)
+	}
+	go func() {
+		s.err = gnet.Run(h, "tcp://"+cfg.Addr,
+			gnet.WithNumEventLoop(1), // one loop per process: the relay needs no lock (doc.go)
+			gnet.WithReusePort(cfg.ReusePort),
+			gnet.WithReuseAddr(true), // restart on the same port while its old connections are in TIME_WAIT (a study restarts it per cell)
+			gnet.WithReadBufferCap(readBufferCap),
+			gnet.WithWriteBufferCap(writeBufferCap),
+			gnet.WithLockOSThread(cfg.LockOSThread),
+			gnet.WithTCPNoDelay(gnet.TCPNoDelay),
+			gnet.WithLogger(quiet{}))
+		close(s.done)
+	}()
+	select {
+	case <-booted:
+	case <-s.done:
+		return nil, fmt.Errorf("cannot listen on %s: %w", cfg.Addr, s.err)
+	}
+	if ctx.Done() != nil {
+		go func() {
+			select {
+			case <-ctx.Done():
+				_ = s.Close()
+			case <-s.done:
+			}
+		}()
+	}
+	return s, nil
+}
+
+// boundAddr returns the address the engine's listener is bound to, as host:port.
+func boundAddr(eng gnet.Engine) string {
+	fd, err := eng.Dup()
+	if err != nil {
+		return ""
+	}
+	defer unix.Close(fd) //nolint:errcheck
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		return ""
+	}
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return net.JoinHostPort(net.IP(a.Addr[:]).String(), strconv.Itoa(a.Port))
+	case *unix.SockaddrInet6:
+		return net.JoinHostPort(net.IP(a.Addr[:]).String(), strconv.Itoa(a.Port))
+	}
+	return ""
+}
+
+// Addr returns the address the server listens on, as host:port.
+func (s *Server) Addr() string { return s.addr }
+
+// Stats returns the server's counters.
+func (s *Server) Stats() Stats {
+	st := s.h.c.stats()
+	st.LoopCPU = s.h.loopCPU()
+	return st
+}
+
+// Close stops the server, closing every connection, and waits until its event loop has
+// returned. Calling it again does nothing.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.eng.Stop(ctx); err != nil {
+			s.closeErr = fmt.Errorf("cannot stop the sink on %s: %w", s.addr, err)
+		}
+		<-s.done
+		s.h.stopFlusher()
+	})
+	return s.closeErr
+}
+
+// quiet is gnet's logger: the sink reports through its counters, not a log.
+type quiet struct{}
+
+func (quiet) Debugf(string, ...any) {}
+func (quiet) Infof(string, ...any)  {}
+func (quiet) Warnf(string, ...any)  {}
+func (quiet) Errorf(string, ...any) {}
+func (quiet) Fatalf(string, ...any) {}

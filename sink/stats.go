@@ -1,0 +1,121 @@
+package sink
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// Stats are a Server's counters since Start. The JSON form is the line `mqblast sink
+// --stats-json` writes; Add sums the lines of several processes.
+type Stats struct {
+	Connections      int64     `json:"connections"`       // open now
+	ConnectionsTotal uint64    `json:"connections_total"` // accepted since start
+	Connected        uint64    `json:"connected"`         // answered with a successful CONNACK
+	Refused          uint64    `json:"refused"`           // closed before a successful CONNACK (malformed, unsupported version, over MaxConnections)
+	ProtocolErrors   uint64    `json:"protocol_errors"`   // closed after CONNACK for a malformed or forbidden packet
+	PublishIn        [3]uint64 `json:"publish_in"`        // PUBLISH received, by QoS
+	NoSubscribers    uint64    `json:"no_subscribers"`    // PUBLISH received that matched no subscription
+	Relayed          [3]uint64 `json:"relayed"`           // PUBLISH queued to subscribers, by delivered QoS
+	Dropped          Dropped   `json:"dropped"`           // copies not relayed, by cause
+	Acked            uint64    `json:"acked"`             // QoS 1/2 deliveries acknowledged (PUBACK, PUBCOMP)
+	Unacked          int64     `json:"unacked"`           // QoS 1/2 deliveries in flight now
+	BytesIn          uint64    `json:"bytes_in"`
+	BytesOut         uint64    `json:"bytes_out"`
+	Writes           uint64    `json:"writes"` // relay batches handed to the socket (one per subscriber per flush)
+	// LoopCPU is the CPU time of the event loop's thread (Config.LockOSThread on Linux; zero
+	// otherwise), in nanoseconds.
+	LoopCPU time.Duration `json:"loop_cpu_ns"`
+	// Procs is the number of processes summed into these figures (1 for one Server).
+	Procs int `json:"procs"`
+}
+
+// Dropped counts relayed copies the sink did not send, by cause.
+type Dropped struct {
+	// OutputFull: the subscriber's unsent output was at Config.MaxOutput (a slow reader).
+	OutputFull uint64 `json:"output_full"`
+	// TooLarge: the copy was over the subscriber's Maximum Packet Size (5.0 CONNECT).
+	TooLarge uint64 `json:"too_large"`
+	// ReceiveMaximum: the subscriber already had its Receive Maximum of QoS 1/2 copies unacknowledged.
+	ReceiveMaximum uint64 `json:"receive_maximum"`
+}
+
+// Total is the sum of every cause.
+func (d Dropped) Total() uint64 { return d.OutputFull + d.TooLarge + d.ReceiveMaximum }
+
+// RelayedTotal is the sum of Relayed over the QoS levels.
+func (s *Stats) RelayedTotal() uint64 { return s.Relayed[0] + s.Relayed[1] + s.Relayed[2] }
+
+// PublishInTotal is the sum of PublishIn over the QoS levels.
+func (s *Stats) PublishInTotal() uint64 { return s.PublishIn[0] + s.PublishIn[1] + s.PublishIn[2] }
+
+// Add adds o to s, as for the processes of one `mqblast sink --procs N`.
+func (s *Stats) Add(o *Stats) {
+	s.Connections += o.Connections
+	s.ConnectionsTotal += o.ConnectionsTotal
+	s.Connected += o.Connected
+	s.Refused += o.Refused
+	s.ProtocolErrors += o.ProtocolErrors
+	for q := range 3 {
+		s.PublishIn[q] += o.PublishIn[q]
+		s.Relayed[q] += o.Relayed[q]
+	}
+	s.NoSubscribers += o.NoSubscribers
+	s.Dropped.OutputFull += o.Dropped.OutputFull
+	s.Dropped.TooLarge += o.Dropped.TooLarge
+	s.Dropped.ReceiveMaximum += o.Dropped.ReceiveMaximum
+	s.Acked += o.Acked
+	s.Unacked += o.Unacked
+	s.BytesIn += o.BytesIn
+	s.BytesOut += o.BytesOut
+	s.Writes += o.Writes
+	s.LoopCPU += o.LoopCPU
+	s.Procs += o.Procs
+}
+
+// counters are the live counters. The loop adds to them once per packet or per read, never
+// per copy, so the atomics cost little; Stats reads them from any goroutine.
+type counters struct {
+	connections      atomic.Int64
+	connectionsTotal atomic.Uint64
+	connected        atomic.Uint64
+	refused          atomic.Uint64
+	protocolErrors   atomic.Uint64
+	publishIn        [3]atomic.Uint64
+	noSubscribers    atomic.Uint64
+	relayed          [3]atomic.Uint64
+	outputFull       atomic.Uint64
+	tooLarge         atomic.Uint64
+	receiveMaximum   atomic.Uint64
+	acked            atomic.Uint64
+	unacked          atomic.Int64
+	bytesIn          atomic.Uint64
+	bytesOut         atomic.Uint64
+	writes           atomic.Uint64
+}
+
+func (c *counters) stats() Stats {
+	st := Stats{
+		Connections:      c.connections.Load(),
+		ConnectionsTotal: c.connectionsTotal.Load(),
+		Connected:        c.connected.Load(),
+		Refused:          c.refused.Load(),
+		ProtocolErrors:   c.protocolErrors.Load(),
+		NoSubscribers:    c.noSubscribers.Load(),
+		Dropped: Dropped{
+			OutputFull:     c.outputFull.Load(),
+			TooLarge:       c.tooLarge.Load(),
+			ReceiveMaximum: c.receiveMaximum.Load(),
+		},
+		Acked:    c.acked.Load(),
+		Unacked:  c.unacked.Load(),
+		BytesIn:  c.bytesIn.Load(),
+		BytesOut: c.bytesOut.Load(),
+		Writes:   c.writes.Load(),
+		Procs:    1,
+	}
+	for q := range 3 {
+		st.PublishIn[q] = c.publishIn[q].Load()
+		st.Relayed[q] = c.relayed[q].Load()
+	}
+	return st
+}
