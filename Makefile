@@ -59,6 +59,10 @@ bench-conn: build
 bench-msg:
 	$(GO) test -run '^$$' -bench 'Client(Receive|Publish)' -benchtime 2000000x -count 6 ./bench | tee bench-msg.txt
 
+## bench-floor: mqblast run against the raw-socket floor (CPU per message, syscalls), Mosquitto, QoS 0/1, 3 runs (not CI)
+bench-floor: build
+	scripts/bench-floor.sh 3
+
 ## lint: goimports check, go vet and golangci-lint (pinned through the Go module proxy)
 lint:
 	@out=$$($(GO) run $(GOIMPORTS) -l $$(git ls-files '*.go')); \
@@ -82,4 +86,4 @@ cross:
 clean:
 	rm -rf bin $(BENCHOUT)
 
-.PHONY: help demo image build bench-conn bench-msg test race allocs fuzz bench lint check cross clean
+.PHONY: help demo image build bench-conn bench-msg bench-floor test race allocs fuzz bench lint check cross clean
