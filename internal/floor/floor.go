@@ -47,9 +47,9 @@ type Result struct {
 	Published       int64   `json:"published"`        // PUBLISH packets written, whole run
 	// CPUPerReceivedUS is CPUWindowS per PUBLISH read in the window, in microseconds.
 	CPUPerReceivedUS float64 `json:"cpu_per_received_us"`
-	CPUS             float64 `json:"cpu_s"`         // rusage of the process over the whole run
-	CPUSetupS        float64 `json:"cpu_setup_s"`   // of which the connect and subscribe set-up
-	LostConns        int64   `json:"lost_conns"`    // connections that failed or were closed by the broker while running
+	CPUS             float64 `json:"cpu_s"`       // rusage of the process over the whole run
+	CPUSetupS        float64 `json:"cpu_setup_s"` // of which the connect and subscribe set-up
+	LostConns        int64   `json:"lost_conns"`  // connections that failed or were closed by the broker while running
 	LostExample      string  `json:"lost_example,omitempty"`
 }
 
