@@ -109,6 +109,9 @@ type loop struct {
 	inPub    codec.Publish
 	ack      codec.Ack
 	suback   codec.Suback
+	// propsOf and propsAlias are the spec and alias flag whose 5.0 properties pub holds.
+	propsOf    *PublishSpec
+	propsAlias bool
 }
 
 // redialAt is a reconnect attempt waiting for its backoff to pass.
