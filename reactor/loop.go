@@ -112,6 +112,7 @@ type loop struct {
 	// propsOf and propsAlias are the spec and alias flag whose 5.0 properties pub holds.
 	propsOf    *PublishSpec
 	propsAlias bool
+	rxArrival  int64 // arrival() of the current read (0: not worked out yet)
 }
 
 // redialAt is a reconnect attempt waiting for its backoff to pass.
