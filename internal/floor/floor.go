@@ -102,6 +102,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if err != nil {
 			for _, l := range f.loops {
 				l.closeAll()
+				l.closeEventfd()
 			}
 			return nil, err
 		}
@@ -138,6 +139,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if setupErr != nil {
 		f.shutdown()
 		wg.Wait()
+		f.closeEventfds()
 		return nil, setupErr
 	}
 	res.CPUSetupS = (cpuTime() - cpuBefore).Seconds()
@@ -146,6 +148,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	from, to := start+int64(cfg.Warmup), start+int64(cfg.Duration)
 	f.winFrom.Store(from)
 	f.winTo.Store(to)
+	f.pubStop.Store(to) // nothing due after the window is sent: the schedule's count is exact
 	f.pubStart.Store(start)
 	f.wake()
 	interrupted := !f.sleepUntil(ctx, from)
@@ -155,14 +158,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	cpu1 := cpuTime()
 	at := f.now()
-	f.pubStop.Store(max(at, 1))
+	if at < to { // interrupted
+		f.pubStop.Store(max(at, 1))
+	}
 	if !interrupted {
 		f.sleepUntil(ctx, at+int64(cfg.Drain))
 	}
 	f.shutdown()
 	wg.Wait()
+	f.closeEventfds()
 	res.CPUS = (cpuTime() - cpuBefore).Seconds()
-	res.WindowS = time.Duration(min(at, to) - from).Seconds()
+	res.WindowS = time.Duration(max(min(at, to)-from, 0)).Seconds()
 	res.CPUWindowS = (cpu1 - cpu0).Seconds()
 	for _, l := range f.loops {
 		res.Received += l.received
@@ -203,6 +209,13 @@ func (f *floor) sleepUntil(ctx context.Context, t int64) bool {
 func (f *floor) wake() {
 	for _, l := range f.loops {
 		l.notify()
+	}
+}
+
+// closeEventfds closes the loops' eventfds after every loop has ended.
+func (f *floor) closeEventfds() {
+	for _, l := range f.loops {
+		l.closeEventfd()
 	}
 }
 

@@ -476,7 +476,8 @@ func (l *loop) disconnect() {
 	l.closeAll()
 }
 
-// closeAll closes every socket of the loop, its eventfd and epoll.
+// closeAll closes every socket of the loop and its epoll. The eventfd stays open until
+// Run has waited for every loop (closeEventfd): Run may still wake a loop that has ended.
 func (l *loop) closeAll() {
 	for _, c := range l.conns {
 		if !c.closed {
@@ -484,9 +485,11 @@ func (l *loop) closeAll() {
 			_ = unix.Close(c.fd)
 		}
 	}
-	_ = unix.Close(l.evfd)
 	_ = unix.Close(l.ep)
 }
+
+// closeEventfd closes the loop's eventfd once nothing wakes it any more.
+func (l *loop) closeEventfd() { _ = unix.Close(l.evfd) }
 
 // epollWait waits in epoll_pwait2 for at most timeout ns (negative: without limit), as
 // the engine does.
