@@ -87,13 +87,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if nl <= 0 {
 		nl = runtime.NumCPU()
 	}
-	var brokers []unix.Sockaddr
+	var brokers []netip.AddrPort
 	for _, b := range ec.Brokers {
 		ap, err := netip.ParseAddrPort(b)
 		if err != nil {
 			return nil, fmt.Errorf("floor: broker %q: want a numeric address:port (e.g. 127.0.0.1:1883): %w", b, err)
 		}
-		brokers = append(brokers, sockaddr(ap))
+		brokers = append(brokers, ap)
 	}
 	f := &floor{cfg: &cfg, epoch: time.Now(), maxIn: inboundLimit(ec)}
 	cpuBefore := cpuTime()

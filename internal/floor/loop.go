@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net/netip"
 	"runtime"
 	"time"
 	"unsafe"
@@ -85,7 +86,7 @@ type loop struct {
 	lostEx              string
 }
 
-func newLoop(f *floor, idx int, brokers []unix.Sockaddr) (*loop, error) {
+func newLoop(f *floor, idx int, brokers []netip.AddrPort) (*loop, error) {
 	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("floor: epoll_create1: %w", err)
@@ -100,8 +101,12 @@ func newLoop(f *floor, idx int, brokers []unix.Sockaddr) (*loop, error) {
 		_ = unix.Close(evfd)
 		return nil, fmt.Errorf("floor: epoll_ctl: %w", err)
 	}
-	return &loop{f: f, idx: idx, ep: ep, evfd: evfd, brokers: brokers, events: make([]unix.EpollEvent, 512),
-		rbuf: make([]byte, readBufferSize), out: make([]byte, 0, maxBatch+4096)}, nil
+	l := &loop{f: f, idx: idx, ep: ep, evfd: evfd, events: make([]unix.EpollEvent, 512),
+		rbuf: make([]byte, readBufferSize), out: make([]byte, 0, maxBatch+4096)}
+	for _, b := range brokers { // each loop its own: x/sys/unix encodes into the value on each call
+		l.brokers = append(l.brokers, sockaddr(b))
+	}
+	return l, nil
 }
 
 // notify wakes the loop through its eventfd.
