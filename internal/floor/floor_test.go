@@ -59,7 +59,9 @@ func TestRunMosquitto(t *testing.T) {
 				t.Fatalf("published %d (want 600), received %d (want all), lost connections %d (%s)",
 					res.Published, res.Received, res.LostConns, res.LostExample)
 			}
-			if res.ReceivedWindow < 350 || res.ReceivedWindow > 450 || res.WindowS != 1 || res.CPUWindowS <= 0 || res.CPUPerReceivedUS <= 0 {
+			// About 400 read in the 1 s window; a loop woken late on a loaded host reads some
+			// of them after it.
+			if res.ReceivedWindow < 300 || res.ReceivedWindow > 500 || res.WindowS != 1 || res.CPUWindowS <= 0 || res.CPUPerReceivedUS <= 0 {
 				t.Fatalf("window: %+v (want about 400 received in 1 s, with its CPU)", res)
 			}
 		})
