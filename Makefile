@@ -65,6 +65,10 @@ bench-msg:
 bench-net:
 	MQBLAST_BENCH_NET=1 $(GO) test -count=1 -v -run '^TestBenchNet$$' ./tuning/netemu | tee bench-net.txt
 
+## bench-floor: mqblast run against the raw-socket floor (CPU per message, syscalls), Mosquitto, QoS 0/1, 3 runs (not CI)
+bench-floor: build
+	scripts/bench-floor.sh 3
+
 ## lint: goimports check, go vet and golangci-lint (pinned through the Go module proxy)
 lint:
 	@out=$$($(GO) run $(GOIMPORTS) -l $$(git ls-files '*.go')); \
@@ -88,7 +92,6 @@ cross:
 clean:
 	rm -rf bin $(BENCHOUT)
 
-.PHONY: help demo image build bench-conn bench-msg test race allocs fuzz bench lint check cross clean
 
 ## study-demo: the built-in study campaigns against Mosquitto, the embedded broker and the sink, into study-demo/ (minutes; network profiles need root)
 STUDIES ?= retain-throughput edge-profiles-payloads
@@ -96,3 +99,4 @@ study-demo: build
 	@mkdir -p study-demo
 	@set -e; for c in $(STUDIES); do ./bin/mqblast study $$c --out study-demo/$$c; done
 	@echo "open study-demo/*/study.html"
+.PHONY: help demo image build bench-conn bench-msg bench-floor study-demo test race allocs fuzz bench lint check cross clean

@@ -204,6 +204,9 @@ type ClientInfo struct {
 	Saturated             bool        `json:"saturated"`
 	ScheduleLagUS         Percentiles `json:"schedule_lag_us"`
 	SaturationEvidence    []string    `json:"saturation_evidence,omitempty"`
+	// CPUMeasureS is the client's CPU time over the measure window (the workers' sum);
+	// make bench-floor divides it by the messages received in the window.
+	CPUMeasureS float64 `json:"cpu_measure_s,omitempty"`
 }
 
 // Histograms hold the run's histograms in HdrHistogram V2 form, so shards merge exactly.
@@ -250,6 +253,7 @@ func (r *Result) measured(total *Snapshot, window, cpu time.Duration) {
 	r.Throughput = Throughput{WindowS: w,
 		PublishPerS: float64(total.PublishedMeasured) / w, ReceivePerS: float64(total.ReceivedMeasured) / w}
 	c := &r.Client
+	c.CPUMeasureS = cpu.Seconds()
 	if lag := time.Duration(c.ScheduleLagUS.P99) * time.Microsecond; lag > saturationLag {
 		c.Saturated = true
 		c.SaturationEvidence = append(c.SaturationEvidence,

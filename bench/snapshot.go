@@ -188,6 +188,9 @@ type loopRec struct {
 	streams map[uint64]*stream // subscriber<<32 | publisher (or a share group's key)
 	held    map[int]bool       // publishers held at least once
 	ends    []publisherEnd
+	// last is streams[lastKey], the stream of the last message (nil: none yet).
+	last    *stream
+	lastKey uint64
 }
 
 // publisherEnd is a publisher's reactor.PublisherEnd, kept for Finish.
@@ -375,9 +378,12 @@ func (r *Recorder) Received(loop, client int, m reactor.Message) {
 		return
 	}
 	key := uint64(uint32(client))<<32 | uint64(m.Publisher)
-	st := lr.streams[key]
-	if st == nil {
-		st = lr.newStream(r, client, m.Publisher, key)
+	st := lr.last
+	if st == nil || lr.lastKey != key { // the messages of one read are mostly one stream's
+		if st = lr.streams[key]; st == nil {
+			st = lr.newStream(r, client, m.Publisher, key)
+		}
+		lr.last, lr.lastKey = st, key
 	}
 	if st.kind != scenario.StreamExpected {
 		s.Unexpected[st.kind.String()]++

@@ -318,6 +318,7 @@ func Merge(rs []*Result) *Result {
 		out.Host.Procs += max(r.Host.Procs, 1)
 		cl := &r.Client
 		out.Client.CPUS += cl.CPUS
+		out.Client.CPUMeasureS += cl.CPUMeasureS
 		out.Client.MaxRSSBytes += cl.MaxRSSBytes
 		out.Client.RSSPerConnectionBytes += cl.RSSPerConnectionBytes * float64(c.Established)
 		out.Client.CPUPerConnectUS += cl.CPUPerConnectUS * float64(c.Target)
