@@ -210,6 +210,11 @@ type stream struct {
 	pub  uint32
 	set  seqSet
 	to   *stream // a share group's stream: the members' copies count there
+	// A share group member's highest sequence number so far (seen: any): order is
+	// checked per member, since MQTT orders the messages a client receives (5.0 §4.6)
+	// and promises no order across a share group's members (§4.8.2).
+	top  uint32
+	seen bool
 }
 
 // NewRecorder returns a recorder for n loops.
@@ -389,10 +394,16 @@ func (r *Recorder) Received(loop, client int, m reactor.Message) {
 		s.Unexpected[st.kind.String()]++
 		return
 	}
-	if st.to != nil {
-		st = st.to
+	var dup, late bool
+	if g := st.to; g != nil {
+		dup, _ = g.set.add(m.Seq)
+		if !dup {
+			late = st.seen && m.Seq < st.top
+			st.top, st.seen = max(st.top, m.Seq), true
+		}
+	} else {
+		dup, late = st.set.add(m.Seq)
 	}
-	dup, late := st.set.add(m.Seq)
 	if dup {
 		s.Duplicated++
 		return
