@@ -141,6 +141,17 @@ func (l *loop) dial(i, attempt int) {
 		}
 	}
 	fd, err := openSocket(dst, src, e.portRange)
+	if tg := &l.targets[spec.Broker%len(l.targets)]; tg.scheme != schemeTCP {
+		if err == nil {
+			if err = unix.Connect(fd, dst); err == nil || errors.Is(err, unix.EINPROGRESS) {
+				l.dialTransport(s, fd, tg)
+				return
+			}
+			_ = unix.Close(fd)
+		}
+		l.dialFailed(s, err)
+		return
+	}
 	established := false
 	if err == nil {
 		err = unix.Connect(fd, dst)

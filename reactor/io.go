@@ -64,6 +64,11 @@ func (l *loop) read(s *session) {
 		return
 	}
 	data := l.rbuf[:n]
+	if s.flags&sfTransport != 0 {
+		if data = l.unwrap(s, data); data == nil {
+			return
+		}
+	}
 	pending := s.io != nil && len(s.io.in) > 0
 	if pending {
 		s.io.in = append(s.io.in, data...)
@@ -168,6 +173,14 @@ func (l *loop) send(s *session, b []byte) int {
 	if len(b) == 0 {
 		return 0
 	}
+	if s.flags&sfTransport != 0 {
+		return l.sendWrapped(s, b)
+	}
+	return l.sendRaw(s, b)
+}
+
+// sendRaw writes b, bytes for the wire, on s; see send.
+func (l *loop) sendRaw(s *session, b []byte) int {
 	if s.io != nil && len(s.io.out) > 0 {
 		s.io.out = append(s.io.out, b...)
 		return 0
@@ -297,6 +310,9 @@ func (l *loop) close(s *session) {
 	s.state = stClosing
 	l.detach(s)
 	l.remove(s)
+	if s.flags&sfHandshake != 0 {
+		return // the handshake worker has the socket: handshaken closes it
+	}
 	if s.fd >= 0 {
 		_ = unix.Close(int(s.fd)) // leaves the epoll set with it
 		s.fd = -1

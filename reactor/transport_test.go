@@ -1,0 +1,151 @@
+package reactor_test
+
+import (
+	"context"
+	"crypto/tls"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/reactor"
+)
+
+// hsObs counts connections and their handshakes.
+type hsObs struct {
+	*countObs
+	hmu      sync.Mutex
+	hs       int
+	resumed  int
+	tlsTime  time.Duration
+	tlsCPU   time.Duration
+	versions map[uint16]int
+}
+
+func newHSObs() *hsObs { return &hsObs{countObs: newObs(), versions: map[uint16]int{}} }
+
+func (o *hsObs) Handshake(_, _ int, h reactor.Handshake) {
+	o.hmu.Lock()
+	defer o.hmu.Unlock()
+	o.hs++
+	if h.Resumed {
+		o.resumed++
+	}
+	o.tlsTime += h.TLS
+	o.tlsCPU += h.TLSCPU
+	o.versions[h.Version]++
+}
+
+// transportBroker starts Mosquitto with TLS, WebSocket and WebSocket-over-TLS listeners.
+func transportBroker(t *testing.T, requireCert bool) (*testbroker.Mosquitto, *testbroker.Certs) {
+	t.Helper()
+	certs := testbroker.NewCerts(t)
+	m := testbroker.StartMosquitto(t, testbroker.Options{TLS: true, WebSocket: true, WSS: true, Certs: certs, RequireCert: requireCert})
+	return m, certs
+}
+
+func tlsConf(t *testing.T, o reactor.TLSOptions) *tls.Config {
+	t.Helper()
+	c, err := reactor.TLSConfig(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestTransportsConnect: 100 clients over mqtts://, ws:// and wss:// to Mosquitto connect,
+// hold a keepalive and disconnect; TLS 1.2 and 1.3 both work, and the handshake is reported.
+func TestTransportsConnect(t *testing.T) {
+	m, certs := transportBroker(t, false)
+	for _, tc := range []struct{ name, url, version string }{
+		{"mqtts", "mqtts://" + m.TLSAddr, ""},
+		{"mqtts-1.2", "mqtts://" + m.TLSAddr, "1.2"},
+		{"ws", "ws://" + m.WSAddr + "/mqtt", ""},
+		{"wss", "wss://" + m.WSSAddr, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const n = 100
+			obs := newHSObs()
+			e := startEngine(t, reactor.Config{Brokers: []string{tc.url}, Clients: n, Client: specs(4, time.Second, "", ""),
+				Observer: obs, TLS: tlsConf(t, reactor.TLSOptions{CAFile: certs.CA, Version: tc.version}), ConnectRate: 2000})
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if err := e.Connect(ctx, nil); err != nil || e.Open() != n {
+				t.Fatalf("connect: %v, open %d, failed %v %q", err, e.Open(), obs.failed, first(obs.examples))
+			}
+			time.Sleep(2200 * time.Millisecond) // two keepalives: PINGREQ and PINGRESP over the transport
+			e.Disconnect(2 * time.Second)
+			obs.mu.Lock()
+			defer obs.mu.Unlock()
+			if obs.connected != n || obs.pings < n || len(obs.dropped) != 0 || len(obs.failed) != 0 {
+				t.Errorf("connected %d, pings %d, dropped %v, failed %v %q", obs.connected, obs.pings, obs.dropped, obs.failed, first(obs.examples))
+			}
+			obs.hmu.Lock()
+			defer obs.hmu.Unlock()
+			if obs.hs != n {
+				t.Errorf("%d handshakes reported, want %d", obs.hs, n)
+			}
+			if strings.HasPrefix(tc.url, "ws:") {
+				if obs.tlsTime != 0 {
+					t.Errorf("TLS time %v on ws://", obs.tlsTime)
+				}
+				return
+			}
+			want := uint16(tls.VersionTLS13)
+			if tc.version == "1.2" {
+				want = tls.VersionTLS12
+			}
+			if obs.versions[want] != n || obs.tlsTime <= 0 || obs.tlsCPU <= 0 {
+				t.Errorf("versions %v (want %d of %x), TLS time %v, CPU %v", obs.versions, n, want, obs.tlsTime, obs.tlsCPU)
+			}
+			t.Logf("TLS handshake: %v wall, %v CPU per connection", obs.tlsTime/n, obs.tlsCPU/n)
+		})
+	}
+}
+
+// TestTLSRefusals: a CA that did not sign the broker's certificate is refused with one line
+// naming the problem; --insecure connects anyway; a broker that requires a client
+// certificate takes the one given and refuses a client without.
+func TestTLSRefusals(t *testing.T) {
+	m, certs := transportBroker(t, true)
+	run := func(t *testing.T, o reactor.TLSOptions, url string) *hsObs {
+		t.Helper()
+		obs := newHSObs()
+		e := startEngine(t, reactor.Config{Brokers: []string{url}, Clients: 3, Client: specs(4, 0, "", ""),
+			Observer: obs, TLS: tlsConf(t, o), DialTimeout: 5 * time.Second})
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		if err := e.Connect(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		e.Disconnect(time.Second)
+		return obs
+	}
+	for _, url := range []string{"mqtts://" + m.TLSAddr, "wss://" + m.WSSAddr} {
+		t.Run(url[:strings.Index(url, ":")], func(t *testing.T) {
+			obs := run(t, reactor.TLSOptions{CAFile: certs.OtherCA, CertFile: certs.ClientCert, KeyFile: certs.ClientKey}, url)
+			if obs.connected != 0 || obs.failed[reactor.CauseTLS] != 3 {
+				t.Fatalf("wrong CA: connected %d, failed %v", obs.connected, obs.failed)
+			}
+			ex := obs.examples[0]
+			if !strings.Contains(ex, "certificate signed by unknown authority") || !strings.Contains(ex, "--cacert") || strings.Contains(ex, "\n") {
+				t.Errorf("wrong CA reported as %q", ex)
+			}
+			t.Logf("wrong CA: %s", ex)
+			obs = run(t, reactor.TLSOptions{CAFile: certs.OtherCA, Insecure: true, CertFile: certs.ClientCert, KeyFile: certs.ClientKey}, url)
+			if obs.connected != 3 {
+				t.Errorf("--insecure: connected %d, failed %v %q", obs.connected, obs.failed, first(obs.examples))
+			}
+			obs = run(t, reactor.TLSOptions{CAFile: certs.CA, CertFile: certs.ClientCert, KeyFile: certs.ClientKey}, url)
+			if obs.connected != 3 {
+				t.Errorf("client certificate: connected %d, failed %v %q", obs.connected, obs.failed, first(obs.examples))
+			}
+			obs = run(t, reactor.TLSOptions{CAFile: certs.CA}, url)
+			if obs.connected != 0 || len(obs.failed) == 0 {
+				t.Errorf("no client certificate for a broker that requires one: connected %d, failed %v", obs.connected, obs.failed)
+			}
+			t.Logf("no client certificate: %v %q", obs.failed, first(obs.examples))
+		})
+	}
+}

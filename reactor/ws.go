@@ -1,0 +1,278 @@
+package reactor
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"crypto/sha1" //nolint:gosec // RFC 6455 defines Sec-WebSocket-Accept with SHA-1
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+
+	mrand "math/rand/v2"
+)
+
+// MQTT over WebSocket (RFC 6455, MQTT 5.0 section 6): the HTTP/1.1 upgrade with subprotocol
+// "mqtt", then binary frames. The client sends each MQTT packet as one masked binary frame;
+// it reads the broker's frames as one byte stream (a packet may span frames and a frame
+// hold several), answers a ping with a pong, and takes a close frame as the broker closing
+// the connection.
+
+// WebSocket opcodes.
+const (
+	wsContinuation = 0x0
+	wsText         = 0x1
+	wsBinary       = 0x2
+	wsClose        = 0x8
+	wsPing         = 0x9
+	wsPong         = 0xA
+	wsInFrame      = 0x80 // transport.op: a frame's payload is being read
+)
+
+// wsGUID is RFC 6455's key suffix for Sec-WebSocket-Accept.
+const wsGUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+// appendFrames appends the MQTT packets of b to dst, each as one masked binary frame. A
+// tail that is not a whole packet (the loop never writes one) goes in a frame of its own.
+func appendFrames(dst, b []byte) []byte {
+	for len(b) > 0 {
+		n := packetLen(b)
+		if n <= 0 || n > len(b) {
+			n = len(b)
+		}
+		dst = appendFrame(dst, wsBinary, b[:n], mrand.Uint32())
+		b = b[n:]
+	}
+	return dst
+}
+
+// packetLen returns the length of the MQTT packet at the start of b from its fixed header
+// (0: the header is not whole).
+func packetLen(b []byte) int {
+	rl, mul := 0, 1
+	for i := 1; i < len(b) && i <= 4; i++ {
+		rl += int(b[i]&0x7f) * mul
+		if b[i]&0x80 == 0 {
+			return 1 + i + rl
+		}
+		mul <<= 7
+	}
+	return 0
+}
+
+// appendFrame appends one final frame of opcode op with payload p, masked with key.
+func appendFrame(dst []byte, op byte, p []byte, key uint32) []byte {
+	n := len(p)
+	switch {
+	case n < 126:
+		dst = append(dst, 0x80|op, 0x80|byte(n))
+	case n < 1<<16:
+		dst = append(dst, 0x80|op, 0x80|126, byte(n>>8), byte(n))
+	default:
+		dst = append(dst, 0x80|op, 0x80|127)
+		dst = binary.BigEndian.AppendUint64(dst, uint64(n))
+	}
+	dst = binary.LittleEndian.AppendUint32(dst, key)
+	start := len(dst)
+	dst = append(dst, p...)
+	mask(dst[start:], key)
+	return dst
+}
+
+// mask XORs b with the masking key (its bytes in little-endian order are the key's octets
+// in wire order), eight bytes at a time.
+func mask(b []byte, key uint32) {
+	k := uint64(key) | uint64(key)<<32
+	for len(b) >= 8 {
+		binary.LittleEndian.PutUint64(b, binary.LittleEndian.Uint64(b)^k)
+		b = b[8:]
+	}
+	for i := range b {
+		b[i] ^= byte(key >> (8 * (i & 3)))
+	}
+}
+
+// wsHeader parses a frame header at the start of p: its length, opcode, FIN bit, payload
+// length and whether it is masked. ok is false while p holds less than the whole header.
+func wsHeader(p []byte) (hlen int, op byte, fin bool, plen uint64, masked, ok bool) {
+	if len(p) < 2 {
+		return 0, 0, false, 0, false, false
+	}
+	op, fin, masked = p[0]&0x0f, p[0]&0x80 != 0, p[1]&0x80 != 0
+	hlen, plen = 2, uint64(p[1]&0x7f)
+	switch plen {
+	case 126:
+		hlen = 4
+	case 127:
+		hlen = 10
+	}
+	if masked {
+		hlen += 4
+	}
+	if len(p) < hlen {
+		return hlen, op, fin, 0, masked, false
+	}
+	switch plen {
+	case 126:
+		plen = uint64(binary.BigEndian.Uint16(p[2:]))
+	case 127:
+		plen = binary.BigEndian.Uint64(p[2:])
+	}
+	return hlen, op, fin, plen, masked, true
+}
+
+// errWSFrame is a frame no broker may send: masked, with a reserved bit or opcode, or a
+// control frame that is fragmented or longer than 125 bytes.
+var errWSFrame = errors.New("WebSocket: invalid frame from the broker")
+
+// unframe turns the frames in b (what one read brought, after TLS) into their payload
+// bytes, in place at the start of b, and returns them. A header or control payload that
+// b cuts waits in t.buf. Pings are answered. closed reports a close frame or an invalid
+// frame: the connection is over (s.state is stClosing when it was invalid).
+func (l *loop) unframe(s *session, t *transport, b []byte) (out []byte, closed bool) {
+	out = b[:0]
+	for len(b) > 0 {
+		if t.op&wsInFrame == 0 {
+			var hlen int
+			var op byte
+			var fin, masked, ok bool
+			var plen uint64
+			if len(t.buf) > 0 { // a header cut by the last read
+				old := len(t.buf)
+				t.buf = append(t.buf, b[:min(len(b), 14-old)]...)
+				hlen, op, fin, plen, masked, ok = wsHeader(t.buf)
+				if !ok {
+					b = b[len(t.buf)-old:]
+					continue
+				}
+				b = b[hlen-old:]
+				t.buf = t.buf[:0]
+			} else {
+				hlen, op, fin, plen, masked, ok = wsHeader(b)
+				if !ok {
+					t.buf = append(t.buf[:0], b...)
+					return out, false
+				}
+				b = b[hlen:]
+			}
+			control := op&0x8 != 0
+			if masked || op > wsPong || (op > wsBinary && op < wsClose) || (control && (!fin || plen > 125)) {
+				l.protocolError(s, errWSFrame)
+				return nil, true
+			}
+			t.op, t.rem = op|wsInFrame, plen
+		}
+		k := int(min(t.rem, uint64(len(b))))
+		if op := t.op &^ wsInFrame; op < wsClose {
+			out = append(out, b[:k]...) // in place: out never overtakes b
+		} else {
+			t.buf = append(t.buf, b[:k]...)
+		}
+		b = b[k:]
+		t.rem -= uint64(k)
+		if t.rem > 0 {
+			break
+		}
+		op := t.op &^ wsInFrame
+		t.op = 0
+		switch op {
+		case wsPing:
+			l.ctl = appendFrame(l.ctl, wsPong, t.buf, mrand.Uint32())
+			t.buf = t.buf[:0]
+		case wsPong:
+			t.buf = t.buf[:0]
+		case wsClose:
+			t.buf = t.buf[:0]
+			return out, true
+		}
+	}
+	if len(l.ctl) > 0 {
+		w := l.seal(t, l.ctl)
+		l.ctl = l.ctl[:0]
+		if l.sendRaw(s, w) < 0 {
+			return nil, true
+		}
+	}
+	return out, false
+}
+
+// wsUpgrade sends the HTTP/1.1 upgrade request for tg on c and checks the broker's answer:
+// 101, the accept key of RFC 6455 section 4.2.2, subprotocol mqtt. It returns the bytes read
+// after the response.
+func wsUpgrade(c net.Conn, tg *target) ([]byte, error) {
+	var key [16]byte
+	_, _ = rand.Read(key[:])
+	k := base64.StdEncoding.EncodeToString(key[:])
+	host := tg.host
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if tg.port != defaultPorts[tg.scheme] {
+		host += ":" + strconv.Itoa(tg.port)
+	}
+	req := "GET " + tg.path + " HTTP/1.1\r\nHost: " + host +
+		"\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + k +
+		"\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: mqtt\r\n\r\n"
+	if _, err := c.Write([]byte(req)); err != nil {
+		return nil, fmt.Errorf("WebSocket upgrade: %w", err)
+	}
+	buf := make([]byte, 0, 1024)
+	for {
+		if i := bytes.Index(buf, []byte("\r\n\r\n")); i >= 0 {
+			rest := buf[i+4:]
+			return rest, checkUpgrade(buf[:i+4], k, tg)
+		}
+		if len(buf) >= 16<<10 {
+			return nil, errors.New("WebSocket upgrade: the response's header is over 16 KiB")
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := c.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err != nil {
+			return nil, fmt.Errorf("WebSocket upgrade: no response: %w", err)
+		}
+	}
+}
+
+// checkUpgrade checks the upgrade response head against the request's key.
+func checkUpgrade(head []byte, key string, tg *target) error {
+	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(head)), nil)
+	if err != nil {
+		return fmt.Errorf("WebSocket upgrade: the response is not HTTP/1.1: %w", err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		return fmt.Errorf("WebSocket upgrade: %s %s answered %q, not 101 Switching Protocols (is %s the broker's WebSocket path?)",
+			"GET", tg.path, resp.Status, tg.path)
+	}
+	if !strings.EqualFold(resp.Header.Get("Upgrade"), "websocket") || !headerHas(resp.Header, "Connection", "upgrade") {
+		return errors.New("WebSocket upgrade: the response lacks Upgrade: websocket and Connection: Upgrade")
+	}
+	h := sha1.Sum([]byte(key + wsGUID)) //nolint:gosec // the RFC's digest, no security from it
+	if got := resp.Header.Get("Sec-WebSocket-Accept"); got != base64.StdEncoding.EncodeToString(h[:]) {
+		return fmt.Errorf("WebSocket upgrade: Sec-WebSocket-Accept %q does not match the key sent", got)
+	}
+	if p := resp.Header.Get("Sec-WebSocket-Protocol"); p != "mqtt" {
+		return fmt.Errorf("WebSocket upgrade: the broker chose subprotocol %q, not mqtt", p)
+	}
+	return nil
+}
+
+// headerHas reports whether the comma-separated header name holds token (case-insensitive).
+func headerHas(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for f := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(f), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
