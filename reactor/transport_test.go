@@ -149,3 +149,44 @@ func TestTLSRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestTLSResumesOnReconnect: clients dropped by the broker (a second engine takes their
+// client ids over) reconnect and resume their TLS sessions from the tickets of their first
+// connection (TLS 1.3 and 1.2); the first connections do not resume each other's.
+func TestTLSResumesOnReconnect(t *testing.T) {
+	m, certs := transportBroker(t, false)
+	for _, version := range []string{"1.3", "1.2"} {
+		t.Run(version, func(t *testing.T) {
+			const n = 20
+			obs := newHSObs()
+			url := "mqtts://" + m.TLSAddr
+			e := startEngine(t, reactor.Config{Brokers: []string{url}, Clients: n, Client: specs(4, 0, "", ""), Observer: obs,
+				TLS: tlsConf(t, reactor.TLSOptions{CAFile: certs.CA, Version: version}), Reconnect: true,
+				ReconnectMin: 200 * time.Millisecond, ReconnectMax: 400 * time.Millisecond})
+			if err := e.Connect(context.Background(), nil); err != nil || e.Open() != n {
+				t.Fatalf("connect: %v, open %d", err, e.Open())
+			}
+			time.Sleep(100 * time.Millisecond) // the TLS 1.3 tickets arrive after the handshake
+			obs.hmu.Lock()
+			firstResumed := obs.resumed
+			obs.hmu.Unlock()
+			other := startEngine(t, reactor.Config{Brokers: []string{url}, Clients: n, Client: specs(4, 0, "", ""),
+				Observer: newHSObs(), TLS: tlsConf(t, reactor.TLSOptions{CAFile: certs.CA, Version: version})})
+			if err := other.Connect(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, 10*time.Second, func() bool {
+				obs.mu.Lock()
+				defer obs.mu.Unlock()
+				return obs.reconn == n
+			})
+			_ = other.Stop()
+			obs.hmu.Lock()
+			defer obs.hmu.Unlock()
+			if firstResumed != 0 || obs.hs < 2*n || obs.resumed < n {
+				t.Errorf("first connections resumed %d (want 0); %d handshakes, %d resumed; want %d resumed reconnects",
+					firstResumed, obs.hs, obs.resumed, n)
+			}
+		})
+	}
+}

@@ -255,14 +255,19 @@ func checkUpgrade(head []byte, key string, tg *target) error {
 	if !strings.EqualFold(resp.Header.Get("Upgrade"), "websocket") || !headerHas(resp.Header, "Connection", "upgrade") {
 		return errors.New("WebSocket upgrade: the response lacks Upgrade: websocket and Connection: Upgrade")
 	}
-	h := sha1.Sum([]byte(key + wsGUID)) //nolint:gosec // the RFC's digest, no security from it
-	if got := resp.Header.Get("Sec-WebSocket-Accept"); got != base64.StdEncoding.EncodeToString(h[:]) {
+	if got := resp.Header.Get("Sec-WebSocket-Accept"); got != acceptKey(key) {
 		return fmt.Errorf("WebSocket upgrade: Sec-WebSocket-Accept %q does not match the key sent", got)
 	}
 	if p := resp.Header.Get("Sec-WebSocket-Protocol"); p != "mqtt" {
 		return fmt.Errorf("WebSocket upgrade: the broker chose subprotocol %q, not mqtt", p)
 	}
 	return nil
+}
+
+// acceptKey is the Sec-WebSocket-Accept that answers key.
+func acceptKey(key string) string {
+	h := sha1.Sum([]byte(key + wsGUID)) //nolint:gosec // the RFC's digest, no security from it
+	return base64.StdEncoding.EncodeToString(h[:])
 }
 
 // headerHas reports whether the comma-separated header name holds token (case-insensitive).
