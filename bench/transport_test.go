@@ -52,7 +52,7 @@ func TestTransportRuns(t *testing.T) {
 	tc := reactor.TLSOptions{CAFile: certs.CA}
 	for _, tr := range []string{"mqtts", "ws", "wss"} {
 		t.Run(tr+"/connections", func(t *testing.T) {
-			res := runTLS(t, urls[tr], builtin(t, "quick-conn-100", map[string]string{"parameters.duration_sec": "1s"}), tc)
+			res := runTLS(t, urls[tr], builtin(t, "quick-conn-100", map[string]string{"parameters.duration_sec": "500ms"}), tc)
 			c := res.Connections
 			if c.Established != 100 || c.Failed != 0 || c.Dropped != 0 {
 				t.Fatalf("connections %+v", c)

@@ -114,10 +114,11 @@ type loop struct {
 	inPub    codec.Publish
 	ack      codec.Ack
 	suback   codec.Suback
-	frames   []byte // scratch: WebSocket frames of one write
-	wire     []byte // scratch: TLS records of one write, what TLS wrote during a read
-	plain    []byte // scratch: plaintext of one read over TLS
-	ctl      []byte // scratch: WebSocket control frames owed for one read
+	frames   []byte   // scratch: WebSocket frames of one write
+	wire     []byte   // scratch: TLS records of one write, what TLS wrote during a read
+	plain    []byte   // scratch: plaintext of one read over TLS
+	ctl      []byte   // scratch: WebSocket control frames owed for one read
+	keys     maskKeys // WebSocket masking keys
 }
 
 // redialAt is a reconnect attempt waiting for its backoff to pass.
@@ -145,6 +146,7 @@ func newLoop(e *Engine, idx int) (*loop, error) {
 		l.brokers = append(l.brokers, sockaddr(b))
 	}
 	l.targets = e.targets
+	l.keys = newMaskKeys()
 	return l, nil
 }
 

@@ -168,7 +168,7 @@ func (l *loop) setTransport(s *session, t *transport) {
 // then TLS records. The result is in a loop scratch buffer, valid until the next wrap.
 func (l *loop) wrap(t *transport, b []byte) []byte {
 	if t.ws {
-		l.frames = appendFrames(l.frames[:0], b)
+		l.frames = appendFrames(l.frames[:0], b, &l.keys)
 		b = l.frames
 	}
 	return l.seal(t, b)

@@ -23,7 +23,7 @@ import (
 
 // pairSession returns a loop and a connected session whose socket is one end of a stream
 // socket pair; the other end is returned for the test to write and read.
-func pairSession(t *testing.T, version byte) (*loop, *session, int) {
+func pairSession(t testing.TB, version byte) (*loop, *session, int) {
 	t.Helper()
 	e, err := New(Config{Brokers: []string{"127.0.0.1:1"}, Loops: 1, Observer: NopObserver{}})
 	if err != nil {
@@ -52,7 +52,7 @@ func pairSession(t *testing.T, version byte) (*loop, *session, int) {
 // tlsPair returns a loop and a connected session over TLS whose socket is one end of a
 // stream socket pair, and the server's tls.Conn on the other end (handshake done the
 // way the engine does it: on a worker over a blocking wireConn, then handed to the loop).
-func tlsPair(t *testing.T, version byte) (*loop, *session, *tls.Conn, int) {
+func tlsPair(t testing.TB, version byte) (*loop, *session, *tls.Conn, int) {
 	t.Helper()
 	l, s, peer := pairSession(t, version)
 	hs := httptest.NewUnstartedServer(nil) // only for its test certificate (127.0.0.1, example.com)
@@ -61,8 +61,13 @@ func tlsPair(t *testing.T, version byte) (*loop, *session, *tls.Conn, int) {
 	roots := x509.NewCertPool()
 	roots.AddCert(hs.Certificate())
 	srvCert := hs.TLS.Certificates[0]
-	f := os.NewFile(uintptr(peer), "peer")
-	pc, err := net.FileConn(f) // a dup: the test's cleanup closes peer itself
+	dup, err := unix.Dup(peer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := os.NewFile(uintptr(dup), "peer")
+	pc, err := net.FileConn(f) // another dup: the test's cleanup closes peer itself
+	_ = f.Close()
 	if err != nil {
 		t.Fatal(err)
 	}

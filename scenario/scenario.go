@@ -176,8 +176,8 @@ type Server struct {
 	// empty), "mqtts" (TLS), "ws" (MQTT over WebSocket) or "wss" (over WebSocket over TLS);
 	// Path ("path") is the WebSocket request path (default /mqtt). A broker URL given to
 	// --broker sets them.
-	Scheme string
-	Path   string
+	Scheme   string
+	Path     string
 	Username string // "username"
 	Password string // "password"
 	// Brokers ("brokers", mqblast's addition) lists several "host:port" addresses, for a
