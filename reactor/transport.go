@@ -213,7 +213,7 @@ func (l *loop) unwrap(s *session, data []byte) []byte {
 			}
 			n, err := t.tls.Read(plain[len(plain):cap(plain)])
 			plain = plain[:len(plain)+n]
-			if err == errWouldBlock {
+			if errors.Is(err, errWouldBlock) {
 				break
 			}
 			if err != nil {
@@ -270,6 +270,7 @@ type wireConn struct {
 	out      *[]byte
 	e        *Engine
 	deadline time.Time
+	pfd      [1]unix.PollFd
 }
 
 func (c *wireConn) Read(p []byte) (int, error) {
@@ -337,8 +338,8 @@ func (c *wireConn) wait(ev int16) error {
 		if left <= 0 {
 			return os.ErrDeadlineExceeded
 		}
-		fds := []unix.PollFd{{Fd: int32(c.fd), Events: ev}}
-		n, err := unix.Poll(fds, int(min(left, 100*time.Millisecond)/time.Millisecond)+1)
+		c.pfd[0] = unix.PollFd{Fd: int32(c.fd), Events: ev}
+		n, err := unix.Poll(c.pfd[:], int(min(left, 100*time.Millisecond)/time.Millisecond)+1)
 		if err != nil && !errors.Is(err, unix.EINTR) {
 			return err
 		}
@@ -422,8 +423,9 @@ func (e *Engine) stopHandshakers() {
 // that the thread's CPU time measures the TLS handshake it runs.
 func (e *Engine) handshakeWorker(jobs <-chan *hsJob) {
 	runtime.LockOSThread()
+	buf := make([]byte, 0, 4096) // the WebSocket upgrades' scratch
 	for j := range jobs {
-		e.setUp(j)
+		e.setUp(j, buf)
 		l := j.l
 		if !l.execute(func() { l.handshaken(j) }) { // the loop has ended
 			_ = unix.Close(j.fd)
@@ -433,7 +435,7 @@ func (e *Engine) handshakeWorker(jobs <-chan *hsJob) {
 }
 
 // setUp runs j's TCP connect, TLS handshake and WebSocket upgrade, blocking.
-func (e *Engine) setUp(j *hsJob) {
+func (e *Engine) setUp(j *hsJob, buf []byte) {
 	wc := &wireConn{fd: j.fd, e: e, deadline: j.start.Add(e.cfg.DialTimeout)}
 	if err := wc.wait(unix.POLLOUT); err != nil {
 		j.cause, _ = classify(err)
@@ -466,7 +468,7 @@ func (e *Engine) setUp(j *hsJob) {
 	}
 	if t.ws {
 		start := time.Now()
-		rest, err := wsUpgrade(conn, j.tg)
+		rest, err := wsUpgrade(conn, j.tg, buf)
 		j.hs.WebSocket = time.Since(start)
 		if err != nil {
 			j.cause, j.err = CauseWebSocket, err

@@ -247,7 +247,7 @@ func TestWSFramesAgainstGorilla(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	rest, err := wsUpgrade(nc, &tg)
+	rest, err := wsUpgrade(nc, &tg, nil)
 	if err != nil || len(rest) != 0 {
 		t.Fatalf("upgrade: %v, %d bytes after it", err, len(rest))
 	}
@@ -339,7 +339,7 @@ func TestWSUpgradeRefusals(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer nc.Close()
-			_, err = wsUpgrade(nc, &tg)
+			_, err = wsUpgrade(nc, &tg, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error %v, want one line with %q", err, tc.want)
 			}

@@ -123,7 +123,7 @@ func TestTLSRefusals(t *testing.T) {
 		return obs
 	}
 	for _, url := range []string{"mqtts://" + m.TLSAddr, "wss://" + m.WSSAddr} {
-		t.Run(url[:strings.Index(url, ":")], func(t *testing.T) {
+		t.Run(strings.SplitN(url, ":", 2)[0], func(t *testing.T) {
 			obs := run(t, reactor.TLSOptions{CAFile: certs.OtherCA, CertFile: certs.ClientCert, KeyFile: certs.ClientKey}, url)
 			if obs.connected != 0 || obs.failed[reactor.CauseTLS] != 3 {
 				t.Fatalf("wrong CA: connected %d, failed %v", obs.connected, obs.failed)

@@ -1,7 +1,6 @@
 package reactor
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/rand"
 	"crypto/sha1" //nolint:gosec // RFC 6455 defines Sec-WebSocket-Accept with SHA-1
@@ -11,7 +10,6 @@ import (
 	"fmt"
 	"math/bits"
 	"net"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -229,80 +227,122 @@ func (l *loop) unframe(s *session, t *transport, b []byte) (out []byte, closed b
 
 // wsUpgrade sends the HTTP/1.1 upgrade request for tg on c and checks the broker's answer:
 // 101, the accept key of RFC 6455 section 4.2.2, subprotocol mqtt. It returns the bytes read
-// after the response.
-func wsUpgrade(c net.Conn, tg *target) ([]byte, error) {
-	var key [16]byte
-	_, _ = rand.Read(key[:])
-	k := base64.StdEncoding.EncodeToString(key[:])
-	host := tg.host
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
+// after the response (a copy; usually none). buf is the worker's scratch: the request and
+// the response are built and parsed in it, so that an upgrade leaves no garbage behind
+// but for its failure's error (make bench-tls measures RSS per connection).
+func wsUpgrade(c net.Conn, tg *target, buf []byte) ([]byte, error) {
+	var raw [16]byte
+	_, _ = rand.Read(raw[:])
+	var key [24]byte
+	base64.StdEncoding.Encode(key[:], raw[:])
+	b := append(buf[:0], "GET "...)
+	b = append(b, tg.path...)
+	b = append(b, " HTTP/1.1\r\nHost: "...)
+	if strings.Contains(tg.host, ":") {
+		b = append(append(append(b, '['), tg.host...), ']')
+	} else {
+		b = append(b, tg.host...)
 	}
 	if tg.port != defaultPorts[tg.scheme] {
-		host += ":" + strconv.Itoa(tg.port)
+		b = strconv.AppendInt(append(b, ':'), int64(tg.port), 10)
 	}
-	req := "GET " + tg.path + " HTTP/1.1\r\nHost: " + host +
-		"\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + k +
-		"\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: mqtt\r\n\r\n"
-	if _, err := c.Write([]byte(req)); err != nil {
+	b = append(b, "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: "...)
+	b = append(b, key[:]...)
+	b = append(b, "\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: mqtt\r\n\r\n"...)
+	if _, err := c.Write(b); err != nil {
 		return nil, fmt.Errorf("WebSocket upgrade: %w", err)
 	}
-	buf := make([]byte, 0, 1024)
+	b = b[:0]
 	for {
-		if i := bytes.Index(buf, []byte("\r\n\r\n")); i >= 0 {
-			rest := buf[i+4:]
-			return rest, checkUpgrade(buf[:i+4], k, tg)
+		if i := bytes.Index(b, []byte("\r\n\r\n")); i >= 0 {
+			if err := checkUpgrade(b[:i+2], key[:], tg); err != nil {
+				return nil, err
+			}
+			if rest := b[i+4:]; len(rest) > 0 {
+				return append([]byte(nil), rest...), nil
+			}
+			return nil, nil
 		}
-		if len(buf) >= 16<<10 {
+		if len(b) >= 16<<10 {
 			return nil, errors.New("WebSocket upgrade: the response's header is over 16 KiB")
 		}
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
 		}
-		n, err := c.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
+		n, err := c.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
 		if err != nil {
 			return nil, fmt.Errorf("WebSocket upgrade: no response: %w", err)
 		}
 	}
 }
 
-// checkUpgrade checks the upgrade response head against the request's key.
-func checkUpgrade(head []byte, key string, tg *target) error {
-	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(head)), nil)
-	if err != nil {
-		return fmt.Errorf("WebSocket upgrade: the response is not HTTP/1.1: %w", err)
+// checkUpgrade checks the upgrade response head (status line and header lines, each ending
+// in CRLF) against the request's key, without allocating.
+func checkUpgrade(head, key []byte, tg *target) error {
+	line, head, _ := bytes.Cut(head, []byte("\r\n"))
+	if !bytes.HasPrefix(line, []byte("HTTP/1.")) || len(line) < 12 || line[8] != ' ' {
+		return fmt.Errorf("WebSocket upgrade: the response %q is not HTTP/1.1", line)
 	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusSwitchingProtocols {
-		return fmt.Errorf("WebSocket upgrade: %s %s answered %q, not 101 Switching Protocols (is %s the broker's WebSocket path?)",
-			"GET", tg.path, resp.Status, tg.path)
+	if !bytes.HasPrefix(line[9:], []byte("101")) {
+		return fmt.Errorf("WebSocket upgrade: GET %s answered %q, not 101 Switching Protocols (is %s the broker's WebSocket path?)",
+			tg.path, line[9:], tg.path)
 	}
-	if !strings.EqualFold(resp.Header.Get("Upgrade"), "websocket") || !headerHas(resp.Header, "Connection", "upgrade") {
+	var want [28]byte
+	acceptKeyTo(want[:], key)
+	var upgrade, connection, accept, protocol bool
+	var gotAccept, gotProtocol []byte
+	for len(head) > 0 {
+		line, head, _ = bytes.Cut(head, []byte("\r\n"))
+		name, value, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			continue
+		}
+		value = bytes.TrimSpace(value)
+		switch {
+		case bytes.EqualFold(name, []byte("Upgrade")):
+			upgrade = upgrade || bytes.EqualFold(value, []byte("websocket"))
+		case bytes.EqualFold(name, []byte("Connection")):
+			connection = connection || hasToken(value, []byte("upgrade"))
+		case bytes.EqualFold(name, []byte("Sec-WebSocket-Accept")):
+			gotAccept, accept = value, bytes.Equal(value, want[:])
+		case bytes.EqualFold(name, []byte("Sec-WebSocket-Protocol")):
+			gotProtocol, protocol = value, bytes.Equal(value, []byte("mqtt"))
+		}
+	}
+	switch {
+	case !upgrade || !connection:
 		return errors.New("WebSocket upgrade: the response lacks Upgrade: websocket and Connection: Upgrade")
-	}
-	if got := resp.Header.Get("Sec-WebSocket-Accept"); got != acceptKey(key) {
-		return fmt.Errorf("WebSocket upgrade: Sec-WebSocket-Accept %q does not match the key sent", got)
-	}
-	if p := resp.Header.Get("Sec-WebSocket-Protocol"); p != "mqtt" {
-		return fmt.Errorf("WebSocket upgrade: the broker chose subprotocol %q, not mqtt", p)
+	case !accept:
+		return fmt.Errorf("WebSocket upgrade: Sec-WebSocket-Accept %q does not match the key sent", gotAccept)
+	case !protocol:
+		return fmt.Errorf("WebSocket upgrade: the broker chose subprotocol %q, not mqtt", gotProtocol)
 	}
 	return nil
 }
 
 // acceptKey is the Sec-WebSocket-Accept that answers key.
 func acceptKey(key string) string {
-	h := sha1.Sum([]byte(key + wsGUID)) //nolint:gosec // the RFC's digest, no security from it
-	return base64.StdEncoding.EncodeToString(h[:])
+	var b [28]byte
+	acceptKeyTo(b[:], []byte(key))
+	return string(b[:])
 }
 
-// headerHas reports whether the comma-separated header name holds token (case-insensitive).
-func headerHas(h http.Header, name, token string) bool {
-	for _, v := range h.Values(name) {
-		for f := range strings.SplitSeq(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(f), token) {
-				return true
-			}
+// acceptKeyTo writes the Sec-WebSocket-Accept of key (24 bytes) to dst (28 bytes).
+func acceptKeyTo(dst, key []byte) {
+	var in [24 + len(wsGUID)]byte
+	copy(in[copy(in[:], key):], wsGUID)
+	h := sha1.Sum(in[:len(key)+len(wsGUID)]) //nolint:gosec // the RFC's digest, no security from it
+	base64.StdEncoding.Encode(dst, h[:])
+}
+
+// hasToken reports whether the comma-separated list v holds token (case-insensitive).
+func hasToken(v, token []byte) bool {
+	for len(v) > 0 {
+		var f []byte
+		f, v, _ = bytes.Cut(v, []byte(","))
+		if bytes.EqualFold(bytes.TrimSpace(f), token) {
+			return true
 		}
 	}
 	return false

@@ -59,7 +59,7 @@ func (t *tlsFlags) config(brokers []string) (*tls.Config, error) {
 	c, err := reactor.TLSConfig(reactor.TLSOptions{CAFile: t.cacert, CertFile: t.cert, KeyFile: t.key,
 		ServerName: t.sni, Insecure: t.insecure, ALPN: t.alpn, Version: t.version})
 	if err != nil {
-		return nil, fmt.Errorf("%s (see --cacert, --cert, --key, --tls-version)", err)
+		return nil, fmt.Errorf("%w (see --cacert, --cert, --key, --tls-version)", err)
 	}
 	return c, nil
 }
