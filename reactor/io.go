@@ -274,6 +274,9 @@ func (l *loop) lost(s *session, err error) {
 		if err != nil {
 			cause, ex = classify(err)
 		}
+		if s.flags&sfTransport != 0 && l.transportOf(s).tls != nil {
+			ex += " (after the TLS handshake: a broker that requires a client certificate ends the connection here; give --cert and --key)"
+		}
 		l.fail(s, cause, ex)
 		return
 	case stConnected:

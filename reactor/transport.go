@@ -157,6 +157,9 @@ func (l *loop) transportOf(s *session) *transport { return l.tr[s.slot] }
 
 // setTransport gives s, which has its slot, the transport t.
 func (l *loop) setTransport(s *session, t *transport) {
+	if l.tr == nil { // one pointer per slot, no slack from doubling: the loop's share of clients
+		l.tr = make([]*transport, 0, max(16, (l.e.cfg.Clients+len(l.e.loops)-1)/max(1, len(l.e.loops))))
+	}
 	for int(s.slot) >= len(l.tr) {
 		l.tr = append(l.tr, nil)
 	}
