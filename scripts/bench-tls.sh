@@ -44,8 +44,10 @@ listener 28912 127.0.0.1
 $tls
 listener 28913 127.0.0.1
 protocol websockets
+socket_domain ipv4
 listener 28914 127.0.0.1
 protocol websockets
+socket_domain ipv4
 $tls
 CONF
 mosquitto -c "$tmp/m.conf" & pid=$!

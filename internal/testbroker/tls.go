@@ -104,6 +104,12 @@ func transportListeners(t testing.TB, opts *Options, m *Mosquitto) []string {
 		return l
 	}
 	addr := func(port int) string { return net.JoinHostPort(opts.Host, fmt.Sprint(port)) }
+	// libwebsockets (Mosquitto 2.0.11) binds [::] and ignores the listener's address unless
+	// told the family: then it binds opts.Host, loopback only.
+	wsLines := []string{"protocol websockets", "socket_domain ipv6"}
+	if ip := net.ParseIP(opts.Host); ip == nil || ip.To4() != nil {
+		wsLines[1] = "socket_domain ipv4"
+	}
 	if opts.TLS {
 		p := FreePort(t, opts.Host)
 		conf = append(conf, fmt.Sprintf("listener %d %s", p, opts.Host))
@@ -112,12 +118,14 @@ func transportListeners(t testing.TB, opts *Options, m *Mosquitto) []string {
 	}
 	if opts.WebSocket {
 		p := FreePort(t, opts.Host)
-		conf = append(conf, fmt.Sprintf("listener %d %s", p, opts.Host), "protocol websockets")
+		conf = append(conf, fmt.Sprintf("listener %d %s", p, opts.Host))
+		conf = append(conf, wsLines...)
 		m.WSAddr = addr(p)
 	}
 	if opts.WSS {
 		p := FreePort(t, opts.Host)
-		conf = append(conf, fmt.Sprintf("listener %d %s", p, opts.Host), "protocol websockets")
+		conf = append(conf, fmt.Sprintf("listener %d %s", p, opts.Host))
+		conf = append(conf, wsLines...)
 		conf = append(conf, tlsLines()...)
 		m.WSSAddr = addr(p)
 	}
