@@ -106,18 +106,20 @@
 // flag test (sfTransport). A TLS or WebSocket session keeps its transport in loop.tr at
 // its slot (transport.go).
 //
-// Setting a transport up blocks (crypto/tls wants a blocking net.Conn), so the socket goes
+// The TLS handshake blocks (crypto/tls wants a blocking net.Conn), so a TLS socket goes
 // from dial to a bounded pool of handshake workers (Config.HandshakeWorkers, default 4 per
 // loop, at least 8; each keeps its thread) and out of its loop's epoll set: the worker waits
-// for the TCP connect (poll(2)), runs the TLS handshake over a blocking wireConn and the
-// WebSocket upgrade (Sec-WebSocket-Key checked against Sec-WebSocket-Accept, subprotocol
-// mqtt), then hands the socket back through the loop's task queue. The loop adds it to its
-// epoll set and writes the CONNECT. From then on the loop drives the tls.Conn itself: the
+// for the TCP connect (poll(2)) and runs the TLS handshake over a blocking wireConn, then
+// hands the socket back through the loop's task queue. The loop adds it to its epoll set and
+// writes the CONNECT, or on wss:// the WebSocket upgrade request. The upgrade is the loop's
+// own, on ws:// straight after the TCP connect like a CONNECT: the request written, the 101
+// response read (Sec-WebSocket-Accept checked against the key sent, subprotocol mqtt), then
+// the CONNECT in its frame. From then on the loop drives the tls.Conn itself: the
 // ciphertext of each read is handed to it from memory, wireConn.Read returning a temporary
 // net.Error when it is used up (crypto/tls keeps only permanent errors, so the next read goes
 // on where this one stopped: pinned by TestTLSOverMemory), and what it writes is collected
 // in the loop's scratch buffer for the loop's own write. Handshake time and the worker
-// thread's CPU time are reported apart (HandshakeObserver); connect latency still runs from
+// thread's CPU time, and the upgrade's time, are reported apart (HandshakeObserver); connect latency still runs from
 // the TCP start to the CONNACK, the handshake included. TLS sessions resume on reconnect:
 // one shared tls.ClientSessionCache, each client under its own key, so that a client resumes
 // its own session and never another client's.

@@ -68,6 +68,10 @@ func (l *loop) read(s *session) {
 		if data = l.unwrap(s, data); data == nil {
 			return
 		}
+		if s.state == stUpgrade {
+			l.upgradeResponse(s, data)
+			return
+		}
 	}
 	pending := s.io != nil && len(s.io.in) > 0
 	if pending {
@@ -269,7 +273,7 @@ func (s *session) unsent() int {
 func (l *loop) lost(s *session, err error) {
 	e := l.e
 	switch s.state {
-	case stDialing, stConnecting:
+	case stDialing, stConnecting, stUpgrade:
 		cause, ex := CauseClosed, "connection closed before CONNACK"
 		if err != nil {
 			cause, ex = classify(err)
@@ -344,7 +348,7 @@ func (l *loop) disconnectAll() {
 func (l *loop) protocolError(s *session, err error) {
 	cause, code := verdictOf(err)
 	switch s.state {
-	case stConnecting:
+	case stConnecting, stUpgrade:
 		l.fail(s, cause, err.Error())
 	case stConnected:
 		if codec.Version(s.version) == codec.V5 {

@@ -19,7 +19,8 @@ const (
 	stConnecting              // TCP up, CONNECT sent, waiting for CONNACK
 	stConnected               // CONNACK success
 	stClosing                 // closed by us: nothing more is reported about it
-	stHandshake               // TCP connect, TLS handshake, WebSocket upgrade on a handshake worker
+	stHandshake               // TCP connect and TLS handshake on a handshake worker
+	stUpgrade                 // WebSocket upgrade request sent, waiting for the 101 response
 )
 
 // Session flags.

@@ -22,12 +22,13 @@ import (
 // carries no transport and pays one flag test (sfTransport) per read and write. A session
 // with a transport has it in loop.tr at its slot.
 //
-// Setting a transport up blocks (crypto/tls wants a blocking net.Conn), so the TCP connect,
-// the TLS handshake and the WebSocket upgrade run on a bounded pool of goroutines
+// The TLS handshake blocks (crypto/tls wants a blocking net.Conn), so the TCP connect and
+// the handshake of a TLS connection run on a bounded pool of goroutines
 // (Config.HandshakeWorkers), off the loop and out of its epoll set; the socket then comes
 // back to its loop, which drives the established connection itself: ciphertext read from
 // the socket is handed to the tls.Conn from memory (wireConn), and what it writes is
-// collected in memory for the loop's own write.
+// collected in memory for the loop's own write. The WebSocket upgrade is the loop's, like
+// the CONNECT: a request written, a response read (ws.go).
 
 // Broker schemes.
 const (
@@ -234,7 +235,7 @@ func (l *loop) unwrap(s *session, data []byte) []byte {
 		}
 		data = plain
 	}
-	if t.ws {
+	if t.ws && s.state != stUpgrade {
 		var closed bool
 		data, closed = l.unframe(s, t, data)
 		if closed {
@@ -374,11 +375,10 @@ type hsJob struct {
 	client int
 	start  time.Time // deadline base: the dial
 	// Results.
-	t      *transport
-	cause  Cause
-	err    error
-	hs     Handshake
-	remain []byte // bytes after the upgrade's response: WebSocket frames
+	t     *transport
+	cause Cause
+	err   error
+	hs    Handshake
 }
 
 // Handshake describes how a connection's transport was set up (HandshakeObserver).
@@ -390,8 +390,9 @@ type Handshake struct {
 	Version   uint16        // the TLS version (tls.VersionTLS12, tls.VersionTLS13)
 }
 
-// HandshakeObserver is an Observer that also hears of each connection's TLS and WebSocket
-// set-up, when it succeeds, on the connection's loop (before its Connected).
+// HandshakeObserver is an Observer that also hears of each connection's TLS handshake and
+// WebSocket upgrade, when they succeed, on the connection's loop (before its Connected):
+// once for the TLS handshake (Handshake.TLS set) and once for the upgrade (WebSocket set).
 type HandshakeObserver interface {
 	Handshake(loop, client int, h Handshake)
 }
@@ -426,9 +427,8 @@ func (e *Engine) stopHandshakers() {
 // that the thread's CPU time measures the TLS handshake it runs.
 func (e *Engine) handshakeWorker(jobs <-chan *hsJob) {
 	runtime.LockOSThread()
-	buf := make([]byte, 0, 4096) // the WebSocket upgrades' scratch
 	for j := range jobs {
-		e.setUp(j, buf)
+		e.setUp(j)
 		l := j.l
 		if !l.execute(func() { l.handshaken(j) }) { // the loop has ended
 			_ = unix.Close(j.fd)
@@ -437,8 +437,8 @@ func (e *Engine) handshakeWorker(jobs <-chan *hsJob) {
 	}
 }
 
-// setUp runs j's TCP connect, TLS handshake and WebSocket upgrade, blocking.
-func (e *Engine) setUp(j *hsJob, buf []byte) {
+// setUp runs j's TCP connect and TLS handshake, blocking.
+func (e *Engine) setUp(j *hsJob) {
 	wc := &wireConn{fd: j.fd, e: e, deadline: j.start.Add(e.cfg.DialTimeout)}
 	if err := wc.wait(unix.POLLOUT); err != nil {
 		j.cause, _ = classify(err)
@@ -455,8 +455,7 @@ func (e *Engine) setUp(j *hsJob, buf []byte) {
 	}
 	wc.deadline = time.Now().Add(e.cfg.DialTimeout)
 	t := &transport{ws: j.tg.ws()}
-	var conn net.Conn = wc
-	if j.tg.tls() {
+	{
 		c := tls.Client(wc, e.clientTLS(j.tg, j.client))
 		start, cpu := time.Now(), threadCPU()
 		err := c.Handshake()
@@ -467,20 +466,7 @@ func (e *Engine) setUp(j *hsJob, buf []byte) {
 		}
 		st := c.ConnectionState()
 		j.hs.Resumed, j.hs.Version = st.DidResume, st.Version
-		t.tls, conn = c, c
-	}
-	if t.ws {
-		start := time.Now()
-		rest, err := wsUpgrade(conn, j.tg, buf)
-		j.hs.WebSocket = time.Since(start)
-		if err != nil {
-			j.cause, j.err = CauseWebSocket, err
-			if errors.Is(err, os.ErrDeadlineExceeded) {
-				j.cause = CauseTimeout
-			}
-			return
-		}
-		j.remain = rest
+		t.tls = c
 	}
 	wc.mem = true
 	j.t = t
@@ -540,17 +526,20 @@ func (l *loop) handshaken(j *hsJob) {
 	if o, ok := e.cfg.Observer.(HandshakeObserver); ok {
 		o.Handshake(l.idx, int(s.client), j.hs)
 	}
-	if len(j.remain) > 0 { // the broker spoke before the CONNECT: keep it for the first read
-		if b, closed := l.unframe(s, t, j.remain); !closed && len(b) > 0 {
-			s.io = &connIO{in: append([]byte(nil), b...)}
-		}
+	if t.ws {
+		s.state = stUpgrade // the request goes out once the socket is in the epoll set
+	} else {
+		l.awaitConnack(s)
 	}
-	l.awaitConnack(s)
 	ev := eventData(s.fd, s.slot)
 	ev.Events = s.epollEvents()
 	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, int(s.fd), &ev); err != nil {
 		cause, ex := classify(err)
 		l.fail(s, cause, ex)
+		return
+	}
+	if t.ws {
+		l.upgrade(s)
 		return
 	}
 	l.write(s, appendConnect(l.out[:0], s.spec, s.maxIn))

@@ -3,9 +3,12 @@ package reactor
 import (
 	"bufio"
 	"bytes"
+	crand "crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -375,6 +378,29 @@ func TestParseBroker(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+}
+
+// wsUpgrade runs the upgrade the loop does on a blocking connection: the request for tg on
+// c, the response checked; it returns the bytes read after the response.
+func wsUpgrade(c net.Conn, tg *target, _ []byte) ([]byte, error) {
+	var raw [16]byte
+	_, _ = crand.Read(raw[:])
+	key := []byte(base64.StdEncoding.EncodeToString(raw[:]))
+	if _, err := c.Write(appendUpgradeRequest(nil, tg, key)); err != nil {
+		return nil, err
+	}
+	var b []byte
+	buf := make([]byte, 4096)
+	for {
+		if i := bytes.Index(b, []byte("\r\n\r\n")); i >= 0 {
+			return b[i+4:], checkUpgrade(b[:i+2], key, tg)
+		}
+		n, err := c.Read(buf)
+		b = append(b, buf[:n]...)
+		if err != nil {
+			return nil, fmt.Errorf("WebSocket upgrade: no response: %w", err)
 		}
 	}
 }

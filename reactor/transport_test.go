@@ -17,7 +17,8 @@ import (
 type hsObs struct {
 	*countObs
 	hmu      sync.Mutex
-	hs       int
+	hs       int // TLS handshakes
+	ws       int // WebSocket upgrades
 	resumed  int
 	tlsTime  time.Duration
 	tlsCPU   time.Duration
@@ -29,6 +30,12 @@ func newHSObs() *hsObs { return &hsObs{countObs: newObs(), versions: map[uint16]
 func (o *hsObs) Handshake(_, _ int, h reactor.Handshake) {
 	o.hmu.Lock()
 	defer o.hmu.Unlock()
+	if h.WebSocket > 0 {
+		o.ws++
+	}
+	if h.TLS == 0 {
+		return
+	}
 	o.hs++
 	if h.Resumed {
 		o.resumed++
@@ -84,14 +91,17 @@ func TestTransportsConnect(t *testing.T) {
 			}
 			obs.hmu.Lock()
 			defer obs.hmu.Unlock()
-			if obs.hs != n {
-				t.Errorf("%d handshakes reported, want %d", obs.hs, n)
+			if ws := strings.HasPrefix(tc.url, "ws"); ws != (obs.ws == n) || !ws && obs.ws != 0 {
+				t.Errorf("%d WebSocket upgrades reported on %s", obs.ws, tc.url)
 			}
 			if strings.HasPrefix(tc.url, "ws:") {
-				if obs.tlsTime != 0 {
-					t.Errorf("TLS time %v on ws://", obs.tlsTime)
+				if obs.hs != 0 || obs.tlsTime != 0 {
+					t.Errorf("%d TLS handshakes, TLS time %v on ws://", obs.hs, obs.tlsTime)
 				}
 				return
+			}
+			if obs.hs != n {
+				t.Errorf("%d TLS handshakes reported, want %d", obs.hs, n)
 			}
 			want := uint16(tls.VersionTLS13)
 			if tc.version == "1.2" {

@@ -9,10 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"net"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	mrand "math/rand/v2"
 )
@@ -225,17 +227,131 @@ func (l *loop) unframe(s *session, t *transport, b []byte) (out []byte, closed b
 	return out, false
 }
 
-// wsUpgrade sends the HTTP/1.1 upgrade request for tg on c and checks the broker's answer:
-// 101, the accept key of RFC 6455 section 4.2.2, subprotocol mqtt. It returns the bytes read
-// after the response (a copy; usually none). buf is the worker's scratch: the request and
-// the response are built and parsed in it, so that an upgrade leaves no garbage behind
-// but for its failure's error (make bench-tls measures RSS per connection).
-func wsUpgrade(c net.Conn, tg *target, buf []byte) ([]byte, error) {
+// dialWS starts client s's connection to the ws:// broker tg on the loop, like a TCP dial
+// (see dial): connect(), and the upgrade request written at once when the TCP handshake is
+// already done, else at EPOLLOUT (tcpConnected).
+func (l *loop) dialWS(s *session, fd int, dst unix.Sockaddr, tg *target) {
+	e := l.e
+	t := &transport{ws: true}
+	written := false
+	err := unix.Connect(fd, dst)
+	if err == nil || errors.Is(err, unix.EINPROGRESS) {
+		req := l.upgradeRequest(t, tg)
+		n, werr := unix.Write(fd, req)
+		switch {
+		case errors.Is(werr, unix.EAGAIN):
+			err = nil
+		case werr == nil && n == len(req):
+			err, written = nil, true
+		case werr == nil:
+			err = unix.EIO
+		default:
+			err = werr
+		}
+	}
+	if err != nil {
+		_ = unix.Close(fd)
+		l.dialFailed(s, err)
+		return
+	}
+	s.fd, s.state = int32(fd), stDialing
+	if written {
+		s.state, s.lastWrite = stUpgrade, e.now()
+	}
+	l.add(s)
+	l.setTransport(s, t)
+	ev := eventData(s.fd, s.slot)
+	ev.Events = s.epollEvents()
+	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		l.remove(s)
+		_ = unix.Close(fd)
+		s.fd, s.state = -1, stClosing
+		l.dialFailed(s, err)
+		return
+	}
+	e.sessions.Add(1)
+}
+
+// upgrade sends s's WebSocket upgrade request (through TLS on wss://) and waits for the
+// response (stUpgrade).
+func (l *loop) upgrade(s *session) {
+	t := l.transportOf(s)
+	s.state = stUpgrade
+	l.setEvents(s)
+	req := l.seal(t, l.upgradeRequest(t, &l.targets[s.spec.Broker%len(l.targets)]))
+	s.lastWrite = l.e.now()
+	l.sendRaw(s, req)
+}
+
+// upgradeRequest returns the upgrade request for tg in l.out, its fresh key kept in t.buf
+// for the response's check.
+func (l *loop) upgradeRequest(t *transport, tg *target) []byte {
 	var raw [16]byte
 	_, _ = rand.Read(raw[:])
-	var key [24]byte
-	base64.StdEncoding.Encode(key[:], raw[:])
-	b := append(buf[:0], "GET "...)
+	t.buf = append(t.buf[:0], "012345678901234567890123"...)
+	base64.StdEncoding.Encode(t.buf, raw[:])
+	l.out = appendUpgradeRequest(l.out[:0], tg, t.buf)
+	return l.out
+}
+
+// upgradeResponse takes what a read brought on s while it waits for the upgrade's response:
+// once the head is whole and right, the bytes after it are WebSocket frames, and the CONNECT
+// goes out. Until then the head so far waits in s.io.in.
+func (l *loop) upgradeResponse(s *session, data []byte) {
+	e := l.e
+	t := l.transportOf(s)
+	head := data
+	pending := s.io != nil && len(s.io.in) > 0
+	if pending {
+		s.io.in = append(s.io.in, data...)
+		head = s.io.in
+	}
+	i := bytes.Index(head, []byte("\r\n\r\n"))
+	if i < 0 {
+		if len(head) > 16<<10 {
+			l.fail(s, CauseWebSocket, "WebSocket upgrade: the response's header is over 16 KiB")
+			return
+		}
+		if !pending {
+			if s.io == nil {
+				s.io = &connIO{}
+			}
+			s.io.in = append(s.io.in[:0], data...)
+		}
+		return
+	}
+	tg := &l.targets[s.spec.Broker%len(l.targets)]
+	if err := checkUpgrade(head[:i+2], t.buf, tg); err != nil {
+		l.fail(s, CauseWebSocket, err.Error())
+		return
+	}
+	took := time.Duration(e.now() - s.lastWrite)
+	t.buf = nil // an idle connection keeps no buffer
+	if o, ok := e.cfg.Observer.(HandshakeObserver); ok {
+		o.Handshake(l.idx, int(s.client), Handshake{WebSocket: took})
+	}
+	var rest []byte
+	if r := head[i+4:]; len(r) > 0 { // frames before the CONNECT: kept for the first read
+		var closed bool
+		if rest, closed = l.unframe(s, t, r); closed {
+			l.lost(s, nil)
+			return
+		}
+	}
+	if s.io != nil {
+		s.io.in = s.io.in[:copy(s.io.in, rest)]
+		l.release(s)
+	} else if len(rest) > 0 {
+		s.io = &connIO{in: append([]byte(nil), rest...)}
+	}
+	l.awaitConnack(s)
+	l.setEvents(s)
+	l.write(s, appendConnect(l.out[:0], s.spec, s.maxIn))
+}
+
+// appendUpgradeRequest appends the HTTP/1.1 upgrade request for tg with key to dst.
+func appendUpgradeRequest(dst []byte, tg *target, key []byte) []byte {
+	b := append(dst, "GET "...)
 	b = append(b, tg.path...)
 	b = append(b, " HTTP/1.1\r\nHost: "...)
 	if strings.Contains(tg.host, ":") {
@@ -247,34 +363,8 @@ func wsUpgrade(c net.Conn, tg *target, buf []byte) ([]byte, error) {
 		b = strconv.AppendInt(append(b, ':'), int64(tg.port), 10)
 	}
 	b = append(b, "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: "...)
-	b = append(b, key[:]...)
-	b = append(b, "\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: mqtt\r\n\r\n"...)
-	if _, err := c.Write(b); err != nil {
-		return nil, fmt.Errorf("WebSocket upgrade: %w", err)
-	}
-	b = b[:0]
-	for {
-		if i := bytes.Index(b, []byte("\r\n\r\n")); i >= 0 {
-			if err := checkUpgrade(b[:i+2], key[:], tg); err != nil {
-				return nil, err
-			}
-			if rest := b[i+4:]; len(rest) > 0 {
-				return append([]byte(nil), rest...), nil
-			}
-			return nil, nil
-		}
-		if len(b) >= 16<<10 {
-			return nil, errors.New("WebSocket upgrade: the response's header is over 16 KiB")
-		}
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := c.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err != nil {
-			return nil, fmt.Errorf("WebSocket upgrade: no response: %w", err)
-		}
-	}
+	b = append(b, key...)
+	return append(b, "\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: mqtt\r\n\r\n"...)
 }
 
 // checkUpgrade checks the upgrade response head (status line and header lines, each ending
