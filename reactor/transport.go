@@ -365,8 +365,7 @@ type noAddr struct{}
 func (noAddr) Network() string { return "tcp" }
 func (noAddr) String() string  { return "broker" }
 
-// hsJob is one connection's set-up on a handshake worker: TCP connect, TLS handshake,
-// WebSocket upgrade.
+// hsJob is one TLS connection's set-up on a handshake worker: TCP connect, TLS handshake.
 type hsJob struct {
 	l      *loop
 	s      *session

@@ -351,7 +351,8 @@ func (l *loop) upgradeResponse(s *session, data []byte) {
 
 // appendUpgradeRequest appends the HTTP/1.1 upgrade request for tg with key to dst.
 func appendUpgradeRequest(dst []byte, tg *target, key []byte) []byte {
-	b := append(dst, "GET "...)
+	b := dst
+	b = append(b, "GET "...)
 	b = append(b, tg.path...)
 	b = append(b, " HTTP/1.1\r\nHost: "...)
 	if strings.Contains(tg.host, ":") {
