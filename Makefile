@@ -56,6 +56,11 @@ bench:
 bench-conn: build
 	scripts/bench-conn.sh 100000 3
 
+## bench-tls: RSS per idle connection and CPU per set-up over tcp, mqtts, ws, wss (10,000 connections, 3 runs), and client CPU per message per transport (not CI)
+bench-tls: build
+	scripts/bench-tls.sh 10000 3
+	$(GO) test -run '^$$' -bench 'Transport' -benchtime 1000000x -count 6 ./reactor | tee bench-tls.txt
+
 ## bench-msg: client CPU per received and per published message against internal/fastbroker (-count 6)
 bench-msg:
 	$(GO) test -run '^$$' -bench 'Client(Receive|Publish)' -benchtime 2000000x -count 6 ./bench | tee bench-msg.txt
@@ -99,4 +104,4 @@ study-demo: build
 	@mkdir -p study-demo
 	@set -e; for c in $(STUDIES); do ./bin/mqblast study $$c --out study-demo/$$c; done
 	@echo "open study-demo/*/study.html"
-.PHONY: help demo image build bench-conn bench-msg bench-floor study-demo test race allocs fuzz bench lint check cross clean
+.PHONY: help demo image build bench-conn bench-tls bench-msg bench-floor study-demo test race allocs fuzz bench lint check cross clean

@@ -95,6 +95,16 @@ type Connections struct {
 	ConnectLatencyUS Percentiles      `json:"connect_latency_us"`
 	Pings            int64            `json:"pings"`
 	PingRTTUS        Percentiles      `json:"ping_rtt_us"`
+	// TLS, for mqtts:// and wss:// brokers: the handshakes (first connects and reconnects),
+	// those resumed from a session ticket, their time from the TCP connection to the end
+	// of the handshake (part of connect latency, which runs from the TCP start to the
+	// CONNACK) and the client's CPU per handshake. WebSocket: the upgrade's time (request to
+	// 101 response).
+	TLSHandshakes          int64        `json:"tls_handshakes,omitempty"`
+	TLSResumed             int64        `json:"tls_resumed,omitempty"`
+	TLSHandshakeUS         *Percentiles `json:"tls_handshake_us,omitempty"`
+	TLSHandshakeCPUUSPerOp float64      `json:"tls_handshake_cpu_us,omitempty"`
+	WSUpgradeUS            *Percentiles `json:"ws_upgrade_us,omitempty"`
 }
 
 // Messages counts the messages of the whole run, warm-up and drain included, so that they
@@ -213,6 +223,8 @@ type ClientInfo struct {
 type Histograms struct {
 	ConnectLatency *Hist `json:"connect_latency"`
 	PingRTT        *Hist `json:"ping_rtt"`
+	TLSHandshake   *Hist `json:"tls_handshake,omitempty"`
+	WSUpgrade      *Hist `json:"ws_upgrade,omitempty"`
 	Latency        *Hist `json:"latency"`
 	LatencyRaw     *Hist `json:"latency_raw"`
 	ScheduleLag    *Hist `json:"schedule_lag"`
@@ -324,6 +336,18 @@ func (r *Result) fill(total *Snapshot) {
 	c.PingRTTUS = total.PingRTT.Summary()
 	r.Histograms = Histograms{ConnectLatency: total.ConnectLatency, PingRTT: total.PingRTT,
 		Latency: total.Latency, LatencyRaw: total.LatencyRaw, ScheduleLag: total.ScheduleLag}
+	c.TLSHandshakes, c.TLSResumed = total.TLSHandshakes, total.TLSResumed
+	if h := total.TLSHandshake; h != nil && h.Count() > 0 {
+		p := h.Summary()
+		c.TLSHandshakeUS, r.Histograms.TLSHandshake = &p, h
+		if total.TLSHandshakes > 0 {
+			c.TLSHandshakeCPUUSPerOp = float64(total.TLSCPUUS) / float64(total.TLSHandshakes)
+		}
+	}
+	if h := total.WSUpgrade; h != nil && h.Count() > 0 {
+		p := h.Summary()
+		c.WSUpgradeUS, r.Histograms.WSUpgrade = &p, h
+	}
 	m := &r.Messages
 	*m = Messages{Scheduled: total.Scheduled, Published: total.Published, Unsent: total.Unsent,
 		UnsentTotal: total.UnsentTotal(), Acked: total.Acked, Expected: total.Expected,

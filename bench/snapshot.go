@@ -23,6 +23,13 @@ type Snapshot struct {
 	Examples       map[string]string `json:"examples,omitempty"`
 	ConnectLatency *Hist             `json:"connect_latency"`
 	PingRTT        *Hist             `json:"ping_rtt"`
+	// TLS and WebSocket set-up (reactor.HandshakeObserver): TLS handshakes, their time and
+	// the CPU they took (µs, summed), those resumed from a ticket; WebSocket upgrades.
+	TLSHandshakes int64 `json:"tls_handshakes,omitempty"`
+	TLSResumed    int64 `json:"tls_resumed,omitempty"`
+	TLSCPUUS      int64 `json:"tls_cpu_us,omitempty"`
+	TLSHandshake  *Hist `json:"tls_handshake"`
+	WSUpgrade     *Hist `json:"ws_upgrade"`
 
 	Subscribed      int64 `json:"subscribed"`
 	SubscribeFailed int64 `json:"subscribe_failed"`
@@ -75,7 +82,7 @@ func NewSnapshot() *Snapshot {
 	return &Snapshot{
 		Refused: map[string]int64{}, Failed: map[string]int64{}, Dropped: map[string]int64{},
 		Examples: map[string]string{}, ConnectLatency: NewHist(), PingRTT: NewHist(),
-		Latency: NewHist(), LatencyRaw: NewHist(), ScheduleLag: NewHist(), SubscribeRefused: map[string]int64{},
+		TLSHandshake: NewHist(), WSUpgrade: NewHist(), Latency: NewHist(), LatencyRaw: NewHist(), ScheduleLag: NewHist(), SubscribeRefused: map[string]int64{},
 		Unsent: map[string]int64{}, Unexpected: map[string]int64{}, Holds: map[string]int64{}, HeldUS: map[string]int64{},
 	}
 }
@@ -96,6 +103,15 @@ func (s *Snapshot) Add(o *Snapshot) {
 	}
 	s.ConnectLatency.Merge(o.ConnectLatency)
 	s.PingRTT.Merge(o.PingRTT)
+	s.TLSHandshakes += o.TLSHandshakes
+	s.TLSResumed += o.TLSResumed
+	s.TLSCPUUS += o.TLSCPUUS
+	if o.TLSHandshake != nil {
+		s.TLSHandshake.Merge(o.TLSHandshake)
+	}
+	if o.WSUpgrade != nil {
+		s.WSUpgrade.Merge(o.WSUpgrade)
+	}
 	s.Subscribed += o.Subscribed
 	s.SubscribeFailed += o.SubscribeFailed
 	addMap(s.SubscribeRefused, o.SubscribeRefused)
@@ -126,12 +142,13 @@ func (s *Snapshot) Add(o *Snapshot) {
 
 // reset empties s, keeping its maps and histograms.
 func (s *Snapshot) reset() {
-	hs := [...]*Hist{s.ConnectLatency, s.PingRTT, s.Latency, s.LatencyRaw, s.ScheduleLag}
+	hs := [...]*Hist{s.ConnectLatency, s.PingRTT, s.Latency, s.LatencyRaw, s.ScheduleLag, s.TLSHandshake, s.WSUpgrade}
 	ms := [...]map[string]int64{s.Refused, s.Failed, s.Dropped, s.SubscribeRefused, s.Unsent, s.Unexpected, s.Holds, s.HeldUS}
 	ex := s.Examples
 	*s = Snapshot{Refused: ms[0], Failed: ms[1], Dropped: ms[2], SubscribeRefused: ms[3], Examples: ex,
 		Unsent: ms[4], Unexpected: ms[5], Holds: ms[6], HeldUS: ms[7],
-		ConnectLatency: hs[0], PingRTT: hs[1], Latency: hs[2], LatencyRaw: hs[3], ScheduleLag: hs[4]}
+		ConnectLatency: hs[0], PingRTT: hs[1], Latency: hs[2], LatencyRaw: hs[3], ScheduleLag: hs[4],
+		TLSHandshake: hs[5], WSUpgrade: hs[6]}
 	for _, h := range hs {
 		h.Reset()
 	}
@@ -249,6 +266,24 @@ func (r *Recorder) Connected(loop, _ int, latency time.Duration) {
 	s := r.loops[loop].snap
 	s.Connected++
 	s.ConnectLatency.Record(latency.Microseconds())
+}
+
+var _ reactor.HandshakeObserver = (*Recorder)(nil)
+
+// Handshake implements reactor.HandshakeObserver.
+func (r *Recorder) Handshake(loop, _ int, h reactor.Handshake) {
+	s := r.loops[loop].snap
+	if h.TLS > 0 {
+		s.TLSHandshakes++
+		s.TLSHandshake.Record(h.TLS.Microseconds())
+		s.TLSCPUUS += h.TLSCPU.Microseconds()
+		if h.Resumed {
+			s.TLSResumed++
+		}
+	}
+	if h.WebSocket > 0 {
+		s.WSUpgrade.Record(h.WebSocket.Microseconds())
+	}
 }
 
 // Reconnected implements reactor.Observer.

@@ -258,6 +258,15 @@ func Merge(rs []*Result) *Result {
 		if r.Histograms.PingRTT != nil {
 			total.PingRTT.Merge(r.Histograms.PingRTT)
 		}
+		if r.Histograms.TLSHandshake != nil {
+			total.TLSHandshake.Merge(r.Histograms.TLSHandshake)
+		}
+		if r.Histograms.WSUpgrade != nil {
+			total.WSUpgrade.Merge(r.Histograms.WSUpgrade)
+		}
+		total.TLSHandshakes += r.Connections.TLSHandshakes
+		total.TLSResumed += r.Connections.TLSResumed
+		total.TLSCPUUS += int64(r.Connections.TLSHandshakeCPUUSPerOp*float64(r.Connections.TLSHandshakes) + 0.5)
 		total.Latency.Merge(r.Histograms.Latency)
 		total.LatencyRaw.Merge(r.Histograms.LatencyRaw)
 		total.ScheduleLag.Merge(r.Histograms.ScheduleLag)

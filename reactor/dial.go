@@ -141,6 +141,21 @@ func (l *loop) dial(i, attempt int) {
 		}
 	}
 	fd, err := openSocket(dst, src, e.portRange)
+	if tg := &l.targets[spec.Broker%len(l.targets)]; tg.scheme != schemeTCP {
+		if err == nil && tg.scheme == schemeWS {
+			l.dialWS(s, fd, dst, tg)
+			return
+		}
+		if err == nil {
+			if err = unix.Connect(fd, dst); err == nil || errors.Is(err, unix.EINPROGRESS) {
+				l.dialTransport(s, fd, tg)
+				return
+			}
+			_ = unix.Close(fd)
+		}
+		l.dialFailed(s, err)
+		return
+	}
 	established := false
 	if err == nil {
 		err = unix.Connect(fd, dst)
@@ -205,11 +220,16 @@ func (l *loop) awaitConnack(s *session) {
 	}
 }
 
-// tcpConnected handles the end of s's TCP connect: on success it sends the CONNECT.
+// tcpConnected handles the end of s's TCP connect: on success it sends the CONNECT (the
+// WebSocket upgrade request on ws://).
 func (l *loop) tcpConnected(s *session) {
 	if err := socketError(int(s.fd)); err != nil {
 		cause, ex := classify(err)
 		l.fail(s, cause, ex)
+		return
+	}
+	if s.flags&sfTransport != 0 {
+		l.upgrade(s)
 		return
 	}
 	l.awaitConnack(s)

@@ -64,6 +64,15 @@ func (l *loop) read(s *session) {
 		return
 	}
 	data := l.rbuf[:n]
+	if s.flags&sfTransport != 0 {
+		if data = l.unwrap(s, data); data == nil {
+			return
+		}
+		if s.state == stUpgrade {
+			l.upgradeResponse(s, data)
+			return
+		}
+	}
 	pending := s.io != nil && len(s.io.in) > 0
 	if pending {
 		s.io.in = append(s.io.in, data...)
@@ -176,6 +185,14 @@ func (l *loop) send(s *session, b []byte) int {
 	if len(b) == 0 {
 		return 0
 	}
+	if s.flags&sfTransport != 0 {
+		return l.sendWrapped(s, b)
+	}
+	return l.sendRaw(s, b)
+}
+
+// sendRaw writes b, bytes for the wire, on s; see send.
+func (l *loop) sendRaw(s *session, b []byte) int {
 	if s.io != nil && len(s.io.out) > 0 {
 		s.io.out = append(s.io.out, b...)
 		return 0
@@ -264,10 +281,13 @@ func (s *session) unsent() int {
 func (l *loop) lost(s *session, err error) {
 	e := l.e
 	switch s.state {
-	case stDialing, stConnecting:
+	case stDialing, stConnecting, stUpgrade:
 		cause, ex := CauseClosed, "connection closed before CONNACK"
 		if err != nil {
 			cause, ex = classify(err)
+		}
+		if s.flags&sfTransport != 0 && l.transportOf(s).tls != nil {
+			ex += " (after the TLS handshake: a broker that requires a client certificate ends the connection here; give --cert and --key)"
 		}
 		l.fail(s, cause, ex)
 		return
@@ -305,6 +325,9 @@ func (l *loop) close(s *session) {
 	s.state = stClosing
 	l.detach(s)
 	l.remove(s)
+	if s.flags&sfHandshake != 0 {
+		return // the handshake worker has the socket: handshaken closes it
+	}
 	if s.fd >= 0 {
 		_ = unix.Close(int(s.fd)) // leaves the epoll set with it
 		s.fd = -1
@@ -333,7 +356,7 @@ func (l *loop) disconnectAll() {
 func (l *loop) protocolError(s *session, err error) {
 	cause, code := verdictOf(err)
 	switch s.state {
-	case stConnecting:
+	case stConnecting, stUpgrade:
 		l.fail(s, cause, err.Error())
 	case stConnected:
 		if codec.Version(s.version) == codec.V5 {

@@ -19,6 +19,8 @@ const (
 	stConnecting              // TCP up, CONNECT sent, waiting for CONNACK
 	stConnected               // CONNACK success
 	stClosing                 // closed by us: nothing more is reported about it
+	stHandshake               // TCP connect and TLS handshake on a handshake worker
+	stUpgrade                 // WebSocket upgrade request sent, waiting for the 101 response
 )
 
 // Session flags.
@@ -27,6 +29,8 @@ const (
 	sfPollOut                // EPOLLOUT is armed: unsent bytes wait for the socket
 	sfDeferred               // EPOLLIN is not armed: the CONNACK is collected by harvest
 	sfPersistent             // clean session / clean start 0: the broker may keep its session
+	sfTransport              // TLS or WebSocket: loop.tr holds the transport at the slot
+	sfHandshake              // a handshake worker has the socket: the loop must not close it
 )
 
 // session is one MQTT client connection, owned by its loop. An idle connected session is
@@ -69,6 +73,7 @@ type loop struct {
 	rbuf     []byte // read buffer, shared by the loop's sessions
 	sessions []*session
 	free     []int32
+	tr       []*transport // by slot: the transports of TLS and WebSocket sessions (nil: TCP)
 
 	mu    sync.Mutex
 	tasks []func() // run on the loop; appended from any goroutine
@@ -76,6 +81,7 @@ type loop struct {
 	stop  bool     // under mu: the loop ends after this round
 
 	brokers     []unix.Sockaddr
+	targets     []target // by broker: scheme, host, path
 	sources     map[netip.Addr]unix.Sockaddr
 	nextClient  int // the next client of this loop to dial first (client i is loop i%loops's)
 	connecting  int // dials without a verdict
@@ -113,6 +119,11 @@ type loop struct {
 	propsOf    *PublishSpec
 	propsAlias bool
 	rxArrival  int64 // arrival() of the current read (0: not worked out yet)
+	frames   []byte   // scratch: WebSocket frames of one write
+	wire     []byte   // scratch: TLS records of one write, what TLS wrote during a read
+	plain    []byte   // scratch: plaintext of one read over TLS
+	ctl      []byte   // scratch: WebSocket control frames owed for one read
+	keys     maskKeys // WebSocket masking keys
 }
 
 // redialAt is a reconnect attempt waiting for its backoff to pass.
@@ -139,6 +150,8 @@ func newLoop(e *Engine, idx int) (*loop, error) {
 	for _, b := range e.brokers {
 		l.brokers = append(l.brokers, sockaddr(b))
 	}
+	l.targets = e.targets
+	l.keys = newMaskKeys()
 	return l, nil
 }
 
@@ -305,6 +318,10 @@ func (l *loop) add(s *session) {
 func (l *loop) remove(s *session) {
 	if s.slot >= 0 && int(s.slot) < len(l.sessions) && l.sessions[s.slot] == s {
 		l.sessions[s.slot] = nil
+		if s.flags&sfTransport != 0 {
+			l.tr[s.slot] = nil
+			s.flags &^= sfTransport
+		}
 		l.free = append(l.free, s.slot)
 		s.slot = -1
 	}

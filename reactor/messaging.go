@@ -394,7 +394,11 @@ func (l *loop) sendPublish(s *session, p *pubState, b []byte, marks []queued) {
 			l.wrote(s, p, m, at)
 			continue
 		}
-		m.end += base
+		if s.flags&sfTransport != 0 { // the whole write waits: its end on the wire
+			m.end = s.io.pos + int64(len(s.io.out))
+		} else {
+			m.end += base
+		}
 		p.queue = append(p.queue, *m)
 	}
 }

@@ -102,6 +102,10 @@ func (l *loop) scan(now int64) {
 			if now-s.lastWrite > int64(e.cfg.ConnackTimeout) {
 				l.fail(s, CauseTimeout, "no CONNACK within "+e.cfg.ConnackTimeout.String())
 			}
+		case stUpgrade:
+			if now-s.lastWrite > int64(e.cfg.ConnackTimeout) {
+				l.fail(s, CauseTimeout, "no WebSocket upgrade response within "+e.cfg.ConnackTimeout.String())
+			}
 		case stConnected:
 			ka := int64(s.keepalive)
 			if ka <= 0 {

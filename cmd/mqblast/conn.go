@@ -41,6 +41,9 @@ type quickFlags struct {
 	ifaddr     string
 	prefix     string
 	duration   time.Duration
+	secure     bool   // --tls, --ssl (tls.go)
+	ws         bool   // --ws
+	wsPath     string // --ws-path
 	run        runFlags
 }
 
@@ -67,6 +70,12 @@ func (f *quickFlags) register(cmd *cobra.Command, prefix string, duration time.D
 	fl.BoolVar(&f.run.noCheck, "no-check", false, "skip the host checks before the run")
 	fl.IntVar(&f.run.loops, "loops", 0, "event loops per process (0: one per core)")
 	f.run.registerScenarioFlags(cmd)
+	fl.BoolVarP(&f.secure, "ssl", "S", false, "connect over TLS (mqtts; with --ws, wss); see --cacert, --cert, --insecure")
+	fl.BoolVar(&f.secure, "tls", false, "same as --ssl")
+	fl.BoolVar(&f.ws, "ws", false, "connect over WebSocket (subprotocol mqtt, path --ws-path)")
+	fl.StringVar(&f.wsPath, "ws-path", "/mqtt", "WebSocket request path, with --ws")
+	f.run.tls.register(fl)
+	f.run.tls.registerEmqttAliases(fl)
 	f.run.registerPasswordFile(fl)
 	f.run.registerWatchFlags(fl)
 	f.run.outputs.register(fl)
@@ -125,12 +134,25 @@ func (f *quickFlags) scenario(cmd *cobra.Command, typ, group string, fields, par
 	if err := s.Validate(); err != nil {
 		return nil, usageError(err)
 	}
+	if (f.secure || f.ws) && f.hosts == "" {
+		return nil, usageError(errors.New("--ssl/--tls and --ws need the broker's --host (the embedded broker speaks plain TCP only)"))
+	}
 	if f.hosts != "" {
+		if !cmd.Flags().Changed("port") { // the usual ports of TLS and WebSocket listeners
+			switch {
+			case f.secure && f.ws:
+				f.port = 8084
+			case f.ws:
+				f.port = 8083
+			case f.secure:
+				f.port = 8883
+			}
+		}
 		var bs []string
 		for _, h := range strings.Split(f.hosts, ",") {
 			if h = strings.TrimSpace(h); h != "" {
 				h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]") // -H [::1] as well as ::1
-				bs = append(bs, net.JoinHostPort(h, strconv.Itoa(f.port)))
+				bs = append(bs, quickBroker(net.JoinHostPort(h, strconv.Itoa(f.port)), f.secure, f.ws, f.wsPath))
 			}
 		}
 		f.run.brokers = bs

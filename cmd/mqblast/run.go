@@ -52,11 +52,13 @@ type runFlags struct {
 	brokerPID    int      // --broker-pid (watch.go)
 	brokerCgroup string   // --broker-cgroup
 	net          netFlags // --net, --net-broker-cmd (net.go)
+	tls          tlsFlags // --cacert, --cert, ... (tls.go)
 }
 
 func (rf *runFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringSliceVar(&rf.brokers, "broker", nil, "broker host:port, replacing the scenario's server (repeat or comma-separate for several)")
+	fl.StringSliceVar(&rf.brokers, "broker", nil, "broker host:port or URL (mqtts://host:8883, ws://host:8083/mqtt, wss://host:8084/mqtt), replacing the scenario's server (repeat or comma-separate for several)")
+	rf.tls.register(fl)
 	rf.registerScenarioFlags(cmd)
 	fl.StringSliceVar(&rf.bind, "bind", nil, "source addresses: list, range (127.0.0.2-127.0.0.40), CIDR or interface name")
 	fl.StringVar(&rf.out, "out", "", "write the result document (JSON) to this file")
@@ -229,6 +231,10 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	if err != nil {
 		return err
 	}
+	tlsConf, err := rf.tls.config(brokers)
+	if err != nil {
+		return usageError(err)
+	}
 	if procs > 1 {
 		return runWorkers(cmd, plan, rf, procs, brokers, watch)
 	}
@@ -236,6 +242,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	if err != nil {
 		return withCode(exitInvalid, err)
 	}
+	run.Engine.TLS = tlsConf
 	run.Engine.Loops = rf.loops
 	run.Engine.MaxInbound = cmp.Or(rf.maxPkt, run.Engine.MaxInbound)
 	run.ToolVersion, run.Scenario, run.Progress = version, effectiveJSON(s), cmd.ErrOrStderr()
@@ -415,6 +422,9 @@ func startEmbeddedBroker(cmd *cobra.Command) (string, int, func(), error) {
 func runWorker(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags) error {
 	ww := bench.NewWorkerWriter(cmd.OutOrStdout())
 	run, err := bench.NewRunner(plan, nil, rf.idStart)
+	if err == nil {
+		run.Engine.TLS, err = rf.tls.config(run.Engine.Brokers)
+	}
 	if err != nil {
 		_ = ww.Final(nil, err, exitInvalid)
 		return withCode(exitInvalid, err)
@@ -488,6 +498,7 @@ func runWorkers(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags, procs int
 		args := []string{"run", scen.Name(), "--worker", "--no-check", "--shard", fmt.Sprintf("%d/%d", i, procs),
 			"--broker", strings.Join(brokers, ","), "--loops", strconv.Itoa(loops),
 			"--id-start", strconv.Itoa(rf.idStart), "--max-packet-size", strconv.Itoa(rf.maxPkt)}
+		args = append(args, rf.tls.args()...)
 		c := exec.Command(exe, args...)
 		c.Env = workerEnv(s.Server.Password)
 		c.Stderr = cmd.ErrOrStderr()
