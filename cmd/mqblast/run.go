@@ -40,6 +40,7 @@ type runFlags struct {
 	format   string
 	outputs  outputFlags // --csv, --hlog, --metrics (outputs.go)
 	noCheck  bool
+	checks   json.RawMessage // the host checks' report, for the result's host.checks
 	loops    int
 	worker   bool
 	idStart  int
@@ -199,7 +200,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		return err
 	}
 	if !rf.noCheck {
-		if err := preflight(cmd, plan, procs); err != nil {
+		if err := preflight(cmd, plan, procs, rf); err != nil {
 			return err
 		}
 	}
@@ -355,10 +356,14 @@ func chooseProcs(flag string, plan *scenario.Plan) (int, error) {
 }
 
 // preflight runs the host checks for the plan and refuses a run bound to fail.
-func preflight(cmd *cobra.Command, plan *scenario.Plan, procs int) error {
+// Its findings go into the result (host.checks).
+func preflight(cmd *cobra.Command, plan *scenario.Plan, procs int, rf *runFlags) error {
 	needs := needsOf(plan)
 	needs.Procs = procs
 	r := tuning.Check("/", needs)
+	if b, err := json.Marshal(r.Findings); err == nil {
+		rf.checks = b
+	}
 	if r.Ready() {
 		return nil
 	}

@@ -121,6 +121,11 @@ func TestRunProcs2Merged(t *testing.T) {
 	if res.Host.Procs != 2 || c.Target != 2000 || c.Established != 2000 || c.Failed != 0 || c.Dropped != 0 {
 		t.Fatalf("procs %d, target %d, established %d, failed %d, dropped %d", res.Host.Procs, c.Target, c.Established, c.Failed, c.Dropped)
 	}
+	// The host checks run before the run are in the result (host.checks, one per check).
+	var checks []struct{ Name, Verdict string }
+	if err := json.Unmarshal(res.Host.Checks, &checks); err != nil || len(checks) < 3 || checks[0].Name == "" {
+		t.Errorf("host.checks %s: %v", res.Host.Checks, err)
+	}
 	if n := res.Histograms.ConnectLatency.Count(); n != 2000 {
 		t.Errorf("merged connect-latency histogram holds %d values, want 2000", n)
 	}

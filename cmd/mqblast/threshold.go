@@ -65,6 +65,9 @@ func report(cmd *cobra.Command, res *bench.Result, runErr error, rf *runFlags) e
 	if rf.sink {
 		res.BrokerKind, res.Calibration = "sink", true
 	}
+	if res.Host.Checks == nil {
+		res.Host.Checks = rf.checks
+	}
 	var evalErr error
 	if len(rf.evaluate) > 0 {
 		evalErr = res.EvaluateThresholds(rf.evaluate)
