@@ -379,7 +379,7 @@ func latencyPanel(r *bench.Result) Panel {
 	return Panel{ID: "latency", Title: "Latency over time",
 		Intro: "Per interval of the measure window (log axis). Corrected latency counts from each message's due time, so a late send still counts the wait a slow broker caused (coordinated omission corrected); raw counts from the actual write.",
 		Charts: []Chart{c.finish("no latency recorded in the measure window"),
-			raw.finish("no raw latency in this result: it is recorded where the receiver knows the actual write time (e.g. Round-Trip)")}}
+			raw.finish("no raw latency in this result: it needs the write time in the payload, which payloads of 24 bytes and more carry (this run's were smaller)")}}
 }
 
 func spectrumPanel(r *bench.Result) Panel {
