@@ -55,7 +55,7 @@ bench:
 bench-conn: build
 	scripts/bench-conn.sh 100000 3
 
-## bench-msg: client CPU per received and per published message against internal/fastbroker (-count 6)
+## bench-msg: client CPU per received and per published message against mqblast sink in a child process (-count 6)
 bench-msg:
 	$(GO) test -run '^$$' -bench 'Client(Receive|Publish)' -benchtime 2000000x -count 6 ./bench | tee bench-msg.txt
 

@@ -183,7 +183,7 @@ func runSink(cmd *cobra.Command, sf *sinkFlags) error {
 	if procs > 1 && !sf.child {
 		return runSinkParent(cmd, sf, procs)
 	}
-	cfg.ReusePort = sf.child
+	cfg.SharePort = sf.child
 	start := time.Now()
 	srv, err := sink.Start(context.Background(), cfg)
 	if err != nil {
