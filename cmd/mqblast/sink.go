@@ -51,6 +51,8 @@ type sinkLine struct {
 	CPUS     float64 `json:"cpu_s"`     // the processes' CPU time, user + system
 	RSSBytes int64   `json:"rss_bytes"` // the processes' resident memory
 	Addr     string  `json:"addr"`
+	// ProcConnections are the open connections of each process (--procs parent only).
+	ProcConnections []int64 `json:"proc_connections,omitempty"`
 }
 
 func newSinkCmd() *cobra.Command {
@@ -334,6 +336,7 @@ func runSinkParent(cmd *cobra.Command, sf *sinkFlags, procs int) error {
 		for _, ch := range children {
 			ch.mu.Lock()
 			s.Stats.Add(&ch.last.Stats)
+			s.ProcConnections = append(s.ProcConnections, ch.last.Connections)
 			s.CPUS += ch.last.CPUS
 			s.RSSBytes += ch.last.RSSBytes
 			ch.mu.Unlock()
