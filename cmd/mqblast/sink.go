@@ -400,12 +400,12 @@ func selfRSS() int64 {
 
 // startSinkChild starts `mqblast sink` in a child process on a free loopback port for
 // `run --sink` and returns its address, pid and a stop function.
-func startSinkChild(cmd *cobra.Command) (string, int, func(), error) {
+func startSinkChild(cmd *cobra.Command, flushDelay time.Duration) (string, int, func(), error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return "", 0, nil, fmt.Errorf("cannot find the mqblast binary to start the sink: %w", err)
 	}
-	c := exec.Command(exe, "sink", "--child", "--listen", "127.0.0.1:0", "--interval", "1h")
+	c := exec.Command(exe, "sink", "--child", "--listen", "127.0.0.1:0", "--interval", "1h", "--flush-delay", flushDelay.String())
 	c.Stderr = io.Discard
 	out, err := c.StdoutPipe()
 	if err != nil {
