@@ -59,6 +59,14 @@ bench-conn: build
 bench-msg:
 	$(GO) test -run '^$$' -bench 'Client(Receive|Publish)' -benchtime 2000000x -count 6 ./bench | tee bench-msg.txt
 
+## bench-1m: a million connections against mqblast sink --procs auto (N, RUNS, HOLD, RATE, TUNE; not CI)
+bench-1m: build
+	scripts/bench-1m.sh
+
+## bench-fanout: fanout-20-1000-20-2M against mqblast sink and Mosquitto (RUNS, MEASURE, RATE, SUBS, SINK_FLUSH; not CI)
+bench-fanout: build
+	scripts/bench-fanout.sh
+
 ## lint: goimports check, go vet and golangci-lint (pinned through the Go module proxy)
 lint:
 	@out=$$($(GO) run $(GOIMPORTS) -l $$(git ls-files '*.go')); \
@@ -82,4 +90,4 @@ cross:
 clean:
 	rm -rf bin $(BENCHOUT)
 
-.PHONY: help demo image build bench-conn bench-msg test race allocs fuzz bench lint check cross clean
+.PHONY: help demo image build bench-conn bench-msg bench-1m bench-fanout test race allocs fuzz bench lint check cross clean
