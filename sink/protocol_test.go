@@ -146,7 +146,7 @@ func TestSlowSubscriberDropped(t *testing.T) {
 		for i := range n {
 			h, _, err := fast.read(10 * time.Second)
 			if err != nil || h.Type != codec.TypePublish {
-				done <- fmt.Errorf("message %d: %v %v", i, h.Type, err)
+				done <- fmt.Errorf("message %d: %v: %w", i, h.Type, err)
 				return
 			}
 		}

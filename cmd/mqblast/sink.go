@@ -335,7 +335,7 @@ func runSinkParent(cmd *cobra.Command, sf *sinkFlags, procs int) error {
 		s := sinkLine{TS: time.Since(start).Seconds(), Final: final, Addr: addr}
 		for _, ch := range children {
 			ch.mu.Lock()
-			s.Stats.Add(&ch.last.Stats)
+			s.Add(&ch.last.Stats)
 			s.ProcConnections = append(s.ProcConnections, ch.last.Connections)
 			s.CPUS += ch.last.CPUS
 			s.RSSBytes += ch.last.RSSBytes
