@@ -195,7 +195,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		if len(rf.brokers) > 0 {
 			return usageError(errors.New("--sink and --broker: pick one (--sink starts its own server on loopback)"))
 		}
-		addr, pid, stop, err := startSinkChild(cmd, rf.sinkWait) // sink.go
+		addr, pid, stop, err := startSinkChild(cmd, rf.sinkWait, plan.Len()) // sink.go
 		if err != nil {
 			return err
 		}
