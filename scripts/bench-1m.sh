@@ -8,7 +8,8 @@
 #
 # Parameters (environment): N=1000000 connections, RATE=5000 per second, HOLD=60s, RUNS=3,
 # BIND=127.0.0.2-127.0.0.41, ADDRS=40 (the count in BIND), PORT=18830 (the sink's),
-# TUNE=0 (1: apply the fixes check prints, as root), OUT=results.
+# SINK_ARGS (more flags for mqblast sink, e.g. "--max-connections 500000"),
+# TUNE=1 as root, else 0 (1: apply the fixes check prints with mqblast tune apply), OUT=results.
 # Small try: N=20000 RUNS=1 HOLD=10s make bench-1m
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +20,7 @@ RUNS=${RUNS:-3}
 BIND=${BIND:-127.0.0.2-127.0.0.41}
 ADDRS=${ADDRS:-40}
 PORT=${PORT:-18830}
-TUNE=${TUNE:-0}
+TUNE=${TUNE:-$([ "$(id -u)" = 0 ] && echo 1 || echo 0)}
 OUT=${OUT:-results}
 BIN=${BIN:-./bin/mqblast}
 mkdir -p "$OUT"
@@ -49,13 +50,14 @@ if ! $BIN check -c "$N" --addrs "$ADDRS" --procs "$procs" --local-broker --conne
 fi
 
 # kernel memory in bytes: slab and TCP socket pages (sockstat "mem" is in pages)
-kmem() { awk '/^Slab:/{s=$2*1024} END{print s}' /proc/meminfo; }
+kmem() { awk '/^Slab:/{printf "%.0f\n", $2*1024}' /proc/meminfo; }
 tcpmem() { awk '/^TCP:/{for(i=1;i<=NF;i++) if($i=="mem") print $(i+1)*4096}' /proc/net/sockstat; }
-memavail() { awk '/^MemAvailable:/{print $2*1024}' /proc/meminfo; }
+memavail() { awk '/^MemAvailable:/{printf "%.0f\n", $2*1024}' /proc/meminfo; }
 
 for r in $(seq 1 "$RUNS"); do
   echo "== run $r/$RUNS: $N connections at $RATE/s over $BIND to mqblast sink --procs auto on 127.0.0.1:$PORT, hold $HOLD" >&2
-  $BIN sink --listen "127.0.0.1:$PORT" --procs auto --connections "$N" --stats-json --interval 1s \
+  # shellcheck disable=SC2086 # SINK_ARGS is a list of flags
+  $BIN sink --listen "127.0.0.1:$PORT" --procs auto --connections "$N" --stats-json --interval 1s ${SINK_ARGS:-} \
     > "$OUT/1m-sink-$r.jsonl" 2> "$OUT/1m-sink-$r.err" &
   sinkpid=$!
   for _ in $(seq 1 300); do grep -q '^ready ' "$OUT/1m-sink-$r.err" 2>/dev/null && break; sleep 0.1; done
@@ -73,9 +75,11 @@ for r in $(seq 1 "$RUNS"); do
   [ "$code" = 0 ] || echo "run $r exited $code (see $OUT/1m-run-$r.err)" >&2
 done
 
-python3 - "$OUT" "$N" "$RUNS" "$(nproc)" <<'PY'
+read -r plo phi < /proc/sys/net/ipv4/ip_local_port_range
+python3 - "$OUT" "$N" "$RUNS" "$(nproc)" "$(( (phi - plo + 1) * ADDRS ))" "$hard" "$(awk '/^MemTotal:/{printf "%.0f", $2*1024}' /proc/meminfo)" <<'PY'
 import json, statistics, sys
 out, n, runs, cores = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+ports, fdlimit, memtotal = int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
 rows = []
 for r in range(1, runs + 1):
     try:
@@ -103,7 +107,7 @@ for r in range(1, runs + 1):
         p50=c["connect_latency_us"]["p50"], p99=c["connect_latency_us"]["p99"],
         client_rss=res["client"]["rss_per_connection_bytes"], sink_rss=sink_rss,
         client_cpu=res["client"]["cpu_per_connect_us"], sink_cpu=sink_cpu, kernel=kernel,
-        minavail=minavail, res=res, sink=lines[-1] if lines else {}))
+        minavail=minavail, res=res, sink=lines[-1] if lines else {}, peak_open=peak["connections"] if peak else 0))
 if not rows:
     sys.exit("bench-1m: no run produced a result")
 def med(k): return statistics.median(r[k] for r in rows)
@@ -133,8 +137,11 @@ for r in rows:
     if c.get("refused"): why.append(f"refused {c['refused']}")
     for e in res.get("errors") or []: why.append(f"error {e['kind']} x{e['count']} ({e['example']})")
     if res["host"].get("limited"): why.append(f"kernel limited: {res['host'].get('limited_evidence')}")
-    if s: why.append(f"sink: {s.get('connections')} open in {s.get('procs')} processes, refused {s.get('refused')}")
-    why.append(f"lowest MemAvailable {r['minavail']/2**30:.1f} GiB")
+    if s: why.append(f"sink: at most {r['peak_open']} open in {s.get('procs')} processes, refused {s.get('refused')}")
+    why.append(f"lowest MemAvailable {r['minavail']/2**30:.1f} of {memtotal/2**30:.1f} GiB")
+    why.append(f"ports: {ports} local ports over the source addresses for {n} connections")
+    if s: why.append(f"descriptors: {s.get('procs')} sink processes x {fdlimit} = {s.get('procs', 0) * fdlimit}; "
+                     f"{res['host']['procs']} client processes x {fdlimit} = {res['host']['procs'] * fdlimit}")
     if res["client"].get("saturated"): why.append(f"client saturated: {res['client'].get('saturation_evidence')}")
     print(f"\nrun {r['run']} held {r['established']} of {n}: " + "; ".join(why))
 PY

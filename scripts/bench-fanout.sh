@@ -62,8 +62,8 @@ targets = sys.argv[7:]
 def ts(s): return datetime.fromisoformat(s.replace("Z", "+00:00")[:26] + "+00:00" if "." in s else s.replace("Z", "+00:00")).timestamp()
 goal = pubs * rate * subs
 print(f"\nbench-fanout: {pubs} publishers x {rate:g} msg/s x {subs} subscribers = {goal:,.0f} msg/s expected; {cores} cores; medians (runs)")
-print("| target | received msg/s | lowest interval | lost | saturated | client CPU/msg (µs) | client share of cores | broker CPU/msg (µs) |")
-print("|---|---|---|---|---|---|---|---|")
+print("| target | received msg/s | lowest interval | lost | out of order | latency p50 / p99 (µs, from due time) | saturated | client CPU/msg (µs) | client share of cores | broker CPU/msg (µs) |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for t in targets:
     rows = []
     for r in range(1, runs + 1):
@@ -77,13 +77,14 @@ for t in targets:
         wall = ts(res["ended_at"]) - t0
         bp = res.get("broker_process") or {}
         rows.append(dict(rx=res["throughput"]["receive_per_s"], low=min(iv) if iv else float("nan"), lost=m["lost"],
+            ooo=m["out_of_order"], p50=res["latency_us"]["p50"], p99=res["latency_us"]["p99"],
             sat=c["saturated"], ccpu=c["cpu_s"] * 1e6 / max(m["received"], 1), share=c["cpu_s"] / wall / cores,
             bcpu=bp.get("cpu_s", float("nan")) * 1e6 / max(m["received"], 1), ev=c.get("saturation_evidence")))
     if not rows:
-        print(f"| {t} | no result | | | | | | |"); continue
+        print(f"| {t} | no result | | | | | | | | |"); continue
     med = lambda k: statistics.median(r[k] for r in rows)
     runs_of = lambda k, f: ", ".join(f.format(r[k]) for r in rows)
-    print(f"| {t} | {med('rx'):,.0f} ({runs_of('rx', '{:,.0f}')}) | {med('low'):,.0f} | {med('lost'):.0f} | "
+    print(f"| {t} | {med('rx'):,.0f} ({runs_of('rx', '{:,.0f}')}) | {med('low'):,.0f} | {med('lost'):.0f} | {med('ooo'):.0f} | {med('p50'):.0f} / {med('p99'):.0f} | "
           f"{sum(r['sat'] for r in rows)} of {len(rows)} | {med('ccpu'):.3f} | {med('share')*100:.0f}% | {med('bcpu'):.3f} |")
     for r in rows:
         if r["sat"]:
