@@ -22,9 +22,10 @@ help:
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mqblast ./cmd/mqblast
 
-## demo: build mqblast and run a first benchmark on the embedded broker (no broker to install)
+## demo: build mqblast and run a first benchmark on the embedded broker (no broker to install); ends with the path of its HTML report
 demo: build
-	./bin/mqblast run quick-conn-100 --duration 5s
+	@mkdir -p results
+	./bin/mqblast run quick-conn-100 --duration 5s --out results/demo.json --html results/demo.html
 
 ## test: run the test suite (what CI runs; needs mosquitto on PATH for the engine tests)
 test:
@@ -55,9 +56,23 @@ bench:
 bench-conn: build
 	scripts/bench-conn.sh 100000 3
 
+## bench-tls: RSS per idle connection and CPU per set-up over tcp, mqtts, ws, wss (10,000 connections, 3 runs), and client CPU per message per transport (not CI)
+bench-tls: build
+	scripts/bench-tls.sh 10000 3
+	$(GO) test -run '^$$' -bench 'Transport' -benchtime 1000000x -count 6 ./reactor | tee bench-tls.txt
+
 ## bench-msg: client CPU per received and per published message against mqblast sink in a child process (-count 6)
 bench-msg:
 	$(GO) test -run '^$$' -bench 'Client(Receive|Publish)' -benchtime 2000000x -count 6 ./bench | tee bench-msg.txt
+
+## bench-net: network profiles through the packet emulator: round-trip shift per profile, 1 % loss as TCP retransmissions, emulator CPU per frame (root, mosquitto)
+.PHONY: bench-net
+bench-net:
+	MQBLAST_BENCH_NET=1 $(GO) test -count=1 -v -run '^TestBenchNet$$' ./tuning/netemu | tee bench-net.txt
+
+## bench-floor: mqblast run against the raw-socket floor (CPU per message, syscalls), Mosquitto, QoS 0/1, 3 runs (not CI)
+bench-floor: build
+	scripts/bench-floor.sh 3
 
 ## bench-1m: a million connections against mqblast sink --procs auto (N, RUNS, HOLD, RATE, TUNE; not CI)
 bench-1m: build
@@ -90,4 +105,11 @@ cross:
 clean:
 	rm -rf bin $(BENCHOUT)
 
-.PHONY: help demo image build bench-conn bench-msg bench-1m bench-fanout test race allocs fuzz bench lint check cross clean
+
+## study-demo: the built-in study campaigns against Mosquitto, the embedded broker and the sink, into study-demo/ (minutes; network profiles need root)
+STUDIES ?= retain-throughput edge-profiles-payloads
+study-demo: build
+	@mkdir -p study-demo
+	@set -e; for c in $(STUDIES); do ./bin/mqblast study $$c --out study-demo/$$c; done
+	@echo "open study-demo/*/study.html"
+.PHONY: help demo image build bench-conn bench-tls bench-msg bench-floor bench-1m bench-fanout study-demo test race allocs fuzz bench lint check cross clean

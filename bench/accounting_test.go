@@ -175,6 +175,29 @@ func TestRecorderShareGroupAcrossLoops(t *testing.T) {
 	}
 }
 
+// TestRecorderShareGroupOrder: order is a member's own. Two members of one group in one
+// loop, read in the other order than the broker sent to them, are not out of order; a
+// member that receives 5 after 6 is, and a copy both members got is a duplicate.
+func TestRecorderShareGroupOrder(t *testing.T) {
+	rec := NewRecorder(1)
+	rec.Stream = func(int, uint32) (scenario.StreamKind, int) { return scenario.StreamExpected, 0 }
+	now := time.Now().UnixNano()
+	rec.SetStart(now)
+	for _, x := range []struct {
+		client int
+		seq    uint32
+	}{{1, 1}, {0, 0}, {1, 3}, {0, 2}, {0, 6}, {0, 5}, {1, 6}} {
+		rec.Received(0, x.client, reactor.Message{Due: now, Now: now, Seq: x.seq})
+	}
+	s := NewSnapshot()
+	rec.Take(0, s)
+	s.Add(rec.Finish())
+	if s.Received != 6 || s.OutOfOrder != 1 || s.Duplicated != 1 {
+		t.Errorf("received %d, out of order %d, duplicated %d; want 6, 1 (5 after 6 at member 0), 1 (6 at both)",
+			s.Received, s.OutOfOrder, s.Duplicated)
+	}
+}
+
 // TestMergeAccounts: merged shards add every accounting figure, so the identities hold for
 // the whole run.
 func TestMergeAccounts(t *testing.T) {

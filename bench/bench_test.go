@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"math/rand/v2"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/mqblast/mqblast/reactor"
 )
 
@@ -31,6 +33,53 @@ func TestHistJSONRoundTrip(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(`"not base64!"`), &back); err == nil {
 		t.Error("bad base64 decoded")
+	}
+	// The document holds hdrhistogram-go's own V2 text, as HdrHistogram's tools read it.
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil || !strings.HasPrefix(s, "HISTF") {
+		t.Fatalf("encoded %.20q (%v), want the V2 compressed form HISTF...", s, err)
+	}
+	if d, err := hdrhistogram.Decode([]byte(s)); err != nil || d.TotalCount() != h.Count() {
+		t.Fatalf("hdrhistogram.Decode: %v, count %v", err, d)
+	}
+	// Documents written before hold the base64 of that text: they still read.
+	old, _ := json.Marshal(base64.StdEncoding.EncodeToString([]byte(s)))
+	var back2 Hist
+	if err := json.Unmarshal(old, &back2); err != nil || back2.Summary() != h.Summary() {
+		t.Fatalf("the older form: %v, %+v", err, back2.Summary())
+	}
+}
+
+// TestHistPack: a packed histogram keeps its compressed form only, reads the same, and
+// unpacks when changed.
+func TestHistPack(t *testing.T) {
+	h, ref := NewHist(), NewHist()
+	for i := int64(1); i <= 5000; i++ {
+		h.Record(i * 11)
+		ref.Record(i * 11)
+	}
+	h.Pack()
+	if h.h != nil || len(h.packed) == 0 || len(h.packed) > 16<<10 {
+		t.Fatalf("packed: counts kept %v, %d bytes", h.h != nil, len(h.packed))
+	}
+	if h.Count() != 5000 || h.Summary() != ref.Summary() || h.ValueAtPercentile(25) != ref.ValueAtPercentile(25) ||
+		h.Min() != ref.Min() || h.Max() != ref.Max() {
+		t.Fatalf("packed reads %+v, want %+v", h.Summary(), ref.Summary())
+	}
+	if h.h != nil {
+		t.Error("reading unpacked it")
+	}
+	a, _ := json.Marshal(h)
+	b, _ := json.Marshal(ref)
+	if string(a) != string(b) {
+		t.Error("packed JSON differs")
+	}
+	m := NewHist()
+	m.Merge(h)
+	h.Record(7)
+	ref.Record(7)
+	if m.Count() != 5000 || h.Count() != 5001 || h.Summary() != ref.Summary() {
+		t.Errorf("merge of packed %d, record into packed %+v want %+v", m.Count(), h.Summary(), ref.Summary())
 	}
 }
 
@@ -123,6 +172,7 @@ func TestGather(t *testing.T) {
 		for i, c := range connected {
 			s := NewSnapshot()
 			s.Connected = c
+			s.CPUNS, s.RSSBytes = 250_000_000, 1<<20 // a quarter of a core, 1 MiB
 			for j := int64(0); j < c; j++ {
 				s.ConnectLatency.Record(1000 + j)
 			}
@@ -140,7 +190,7 @@ func TestGather(t *testing.T) {
 		return &buf
 	}
 	var progress bytes.Buffer
-	res, err := Gather([]io.Reader{worker([]int64{6, 4}), worker([]int64{10, 0, 0})}, 20, time.Second, &progress, nil, nil)
+	res, err := Gather([]io.Reader{worker([]int64{6, 4}), worker([]int64{10, 0, 0})}, 20, time.Second, &progress, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,6 +202,18 @@ func TestGather(t *testing.T) {
 	}
 	if iv := res.Intervals[1]; iv.Connected != 4 || iv.Established != 20 {
 		t.Errorf("second interval %+v", iv)
+	}
+	// Both workers had intervals 1 and 2, only the second had 3: their CPU and RSS add.
+	for i, want := range []struct {
+		cpu float64
+		rss int64
+	}{{50, 2 << 20}, {50, 2 << 20}, {25, 1 << 20}} {
+		if iv := res.Intervals[i]; iv.ClientCPUPercent != want.cpu || iv.ClientRSSBytes != want.rss {
+			t.Errorf("interval %d: client cpu %v%% rss %d, want %v%% %d", i, iv.ClientCPUPercent, iv.ClientRSSBytes, want.cpu, want.rss)
+		}
+	}
+	if h := res.Intervals[0].Histograms; h == nil || h.ConnectLatency.Count() != 16 {
+		t.Errorf("first interval's connect histogram: %+v", h)
 	}
 	if res.Connections.Established != 20 || res.Connections.Target != 20 || res.Histograms.ConnectLatency.Count() != 20 {
 		t.Errorf("merged %+v", res.Connections)
@@ -165,7 +227,7 @@ func TestGather(t *testing.T) {
 func TestGatherWorkerError(t *testing.T) {
 	var buf bytes.Buffer
 	_ = NewWorkerWriter(&buf).Final(nil, io.ErrUnexpectedEOF, 3)
-	_, err := Gather([]io.Reader{&buf}, 1, time.Second, nil, nil, nil)
+	_, err := Gather([]io.Reader{&buf}, 1, time.Second, nil, nil, nil, nil)
 	var we *WorkerError
 	if err == nil || !strings.Contains(err.Error(), "unexpected EOF") {
 		t.Fatalf("err %v", err)

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -15,20 +16,53 @@ const (
 	histDigits  = 3
 )
 
-// Hist is an HdrHistogram of microseconds that encodes to JSON as the base64 of its
-// HdrHistogram V2 compressed form, so shards merge exactly; an empty one encodes as null.
-// Its counts (about 190 KB at 1 µs..1 h and 3 digits) are allocated at the first value, so
-// the histograms a run does not use cost nothing to keep, merge or stream. Record is not safe
-// for concurrent use. A nil *Hist reads as empty.
+// Hist is an HdrHistogram of microseconds that encodes to JSON as its HdrHistogram V2
+// compressed form (the base64 text hdrhistogram-go's Encode and HdrHistogram's own tools
+// write, "HISTF..."), so shards merge exactly; an empty one encodes as null. Its counts
+// (about 190 KB at 1 µs..1 h and 3 digits) are allocated at the first value, so the
+// histograms a run does not use cost nothing to keep, merge or stream. Pack keeps only the
+// compressed form (a few hundred bytes) of a histogram that will not change, as a run's
+// intervals are; reading a packed one decodes it for the call, and changing it unpacks it.
+// Record is not safe for concurrent use. A nil *Hist reads as empty.
 type Hist struct {
 	h       *hdrhistogram.Histogram
-	clamped int64 // values outside the range, recorded at the nearest bound
+	packed  []byte // the V2 compressed form when h is nil (Pack, UnmarshalJSON)
+	n       int64  // the packed form's count
+	clamped int64  // values outside the range, recorded at the nearest bound
 }
 
 // NewHist returns an empty histogram.
 func NewHist() *Hist { return &Hist{} }
 
 func newHDR() *hdrhistogram.Histogram { return hdrhistogram.New(histLowest, histHighest, histDigits) }
+
+// own makes h's counts its own to change: decoded from the packed form, or new.
+func (h *Hist) own() {
+	if h.packed != nil {
+		if d, err := hdrhistogram.Decode(h.packed); err == nil {
+			h.h = d
+		}
+		h.packed, h.n = nil, 0
+	}
+	if h.h == nil {
+		h.h = newHDR()
+	}
+}
+
+// read returns h's counts for reading (decoded for the call when packed), or nil when empty.
+func (h *Hist) read() *hdrhistogram.Histogram {
+	if h == nil {
+		return nil
+	}
+	if h.h != nil || h.packed == nil {
+		return h.h
+	}
+	d, err := hdrhistogram.Decode(h.packed)
+	if err != nil {
+		return nil
+	}
+	return d
+}
 
 // Record adds one value in µs, clamping (and counting) values outside the range.
 func (h *Hist) Record(us int64) {
@@ -43,7 +77,7 @@ func (h *Hist) Record(us int64) {
 		h.clamped++
 	}
 	if h.h == nil {
-		h.h = newHDR()
+		h.own()
 	}
 	_ = h.h.RecordValue(us) // cannot fail: us is in range
 }
@@ -54,9 +88,9 @@ func (h *Hist) Merge(o *Hist) {
 		return
 	}
 	if h.h == nil {
-		h.h = newHDR()
+		h.own()
 	}
-	h.h.Merge(o.h)
+	h.h.Merge(o.read())
 	h.clamped += o.clamped
 }
 
@@ -65,42 +99,99 @@ func (h *Hist) Reset() {
 	if h.h != nil {
 		h.h.Reset()
 	}
-	h.clamped = 0
+	h.packed, h.n, h.clamped = nil, 0, 0
+}
+
+// Pack drops h's counts array and keeps its compressed form, for a histogram that is kept
+// but no longer changes (an interval's).
+func (h *Hist) Pack() {
+	if h == nil || h.h == nil {
+		return
+	}
+	if h.h.TotalCount() == 0 {
+		h.h = nil
+		return
+	}
+	b, err := h.h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return // keep it as it is
+	}
+	h.packed, h.n, h.h = b, h.h.TotalCount(), nil
 }
 
 // Count returns the number of values recorded.
 func (h *Hist) Count() int64 {
-	if h == nil || h.h == nil {
+	switch {
+	case h == nil:
 		return 0
+	case h.h != nil:
+		return h.h.TotalCount()
+	default:
+		return h.n
 	}
-	return h.h.TotalCount()
 }
 
 // Summary returns the usual percentiles.
 func (h *Hist) Summary() Percentiles {
-	if h.Count() == 0 {
+	d := h.read()
+	if d == nil || d.TotalCount() == 0 {
 		return Percentiles{}
 	}
-	v := h.h.ValueAtPercentiles([]float64{50, 90, 99, 99.9})
+	v := d.ValueAtPercentiles([]float64{50, 90, 99, 99.9})
 	return Percentiles{
-		Count: h.Count(), Mean: h.h.Mean(), P50: v[50], P90: v[90], P99: v[99], P999: v[99.9],
-		Max: h.h.Max(), Clamped: h.clamped,
+		Count: d.TotalCount(), Mean: d.Mean(), P50: v[50], P90: v[90], P99: v[99], P999: v[99.9],
+		Max: d.Max(), Clamped: h.clamped,
 	}
 }
 
-// MarshalJSON encodes the V2 compressed form in base64, or null when h is empty.
+// ValueAtPercentile returns the value at percentile p (0 to 100) as HdrHistogram computes
+// it from the counts, exactly: the highest value equivalent to the smallest recorded value
+// that at least p percent of the values are at or below (at p 0, the lowest value
+// equivalent to the minimum). It returns 0 when h is empty. For reports (boxplots,
+// percentile spectra); not for the hot path.
+func (h *Hist) ValueAtPercentile(p float64) int64 {
+	d := h.read()
+	if d == nil || d.TotalCount() == 0 {
+		return 0
+	}
+	return d.ValueAtPercentile(p)
+}
+
+// Min returns the lowest value equivalent to the smallest recorded value, 0 when empty.
+func (h *Hist) Min() int64 {
+	d := h.read()
+	if d == nil || d.TotalCount() == 0 {
+		return 0
+	}
+	return d.Min()
+}
+
+// Max returns the highest value equivalent to the largest recorded value, 0 when empty.
+func (h *Hist) Max() int64 {
+	d := h.read()
+	if d == nil || d.TotalCount() == 0 {
+		return 0
+	}
+	return d.Max()
+}
+
+// MarshalJSON writes the V2 compressed form ("HISTF..."), or null when h is empty.
 func (h *Hist) MarshalJSON() ([]byte, error) {
 	if h.Count() == 0 {
 		return []byte("null"), nil
 	}
-	b, err := h.h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-	if err != nil {
-		return nil, fmt.Errorf("cannot encode a histogram: %w", err)
+	b := h.packed
+	if h.h != nil {
+		var err error
+		if b, err = h.h.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err != nil {
+			return nil, fmt.Errorf("cannot encode a histogram: %w", err)
+		}
 	}
-	return json.Marshal(base64.StdEncoding.EncodeToString(b))
+	return json.Marshal(string(b))
 }
 
-// UnmarshalJSON decodes what MarshalJSON wrote.
+// UnmarshalJSON reads what MarshalJSON writes, and the base64 of it that documents written
+// before 2026-12 hold. The histogram stays packed until it is changed.
 func (h *Hist) UnmarshalJSON(data []byte) error {
 	if string(data) == "null" {
 		*h = Hist{}
@@ -110,15 +201,22 @@ func (h *Hist) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return err
 	}
-	b, err := base64.StdEncoding.DecodeString(s)
-	if err != nil {
-		return fmt.Errorf("histogram: not base64: %w", err)
+	b := []byte(s)
+	if !strings.HasPrefix(s, "HIST") { // the older, doubly encoded form
+		inner, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return fmt.Errorf("histogram: not an HdrHistogram V2 compressed form: %w", err)
+		}
+		b = inner
 	}
 	d, err := hdrhistogram.Decode(b)
 	if err != nil {
 		return fmt.Errorf("histogram: %w", err)
 	}
-	h.h = d
+	*h = Hist{packed: b, n: d.TotalCount()}
+	if h.n == 0 {
+		h.packed = nil
+	}
 	return nil
 }
 

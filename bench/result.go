@@ -95,6 +95,16 @@ type Connections struct {
 	ConnectLatencyUS Percentiles      `json:"connect_latency_us"`
 	Pings            int64            `json:"pings"`
 	PingRTTUS        Percentiles      `json:"ping_rtt_us"`
+	// TLS, for mqtts:// and wss:// brokers: the handshakes (first connects and reconnects),
+	// those resumed from a session ticket, their time from the TCP connection to the end
+	// of the handshake (part of connect latency, which runs from the TCP start to the
+	// CONNACK) and the client's CPU per handshake. WebSocket: the upgrade's time (request to
+	// 101 response).
+	TLSHandshakes          int64        `json:"tls_handshakes,omitempty"`
+	TLSResumed             int64        `json:"tls_resumed,omitempty"`
+	TLSHandshakeUS         *Percentiles `json:"tls_handshake_us,omitempty"`
+	TLSHandshakeCPUUSPerOp float64      `json:"tls_handshake_cpu_us,omitempty"`
+	WSUpgradeUS            *Percentiles `json:"ws_upgrade_us,omitempty"`
 }
 
 // Messages counts the messages of the whole run, warm-up and drain included, so that they
@@ -177,6 +187,22 @@ type Interval struct {
 	PublishPerS      float64          `json:"publish_per_s"`
 	ReceivePerS      float64          `json:"receive_per_s"`
 	LatencyUS        Percentiles      `json:"latency_us"`
+	LatencyRawUS     Percentiles      `json:"latency_raw_us"`
+	// ClientCPUPercent is the client processes' CPU over the interval (100 = one core),
+	// ClientRSSBytes their resident set at its end (a parent's own is not counted).
+	ClientCPUPercent float64 `json:"client_cpu_percent"`
+	ClientRSSBytes   int64   `json:"client_rss_bytes"`
+	// Histograms are the interval's own histograms, so that an interval log (.hlog) can be
+	// written from a result, merged ones included.
+	Histograms *IntervalHistograms `json:"histograms,omitempty"`
+}
+
+// IntervalHistograms are one interval's histograms in HdrHistogram V2 form (null when
+// empty).
+type IntervalHistograms struct {
+	Latency        *Hist `json:"latency"`
+	LatencyRaw     *Hist `json:"latency_raw"`
+	ConnectLatency *Hist `json:"connect_latency"`
 }
 
 // ClientInfo is the load generator's measurement of itself.
@@ -188,12 +214,17 @@ type ClientInfo struct {
 	Saturated             bool        `json:"saturated"`
 	ScheduleLagUS         Percentiles `json:"schedule_lag_us"`
 	SaturationEvidence    []string    `json:"saturation_evidence,omitempty"`
+	// CPUMeasureS is the client's CPU time over the measure window (the workers' sum);
+	// make bench-floor divides it by the messages received in the window.
+	CPUMeasureS float64 `json:"cpu_measure_s,omitempty"`
 }
 
 // Histograms hold the run's histograms in HdrHistogram V2 form, so shards merge exactly.
 type Histograms struct {
 	ConnectLatency *Hist `json:"connect_latency"`
 	PingRTT        *Hist `json:"ping_rtt"`
+	TLSHandshake   *Hist `json:"tls_handshake,omitempty"`
+	WSUpgrade      *Hist `json:"ws_upgrade,omitempty"`
 	Latency        *Hist `json:"latency"`
 	LatencyRaw     *Hist `json:"latency_raw"`
 	ScheduleLag    *Hist `json:"schedule_lag"`
@@ -234,6 +265,7 @@ func (r *Result) measured(total *Snapshot, window, cpu time.Duration) {
 	r.Throughput = Throughput{WindowS: w,
 		PublishPerS: float64(total.PublishedMeasured) / w, ReceivePerS: float64(total.ReceivedMeasured) / w}
 	c := &r.Client
+	c.CPUMeasureS = cpu.Seconds()
 	if lag := time.Duration(c.ScheduleLagUS.P99) * time.Microsecond; lag > saturationLag {
 		c.Saturated = true
 		c.SaturationEvidence = append(c.SaturationEvidence,
@@ -304,6 +336,18 @@ func (r *Result) fill(total *Snapshot) {
 	c.PingRTTUS = total.PingRTT.Summary()
 	r.Histograms = Histograms{ConnectLatency: total.ConnectLatency, PingRTT: total.PingRTT,
 		Latency: total.Latency, LatencyRaw: total.LatencyRaw, ScheduleLag: total.ScheduleLag}
+	c.TLSHandshakes, c.TLSResumed = total.TLSHandshakes, total.TLSResumed
+	if h := total.TLSHandshake; h != nil && h.Count() > 0 {
+		p := h.Summary()
+		c.TLSHandshakeUS, r.Histograms.TLSHandshake = &p, h
+		if total.TLSHandshakes > 0 {
+			c.TLSHandshakeCPUUSPerOp = float64(total.TLSCPUUS) / float64(total.TLSHandshakes)
+		}
+	}
+	if h := total.WSUpgrade; h != nil && h.Count() > 0 {
+		p := h.Summary()
+		c.WSUpgradeUS, r.Histograms.WSUpgrade = &p, h
+	}
 	m := &r.Messages
 	*m = Messages{Scheduled: total.Scheduled, Published: total.Published, Unsent: total.Unsent,
 		UnsentTotal: total.UnsentTotal(), Acked: total.Acked, Expected: total.Expected,

@@ -110,11 +110,16 @@ func (cr *Runner) Run(ctx context.Context) (*Result, error) {
 		}
 	}
 	var progress progressLine
+	prevCPU, prevAt := cpuTime(), start
 	interval := func() {
 		collect()
 		s := carry
 		carry = NewSnapshot()
-		iv := NewInterval(time.Since(start).Seconds(), eng.Open(), s, cr.Interval)
+		cpu, now := cpuTime(), time.Now()
+		s.CPUNS, s.RSSBytes, prevCPU = int64(cpu-prevCPU), rss(), cpu
+		d := now.Sub(prevAt)
+		prevAt = now
+		iv := NewInterval(now.Sub(start).Seconds(), eng.Open(), s, d)
 		if cr.Watch != nil {
 			cr.Watch.Interval(&iv, cr.Progress)
 		}
@@ -256,7 +261,9 @@ connect:
 	// Disconnect phase: every scheduled message is accounted for first.
 	eng.FinishPublishing(interrupted)
 	eng.Disconnect(5 * time.Second)
-	collect()
+	// The last, partial interval: what arrived or was written since the last tick (the
+	// drain's tail, the disconnects), so that the intervals add up to the run.
+	interval()
 	total.Add(rec.Finish())
 	res.EndedAt = time.Now().UTC()
 	res.Interrupted = interrupted
@@ -296,12 +303,45 @@ func NewInterval(ts float64, open int64, s *Snapshot, d time.Duration) Interval 
 		Published:        s.Published, Received: s.Received, Expected: s.Expected, Duplicated: s.Duplicated,
 		Unsent: s.UnsentTotal(), Unexpected: s.UnexpectedTotal(), Unmeasured: s.Unmeasured,
 		PublishPerS: float64(s.Published) / d.Seconds(), ReceivePerS: float64(s.Received) / d.Seconds(),
-		LatencyUS: s.Latency.Summary(),
+		LatencyUS: s.Latency.Summary(), LatencyRawUS: s.LatencyRaw.Summary(),
+		ClientCPUPercent: 100 * float64(s.CPUNS) / float64(d.Nanoseconds()), ClientRSSBytes: s.RSSBytes,
+		Histograms: packed(&IntervalHistograms{Latency: s.Latency, LatencyRaw: s.LatencyRaw, ConnectLatency: s.ConnectLatency}),
 	}
+}
+
+// packed packs h's histograms: an interval's are kept for the whole run (a few hundred
+// bytes each, not their 190 KB counts).
+func packed(h *IntervalHistograms) *IntervalHistograms {
+	h.Latency.Pack()
+	h.LatencyRaw.Pack()
+	h.ConnectLatency.Pack()
+	return h
+}
+
+// ConnectBar is a progress writer that draws the connect phase as one bar (on a
+// terminal): until every client has connected or failed, the connect phase's interval lines
+// go to Connecting instead of Write; the interval lines follow as usual after it.
+type ConnectBar interface {
+	io.Writer
+	Connecting(p ConnectProgress)
+}
+
+// ConnectProgress is the connect phase so far, at an interval's end.
+type ConnectProgress struct {
+	TS          float64 // seconds into the run
+	Target      int64
+	Connected   int64   // sessions established so far (reconnects not counted)
+	Established int64   // sessions open now
+	Failed      int64   // clients that never connected so far
+	Dropped     int64   // established connections lost so far
+	PerS        float64 // connects per second in the interval
+	Done        bool    // every client has connected or failed: the bar's last drawing
 }
 
 // progressLine prints interval lines with running totals.
 type progressLine struct {
+	barDone            bool // the connect bar has drawn its last
+	connects           int64
 	failed, dropped    int64
 	expected, received int64 // copies expected so far, and received
 	unsent, unexpected int64
@@ -309,6 +349,7 @@ type progressLine struct {
 }
 
 func (p *progressLine) print(w io.Writer, iv Interval, target int) {
+	p.connects += iv.Connected
 	p.failed += iv.Failed
 	p.dropped += iv.Dropped
 	p.expected += iv.Expected
@@ -335,6 +376,12 @@ func (p *progressLine) print(w io.Writer, iv Interval, target int) {
 		}
 		fmt.Fprintf(w, "%6.1fs  sent %.0f/s  received %.0f/s  latency %s  missing %d%s  established %d/%d  dropped %d\n",
 			iv.TS, iv.PublishPerS, iv.ReceivePerS, lat, max(p.expected-p.received, 0), extra, iv.Established, target, p.dropped)
+		return
+	}
+	if b, ok := w.(ConnectBar); ok && !p.barDone {
+		p.barDone = p.connects+p.failed >= int64(target)
+		b.Connecting(ConnectProgress{TS: iv.TS, Target: int64(target), Connected: p.connects, Established: iv.Established,
+			Failed: p.failed, Dropped: p.dropped, PerS: iv.ConnectPerS, Done: p.barDone})
 		return
 	}
 	lat := "-"

@@ -23,6 +23,13 @@ type Snapshot struct {
 	Examples       map[string]string `json:"examples,omitempty"`
 	ConnectLatency *Hist             `json:"connect_latency"`
 	PingRTT        *Hist             `json:"ping_rtt"`
+	// TLS and WebSocket set-up (reactor.HandshakeObserver): TLS handshakes, their time and
+	// the CPU they took (µs, summed), those resumed from a ticket; WebSocket upgrades.
+	TLSHandshakes int64 `json:"tls_handshakes,omitempty"`
+	TLSResumed    int64 `json:"tls_resumed,omitempty"`
+	TLSCPUUS      int64 `json:"tls_cpu_us,omitempty"`
+	TLSHandshake  *Hist `json:"tls_handshake"`
+	WSUpgrade     *Hist `json:"ws_upgrade"`
 
 	Subscribed      int64 `json:"subscribed"`
 	SubscribeFailed int64 `json:"subscribe_failed"`
@@ -64,6 +71,10 @@ type Snapshot struct {
 	Latency           *Hist `json:"latency"`     // receive - due (corrected)
 	LatencyRaw        *Hist `json:"latency_raw"` // receive - write, for payloads of 24 bytes and more
 	ScheduleLag       *Hist `json:"schedule_lag"`
+	// CPUNS and RSSBytes are the client processes' CPU time over an interval and their
+	// resident set at its end, summed over processes; only interval snapshots carry them.
+	CPUNS    int64 `json:"cpu_ns,omitempty"`
+	RSSBytes int64 `json:"rss_bytes,omitempty"`
 }
 
 // NewSnapshot returns an empty snapshot.
@@ -71,7 +82,7 @@ func NewSnapshot() *Snapshot {
 	return &Snapshot{
 		Refused: map[string]int64{}, Failed: map[string]int64{}, Dropped: map[string]int64{},
 		Examples: map[string]string{}, ConnectLatency: NewHist(), PingRTT: NewHist(),
-		Latency: NewHist(), LatencyRaw: NewHist(), ScheduleLag: NewHist(), SubscribeRefused: map[string]int64{},
+		TLSHandshake: NewHist(), WSUpgrade: NewHist(), Latency: NewHist(), LatencyRaw: NewHist(), ScheduleLag: NewHist(), SubscribeRefused: map[string]int64{},
 		Unsent: map[string]int64{}, Unexpected: map[string]int64{}, Holds: map[string]int64{}, HeldUS: map[string]int64{},
 	}
 }
@@ -92,6 +103,15 @@ func (s *Snapshot) Add(o *Snapshot) {
 	}
 	s.ConnectLatency.Merge(o.ConnectLatency)
 	s.PingRTT.Merge(o.PingRTT)
+	s.TLSHandshakes += o.TLSHandshakes
+	s.TLSResumed += o.TLSResumed
+	s.TLSCPUUS += o.TLSCPUUS
+	if o.TLSHandshake != nil {
+		s.TLSHandshake.Merge(o.TLSHandshake)
+	}
+	if o.WSUpgrade != nil {
+		s.WSUpgrade.Merge(o.WSUpgrade)
+	}
 	s.Subscribed += o.Subscribed
 	s.SubscribeFailed += o.SubscribeFailed
 	addMap(s.SubscribeRefused, o.SubscribeRefused)
@@ -116,16 +136,19 @@ func (s *Snapshot) Add(o *Snapshot) {
 	s.Latency.Merge(o.Latency)
 	s.LatencyRaw.Merge(o.LatencyRaw)
 	s.ScheduleLag.Merge(o.ScheduleLag)
+	s.CPUNS += o.CPUNS
+	s.RSSBytes += o.RSSBytes
 }
 
 // reset empties s, keeping its maps and histograms.
 func (s *Snapshot) reset() {
-	hs := [...]*Hist{s.ConnectLatency, s.PingRTT, s.Latency, s.LatencyRaw, s.ScheduleLag}
+	hs := [...]*Hist{s.ConnectLatency, s.PingRTT, s.Latency, s.LatencyRaw, s.ScheduleLag, s.TLSHandshake, s.WSUpgrade}
 	ms := [...]map[string]int64{s.Refused, s.Failed, s.Dropped, s.SubscribeRefused, s.Unsent, s.Unexpected, s.Holds, s.HeldUS}
 	ex := s.Examples
 	*s = Snapshot{Refused: ms[0], Failed: ms[1], Dropped: ms[2], SubscribeRefused: ms[3], Examples: ex,
 		Unsent: ms[4], Unexpected: ms[5], Holds: ms[6], HeldUS: ms[7],
-		ConnectLatency: hs[0], PingRTT: hs[1], Latency: hs[2], LatencyRaw: hs[3], ScheduleLag: hs[4]}
+		ConnectLatency: hs[0], PingRTT: hs[1], Latency: hs[2], LatencyRaw: hs[3], ScheduleLag: hs[4],
+		TLSHandshake: hs[5], WSUpgrade: hs[6]}
 	for _, h := range hs {
 		h.Reset()
 	}
@@ -182,6 +205,9 @@ type loopRec struct {
 	streams map[uint64]*stream // subscriber<<32 | publisher (or a share group's key)
 	held    map[int]bool       // publishers held at least once
 	ends    []publisherEnd
+	// last is streams[lastKey], the stream of the last message (nil: none yet).
+	last    *stream
+	lastKey uint64
 }
 
 // publisherEnd is a publisher's reactor.PublisherEnd, kept for Finish.
@@ -201,6 +227,11 @@ type stream struct {
 	pub  uint32
 	set  seqSet
 	to   *stream // a share group's stream: the members' copies count there
+	// A share group member's highest sequence number so far (seen: any): order is
+	// checked per member, since MQTT orders the messages a client receives (5.0 §4.6)
+	// and promises no order across a share group's members (§4.8.2).
+	top  uint32
+	seen bool
 }
 
 // NewRecorder returns a recorder for n loops.
@@ -235,6 +266,24 @@ func (r *Recorder) Connected(loop, _ int, latency time.Duration) {
 	s := r.loops[loop].snap
 	s.Connected++
 	s.ConnectLatency.Record(latency.Microseconds())
+}
+
+var _ reactor.HandshakeObserver = (*Recorder)(nil)
+
+// Handshake implements reactor.HandshakeObserver.
+func (r *Recorder) Handshake(loop, _ int, h reactor.Handshake) {
+	s := r.loops[loop].snap
+	if h.TLS > 0 {
+		s.TLSHandshakes++
+		s.TLSHandshake.Record(h.TLS.Microseconds())
+		s.TLSCPUUS += h.TLSCPU.Microseconds()
+		if h.Resumed {
+			s.TLSResumed++
+		}
+	}
+	if h.WebSocket > 0 {
+		s.WSUpgrade.Record(h.WebSocket.Microseconds())
+	}
 }
 
 // Reconnected implements reactor.Observer.
@@ -369,18 +418,27 @@ func (r *Recorder) Received(loop, client int, m reactor.Message) {
 		return
 	}
 	key := uint64(uint32(client))<<32 | uint64(m.Publisher)
-	st := lr.streams[key]
-	if st == nil {
-		st = lr.newStream(r, client, m.Publisher, key)
+	st := lr.last
+	if st == nil || lr.lastKey != key { // the messages of one read are mostly one stream's
+		if st = lr.streams[key]; st == nil {
+			st = lr.newStream(r, client, m.Publisher, key)
+		}
+		lr.last, lr.lastKey = st, key
 	}
 	if st.kind != scenario.StreamExpected {
 		s.Unexpected[st.kind.String()]++
 		return
 	}
-	if st.to != nil {
-		st = st.to
+	var dup, late bool
+	if g := st.to; g != nil {
+		dup, _ = g.set.add(m.Seq)
+		if !dup {
+			late = st.seen && m.Seq < st.top
+			st.top, st.seen = max(st.top, m.Seq), true
+		}
+	} else {
+		dup, late = st.set.add(m.Seq)
 	}
-	dup, late := st.set.add(m.Seq)
 	if dup {
 		s.Duplicated++
 		return

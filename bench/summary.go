@@ -34,6 +34,13 @@ func (r *Result) WriteSummary(w io.Writer) error {
 	l := c.ConnectLatencyUS
 	fmt.Fprintf(tw, "connect latency\tp50 %s  p90 %s  p99 %s  max %s  (TCP start to CONNACK)\n",
 		us(l.P50), us(l.P90), us(l.P99), us(l.Max))
+	if h := c.TLSHandshakeUS; h != nil {
+		fmt.Fprintf(tw, "tls handshake\t%d (%d resumed), p50 %s  p99 %s  max %s, %.0f µs CPU each (part of connect latency)\n",
+			c.TLSHandshakes, c.TLSResumed, us(h.P50), us(h.P99), us(h.Max), c.TLSHandshakeCPUUSPerOp)
+	}
+	if h := c.WSUpgradeUS; h != nil {
+		fmt.Fprintf(tw, "websocket upgrade\tp50 %s  p99 %s  max %s\n", us(h.P50), us(h.P99), us(h.Max))
+	}
 	if c.Pings > 0 {
 		p := c.PingRTTUS
 		fmt.Fprintf(tw, "ping rtt\t%d pings, p50 %s  p99 %s  max %s\n", c.Pings, us(p.P50), us(p.P99), us(p.Max))

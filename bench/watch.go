@@ -123,7 +123,7 @@ func (w *Watch) Interval(iv *Interval, progress io.Writer) {
 		}
 		iv.BrokerRSSBytes = p.RSSBytes
 		w.peakRSS = max(w.peakRSS, p.RSSBytes, p.HWMBytes)
-		w.fds = p.FDs
+		w.fds = max(w.fds, p.FDs)
 		if iv.Established > w.mostOpen {
 			w.mostOpen, w.rssAtMost = iv.Established, p.RSSBytes
 		}
@@ -248,7 +248,7 @@ type BrokerProcess struct {
 	CPUPercentPeak float64 `json:"cpu_percent_peak"` // of one interval
 	RSSBytes       int64   `json:"rss_bytes"`        // at the last sample
 	RSSPeakBytes   int64   `json:"rss_peak_bytes"`
-	FDs            int     `json:"fds"`
+	FDs            int     `json:"fds"` // the most open at one sample
 	// CPUPerMessageUS is the broker's CPU per message it handled (taken in and delivered)
 	// over the intervals inside the measure window (over the whole run when there are
 	// fewer than two).

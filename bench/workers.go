@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -71,8 +72,10 @@ func (e *WorkerError) Error() string { return fmt.Sprintf("worker %d: %s", e.Wor
 // sequence number from their snapshots, so their percentiles are exact. release, if not
 // nil, is called once when every worker is ready (or has ended): it lets them start
 // publishing together. watch, if not nil, samples the host and the broker at each merged
-// interval (the workers do not) and fills the merged result at the end.
-func Gather(streams []io.Reader, target int, interval time.Duration, progress io.Writer, release func(), watch *Watch) (*Result, error) {
+// interval (the workers do not) and fills the merged result at the end. onInterval, if not
+// nil, receives each merged interval and its snapshot (live /metrics), the caller's to keep.
+func Gather(streams []io.Reader, target int, interval time.Duration, progress io.Writer, release func(), watch *Watch,
+	onInterval func(Interval, *Snapshot)) (*Result, error) {
 	if watch != nil {
 		watch.Start()
 	}
@@ -142,6 +145,9 @@ func Gather(streams []io.Reader, target int, interval time.Duration, progress io
 		}
 		merged = append(merged, m)
 		progressL.print(progress, m, target)
+		if onInterval != nil {
+			onInterval(m, s)
+		}
 	}
 	next, maxSeq, ended := 1, 0, 0
 	ready := make([]bool, n)
@@ -194,6 +200,9 @@ func Gather(streams []io.Reader, target int, interval time.Duration, progress io
 	}
 	if len(got) == 0 {
 		return nil, errors.Join(errs...)
+	}
+	for _, r := range got { // the merged intervals come from the snapshots: Merge need not add them
+		r.Intervals = nil
 	}
 	res := Merge(got)
 	res.Intervals = merged
@@ -249,6 +258,15 @@ func Merge(rs []*Result) *Result {
 		if r.Histograms.PingRTT != nil {
 			total.PingRTT.Merge(r.Histograms.PingRTT)
 		}
+		if r.Histograms.TLSHandshake != nil {
+			total.TLSHandshake.Merge(r.Histograms.TLSHandshake)
+		}
+		if r.Histograms.WSUpgrade != nil {
+			total.WSUpgrade.Merge(r.Histograms.WSUpgrade)
+		}
+		total.TLSHandshakes += r.Connections.TLSHandshakes
+		total.TLSResumed += r.Connections.TLSResumed
+		total.TLSCPUUS += int64(r.Connections.TLSHandshakeCPUUSPerOp*float64(r.Connections.TLSHandshakes) + 0.5)
 		total.Latency.Merge(r.Histograms.Latency)
 		total.LatencyRaw.Merge(r.Histograms.LatencyRaw)
 		total.ScheduleLag.Merge(r.Histograms.ScheduleLag)
@@ -309,6 +327,7 @@ func Merge(rs []*Result) *Result {
 		out.Host.Procs += max(r.Host.Procs, 1)
 		cl := &r.Client
 		out.Client.CPUS += cl.CPUS
+		out.Client.CPUMeasureS += cl.CPUMeasureS
 		out.Client.MaxRSSBytes += cl.MaxRSSBytes
 		out.Client.RSSPerConnectionBytes += cl.RSSPerConnectionBytes * float64(c.Established)
 		out.Client.CPUPerConnectUS += cl.CPUPerConnectUS * float64(c.Target)
@@ -329,28 +348,92 @@ func Merge(rs []*Result) *Result {
 	if out.Connections.Target > 0 {
 		out.Client.CPUPerConnectUS /= float64(out.Connections.Target)
 	}
-	out.Intervals = nil
+	out.Intervals = mergeIntervals(rs)
+	return &out
+}
+
+// mergeIntervals adds the shards' intervals index by index: counts, rates, the client
+// processes' CPU and RSS, kernel counters, and the interval histograms, whose percentiles
+// are then exact (an interval without histograms keeps the first shard's percentiles). The
+// time and the broker's figures are the first shard's. The inputs are not changed.
+func mergeIntervals(rs []*Result) []Interval {
+	var out []Interval
 	for _, r := range rs {
 		for i, iv := range r.Intervals {
-			if i >= len(out.Intervals) {
-				out.Intervals = append(out.Intervals, iv)
+			if i >= len(out) {
+				iv.Kernel = maps.Clone(iv.Kernel)
+				if h := iv.Histograms; h != nil {
+					iv.Histograms = &IntervalHistograms{Latency: cloneHist(h.Latency), LatencyRaw: cloneHist(h.LatencyRaw),
+						ConnectLatency: cloneHist(h.ConnectLatency)}
+				}
+				out = append(out, iv)
 				continue
 			}
-			m := &out.Intervals[i]
+			m := &out[i]
 			m.Established += iv.Established
 			m.Connected += iv.Connected
 			m.Failed += iv.Failed
 			m.Dropped += iv.Dropped
 			m.ConnectPerS += iv.ConnectPerS
 			m.Published += iv.Published
+			m.Unsent += iv.Unsent
 			m.Expected += iv.Expected
 			m.Received += iv.Received
 			m.Duplicated += iv.Duplicated
+			m.Unexpected += iv.Unexpected
+			m.Unmeasured += iv.Unmeasured
 			m.PublishPerS += iv.PublishPerS
 			m.ReceivePerS += iv.ReceivePerS
+			m.ClientCPUPercent += iv.ClientCPUPercent
+			m.ClientRSSBytes += iv.ClientRSSBytes
+			if len(iv.Kernel) > 0 {
+				if m.Kernel == nil {
+					m.Kernel = map[string]int64{}
+				}
+				addMap(m.Kernel, iv.Kernel)
+			}
+			switch h := iv.Histograms; {
+			case h == nil:
+			case m.Histograms == nil:
+				m.Histograms = &IntervalHistograms{Latency: cloneHist(h.Latency), LatencyRaw: cloneHist(h.LatencyRaw),
+					ConnectLatency: cloneHist(h.ConnectLatency)}
+			default:
+				mh := m.Histograms
+				mh.Latency, mh.LatencyRaw, mh.ConnectLatency = mergeHist(mh.Latency, h.Latency),
+					mergeHist(mh.LatencyRaw, h.LatencyRaw), mergeHist(mh.ConnectLatency, h.ConnectLatency)
+			}
 		}
 	}
-	return &out
+	for i := range out {
+		if h := out[i].Histograms; h != nil && len(rs) > 1 {
+			out[i].LatencyUS, out[i].LatencyRawUS = h.Latency.Summary(), h.LatencyRaw.Summary()
+			out[i].ConnectLatencyUS = h.ConnectLatency.Summary()
+			packed(h)
+		}
+	}
+	return out
+}
+
+// cloneHist returns a copy of h (nil for an empty one, as the document reads it).
+func cloneHist(h *Hist) *Hist {
+	if h.Count() == 0 {
+		return nil
+	}
+	c := NewHist()
+	c.Merge(h)
+	return c
+}
+
+// mergeHist returns dst with o added (dst is one of mergeIntervals' own copies, or nil).
+func mergeHist(dst, o *Hist) *Hist {
+	if o.Count() == 0 {
+		return dst
+	}
+	if dst == nil {
+		return cloneHist(o)
+	}
+	dst.Merge(o)
+	return dst
 }
 
 // laterStart merges the start records of two shards: the latest to be ready, the most late.

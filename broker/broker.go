@@ -23,12 +23,19 @@ type Broker struct {
 
 // Start listens on addr (host:port on loopback; port 0 picks a free one) and serves MQTT
 // 3.1.1 and 5.0 to every client until Close. log receives the broker's warnings (nil: none).
-func Start(addr string, log io.Writer) (*Broker, error) {
+func Start(addr string, log io.Writer) (*Broker, error) { return start(addr, log, false) }
+
+// StartPrivate is Start on any address, for a private network namespace that only its peer
+// namespaces reach (the study's packet emulator, tuning/netemu): there the broker cannot
+// listen on loopback, which the clients in the other namespace do not share.
+func StartPrivate(addr string, log io.Writer) (*Broker, error) { return start(addr, log, true) }
+
+func start(addr string, log io.Writer, private bool) (*Broker, error) {
 	ap, err := netip.ParseAddrPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen address %q: want IP:port, e.g. 127.0.0.1:1883: %w", addr, err)
 	}
-	if !ap.Addr().IsLoopback() {
+	if !ap.Addr().IsLoopback() && !private {
 		return nil, fmt.Errorf("listen address %q: the embedded broker listens on loopback only (127.0.0.0/8 or ::1)", addr)
 	}
 	ln, err := net.Listen("tcp", addr)

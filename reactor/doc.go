@@ -98,6 +98,43 @@
 // broker's protocol error. A 5.0 session ended on a broken rule sends DISCONNECT with the
 // rule's reason code before it closes.
 //
+// # Transports
+//
+// Config.Brokers takes host:port and mqtt:// (TCP), mqtts:// (TLS), ws:// and wss:// (MQTT
+// over WebSocket, subprotocol mqtt, path /mqtt by default; over TLS for wss). Plain TCP
+// carries no transport: its session has no field for one, and its reads and writes pay one
+// flag test (sfTransport). A TLS or WebSocket session keeps its transport in loop.tr at
+// its slot (transport.go).
+//
+// The TLS handshake blocks (crypto/tls wants a blocking net.Conn), so a TLS socket goes
+// from dial to a bounded pool of handshake workers (Config.HandshakeWorkers, default 4 per
+// loop, at least 8; each keeps its thread) and out of its loop's epoll set: the worker waits
+// for the TCP connect (poll(2)) and runs the TLS handshake over a blocking wireConn, then
+// hands the socket back through the loop's task queue. The loop adds it to its epoll set and
+// writes the CONNECT, or on wss:// the WebSocket upgrade request. The upgrade is the loop's
+// own, on ws:// straight after the TCP connect like a CONNECT: the request written, the 101
+// response read (Sec-WebSocket-Accept checked against the key sent, subprotocol mqtt), then
+// the CONNECT in its frame. From then on the loop drives the tls.Conn itself: the
+// ciphertext of each read is handed to it from memory, wireConn.Read returning a temporary
+// net.Error when it is used up (crypto/tls keeps only permanent errors, so the next read goes
+// on where this one stopped: pinned by TestTLSOverMemory), and what it writes is collected
+// in the loop's scratch buffer for the loop's own write. Handshake time and the worker
+// thread's CPU time, and the upgrade's time, are reported apart (HandshakeObserver); connect latency still runs from
+// the TCP start to the CONNACK, the handshake included. TLS sessions resume on reconnect:
+// one shared tls.ClientSessionCache, each client under its own key, so that a client resumes
+// its own session and never another client's.
+//
+// WebSocket framing is this package's own (ws.go): every MQTT packet of a write goes in one
+// masked binary frame (a per-loop wyrand draws the masking keys); the broker's frames are
+// read as one byte stream, their payloads moved together in place in the read buffer, a
+// header or control payload cut by a read kept in the transport; a ping is answered with a
+// pong, a close frame is the broker closing the connection. The WebSocket data path
+// allocates nothing (TestWSReceiveAllocs, TestWSPublishAllocs), an idle WebSocket session
+// adds its 48-byte transport and the slot pointer; tls.Conn allocates in its reads (an
+// atLeastReader per record read: 2 per read of 50 PUBLISH, TestTLSAllocs), the loop's code
+// around it nothing. Positions in connIO count wire bytes on a transport: a publisher's
+// messages queued behind a partial write are published when the whole write is taken.
+//
 // # What it must not do
 //
 // It knows nothing of histograms, JSON, flags or output: it reports every event to the

@@ -2,6 +2,7 @@ package reactor
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -59,6 +60,14 @@ type Config struct {
 	// smaller of the two is the limit. A packet over it ends the connection as
 	// CauseClientLimit: the client's own limit, not the broker's fault.
 	MaxInbound int
+	// TLS configures the connections to mqtts:// and wss:// brokers (nil: verification
+	// against the system's roots, TLS 1.2 and up). Without a ClientSessionCache one is made,
+	// so that reconnects resume their sessions (each client its own); ServerName defaults to
+	// the broker's host. See TLSConfig.
+	TLS *tls.Config
+	// HandshakeWorkers bounds the goroutines that run TCP connects, TLS handshakes and
+	// WebSocket upgrades for TLS and WebSocket brokers (default 4 per loop, at least 8).
+	HandshakeWorkers int
 	// PortLo and PortHi are the local port range (0: read from /proc); the capacity check
 	// and IP_LOCAL_PORT_RANGE use them.
 	PortLo, PortHi int
@@ -91,6 +100,9 @@ type Engine struct {
 	epoch time.Time
 
 	brokers   []netip.AddrPort
+	targets   []target // by broker: scheme, host, path
+	tlsBase   *tls.Config
+	hs        handshakers
 	portRange uint32 // IP_LOCAL_PORT_RANGE value (0: leave the kernel's)
 
 	open     atomic.Int64 // established MQTT sessions
@@ -152,12 +164,27 @@ func New(cfg Config) (*Engine, error) {
 	if e.maxIn <= 0 {
 		e.maxIn = defaultInbound(e.maxPayload)
 	}
+	secure := false
 	for _, b := range cfg.Brokers {
-		ap, err := resolveBroker(b)
+		tg, err := resolveTarget(b)
 		if err != nil {
 			return nil, err
 		}
-		e.brokers = append(e.brokers, ap)
+		e.brokers = append(e.brokers, tg.ap)
+		e.targets = append(e.targets, tg)
+		secure = secure || tg.tls()
+	}
+	if e.cfg.HandshakeWorkers <= 0 {
+		e.cfg.HandshakeWorkers = max(8, 4*cfg.Loops)
+	}
+	if secure {
+		e.tlsBase = &tls.Config{MinVersion: tls.VersionTLS12}
+		if cfg.TLS != nil {
+			e.tlsBase = cfg.TLS.Clone()
+		}
+		if e.tlsBase.ClientSessionCache == nil {
+			e.tlsBase.ClientSessionCache = tls.NewLRUClientSessionCache(max(cfg.Clients, 64))
+		}
 	}
 	if e.cfg.PortLo == 0 {
 		if lo, hi, err := LocalPortRange(); err == nil {
@@ -172,21 +199,6 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	return e, nil
-}
-
-func resolveBroker(s string) (netip.AddrPort, error) {
-	if ap, err := netip.ParseAddrPort(s); err == nil {
-		return ap, nil
-	}
-	host, port, err := net.SplitHostPort(s)
-	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("broker address %q: want host:port: %w", s, err)
-	}
-	ta, err := net.ResolveTCPAddr("tcp", net.JoinHostPort(host, port))
-	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("cannot resolve broker %q: %w", s, err)
-	}
-	return ta.AddrPort(), nil
 }
 
 // Start starts the event loops: one goroutine each.
@@ -378,6 +390,7 @@ func (e *Engine) Stop() error {
 		l.halt()
 	}
 	e.wg.Wait()
+	e.stopHandshakers()
 	e.errMu.Lock()
 	defer e.errMu.Unlock()
 	return e.loopErr

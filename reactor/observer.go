@@ -17,13 +17,15 @@ const (
 	CauseKeepalive                  // no PINGRESP within the ping timeout
 	CauseNetwork                    // another socket error (reset, broken pipe, ...)
 	CauseClientLimit                // a packet over the client's own inbound limit (Config.MaxInbound)
+	CauseTLS                        // the TLS handshake failed (a certificate, a version, an alert)
+	CauseWebSocket                  // the WebSocket upgrade failed
 	NumCauses                       // number of causes, for arrays indexed by Cause
 )
 
 var causeNames = [NumCauses]string{
 	"refused", "timeout", "address_exhausted", "fd_limit", "unreachable",
 	"closed_by_broker", "protocol_error", "keepalive_timeout", "network_error",
-	"client_packet_limit",
+	"client_packet_limit", "tls_error", "websocket_error",
 }
 
 // String returns the snake_case name used in results.

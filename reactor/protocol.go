@@ -219,7 +219,7 @@ func (l *loop) largestPublish(sp *PublishSpec, v codec.Version, aliasMax int) in
 		pl = make([]byte, sp.PayloadSize)
 	}
 	var p codec.Publish
-	fillPublish(&p, sp, v, usesAlias(sp, aliasMax))
+	fillPublish(&p, sp, v, usesAlias(sp, aliasMax), true)
 	p.Payload, p.ID = pl[:sp.PayloadSize], 1
 	if sp.RandN > 0 {
 		p.Topic = strconv.AppendInt(append([]byte(nil), sp.Topic...), int64(sp.RandN), 10)

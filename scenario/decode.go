@@ -172,24 +172,27 @@ func setValue(dst any, value string) (any, error) {
 	return value, nil
 }
 
-// SetBrokers replaces the server with the brokers of --broker: each item is "host:port" or
-// "host" (port 1883), and an item may hold several separated by commas. The first broker also
-// becomes server.hostname and server.port. Username and password are kept.
+// SetBrokers replaces the server with the brokers of --broker: each item is "host:port",
+// "host" (port 1883) or a URL (mqtt://, mqtts://, ws://, wss://host[:port][/path]), and an
+// item may hold several separated by commas. The first broker also becomes server.hostname,
+// server.port, server.scheme and server.path. Username and password are kept.
 func (s *Scenario) SetBrokers(brokers []string) error {
 	l := &errList{file: "--broker"}
 	var out []string
+	var urls []brokerURL
 	for _, item := range brokers {
 		for b := range strings.SplitSeq(item, ",") {
 			b = strings.TrimSpace(b)
 			if b == "" {
 				continue
 			}
-			hp, err := normalizeHostPort(b)
+			u, err := parseBroker(b)
 			if err != nil {
 				l.add("", "%s %v", strconv.Quote(b), err)
 				continue
 			}
-			out = append(out, hp)
+			urls = append(urls, u)
+			out = append(out, u.String())
 		}
 	}
 	if len(out) == 0 && len(l.errs) == 0 {
@@ -198,9 +201,11 @@ func (s *Scenario) SetBrokers(brokers []string) error {
 	if len(l.errs) > 0 {
 		return l.err()
 	}
-	host, port, _ := net.SplitHostPort(out[0])
-	s.Server.Hostname = host
-	s.Server.Port, _ = strconv.Atoi(port)
+	s.Server.Hostname, s.Server.Port, s.Server.Path = urls[0].host, urls[0].port, urls[0].path
+	s.Server.Scheme = urls[0].scheme
+	if s.Server.Scheme == "mqtt" {
+		s.Server.Scheme = ""
+	}
 	if len(out) == 1 {
 		s.Server.Brokers = nil
 	} else {
@@ -411,6 +416,8 @@ var serverFields = []field{
 	{name: "username", ptr: func(o any) any { return &o.(*Server).Username }},
 	{name: "password", ptr: func(o any) any { return &o.(*Server).Password }, secret: true},
 	{name: "brokers", ptr: func(o any) any { return &o.(*Server).Brokers }},
+	{name: "scheme", ptr: func(o any) any { return &o.(*Server).Scheme }},
+	{name: "path", ptr: func(o any) any { return &o.(*Server).Path }},
 }
 
 var paramFields = []field{

@@ -38,6 +38,8 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 		Username string   `json:"username"`
 		Password string   `json:"password"`
 		Brokers  []string `json:"brokers,omitempty"`
+		Scheme   string   `json:"scheme,omitempty"`
+		Path     string   `json:"path,omitempty"`
 	}
 	type jsonParams struct {
 		ConnectionRate float64  `json:"connection_rate"`
@@ -132,7 +134,8 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 		out.Parameters.Reconnect = string(p.Reconnect)
 	}
 	if sv := s.Server; s.HasServer() || sv.Username != "" || sv.Password != "" {
-		js := &jsonServer{Hostname: sv.Hostname, Port: sv.Port, Username: sv.Username, Brokers: sv.Brokers}
+		js := &jsonServer{Hostname: sv.Hostname, Port: sv.Port, Username: sv.Username, Brokers: sv.Brokers,
+			Scheme: sv.Scheme, Path: sv.Path}
 		if sv.Password != "" {
 			js.Password = RedactedPassword
 		}

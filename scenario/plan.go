@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/netip"
 	"strconv"
 	"sync"
@@ -129,7 +128,7 @@ func NewPlan(s *Scenario) (*Plan, error) {
 	case len(s.Server.Brokers) > 0:
 		sh.brokers = s.Server.Brokers
 	case s.Server.Hostname != "":
-		sh.brokers = []string{net.JoinHostPort(s.Server.Hostname, strconv.Itoa(s.Server.Port))}
+		sh.brokers = []string{s.Server.serverAddr()}
 	}
 	p := &Plan{shared: sh}
 	pubRole := RolePublisher

@@ -172,6 +172,12 @@ type Group struct {
 type Server struct {
 	Hostname string // "hostname"
 	Port     int    // "port"; default 1883
+	// Scheme ("scheme", mqblast's addition) is the transport: "mqtt" (TCP, also when
+	// empty), "mqtts" (TLS), "ws" (MQTT over WebSocket) or "wss" (over WebSocket over TLS);
+	// Path ("path") is the WebSocket request path (default /mqtt). A broker URL given to
+	// --broker sets them.
+	Scheme   string
+	Path     string
 	Username string // "username"
 	Password string // "password"
 	// Brokers ("brokers", mqblast's addition) lists several "host:port" addresses, for a

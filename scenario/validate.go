@@ -369,8 +369,9 @@ func (s *Scenario) checkServer(l *errList) {
 	if len(s.Server.Brokers) == 0 && (s.Server.Port < 1 || s.Server.Port > 65535) {
 		l.add("server.port", "%d is not a port (must be 1 to 65535)", s.Server.Port)
 	}
+	s.checkTransport(l)
 	for i, b := range s.Server.Brokers {
-		if _, err := normalizeHostPort(b); err != nil {
+		if _, err := parseBroker(b); err != nil {
 			l.add(fmt.Sprintf("server.brokers[%d]", i), "%s %v", show(b), err)
 		}
 	}

@@ -135,6 +135,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		s.err = gnet.Run(h, "tcp://"+cfg.Addr,
 			gnet.WithNumEventLoop(1), // one loop per process: the relay needs no lock (doc.go)
 			gnet.WithReusePort(true), // accept on the loop itself (SharePort)
+			gnet.WithReuseAddr(true), // restart on the same port while its old connections are in TIME_WAIT (a study restarts it per cell)
 			gnet.WithReadBufferCap(readBufferCap),
 			gnet.WithWriteBufferCap(writeBufferCap),
 			gnet.WithLockOSThread(cfg.LockOSThread),

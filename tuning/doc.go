@@ -9,7 +9,8 @@
 // from a scenario plan is the caller's job, so tuning imports nothing of ours.
 //
 // tuning must not change system settings unless the user explicitly asks to apply: [Apply] is
-// the only function that writes, and only what [PlanChanges] listed. It does not print; callers
+// the only function that writes, and only what [PlanChanges] listed; [RunCommands] runs the
+// commands of a [NetemPlan] only when a caller that the user asked passes them. It does not print; callers
 // pass the writer ([Report.WriteText]). Source-address helpers ([HostAddrs], [AddrBatch]) build
 // the `ip` commands; running them is the caller's job.
 //
@@ -21,4 +22,13 @@
 // [FindListener] finds the local process behind a TCP port (a local broker), and
 // [SameNetNS] tells whether two processes share a namespace, so one reading serves both.
 // Sampling is the caller's job; these only read.
+//
+// Network profiles (DESIGN.md §9): [ParseProfile] reads a named profile (local, optimal,
+// typical, worst, cloud) or custom per-direction delay, jitter and loss into a [Profile],
+// validated with errors that say what to write instead. [PlanNetem] turns a profile into the
+// tc netem commands for the path to one broker address (egress, and ingress through an IFB
+// device, both filtered to that address) and the commands that clear them; [NetemAvailable]
+// probes, in a throw-away network namespace, whether this kernel has sch_netem and IFB.
+// Where it has not, the subpackage tuning/netemu emulates the profile in user space between
+// two network namespaces.
 package tuning

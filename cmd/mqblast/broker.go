@@ -12,6 +12,7 @@ func init() { register(newBrokerCmd) }
 
 func newBrokerCmd() *cobra.Command {
 	var listen string
+	var private bool
 	cmd := &cobra.Command{
 		Use:   "broker [--listen ADDR]",
 		Short: "Run the embedded MQTT broker (loopback only) for first runs and tests",
@@ -24,7 +25,11 @@ The first line on stdout is "listening on ADDR" (useful with --listen 127.0.0.1:
   mqblast broker --listen 127.0.0.1:18830`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			b, err := broker.Start(listen, cmd.ErrOrStderr())
+			start := broker.Start
+			if private {
+				start = broker.StartPrivate
+			}
+			b, err := start(listen, cmd.ErrOrStderr())
 			if err != nil {
 				return usageError(err)
 			}
@@ -37,5 +42,7 @@ The first line on stdout is "listening on ADDR" (useful with --listen 127.0.0.1:
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:1883", "address to listen on (loopback only; port 0 picks a free port)")
+	cmd.Flags().BoolVar(&private, "private-netns", false, "internal: listen on any address, in a private network namespace (mqblast study behind the packet emulator)")
+	_ = cmd.Flags().MarkHidden("private-netns")
 	return cmd
 }

@@ -41,6 +41,9 @@ type quickFlags struct {
 	ifaddr     string
 	prefix     string
 	duration   time.Duration
+	secure     bool   // --tls, --ssl (tls.go)
+	ws         bool   // --ws
+	wsPath     string // --ws-path
 	run        runFlags
 }
 
@@ -61,13 +64,21 @@ func (f *quickFlags) register(cmd *cobra.Command, prefix string, duration time.D
 	fl.IntVarP(&f.run.idStart, "startnumber", "n", 0, "number of the first client (client id = prefix + number)")
 	fl.DurationVar(&f.duration, "duration", duration, durationHelp)
 	fl.StringVar(&f.run.out, "out", "", "write the result document (JSON) to this file")
+	fl.StringVar(&f.run.html, "html", "", "write the HTML report of the run to this file (report.go)")
 	fl.StringVar(&f.run.format, "format", "text", "stdout format: text (summary) or json (the result document)")
 	fl.StringVar(&f.run.procs, "procs", "auto", "worker processes: auto (as many as the descriptor limit needs) or N")
 	fl.BoolVar(&f.run.noCheck, "no-check", false, "skip the host checks before the run")
 	fl.IntVar(&f.run.loops, "loops", 0, "event loops per process (0: one per core)")
 	f.run.registerScenarioFlags(cmd)
+	fl.BoolVarP(&f.secure, "ssl", "S", false, "connect over TLS (mqtts; with --ws, wss); see --cacert, --cert, --insecure")
+	fl.BoolVar(&f.secure, "tls", false, "same as --ssl")
+	fl.BoolVar(&f.ws, "ws", false, "connect over WebSocket (subprotocol mqtt, path --ws-path)")
+	fl.StringVar(&f.wsPath, "ws-path", "/mqtt", "WebSocket request path, with --ws")
+	f.run.tls.register(fl)
+	f.run.tls.registerEmqttAliases(fl)
 	f.run.registerPasswordFile(fl)
 	f.run.registerWatchFlags(fl)
+	f.run.outputs.register(fl)
 }
 
 // scenario builds the scenario of type typ the flags describe: group is the JSON group
@@ -123,12 +134,25 @@ func (f *quickFlags) scenario(cmd *cobra.Command, typ, group string, fields, par
 	if err := s.Validate(); err != nil {
 		return nil, usageError(err)
 	}
+	if (f.secure || f.ws) && f.hosts == "" {
+		return nil, usageError(errors.New("--ssl/--tls and --ws need the broker's --host (the embedded broker speaks plain TCP only)"))
+	}
 	if f.hosts != "" {
+		if !cmd.Flags().Changed("port") { // the usual ports of TLS and WebSocket listeners
+			switch {
+			case f.secure && f.ws:
+				f.port = 8084
+			case f.ws:
+				f.port = 8083
+			case f.secure:
+				f.port = 8883
+			}
+		}
 		var bs []string
 		for _, h := range strings.Split(f.hosts, ",") {
 			if h = strings.TrimSpace(h); h != "" {
 				h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]") // -H [::1] as well as ::1
-				bs = append(bs, net.JoinHostPort(h, strconv.Itoa(f.port)))
+				bs = append(bs, quickBroker(net.JoinHostPort(h, strconv.Itoa(f.port)), f.secure, f.ws, f.wsPath))
 			}
 		}
 		f.run.brokers = bs

@@ -31,6 +31,11 @@ func checkInputs(cmd *cobra.Command, rf *runFlags) error {
 	if err := checkBind(flag, rf.bind); err != nil {
 		return usageError(err)
 	}
+	if rf.html != "" {
+		if err := checkHTMLOut(rf.html); err != nil { // report.go
+			return usageError(err)
+		}
+	}
 	if rf.out != "" {
 		if err := checkOut(rf.out); err != nil {
 			return usageError(err)

@@ -31,12 +31,14 @@ type runFlags struct {
 	sets     []string
 	bind     []string
 	out      string
+	html     string // --html (report.go)
 	duration time.Duration
 	procs    string
 	shard    string
 	startAt  string   // --start-at
 	start    *startAt // parsed from startAt when the run begins
 	format   string
+	outputs  outputFlags // --csv, --hlog, --metrics (outputs.go)
 	noCheck  bool
 	loops    int
 	worker   bool
@@ -50,14 +52,18 @@ type runFlags struct {
 	passwordFile string   // --password-file (password.go)
 	brokerPID    int      // --broker-pid (watch.go)
 	brokerCgroup string   // --broker-cgroup
+	net          netFlags // --net, --net-broker-cmd (net.go)
+	tls          tlsFlags // --cacert, --cert, ... (tls.go)
 }
 
 func (rf *runFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringSliceVar(&rf.brokers, "broker", nil, "broker host:port, replacing the scenario's server (repeat or comma-separate for several)")
+	fl.StringSliceVar(&rf.brokers, "broker", nil, "broker host:port or URL (mqtts://host:8883, ws://host:8083/mqtt, wss://host:8084/mqtt), replacing the scenario's server (repeat or comma-separate for several)")
+	rf.tls.register(fl)
 	rf.registerScenarioFlags(cmd)
 	fl.StringSliceVar(&rf.bind, "bind", nil, "source addresses: list, range (127.0.0.2-127.0.0.40), CIDR or interface name")
 	fl.StringVar(&rf.out, "out", "", "write the result document (JSON) to this file")
+	fl.StringVar(&rf.html, "html", "", "write the HTML report of the run to this file (also of an interrupted run)")
 	fl.DurationVar(&rf.duration, "duration", 0, "override parameters.duration_sec (how long connections are held)")
 	fl.StringVar(&rf.procs, "procs", "auto", "worker processes: auto (as many as the descriptor limit needs) or N")
 	fl.StringVar(&rf.shard, "shard", "", "run shard I of N of the scenario (I/N, 0-based), e.g. on several hosts; "+
@@ -65,6 +71,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&rf.startAt, "start-at", "", "connect and subscribe, then start publishing at this wall-clock time: "+
 		"RFC 3339 (2026-01-02T15:04:05Z) or +DURATION from now (+90s); a run not ready by then starts at once, late (start.late_ms)")
 	fl.StringVar(&rf.format, "format", "text", "stdout format: text (summary) or json (the result document)")
+	rf.outputs.register(fl) // outputs.go
 	fl.BoolVar(&rf.noCheck, "no-check", false, "skip the host checks (mqblast check) before the run")
 	fl.IntVar(&rf.loops, "loops", 0, "event loops per process (0: one per core)")
 	fl.BoolVar(&rf.worker, "worker", false, "internal: run as a worker process streaming snapshots on stdout")
@@ -75,6 +82,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&rf.sinkWait, "sink-flush-delay", 0, "with --sink: the sink's --flush-delay (fewer, larger writes at that cost in latency)")
 	_ = fl.MarkHidden("worker")
 	rf.registerPasswordFile(fl)
+	rf.net.register(fl)
 }
 
 func newRunCmd() *cobra.Command {
@@ -129,6 +137,9 @@ the run exits 5 when one failed (a failed or interrupted run keeps its own exit 
 			if err != nil {
 				return withCode(exitInvalid, err)
 			}
+			if rf.net.profile != "" && !rf.worker {
+				return runWithNet(cmd, &rf, func() error { return executeScenario(cmd, s, &rf) })
+			}
 			return executeScenario(cmd, s, &rf)
 		},
 	}
@@ -156,6 +167,11 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		if err := checkInputs(cmd, rf); err != nil { // flagcheck.go
 			return err
 		}
+		if err := rf.outputs.check(); err != nil { // outputs.go
+			return err
+		}
+		cmd.SetErr(progressWriter(cmd.ErrOrStderr())) // a connect bar on a terminal (progress.go)
+		defer endProgress(cmd.ErrOrStderr())
 	}
 	if err := applyOverrides(s, rf); err != nil {
 		return err
@@ -189,6 +205,10 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 			return err
 		}
 	}
+	if err := rf.outputs.serve(cmd, plan.Len()); err != nil { // --metrics
+		return err
+	}
+	defer rf.outputs.stop(cmd)
 	brokers := plan.Brokers()
 	embeddedPID := 0
 	if rf.sink {
@@ -213,6 +233,10 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	if err != nil {
 		return err
 	}
+	tlsConf, err := rf.tls.config(brokers)
+	if err != nil {
+		return usageError(err)
+	}
 	if procs > 1 {
 		return runWorkers(cmd, plan, rf, procs, brokers, watch)
 	}
@@ -220,10 +244,12 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	if err != nil {
 		return withCode(exitInvalid, err)
 	}
+	run.Engine.TLS = tlsConf
 	run.Engine.Loops = rf.loops
 	run.Engine.MaxInbound = cmp.Or(rf.maxPkt, run.Engine.MaxInbound)
 	run.ToolVersion, run.Scenario, run.Progress = version, effectiveJSON(s), cmd.ErrOrStderr()
 	run.Watch = watch
+	run.OnInterval = rf.outputs.onInterval(cmd.ErrOrStderr())
 	if st := rf.start; st != nil {
 		run.StartGate = func() (time.Time, error) { return st.ready(cmd.ErrOrStderr()), nil }
 	}
@@ -398,6 +424,9 @@ func startEmbeddedBroker(cmd *cobra.Command) (string, int, func(), error) {
 func runWorker(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags) error {
 	ww := bench.NewWorkerWriter(cmd.OutOrStdout())
 	run, err := bench.NewRunner(plan, nil, rf.idStart)
+	if err == nil {
+		run.Engine.TLS, err = rf.tls.config(run.Engine.Brokers)
+	}
 	if err != nil {
 		_ = ww.Final(nil, err, exitInvalid)
 		return withCode(exitInvalid, err)
@@ -471,6 +500,7 @@ func runWorkers(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags, procs int
 		args := []string{"run", scen.Name(), "--worker", "--no-check", "--shard", fmt.Sprintf("%d/%d", i, procs),
 			"--broker", strings.Join(brokers, ","), "--loops", strconv.Itoa(loops),
 			"--id-start", strconv.Itoa(rf.idStart), "--max-packet-size", strconv.Itoa(rf.maxPkt)}
+		args = append(args, rf.tls.args()...)
 		c := exec.Command(exe, args...)
 		c.Env = workerEnv(s.Server.Password)
 		c.Stderr = cmd.ErrOrStderr()
@@ -507,7 +537,8 @@ func runWorkers(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags, procs int
 			_, _ = fmt.Fprintf(in, "go %d\n", at.UnixNano())
 		}
 	}
-	res, gerr := bench.Gather(streams, plan.Len(), time.Second, cmd.ErrOrStderr(), release, watch)
+	res, gerr := bench.Gather(streams, plan.Len(), time.Second, cmd.ErrOrStderr(), release, watch,
+		rf.outputs.onInterval(cmd.ErrOrStderr()))
 	for _, in := range stdins {
 		_ = in.Close()
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -68,7 +69,11 @@ func report(cmd *cobra.Command, res *bench.Result, runErr error, rf *runFlags) e
 	if len(rf.evaluate) > 0 {
 		evalErr = res.EvaluateThresholds(rf.evaluate)
 	}
-	if werr := writeResult(cmd, res, rf.out, rf.format); werr != nil {
+	ferr := rf.outputs.finish(cmd, res) // --csv, --hlog, --metrics (outputs.go)
+	if werr := errors.Join(writeResult(cmd, res, rf.out, rf.format), ferr); werr != nil {
+		return werr
+	}
+	if werr := runHTMLReport(cmd, res, rf); werr != nil { // report.go
 		return werr
 	}
 	if err := outcome(res, runErr, cmd.Context()); err != nil {

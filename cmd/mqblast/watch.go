@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/reactor"
 	"github.com/mqblast/mqblast/tuning"
 )
 
@@ -54,11 +55,7 @@ func newWatch(cmd *cobra.Command, rf *runFlags, brokers []string, embeddedPID in
 
 // localPort returns the port of a host:port whose host is an address of this host.
 func localPort(hostport string) (int, bool) {
-	host, p, err := net.SplitHostPort(hostport)
-	if err != nil {
-		return 0, false
-	}
-	port, err := strconv.Atoi(p)
+	_, host, port, _, err := reactor.ParseBroker(hostport) // host:port or a broker URL
 	if err != nil {
 		return 0, false
 	}

@@ -18,11 +18,13 @@ import (
 // Mosquitto is a running Mosquitto instance.
 type Mosquitto struct {
 	Addr string // host:port
-	Cmd  *exec.Cmd
-	Log  string // path of its log file
-	bin  string
-	conf string
-	nice int
+	// The TLS and WebSocket listeners' host:port, when Options asked for them.
+	TLSAddr, WSAddr, WSSAddr string
+	Cmd                      *exec.Cmd
+	Log                      string // path of its log file
+	bin                      string
+	conf                     string
+	nice                     int
 }
 
 // brokerCommand is mosquitto -c conf, under nice(1) when nice > 0.
@@ -44,6 +46,13 @@ type Options struct {
 	// Nice, when > 0, runs the broker at that lower scheduling priority (nice(1)), so that a
 	// test overloading it on a shared 2-core host takes CPU from the broker, not the client.
 	Nice int
+	// TLS, WebSocket and WSS add a TLS listener, a WebSocket one and a WebSocket one over
+	// TLS, each on its own free port, beside the plain one; the TLS ones use Certs (which
+	// they need), and with RequireCert the broker asks for a client certificate its CA
+	// signed (mutual TLS).
+	TLS, WebSocket, WSS bool
+	Certs               *Certs
+	RequireCert         bool
 }
 
 // Need returns the path of the mosquitto binary, skipping (or in CI failing) the test when
@@ -98,7 +107,9 @@ func StartMosquitto(t testing.TB, opts Options) *Mosquitto {
 	} else {
 		conf = append(conf, "allow_anonymous true")
 	}
+	m := &Mosquitto{}
 	conf = append(conf, opts.Extra...)
+	conf = append(conf, transportListeners(t, &opts, m)...)
 	confPath := filepath.Join(dir, "mosquitto.conf")
 	if err := os.WriteFile(confPath, []byte(strings.Join(conf, "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -107,7 +118,7 @@ func StartMosquitto(t testing.TB, opts Options) *Mosquitto {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("cannot start mosquitto: %v", err)
 	}
-	m := &Mosquitto{Addr: net.JoinHostPort(opts.Host, fmt.Sprint(port)), Cmd: cmd, Log: logPath, bin: bin, conf: confPath, nice: opts.Nice}
+	m.Addr, m.Cmd, m.Log, m.bin, m.conf, m.nice = net.JoinHostPort(opts.Host, fmt.Sprint(port)), cmd, logPath, bin, confPath, opts.Nice
 	t.Cleanup(func() {
 		_ = m.Cmd.Process.Kill()
 		_ = m.Cmd.Wait()
@@ -118,6 +129,11 @@ func StartMosquitto(t testing.TB, opts Options) *Mosquitto {
 		}
 	})
 	WaitListening(t, m.Addr, 5*time.Second)
+	for _, a := range []string{m.TLSAddr, m.WSAddr, m.WSSAddr} {
+		if a != "" {
+			WaitListening(t, a, 5*time.Second)
+		}
+	}
 	return m
 }
 

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/mqblast/mqblast/internal/testbroker"
+)
+
+// needRoot skips a test that creates network namespaces without root (fails it in CI).
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("the network profile tests need root (network namespaces)")
+	}
+	t.Skip("the network profile tests need root (network namespaces)")
+}
+
+// TestRunNet runs a Round-Trip scenario with --net on this host (no sch_netem: the broker,
+// Mosquitto, runs behind the packet emulator) and wants the round trip to take at least the
+// profile's 2 × 2 ms, the emulator's counters on stderr, and its namespaces gone afterwards.
+func TestRunNet(t *testing.T) {
+	needRoot(t)
+	testbroker.Need(t)
+	r := runBin(t, "run", "quick-roundtrip-10", "--net", "delay=2ms", "--duration", "3s", "--format", "json")
+	if r.code != exitOK {
+		t.Fatalf("exit %d:\n%s", r.code, r.stderr)
+	}
+	var res struct {
+		Broker    []string `json:"broker"`
+		LatencyUS struct {
+			P50   float64 `json:"p50"`
+			Count int     `json:"count"`
+		} `json:"latency_us"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatalf("result: %v\n%s", err, r.stdout)
+	}
+	t.Logf("broker %v, round trip p50 %.0f µs over %d", res.Broker, res.LatencyUS.P50, res.LatencyUS.Count)
+	if res.LatencyUS.Count == 0 || res.LatencyUS.P50 < 4000 || res.LatencyUS.P50 > 40000 {
+		t.Errorf("round trip p50 %.0f µs over %d messages, want 4 ms (2 × 2 ms) and more", res.LatencyUS.P50, res.LatencyUS.Count)
+	}
+	if len(res.Broker) != 1 || res.Broker[0] != "10.211.0.1:1883" {
+		t.Errorf("broker %v, want the emulator's broker namespace 10.211.0.1:1883", res.Broker)
+	}
+	for _, want := range []string{"through the packet emulator: broker namespace mqb-", "emulator up (client to broker):", "emulator CPU:"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	ns := r.stderr[strings.Index(r.stderr, "broker namespace ")+len("broker namespace "):]
+	ns = strings.Fields(ns)[0]
+	if _, err := os.Stat("/run/netns/" + ns); err == nil {
+		t.Errorf("namespace %s is left after the run", ns)
+	}
+}
+
+// TestNetClearLeftovers leaves the namespace of a process that is gone and wants `net clear`
+// to remove it.
+func TestNetClearLeftovers(t *testing.T) {
+	needRoot(t)
+	dead := "mqb-4999998-e" // above pid_max: no live process has this pid
+	if out, err := exec.Command("ip", "netns", "add", dead).CombinedOutput(); err != nil {
+		t.Fatalf("ip netns add: %v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", dead).Run() })
+	out, stderr, code := runMQ(t, "net", "clear")
+	if code != exitOK || !strings.Contains(out, "removed emulator namespaces: ") || !strings.Contains(out, dead) {
+		t.Fatalf("net clear: exit %d:\n%s%s", code, out, stderr)
+	}
+	if _, err := os.Stat("/run/netns/" + dead); err == nil {
+		t.Errorf("net clear left %s", dead)
+	}
+}

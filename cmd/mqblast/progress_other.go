@@ -1,0 +1,8 @@
+//go:build !linux
+
+package main
+
+import "os"
+
+// isTerminal reports false off Linux: the progress is printed as interval lines.
+func isTerminal(*os.File) bool { return false }

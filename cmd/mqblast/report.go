@@ -1,0 +1,178 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mqblast/mqblast/bench"
+	rpt "github.com/mqblast/mqblast/report"
+)
+
+func init() {
+	register(newReportCmd)
+	register(newCompareCmd)
+}
+
+func newReportCmd() *cobra.Command {
+	var html string
+	var writeOutputs func(r *bench.Result) error
+	cmd := &cobra.Command{
+		Use:   "report RESULT.json [--html FILE] [--csv FILE] [--hlog FILE]",
+		Short: "Render a result document: the text summary, or an HTML report with charts",
+		Long: `Render a result document (mqblast run --out FILE). Without --html, print the text summary
+that the run printed. With --html FILE, write one self-contained HTML page: the summary
+(verdicts, thresholds, saturation and stall evidence, host checks), messages per second,
+latency per interval (corrected and raw, log axis), the percentile spectrum of the measure
+window, connections and connect latency, delivery, client CPU and memory, the broker's CPU
+and memory and the kernel counters when the result has them, and the effective scenario.
+The page needs no network (the charting library, uPlot, is inline, and so is the result
+document), follows the light or dark theme and prints. --csv and --hlog write the
+intervals as CSV and as an HdrHistogram interval log (docs/outputs.md).`,
+		Example: `  mqblast report run.json
+  mqblast report run.json --html run.html
+  mqblast report run.json --csv run.csv --hlog run.hlog
+  mqblast run quick-p2p-100 --html run.html   # the same, at the end of a run`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError(fmt.Errorf("report takes one result document, got %d arguments (to put several side by side: mqblast compare)", len(args)))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if html != "" {
+				if err := checkHTMLOut(html); err != nil {
+					return usageError(err)
+				}
+			}
+			r, err := readResultFile(args[0])
+			if err != nil {
+				return err
+			}
+			if err := writeOutputs(r); err != nil {
+				return err
+			}
+			if html == "" {
+				return r.WriteSummary(cmd.OutOrStdout())
+			}
+			return writeHTMLReport(cmd.ErrOrStderr(), r, filepath.Base(args[0]), html)
+		},
+	}
+	cmd.Flags().StringVar(&html, "html", "", "write the HTML report to this file")
+	writeOutputs = addOutputFlags(cmd)
+	return cmd
+}
+
+func newCompareCmd() *cobra.Command {
+	var html string
+	cmd := &cobra.Command{
+		Use:   "compare A.json B.json... [--html FILE]",
+		Short: "Put result documents side by side: brokers, versions, settings",
+		Long: `Put two or more result documents side by side: a table on stdout (throughput, latency
+percentiles, connect rate and latency, losses, client and broker CPU and memory; one column
+per result, labelled with its broker and scenario or its file name; the best value of each
+row marked *). With --html FILE, also a self-contained HTML page with the table, boxplots of
+the latency distributions (box p25-p75, median, whiskers p1 and p99, exact from the
+histograms), overlaid percentile spectra and time series.
+
+Results of different scenarios are compared, but with a warning that names what differs
+(name, type, client groups, parameters; the server is expected to differ).`,
+		Example: `  mqblast compare mosquitto.json emqx.json
+  mqblast compare runs/*.json --html compare.html`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return usageError(fmt.Errorf("compare needs at least two result documents, got %d (for one: mqblast report)", len(args)))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if html != "" {
+				if err := checkHTMLOut(html); err != nil {
+					return usageError(err)
+				}
+			}
+			in := make([]rpt.Input, len(args))
+			for i, path := range args {
+				r, err := readResultFile(path)
+				if err != nil {
+					return err
+				}
+				in[i] = rpt.Input{Name: path, Result: r}
+			}
+			if err := rpt.WriteCompare(cmd.OutOrStdout(), in); err != nil {
+				return err
+			}
+			if html == "" {
+				return nil
+			}
+			if err := writeFile(html, func(w io.Writer) error { return rpt.WriteCompareHTML(w, in, version) }); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "comparison written to %s\n", html)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&html, "html", "", "also write the comparison as an HTML page to this file")
+	return cmd
+}
+
+// readResultFile reads and checks one result document.
+func readResultFile(path string) (*bench.Result, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the result document: %w", err)
+	}
+	var r bench.Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: not a result document (mqblast run --out writes one): %w", path, err)
+	}
+	if r.Schema != bench.Schema {
+		return nil, fmt.Errorf("%s: schema %q, want %q: not a result document of this mqblast", path, r.Schema, bench.Schema)
+	}
+	return &r, nil
+}
+
+// writeHTMLReport writes the HTML report of r (read from name, or a run's) to path and says
+// where on log.
+func writeHTMLReport(log io.Writer, r *bench.Result, name, path string) error {
+	if err := writeFile(path, func(w io.Writer) error { return rpt.WriteHTML(w, r, name) }); err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	fmt.Fprintf(log, "report written to %s\n", abs)
+	return nil
+}
+
+// runHTMLReport writes a finished (or interrupted) run's HTML report when --html asked for
+// one; a failure to write it is the run's error only when the run itself succeeded.
+func runHTMLReport(cmd *cobra.Command, res *bench.Result, rf *runFlags) error {
+	if rf.html == "" || res == nil {
+		return nil
+	}
+	name := ""
+	if rf.out != "" {
+		name = filepath.Base(rf.out)
+	}
+	return writeHTMLReport(cmd.ErrOrStderr(), res, name, rf.html)
+}
+
+// checkHTMLOut makes sure that an HTML page can be written to path (see checkOut).
+func checkHTMLOut(path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("--html %s: is a directory (give a file name, e.g. %s)", path, filepath.Join(path, "report.html"))
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".mqblast-check-*")
+	if err != nil {
+		return fmt.Errorf("--html %s: cannot write there: %w (give a path in an existing, writable directory)", path, err)
+	}
+	_ = f.Close()
+	_ = os.Remove(f.Name())
+	return nil
+}

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mqblast/mqblast/study"
+	"github.com/mqblast/mqblast/tuning"
+)
+
+func init() { register(newStudyCmd) }
+
+type studyFlags struct {
+	out         string
+	list        bool
+	dryRun      bool
+	noCheck     bool
+	retryFailed bool
+	runArgs     []string
+}
+
+func newStudyCmd() *cobra.Command {
+	var sf studyFlags
+	cmd := &cobra.Command{
+		Use:   "study CAMPAIGN --out DIR",
+		Short: "Run a broker study: brokers x scenarios x sweeps x network profiles x repetitions",
+		Long: `study runs a campaign (a JSON file or a built-in name: study --list) cell by cell and
+writes into DIR each cell's result document (cells/cNNNN.json, the one 'mqblast run'
+writes), study.json (the campaign, every cell with its parameters, status, error, result
+and the exact command that reproduces it) and study.html (boxplots of latency per sweep
+value with one group per network profile and one box per broker, a median/IQR table,
+throughput bars, the broker's CPU and RSS per cell; self-contained).
+
+A campaign lists brokers (external at an address; or started by the study: embedded,
+mosquitto, sink, or any start command, with {port} a free port the study picks),
+scenarios (built-in names or files) with "set" overrides and "sweep" lists of --set
+values, network profiles, repetitions, duration_sec/warmup_sec overrides and pause_sec
+between cells. Every field is validated before anything runs, each error with its JSON
+path.
+
+Each cell is its own 'mqblast run' process (the command study.json records), so a cell
+that crashes or hangs cannot take the study down. Repetitions are interleaved (round 1 of
+every cell, then round 2 ...; "order": "shuffled" shuffles each round from a recorded
+seed) so that drift spreads over every broker. A broker the study starts is started
+afresh before each cell and stopped after it; one with a restart command is restarted.
+The host is checked once, for the largest cell. A failed cell (its run fails, its broker
+dies) is recorded and the study goes on. Run the same command again to resume: the cells
+done are kept and skipped (--retry-failed runs the failed ones again). Progress (cell k
+of n, ETA) goes to stderr; Ctrl-C interrupts the running cell (its partial result kept),
+writes study.json and study.html, and exits 130. The exit code is 1 when a cell failed.`,
+		Example: `  mqblast study --list
+  mqblast study show edge-profiles-payloads > edge.json
+  mqblast study retain-throughput --out study-retain
+  mqblast study edge.json --out results/edge --dry-run`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if sf.list {
+				if len(args) > 0 {
+					return usageError(errors.New("--list takes no campaign"))
+				}
+				return nil
+			}
+			if len(args) != 1 {
+				return usageError(fmt.Errorf("study takes one campaign (a file or a built-in name), got %d arguments", len(args)))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if sf.list {
+				return listCampaigns(cmd)
+			}
+			return runStudy(cmd, args[0], &sf)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&sf.out, "out", "", "the study directory: results, study.json, study.html (required; the same DIR resumes)")
+	fl.BoolVar(&sf.list, "list", false, "list the built-in campaigns")
+	fl.BoolVar(&sf.dryRun, "dry-run", false, "print the cells in run order and the command of each, run nothing")
+	fl.BoolVar(&sf.noCheck, "no-check", false, "skip the host check (mqblast check) before the study")
+	fl.BoolVar(&sf.retryFailed, "retry-failed", false, "when resuming, run the failed cells again")
+	fl.StringArrayVar(&sf.runArgs, "run-arg", nil, "an argument added to every cell's mqblast run (repeatable), e.g. --run-arg=--loops=1")
+	cmd.AddCommand(&cobra.Command{
+		Use:     "show NAME",
+		Short:   "Print a built-in campaign's JSON",
+		Example: "  mqblast study show retain-throughput > retain.json",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError(errors.New("show takes one built-in campaign name (mqblast study --list)"))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			data, ok := study.BuiltinJSON(args[0])
+			if !ok {
+				_, err := study.Resolve(args[0])
+				return usageError(err)
+			}
+			_, err := cmd.OutOrStdout().Write(data)
+			return err
+		},
+	})
+	return cmd
+}
+
+func listCampaigns(cmd *cobra.Command) error {
+	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tBROKERS\tSCENARIOS\tPROFILES\tREPS\tCELLS\tDESCRIPTION")
+	for _, name := range study.BuiltinNames() {
+		c, err := study.Resolve(name)
+		if err != nil {
+			return fmt.Errorf("BUG: built-in campaign %s: %w", name, err)
+		}
+		desc := ""
+		if len(c.Comments) > 0 {
+			desc = c.Comments[0]
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\n", name, len(c.Brokers), len(c.Scenarios), len(c.Profiles),
+			c.Repetitions, len(c.Cells()), desc)
+	}
+	return tw.Flush()
+}
+
+func runStudy(cmd *cobra.Command, arg string, sf *studyFlags) error {
+	c, err := study.Resolve(arg)
+	if err != nil {
+		return withCode(exitInvalid, err)
+	}
+	if sf.out == "" && !sf.dryRun {
+		return usageError(errors.New("--out DIR is required: the study's results, study.json and study.html go there"))
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("cannot find the mqblast binary to run the cells: %w", err)
+	}
+	if sf.dryRun {
+		return dryRun(cmd, c, exe, sf)
+	}
+	var check json.RawMessage
+	if !sf.noCheck {
+		if check, err = studyPreflight(cmd, c); err != nil {
+			return err
+		}
+	}
+	dir, err := filepath.Abs(sf.out)
+	if err != nil {
+		return usageError(err)
+	}
+	ix, err := study.Run(cmd.Context(), c, study.Options{Dir: dir, Exe: exe, ToolVersion: version,
+		Progress: cmd.ErrOrStderr(), RetryFailed: sf.retryFailed, HostCheck: check, RunArgs: sf.runArgs,
+		Report: study.WriteReport})
+	if ix != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "study: %s and %s\n", filepath.Join(dir, "study.json"), filepath.Join(dir, "study.html"))
+	}
+	switch {
+	case errors.Is(err, study.ErrInterrupted):
+		return withCode(exitInterrupted, errors.New("study interrupted: the cells done are in study.json; run the same command to resume"))
+	case err != nil:
+		return err
+	}
+	failed := 0
+	for _, r := range ix.Cells {
+		if r.Status == study.StatusFailed {
+			failed++
+		}
+	}
+	if failed > 0 {
+		return withCode(exitFailed, fmt.Errorf("%d of %d cells failed (their errors are in study.json and the report)", failed, len(ix.Cells)))
+	}
+	return nil
+}
+
+// studyPreflight checks the host once, for the cell with the most connections, and
+// refuses a study bound to fail; the cells then run with --no-check.
+func studyPreflight(cmd *cobra.Command, c *study.Campaign) (json.RawMessage, error) {
+	plans, err := c.Plans()
+	if err != nil {
+		return nil, withCode(exitInvalid, err)
+	}
+	var needs tuning.Needs
+	for _, p := range plans {
+		if n := needsOf(p); n.Connections >= needs.Connections {
+			needs = n
+		}
+	}
+	r := tuning.Check("/", needs)
+	b, _ := json.Marshal(r)
+	if r.Ready() {
+		return b, nil
+	}
+	w := cmd.ErrOrStderr()
+	fmt.Fprintln(w, "the host is not ready for this study's largest cell (mqblast check; --no-check skips it):")
+	_ = r.WriteText(w)
+	return nil, withCode(exitNotReady, fmt.Errorf("host not ready: %d checks failed", r.Count(tuning.Fail)))
+}
+
+func dryRun(cmd *cobra.Command, c *study.Campaign, exe string, sf *studyFlags) error {
+	dir := sf.out
+	if dir == "" {
+		dir = "DIR"
+	}
+	cells, err := study.DryRun(c, study.Options{Dir: dir, Exe: exe, RunArgs: sf.runArgs})
+	if err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	fmt.Fprintf(w, "%s: %d cells\n", c.Name, len(cells))
+	if c.NeedsEmulator() {
+		fmt.Fprintln(w, "(network profiles: the brokers the study starts will listen in a network namespace behind the packet emulator, "+
+			"and each run below will run under ip netns exec in the client namespace; the addresses below are the local ones)")
+	}
+	for _, r := range cells {
+		fmt.Fprintf(w, "%4d %s %s\n     %s\n", r.Seq, r.ID, r.Label(), r.Reproduce)
+	}
+	return nil
+}

@@ -1,0 +1,274 @@
+// Package browsertest opens pages in a real headless Chromium for tests, with the network
+// off, and reports what the page did: console errors and uncaught exceptions, every request
+// it made, values of JavaScript expressions, and a screenshot kept as an artifact.
+//
+// It drives Debian's /usr/bin/chromium (or $CHROMIUM) through the DevTools protocol with
+// chromedp. A test without Chromium is skipped with the reason, except under CI ($CI set),
+// where a missing browser fails it: .ci/run installs the chromium package.
+//
+//	p := browsertest.Open(t, "report.html", "window.mqblast && window.mqblast.ready")
+//	// or, for several pages in one browser: b := browsertest.Start(t); p := b.Open(t, ...)
+//	if errs := p.Errors(); len(errs) > 0 { t.Errorf(...) }
+//	if reqs := p.Requests(); len(reqs) > 0 { t.Errorf(...) }
+//	n := browsertest.Eval[int](p, `document.querySelectorAll("canvas").length`)
+//	t.Log("screenshot:", p.Screenshot("report.png"))
+//
+// Screenshots go to $ARTIFACTS_DIR when set, else to testdata/out/ under the test's package
+// directory (gitignored).
+package browsertest
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// Chromium returns the path of the Chromium binary: $CHROMIUM, /usr/bin/chromium, or
+// chromium or chromium-browser on PATH; "" when there is none.
+func Chromium() string {
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"/usr/bin/chromium", "chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// Page is a page open in a tab of a headless Chromium. Its methods are for the test's
+// goroutine.
+type Page struct {
+	t    testing.TB
+	ctx  context.Context
+	self string // the page's own URL
+
+	mu       sync.Mutex
+	errors   []string
+	requests []string
+}
+
+// Timeout bounds starting the browser, loading the page and waiting for it to be ready.
+var Timeout = 60 * time.Second
+
+// Browser is a headless Chromium with a new empty profile and no network, for one test.
+type Browser struct {
+	ctx context.Context
+	bin string
+}
+
+// Start starts a headless Chromium with a new empty profile and its network off (launch
+// flags; each page is also set offline); it stops when the test ends. It skips t when
+// Chromium is absent (fails it under CI).
+func Start(t testing.TB) *Browser {
+	t.Helper()
+	bin := Chromium()
+	if bin == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("chromium not found under CI: .ci/run installs it (apt-get install chromium), or set $CHROMIUM")
+		}
+		t.Skip("chromium not found (apt-get install chromium, or set $CHROMIUM): the browser test needs a real browser")
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(bin),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true), // CI runs as root
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("no-default-browser-check", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("metrics-recording-only", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.WindowSize(1280, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
+	// The first run starts the browser and ties it to ctx: a context derived for a
+	// timeout would end the browser with it.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("chromium %s: cannot start: %v", bin, err)
+	}
+	return &Browser{ctx: ctx, bin: bin}
+}
+
+// Open starts a browser (Start) and opens the local file path in it (Browser.Open).
+func Open(t testing.TB, path, ready string) *Page {
+	t.Helper()
+	return Start(t).Open(t, path, ready)
+}
+
+// Open opens the local file path in a new tab, offline, and waits until the JavaScript
+// expression ready is true. The tab closes when the test ends.
+func (b *Browser) Open(t testing.TB, path, ready string) *Page {
+	t.Helper()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := url.URL{Scheme: "file", Path: abs}
+	p := &Page{t: t, self: u.String()}
+	ctx, cancelCtx := chromedp.NewContext(b.ctx, chromedp.WithListener(p.listen))
+	p.ctx = ctx
+	t.Cleanup(cancelCtx)
+	if err := chromedp.Do(ctx); err != nil { // opens the tab, tied to ctx
+		t.Fatalf("chromium: cannot open a tab: %v", err)
+	}
+	tctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	// chromedp enables the Runtime, Log and Network domains of the tab; the page then runs
+	// offline: every request would fail, and each is recorded (listen).
+	offline := chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		if _, err := cdp.Call(ctx, t, network.OverrideNetworkState, network.OverrideNetworkStateParams{
+			Offline: true, DownloadThroughput: -1, UploadThroughput: -1}); err != nil {
+			return fmt.Errorf("network offline: %w", err)
+		}
+		_, err := cdp.Call(ctx, t, network.EmulateNetworkConditionsByRule, network.EmulateNetworkConditionsByRuleParams{
+			MatchedNetworkConditions: []*network.Conditions{{Offline: true, DownloadThroughput: -1, UploadThroughput: -1}}})
+		if err != nil {
+			return fmt.Errorf("network conditions offline: %w", err)
+		}
+		return nil
+	})
+	err = chromedp.Do(tctx, offline, chromedp.Navigate(p.self))
+	if err == nil {
+		_, err = chromedp.Run(tctx, chromedp.Poll[bool](ready, chromedp.WithPollingInterval(50*time.Millisecond)))
+	}
+	if err != nil {
+		t.Fatalf("chromium: cannot open %s and wait for %q: %v (console: %s)", path, ready, err, strings.Join(p.Errors(), "; "))
+	}
+	return p
+}
+
+func (p *Page) listen(ev any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch e := ev.(type) {
+	case *runtime.EventConsoleAPICalled:
+		if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeAssert {
+			var parts []string
+			for _, a := range e.Args {
+				if a.Value != nil {
+					parts = append(parts, string(a.Value))
+				} else {
+					parts = append(parts, a.Description)
+				}
+			}
+			p.errors = append(p.errors, "console."+string(e.Type)+": "+strings.Join(parts, " "))
+		}
+	case *runtime.EventExceptionThrown:
+		d := e.ExceptionDetails
+		msg := d.Text
+		if d.Exception != nil && d.Exception.Description != "" {
+			msg += " " + d.Exception.Description
+		}
+		p.errors = append(p.errors, fmt.Sprintf("uncaught exception at %s:%d: %s", d.URL, d.LineNumber, msg))
+	case *log.EventEntryAdded:
+		if e.Entry.Level == log.EntryLevelError {
+			p.errors = append(p.errors, fmt.Sprintf("log %s: %s %s", e.Entry.Source, e.Entry.Text, e.Entry.URL))
+		}
+	case *network.EventRequestWillBeSent:
+		if u := e.Request.URL; u != p.self && !strings.HasPrefix(u, "data:") && u != "about:blank" {
+			p.requests = append(p.requests, u)
+		}
+	}
+}
+
+// Errors returns the console errors, uncaught exceptions and error log entries so far.
+func (p *Page) Errors() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.errors...)
+}
+
+// Requests returns every URL the page requested besides itself and data: URLs.
+func (p *Page) Requests() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.requests...)
+}
+
+// Eval evaluates the JavaScript expression on p's page and returns its value as a T
+// (decoded from JSON); it fails the test on an exception.
+func Eval[T any](p *Page, expr string) T {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, Timeout)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		p.t.Fatalf("chromium: evaluate %q: %v", expr, err)
+	}
+	return v
+}
+
+// Do runs chromedp actions on the page (to click, resize, emulate media).
+func (p *Page) Do(actions ...chromedp.Action[chromedp.Void]) error {
+	ctx, cancel := context.WithTimeout(p.ctx, Timeout)
+	defer cancel()
+	return chromedp.Do(ctx, actions...)
+}
+
+// ArtifactDir returns where screenshots go: $ARTIFACTS_DIR, else testdata/out under the
+// current directory (a test's package directory). It creates the directory.
+func ArtifactDir(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv("ARTIFACTS_DIR")
+	if dir == "" {
+		dir = filepath.Join("testdata", "out")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatalf("cannot make the artifact directory: %v", err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return dir
+	}
+	return abs
+}
+
+// Screenshot writes a PNG of the whole page to name in ArtifactDir and returns its path.
+func (p *Page) Screenshot(name string) string {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, Timeout)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		p.t.Fatalf("chromium: screenshot: %v", err)
+	}
+	path := filepath.Join(ArtifactDir(p.t), name)
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		p.t.Fatalf("cannot write the screenshot: %v", err)
+	}
+	return path
+}
+
+// Wait polls the JavaScript expression until it is true; it fails the test after Timeout.
+func (p *Page) Wait(expr string) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, Timeout)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+		p.t.Fatalf("chromium: wait for %q: %v (console: %s)", expr, err, strings.Join(p.Errors(), "; "))
+	}
+}

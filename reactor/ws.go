@@ -1,0 +1,440 @@
+package reactor
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha1" //nolint:gosec // RFC 6455 defines Sec-WebSocket-Accept with SHA-1
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	mrand "math/rand/v2"
+)
+
+// MQTT over WebSocket (RFC 6455, MQTT 5.0 section 6): the HTTP/1.1 upgrade with subprotocol
+// "mqtt", then binary frames. The client sends each MQTT packet as one masked binary frame;
+// it reads the broker's frames as one byte stream (a packet may span frames and a frame
+// hold several), answers a ping with a pong, and takes a close frame as the broker closing
+// the connection.
+
+// WebSocket opcodes.
+const (
+	wsContinuation = 0x0
+	wsText         = 0x1
+	wsBinary       = 0x2
+	wsClose        = 0x8
+	wsPing         = 0x9
+	wsPong         = 0xA
+	wsInFrame      = 0x80 // transport.op: a frame's payload is being read
+)
+
+// wsGUID is RFC 6455's key suffix for Sec-WebSocket-Accept.
+const wsGUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+// appendFrames appends the MQTT packets of b to dst, each as one masked binary frame with
+// a fresh masking key from keys. A tail that is not a whole packet (the loop never writes
+// one) goes in a frame of its own.
+func appendFrames(dst, b []byte, keys *maskKeys) []byte {
+	for len(b) > 0 {
+		n := packetLen(b)
+		if n <= 0 || n > len(b) {
+			n = len(b)
+		}
+		dst = appendFrame(dst, wsBinary, b[:n], keys.next())
+		b = b[n:]
+	}
+	return dst
+}
+
+// maskKeys draws masking keys: wyrand, seeded from the system's random source, one per
+// loop (a frame's key costs a nanosecond, not a ChaCha8 draw). RFC 6455 wants keys a
+// browser's script cannot predict (section 10.3); a load generator runs no such script.
+type maskKeys struct{ s uint64 }
+
+func newMaskKeys() maskKeys { return maskKeys{s: mrand.Uint64()} }
+
+func (k *maskKeys) next() uint32 {
+	k.s += 0xa0761d6478bd642f
+	hi, lo := bits.Mul64(k.s, k.s^0xe7037ed1a0b428db)
+	return uint32(hi ^ lo)
+}
+
+// packetLen returns the length of the MQTT packet at the start of b from its fixed header
+// (0: the header is not whole).
+func packetLen(b []byte) int {
+	rl, mul := 0, 1
+	for i := 1; i < len(b) && i <= 4; i++ {
+		rl += int(b[i]&0x7f) * mul
+		if b[i]&0x80 == 0 {
+			return 1 + i + rl
+		}
+		mul <<= 7
+	}
+	return 0
+}
+
+// appendFrame appends one final frame of opcode op with payload p, masked with key.
+func appendFrame(dst []byte, op byte, p []byte, key uint32) []byte {
+	n, i := len(p), len(dst)
+	dst = slices.Grow(dst, n+14)[:i+n+14]
+	dst[i] = 0x80 | op
+	switch {
+	case n < 126:
+		dst[i+1] = 0x80 | byte(n)
+		i += 2
+	case n < 1<<16:
+		dst[i+1] = 0x80 | 126
+		binary.BigEndian.PutUint16(dst[i+2:], uint16(n))
+		i += 4
+	default:
+		dst[i+1] = 0x80 | 127
+		binary.BigEndian.PutUint64(dst[i+2:], uint64(n))
+		i += 10
+	}
+	binary.LittleEndian.PutUint32(dst[i:], key)
+	i += 4
+	copy(dst[i:], p)
+	mask(dst[i:i+n], key)
+	return dst[:i+n]
+}
+
+// mask XORs b with the masking key (its bytes in little-endian order are the key's octets
+// in wire order), eight bytes at a time.
+func mask(b []byte, key uint32) {
+	k := uint64(key) | uint64(key)<<32
+	for len(b) >= 8 {
+		binary.LittleEndian.PutUint64(b, binary.LittleEndian.Uint64(b)^k)
+		b = b[8:]
+	}
+	if len(b) >= 4 {
+		binary.LittleEndian.PutUint32(b, binary.LittleEndian.Uint32(b)^key)
+		b = b[4:]
+	}
+	for i := range b {
+		b[i] ^= byte(key >> (8 * (i & 3)))
+	}
+}
+
+// wsHeader parses a frame header at the start of p: its length, opcode, FIN bit, payload
+// length and whether it is masked. ok is false while p holds less than the whole header.
+func wsHeader(p []byte) (hlen int, op byte, fin bool, plen uint64, masked, ok bool) {
+	if len(p) < 2 {
+		return 0, 0, false, 0, false, false
+	}
+	op, fin, masked = p[0]&0x0f, p[0]&0x80 != 0, p[1]&0x80 != 0
+	hlen, plen = 2, uint64(p[1]&0x7f)
+	switch plen {
+	case 126:
+		hlen = 4
+	case 127:
+		hlen = 10
+	}
+	if masked {
+		hlen += 4
+	}
+	if len(p) < hlen {
+		return hlen, op, fin, 0, masked, false
+	}
+	switch plen {
+	case 126:
+		plen = uint64(binary.BigEndian.Uint16(p[2:]))
+	case 127:
+		plen = binary.BigEndian.Uint64(p[2:])
+	}
+	return hlen, op, fin, plen, masked, true
+}
+
+// errWSFrame is a frame no broker may send: masked, with a reserved bit or opcode, or a
+// control frame that is fragmented or longer than 125 bytes.
+var errWSFrame = errors.New("WebSocket: invalid frame from the broker")
+
+// unframe turns the frames in b (what one read brought, after TLS) into their payload
+// bytes, in place at the start of b, and returns them. A header or control payload that
+// b cuts waits in t.buf. Pings are answered. closed reports a close frame or an invalid
+// frame: the connection is over (s.state is stClosing when it was invalid).
+func (l *loop) unframe(s *session, t *transport, b []byte) (out []byte, closed bool) {
+	out = b[:0]
+	for len(b) > 0 {
+		if t.op&wsInFrame == 0 {
+			var hlen int
+			var op byte
+			var fin, masked, ok bool
+			var plen uint64
+			if len(t.buf) > 0 { // a header cut by the last read
+				old := len(t.buf)
+				t.buf = append(t.buf, b[:min(len(b), 14-old)]...)
+				hlen, op, fin, plen, masked, ok = wsHeader(t.buf)
+				if !ok {
+					b = b[len(t.buf)-old:]
+					continue
+				}
+				b = b[hlen-old:]
+				t.buf = t.buf[:0]
+			} else {
+				hlen, op, fin, plen, masked, ok = wsHeader(b)
+				if !ok {
+					t.buf = append(t.buf[:0], b...)
+					return out, false
+				}
+				b = b[hlen:]
+			}
+			control := op&0x8 != 0
+			if masked || op > wsPong || (op > wsBinary && op < wsClose) || (control && (!fin || plen > 125)) {
+				l.protocolError(s, errWSFrame)
+				return nil, true
+			}
+			t.op, t.rem = op|wsInFrame, plen
+		}
+		k := int(min(t.rem, uint64(len(b))))
+		if op := t.op &^ wsInFrame; op < wsClose {
+			out = append(out, b[:k]...) // in place: out never overtakes b
+		} else {
+			t.buf = append(t.buf, b[:k]...)
+		}
+		b = b[k:]
+		t.rem -= uint64(k)
+		if t.rem > 0 {
+			break
+		}
+		op := t.op &^ wsInFrame
+		t.op = 0
+		switch op {
+		case wsPing:
+			l.ctl = appendFrame(l.ctl, wsPong, t.buf, l.keys.next())
+			t.buf = t.buf[:0]
+		case wsPong:
+			t.buf = t.buf[:0]
+		case wsClose:
+			t.buf = t.buf[:0]
+			return out, true
+		}
+	}
+	if len(l.ctl) > 0 {
+		w := l.seal(t, l.ctl)
+		l.ctl = l.ctl[:0]
+		if l.sendRaw(s, w) < 0 {
+			return nil, true
+		}
+	}
+	return out, false
+}
+
+// dialWS starts client s's connection to the ws:// broker tg on the loop, like a TCP dial
+// (see dial): connect(), and the upgrade request written at once when the TCP handshake is
+// already done, else at EPOLLOUT (tcpConnected).
+func (l *loop) dialWS(s *session, fd int, dst unix.Sockaddr, tg *target) {
+	e := l.e
+	t := &transport{ws: true}
+	written := false
+	err := unix.Connect(fd, dst)
+	if err == nil || errors.Is(err, unix.EINPROGRESS) {
+		req := l.upgradeRequest(t, tg)
+		n, werr := unix.Write(fd, req)
+		switch {
+		case errors.Is(werr, unix.EAGAIN):
+			err = nil
+		case werr == nil && n == len(req):
+			err, written = nil, true
+		case werr == nil:
+			err = unix.EIO
+		default:
+			err = werr
+		}
+	}
+	if err != nil {
+		_ = unix.Close(fd)
+		l.dialFailed(s, err)
+		return
+	}
+	s.fd, s.state = int32(fd), stDialing
+	if written {
+		s.state, s.lastWrite = stUpgrade, e.now()
+	}
+	l.add(s)
+	l.setTransport(s, t)
+	ev := eventData(s.fd, s.slot)
+	ev.Events = s.epollEvents()
+	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		l.remove(s)
+		_ = unix.Close(fd)
+		s.fd, s.state = -1, stClosing
+		l.dialFailed(s, err)
+		return
+	}
+	e.sessions.Add(1)
+}
+
+// upgrade sends s's WebSocket upgrade request (through TLS on wss://) and waits for the
+// response (stUpgrade).
+func (l *loop) upgrade(s *session) {
+	t := l.transportOf(s)
+	s.state = stUpgrade
+	l.setEvents(s)
+	req := l.seal(t, l.upgradeRequest(t, &l.targets[s.spec.Broker%len(l.targets)]))
+	s.lastWrite = l.e.now()
+	l.sendRaw(s, req)
+}
+
+// upgradeRequest returns the upgrade request for tg in l.out, its fresh key kept in t.buf
+// for the response's check.
+func (l *loop) upgradeRequest(t *transport, tg *target) []byte {
+	var raw [16]byte
+	_, _ = rand.Read(raw[:])
+	t.buf = append(t.buf[:0], "012345678901234567890123"...)
+	base64.StdEncoding.Encode(t.buf, raw[:])
+	l.out = appendUpgradeRequest(l.out[:0], tg, t.buf)
+	return l.out
+}
+
+// upgradeResponse takes what a read brought on s while it waits for the upgrade's response:
+// once the head is whole and right, the bytes after it are WebSocket frames, and the CONNECT
+// goes out. Until then the head so far waits in s.io.in.
+func (l *loop) upgradeResponse(s *session, data []byte) {
+	e := l.e
+	t := l.transportOf(s)
+	head := data
+	pending := s.io != nil && len(s.io.in) > 0
+	if pending {
+		s.io.in = append(s.io.in, data...)
+		head = s.io.in
+	}
+	i := bytes.Index(head, []byte("\r\n\r\n"))
+	if i < 0 {
+		if len(head) > 16<<10 {
+			l.fail(s, CauseWebSocket, "WebSocket upgrade: the response's header is over 16 KiB")
+			return
+		}
+		if !pending {
+			if s.io == nil {
+				s.io = &connIO{}
+			}
+			s.io.in = append(s.io.in[:0], data...)
+		}
+		return
+	}
+	tg := &l.targets[s.spec.Broker%len(l.targets)]
+	if err := checkUpgrade(head[:i+2], t.buf, tg); err != nil {
+		l.fail(s, CauseWebSocket, err.Error())
+		return
+	}
+	took := time.Duration(e.now() - s.lastWrite)
+	t.buf = nil // an idle connection keeps no buffer
+	if o, ok := e.cfg.Observer.(HandshakeObserver); ok {
+		o.Handshake(l.idx, int(s.client), Handshake{WebSocket: took})
+	}
+	var rest []byte
+	if r := head[i+4:]; len(r) > 0 { // frames before the CONNECT: kept for the first read
+		var closed bool
+		if rest, closed = l.unframe(s, t, r); closed {
+			l.lost(s, nil)
+			return
+		}
+	}
+	if s.io != nil {
+		s.io.in = s.io.in[:copy(s.io.in, rest)]
+		l.release(s)
+	} else if len(rest) > 0 {
+		s.io = &connIO{in: append([]byte(nil), rest...)}
+	}
+	l.awaitConnack(s)
+	l.setEvents(s)
+	l.write(s, appendConnect(l.out[:0], s.spec, s.maxIn))
+}
+
+// appendUpgradeRequest appends the HTTP/1.1 upgrade request for tg with key to dst.
+func appendUpgradeRequest(dst []byte, tg *target, key []byte) []byte {
+	b := dst
+	b = append(b, "GET "...)
+	b = append(b, tg.path...)
+	b = append(b, " HTTP/1.1\r\nHost: "...)
+	if strings.Contains(tg.host, ":") {
+		b = append(append(append(b, '['), tg.host...), ']')
+	} else {
+		b = append(b, tg.host...)
+	}
+	if tg.port != defaultPorts[tg.scheme] {
+		b = strconv.AppendInt(append(b, ':'), int64(tg.port), 10)
+	}
+	b = append(b, "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: "...)
+	b = append(b, key...)
+	return append(b, "\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: mqtt\r\n\r\n"...)
+}
+
+// checkUpgrade checks the upgrade response head (status line and header lines, each ending
+// in CRLF) against the request's key, without allocating.
+func checkUpgrade(head, key []byte, tg *target) error {
+	line, head, _ := bytes.Cut(head, []byte("\r\n"))
+	if !bytes.HasPrefix(line, []byte("HTTP/1.")) || len(line) < 12 || line[8] != ' ' {
+		return fmt.Errorf("WebSocket upgrade: the response %q is not HTTP/1.1", line)
+	}
+	if !bytes.HasPrefix(line[9:], []byte("101")) {
+		return fmt.Errorf("WebSocket upgrade: GET %s answered %q, not 101 Switching Protocols (is %s the broker's WebSocket path?)",
+			tg.path, line[9:], tg.path)
+	}
+	var want [28]byte
+	acceptKeyTo(want[:], key)
+	var upgrade, connection, accept, protocol bool
+	var gotAccept, gotProtocol []byte
+	for len(head) > 0 {
+		line, head, _ = bytes.Cut(head, []byte("\r\n"))
+		name, value, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			continue
+		}
+		value = bytes.TrimSpace(value)
+		switch {
+		case bytes.EqualFold(name, []byte("Upgrade")):
+			upgrade = upgrade || bytes.EqualFold(value, []byte("websocket"))
+		case bytes.EqualFold(name, []byte("Connection")):
+			connection = connection || hasToken(value, []byte("upgrade"))
+		case bytes.EqualFold(name, []byte("Sec-WebSocket-Accept")):
+			gotAccept, accept = value, bytes.Equal(value, want[:])
+		case bytes.EqualFold(name, []byte("Sec-WebSocket-Protocol")):
+			gotProtocol, protocol = value, bytes.Equal(value, []byte("mqtt"))
+		}
+	}
+	switch {
+	case !upgrade || !connection:
+		return errors.New("WebSocket upgrade: the response lacks Upgrade: websocket and Connection: Upgrade")
+	case !accept:
+		return fmt.Errorf("WebSocket upgrade: Sec-WebSocket-Accept %q does not match the key sent", gotAccept)
+	case !protocol:
+		return fmt.Errorf("WebSocket upgrade: the broker chose subprotocol %q, not mqtt", gotProtocol)
+	}
+	return nil
+}
+
+// acceptKey is the Sec-WebSocket-Accept that answers key.
+func acceptKey(key string) string {
+	var b [28]byte
+	acceptKeyTo(b[:], []byte(key))
+	return string(b[:])
+}
+
+// acceptKeyTo writes the Sec-WebSocket-Accept of key (24 bytes) to dst (28 bytes).
+func acceptKeyTo(dst, key []byte) {
+	var in [24 + len(wsGUID)]byte
+	copy(in[copy(in[:], key):], wsGUID)
+	h := sha1.Sum(in[:len(key)+len(wsGUID)]) //nolint:gosec // the RFC's digest, no security from it
+	base64.StdEncoding.Encode(dst, h[:])
+}
+
+// hasToken reports whether the comma-separated list v holds token (case-insensitive).
+func hasToken(v, token []byte) bool {
+	for len(v) > 0 {
+		var f []byte
+		f, v, _ = bytes.Cut(v, []byte(","))
+		if bytes.EqualFold(bytes.TrimSpace(f), token) {
+			return true
+		}
+	}
+	return false
+}

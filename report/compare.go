@@ -1,0 +1,415 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/mqblast/mqblast/bench"
+)
+
+// Input is one result of a comparison and the name it came from (its file name).
+type Input struct {
+	Name   string
+	Result *bench.Result
+}
+
+// Labels returns a distinct column label per input: broker and scenario when those tell
+// the results apart, else the file names (their base, or whole when the bases clash), else
+// the file names numbered.
+func Labels(in []Input) []string {
+	try := func(f func(i Input) string) []string {
+		seen := map[string]bool{}
+		out := make([]string, len(in))
+		for k, i := range in {
+			out[k] = f(i)
+			if out[k] == "" || seen[out[k]] {
+				return nil
+			}
+			seen[out[k]] = true
+		}
+		return out
+	}
+	if l := try(func(i Input) string {
+		b, s := strings.Join(i.Result.Broker, ","), scenarioInfo(i.Result).Name
+		if b == "" || s == "" {
+			return ""
+		}
+		return b + " " + s
+	}); l != nil {
+		return l
+	}
+	if l := try(func(i Input) string { return filepath.Base(i.Name) }); l != nil {
+		return l
+	}
+	if l := try(func(i Input) string { return i.Name }); l != nil {
+		return l
+	}
+	out := make([]string, len(in))
+	for k, i := range in {
+		out[k] = fmt.Sprintf("#%d %s", k+1, cmpOr(filepath.Base(i.Name), strings.Join(i.Result.Broker, ",")))
+	}
+	return out
+}
+
+// ScenarioDiffs names what differs between the inputs' scenarios (name, type, groups and
+// parameters; the server and comments are expected to differ and are not compared), each
+// input against the first. None: the results ran one scenario and compare fairly.
+func ScenarioDiffs(in []Input) []string {
+	if len(in) < 2 {
+		return nil
+	}
+	labels := Labels(in)
+	flat := make([]map[string]string, len(in))
+	for i, x := range in {
+		var doc map[string]any
+		_ = json.Unmarshal(x.Result.Scenario, &doc) // no scenario: every field differs
+		delete(doc, "server")
+		delete(doc, "comments")
+		for _, g := range []string{"publishers", "subscribers"} { // client id prefixes measure nothing
+			if m, ok := doc[g].(map[string]any); ok {
+				delete(m, "id_prefix")
+			}
+		}
+		flat[i] = map[string]string{}
+		flatten("", doc, flat[i])
+	}
+	var out []string
+	for i := 1; i < len(in); i++ {
+		keys := map[string]bool{}
+		for k := range flat[0] {
+			keys[k] = true
+		}
+		for k := range flat[i] {
+			keys[k] = true
+		}
+		var diffs []string
+		for _, k := range sortedKeys(keys) {
+			a, aok := flat[0][k]
+			b, bok := flat[i][k]
+			if aok && bok && a == b {
+				continue
+			}
+			diffs = append(diffs, fmt.Sprintf("%s %s vs %s", k, orNone(a, aok), orNone(b, bok)))
+		}
+		if len(diffs) > 0 {
+			out = append(out, fmt.Sprintf("%q and %q ran different scenarios: %s", labels[0], labels[i], strings.Join(diffs, "; ")))
+		}
+	}
+	return out
+}
+
+func orNone(v string, ok bool) string {
+	if !ok {
+		return "(none)"
+	}
+	return v
+}
+
+// flatten writes the leaves of v under dotted keys.
+func flatten(prefix string, v any, out map[string]string) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			flatten(strings.TrimPrefix(prefix+"."+k, "."), e, out)
+		}
+	default:
+		b, _ := json.Marshal(t)
+		if prefix == "" {
+			prefix = "scenario"
+		}
+		out[prefix] = string(b)
+	}
+}
+
+// metric is one row of the comparison table.
+type metric struct {
+	name   string
+	higher bool // a higher value is better
+	format func(float64) string
+	value  func(r *bench.Result) (float64, bool)
+}
+
+func count(v float64) string { return fmt.Sprintf("%.0f", v) }
+func rate(v float64) string  { return fmt.Sprintf("%.0f/s", v) }
+func usv(v float64) string   { return FormatUS(int64(v)) }
+func mib(v float64) string   { return fmt.Sprintf("%.1f MiB", v/(1<<20)) }
+func secs(v float64) string  { return fmt.Sprintf("%.2fs", v) }
+
+func pctl(get func(r *bench.Result) bench.Percentiles, f func(p bench.Percentiles) int64) func(r *bench.Result) (float64, bool) {
+	return func(r *bench.Result) (float64, bool) {
+		p := get(r)
+		return float64(f(p)), p.Count > 0
+	}
+}
+
+func lat(r *bench.Result) bench.Percentiles  { return r.LatencyUS }
+func raw(r *bench.Result) bench.Percentiles  { return r.LatencyRaw }
+func conn(r *bench.Result) bench.Percentiles { return r.Connections.ConnectLatencyUS }
+
+func msgs(f func(m *bench.Messages) int64) func(r *bench.Result) (float64, bool) {
+	return func(r *bench.Result) (float64, bool) { return float64(f(&r.Messages)), messaging(r) }
+}
+
+var metrics = []metric{
+	{"sent msg/s", true, rate, func(r *bench.Result) (float64, bool) { return r.Throughput.PublishPerS, messaging(r) }},
+	{"received msg/s", true, rate, func(r *bench.Result) (float64, bool) { return r.Throughput.ReceivePerS, messaging(r) }},
+	{"latency p50", false, usv, pctl(lat, func(p bench.Percentiles) int64 { return p.P50 })},
+	{"latency p90", false, usv, pctl(lat, func(p bench.Percentiles) int64 { return p.P90 })},
+	{"latency p99", false, usv, pctl(lat, func(p bench.Percentiles) int64 { return p.P99 })},
+	{"latency p99.9", false, usv, pctl(lat, func(p bench.Percentiles) int64 { return p.P999 })},
+	{"latency max", false, usv, pctl(lat, func(p bench.Percentiles) int64 { return p.Max })},
+	{"raw latency p50", false, usv, pctl(raw, func(p bench.Percentiles) int64 { return p.P50 })},
+	{"raw latency p99", false, usv, pctl(raw, func(p bench.Percentiles) int64 { return p.P99 })},
+	{"connections", true, count, func(r *bench.Result) (float64, bool) { return float64(r.Connections.Established), true }},
+	{"connect failed", false, count, func(r *bench.Result) (float64, bool) { return float64(r.Connections.Failed), true }},
+	{"connect rate", true, rate, func(r *bench.Result) (float64, bool) {
+		return r.Connections.ConnectRatePerS, r.Connections.Established > 0
+	}},
+	{"connect latency p50", false, usv, pctl(conn, func(p bench.Percentiles) int64 { return p.P50 })},
+	{"connect latency p99", false, usv, pctl(conn, func(p bench.Percentiles) int64 { return p.P99 })},
+	{"lost", false, count, msgs(func(m *bench.Messages) int64 { return m.Lost })},
+	{"duplicated", false, count, msgs(func(m *bench.Messages) int64 { return m.Duplicated })},
+	{"out of order", false, count, msgs(func(m *bench.Messages) int64 { return m.OutOfOrder })},
+	{"unsent", false, count, msgs(func(m *bench.Messages) int64 { return m.UnsentTotal })},
+	{"client cpu", false, secs, func(r *bench.Result) (float64, bool) { return r.Client.CPUS, r.Client.CPUS > 0 }},
+	{"client max rss", false, mib, func(r *bench.Result) (float64, bool) {
+		return float64(r.Client.MaxRSSBytes), r.Client.MaxRSSBytes > 0
+	}},
+	{"broker cpu", false, secs, func(r *bench.Result) (float64, bool) {
+		return brokerFig(r, func(b *bench.BrokerProcess) float64 { return b.CPUS })
+	}},
+	{"broker cpu avg", false, func(v float64) string { return fmt.Sprintf("%.0f%%", v) }, func(r *bench.Result) (float64, bool) {
+		return brokerFig(r, func(b *bench.BrokerProcess) float64 { return b.CPUPercentAvg })
+	}},
+	{"broker rss peak", false, mib, func(r *bench.Result) (float64, bool) {
+		return brokerFig(r, func(b *bench.BrokerProcess) float64 { return float64(b.RSSPeakBytes) })
+	}},
+}
+
+func brokerFig(r *bench.Result, f func(b *bench.BrokerProcess) float64) (float64, bool) {
+	if r.BrokerProcess == nil || r.BrokerProcess.PID == 0 && r.BrokerProcess.CPUS == 0 {
+		return 0, false
+	}
+	return f(r.BrokerProcess), true
+}
+
+// CompareTable returns the side-by-side table of the inputs: one row per figure that at
+// least one input has, one column per input (Labels), "–" where an input has no such
+// figure. Marks flags the best value of each row (ties all marked) when at least two inputs
+// have it and they differ.
+func CompareTable(in []Input) Table {
+	t := Table{Head: append([]string{""}, Labels(in)...)}
+	for _, m := range metrics {
+		row := []string{m.name}
+		vals := make([]float64, len(in))
+		has := make([]bool, len(in))
+		n := 0
+		for i, x := range in {
+			vals[i], has[i] = m.value(x.Result)
+			if has[i] && !math.IsNaN(vals[i]) {
+				row = append(row, m.format(vals[i]))
+				n++
+			} else {
+				has[i] = false
+				row = append(row, "–")
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		marks := make([]bool, len(row))
+		if n >= 2 {
+			better := func(a, b float64) bool { return m.higher && a > b || !m.higher && a < b }
+			first := true
+			var best, worst float64
+			for i, v := range vals {
+				switch {
+				case !has[i]:
+				case first:
+					best, worst, first = v, v, false
+				case better(v, best):
+					best = v
+				case better(worst, v):
+					worst = v
+				}
+			}
+			if m.format(best) != m.format(worst) { // equal as shown: no winner
+				for i, v := range vals {
+					marks[i+1] = has[i] && v == best
+				}
+			}
+		}
+		t.Rows = append(t.Rows, row)
+		t.Marks = append(t.Marks, marks)
+	}
+	return t
+}
+
+// WriteCompare writes the comparison table to w for a terminal: the scenario warnings
+// first, then the table with the best value of each row marked "*".
+func WriteCompare(w io.Writer, in []Input) error {
+	for _, d := range ScenarioDiffs(in) {
+		fmt.Fprintf(w, "WARNING: %s\n", d)
+	}
+	t := CompareTable(in)
+	lw := 0 // the row names are padded by hand: AlignRight would right-align them too
+	for _, row := range t.Rows {
+		lw = max(lw, len(row[0]))
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	for i, h := range t.Head {
+		if i == 0 {
+			fmt.Fprintf(tw, "%-*s\t", lw, "")
+			continue
+		}
+		fmt.Fprintf(tw, "%s \t", h)
+	}
+	fmt.Fprintln(tw)
+	for r, row := range t.Rows {
+		for i, c := range row {
+			switch {
+			case i == 0:
+				fmt.Fprintf(tw, "%-*s\t", lw, c)
+			case t.Marks[r][i]:
+				fmt.Fprintf(tw, "%s*\t", c)
+			default:
+				fmt.Fprintf(tw, "%s \t", c)
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, "* best of the row (higher throughput, connections and connect rate; lower everything else)")
+	return err
+}
+
+// NewCompare builds the comparison page of the inputs: the warnings, the table, boxplots of
+// the latency distributions, overlaid spectra and time series.
+func NewCompare(in []Input) *Page {
+	labels := Labels(in)
+	p := &Page{Title: fmt.Sprintf("mqblast compare: %d results", len(in)), Warnings: ScenarioDiffs(in)}
+	var subs []string
+	for i, x := range in {
+		subs = append(subs, fmt.Sprintf("%s = %s", labels[i], cmpOr(x.Name, "(stdin)")))
+	}
+	p.Subtitle = strings.Join(subs, " · ")
+	t := CompareTable(in)
+	p.Panels = append(p.Panels, Panel{ID: "table", Title: "Side by side", Tables: []Table{t},
+		Intro: "The best value of each row is highlighted (higher throughput, connections and connect rate; lower everything else)."})
+
+	boxes := Panel{ID: "boxes", Title: "Latency distributions", Intro: "Boxplots: " + BoxLegend + "."}
+	for _, h := range []struct {
+		title string
+		get   func(r *bench.Result) *bench.Hist
+	}{
+		{"Latency, corrected (from the due time)", func(r *bench.Result) *bench.Hist { return r.Histograms.Latency }},
+		{"Latency, raw (from the actual write)", func(r *bench.Result) *bench.Hist { return r.Histograms.LatencyRaw }},
+		{"Connect latency (TCP start to CONNACK)", func(r *bench.Result) *bench.Hist { return r.Histograms.ConnectLatency }},
+	} {
+		items := make([]BoxItem, len(in))
+		any := false
+		for i, x := range in {
+			items[i] = BoxItem{Label: labels[i], Box: Box(h.get(x.Result))}
+			any = any || items[i].Box.Count > 0
+		}
+		if any {
+			boxes.SVG = append(boxes.SVG, BoxplotSVG(items, BoxplotOptions{Title: h.title}))
+		}
+	}
+	if len(boxes.SVG) == 0 {
+		boxes.Empty = "no result has a latency histogram"
+	}
+	p.Panels = append(p.Panels, boxes)
+
+	spectra := Panel{ID: "spectra", Title: "Percentile spectra"}
+	spectra.Charts = append(spectra.Charts,
+		overlaySpectrum("cmp_spectrum", "Latency by percentile, corrected", in, labels, func(r *bench.Result) *bench.Hist { return r.Histograms.Latency }),
+		overlaySpectrum("cmp_spectrum_raw", "Latency by percentile, raw", in, labels, func(r *bench.Result) *bench.Hist { return r.Histograms.LatencyRaw }),
+		overlaySpectrum("cmp_connect_spectrum", "Connect latency by percentile", in, labels, func(r *bench.Result) *bench.Hist { return r.Histograms.ConnectLatency }))
+	p.Panels = append(p.Panels, spectra)
+
+	ts := Panel{ID: "time", Title: "Over time", Intro: "Per interval, seconds into each run."}
+	ts.Charts = append(ts.Charts,
+		overlayTime("cmp_receive", "Messages received per second", "per_s", false, in, labels, func(iv *bench.Interval) float64 { return iv.ReceivePerS }),
+		overlayTime("cmp_p99", "Latency p99 per interval, corrected", "us", true, in, labels, func(iv *bench.Interval) float64 {
+			if iv.LatencyUS.Count == 0 {
+				return math.NaN()
+			}
+			return float64(iv.LatencyUS.P99)
+		}),
+		overlayTime("cmp_established", "Connections established", "count", false, in, labels, func(iv *bench.Interval) float64 { return float64(iv.Established) }),
+		overlayTime("cmp_client_cpu", "Client CPU (100% = one core)", "percent", false, in, labels, func(iv *bench.Interval) float64 { return nz(iv.ClientCPUPercent) }),
+		overlayTime("cmp_broker_cpu", "Broker CPU (100% = one core)", "percent", false, in, labels, func(iv *bench.Interval) float64 { return nz(iv.BrokerCPUPercent) }))
+	p.Panels = append(p.Panels, ts)
+	return p
+}
+
+func overlaySpectrum(id, title string, in []Input, labels []string, get func(r *bench.Result) *bench.Hist) Chart {
+	c := &Chart{ID: id, Title: title, XKind: "spectrum", YUnit: "us", YLog: true}
+	var longest int64
+	for _, x := range in {
+		longest = max(longest, get(x.Result).Count())
+	}
+	c.X = SpectrumX(longest)
+	for i, x := range in {
+		_, v := Spectrum(get(x.Result))
+		c.Series = append(c.Series, Series{Label: labels[i], Color: Color(i), Values: pad(v, len(c.X))})
+	}
+	return c.finish("no result has these values")
+}
+
+func overlayTime(id, title, unit string, ylog bool, in []Input, labels []string, f func(iv *bench.Interval) float64) Chart {
+	c := &Chart{ID: id, Title: title, XKind: "time", YUnit: unit, YLog: ylog, SpanGaps: true}
+	// The x axis is the union of the runs' interval times (rounded to 1 ms); a run has
+	// gaps at the others' times.
+	key := func(t float64) float64 { return math.Round(t*1000) / 1000 }
+	at := map[float64]bool{}
+	for _, x := range in {
+		for _, iv := range x.Result.Intervals {
+			at[key(iv.TS)] = true
+		}
+	}
+	for t := range at {
+		c.X = append(c.X, t)
+	}
+	sort.Float64s(c.X)
+	idx := map[float64]int{}
+	for i, t := range c.X {
+		idx[t] = i
+	}
+	for i, x := range in {
+		v := pad(nil, len(c.X))
+		for k := range x.Result.Intervals {
+			iv := &x.Result.Intervals[k]
+			v[idx[key(iv.TS)]] = f(iv)
+		}
+		c.Series = append(c.Series, Series{Label: labels[i], Color: Color(i), Values: v})
+	}
+	return c.finish("no result has these values")
+}
+
+// compareDoc is one embedded result of a comparison page.
+type compareDoc struct {
+	Name   string        `json:"name"`
+	Label  string        `json:"label"`
+	Result *bench.Result `json:"result"`
+}
+
+// WriteCompareHTML writes the comparison page of the inputs to w: one self-contained page
+// with every result document embedded (see WriteHTML).
+func WriteCompareHTML(w io.Writer, in []Input, version string) error {
+	labels := Labels(in)
+	docs := make([]compareDoc, len(in))
+	for i, x := range in {
+		docs[i] = compareDoc{x.Name, labels[i], x.Result}
+	}
+	return writePage(w, NewCompare(in), docs, version, true)
+}

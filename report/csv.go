@@ -1,0 +1,152 @@
+package report
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+
+	"github.com/mqblast/mqblast/bench"
+)
+
+// column is one fixed column of the interval CSV: its header (units in the name) and how
+// it reads an interval (prev is the interval before, nil for the first).
+type column struct {
+	name string
+	cell func(iv, prev *bench.Interval) string
+}
+
+func i64(v int64) string  { return strconv.FormatInt(v, 10) }
+func f3(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+func pct(p bench.Percentiles, v int64) string {
+	if p.Count == 0 { // no value: an empty cell, not a latency of 0
+		return ""
+	}
+	return i64(v)
+}
+
+// percentileColumns are the columns of one histogram summary: count, mean, p50 ... max.
+func percentileColumns(prefix string, get func(*bench.Interval) bench.Percentiles) []column {
+	return []column{
+		{prefix + "_count", func(iv, _ *bench.Interval) string { return i64(get(iv).Count) }},
+		{prefix + "_mean_us", func(iv, _ *bench.Interval) string {
+			if p := get(iv); p.Count > 0 {
+				return f1(p.Mean)
+			}
+			return ""
+		}},
+		{prefix + "_p50_us", func(iv, _ *bench.Interval) string { p := get(iv); return pct(p, p.P50) }},
+		{prefix + "_p90_us", func(iv, _ *bench.Interval) string { p := get(iv); return pct(p, p.P90) }},
+		{prefix + "_p99_us", func(iv, _ *bench.Interval) string { p := get(iv); return pct(p, p.P99) }},
+		{prefix + "_p999_us", func(iv, _ *bench.Interval) string { p := get(iv); return pct(p, p.P999) }},
+		{prefix + "_max_us", func(iv, _ *bench.Interval) string { p := get(iv); return pct(p, p.Max) }},
+	}
+}
+
+// csvColumns are the fixed columns, in order (docs/outputs.md lists them; a test holds the
+// two together).
+var csvColumns = slices.Concat(
+	[]column{
+		{"t_s", func(iv, _ *bench.Interval) string { return f3(iv.TS) }},
+		{"interval_s", func(iv, prev *bench.Interval) string {
+			if prev == nil {
+				return f3(iv.TS)
+			}
+			return f3(iv.TS - prev.TS)
+		}},
+		{"established", func(iv, _ *bench.Interval) string { return i64(iv.Established) }},
+		{"connected", func(iv, _ *bench.Interval) string { return i64(iv.Connected) }},
+		{"failed", func(iv, _ *bench.Interval) string { return i64(iv.Failed) }},
+		{"dropped", func(iv, _ *bench.Interval) string { return i64(iv.Dropped) }},
+		{"connect_per_s", func(iv, _ *bench.Interval) string { return f3(iv.ConnectPerS) }},
+	},
+	percentileColumns("connect_latency", func(iv *bench.Interval) bench.Percentiles { return iv.ConnectLatencyUS }),
+	[]column{
+		{"published", func(iv, _ *bench.Interval) string { return i64(iv.Published) }},
+		{"unsent", func(iv, _ *bench.Interval) string { return i64(iv.Unsent) }},
+		{"expected", func(iv, _ *bench.Interval) string { return i64(iv.Expected) }},
+		{"received", func(iv, _ *bench.Interval) string { return i64(iv.Received) }},
+		{"duplicated", func(iv, _ *bench.Interval) string { return i64(iv.Duplicated) }},
+		{"unexpected", func(iv, _ *bench.Interval) string { return i64(iv.Unexpected) }},
+		{"unmeasured", func(iv, _ *bench.Interval) string { return i64(iv.Unmeasured) }},
+		{"publish_per_s", func(iv, _ *bench.Interval) string { return f3(iv.PublishPerS) }},
+		{"receive_per_s", func(iv, _ *bench.Interval) string { return f3(iv.ReceivePerS) }},
+	},
+	percentileColumns("latency", func(iv *bench.Interval) bench.Percentiles { return iv.LatencyUS }),
+	percentileColumns("latency_raw", func(iv *bench.Interval) bench.Percentiles { return iv.LatencyRawUS }),
+	[]column{
+		{"client_cpu_percent", func(iv, _ *bench.Interval) string { return f1(iv.ClientCPUPercent) }},
+		{"client_rss_bytes", func(iv, _ *bench.Interval) string { return i64(iv.ClientRSSBytes) }},
+		{"broker_cpu_percent", func(iv, _ *bench.Interval) string {
+			if iv.BrokerCPUPercent == 0 && iv.BrokerRSSBytes == 0 { // not sampled
+				return ""
+			}
+			return f1(iv.BrokerCPUPercent)
+		}},
+		{"broker_rss_bytes", func(iv, _ *bench.Interval) string {
+			if iv.BrokerRSSBytes == 0 {
+				return ""
+			}
+			return i64(iv.BrokerRSSBytes)
+		}},
+	},
+)
+
+// CSVColumns returns the names of the CSV's fixed columns, in order. Kernel counter
+// columns (kernel_NAME) follow them, one per counter that moved in any interval.
+func CSVColumns() []string {
+	names := make([]string, len(csvColumns))
+	for i, c := range csvColumns {
+		names[i] = c.name
+	}
+	return names
+}
+
+// WriteCSV writes one row per interval of r (the measure window and every other phase, the
+// last partial interval included): the fixed columns of CSVColumns, then one kernel_NAME
+// column per kernel counter that moved in any interval (sorted by name; the broker's
+// namespace's counters are named kernel_broker.NAME). Counts are per interval, rates per
+// second over it, latencies in µs (empty cells when the interval has no value).
+func WriteCSV(w io.Writer, r *bench.Result) error {
+	var kernel []string
+	for _, iv := range r.Intervals {
+		for k := range iv.Kernel {
+			if !slices.Contains(kernel, k) {
+				kernel = append(kernel, k)
+			}
+		}
+	}
+	slices.Sort(kernel)
+	cw := csv.NewWriter(w)
+	header := CSVColumns()
+	for _, k := range kernel {
+		header = append(header, "kernel_"+k)
+	}
+	if err := cw.Write(header); err != nil {
+		return fmt.Errorf("cannot write the CSV: %w", err)
+	}
+	row := make([]string, len(header))
+	for i := range r.Intervals {
+		iv := &r.Intervals[i]
+		var prev *bench.Interval
+		if i > 0 {
+			prev = &r.Intervals[i-1]
+		}
+		for j, c := range csvColumns {
+			row[j] = c.cell(iv, prev)
+		}
+		for j, k := range kernel {
+			row[len(csvColumns)+j] = i64(iv.Kernel[k])
+		}
+		if err := cw.Write(row); err != nil {
+			return fmt.Errorf("cannot write the CSV: %w", err)
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("cannot write the CSV: %w", err)
+	}
+	return nil
+}

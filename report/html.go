@@ -1,0 +1,76 @@
+package report
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+
+	"github.com/mqblast/mqblast/bench"
+)
+
+// UPlotVersion is the vendored charting library's version (assets/, from the npm registry).
+const UPlotVersion = "1.6.32"
+
+var (
+	//go:embed assets/uPlot.iife.min.js
+	uplotJS string
+	//go:embed assets/uPlot.min.css
+	uplotCSS string
+	//go:embed assets/uPlot.LICENSE
+	uplotLicense string
+	//go:embed assets/report.js
+	reportJS string
+	//go:embed assets/report.css
+	reportCSS string
+	//go:embed assets/page.html
+	pageHTML string
+)
+
+var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
+	"svg": func(s string) template.HTML { return template.HTML(s) }, // BoxplotSVG escapes its text
+	"mark": func(t Table, r, i int) bool {
+		return r < len(t.Marks) && i < len(t.Marks[r]) && t.Marks[r][i]
+	},
+}).Parse(pageHTML))
+
+// pageData is what the page template fills in.
+type pageData struct {
+	Page          *Page
+	CSS, UPlotCSS template.CSS
+	JS, UPlotJS   template.JS
+	ResultJSON    template.JS
+	ChartsJSON    template.JS
+	Version       string
+	UPlotVersion  string
+	Multi         bool
+}
+
+// writePage writes p as one self-contained HTML page with docs (a result document or a list
+// of them) embedded as JSON.
+func writePage(w io.Writer, p *Page, docs any, version string, multi bool) error {
+	res, err := json.Marshal(docs) // escapes <, > and &: safe inside a script element
+	if err != nil {
+		return fmt.Errorf("cannot encode the result for the report: %w", err)
+	}
+	charts, err := json.Marshal(p.Charts())
+	if err != nil {
+		return fmt.Errorf("cannot encode the charts: %w", err)
+	}
+	d := pageData{Page: p, CSS: template.CSS(reportCSS), UPlotCSS: template.CSS(uplotCSS), // our own assets
+		JS: template.JS(reportJS), UPlotJS: template.JS("/*! uPlot " + UPlotVersion + "\n" + uplotLicense + "*/\n" + uplotJS), //nolint:gosec
+		ResultJSON: template.JS(res), ChartsJSON: template.JS(charts), Version: version, UPlotVersion: UPlotVersion, Multi: multi}
+	if err := pageTmpl.Execute(w, d); err != nil {
+		return fmt.Errorf("cannot write the report: %w", err)
+	}
+	return nil
+}
+
+// WriteHTML writes the HTML report of r to w: one self-contained page (charting library,
+// styles and the result document inline; it requests nothing when opened), readable in a
+// light or dark theme and printable. name labels the result (e.g. its file name) when its
+// scenario does not.
+func WriteHTML(w io.Writer, r *bench.Result, name string) error {
+	return writePage(w, NewReport(r, name), r, r.ToolVersion, false)
+}

@@ -1,0 +1,530 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/mqblast/mqblast/bench"
+)
+
+// Row is one line of a key/value table; Class marks a verdict ("ok", "warn", "bad").
+type Row struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+	Class string `json:"class,omitempty"`
+}
+
+// Badge is one verdict at the top of a report.
+type Badge struct {
+	Text  string `json:"text"`
+	Class string `json:"class"` // ok, warn, bad
+}
+
+// Table is a table with a header row.
+type Table struct {
+	Caption string     `json:"caption,omitempty"`
+	Head    []string   `json:"head"`
+	Rows    [][]string `json:"rows"`
+	Marks   [][]bool   `json:"-"` // cells to emphasise (the best of a compare row)
+}
+
+// Panel is one section of a page: tables, charts, SVG, preformatted text, or a note saying
+// that the result has nothing for it.
+type Panel struct {
+	ID     string
+	Title  string
+	Intro  string
+	Badges []Badge
+	Rows   []Row
+	Lists  []List
+	Tables []Table
+	Charts []Chart
+	SVG    []string // standalone <svg> elements (boxplots)
+	Pre    string
+	Empty  string
+}
+
+// List is a titled list of lines (evidence, findings).
+type List struct {
+	Title string
+	Class string
+	Items []string
+}
+
+// Page is a whole report: a title and its panels.
+type Page struct {
+	Title    string
+	Subtitle string
+	Warnings []string
+	Panels   []Panel
+}
+
+// Charts returns every chart of the page, drawn or empty.
+func (p *Page) Charts() []Chart {
+	var cs []Chart
+	for _, pn := range p.Panels {
+		cs = append(cs, pn.Charts...)
+	}
+	return cs
+}
+
+// NewReport builds the report of one result; name labels it (a file name) when its broker
+// and scenario do not.
+func NewReport(r *bench.Result, name string) *Page {
+	sc := scenarioInfo(r)
+	p := &Page{Title: "mqblast report: " + cmpOr(sc.Name, name), Subtitle: subtitle(r, name)}
+	p.Panels = append(p.Panels, summaryPanel(r), throughputPanel(r), latencyPanel(r), spectrumPanel(r),
+		connectionsPanel(r), deliveryPanel(r), clientPanel(r), brokerHostPanel(r), scenarioPanel(r))
+	return p
+}
+
+func cmpOr(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func subtitle(r *bench.Result, name string) string {
+	parts := []string{}
+	if len(r.Broker) > 0 {
+		parts = append(parts, "broker "+strings.Join(r.Broker, ", "))
+	}
+	if !r.StartedAt.IsZero() {
+		parts = append(parts, "started "+r.StartedAt.UTC().Format("2006-01-02 15:04:05 MST"))
+	}
+	if r.ToolVersion != "" {
+		parts = append(parts, "mqblast "+r.ToolVersion)
+	}
+	if name != "" {
+		parts = append(parts, name)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// scenario is the part of the effective scenario a report names.
+type scenario struct {
+	Name       string         `json:"name"`
+	Type       string         `json:"type"`
+	Parameters map[string]any `json:"parameters"`
+}
+
+func scenarioInfo(r *bench.Result) scenario {
+	var s scenario
+	_ = json.Unmarshal(r.Scenario, &s) // a result without a scenario names none
+	return s
+}
+
+func messaging(r *bench.Result) bool {
+	m := &r.Messages
+	return m.Scheduled > 0 || m.Published > 0 || m.Received > 0 || m.Subscribed > 0
+}
+
+// Verdicts returns the badges of r: complete or interrupted, thresholds, losses, client
+// saturation, broker stall, host limits.
+func Verdicts(r *bench.Result) []Badge {
+	var b []Badge
+	if r.Interrupted {
+		b = append(b, Badge{"interrupted: partial result", "warn"})
+	} else {
+		b = append(b, Badge{"complete", "ok"})
+	}
+	if n := len(r.Thresholds); n > 0 {
+		if f := len(r.FailedThresholds()); f > 0 {
+			b = append(b, Badge{fmt.Sprintf("%d of %d thresholds failed", f, n), "bad"})
+		} else {
+			b = append(b, Badge{fmt.Sprintf("%d thresholds passed", n), "ok"})
+		}
+	}
+	c := &r.Connections
+	if c.Failed > 0 || c.Established < int64(c.Target) {
+		b = append(b, Badge{fmt.Sprintf("%d of %d connections established", c.Established, c.Target), "bad"})
+	}
+	if m := &r.Messages; messaging(r) {
+		if m.Lost > 0 {
+			b = append(b, Badge{fmt.Sprintf("%d messages lost", m.Lost), "bad"})
+		} else if m.Expected > 0 {
+			b = append(b, Badge{"no message lost", "ok"})
+		}
+		if m.Duplicated > 0 || m.OutOfOrder > 0 {
+			b = append(b, Badge{fmt.Sprintf("%d duplicated, %d out of order", m.Duplicated, m.OutOfOrder), "warn"})
+		}
+	}
+	if r.Client.Saturated {
+		b = append(b, Badge{"client saturated: the client limited this run", "bad"})
+	}
+	if r.BrokerStalled.Stalled {
+		b = append(b, Badge{"broker stalled: it held the publishers back", "bad"})
+	}
+	if r.Host.Limited {
+		b = append(b, Badge{"host limited: the kernel shaped these figures", "bad"})
+	}
+	return b
+}
+
+// SummaryRows are the summary panel's figures, as bench's text summary has them.
+func SummaryRows(r *bench.Result) []Row {
+	var rows []Row
+	add := func(k, class, f string, a ...any) { rows = append(rows, Row{k, fmt.Sprintf(f, a...), class}) }
+	sc := scenarioInfo(r)
+	if sc.Name != "" || sc.Type != "" {
+		add("scenario", "", "%s (%s)", sc.Name, sc.Type)
+	}
+	add("broker", "", "%s", strings.Join(r.Broker, ", "))
+	status := "complete"
+	if r.Interrupted {
+		status = "interrupted (partial result)"
+	}
+	add("run", "", "%s, %s", status, r.EndedAt.Sub(r.StartedAt).Round(1e6))
+	c := &r.Connections
+	cls := ""
+	if c.Failed > 0 || c.Established < int64(c.Target) {
+		cls = "bad"
+	}
+	add("connections", cls, "%d of %d established, %d failed, %d dropped while held", c.Established, c.Target, c.Failed, c.Dropped)
+	if c.Reconnected > 0 {
+		add("reconnected", "warn", "%d times after drops", c.Reconnected)
+	}
+	add("connect rate", "", "%.0f/s over %.1fs", c.ConnectRatePerS, c.ConnectPhaseS)
+	l := c.ConnectLatencyUS
+	add("connect latency", "", "p50 %s · p90 %s · p99 %s · max %s (TCP start to CONNACK)", FormatUS(l.P50), FormatUS(l.P90), FormatUS(l.P99), FormatUS(l.Max))
+	if messaging(r) {
+		m := &r.Messages
+		t := &r.Throughput
+		add("throughput", "", "%.0f msg/s written, %.0f msg/s arrived (measure window %.1fs)", t.PublishPerS, t.ReceivePerS, t.WindowS)
+		if lat := r.LatencyUS; lat.Count > 0 {
+			add("latency", "", "p50 %s · p90 %s · p99 %s · p99.9 %s · max %s (from the due time, %d messages)",
+				FormatUS(lat.P50), FormatUS(lat.P90), FormatUS(lat.P99), FormatUS(lat.P999), FormatUS(lat.Max), lat.Count)
+		}
+		if raw := r.LatencyRaw; raw.Count > 0 {
+			add("latency raw", "", "p50 %s · p90 %s · p99 %s · max %s (from the actual write)", FormatUS(raw.P50), FormatUS(raw.P90), FormatUS(raw.P99), FormatUS(raw.Max))
+		}
+		cls = ""
+		if m.Lost > 0 {
+			cls = "bad"
+		}
+		add("delivery", cls, "%d expected: %d received, %d lost; %d duplicated, %d out of order", m.Expected, m.Received, m.Lost, m.Duplicated, m.OutOfOrder)
+		cls = ""
+		if m.UnsentTotal > 0 {
+			cls = "warn"
+		}
+		add("scheduled", cls, "%d messages: %d published, %d unsent%s", m.Scheduled, m.Published, m.UnsentTotal, byCause(m.Unsent))
+		lag := r.Client.ScheduleLagUS
+		add("schedule lag", "", "p99 %s · max %s (the client's own lateness)", FormatUS(lag.P99), FormatUS(lag.Max))
+	}
+	cl := &r.Client
+	add("client", "", "cpu %.2fs, max rss %.1f MiB, %d cores, %d processes", cl.CPUS, float64(cl.MaxRSSBytes)/(1<<20), r.Host.Cores, max(r.Host.Procs, 1))
+	if b := r.BrokerProcess; b != nil {
+		add("broker process", "", "cpu %.2fs (avg %.0f%%, peak %.0f%% of a core), rss %.1f MiB (peak %.1f MiB)",
+			b.CPUS, b.CPUPercentAvg, b.CPUPercentPeak, float64(b.RSSBytes)/(1<<20), float64(b.RSSPeakBytes)/(1<<20))
+	}
+	return rows
+}
+
+func byCause(m map[string]int64) string {
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		if m[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// hostCheck is one finding of the host checks (tuning.Finding's JSON).
+type hostCheck struct {
+	Name    string `json:"name"`
+	Current string `json:"current"`
+	Needed  string `json:"needed"`
+	Verdict string `json:"verdict"`
+	Why     string `json:"why"`
+}
+
+func summaryPanel(r *bench.Result) Panel {
+	p := Panel{ID: "summary", Title: "Summary", Badges: Verdicts(r), Rows: SummaryRows(r)}
+	if len(r.Thresholds) > 0 {
+		t := Table{Caption: "Thresholds", Head: []string{"threshold", "value", "verdict"}}
+		for _, th := range r.Thresholds {
+			v := "pass"
+			if !th.OK {
+				v = "FAIL"
+			}
+			t.Rows = append(t.Rows, []string{th.Expr, bench.FormatThresholdValue(th.Value), v})
+		}
+		p.Tables = append(p.Tables, t)
+	}
+	if ev := r.Client.SaturationEvidence; r.Client.Saturated && len(ev) > 0 {
+		p.Lists = append(p.Lists, List{"Client saturated: the client, not the broker, limited this run", "bad", ev})
+	}
+	if b := &r.BrokerStalled; b.Stalled {
+		p.Lists = append(p.Lists, List{"Broker stalled: the broker held the publishers back", "bad", b.Evidence})
+	}
+	if r.Host.Limited {
+		p.Lists = append(p.Lists, List{"Host limited: the host's kernel, not the broker alone, shaped these figures", "bad", r.Host.LimitedEvidence})
+	}
+	if k := r.Kernel; k != nil && len(k.Findings) > 0 {
+		var items []string
+		for _, f := range k.Findings {
+			items = append(items, fmt.Sprintf("%s +%d on the %s: %s — %s", f.Counter, f.Delta, f.Where, f.Meaning, f.Fix))
+		}
+		p.Lists = append(p.Lists, List{"Kernel findings", "warn", items})
+	}
+	var checks []hostCheck
+	if len(r.Host.Checks) > 0 && json.Unmarshal(r.Host.Checks, &checks) == nil && len(checks) > 0 {
+		t := Table{Caption: "Host checks", Head: []string{"check", "current", "needed", "verdict", "why"}}
+		for _, c := range checks {
+			t.Rows = append(t.Rows, []string{c.Name, c.Current, c.Needed, c.Verdict, c.Why})
+		}
+		p.Tables = append(p.Tables, t)
+	} else {
+		p.Lists = append(p.Lists, List{"Host checks", "", []string{"not recorded in this result (mqblast check shows them for this host)"}})
+	}
+	if len(r.Errors) > 0 {
+		t := Table{Caption: "Errors", Head: []string{"kind", "count", "example"}}
+		for _, e := range r.Errors {
+			t.Rows = append(t.Rows, []string{e.Kind, fmt.Sprint(e.Count), e.Example})
+		}
+		p.Tables = append(p.Tables, t)
+	}
+	return p
+}
+
+// times returns the intervals' t_s.
+func times(r *bench.Result) []float64 {
+	xs := make([]float64, len(r.Intervals))
+	for i, iv := range r.Intervals {
+		xs[i] = iv.TS
+	}
+	return xs
+}
+
+// series returns f of every interval; f returns NaN for a gap.
+func series(r *bench.Result, label string, color int, f func(iv *bench.Interval) float64) Series {
+	v := make(Values, len(r.Intervals))
+	for i := range r.Intervals {
+		v[i] = f(&r.Intervals[i])
+	}
+	return Series{Label: label, Color: Color(color), Values: v}
+}
+
+// nz is v, or NaN when v is 0 (nothing sampled, or a log axis).
+func nz(v float64) float64 {
+	if v == 0 {
+		return math.NaN()
+	}
+	return v
+}
+
+func timeChart(id, title, unit string, ylog bool, r *bench.Result, s ...Series) *Chart {
+	return &Chart{ID: id, Title: title, X: times(r), XKind: "time", YUnit: unit, YLog: ylog, Series: s}
+}
+
+func throughputPanel(r *bench.Result) Panel {
+	c := timeChart("throughput", "Messages per second", "per_s", false, r,
+		series(r, "sent (written)", 0, func(iv *bench.Interval) float64 { return iv.PublishPerS }),
+		series(r, "received", 1, func(iv *bench.Interval) float64 { return iv.ReceivePerS }))
+	c.Series[1].Dash = true // over "sent", which it often covers
+	if !messaging(r) {
+		c.Series = nil
+	}
+	return Panel{ID: "throughput", Title: "Throughput", Intro: "Messages written and arrived per interval, the whole run (connect, warm-up and drain included).",
+		Charts: []Chart{c.finish("no messages in this run")}}
+}
+
+func latencySeries(r *bench.Result, raw bool) []Series {
+	get := func(iv *bench.Interval) *bench.Percentiles {
+		if raw {
+			return &iv.LatencyRawUS
+		}
+		return &iv.LatencyUS
+	}
+	pick := func(f func(p *bench.Percentiles) int64) func(iv *bench.Interval) float64 {
+		return func(iv *bench.Interval) float64 {
+			p := get(iv)
+			if p.Count == 0 {
+				return math.NaN()
+			}
+			return float64(f(p))
+		}
+	}
+	return []Series{
+		series(r, "p50", 0, pick(func(p *bench.Percentiles) int64 { return p.P50 })),
+		series(r, "p90", 1, pick(func(p *bench.Percentiles) int64 { return p.P90 })),
+		series(r, "p99", 2, pick(func(p *bench.Percentiles) int64 { return p.P99 })),
+		series(r, "max", 3, pick(func(p *bench.Percentiles) int64 { return p.Max })),
+	}
+}
+
+func latencyPanel(r *bench.Result) Panel {
+	c := timeChart("latency", "Latency per interval, corrected (from the due time)", "us", true, r, latencySeries(r, false)...)
+	raw := timeChart("latency_raw", "Latency per interval, raw (from the actual write)", "us", true, r, latencySeries(r, true)...)
+	return Panel{ID: "latency", Title: "Latency over time",
+		Intro: "Per interval of the measure window (log axis). Corrected latency counts from each message's due time, so a late send still counts the wait a slow broker caused (coordinated omission corrected); raw counts from the actual write.",
+		Charts: []Chart{c.finish("no latency recorded in the measure window"),
+			raw.finish("no raw latency in this result: it is recorded where the receiver knows the actual write time (e.g. Round-Trip)")}}
+}
+
+func spectrumPanel(r *bench.Result) Panel {
+	xs, cor := Spectrum(r.Histograms.Latency)
+	xr, raw := Spectrum(r.Histograms.LatencyRaw)
+	if len(xr) > len(xs) {
+		xs = xr
+	}
+	c := &Chart{ID: "spectrum", Title: "Latency by percentile, the whole measure window", X: xs, XKind: "spectrum", YUnit: "us", YLog: true,
+		Series: []Series{{Label: "corrected", Color: Color(0), Values: pad(cor, len(xs))}, {Label: "raw", Color: Color(1), Dash: true, Values: pad(raw, len(xs))}},
+		Note:   "x = 1/(1−p) on a log axis, as HdrHistogram's plotter and wrk2 draw it; computed from the result's histograms."}
+	return Panel{ID: "spectrum", Title: "Percentile spectrum", Charts: []Chart{c.finish("no latency recorded in the measure window")}}
+}
+
+// pad extends v with NaN to n values.
+func pad(v []float64, n int) Values {
+	out := make(Values, n)
+	for i := range out {
+		out[i] = math.NaN()
+		if i < len(v) {
+			out[i] = v[i]
+		}
+	}
+	return out
+}
+
+func connectionsPanel(r *bench.Result) Panel {
+	est := timeChart("conn_established", "Connections established (open sessions)", "count", false, r,
+		series(r, "established", 0, func(iv *bench.Interval) float64 { return float64(iv.Established) }),
+		series(r, "failed", 2, func(iv *bench.Interval) float64 { return float64(iv.Failed) }),
+		series(r, "dropped", 3, func(iv *bench.Interval) float64 { return float64(iv.Dropped) }))
+	rate := timeChart("conn_rate", "Connect rate", "per_s", false, r,
+		series(r, "CONNACKs per second", 4, func(iv *bench.Interval) float64 { return iv.ConnectPerS }))
+	if r.Connections.Established == 0 {
+		rate.Series = nil
+	}
+	xs, v := Spectrum(r.Histograms.ConnectLatency)
+	sp := &Chart{ID: "connect_spectrum", Title: "Connect latency by percentile (TCP start to CONNACK)", X: xs, XKind: "spectrum", YUnit: "us", YLog: true,
+		Series: []Series{{Label: "connect latency", Color: Color(4), Values: v}}}
+	return Panel{ID: "connections", Title: "Connections",
+		Charts: []Chart{est.finish("no interval recorded"), rate.finish("no connection established"), sp.finish("no connect latency recorded")}}
+}
+
+func deliveryPanel(r *bench.Result) Panel {
+	p := Panel{ID: "delivery", Title: "Delivery"}
+	if !messaging(r) {
+		p.Empty = "no messages in this run (a Connections scenario)"
+		return p
+	}
+	m := &r.Messages
+	bad := func(n int64) string {
+		if n > 0 {
+			return "bad"
+		}
+		return ""
+	}
+	warn := func(n int64) string {
+		if n > 0 {
+			return "warn"
+		}
+		return ""
+	}
+	p.Rows = []Row{
+		{"scheduled", fmt.Sprint(m.Scheduled), ""},
+		{"published (written)", fmt.Sprint(m.Published), ""},
+		{"acknowledged (QoS 1/2)", fmt.Sprint(m.Acked), ""},
+		{"unsent", fmt.Sprintf("%d%s", m.UnsentTotal, byCause(m.Unsent)), warn(m.UnsentTotal)},
+		{"expected copies", fmt.Sprint(m.Expected), ""},
+		{"received", fmt.Sprint(m.Received), ""},
+		{"lost", fmt.Sprint(m.Lost), bad(m.Lost)},
+		{"in flight at the end", fmt.Sprint(m.InFlightAtEnd), warn(m.InFlightAtEnd)},
+		{"in flight when a session ended", fmt.Sprintf("%d lost of %d dropped", m.InFlightLost, m.InFlightDropped), warn(m.InFlightLost)},
+		{"duplicated", fmt.Sprint(m.Duplicated), warn(m.Duplicated)},
+		{"out of order", fmt.Sprint(m.OutOfOrder), warn(m.OutOfOrder)},
+		{"unexpected (never offsets a loss)", fmt.Sprintf("%d%s", m.UnexpectedTotal, byCause(m.Unexpected)), warn(m.UnexpectedTotal)},
+		{"unmeasured (no mqblast header)", fmt.Sprint(m.Unmeasured), warn(m.Unmeasured)},
+		{"subscriptions", fmt.Sprintf("%d made, %d refused%s", m.Subscribed, m.SubscribeFailed, byCause(m.SubscribeRefused)), bad(m.SubscribeFailed)},
+	}
+	p.Intro = "Every message of the run, warm-up and drain included: scheduled = published + unsent; expected = received + lost + in flight."
+	return p
+}
+
+func clientPanel(r *bench.Result) Panel {
+	cpu := timeChart("client_cpu", "Client CPU (100% = one core)", "percent", false, r,
+		series(r, "client CPU", 0, func(iv *bench.Interval) float64 { return nz(iv.ClientCPUPercent) }))
+	rss := timeChart("client_rss", "Client resident memory", "bytes", false, r,
+		series(r, "client RSS", 1, func(iv *bench.Interval) float64 { return nz(float64(iv.ClientRSSBytes)) }))
+	return Panel{ID: "client", Title: "Client (the load generator)",
+		Intro:  fmt.Sprintf("%d cores on %s, %d process(es).", r.Host.Cores, cmpOr(r.Host.Hostname, "the client host"), max(r.Host.Procs, 1)),
+		Charts: []Chart{cpu.finish("client CPU not sampled in this result"), rss.finish("client RSS not sampled in this result")}}
+}
+
+func brokerHostPanel(r *bench.Result) Panel {
+	p := Panel{ID: "broker", Title: "Broker process and kernel counters"}
+	cpu := timeChart("broker_cpu", "Broker CPU (100% = one core)", "percent", false, r,
+		series(r, "broker CPU", 2, func(iv *bench.Interval) float64 { return nz(iv.BrokerCPUPercent) }))
+	rss := timeChart("broker_rss", "Broker resident memory", "bytes", false, r,
+		series(r, "broker RSS", 3, func(iv *bench.Interval) float64 { return nz(float64(iv.BrokerRSSBytes)) }))
+	why := "the broker process was not sampled (a remote broker: give --broker-pid or run it locally)"
+	p.Charts = []Chart{cpu.finish(why), rss.finish(why)}
+	keys := map[string]bool{}
+	for _, iv := range r.Intervals {
+		for k := range iv.Kernel {
+			keys[k] = true
+		}
+	}
+	var ks []Series
+	for i, k := range sortedKeys(keys) {
+		ks = append(ks, series(r, k, i, func(iv *bench.Interval) float64 { return nz(float64(iv.Kernel[k])) }))
+	}
+	kc := timeChart("kernel", "Kernel counter deltas per interval (log axis; zero not drawn)", "count", true, r, ks...)
+	p.Charts = append(p.Charts, kc.finish("no kernel counter moved in any interval (or they were not sampled)"))
+	if k := r.Kernel; k != nil {
+		t := Table{Caption: "Kernel counters over the run (those that moved; tcp_mem_* are gauges, in pages)", Head: []string{"counter", "client host", "broker host"}}
+		names := map[string]bool{}
+		for n, v := range k.Client {
+			names[n] = names[n] || v != 0
+		}
+		for n, v := range k.Broker {
+			names[n] = names[n] || v != 0
+		}
+		for _, n := range sortedKeys(names) {
+			if !names[n] {
+				continue
+			}
+			b := "same host"
+			if !k.SameNamespace {
+				b = fmt.Sprint(k.Broker[n])
+			}
+			t.Rows = append(t.Rows, []string{n, fmt.Sprint(k.Client[n]), b})
+		}
+		if len(t.Rows) > 0 {
+			p.Tables = append(p.Tables, t)
+		}
+	}
+	return p
+}
+
+func scenarioPanel(r *bench.Result) Panel {
+	p := Panel{ID: "scenario", Title: "Effective scenario"}
+	var b bytes.Buffer
+	if len(r.Scenario) == 0 || json.Indent(&b, r.Scenario, "", "  ") != nil {
+		p.Empty = "the result does not hold its scenario"
+		return p
+	}
+	p.Pre = b.String()
+	return p
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# bench-tls: CONNS MQTT connections from one `mqblast run` to one local Mosquitto over each
+# transport (tcp, mqtts, ws, wss; certificates made here with openssl), RUNS times each,
+# interleaved. Prints the medians of the client's RSS per idle connection, CPU per
+# connection set-up (TCP + TLS handshake + WebSocket upgrade + CONNECT), the TLS
+# handshake's CPU and time, and connect latency. Usage: scripts/bench-tls.sh [CONNS] [RUNS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CONNS=${1:-10000}
+RUNS=${2:-3}
+RATE=${RATE:-2000}
+HOLD=${HOLD:-15s}
+TRANSPORTS=${TRANSPORTS:-tcp mqtts ws wss}
+BIN=./bin/mqblast
+OUT=${OUT:-results}
+command -v mosquitto >/dev/null || { echo "bench-tls needs mosquitto (apt-get install -y mosquitto)" >&2; exit 1; }
+command -v openssl >/dev/null || { echo "bench-tls needs openssl (apt-get install -y openssl)" >&2; exit 1; }
+mkdir -p "$OUT"
+tmp=$(mktemp -d)
+pid=
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null || true; rm -rf "$tmp"; }
+trap cleanup EXIT
+(
+  cd "$tmp"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=bench-ca \
+    -keyout ca.key -out ca.pem 2>/dev/null
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost \
+    -keyout server.key -out server.csr 2>/dev/null
+  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' > ext.cnf
+  openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+    -extfile ext.cnf -out server.pem 2>/dev/null
+)
+tls="cafile $tmp/ca.pem
+certfile $tmp/server.pem
+keyfile $tmp/server.key"
+cat > "$tmp/m.conf" <<CONF
+user root
+allow_anonymous true
+max_connections -1
+persistence false
+log_dest none
+listener 28911 127.0.0.1
+listener 28912 127.0.0.1
+$tls
+listener 28913 127.0.0.1
+protocol websockets
+socket_domain ipv4
+listener 28914 127.0.0.1
+protocol websockets
+socket_domain ipv4
+$tls
+CONF
+mosquitto -c "$tmp/m.conf" & pid=$!
+sleep 1
+declare -A url=([tcp]=127.0.0.1:28911 [mqtts]=mqtts://127.0.0.1:28912 [ws]=ws://127.0.0.1:28913/mqtt [wss]=wss://127.0.0.1:28914/mqtt)
+for r in $(seq 1 "$RUNS"); do
+  for tr in $TRANSPORTS; do
+    echo "run $r/$RUNS $tr: $CONNS connections at $RATE/s, hold $HOLD" >&2
+    extra=()
+    [ "$tr" = mqtts ] || [ "$tr" = wss ] && extra=(--cacert "$tmp/ca.pem")
+    $BIN run singlenode-conn-tcp-10K-100 --set publishers.client_count="$CONNS" \
+      --set parameters.connection_rate="$RATE" --duration "$HOLD" --broker "${url[$tr]}" "${extra[@]}" \
+      --out "$OUT/tls-$tr-$CONNS-$r.json" > "$OUT/tls-$tr-$CONNS-$r.txt"
+  done
+done
+python3 - "$OUT" "$CONNS" "$RUNS" $TRANSPORTS <<'PY'
+import json, statistics, sys
+out, conns, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+print(f"{'transport':10s} {'established':>11s} {'rss B/conn':>10s} {'cpu µs/connect':>14s} {'tls cpu µs':>10s} {'tls p50 µs':>10s} {'connect p50 µs':>14s}")
+for tr in sys.argv[4:]:
+    rs = [json.load(open(f"{out}/tls-{tr}-{conns}-{r}.json")) for r in range(1, runs + 1)]
+    def med(f): return statistics.median(f(r) for r in rs)
+    c = lambda r: r["connections"]
+    print(f"{tr:10s} {med(lambda r: c(r)['established']):11.0f} {med(lambda r: r['client']['rss_per_connection_bytes']):10.0f}"
+          f" {med(lambda r: r['client']['cpu_per_connect_us']):14.1f} {med(lambda r: c(r).get('tls_handshake_cpu_us', 0)):10.0f}"
+          f" {med(lambda r: (c(r).get('tls_handshake_us') or {}).get('p50', 0)):10.0f} {med(lambda r: c(r)['connect_latency_us']['p50']):14.0f}")
+PY

@@ -1,0 +1,347 @@
+package study
+
+import (
+	"encoding/json"
+	"fmt"
+	"html"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/report"
+)
+
+// WriteReport writes DIR/study.html from the index and the cells' result documents: per
+// scenario and sweep value, latency boxplots (one row per network profile and broker,
+// the repetitions' histograms added, exact), throughput bars (median of the repetitions,
+// whisker min to max), and a table of every cell (median, IQR, p99, throughput, losses,
+// the broker's CPU and RSS, the emulator's drops, the command that reproduces it). The
+// page is self-contained: no script or style is fetched when it is opened.
+func WriteReport(dir string, ix *Index) error {
+	results := map[string]*bench.Result{}
+	for _, c := range ix.Cells {
+		if c.Result == "" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, c.Result))
+		if err != nil {
+			continue
+		}
+		var r bench.Result
+		if json.Unmarshal(b, &r) == nil {
+			results[c.ID] = &r
+		}
+	}
+	return writeAtomic(filepath.Join(dir, "study.html"), []byte(renderHTML(ix, results)))
+}
+
+// group is the cells of one scenario and sweep combination.
+type group struct {
+	scenario string
+	params   []KV
+	cells    []*CellRecord
+}
+
+func (g *group) title() string {
+	if len(g.params) == 0 {
+		return g.scenario
+	}
+	return g.scenario + " · " + comboName(g.params)
+}
+
+func groupsOf(ix *Index) []*group {
+	var out []*group
+	idx := map[string]*group{}
+	for _, c := range ix.Cells {
+		k := c.Scenario + "\x00" + comboName(c.Params)
+		g, ok := idx[k]
+		if !ok {
+			g = &group{scenario: c.Scenario, params: c.Params}
+			idx[k] = g
+			out = append(out, g)
+		}
+		g.cells = append(g.cells, c)
+	}
+	return out
+}
+
+// ordered returns the distinct values of f over cells, in first-seen order.
+func ordered(cells []*CellRecord, f func(*CellRecord) string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range cells {
+		if v := f(c); !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func counted(c *CellRecord) bool { return c.Status == StatusOK || c.Status == StatusThreshold }
+
+func renderHTML(ix *Index, results map[string]*bench.Result) string {
+	var b strings.Builder
+	status := map[string]int{}
+	for _, c := range ix.Cells {
+		status[c.Status]++
+	}
+	var camp Campaign
+	_ = json.Unmarshal(ix.Campaign, &camp)
+	fmt.Fprintf(&b, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>mqblast study %s</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+:root{color-scheme:light dark}
+body{font-family:system-ui,sans-serif;margin:1.5rem;max-width:1200px;line-height:1.4}
+table{border-collapse:collapse;font-size:13px;margin:.5rem 0}
+th,td{border:1px solid #8884;padding:2px 6px;text-align:right;vertical-align:top}
+th{background:#8882}
+td.l,th.l{text-align:left}
+tr.failed td{background:#e1575922}
+tr.interrupted td,tr.pending td{background:#edc94922}
+code{font-size:12px;word-break:break-all}
+details{margin:.2rem 0}
+.note{opacity:.8;font-size:13px}
+section{margin:2rem 0}
+</style></head><body>
+`, html.EscapeString(ix.Name))
+	fmt.Fprintf(&b, "<h1>Study %s</h1>\n", html.EscapeString(ix.Name))
+	for _, c := range camp.Comments {
+		fmt.Fprintf(&b, "<p>%s</p>\n", html.EscapeString(c))
+	}
+	fmt.Fprintf(&b, `<p class="note">%d cells: %s. Started %s, updated %s; %s order`, len(ix.Cells), statusLine(status),
+		ix.StartedAt.Format("2006-01-02 15:04:05Z"), ix.UpdatedAt.Format("2006-01-02 15:04:05Z"), html.EscapeString(ix.Order))
+	if ix.Seed != 0 {
+		fmt.Fprintf(&b, " (seed %d)", ix.Seed)
+	}
+	fmt.Fprintf(&b, "; %d repetitions, interleaved (repetition 1 of every cell, then repetition 2, ...). mqblast %s.", camp.Repetitions, html.EscapeString(ix.ToolVersion))
+	if ix.Interrupted {
+		b.WriteString(" <b>Interrupted</b>: run the same command again to resume.")
+	} else if !ix.Finished {
+		b.WriteString(" <b>Not finished.</b>")
+	}
+	b.WriteString("</p>\n")
+	b.WriteString("<h2>Brokers</h2>\n<table><tr><th class=l>name</th><th class=l>type</th><th class=l>address</th><th class=l>started with</th><th class=l>between cells</th></tr>\n")
+	for _, br := range ix.Brokers {
+		fmt.Fprintf(&b, "<tr><td class=l>%s</td><td class=l>%s</td><td class=l>%s</td><td class=l><code>%s</code></td><td class=l>%s</td></tr>\n",
+			html.EscapeString(br.Name), br.Type, html.EscapeString(br.Address), html.EscapeString(br.Start), html.EscapeString(br.Restart))
+	}
+	b.WriteString("</table>\n")
+	for _, n := range ix.Notes {
+		fmt.Fprintf(&b, "<p class=note>%s</p>\n", html.EscapeString(n))
+	}
+	boxes := 0
+	for _, g := range groupsOf(ix) {
+		boxes += renderGroup(&b, g, results)
+	}
+	renderTable(&b, ix, results)
+	// The page checks itself once the browser has laid it out: every box drawn has a box
+	// with a size. Tests read data-boxes-drawn against data-boxes-expected.
+	fmt.Fprintf(&b, `<script>
+addEventListener("load", function () {
+  var n = 0;
+  document.querySelectorAll("svg rect.box").forEach(function (r) { var bb = r.getBBox(); if (bb.width > 0 && bb.height > 0) n++; });
+  document.body.setAttribute("data-boxes-drawn", String(n));
+});
+</script>
+<p class=note>Latency is corrected for coordinated omission (from each message's due time). %s. Generated by mqblast study.</p>
+</body></html>
+`, html.EscapeString(report.BoxLegend))
+	return strings.Replace(b.String(), "<body>", fmt.Sprintf(`<body data-boxes-expected="%d">`, boxes), 1)
+}
+
+func statusLine(m map[string]int) string {
+	var parts []string
+	for _, s := range []string{StatusOK, StatusThreshold, StatusFailed, StatusInterrupted, StatusPending} {
+		if m[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", m[s], s))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// renderGroup writes one scenario and sweep combination; it returns the boxes drawn.
+func renderGroup(b *strings.Builder, g *group, results map[string]*bench.Result) int {
+	fmt.Fprintf(b, "<section><h2>%s</h2>\n", html.EscapeString(g.title()))
+	for _, c := range g.cells {
+		if r := results[c.ID]; r != nil {
+			fmt.Fprintf(b, "<p class=note>%s</p>\n", html.EscapeString(scenarioLine(r)))
+			break
+		}
+	}
+	profiles := ordered(g.cells, func(c *CellRecord) string { return c.Profile })
+	brokers := ordered(g.cells, func(c *CellRecord) string { return c.Broker })
+	var items []report.BoxItem
+	type bar struct {
+		label         string
+		med, lo, hi   float64
+		n, of, broker int
+	}
+	var bars []bar
+	for _, p := range profiles {
+		for bi, br := range brokers {
+			h := bench.NewHist()
+			var tps []float64
+			of := 0
+			for _, c := range g.cells {
+				if c.Profile != p || c.Broker != br {
+					continue
+				}
+				of++
+				r := results[c.ID]
+				if r == nil || !counted(c) {
+					continue
+				}
+				h.Merge(r.Histograms.Latency)
+				tps = append(tps, r.Throughput.ReceivePerS)
+			}
+			label := p + " │ " + br
+			items = append(items, report.BoxItem{Label: fmt.Sprintf("%s (%d/%d runs)", label, len(tps), of), Box: report.Box(h)})
+			bb := bar{label: label, n: len(tps), of: of, broker: bi}
+			if len(tps) > 0 {
+				sort.Float64s(tps)
+				bb.med, bb.lo, bb.hi = median(tps), tps[0], tps[len(tps)-1]
+			}
+			bars = append(bars, bb)
+		}
+	}
+	drawn := 0
+	for _, it := range items {
+		if it.Box.Count > 0 {
+			drawn++
+		}
+	}
+	fmt.Fprintf(b, `<div class="boxplot" data-group="%s" data-boxes="%d">`, html.EscapeString(g.title()), drawn)
+	b.WriteString(report.BoxplotSVG(items, report.BoxplotOptions{Title: "latency by network profile │ broker (the repetitions' histograms added)"}))
+	b.WriteString("</div>\n")
+	// Throughput bars: median of the repetitions, whisker from the lowest to the highest.
+	const rowH, labelW, w = 26, 200, 760
+	hi := 0.0
+	for _, x := range bars {
+		hi = math.Max(hi, x.hi)
+	}
+	if hi > 0 {
+		h := rowH*len(bars) + 40
+		fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" class="mqb-bars" width="%d" height="%d" font-family="system-ui, sans-serif" font-size="12">`, w, h)
+		fmt.Fprintf(b, `<text x="4" y="16" font-weight="600" fill="currentColor">messages received per second (median of the repetitions; whisker: lowest to highest)</text>`)
+		px := func(v float64) float64 { return labelW + v/hi*float64(w-labelW-90) }
+		for i, x := range bars {
+			y := 26 + i*rowH
+			fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="end" dominant-baseline="middle" fill="currentColor">%s</text>`, labelW-8, y+rowH/2, html.EscapeString(x.label))
+			if x.n == 0 {
+				fmt.Fprintf(b, `<text x="%d" y="%d" dominant-baseline="middle" fill="currentColor" fill-opacity="0.7">no data</text>`, labelW+4, y+rowH/2)
+				continue
+			}
+			fmt.Fprintf(b, `<rect class="bar" x="%d" y="%d" width="%.1f" height="%d" fill="%s" fill-opacity="0.7"><title>%s: median %.0f/s over %d runs (%.0f to %.0f)</title></rect>`,
+				labelW, y+4, math.Max(px(x.med)-labelW, 1), rowH-8, report.Color(x.broker), html.EscapeString(x.label), x.med, x.n, x.lo, x.hi)
+			fmt.Fprintf(b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="currentColor"/>`, px(x.lo), y+rowH/2, px(x.hi), y+rowH/2)
+			fmt.Fprintf(b, `<text x="%.1f" y="%d" dominant-baseline="middle" fill="currentColor">%s/s</text>`, px(x.hi)+6, y+rowH/2, rate(x.med))
+		}
+		b.WriteString("</svg>\n")
+	}
+	b.WriteString("</section>\n")
+	return drawn
+}
+
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
+
+func rate(x float64) string {
+	switch {
+	case x >= 1e6:
+		return fmt.Sprintf("%.2fM", x/1e6)
+	case x >= 1e4:
+		return fmt.Sprintf("%.1fK", x/1e3)
+	}
+	return fmt.Sprintf("%.0f", x)
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// scenarioLine states the cell's shape from its result's scenario: type, clients, payload,
+// QoS, rate.
+func scenarioLine(r *bench.Result) string {
+	var s struct {
+		Type       string `json:"type"`
+		Publishers *struct {
+			Count  int  `json:"client_count"`
+			QoS    int  `json:"qos"`
+			Retain bool `json:"retain"`
+		} `json:"publishers"`
+		Subscribers *struct {
+			Count int `json:"client_count"`
+		} `json:"subscribers"`
+		Parameters struct {
+			Payload  int     `json:"payload_size"`
+			Rate     float64 `json:"publish_rate"`
+			Duration float64 `json:"duration_sec"`
+			Warmup   float64 `json:"warmup_sec"`
+		} `json:"parameters"`
+	}
+	if json.Unmarshal(r.Scenario, &s) != nil {
+		return ""
+	}
+	line := s.Type
+	if p := s.Publishers; p != nil {
+		line += fmt.Sprintf(", %d publishers at %g msg/s, QoS %d, payload %d B", p.Count, s.Parameters.Rate, p.QoS, s.Parameters.Payload)
+		if p.Retain {
+			line += ", retained"
+		}
+	}
+	if sb := s.Subscribers; sb != nil {
+		line += fmt.Sprintf(", %d subscriber%s", sb.Count, map[bool]string{true: "", false: "s"}[sb.Count == 1])
+	}
+	return line + fmt.Sprintf("; %gs per cell, the first %gs not measured", s.Parameters.Duration, s.Parameters.Warmup)
+}
+
+func renderTable(b *strings.Builder, ix *Index, results map[string]*bench.Result) {
+	b.WriteString(`<h2>Cells</h2>
+<p class=note>One row per cell, in campaign order (# is the run order). Latency in the measure window, corrected; IQR = p75 − p25.
+Broker CPU and RSS are sampled from its process (broker_process of the result); emulator drops are the packet emulator's losses (the profile's, and any it did not ask for).</p>
+<table><tr><th class=l>cell</th><th>#</th><th class=l>broker</th><th class=l>scenario</th><th class=l>profile</th><th>rep</th><th class=l>status</th>
+<th>median</th><th>p25</th><th>p75</th><th>IQR</th><th>p99</th><th>recv/s</th><th>lost</th><th>broker CPU s</th><th>broker CPU %</th><th>broker RSS peak</th><th>client</th><th>emulator lost</th><th class=l>reproduce</th></tr>
+`)
+	for _, c := range ix.Cells {
+		r := results[c.ID]
+		fmt.Fprintf(b, `<tr class="%s" data-cell="%s"><td class=l>%s</td><td>%d</td><td class=l>%s</td><td class=l>%s<br>%s</td><td class=l>%s</td><td>%d</td><td class=l>%s`,
+			c.Status, c.ID, c.ID, c.Seq, html.EscapeString(c.Broker), html.EscapeString(c.Scenario), html.EscapeString(comboName(c.Params)),
+			html.EscapeString(c.Profile), c.Repetition, c.Status)
+		if c.Error != "" {
+			fmt.Fprintf(b, "<br><small>%s</small>", html.EscapeString(c.Error))
+		}
+		b.WriteString("</td>")
+		if r == nil {
+			b.WriteString(strings.Repeat("<td></td>", 12))
+		} else {
+			bx := report.Box(r.Histograms.Latency)
+			cpu, pct, rss := "", "", ""
+			if bp := r.BrokerProcess; bp != nil {
+				cpu, pct, rss = fmt.Sprintf("%.2f", bp.CPUS), fmt.Sprintf("%.0f", bp.CPUPercentAvg), mib(bp.RSSPeakBytes)
+			}
+			client := "ok"
+			if r.Client.Saturated {
+				client = "saturated"
+			}
+			emu := ""
+			if n := c.Network; n != nil {
+				emu = fmt.Sprintf("%d", n.LostUp+n.LostDown)
+				if n.Overflow+n.KernelDrops > 0 {
+					emu += fmt.Sprintf(" (+%d not asked)", n.Overflow+n.KernelDrops)
+				}
+			}
+			fmt.Fprintf(b, "<td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>",
+				report.FormatUS(bx.P50), report.FormatUS(bx.P25), report.FormatUS(bx.P75), report.FormatUS(bx.P75-bx.P25), report.FormatUS(bx.P99),
+				rate(r.Throughput.ReceivePerS), r.Messages.Lost, cpu, pct, rss, client, emu)
+		}
+		fmt.Fprintf(b, "<td class=l><details><summary>command</summary><code>%s</code></details></td></tr>\n", html.EscapeString(c.Reproduce))
+	}
+	b.WriteString("</table>\n")
+}
