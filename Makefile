@@ -61,7 +61,7 @@ bench-tls: build
 	scripts/bench-tls.sh 10000 3
 	$(GO) test -run '^$$' -bench 'Transport' -benchtime 1000000x -count 6 ./reactor | tee bench-tls.txt
 
-## bench-msg: client CPU per received and per published message against internal/fastbroker (-count 6)
+## bench-msg: client CPU per received and per published message against mqblast sink in a child process (-count 6)
 bench-msg:
 	$(GO) test -run '^$$' -bench 'Client(Receive|Publish)' -benchtime 2000000x -count 6 ./bench | tee bench-msg.txt
 
@@ -73,6 +73,14 @@ bench-net:
 ## bench-floor: mqblast run against the raw-socket floor (CPU per message, syscalls), Mosquitto, QoS 0/1, 3 runs (not CI)
 bench-floor: build
 	scripts/bench-floor.sh 3
+
+## bench-1m: a million connections against mqblast sink --procs auto (N, RUNS, HOLD, RATE, TUNE; not CI)
+bench-1m: build
+	scripts/bench-1m.sh
+
+## bench-fanout: fanout-20-1000-20-2M against mqblast sink and Mosquitto (RUNS, MEASURE, RATE, SUBS, SINK_FLUSH; not CI)
+bench-fanout: build
+	scripts/bench-fanout.sh
 
 ## lint: goimports check, go vet and golangci-lint (pinned through the Go module proxy)
 lint:
@@ -104,4 +112,4 @@ study-demo: build
 	@mkdir -p study-demo
 	@set -e; for c in $(STUDIES); do ./bin/mqblast study $$c --out study-demo/$$c; done
 	@echo "open study-demo/*/study.html"
-.PHONY: help demo image build bench-conn bench-tls bench-msg bench-floor study-demo test race allocs fuzz bench lint check cross clean
+.PHONY: help demo image build bench-conn bench-tls bench-msg bench-floor bench-1m bench-fanout study-demo test race allocs fuzz bench lint check cross clean

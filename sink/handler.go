@@ -61,7 +61,8 @@ type handler struct {
 	kick         chan struct{} // FlushDelay > 0: wakes the delay goroutine
 	stop         chan struct{}
 	stopOnce     sync.Once
-	tid          atomic.Int64 // the loop's thread, with LockOSThread
+	tid          atomic.Int64  // the loop's thread, with LockOSThread
+	cpuBase      time.Duration // its CPU time when the sink first used it; written before tid
 
 	// Decode targets and replies, reused for every packet.
 	connect  codec.Connect
@@ -127,7 +128,9 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	if h.el == nil {
 		h.el = c.EventLoop()
 		if h.cfg.LockOSThread {
-			h.tid.Store(int64(unix.Gettid()))
+			tid := int64(unix.Gettid())
+			h.cpuBase = threadCPU(tid) // the thread may have run other goroutines before
+			h.tid.Store(tid)
 		}
 	}
 	h.c.connectionsTotal.Add(1)
@@ -146,7 +149,10 @@ func (h *handler) OnClose(c gnet.Conn, _ error) gnet.Action {
 		return gnet.None
 	}
 	s.closed = true
-	h.t.removeAll(s)
+	if len(s.subs) > 0 {
+		h.t.removeAll(s)
+		h.c.subscriptions.Store(int64(h.t.count))
+	}
 	h.c.connections.Add(-1)
 	if !s.connected {
 		h.c.refused.Add(1)
@@ -480,6 +486,7 @@ func (h *handler) handleSubscribe(s *session, body []byte) error {
 		h.suback.Reasons = append(h.suback.Reasons, rc)
 	}
 	h.out = codec.AppendSuback(h.out, &h.suback, s.v)
+	h.c.subscriptions.Store(int64(h.t.count))
 	return nil
 }
 
@@ -499,5 +506,6 @@ func (h *handler) handleUnsubscribe(s *session, body []byte) error {
 		}
 	}
 	h.out = codec.AppendUnsuback(h.out, &h.unsuback, s.v)
+	h.c.subscriptions.Store(int64(h.t.count))
 	return nil
 }

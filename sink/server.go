@@ -37,8 +37,11 @@ type Config struct {
 	Addr string
 	// AllowRemote permits an address that is not loopback.
 	AllowRemote bool
-	// ReusePort sets SO_REUSEPORT, so that several processes can listen on one port.
-	ReusePort bool
+	// SharePort lets other processes of the same user listen on the same port (mqblast sink
+	// --procs). The listener always has SO_REUSEPORT, because only then does gnet accept on
+	// the event loop itself instead of handing each connection over from an accepting
+	// thread; without SharePort, Start first makes sure that nobody listens on a fixed port.
+	SharePort bool
 	// ReceiveMaximum is the 5.0 CONNACK Receive Maximum; 0 means DefaultReceiveMaximum.
 	ReceiveMaximum uint16
 	// TopicAliasMaximum is the 5.0 CONNACK Topic Alias Maximum: how many aliases a client may
@@ -115,6 +118,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err := CheckAddr(cfg.Addr, cfg.AllowRemote); err != nil {
 		return nil, err
 	}
+	if !cfg.SharePort {
+		if err := portFree(cfg.Addr); err != nil {
+			return nil, err
+		}
+	}
 	h := newHandler(&cfg)
 	s := &Server{cfg: cfg, h: h, done: make(chan struct{})}
 	booted := make(chan struct{})
@@ -126,7 +134,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	go func() {
 		s.err = gnet.Run(h, "tcp://"+cfg.Addr,
 			gnet.WithNumEventLoop(1), // one loop per process: the relay needs no lock (doc.go)
-			gnet.WithReusePort(cfg.ReusePort),
+			gnet.WithReusePort(true), // accept on the loop itself (SharePort)
 			gnet.WithReuseAddr(true), // restart on the same port while its old connections are in TIME_WAIT (a study restarts it per cell)
 			gnet.WithReadBufferCap(readBufferCap),
 			gnet.WithWriteBufferCap(writeBufferCap),
@@ -150,6 +158,18 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		}()
 	}
 	return s, nil
+}
+
+// portFree fails if something already listens on addr's port (port 0 is always free).
+func portFree(addr string) error {
+	if _, port, _ := net.SplitHostPort(addr); port == "0" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s: %w", addr, err)
+	}
+	return ln.Close()
 }
 
 // boundAddr returns the address the engine's listener is bound to, as host:port.

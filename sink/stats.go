@@ -13,6 +13,7 @@ type Stats struct {
 	Connected        uint64    `json:"connected"`         // answered with a successful CONNACK
 	Refused          uint64    `json:"refused"`           // closed before a successful CONNACK (malformed, unsupported version, over MaxConnections)
 	ProtocolErrors   uint64    `json:"protocol_errors"`   // closed after CONNACK for a malformed or forbidden packet
+	Subscriptions    int64     `json:"subscriptions"`     // in place now
 	PublishIn        [3]uint64 `json:"publish_in"`        // PUBLISH received, by QoS
 	NoSubscribers    uint64    `json:"no_subscribers"`    // PUBLISH received that matched no subscription
 	Relayed          [3]uint64 `json:"relayed"`           // PUBLISH queued to subscribers, by delivered QoS
@@ -55,6 +56,7 @@ func (s *Stats) Add(o *Stats) {
 	s.Connected += o.Connected
 	s.Refused += o.Refused
 	s.ProtocolErrors += o.ProtocolErrors
+	s.Subscriptions += o.Subscriptions
 	for q := range 3 {
 		s.PublishIn[q] += o.PublishIn[q]
 		s.Relayed[q] += o.Relayed[q]
@@ -80,6 +82,7 @@ type counters struct {
 	connected        atomic.Uint64
 	refused          atomic.Uint64
 	protocolErrors   atomic.Uint64
+	subscriptions    atomic.Int64
 	publishIn        [3]atomic.Uint64
 	noSubscribers    atomic.Uint64
 	relayed          [3]atomic.Uint64
@@ -100,6 +103,7 @@ func (c *counters) stats() Stats {
 		Connected:        c.connected.Load(),
 		Refused:          c.refused.Load(),
 		ProtocolErrors:   c.protocolErrors.Load(),
+		Subscriptions:    c.subscriptions.Load(),
 		NoSubscribers:    c.noSubscribers.Load(),
 		Dropped: Dropped{
 			OutputFull:     c.outputFull.Load(),

@@ -116,6 +116,7 @@ type table struct {
 	epoch   uint64   // bumped per match; a session marked with it is already in matches
 	matches []subRef // the result of the last match, one per session, with the highest QoS
 	from    *session // the publisher of the current match, for NoLocal
+	count   int      // subscriptions in the table
 }
 
 // add records a subscription of s to filter (already validated by the codec) with qos, or
@@ -149,6 +150,7 @@ func (t *table) add(s *session, filter []byte, qos byte, noLocal bool) bool {
 		n.subs = append(n.subs, subRef{s, qos, noLocal})
 	}
 	s.subs = append(s.subs, e)
+	t.count++
 	return true
 }
 
@@ -159,6 +161,7 @@ func (t *table) remove(s *session, filter []byte) bool {
 			s.subs[i].drop(s)
 			s.subs[i] = s.subs[len(s.subs)-1]
 			s.subs = s.subs[:len(s.subs)-1]
+			t.count--
 			return true
 		}
 	}
@@ -170,6 +173,7 @@ func (t *table) removeAll(s *session) {
 	for i := range s.subs {
 		s.subs[i].drop(s)
 	}
+	t.count -= len(s.subs)
 	s.subs = nil
 }
 

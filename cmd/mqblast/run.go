@@ -45,7 +45,8 @@ type runFlags struct {
 	worker   bool
 	idStart  int
 	maxPkt   int
-	sink     bool // --sink: a calibration run against mqblast sink (sink.go)
+	sink     bool          // --sink: a calibration run against mqblast sink (sink.go)
+	sinkWait time.Duration // --sink-flush-delay
 
 	thresholds   []string // --threshold
 	evaluate     []string // every threshold of the run: the scenario's, then --threshold's
@@ -79,6 +80,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	rf.registerWatchFlags(fl)
 	fl.IntVar(&rf.maxPkt, "max-packet-size", 0, "largest packet in bytes a client accepts from the broker, announced in 5.0 (0: payload_size + 64 KiB, at least 1 MiB)")
 	fl.BoolVar(&rf.sink, "sink", false, "start mqblast sink on loopback in a child process and run against it: a calibration run (the client host's own ceiling)")
+	fl.DurationVar(&rf.sinkWait, "sink-flush-delay", 0, "with --sink: the sink's --flush-delay (fewer, larger writes at that cost in latency)")
 	_ = fl.MarkHidden("worker")
 	rf.registerPasswordFile(fl)
 	rf.net.register(fl)
@@ -214,7 +216,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		if len(rf.brokers) > 0 {
 			return usageError(errors.New("--sink and --broker: pick one (--sink starts its own server on loopback)"))
 		}
-		addr, pid, stop, err := startSinkChild(cmd) // sink.go
+		addr, pid, stop, err := startSinkChild(cmd, rf.sinkWait, plan.Len()) // sink.go
 		if err != nil {
 			return err
 		}

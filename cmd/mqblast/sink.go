@@ -51,6 +51,8 @@ type sinkLine struct {
 	CPUS     float64 `json:"cpu_s"`     // the processes' CPU time, user + system
 	RSSBytes int64   `json:"rss_bytes"` // the processes' resident memory
 	Addr     string  `json:"addr"`
+	// ProcConnections are the open connections of each process (--procs parent only).
+	ProcConnections []int64 `json:"proc_connections,omitempty"`
 }
 
 func newSinkCmd() *cobra.Command {
@@ -183,7 +185,7 @@ func runSink(cmd *cobra.Command, sf *sinkFlags) error {
 	if procs > 1 && !sf.child {
 		return runSinkParent(cmd, sf, procs)
 	}
-	cfg.ReusePort = sf.child
+	cfg.SharePort = sf.child
 	start := time.Now()
 	srv, err := sink.Start(context.Background(), cfg)
 	if err != nil {
@@ -333,7 +335,8 @@ func runSinkParent(cmd *cobra.Command, sf *sinkFlags, procs int) error {
 		s := sinkLine{TS: time.Since(start).Seconds(), Final: final, Addr: addr}
 		for _, ch := range children {
 			ch.mu.Lock()
-			s.Stats.Add(&ch.last.Stats)
+			s.Add(&ch.last.Stats)
+			s.ProcConnections = append(s.ProcConnections, ch.last.Connections)
 			s.CPUS += ch.last.CPUS
 			s.RSSBytes += ch.last.RSSBytes
 			ch.mu.Unlock()
@@ -396,15 +399,29 @@ func selfRSS() int64 {
 }
 
 // startSinkChild starts `mqblast sink` in a child process on a free loopback port for
-// `run --sink` and returns its address, pid and a stop function.
-func startSinkChild(cmd *cobra.Command) (string, int, func(), error) {
+// `run --sink` and returns its address, pid and a stop function. A run of more connections
+// than one process holds gets `--procs auto` (whose processes relay only among themselves).
+func startSinkChild(cmd *cobra.Command, flushDelay time.Duration, conns int) (string, int, func(), error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return "", 0, nil, fmt.Errorf("cannot find the mqblast binary to start the sink: %w", err)
 	}
-	c := exec.Command(exe, "sink", "--child", "--listen", "127.0.0.1:0", "--interval", "1h")
-	c.Stderr = io.Discard
-	out, err := c.StdoutPipe()
+	args := []string{"sink", "--child", "--listen", "127.0.0.1:0", "--interval", "1h", "--flush-delay", flushDelay.String()}
+	var lim unix.Rlimit
+	many := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil && uint64(conns)+64 > lim.Max
+	if many {
+		args = []string{"sink", "--procs", "auto", "--connections", strconv.Itoa(conns), "--listen", "127.0.0.1:0",
+			"--flush-delay", flushDelay.String()}
+	}
+	c := exec.Command(exe, args...)
+	var ready io.ReadCloser
+	if many { // the parent says ready on stderr
+		c.Stdout = io.Discard
+		ready, err = c.StderrPipe()
+	} else {
+		c.Stderr = io.Discard
+		ready, err = c.StdoutPipe()
+	}
 	if err != nil {
 		return "", 0, nil, err
 	}
@@ -414,21 +431,26 @@ func startSinkChild(cmd *cobra.Command) (string, int, func(), error) {
 	stop := func() {
 		_ = c.Process.Signal(syscall.SIGTERM)
 		done := make(chan struct{})
-		go func() { _, _ = io.Copy(io.Discard, out); _ = c.Wait(); close(done) }()
+		go func() { _ = c.Wait(); close(done) }()
 		select {
 		case <-done:
-		case <-time.After(5 * time.Second):
+		case <-time.After(15 * time.Second):
 			_ = c.Process.Kill()
 			<-done
 		}
 	}
-	line, err := bufio.NewReader(out).ReadString('\n')
+	line, err := bufio.NewReader(ready).ReadString('\n')
 	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "ready ")
 	if _, _, serr := net.SplitHostPort(addr); err != nil || !ok || serr != nil {
 		stop()
 		return "", 0, nil, fmt.Errorf("the sink did not start (it printed %q)", line)
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "--sink: started mqblast sink on %s in a child process: a calibration run, "+
-		"it measures this client host's own ceiling (the sink shares its CPU), not a broker\n", addr)
+	go func() { _, _ = io.Copy(io.Discard, ready) }()
+	how := "a child process"
+	if many {
+		how = "child processes (--procs auto: relaying only within each)"
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "--sink: started mqblast sink on %s in %s: a calibration run, "+
+		"it measures this client host's own ceiling (the sink shares its CPU), not a broker\n", addr, how)
 	return addr, c.Process.Pid, stop, nil
 }

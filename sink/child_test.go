@@ -1,0 +1,123 @@
+package sink_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/mqblast/mqblast/sink"
+)
+
+// envChild makes the test binary a sink process, so that a benchmark measures the sink's CPU
+// and memory apart from the clients'. Its value is the FlushDelay.
+const envChild = "MQBLAST_SINK_CHILD"
+
+func TestMain(m *testing.M) {
+	if d, ok := os.LookupEnv(envChild); ok {
+		if err := child(d, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "sink child:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// childStats is a sink process's answer to a line on its stdin.
+type childStats struct {
+	sink.Stats
+	CPU time.Duration `json:"cpu_ns"`
+	RSS int64         `json:"rss_bytes"`
+}
+
+func child(delay string, in io.Reader, out io.Writer) error {
+	d, err := time.ParseDuration(delay)
+	if err != nil {
+		return err
+	}
+	srv, err := sink.Start(context.Background(), sink.Config{FlushDelay: d})
+	if err != nil {
+		return err
+	}
+	defer srv.Close() //nolint:errcheck
+	fmt.Fprintf(out, "ready %s\n", srv.Addr())
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		var ru unix.Rusage
+		_ = unix.Getrusage(unix.RUSAGE_SELF, &ru)
+		b, _ := json.Marshal(childStats{srv.Stats(), time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), rssOf(os.Getpid())})
+		fmt.Fprintf(out, "%s\n", b)
+	}
+	return sc.Err()
+}
+
+// rssOf returns the resident memory of process pid in bytes.
+func rssOf(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
+}
+
+// sinkProc is a sink in a child process.
+type sinkProc struct {
+	addr string
+	in   io.WriteCloser
+	out  *bufio.Reader
+}
+
+func startChild(tb testing.TB, flushDelay time.Duration) *sinkProc {
+	tb.Helper()
+	c := exec.Command(os.Args[0], "-test.run=^$")
+	c.Env = append(os.Environ(), envChild+"="+flushDelay.String())
+	c.Stderr = os.Stderr
+	in, err := c.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	outp, err := c.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = in.Close(); _ = c.Wait() })
+	p := &sinkProc{in: in, out: bufio.NewReader(outp)}
+	line, err := p.out.ReadString('\n')
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "ready ")
+	if err != nil || !ok {
+		tb.Fatalf("sink child: %q %v", line, err)
+	}
+	p.addr = addr
+	return p
+}
+
+func (p *sinkProc) stats(tb testing.TB) childStats {
+	tb.Helper()
+	if _, err := fmt.Fprintln(p.in, "stats"); err != nil {
+		tb.Fatal(err)
+	}
+	line, err := p.out.ReadString('\n')
+	var st childStats
+	if err != nil || json.Unmarshal([]byte(line), &st) != nil {
+		tb.Fatalf("sink child stats: %q %v", line, err)
+	}
+	return st
+}
