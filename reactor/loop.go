@@ -118,12 +118,12 @@ type loop struct {
 	// propsOf and propsAlias are the spec and alias flag whose 5.0 properties pub holds.
 	propsOf    *PublishSpec
 	propsAlias bool
-	rxArrival  int64 // arrival() of the current read (0: not worked out yet)
-	frames   []byte   // scratch: WebSocket frames of one write
-	wire     []byte   // scratch: TLS records of one write, what TLS wrote during a read
-	plain    []byte   // scratch: plaintext of one read over TLS
-	ctl      []byte   // scratch: WebSocket control frames owed for one read
-	keys     maskKeys // WebSocket masking keys
+	rxArrival  int64    // arrival() of the current read (0: not worked out yet)
+	frames     []byte   // scratch: WebSocket frames of one write
+	wire       []byte   // scratch: TLS records of one write, what TLS wrote during a read
+	plain      []byte   // scratch: plaintext of one read over TLS
+	ctl        []byte   // scratch: WebSocket control frames owed for one read
+	keys       maskKeys // WebSocket masking keys
 }
 
 // redialAt is a reconnect attempt waiting for its backoff to pass.
