@@ -25,10 +25,21 @@ func SameNetNS(rootA, rootB string) bool {
 // FindListener returns the pid of the local process listening on TCP port (any local
 // address, IPv4 or IPv6) in this process's network namespace: the listening sockets come
 // from /proc/net/tcp and tcp6 (state 0A), their owner from the socket inodes in /proc/*/fd.
-// When several processes share the socket (a fork), it returns the lowest pid. It fails
-// when nothing listens on port, or when the socket belongs to no process we can see (other
-// users' descriptors need root).
+// When several processes listen (a fork, or SO_REUSEPORT), it returns the lowest pid;
+// FindListeners returns them all. It fails when nothing listens on port, or when the socket
+// belongs to no process we can see (other users' descriptors need root).
 func FindListener(port int) (int, error) {
+	pids, err := FindListeners(port)
+	if err != nil {
+		return 0, err
+	}
+	return pids[0], nil
+}
+
+// FindListeners returns the pids, lowest first, of every local process that holds a socket
+// listening on TCP port: one for most brokers, several for one that listens from several
+// processes (SO_REUSEPORT, as mqblast sink --procs does) or shares its socket with forks.
+func FindListeners(port int) ([]int, error) {
 	inodes := map[string]bool{}
 	for _, name := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
 		b, err := os.ReadFile(name)
@@ -36,16 +47,16 @@ func FindListener(port int) (int, error) {
 			if name == "/proc/net/tcp6" && os.IsNotExist(err) {
 				continue // IPv6 disabled
 			}
-			return 0, fmt.Errorf("cannot find the listener on TCP port %d: %w", port, err)
+			return nil, fmt.Errorf("cannot find the listener on TCP port %d: %w", port, err)
 		}
 		listenInodes(b, port, inodes)
 	}
 	if len(inodes) == 0 {
-		return 0, fmt.Errorf("nothing listens on TCP port %d (read /proc/net/tcp and tcp6)", port)
+		return nil, fmt.Errorf("nothing listens on TCP port %d (read /proc/net/tcp and tcp6)", port)
 	}
 	dirs, err := os.ReadDir("/proc")
 	if err != nil {
-		return 0, fmt.Errorf("cannot find the listener on TCP port %d: %w", port, err)
+		return nil, fmt.Errorf("cannot find the listener on TCP port %d: %w", port, err)
 	}
 	var pids []int
 	for _, d := range dirs {
@@ -54,6 +65,7 @@ func FindListener(port int) (int, error) {
 		}
 	}
 	slices.Sort(pids)
+	var owners []int
 	for _, pid := range pids {
 		fdDir := "/proc/" + strconv.Itoa(pid) + "/fd"
 		f, err := os.Open(fdDir)
@@ -68,11 +80,15 @@ func FindListener(port int) (int, error) {
 				continue
 			}
 			if ino, ok := strings.CutPrefix(link, "socket:["); ok && inodes[strings.TrimSuffix(ino, "]")] {
-				return pid, nil
+				owners = append(owners, pid)
+				break
 			}
 		}
 	}
-	return 0, fmt.Errorf("TCP port %d is listened on (socket inode %s) but by no process we can see (run as root to see other users' processes)",
+	if len(owners) > 0 {
+		return owners, nil
+	}
+	return nil, fmt.Errorf("TCP port %d is listened on (socket inode %s) but by no process we can see (run as root to see other users' processes)",
 		port, strings.Join(slices.Sorted(maps.Keys(inodes)), ", "))
 }
 

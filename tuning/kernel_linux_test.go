@@ -122,6 +122,39 @@ func TestFindListenerSelf(t *testing.T) {
 	}
 }
 
+// TestFindListenersShared: a listening socket held by this process and a child (as a
+// forking or SO_REUSEPORT broker holds its port from several processes) gives both pids.
+func TestFindListenersShared(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	f, err := ln.(*net.TCPListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	child := exec.Command("sleep", "30")
+	child.ExtraFiles = []*os.File{f}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = child.Process.Kill(); _ = child.Wait() }()
+	port := ln.Addr().(*net.TCPAddr).Port
+	want := []int{os.Getpid(), child.Process.Pid}
+	if want[0] > want[1] {
+		want[0], want[1] = want[1], want[0]
+	}
+	pids, err := FindListeners(port)
+	if err != nil || len(pids) != 2 || pids[0] != want[0] || pids[1] != want[1] {
+		t.Errorf("FindListeners(%d) = %v, %v; want %v", port, pids, err, want)
+	}
+	if pid, err := FindListener(port); err != nil || pid != want[0] {
+		t.Errorf("FindListener(%d) = %d, %v; want the lowest, %d", port, pid, err, want[0])
+	}
+}
+
 // TestReadCgroupSelf reads this process's own cgroup, as /proc/self/cgroup names it: the
 // CPU controller's (v1 cpuacct, or the v2 unified path), and finds CPU time spent.
 func TestReadCgroupSelf(t *testing.T) {

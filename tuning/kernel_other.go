@@ -12,3 +12,6 @@ func SameNetNS(rootA, rootB string) bool { return false }
 
 // FindListener returns the pid listening on TCP port; only on Linux.
 func FindListener(port int) (int, error) { return 0, errNoProcNet }
+
+// FindListeners returns the pids listening on TCP port; only on Linux.
+func FindListeners(port int) ([]int, error) { return nil, errNoProcNet }

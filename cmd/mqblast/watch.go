@@ -38,10 +38,15 @@ func newWatch(cmd *cobra.Command, rf *runFlags, brokers []string, embeddedPID in
 		pid = rf.brokerPID
 	case pid == 0 && len(brokers) == 1:
 		if port, ok := localPort(brokers[0]); ok {
-			if p, err := tuning.FindListener(port); err == nil {
-				pid = p
+			switch ps, err := tuning.FindListeners(port); {
+			case err != nil:
+			case len(ps) == 1:
+				pid = ps[0]
 				fmt.Fprintf(w, "broker process: pid %d (%s) listens on port %d; its CPU and memory are sampled (--broker-pid to choose)\n",
-					p, processName(p), port)
+					pid, processName(pid), port)
+			default: // one process's figures are not the broker's
+				fmt.Fprintf(w, "broker process: %d processes listen on port %d (pids %v, %s): not sampled, since one would "+
+					"stand for all; --broker-cgroup samples them together, --broker-pid one of them\n", len(ps), port, ps[:min(len(ps), 4)], processName(ps[0]))
 			}
 		}
 	}
