@@ -77,14 +77,17 @@ for t in targets:
         wall = ts(res["ended_at"]) - t0
         bp = res.get("broker_process") or {}
         rows.append(dict(rx=res["throughput"]["receive_per_s"], low=min(iv) if iv else float("nan"), lost=m["lost"],
-            ooo=m["out_of_order"], p50=res["latency_us"]["p50"], p99=res["latency_us"]["p99"],
+            ooo=m["out_of_order"], p50=res["latency_us"]["p50"], p99=res["latency_us"]["p99"], nlat=res["latency_us"]["count"],
             sat=c["saturated"], ccpu=c["cpu_s"] * 1e6 / max(m["received"], 1), share=c["cpu_s"] / wall / cores,
             bcpu=bp.get("cpu_s", float("nan")) * 1e6 / max(m["received"], 1), ev=c.get("saturation_evidence")))
     if not rows:
         print(f"| {t} | no result | | | | | | | | |"); continue
     med = lambda k: statistics.median(r[k] for r in rows)
     runs_of = lambda k, f: ", ".join(f.format(r[k]) for r in rows)
-    print(f"| {t} | {med('rx'):,.0f} ({runs_of('rx', '{:,.0f}')}) | {med('low'):,.0f} | {med('lost'):.0f} | {med('ooo'):.0f} | {med('p50'):.0f} / {med('p99'):.0f} | "
+    # No latency: no message due inside the window arrived (a broker that reads its
+    # publishers slower than they write delivers, during the window, what was due before it).
+    lat = f"{med('p50'):.0f} / {med('p99'):.0f}" if all(r["nlat"] > 0 for r in rows) else "none: no message due in the window arrived"
+    print(f"| {t} | {med('rx'):,.0f} ({runs_of('rx', '{:,.0f}')}) | {med('low'):,.0f} | {med('lost'):.0f} | {med('ooo'):.0f} | {lat} | "
           f"{sum(r['sat'] for r in rows)} of {len(rows)} | {med('ccpu'):.3f} | {med('share')*100:.0f}% | {med('bcpu'):.3f} |")
     for r in rows:
         if r["sat"]:
