@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mqblast/mqblast/internal/textdist"
+	"github.com/mqblast/mqblast/scenario"
 )
 
 // Error is one problem with a campaign, on one line: the file, the JSON path of the field
@@ -15,49 +16,12 @@ import (
 //
 // Load and Parse return every problem they find, joined with errors.Join; Errors gives
 // them one by one.
-type Error struct {
-	File string // the campaign file or built-in name
-	Path string // JSON path such as "scenarios[0].sweep.parameters.payload_size[2]"; "" for the whole file
-	Msg  string
-}
-
-// Error returns "file: path: msg", leaving out the empty parts.
-func (e *Error) Error() string {
-	var b strings.Builder
-	if e.File != "" {
-		b.WriteString(e.File)
-		b.WriteString(": ")
-	}
-	if e.Path != "" {
-		b.WriteString(e.Path)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
-}
+//
+// It is scenario's Error, so that scenario and campaign files report alike.
+type Error = scenario.Error
 
 // Errors returns the campaign problems held in err, or nil when it holds none.
-func Errors(err error) []*Error {
-	var out []*Error
-	var walk func(error)
-	walk = func(err error) {
-		if err == nil {
-			return
-		}
-		if j, ok := err.(interface{ Unwrap() []error }); ok {
-			for _, e := range j.Unwrap() {
-				walk(e)
-			}
-			return
-		}
-		var e *Error
-		if errors.As(err, &e) {
-			out = append(out, e)
-		}
-	}
-	walk(err)
-	return out
-}
+func Errors(err error) []*Error { return scenario.Errors(err) }
 
 type errList struct {
 	file string
