@@ -36,7 +36,7 @@ test:
 
 ## race: run the test suite under the race detector
 race:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -p 1 -count=1 ./...
 
 ## allocs: run the zero-allocation guards (they are skipped under -race)
 allocs:
