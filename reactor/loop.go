@@ -90,6 +90,7 @@ type loop struct {
 	dueRedials  []redialAt // scratch for redialDue
 	lastScan    int64      // engine clock of the last timeout and keepalive scan
 	lastPublish int64      // engine clock of the last publish pass
+	lastYield   int64      // engine clock the loop last passed through the Go scheduler
 	dialGrain   int64      // ns: the dials due within it of now go out now
 	lastHarvest int64      // engine clock of the last harvest
 	pending     []*session // sessions whose CONNACK harvest collects
@@ -166,14 +167,9 @@ func (l *loop) run(done func()) {
 	// 53-55 µs not.)
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	e := l.e
-	var lastYield int64
 	for {
 		now := e.now()
-		if now-lastYield > int64(yieldInterval) {
-			runtime.Gosched()
-			_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
-			lastYield = now
-		}
+		l.yield(now)
 		wake := l.tick(now)
 		timeout := int64(-1)
 		if wake != never {
@@ -191,6 +187,9 @@ func (l *loop) run(done func()) {
 				continue
 			}
 			l.event(ev.Fd, ev.Pad, ev.Events)
+			if i&15 == 15 {
+				l.midRound()
+			}
 		}
 		l.mu.Lock()
 		stop := l.stop
@@ -200,6 +199,30 @@ func (l *loop) run(done func()) {
 		}
 	}
 	l.shutdown()
+}
+
+// midRound runs, every 16 events of a long round, what must not wait for its end: the
+// publish pass and the yield. A loop that reads a thousand busy sockets in one round would
+// otherwise build what falls due meanwhile only after the round, late by the round's length
+// (make bench-fanout, 2M msg/s received on two cores: schedule lag p50 1.4 ms, p99 11.8 ms
+// with the pass only between rounds; 0.18 and 5.4 ms with it). A clock read costs about
+// 25 ns, a socket's read a few µs.
+func (l *loop) midRound() {
+	now := l.e.now()
+	l.yield(now)
+	if len(l.heap) > 0 && now >= l.heap[0].nextDue && now >= l.lastPublish+int64(publishGrain) {
+		l.publishDue(now)
+		l.lastPublish = now
+	}
+}
+
+// yield passes through the Go scheduler when the loop has not for yieldInterval.
+func (l *loop) yield(now int64) {
+	if now-l.lastYield > int64(yieldInterval) {
+		runtime.Gosched()
+		_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+		l.lastYield = now
+	}
 }
 
 // yieldInterval is how often a loop passes through the Go scheduler. A goroutine that has

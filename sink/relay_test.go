@@ -183,3 +183,27 @@ func TestRelayQoS(t *testing.T) {
 		})
 	}
 }
+
+// TestFlushDelayBound: with a FlushDelay, a copy waits at most that long and a sparse one not
+// at all: the first message after a quiet spell is written at once, one that follows a
+// flush closely waits for the rest of the delay after it.
+func TestFlushDelayBound(t *testing.T) {
+	const delay = 300 * time.Millisecond
+	srv := startSink(t, sink.Config{FlushDelay: delay})
+	sub := connect(t, srv, codec.V311, "sub")
+	sub.subscribe(0, "f/#")
+	pub := connect(t, srv, codec.V311, "pub")
+	time.Sleep(delay) // quiet: the next copy goes out with the round that brought it
+
+	start := time.Now()
+	pub.publish("f/1", 0, "first")
+	sub.expectPublish("f/1", 0, "first")
+	if d := time.Since(start); d > delay/2 {
+		t.Errorf("first copy after a quiet spell took %v, want well under the %v delay", d, delay)
+	}
+	pub.publish("f/2", 0, "second") // right after that flush: waits for the delay to pass
+	sub.expectPublish("f/2", 0, "second")
+	if d := time.Since(start); d < delay*9/10 || d > delay*3 {
+		t.Errorf("second copy %v after the first flush, want about the %v delay", d, delay)
+	}
+}

@@ -56,9 +56,10 @@ type Config struct {
 	MaxOutput int
 	// MaxConnections refuses connections beyond this many open ones; 0 means no limit.
 	MaxConnections int
-	// FlushDelay is how long relayed copies wait to be batched: 0 writes them out at the end of
-	// the event loop's current round of ready sockets; a longer delay puts more messages in a
-	// write (fewer syscalls) at that cost in latency.
+	// FlushDelay is the shortest time between two flushes of the relay buffers: 0 writes them
+	// out at the end of the event loop's current round of ready sockets; with a delay a copy
+	// waits at most that long (none after a quiet spell), and at high rates each write carries
+	// more copies (fewer syscalls) at that cost in latency.
 	FlushDelay time.Duration
 	// LockOSThread pins the event loop to an OS thread; on Linux Stats then reports its CPU time.
 	LockOSThread bool

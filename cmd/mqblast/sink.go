@@ -96,7 +96,7 @@ stderr at exit (SIGINT/SIGTERM); --stats-json writes them as one JSON line on st
 	fl.IntVar(&sf.aliasMax, "topic-alias-maximum", 16, "5.0 CONNACK Topic Alias Maximum (0-65535; 0: no aliases)")
 	fl.StringVar(&sf.maxPacket, "max-packet-size", "1MiB", "largest packet accepted, also the 5.0 CONNACK Maximum Packet Size")
 	fl.StringVar(&sf.maxOutput, "max-output", "1MiB", "unsent bytes per connection beyond which relayed copies are dropped (counted)")
-	fl.DurationVar(&sf.flushDelay, "flush-delay", 0, "how long relayed copies wait to be batched into one write per subscriber (0: end of the loop's round)")
+	fl.DurationVar(&sf.flushDelay, "flush-delay", 0, "shortest time between two writes of relayed copies to a subscriber: a copy waits at most this long, none after a quiet spell (0: at the end of the loop's round)")
 	fl.IntVar(&sf.maxConns, "max-connections", 0, "refuse connections beyond this many per process (0: no limit)")
 	fl.BoolVar(&sf.child, "child", false, "internal: run as one process of a --procs parent")
 	_ = fl.MarkHidden("child")
