@@ -9,7 +9,7 @@ import (
 
 // TestIntervalFields runs P2P against Mosquitto: every interval carries its own histograms
 // (whose counts are its percentiles' counts and add up to the run's), raw latency beside
-// corrected, and the client's CPU and RSS; they survive the result's JSON form.
+// corrected, the client's schedule lag, and the client's CPU and RSS; they survive the result's JSON form.
 func TestIntervalFields(t *testing.T) {
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	res := runScenario(t, m.Addr, "quick-p2p-100", map[string]string{
@@ -22,7 +22,7 @@ func TestIntervalFields(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	var lat, raw, conn int64
+	var lat, raw, conn, lag int64
 	var cpu float64
 	for i, iv := range back.Intervals {
 		h := iv.Histograms
@@ -34,6 +34,10 @@ func TestIntervalFields(t *testing.T) {
 			t.Errorf("interval %d: histogram counts %d/%d/%d, percentiles %d/%d/%d", i, h.Latency.Count(),
 				h.LatencyRaw.Count(), h.ConnectLatency.Count(), iv.LatencyUS.Count, iv.LatencyRawUS.Count, iv.ConnectLatencyUS.Count)
 		}
+		if h.ScheduleLag.Count() != iv.ScheduleLagUS.Count {
+			t.Errorf("interval %d: schedule lag histogram %d, percentiles %d", i, h.ScheduleLag.Count(), iv.ScheduleLagUS.Count)
+		}
+		lag += h.ScheduleLag.Count()
 		lat += h.Latency.Count()
 		raw += h.LatencyRaw.Count()
 		conn += h.ConnectLatency.Count()
@@ -45,6 +49,9 @@ func TestIntervalFields(t *testing.T) {
 	// The intervals, the last partial one included, add up to the run.
 	if lat != res.LatencyUS.Count || raw != res.LatencyRaw.Count || conn != res.Connections.ConnectLatencyUS.Count {
 		t.Errorf("intervals' latency %d (run %d), raw %d, connect %d (run %d)", lat, res.LatencyUS.Count, raw, conn, res.Connections.ConnectLatencyUS.Count)
+	}
+	if lag == 0 || lag != res.Client.ScheduleLagUS.Count {
+		t.Errorf("intervals' schedule lag %d, the run's %d", lag, res.Client.ScheduleLagUS.Count)
 	}
 	if cpu == 0 {
 		t.Error("no interval measured the client's CPU")

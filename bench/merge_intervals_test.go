@@ -9,16 +9,17 @@ import (
 // the shards' own results are left as they were.
 func TestMergeIntervalHistograms(t *testing.T) {
 	shard := func(from int64, n int) *Result {
-		lat, raw, conn := NewHist(), NewHist(), NewHist()
+		lat, raw, conn, lag := NewHist(), NewHist(), NewHist(), NewHist()
 		for i := range n {
 			lat.Record(from + int64(i))
 			raw.Record(from/2 + int64(i))
+			lag.Record(from/10 + int64(i))
 		}
 		conn.Record(from)
 		iv := Interval{TS: 1, Published: int64(n), Received: int64(n), Unsent: 1, ClientCPUPercent: 10, ClientRSSBytes: 100,
 			Kernel:    map[string]int64{"OutSegs": 5},
-			LatencyUS: lat.Summary(), LatencyRawUS: raw.Summary(), ConnectLatencyUS: conn.Summary(),
-			Histograms: &IntervalHistograms{Latency: lat, LatencyRaw: raw, ConnectLatency: conn}}
+			LatencyUS: lat.Summary(), LatencyRawUS: raw.Summary(), ConnectLatencyUS: conn.Summary(), ScheduleLagUS: lag.Summary(),
+			Histograms: &IntervalHistograms{Latency: lat, LatencyRaw: raw, ConnectLatency: conn, ScheduleLag: lag}}
 		return &Result{Intervals: []Interval{iv, {TS: 2, Histograms: &IntervalHistograms{}}},
 			Histograms: Histograms{Latency: lat, LatencyRaw: raw, ConnectLatency: conn}}
 	}
@@ -31,6 +32,9 @@ func TestMergeIntervalHistograms(t *testing.T) {
 	if iv.LatencyUS != m.LatencyUS || iv.LatencyRawUS != m.LatencyRaw || iv.ConnectLatencyUS.Count != 2 {
 		t.Errorf("merged interval percentiles %+v %+v, the merged result's %+v %+v", iv.LatencyUS, iv.LatencyRawUS,
 			m.LatencyUS, m.LatencyRaw)
+	}
+	if iv.ScheduleLagUS.Count != 400 || iv.ScheduleLagUS.Max != 5000/10+299 || iv.ScheduleLagUS.P50 < 100 {
+		t.Errorf("merged interval schedule lag %+v", iv.ScheduleLagUS)
 	}
 	if h := iv.Histograms; h.Latency.Count() != 400 || h.LatencyRaw.Count() != 400 || h.ConnectLatency.Count() != 2 {
 		t.Errorf("merged interval histograms: %d %d %d", h.Latency.Count(), h.LatencyRaw.Count(), h.ConnectLatency.Count())

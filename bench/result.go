@@ -188,6 +188,9 @@ type Interval struct {
 	ReceivePerS      float64          `json:"receive_per_s"`
 	LatencyUS        Percentiles      `json:"latency_us"`
 	LatencyRawUS     Percentiles      `json:"latency_raw_us"`
+	// ScheduleLagUS is the client's own lateness in building the interval's messages (see
+	// ClientInfo.ScheduleLagUS): when in the run the client fell behind.
+	ScheduleLagUS Percentiles `json:"schedule_lag_us"`
 	// ClientCPUPercent is the client processes' CPU over the interval (100 = one core),
 	// ClientRSSBytes their resident set at its end (a parent's own is not counted).
 	ClientCPUPercent float64 `json:"client_cpu_percent"`
@@ -203,6 +206,7 @@ type IntervalHistograms struct {
 	Latency        *Hist `json:"latency"`
 	LatencyRaw     *Hist `json:"latency_raw"`
 	ConnectLatency *Hist `json:"connect_latency"`
+	ScheduleLag    *Hist `json:"schedule_lag,omitempty"`
 }
 
 // ClientInfo is the load generator's measurement of itself.

@@ -303,9 +303,10 @@ func NewInterval(ts float64, open int64, s *Snapshot, d time.Duration) Interval 
 		Published:        s.Published, Received: s.Received, Expected: s.Expected, Duplicated: s.Duplicated,
 		Unsent: s.UnsentTotal(), Unexpected: s.UnexpectedTotal(), Unmeasured: s.Unmeasured,
 		PublishPerS: float64(s.Published) / d.Seconds(), ReceivePerS: float64(s.Received) / d.Seconds(),
-		LatencyUS: s.Latency.Summary(), LatencyRawUS: s.LatencyRaw.Summary(),
+		LatencyUS: s.Latency.Summary(), LatencyRawUS: s.LatencyRaw.Summary(), ScheduleLagUS: s.ScheduleLag.Summary(),
 		ClientCPUPercent: 100 * float64(s.CPUNS) / float64(d.Nanoseconds()), ClientRSSBytes: s.RSSBytes,
-		Histograms: packed(&IntervalHistograms{Latency: s.Latency, LatencyRaw: s.LatencyRaw, ConnectLatency: s.ConnectLatency}),
+		Histograms: packed(&IntervalHistograms{Latency: s.Latency, LatencyRaw: s.LatencyRaw, ConnectLatency: s.ConnectLatency,
+			ScheduleLag: s.ScheduleLag}),
 	}
 }
 
@@ -315,6 +316,7 @@ func packed(h *IntervalHistograms) *IntervalHistograms {
 	h.Latency.Pack()
 	h.LatencyRaw.Pack()
 	h.ConnectLatency.Pack()
+	h.ScheduleLag.Pack()
 	return h
 }
 

@@ -396,18 +396,19 @@ func mergeIntervals(rs []*Result) []Interval {
 			case h == nil:
 			case m.Histograms == nil:
 				m.Histograms = &IntervalHistograms{Latency: cloneHist(h.Latency), LatencyRaw: cloneHist(h.LatencyRaw),
-					ConnectLatency: cloneHist(h.ConnectLatency)}
+					ConnectLatency: cloneHist(h.ConnectLatency), ScheduleLag: cloneHist(h.ScheduleLag)}
 			default:
 				mh := m.Histograms
 				mh.Latency, mh.LatencyRaw, mh.ConnectLatency = mergeHist(mh.Latency, h.Latency),
 					mergeHist(mh.LatencyRaw, h.LatencyRaw), mergeHist(mh.ConnectLatency, h.ConnectLatency)
+				mh.ScheduleLag = mergeHist(mh.ScheduleLag, h.ScheduleLag)
 			}
 		}
 	}
 	for i := range out {
 		if h := out[i].Histograms; h != nil && len(rs) > 1 {
 			out[i].LatencyUS, out[i].LatencyRawUS = h.Latency.Summary(), h.LatencyRaw.Summary()
-			out[i].ConnectLatencyUS = h.ConnectLatency.Summary()
+			out[i].ConnectLatencyUS, out[i].ScheduleLagUS = h.ConnectLatency.Summary(), h.ScheduleLag.Summary()
 			packed(h)
 		}
 	}

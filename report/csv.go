@@ -76,6 +76,7 @@ var csvColumns = slices.Concat(
 	},
 	percentileColumns("latency", func(iv *bench.Interval) bench.Percentiles { return iv.LatencyUS }),
 	percentileColumns("latency_raw", func(iv *bench.Interval) bench.Percentiles { return iv.LatencyRawUS }),
+	percentileColumns("schedule_lag", func(iv *bench.Interval) bench.Percentiles { return iv.ScheduleLagUS }),
 	[]column{
 		{"client_cpu_percent", func(iv, _ *bench.Interval) string { return f1(iv.ClientCPUPercent) }},
 		{"client_rss_bytes", func(iv, _ *bench.Interval) string { return i64(iv.ClientRSSBytes) }},

@@ -47,6 +47,8 @@ func fixture() *bench.Result {
 		iv(3.001, 0.998, 100, 700, 700, lat2, raw2, nil),
 		iv(3.4, 0.399, 0, 0, 20, lat3, raw3, nil),
 	}
+	ivs[1].ScheduleLagUS = hist(20, 500, 1).Summary() // the client's lateness while it published
+	ivs[2].ScheduleLagUS = hist(30, 700, 2).Summary()
 	ivs[2].Unsent, ivs[2].Unexpected, ivs[2].Duplicated = 3, 2, 1
 	ivs[2].Kernel = map[string]int64{"tcp_syn_retrans": 4, "broker.listen_overflows": 1}
 	ivs[1].BrokerCPUPercent, ivs[1].BrokerRSSBytes = 33.3, 12<<20

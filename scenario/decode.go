@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,13 +12,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mqblast/mqblast/internal/strictjson"
 )
 
 // maxFileSize bounds a scenario file; real ones are a few hundred bytes.
 const maxFileSize = 1 << 20
-
-// maxDepth bounds JSON nesting; a scenario file is three levels deep.
-const maxDepth = 32
 
 // Load reads and decodes the scenario file at path, the way Parse does. Errors name the file
 // by path as given.
@@ -260,102 +258,11 @@ func (s *Scenario) SetBind(addrs []string) error {
 	return nil
 }
 
-// object is a decoded JSON object that keeps its keys in file order.
-type object struct {
-	keys []string
-	vals []any
-}
+// object is a decoded JSON object with its keys in file order.
+type object = strictjson.Object
 
 // parseJSON decodes data into *object, []any, json.Number, string, bool and nil values.
-func parseJSON(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	v, err := parseValue(dec, data, 0)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: unexpected data after the JSON value", where(data, dec.InputOffset()))
-	}
-	return v, nil
-}
-
-func parseValue(dec *json.Decoder, data []byte, depth int) (any, error) {
-	if depth > maxDepth {
-		return nil, fmt.Errorf("%s: nested more than %d deep", where(data, dec.InputOffset()), maxDepth)
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, syntaxError(data, dec, err)
-	}
-	d, ok := tok.(json.Delim)
-	if !ok {
-		return tok, nil
-	}
-	switch d {
-	case '{':
-		obj := &object{}
-		for dec.More() {
-			kt, err := dec.Token()
-			if err != nil {
-				return nil, syntaxError(data, dec, err)
-			}
-			key, _ := kt.(string)
-			for _, k := range obj.keys {
-				if k == key {
-					return nil, fmt.Errorf("%s: duplicate field %q", where(data, dec.InputOffset()), key)
-				}
-			}
-			v, err := parseValue(dec, data, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			obj.keys = append(obj.keys, key)
-			obj.vals = append(obj.vals, v)
-		}
-		if _, err := dec.Token(); err != nil {
-			return nil, syntaxError(data, dec, err)
-		}
-		return obj, nil
-	case '[':
-		arr := []any{}
-		for dec.More() {
-			v, err := parseValue(dec, data, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			arr = append(arr, v)
-		}
-		if _, err := dec.Token(); err != nil {
-			return nil, syntaxError(data, dec, err)
-		}
-		return arr, nil
-	}
-	return nil, fmt.Errorf("%s: unexpected %q", where(data, dec.InputOffset()), d)
-}
-
-func syntaxError(data []byte, dec *json.Decoder, err error) error {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return fmt.Errorf("%s: %s", where(data, se.Offset), strings.TrimPrefix(se.Error(), "json: "))
-	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		if len(bytes.TrimSpace(data)) == 0 {
-			return errors.New("empty file (want a JSON object)")
-		}
-		return fmt.Errorf("%s: unexpected end of file", where(data, int64(len(data))))
-	}
-	return fmt.Errorf("%s: %w", where(data, dec.InputOffset()), err)
-}
-
-// where turns a byte offset into "line L, column C".
-func where(data []byte, off int64) string {
-	off = max(0, min(off, int64(len(data))))
-	before := data[:off]
-	line := bytes.Count(before, []byte{'\n'}) + 1
-	col := int(off) - bytes.LastIndexByte(before, '\n')
-	return fmt.Sprintf("line %d, column %d", line, col)
-}
+func parseJSON(data []byte) (any, error) { return strictjson.Parse(data) }
 
 // field describes one JSON field of an object: its name and where it is stored.
 type field struct {
@@ -461,13 +368,13 @@ func join(path, name string) string {
 
 // decodeObject stores the fields of obj into dst, reporting unknown ones.
 func decodeObject(dst any, fields []field, obj *object, path string, l *errList) {
-	for i, key := range obj.keys {
+	for i, key := range obj.Keys {
 		f, ok := findField(fields, key)
 		if !ok {
 			l.add(join(path, key), "unknown field%s", suggest(key, fieldNames(fields)))
 			continue
 		}
-		decodeField(dst, f, obj.vals[i], join(path, key), l)
+		decodeField(dst, f, obj.Vals[i], join(path, key), l)
 	}
 }
 
@@ -642,24 +549,24 @@ func decodeProperties(d *[]Property, v any, path string, l *errList) {
 		var prop Property
 		var val any
 		hasVal := false
-		for k, key := range obj.keys {
+		for k, key := range obj.Keys {
 			switch key {
 			case "name":
-				s, ok := obj.vals[k].(string)
+				s, ok := obj.Vals[k].(string)
 				if !ok {
-					l.add(p+".name", "%s is not a string", show(obj.vals[k]))
+					l.add(p+".name", "%s is not a string", show(obj.Vals[k]))
 					continue
 				}
 				prop.Name = s
 			case "key":
-				s, ok := obj.vals[k].(string)
+				s, ok := obj.Vals[k].(string)
 				if !ok {
-					l.add(p+".key", "%s is not a string", show(obj.vals[k]))
+					l.add(p+".key", "%s is not a string", show(obj.Vals[k]))
 					continue
 				}
 				prop.Key = s
 			case "value":
-				val, hasVal = obj.vals[k], true
+				val, hasVal = obj.Vals[k], true
 			default:
 				l.add(p+"."+key, "unknown field%s", suggest(key, []string{"name", "value", "key"}))
 			}

@@ -104,26 +104,7 @@ func show(v any) string {
 	return fmt.Sprint(v)
 }
 
-// suggest returns ` (did you mean "x"?)` for the candidate closest to name, or "" when none
-// is close: one edit away, two for longer names, or a prefix of the other.
+// suggest: see textdist.Suggest.
 func suggest(name string, candidates []string) string {
-	lname := strings.ToLower(name)
-	best, bestD := "", 99
-	for _, c := range candidates {
-		lc := strings.ToLower(c)
-		d := textdist.Distance(lname, lc)
-		if d > 2 || (d == 2 && len(name) < 6) {
-			d = 99
-		}
-		if d == 99 && len(name) >= 3 && len(c) >= 3 && (strings.HasPrefix(lc, lname) || strings.HasPrefix(lname, lc)) {
-			d = 3
-		}
-		if d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	return textdist.Suggest(name, candidates)
 }

@@ -145,13 +145,13 @@ var campaignFields = []string{"name", "comments", "brokers", "scenarios", "profi
 
 func (c *Campaign) decode(obj *object, l *errList) {
 	unknown(obj, "", campaignFields, l)
-	if v, ok := obj.get("name"); ok {
+	if v, ok := obj.Get("name"); ok {
 		c.Name = str(v, "name", l)
 	}
-	if v, ok := obj.get("comments"); ok {
+	if v, ok := obj.Get("comments"); ok {
 		c.Comments = strs(v, "comments", l)
 	}
-	v, ok := obj.get("brokers")
+	v, ok := obj.Get("brokers")
 	arr, isArr := v.([]any)
 	switch {
 	case !ok:
@@ -170,7 +170,7 @@ func (c *Campaign) decode(obj *object, l *errList) {
 			c.Brokers = append(c.Brokers, br)
 		}
 	}
-	v, ok = obj.get("scenarios")
+	v, ok = obj.Get("scenarios")
 	arr, isArr = v.([]any)
 	switch {
 	case !ok:
@@ -189,7 +189,7 @@ func (c *Campaign) decode(obj *object, l *errList) {
 			c.Scenarios = append(c.Scenarios, sp)
 		}
 	}
-	if v, ok := obj.get("profiles"); ok {
+	if v, ok := obj.Get("profiles"); ok {
 		c.Profiles = strs(v, "profiles", l)
 		if len(c.Profiles) == 0 {
 			l.add("profiles", "empty: want at least one network profile, e.g. [\"local\"]")
@@ -205,7 +205,7 @@ func (c *Campaign) decode(obj *object, l *errList) {
 			seen[p] = true
 		}
 	}
-	if v, ok := obj.get("repetitions"); ok {
+	if v, ok := obj.Get("repetitions"); ok {
 		n, ok := integer(v)
 		if !ok || n < 1 || n > 1000 {
 			l.add("repetitions", "%s: want a whole number from 1 to 1000", show(v))
@@ -215,10 +215,10 @@ func (c *Campaign) decode(obj *object, l *errList) {
 	c.Duration = secs(obj, "duration_sec", false, l)
 	c.Warmup = secs(obj, "warmup_sec", true, l)
 	c.Pause = secs(obj, "pause_sec", true, l)
-	if v, ok := obj.get("order"); ok {
+	if v, ok := obj.Get("order"); ok {
 		c.Order = oneOf(v, "order", []string{"interleaved", "shuffled"}, l)
 	}
-	if v, ok := obj.get("seed"); ok {
+	if v, ok := obj.Get("seed"); ok {
 		n, ok := v.(json.Number)
 		s, err := strconv.ParseInt(string(n), 10, 64)
 		if !ok || err != nil {
@@ -226,7 +226,7 @@ func (c *Campaign) decode(obj *object, l *errList) {
 		}
 		c.Seed = s
 	}
-	if v, ok := obj.get("restart"); ok {
+	if v, ok := obj.Get("restart"); ok {
 		c.Restart = oneOf(v, "restart", []string{"each-cell", "never"}, l)
 	}
 	if c.Duration > 0 && c.Warmup >= c.Duration {
@@ -247,19 +247,19 @@ func decodeBroker(v any, path string, l *errList) Broker {
 	}
 	unknown(obj, path, brokerFields, l)
 	get := func(k string) string {
-		if v, ok := obj.get(k); ok {
+		if v, ok := obj.Get(k); ok {
 			return str(v, join(path, k), l)
 		}
 		return ""
 	}
 	b.Name, b.Type, b.Address = get("name"), get("type"), get("address")
 	b.Start, b.Stop, b.Restart, b.Cgroup = get("start"), get("stop"), get("restart"), get("cgroup")
-	if _, ok := obj.get("name"); !ok {
+	if _, ok := obj.Get("name"); !ok {
 		l.add(join(path, "name"), "missing: every broker needs a name (it labels the report)")
 	} else if !nameRE.MatchString(b.Name) {
 		l.add(join(path, "name"), "%q: want letters, digits, '.', '_' or '-' (it names files)", b.Name)
 	}
-	if v, ok := obj.get("pid"); ok {
+	if v, ok := obj.Get("pid"); ok {
 		n, ok := integer(v)
 		if !ok || n < 0 {
 			l.add(join(path, "pid"), "%s: want a process id", show(v))
@@ -334,7 +334,7 @@ func (c *Campaign) decodeScenario(v any, path string, l *errList) (sp ScenarioSp
 	before := len(l.errs)
 	defer func() { sp.bad = len(l.errs) > before }()
 	unknown(obj, path, scenarioSpecFields, l)
-	if v, ok := obj.get("scenario"); ok {
+	if v, ok := obj.Get("scenario"); ok {
 		sp.Scenario = str(v, join(path, "scenario"), l)
 	} else {
 		l.add(join(path, "scenario"), "missing: a built-in scenario name (mqblast scenarios) or a file")
@@ -363,32 +363,32 @@ func (c *Campaign) decodeScenario(v any, path string, l *errList) (sp ScenarioSp
 			sp.Label = sp.Scenario
 		}
 	}
-	if v, ok := obj.get("label"); ok {
+	if v, ok := obj.Get("label"); ok {
 		sp.Label = str(v, join(path, "label"), l)
 	}
-	if v, ok := obj.get("set"); ok {
+	if v, ok := obj.Get("set"); ok {
 		o, ok := v.(*object)
 		if !ok {
 			l.add(join(path, "set"), "%s: want an object of field paths and values, e.g. {\"parameters.publish_rate\": 4}", show(v))
 		} else {
-			for i, k := range o.keys {
-				t, ok := setText(o.vals[i])
+			for i, k := range o.Keys {
+				t, ok := setText(o.Vals[i])
 				if !ok {
-					l.add(join(join(path, "set"), k), "%s: want a string, number or boolean", show(o.vals[i]))
+					l.add(join(join(path, "set"), k), "%s: want a string, number or boolean", show(o.Vals[i]))
 				}
 				sp.Set = append(sp.Set, KV{Path: k, Value: t})
 			}
 		}
 	}
-	if v, ok := obj.get("sweep"); ok {
+	if v, ok := obj.Get("sweep"); ok {
 		o, ok := v.(*object)
 		if !ok {
 			l.add(join(path, "sweep"), "%s: want an object of field paths and value lists, e.g. {\"parameters.payload_size\": [\"1KB\", \"10KB\"]}", show(v))
 		} else {
-			for i, k := range o.keys {
+			for i, k := range o.Keys {
 				sw := Sweep{Path: k}
 				kp := join(join(path, "sweep"), k)
-				switch vv := o.vals[i].(type) {
+				switch vv := o.Vals[i].(type) {
 				case []any:
 					for j, x := range vv {
 						t, ok := setText(x)
@@ -521,7 +521,7 @@ func comboName(combo []KV) string {
 func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
 
 func unknown(obj *object, path string, known []string, l *errList) {
-	for _, k := range obj.keys {
+	for _, k := range obj.Keys {
 		found := false
 		for _, f := range known {
 			if k == f {
@@ -566,7 +566,7 @@ func integer(v any) (int, bool) {
 
 func secs(obj *object, key string, zeroOK bool, l *errList) time.Duration {
 	name := key[strings.LastIndexByte(key, '.')+1:]
-	v, ok := obj.get(name)
+	v, ok := obj.Get(name)
 	if !ok {
 		return 0
 	}

@@ -3,7 +3,6 @@ package study
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/mqblast/mqblast/internal/textdist"
 	"github.com/mqblast/mqblast/scenario"
@@ -43,17 +42,7 @@ func join(path, name string) string {
 
 func index(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }
 
-// suggest returns ` (did you mean "x"?)` for the candidate closest to name, or "".
+// suggest: see textdist.Suggest.
 func suggest(name string, candidates []string) string {
-	lname := strings.ToLower(name)
-	best, bestD := "", 3
-	for _, c := range candidates {
-		if d := textdist.Distance(lname, strings.ToLower(c)); d < bestD && (d < 2 || len(name) >= 6) {
-			best, bestD = c, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	return textdist.Suggest(name, candidates)
 }

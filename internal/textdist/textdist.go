@@ -2,6 +2,11 @@
 // error messages (scenario fields, threshold paths).
 package textdist
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Distance is the Levenshtein distance between a and b (insertions, deletions and
 // substitutions of bytes); words longer than 64 bytes are 99 apart from everything, as
 // nobody mistypes those.
@@ -26,4 +31,29 @@ func Distance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// Suggest returns ` (did you mean "x"?)` for the candidate closest to name, ignoring case,
+// or "" when none is close: one edit away, two for names of six letters or more, or (three
+// letters or more) a prefix of the other.
+func Suggest(name string, candidates []string) string {
+	lname := strings.ToLower(name)
+	best, bestD := "", 99
+	for _, c := range candidates {
+		lc := strings.ToLower(c)
+		d := Distance(lname, lc)
+		if d > 2 || (d == 2 && len(name) < 6) {
+			d = 99
+		}
+		if d == 99 && len(name) >= 3 && len(c) >= 3 && (strings.HasPrefix(lc, lname) || strings.HasPrefix(lname, lc)) {
+			d = 3
+		}
+		if d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
 }
