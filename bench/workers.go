@@ -364,7 +364,7 @@ func mergeIntervals(rs []*Result) []Interval {
 				iv.Kernel = maps.Clone(iv.Kernel)
 				if h := iv.Histograms; h != nil {
 					iv.Histograms = &IntervalHistograms{Latency: cloneHist(h.Latency), LatencyRaw: cloneHist(h.LatencyRaw),
-						ConnectLatency: cloneHist(h.ConnectLatency)}
+						ConnectLatency: cloneHist(h.ConnectLatency), ScheduleLag: cloneHist(h.ScheduleLag)}
 				}
 				out = append(out, iv)
 				continue
