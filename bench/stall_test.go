@@ -11,7 +11,7 @@ import (
 // TestWindowsFullAtEnd: QoS 1 with a window of 16, Mosquitto stopped (SIGSTOP) for the last
 // second of the window and the drain: what was written and never acknowledged is
 // in_flight_at_end, not lost; what could not go out is unsent (flow_control); the broker is
-// named, the client is not saturated.
+// named, and no hold is counted as the client's lateness.
 func TestWindowsFullAtEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("stops Mosquitto during a run")
@@ -42,12 +42,61 @@ func TestWindowsFullAtEnd(t *testing.T) {
 	if !res.BrokerStalled.Stalled || res.BrokerStalled.HeldS["flow_control"] == 0 {
 		t.Errorf("broker_stalled %+v", res.BrokerStalled)
 	}
-	// Known: 10-15 ms of schedule lag leaks past the ends of flow-control holds now and then
-	// (CI, 2026-12-01), enough to call the client saturated at p99. Until that is found, only
-	// lag of the holds' size (tens of ms and more) fails here; the smaller is logged.
-	if lag := res.Client.ScheduleLagUS.P99; res.Client.Saturated && lag > 50_000 {
-		t.Errorf("saturated %v %v: schedule lag p99 %d µs (the holds leaked into it)", res.Client.Saturated, res.Client.SaturationEvidence, lag)
-	} else if res.Client.Saturated {
-		t.Logf("known: saturated on schedule lag p99 %d µs at the holds' ends: %v", lag, res.Client.SaturationEvidence)
+	// The holds are the broker's: no message may be timed from inside one. A hold here lasts
+	// from the stop to the end (1.5 s and more), so a message timed from its due time inside
+	// it would show as schedule lag of that size; the largest must stay far below.
+	if lag := res.Client.ScheduleLagUS.Max; lag > 200_000 {
+		t.Errorf("schedule lag max %d µs: a broker's hold was counted as the client's lateness", lag)
+	}
+	// Whether the client is saturated depends on the host: on the 2-core VM its threads wait
+	// 13-33 % of the time for a CPU beside Mosquitto (run_delay in /proc/PID/task/*/schedstat),
+	// which gives schedule lag p99 0.2-7 ms from run to run, and above 10 ms in about one run
+	// of ten. That verdict is then true (the client built messages late) and is logged with
+	// each interval's lag, which shows it before the stop as much as after.
+	if res.Client.Saturated || testing.Verbose() {
+		t.Logf("saturated %v %v", res.Client.Saturated, res.Client.SaturationEvidence)
+		for _, iv := range res.Intervals {
+			t.Logf("  interval at %.3fs: published %d, schedule lag p50 %d p90 %d p99 %d max %d µs", iv.TS, iv.Published, iv.ScheduleLagUS.P50, iv.ScheduleLagUS.P90, iv.ScheduleLagUS.P99, iv.ScheduleLagUS.Max)
+		}
+	}
+}
+
+// TestHoldEndsNotLag: QoS 1 with a window of 16, Mosquitto stopped for 600 ms in the middle
+// of the window and let go: the windows fill, the publishers are held (flow_control), and
+// what fell due in the hold goes out late once acknowledgements come back. Latency from the
+// due time shows the stall; the client's schedule lag does not, since the wait was the
+// broker's; every message is accounted for.
+func TestHoldEndsNotLag(t *testing.T) {
+	if testing.Short() {
+		t.Skip("stops Mosquitto during a run")
+	}
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	t.Cleanup(func() { _ = m.Cmd.Process.Signal(syscall.SIGCONT) })
+	res := runJSON(t, m.Addr, `{"name": "p2p-hold", "type": "Point-To-Point",
+		"publishers": {"id_prefix": "hp-", "protocol_version": 4, "client_count": 10, "qos": 1, "topics": "ho/$clientindex"},
+		"subscribers": {"id_prefix": "hs-", "protocol_version": 4, "client_count": 10, "qos": 1, "topics": "ho/$clientindex"},
+		"parameters": {"connection_rate": 1000, "duration_sec": "3s", "warmup_sec": "500ms", "payload_size": 16,
+			"publish_rate": 200, "max_inflight_messages": 16, "drain_sec": "2s", "keep_alive_sec": 60}}`, func() {
+		time.Sleep(1500 * time.Millisecond) // the connect phase, then ~1 s of publishing
+		_ = m.Cmd.Process.Signal(syscall.SIGSTOP)
+		time.Sleep(600 * time.Millisecond)
+		_ = m.Cmd.Process.Signal(syscall.SIGCONT)
+	})
+	msg := res.Messages
+	checkAccounts(t, msg)
+	lag := res.Client.ScheduleLagUS
+	t.Logf("scheduled %d published %d received %d lost %d; held %v; latency p99 %d µs; schedule lag p99 %d max %d µs",
+		msg.Scheduled, msg.Published, msg.Received, msg.Lost, res.BrokerStalled.HeldS, res.LatencyUS.P99, lag.P99, lag.Max)
+	if held := res.BrokerStalled.HeldS["flow_control"]; held < 2 { // 10 publishers x ~0.5 s
+		t.Errorf("held %v: want about 5 s of flow_control holds", res.BrokerStalled.HeldS)
+	}
+	if res.LatencyUS.Max < 300_000 {
+		t.Errorf("latency max %d µs does not show the 600 ms stall", res.LatencyUS.Max)
+	}
+	if lag.Max > 200_000 {
+		t.Errorf("schedule lag max %d µs: the hold was counted as the client's lateness", lag.Max)
+	}
+	if msg.Lost != 0 || msg.Received != msg.Expected {
+		t.Errorf("lost %d, received %d of %d", msg.Lost, msg.Received, msg.Expected)
 	}
 }
