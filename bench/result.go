@@ -221,6 +221,11 @@ type ClientInfo struct {
 	// CPUMeasureS is the client's CPU time over the measure window (the workers' sum);
 	// make bench-floor divides it by the messages received in the window.
 	CPUMeasureS float64 `json:"cpu_measure_s,omitempty"`
+	// RunDelayS is how long the client's threads waited on the kernel's run queues for a CPU
+	// over the measure window (the workers' sum; schedstat): CPU the host did not give it,
+	// because the broker or other work shares its cores. Absent where the kernel does not
+	// keep it.
+	RunDelayS float64 `json:"run_delay_s,omitempty"`
 }
 
 // Histograms hold the run's histograms in HdrHistogram V2 form, so shards merge exactly.
@@ -279,6 +284,29 @@ func (r *Result) measured(total *Snapshot, window, cpu time.Duration) {
 		c.Saturated = true
 		c.SaturationEvidence = append(c.SaturationEvidence,
 			fmt.Sprintf("client CPU %.0f%% of %d cores during the measure window", 100*util, r.Host.Cores))
+	}
+}
+
+// runDelayShare is the share of the measure window, per core, that the client's threads
+// may wait for a CPU before lateness is said to be the host's as much as the client's.
+const runDelayShare = 0.05
+
+// explainLag adds to a schedule-lag saturation verdict the time the client's threads
+// waited for a CPU, when that is a large share of the window: the client was late because
+// the host did not run it, and the evidence says so.
+func (c *ClientInfo) explainLag(window time.Duration) {
+	if !c.Saturated || window <= 0 || c.RunDelayS <= 0 {
+		return
+	}
+	share := c.RunDelayS / window.Seconds()
+	if share < runDelayShare {
+		return
+	}
+	for i, ev := range c.SaturationEvidence {
+		if strings.HasPrefix(ev, "schedule lag") {
+			c.SaturationEvidence[i] = fmt.Sprintf("%s; its threads waited %.2f s for a CPU in the %.1f s window (%.0f%% of one core's time): "+
+				"the host's cores are short (the broker or other work shares them)", ev, c.RunDelayS, window.Seconds(), 100*share)
+		}
 	}
 }
 

@@ -180,7 +180,8 @@ connect:
 	debug.FreeOSMemory()
 	rssHeld := rss()
 
-	var measureCPU time.Duration
+	var measureCPU, measureWait time.Duration
+	waitKnown := false
 	publishing := false
 	switch {
 	case interrupted || eng.Open() == 0: // nothing to hold or publish on: fail fast
@@ -225,10 +226,13 @@ connect:
 		publishing = true
 		interrupted = !wait(time.Until(from), nil)
 		cpu0 := cpuTime()
+		wait0, ok0 := runDelay()
 		if !interrupted {
 			interrupted = !wait(time.Until(to), nil)
 		}
 		measureCPU = cpuTime() - cpu0
+		wait1, ok1 := runDelay()
+		measureWait, waitKnown = max(wait1-wait0, 0), ok0 && ok1
 		eng.StopPublishing()
 		if interrupted { // the window ends at the interrupt: rates divide by what ran
 			now := time.Now()
@@ -283,6 +287,10 @@ connect:
 	}
 	if publishing && res.MeasureTo.After(res.MeasureFrom) {
 		res.measured(total, res.MeasureTo.Sub(res.MeasureFrom), measureCPU)
+		if waitKnown {
+			res.Client.RunDelayS = measureWait.Seconds()
+			res.Client.explainLag(res.MeasureTo.Sub(res.MeasureFrom))
+		}
 	}
 	if cr.Watch != nil {
 		cr.Watch.Finish(res)

@@ -65,3 +65,29 @@ func kernelRelease() string {
 	}
 	return unix.ByteSliceToString(u.Release[:])
 }
+
+// runDelay returns how long this process's threads have waited on a run queue for a CPU
+// (the second field of /proc/self/task/*/schedstat, ns; threads that exited are not
+// counted), and false where the kernel does not keep it (no CONFIG_SCHED_INFO).
+func runDelay() (time.Duration, bool) {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return 0, false
+	}
+	var sum int64
+	ok := false
+	for _, t := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/schedstat")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 2 {
+			continue
+		}
+		if ns, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+			sum, ok = sum+ns, true
+		}
+	}
+	return time.Duration(sum), ok
+}

@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // TestMaxRSSOwn: a process started by a big one reports its own peak, not the parent's,
@@ -42,4 +45,61 @@ func TestMaxRSSOwn(t *testing.T) {
 	}
 	big[0] = 2 // keep it live until the child has run
 	t.Logf("child's peak RSS %d MiB", n>>20)
+}
+
+// TestRunDelay: threads that want more CPU than the host has wait on its run queues, and
+// runDelay sees it: 2 x cores threads spinning for 400 ms (locked to their own threads) wait
+// about as long as they run; a quiet process waits next to nothing.
+func TestRunDelay(t *testing.T) {
+	d0, ok := runDelay()
+	if !ok {
+		t.Skip("no /proc/self/task/*/schedstat (kernel without CONFIG_SCHED_INFO)")
+	}
+	time.Sleep(200 * time.Millisecond)
+	d1, _ := runDelay()
+	quiet := d1 - d0
+	n := 2 * runtime.NumCPU()
+	prev := runtime.GOMAXPROCS(n + 1)
+	defer runtime.GOMAXPROCS(prev)
+	var wg sync.WaitGroup
+	stop := time.Now().Add(400 * time.Millisecond)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			for time.Now().Before(stop) {
+			}
+		}()
+	}
+	wg.Wait()
+	d2, _ := runDelay()
+	busy := d2 - d1
+	t.Logf("run delay: %v in 200 ms quiet, %v with %d threads spinning 400 ms on %d cores", quiet, busy, n, runtime.NumCPU())
+	// n threads on NumCPU cores for 400 ms: (n - cores) x 400 ms wait in total, ideally.
+	if want := time.Duration(n-runtime.NumCPU()) * 400 * time.Millisecond / 2; busy < want {
+		t.Errorf("run delay %v while oversubscribed, want at least %v", busy, want)
+	}
+	if quiet > 100*time.Millisecond {
+		t.Errorf("run delay %v in 200 ms of sleep", quiet)
+	}
+}
+
+// TestExplainLag: a schedule-lag verdict names the host's shortage when the client waited
+// for a CPU a large share of the window, and is left alone otherwise.
+func TestExplainLag(t *testing.T) {
+	ev := "schedule lag p99 14ms > 10ms: the client built messages late while the broker was taking them"
+	c := ClientInfo{Saturated: true, SaturationEvidence: []string{ev, "client CPU 95% of 2 cores during the measure window"}, RunDelayS: 0.6}
+	c.explainLag(2 * time.Second)
+	if got := c.SaturationEvidence[0]; !strings.Contains(got, "waited 0.60 s for a CPU in the 2.0 s window (30% of one core's time)") || !strings.HasPrefix(got, ev) {
+		t.Errorf("evidence %q", got)
+	}
+	if c.SaturationEvidence[1] != "client CPU 95% of 2 cores during the measure window" {
+		t.Errorf("the CPU evidence changed: %q", c.SaturationEvidence[1])
+	}
+	c = ClientInfo{Saturated: true, SaturationEvidence: []string{ev}, RunDelayS: 0.05}
+	if c.explainLag(2 * time.Second); c.SaturationEvidence[0] != ev {
+		t.Errorf("2.5%% of the window waiting changed the evidence: %q", c.SaturationEvidence[0])
+	}
 }

@@ -328,6 +328,7 @@ func Merge(rs []*Result) *Result {
 		cl := &r.Client
 		out.Client.CPUS += cl.CPUS
 		out.Client.CPUMeasureS += cl.CPUMeasureS
+		out.Client.RunDelayS += cl.RunDelayS
 		out.Client.MaxRSSBytes += cl.MaxRSSBytes
 		out.Client.RSSPerConnectionBytes += cl.RSSPerConnectionBytes * float64(c.Established)
 		out.Client.CPUPerConnectUS += cl.CPUPerConnectUS * float64(c.Target)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -20,7 +21,9 @@ import (
 // (tcp_mem[2]), gauges. From /proc/…/net/stat/nf_conntrack, only when conntrack is loaded,
 // summed over CPUs: "conntrack_drop", "conntrack_early_drop", "conntrack_insert_failed".
 // From /proc/…/net/softnet_stat, summed over CPUs: "softnet_dropped" and
-// "softnet_time_squeeze". A counter the kernel does not have is absent (reads as 0).
+// "softnet_time_squeeze". With root /proc/self, from /proc/stat (the host's, over all
+// CPUs, in clock ticks): "cpu_ticks" and "cpu_steal_ticks", the time a hypervisor took.
+// A counter the kernel does not have is absent (reads as 0).
 //
 // Everything but the gauges counts up from boot (or from the namespace's creation); what a
 // run caused is a [KernelCounters.Delta]. tcp_mem, sockstat and softnet_stat are global to
@@ -32,6 +35,8 @@ const (
 	counterTCPMem         = "tcp_mem_pages"
 	counterTCPMemPressure = "tcp_mem_pressure_pages"
 	counterTCPMemHigh     = "tcp_mem_high_pages"
+	counterCPU            = "cpu_ticks"
+	counterSteal          = "cpu_steal_ticks"
 )
 
 // kernelTables lists the counters read from netstat and snmp, by table prefix.
@@ -79,6 +84,12 @@ func ReadKernel(root, procSys string) (KernelCounters, error) {
 		{root + "/net/stat/nf_conntrack", parseConntrack},
 		{root + "/net/softnet_stat", parseSoftnet},
 		{procSys + "/net/ipv4/tcp_mem", parseTCPMem},
+	}
+	if strings.HasSuffix(root, "/self") { // the host's CPU time, once: another namespace's read is the same host
+		optional = append(optional, struct {
+			path  string
+			parse func([]byte, KernelCounters) error
+		}{filepath.Join(filepath.Dir(procSys), "stat"), parseCPUStat})
 	}
 	for _, o := range optional {
 		b, err := os.ReadFile(o.path)
@@ -204,6 +215,32 @@ func sumHexRows(b []byte, cols map[int]string, k KernelCounters) error {
 	return nil
 }
 
+// parseCPUStat reads the first line of /proc/stat, the host's CPU time over all CPUs in
+// clock ticks: "cpu_ticks" (every state) and "cpu_steal_ticks" (the time the hypervisor
+// ran something else while a virtual CPU had work).
+func parseCPUStat(b []byte, k KernelCounters) error {
+	line, _, _ := bytes.Cut(b, []byte{'\n'})
+	f := bytes.Fields(line)
+	if len(f) < 9 || string(f[0]) != "cpu" {
+		return fmt.Errorf("first line %q: want cpu and at least 8 times", line)
+	}
+	var total int64
+	for i, v := range f[1:] {
+		n, err := strconv.ParseInt(string(v), 10, 64)
+		if err != nil {
+			return fmt.Errorf("column %d: %w", i+2, err)
+		}
+		if i < 8 { // user nice system idle iowait irq softirq steal; guest time is in user already
+			total += n
+		}
+		if i == 7 {
+			k[counterSteal] = n
+		}
+	}
+	k[counterCPU] = total
+	return nil
+}
+
 // parseTCPMem reads net.ipv4.tcp_mem: min, pressure, high, in pages.
 func parseTCPMem(b []byte, k KernelCounters) error {
 	f := bytes.Fields(b)
@@ -312,7 +349,12 @@ var kernelMeanings = []struct{ counter, meaning, fix string }{
 	{"TCPTimeouts", "retransmission timers fired: segments went unacknowledged for a whole RTO", "look for packet loss between the hosts or an overloaded peer, or lower the rate"},
 	{"RetransSegs", "", "look for packet loss or a congested link between the hosts, or lower the rate"},
 	{"softnet_time_squeeze", "the receive softirq ran out of budget with packets still queued", "raise net.core.netdev_budget and netdev_budget_usecs, or spread receive work over more cores"},
+	{counterSteal, "", "run on a host whose CPUs are not shared (dedicated or not overcommitted vCPUs), or quote the figures as distorted by it"},
 }
+
+// stealShare is the share of the host's CPU time above which steal matters: the
+// hypervisor then slows every process on the host, the client's and the broker's alike.
+const stealShare = 0.02
 
 // retransShare is the share of OutSegs above which RetransSegs matters.
 const retransShare = 0.01
@@ -326,7 +368,8 @@ const squeezeShare = 1e-4
 // from where ("client host", "broker host", "client and broker host"): one finding per
 // counter that moved and matters, most serious first (the order is fixed). RetransSegs
 // matters above 1% of OutSegs, softnet_time_squeeze above 0.01% of them, tcp_mem_pages at or
-// above tcp_mem_pressure_pages; OutSegs and the thresholds never appear.
+// above tcp_mem_pressure_pages, cpu_steal_ticks above 2% of cpu_ticks; OutSegs, cpu_ticks and
+// the thresholds never appear.
 func KernelFindings(delta KernelCounters, where string) []KernelFinding {
 	var out []KernelFinding
 	for _, m := range kernelMeanings {
@@ -349,6 +392,12 @@ func KernelFindings(delta KernelCounters, where string) []KernelFinding {
 			if sent := delta["OutSegs"]; sent > 0 && float64(v) <= squeezeShare*float64(sent) {
 				continue
 			}
+		case counterSteal:
+			all := delta[counterCPU]
+			if all <= 0 || float64(v) <= stealShare*float64(all) {
+				continue
+			}
+			meaning = fmt.Sprintf("the hypervisor took %.0f%% of the host's CPU time (steal): every process on it ran slower and later", 100*float64(v)/float64(all))
 		case "RetransSegs":
 			sent := delta["OutSegs"]
 			if sent > 0 && float64(v) <= retransShare*float64(sent) {

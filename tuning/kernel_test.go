@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -145,8 +146,11 @@ func TestKernelFindings(t *testing.T) {
 	// Every counter that matters has a finding with a meaning and a fix.
 	for _, m := range kernelMeanings {
 		d := KernelCounters{m.counter: 1}
-		if m.counter == counterTCPMem {
+		switch m.counter {
+		case counterTCPMem:
 			d[counterTCPMemPressure] = 1
+		case counterSteal:
+			d[counterCPU] = 1
 		}
 		f := KernelFindings(d, "client host")
 		if len(f) != 1 || f[0].Meaning == "" || f[0].Fix == "" {
@@ -242,5 +246,45 @@ func TestParseProcessFiles(t *testing.T) {
 	}
 	if _, _, err := parseStatusMem(b); err != nil {
 		t.Errorf("this host's status: %v", err)
+	}
+}
+
+// TestCPUSteal: /proc/stat's first line gives the host's CPU ticks and the steal among
+// them; steal above 2% of the time is a finding that names the hypervisor, below it none.
+func TestCPUSteal(t *testing.T) {
+	k := KernelCounters{}
+	stat := "cpu  761149 11837 587358 2874557 8874 0 146636 65615 100 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n"
+	if err := parseCPUStat([]byte(stat), k); err != nil {
+		t.Fatal(err)
+	}
+	if k["cpu_ticks"] != 761149+11837+587358+2874557+8874+0+146636+65615 || k["cpu_steal_ticks"] != 65615 {
+		t.Errorf("parsed %v", k)
+	}
+	for _, bad := range []string{"", "intr 1 2 3", "cpu 1 2 3", "cpu 1 2 3 4 5 6 7 x"} {
+		if err := parseCPUStat([]byte(bad), KernelCounters{}); err == nil {
+			t.Errorf("parseCPUStat(%q) took it", bad)
+		}
+	}
+	f := KernelFindings(KernelCounters{"cpu_ticks": 670, "cpu_steal_ticks": 190}, "client host")
+	if len(f) != 1 || f[0].String() != "cpu_steal_ticks +190 on the client host: the hypervisor took 28% of the host's CPU time (steal): every process on it ran slower and later — "+
+		"run on a host whose CPUs are not shared (dedicated or not overcommitted vCPUs), or quote the figures as distorted by it" {
+		t.Errorf("findings %v", f)
+	}
+	if f := KernelFindings(KernelCounters{"cpu_ticks": 1000, "cpu_steal_ticks": 20}, "client host"); len(f) != 0 {
+		t.Errorf("2%% steal: %v", f)
+	}
+	// The real host: the client's read has the CPU time, and it moves.
+	a, err := ReadKernel("/proc/self", "/proc/sys")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(50 * time.Millisecond); time.Now().Before(end); {
+	}
+	b, err := ReadKernel("/proc/self", "/proc/sys")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := b.Delta(a); a["cpu_ticks"] <= 0 || d["cpu_ticks"] <= 0 || a["cpu_steal_ticks"] > a["cpu_ticks"] {
+		t.Errorf("/proc/stat: %d ticks then %d more, %d steal", a["cpu_ticks"], d["cpu_ticks"], a["cpu_steal_ticks"])
 	}
 }
