@@ -22,7 +22,7 @@ func TestSuggest(t *testing.T) {
 	names := []string{"fanout-20-1000-20-2M", "p2p-10-1", "conn", "Throughput"}
 	for in, want := range map[string]string{
 		"p2p-10-2":   ` (did you mean "p2p-10-1"?)`,
-		"throughput": ` (did you mean "Throughput"?)`, // case is ignored
+		"throughput": ` (did you mean "Throughput"?)`,           // case is ignored
 		"fanout-20":  ` (did you mean "fanout-20-1000-20-2M"?)`, // a prefix
 		"con":        ` (did you mean "conn"?)`,
 		"cnn":        ` (did you mean "conn"?)`,
