@@ -29,7 +29,11 @@
 // The client is saturated (client.saturated) only on its own evidence: its CPU near its
 // cores' limit, or lateness of its own (schedule lag excludes the time the broker held a
 // publisher). Holds by the broker — full in-flight windows, a socket it does not read, no
-// connection — are broker_stalled, with publisher-seconds by kind.
+// connection — are broker_stalled, with publisher-seconds by kind. Lateness can also be the
+// host's: the time the client's threads waited for a CPU over the window
+// (client.run_delay_s, from schedstat) is measured, and a lag verdict names it when it is
+// 5 % of the window or more; the hypervisor's steal is a kernel finding (cpu_steal_ticks).
+// Intervals carry their own schedule lag, so a verdict can be placed in time.
 //
 // # Watching the host
 //

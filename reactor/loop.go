@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mqblast/mqblast/codec"
+	"github.com/mqblast/mqblast/internal/dueheap"
 )
 
 // Session states.
@@ -107,12 +108,12 @@ type loop struct {
 	seqs     []uint32 // scratch: sequence numbers in flight, for the observer
 	reply    []byte   // acknowledgements owed for what one read brought, written once after it
 	connack  codec.Connack
-	heap     pubHeap             // publishers by next due time
-	pubs     map[int32]*pubState // by client: survives reconnects
-	rx       map[int32]*rxState  // by client: QoS 2 ids survive reconnects to a persistent session
-	payload  []byte              // scratch payload, header written per message
-	topic    []byte              // scratch topic for %rand_N
-	pub      codec.Publish       // scratch packets, reused
+	heap     dueheap.Heap[*pubState] // publishers by next due time
+	pubs     map[int32]*pubState     // by client: survives reconnects
+	rx       map[int32]*rxState      // by client: QoS 2 ids survive reconnects to a persistent session
+	payload  []byte                  // scratch payload, header written per message
+	topic    []byte                  // scratch topic for %rand_N
+	pub      codec.Publish           // scratch packets, reused
 	inPub    codec.Publish
 	ack      codec.Ack
 	suback   codec.Suback

@@ -154,63 +154,9 @@ func (p *pubState) skipTo(k, start int64) int {
 	return n
 }
 
-// pubHeap orders a loop's publishers by next due time.
-type pubHeap []*pubState
-
-func (h *pubHeap) push(p *pubState) {
-	p.heapIdx = int32(len(*h))
-	*h = append(*h, p)
-	h.up(int(p.heapIdx))
-}
-
-func (h *pubHeap) pop() *pubState {
-	old := *h
-	n := len(old) - 1
-	old.swap(0, n)
-	p := old[n]
-	*h = old[:n]
-	if n > 0 {
-		h.down(0)
-	}
-	p.heapIdx = -1
-	return p
-}
-
-func (h pubHeap) swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].heapIdx = int32(i)
-	h[j].heapIdx = int32(j)
-}
-
-func (h pubHeap) up(j int) {
-	for j > 0 {
-		i := (j - 1) / 2
-		if h[i].nextDue <= h[j].nextDue {
-			break
-		}
-		h.swap(i, j)
-		j = i
-	}
-}
-
-func (h pubHeap) down(i int) {
-	n := len(h)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		j := l
-		if r := l + 1; r < n && h[r].nextDue < h[l].nextDue {
-			j = r
-		}
-		if h[i].nextDue <= h[j].nextDue {
-			return
-		}
-		h.swap(i, j)
-		i = j
-	}
-}
+// Due and SetIndex make a publisher a dueheap.Item: a loop's publishers by next due time.
+func (p *pubState) Due() int64       { return p.nextDue }
+func (p *pubState) SetIndex(i int32) { p.heapIdx = i }
 
 // maxBatch bounds the bytes one publisher writes in one tick before it yields to the others.
 const maxBatch = 64 << 10
@@ -229,7 +175,7 @@ func (l *loop) publishDue(now int64) {
 		if p.nextDue > now || (stop != 0 && p.nextDue >= stop) {
 			return
 		}
-		l.heap.pop()
+		l.heap.Pop()
 		s := p.s
 		if s == nil || s.state != stConnected {
 			continue // startPublisher re-queues it; what falls due meanwhile is unsent
@@ -244,7 +190,7 @@ func (l *loop) publishDue(now int64) {
 				e.cfg.Observer.Unsent(l.idx, int(s.client), UnsentBackPressure, p.skipTo(k, start))
 			}
 			if !p.done {
-				l.heap.push(p)
+				l.heap.Push(p)
 			}
 			continue
 		}
@@ -292,7 +238,7 @@ func (l *loop) publishDue(now int64) {
 			l.holdPub(p, HoldFlowControl, max(p.nextDue, now)) // re-queued on its next ack
 			continue
 		}
-		l.heap.push(p)
+		l.heap.Push(p)
 	}
 }
 
@@ -521,10 +467,9 @@ func (l *loop) startPublisher(s *session, sp *PublishSpec, receiveMax, aliasMax 
 	p.nextDue = start + int64(sp.Phase) + p.k*p.interval
 	switch {
 	case p.heapIdx >= 0: // still queued from its last connection
-		l.heap.down(int(p.heapIdx))
-		l.heap.up(int(p.heapIdx))
+		l.heap.Fix(int(p.heapIdx))
 	case !p.done:
-		l.heap.push(p)
+		l.heap.Push(p)
 	}
 }
 
@@ -637,7 +582,7 @@ func (l *loop) beginPublishing() {
 			l.holdPub(p, HoldDisconnected, start)
 			continue
 		}
-		l.heap.push(p)
+		l.heap.Push(p)
 	}
 }
 
@@ -737,7 +682,7 @@ func (l *loop) acked(s *session, pid uint16) {
 		l.unholdPub(p, e.now())
 	}
 	if p.heapIdx < 0 && !p.done && e.pubStart.Load() != 0 && p.flN < p.window {
-		l.heap.push(p)
+		l.heap.Push(p)
 	}
 }
 

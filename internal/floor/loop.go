@@ -10,6 +10,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mqblast/mqblast/internal/dueheap"
 )
 
 // The engine's timing constants (reactor: publishGrain, scanInterval, yieldInterval,
@@ -52,7 +54,7 @@ type pub struct {
 	count      int64 // 0: no limit
 	k          int64
 	next       int64
-	heapIdx    int
+	heapIdx    int32
 	done       bool
 }
 
@@ -67,7 +69,7 @@ type loop struct {
 	rbuf    []byte
 	conns   []*conn
 	pubs    []*pub
-	heap    pubHeap
+	heap    dueheap.Heap[*pub]
 	out     []byte
 	reply   []byte
 	msg     struct {
@@ -175,7 +177,7 @@ func (l *loop) control() bool {
 		for _, p := range l.pubs {
 			p.next = start + p.phase
 			if !p.c.closed {
-				l.heap.push(p)
+				l.heap.Push(p)
 			}
 		}
 	}
@@ -227,7 +229,7 @@ func (l *loop) publishDue(now int64) {
 		if p.next > now || (stop != 0 && p.next >= stop) {
 			return
 		}
-		l.heap.pop()
+		l.heap.Pop()
 		c := p.c
 		if c.closed {
 			continue
@@ -265,7 +267,7 @@ func (l *loop) publishDue(now int64) {
 			}
 		}
 		if !p.done && !c.closed {
-			l.heap.push(p)
+			l.heap.Push(p)
 		}
 	}
 }
@@ -520,60 +522,6 @@ func epollWait(ep int, events []unix.EpollEvent, timeout int64) (int, error) {
 	return int(n), nil
 }
 
-// pubHeap orders publishers by next due time.
-type pubHeap []*pub
-
-func (h *pubHeap) push(p *pub) {
-	p.heapIdx = len(*h)
-	*h = append(*h, p)
-	h.up(p.heapIdx)
-}
-
-func (h *pubHeap) pop() *pub {
-	old := *h
-	n := len(old) - 1
-	old.swap(0, n)
-	p := old[n]
-	*h = old[:n]
-	if n > 0 {
-		h.down(0)
-	}
-	p.heapIdx = -1
-	return p
-}
-
-func (h pubHeap) swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].heapIdx = i
-	h[j].heapIdx = j
-}
-
-func (h pubHeap) up(j int) {
-	for j > 0 {
-		i := (j - 1) / 2
-		if h[i].next <= h[j].next {
-			break
-		}
-		h.swap(i, j)
-		j = i
-	}
-}
-
-func (h pubHeap) down(i int) {
-	n := len(h)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		j := l
-		if r := l + 1; r < n && h[r].next < h[l].next {
-			j = r
-		}
-		if h[i].next <= h[j].next {
-			return
-		}
-		h.swap(i, j)
-		i = j
-	}
-}
+// Due and SetIndex make a publisher a dueheap.Item, as the engine's are.
+func (p *pub) Due() int64       { return p.next }
+func (p *pub) SetIndex(i int32) { p.heapIdx = i }
