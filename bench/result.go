@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/mqblast/mqblast/tuning"
 )
 
 // Schema is the result document's schema name (DESIGN.md §6). Adding fields keeps it;
@@ -53,6 +55,20 @@ type Result struct {
 	// Calibration marks a run against the sink: it measures the client host's own ceiling
 	// (the sink costs almost nothing and keeps nothing), not a broker.
 	Calibration bool `json:"calibration,omitempty"`
+	// Network is the network profile the run went through (run --net); nil on the plain
+	// network.
+	Network *NetworkInfo `json:"network,omitempty"`
+}
+
+// NetworkInfo is a run's network profile: its canonical spelling (a name, or items such as
+// "delay=2ms,loss=0.1%"), each direction, and what applied it: "netem" (the host's qdiscs
+// toward the broker) or "emulator" (the user-space packet emulator between the client's and
+// the broker's namespaces).
+type NetworkInfo struct {
+	Profile string      `json:"profile"`
+	Up      tuning.Path `json:"up"`
+	Down    tuning.Path `json:"down"`
+	Via     string      `json:"via"`
 }
 
 // HostInfo describes the load generator's host.

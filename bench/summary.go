@@ -86,7 +86,7 @@ func (r *Result) WriteSummary(w io.Writer) error {
 		}
 	}
 	if r.Host.Limited {
-		fmt.Fprintf(tw, "HOST LIMITED\tthe host's kernel, not the broker alone, shaped these figures (see the kernel lines)\n")
+		fmt.Fprintf(tw, "HOST LIMITED\tthe host (its kernel or hypervisor), not the broker alone, shaped these figures (see the kernel lines)\n")
 	}
 	if b := r.BrokerProcess; b != nil {
 		line := fmt.Sprintf("cpu %.2fs (avg %.0f%%, peak %.0f%% of a core), rss %.1f MiB (peak %.1f MiB), %d fds",

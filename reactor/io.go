@@ -343,6 +343,7 @@ func (l *loop) disconnectAll() {
 		}
 		if s.state == stConnected {
 			l.write(s, codec.AppendDisconnect(l.out[:0], &codec.Disconnect{}, codec.Version(s.version)))
+			l.wsCloseFrame(s)
 			if s.state == stConnected {
 				l.e.open.Add(-1)
 			}

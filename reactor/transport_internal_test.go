@@ -404,3 +404,70 @@ func wsUpgrade(c net.Conn, tg *target, _ []byte) ([]byte, error) {
 		}
 	}
 }
+
+// TestWSCloseOnDisconnect: gorilla/websocket as the broker. At the end of a run a WebSocket
+// session sends its MQTT DISCONNECT and then a close frame with status 1000 (normal
+// closure, RFC 6455 section 5.5.1) before the TCP close, so the broker reads a clean close,
+// not an abnormal one.
+func TestWSCloseOnDisconnect(t *testing.T) {
+	type result struct {
+		msg   []byte
+		close error
+		err   error
+	}
+	res := make(chan result, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		up := websocket.Upgrader{Subprotocols: []string{"mqtt"}}
+		c, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			res <- result{err: err}
+			return
+		}
+		defer c.Close()
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, m, err := c.ReadMessage()
+		if err != nil {
+			res <- result{err: err}
+			return
+		}
+		_, _, cerr := c.ReadMessage()
+		res <- result{msg: m, close: cerr}
+	}))
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	tg, err := parseTarget("ws://" + addr + "/mqtt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if _, err := wsUpgrade(nc, &tg, nil); err != nil {
+		t.Fatalf("upgrade: %v", err)
+	}
+	raw, _ := nc.(*net.TCPConn).SyscallConn()
+	var fd int
+	_ = raw.Control(func(f uintptr) { fd = int(f) })
+	fd, err = unix.Dup(fd) // the loop closes its own descriptor; nc keeps the other
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, s, _ := pairSession(t, 4)
+	_ = unix.Close(int(s.fd))
+	s.fd = int32(fd)
+	l.setTransport(s, &transport{ws: true})
+	l.e.open.Add(1)
+	l.disconnectAll()
+	r := <-res
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if !bytes.Equal(r.msg, codec.AppendDisconnect(nil, &codec.Disconnect{}, codec.V311)) {
+		t.Errorf("first message %x, want DISCONNECT", r.msg)
+	}
+	if !websocket.IsCloseError(r.close, websocket.CloseNormalClosure) {
+		t.Errorf("after DISCONNECT the broker read %v, want a close frame with status 1000", r.close)
+	}
+}

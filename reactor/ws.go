@@ -227,6 +227,24 @@ func (l *loop) unframe(s *session, t *transport, b []byte) (out []byte, closed b
 	return out, false
 }
 
+// wsCloseFrame ends a WebSocket session's stream with a close frame, status 1000 (normal
+// closure), before the TCP close, as RFC 6455 section 5.5.1 asks: without it a broker reads
+// an abnormal closure (1006). It waits for no reply; other sessions do nothing.
+func (l *loop) wsCloseFrame(s *session) {
+	if s.flags&sfTransport == 0 || s.state == stClosing {
+		return
+	}
+	t := l.transportOf(s)
+	if t == nil || !t.ws {
+		return
+	}
+	status := [2]byte{1000 >> 8, 1000 & 0xff}
+	l.ctl = appendFrame(l.ctl[:0], wsClose, status[:], l.keys.next())
+	w := l.seal(t, l.ctl)
+	l.ctl = l.ctl[:0]
+	_ = l.sendRaw(s, w)
+}
+
 // dialWS starts client s's connection to the ws:// broker tg on the loop, like a TCP dial
 // (see dial): connect(), and the upgrade request written at once when the TCP handshake is
 // already done, else at EPOLLOUT (tcpConnected).

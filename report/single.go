@@ -163,7 +163,7 @@ func Verdicts(r *bench.Result) []Badge {
 		b = append(b, Badge{"broker stalled: it held the publishers back", "bad"})
 	}
 	if r.Host.Limited {
-		b = append(b, Badge{"host limited: the kernel shaped these figures", "bad"})
+		b = append(b, Badge{"host limited: the host (kernel or hypervisor) shaped these figures", "bad"})
 	}
 	return b
 }
@@ -278,7 +278,7 @@ func summaryPanel(r *bench.Result) Panel {
 		p.Lists = append(p.Lists, List{"Broker stalled: the broker held the publishers back", "bad", b.Evidence})
 	}
 	if r.Host.Limited {
-		p.Lists = append(p.Lists, List{"Host limited: the host's kernel, not the broker alone, shaped these figures", "bad", r.Host.LimitedEvidence})
+		p.Lists = append(p.Lists, List{"Host limited: the host (its kernel or hypervisor), not the broker alone, shaped these figures", "bad", r.Host.LimitedEvidence})
 	}
 	if k := r.Kernel; k != nil && len(k.Findings) > 0 {
 		var items []string
@@ -467,9 +467,25 @@ func clientPanel(r *bench.Result) Panel {
 		series(r, "client CPU", 0, func(iv *bench.Interval) float64 { return nz(iv.ClientCPUPercent) }))
 	rss := timeChart("client_rss", "Client resident memory", "bytes", false, r,
 		series(r, "client RSS", 1, func(iv *bench.Interval) float64 { return nz(float64(iv.ClientRSSBytes)) }))
-	return Panel{ID: "client", Title: "Client (the load generator)",
-		Intro:  fmt.Sprintf("%d cores on %s, %d process(es).", r.Host.Cores, cmpOr(r.Host.Hostname, "the client host"), max(r.Host.Procs, 1)),
-		Charts: []Chart{cpu.finish("client CPU not sampled in this result"), rss.finish("client RSS not sampled in this result")}}
+	lagOf := func(f func(p *bench.Percentiles) int64) func(iv *bench.Interval) float64 {
+		return func(iv *bench.Interval) float64 {
+			if iv.ScheduleLagUS.Count == 0 {
+				return math.NaN()
+			}
+			return nz(float64(f(&iv.ScheduleLagUS)))
+		}
+	}
+	lag := timeChart("schedule_lag", "Schedule lag per interval: the client's own lateness in building messages (log axis)", "us", true, r,
+		series(r, "p50", 0, lagOf(func(p *bench.Percentiles) int64 { return p.P50 })),
+		series(r, "p99", 2, lagOf(func(p *bench.Percentiles) int64 { return p.P99 })),
+		series(r, "max", 3, lagOf(func(p *bench.Percentiles) int64 { return p.Max })))
+	intro := fmt.Sprintf("%d cores on %s, %d process(es).", r.Host.Cores, cmpOr(r.Host.Hostname, "the client host"), max(r.Host.Procs, 1))
+	if d := r.Client.RunDelayS; d > 0 {
+		intro += fmt.Sprintf(" Its threads waited %.2f s for a CPU during the measure window.", d)
+	}
+	return Panel{ID: "client", Title: "Client (the load generator)", Intro: intro,
+		Charts: []Chart{cpu.finish("client CPU not sampled in this result"), rss.finish("client RSS not sampled in this result"),
+			lag.finish("no message was built in any interval (no publishers), or the result predates per-interval schedule lag")}}
 }
 
 func brokerHostPanel(r *bench.Result) Panel {

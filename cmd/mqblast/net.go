@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/mqblast/mqblast/bench"
 	"github.com/mqblast/mqblast/tuning"
 	"github.com/mqblast/mqblast/tuning/netemu"
 )
@@ -521,6 +522,7 @@ func runWithNet(cmd *cobra.Command, rf *runFlags, run func() error) error {
 				return err
 			}
 		}
+		rf.netInfo = &bench.NetworkInfo{Profile: p.String(), Up: p.Up, Down: p.Down, Via: "netem"}
 		return run()
 	}
 	port := netBrokerPort
@@ -556,12 +558,30 @@ func runWithNet(cmd *cobra.Command, rf *runFlags, run func() error) error {
 	if len(rf.brokers) == 0 {
 		argv = append(argv, "--broker", net.JoinHostPort(l.BrokerAddr().String(), port))
 	}
-	err = runInClient(ctx, l, argv, []string{"MQBLAST_NET_PROFILE=" + p.String()})
+	err = runInClient(ctx, l, argv, []string{netProfileEnv + "=" + p.String()})
 	writeEmuStats(w, l.Stats())
 	if cerr := l.Close(); cerr != nil && err == nil {
 		err = cerr
 	}
 	return err
+}
+
+// netProfileEnv names, to a run in the emulator's client namespace, the profile it runs
+// under, for its result.
+const netProfileEnv = "MQBLAST_NET_PROFILE"
+
+// emulatedProfile is the profile a run inside the emulator's client namespace goes through
+// (netProfileEnv), for its result; nil outside.
+func emulatedProfile(getenv func(string) string) *bench.NetworkInfo {
+	v := getenv(netProfileEnv)
+	if v == "" {
+		return nil
+	}
+	p, err := tuning.ParseProfile(v)
+	if err != nil {
+		return &bench.NetworkInfo{Profile: v, Via: "emulator"}
+	}
+	return &bench.NetworkInfo{Profile: p.String(), Up: p.Up, Down: p.Down, Via: "emulator"}
 }
 
 // withoutNetFlags is args without --net and --net-broker-cmd and their values.

@@ -6,7 +6,9 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mqblast/mqblast/bench"
 	"github.com/mqblast/mqblast/internal/testbroker"
 )
 
@@ -38,6 +40,7 @@ func TestRunNet(t *testing.T) {
 			P50   float64 `json:"p50"`
 			Count int     `json:"count"`
 		} `json:"latency_us"`
+		Network *bench.NetworkInfo `json:"network"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
 		t.Fatalf("result: %v\n%s", err, r.stdout)
@@ -45,6 +48,9 @@ func TestRunNet(t *testing.T) {
 	t.Logf("broker %v, round trip p50 %.0f µs over %d", res.Broker, res.LatencyUS.P50, res.LatencyUS.Count)
 	if res.LatencyUS.Count == 0 || res.LatencyUS.P50 < 4000 || res.LatencyUS.P50 > 40000 {
 		t.Errorf("round trip p50 %.0f µs over %d messages, want 4 ms (2 × 2 ms) and more", res.LatencyUS.P50, res.LatencyUS.Count)
+	}
+	if n := res.Network; n == nil || n.Profile != "delay=2ms" || n.Via != "emulator" || n.Up.Delay != 2*time.Millisecond || n.Down.Delay != 2*time.Millisecond {
+		t.Errorf("result's network %+v, want delay=2ms both ways through the emulator", n)
 	}
 	if len(res.Broker) != 1 || res.Broker[0] != "10.211.0.1:1883" {
 		t.Errorf("broker %v, want the emulator's broker namespace 10.211.0.1:1883", res.Broker)

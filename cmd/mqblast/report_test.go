@@ -132,7 +132,7 @@ func TestRunHTMLInterrupted(t *testing.T) {
 func TestReportCommand(t *testing.T) {
 	src := filepath.Join("..", "..", "report", "testdata", "p2p.json")
 	r := runBin(t, "report", src)
-	if r.code != 0 || !strings.Contains(r.stdout, "6001 expected: 6001 received, 0 lost") {
+	if r.code != 0 || !strings.Contains(r.stdout, "6004 expected: 6004 received, 0 lost") {
 		t.Errorf("report: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	html := filepath.Join(t.TempDir(), "p2p.html")

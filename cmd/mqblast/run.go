@@ -48,13 +48,14 @@ type runFlags struct {
 	sink     bool          // --sink: a calibration run against mqblast sink (sink.go)
 	sinkWait time.Duration // --sink-flush-delay
 
-	thresholds   []string // --threshold
-	evaluate     []string // every threshold of the run: the scenario's, then --threshold's
-	passwordFile string   // --password-file (password.go)
-	brokerPID    int      // --broker-pid (watch.go)
-	brokerCgroup string   // --broker-cgroup
-	net          netFlags // --net, --net-broker-cmd (net.go)
-	tls          tlsFlags // --cacert, --cert, ... (tls.go)
+	thresholds   []string           // --threshold
+	evaluate     []string           // every threshold of the run: the scenario's, then --threshold's
+	passwordFile string             // --password-file (password.go)
+	brokerPID    int                // --broker-pid (watch.go)
+	brokerCgroup string             // --broker-cgroup
+	net          netFlags           // --net, --net-broker-cmd (net.go)
+	netInfo      *bench.NetworkInfo // the profile the run goes through, for its result
+	tls          tlsFlags           // --cacert, --cert, ... (tls.go)
 }
 
 func (rf *runFlags) register(cmd *cobra.Command) {
@@ -140,6 +141,9 @@ the run exits 5 when one failed (a failed or interrupted run keeps its own exit 
 			}
 			if rf.net.profile != "" && !rf.worker {
 				return runWithNet(cmd, &rf, func() error { return executeScenario(cmd, s, &rf) })
+			}
+			if !rf.worker {
+				rf.netInfo = emulatedProfile(os.Getenv) // inside the emulator's client namespace
 			}
 			return executeScenario(cmd, s, &rf)
 		},

@@ -65,6 +65,9 @@ func report(cmd *cobra.Command, res *bench.Result, runErr error, rf *runFlags) e
 	if rf.sink {
 		res.BrokerKind, res.Calibration = "sink", true
 	}
+	if rf.netInfo != nil {
+		res.Network = rf.netInfo
+	}
 	if res.Host.Checks == nil {
 		res.Host.Checks = rf.checks
 	}
