@@ -49,6 +49,16 @@ func (h *Hist) own() {
 	}
 }
 
+// HDR returns h's counts as an hdrhistogram-go histogram for reading, nil when empty: h's
+// own (not to be changed, nor kept past h's next change) or, when h is packed, decoded for
+// the call.
+func (h *Hist) HDR() *hdrhistogram.Histogram {
+	if h.Count() == 0 {
+		return nil
+	}
+	return h.read()
+}
+
 // read returns h's counts for reading (decoded for the call when packed), or nil when empty.
 func (h *Hist) read() *hdrhistogram.Histogram {
 	if h == nil {

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -84,26 +83,12 @@ func WriteHlog(w io.Writer, r *bench.Result) error {
 	return nil
 }
 
-// HDR returns h as an hdrhistogram-go histogram (decoded from its V2 compressed form, the
-// one the result document holds), or nil when h is empty.
+// HDR returns a copy of h as an hdrhistogram-go histogram (its own, to tag and time), or
+// nil when h is empty. The error is kept for callers; a histogram that reads at all copies.
 func HDR(h *bench.Hist) (*hdrhistogram.Histogram, error) {
-	if h.Count() == 0 {
+	v := h.HDR()
+	if v == nil {
 		return nil, nil
 	}
-	b, err := h.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("cannot read a histogram: %w", err)
-	}
-	// bench.Hist's JSON is hdrhistogram-go's V2 compressed text ("HISTF..."); a document
-	// of before 2026-12 held the base64 of it, which bench.Hist's reader turns into this.
-	payload := []byte(s)
-	d, err := hdrhistogram.Decode(payload)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read a histogram: %w", err)
-	}
-	return d, nil
+	return hdrhistogram.Import(v.Export()), nil
 }

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"sort"
@@ -10,7 +11,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mqblast/mqblast/bench"
-	"github.com/mqblast/mqblast/report"
 )
 
 // Bounds are the latency histograms' bucket upper bounds, in seconds (+Inf is implied).
@@ -105,17 +105,21 @@ func NewLive(target, cores int) *Live {
 	return l
 }
 
-// Interval adds one interval: iv as the run reported it, s its snapshot (read, not kept).
-// It returns an error when a histogram of s cannot be read (its counts are then missing
-// from the latency histograms; the counters still count).
+// Interval adds one interval: iv as the run reported it, s its snapshot (read in place
+// during the call, not kept). It returns an error when a histogram of s cannot be read (a
+// packed one that does not decode: its counts are then missing from the latency
+// histograms; the counters still count).
 func (l *Live) Interval(iv bench.Interval, s *bench.Snapshot) error {
-	// Decode outside the lock: a scrape need not wait for it.
+	// Read s's histograms in place (not copied, not re-encoded), outside the lock: a scrape
+	// need not wait for it.
 	var hs [3]*hdrhistogram.Histogram
-	var err error
 	for i, h := range [3]*bench.Hist{hLatency: s.Latency, hLatencyRaw: s.LatencyRaw, hConnect: s.ConnectLatency} {
-		var e error
-		if hs[i], e = report.HDR(h); e != nil && err == nil {
-			err = e
+		hs[i] = h.HDR()
+	}
+	var err error
+	for i, h := range [3]*bench.Hist{s.Latency, s.LatencyRaw, s.ConnectLatency} {
+		if hs[i] == nil && h.Count() > 0 {
+			err = errors.New("metrics: an interval histogram could not be read")
 		}
 	}
 	l.mu.Lock()
