@@ -28,6 +28,8 @@ func TestRunFlagsChecked(t *testing.T) {
 		{"duration-zero", append(run, "--duration", "0s"), []string{"--duration 0s: must be more than 0"}},
 		{"duration-negative", append(run, "--duration", "-5s"), []string{"--duration -5s: must be more than 0"}},
 		{"loops", append(run, "--loops", "-1"), []string{"--loops -1: must be 0"}},
+		{"max-packet-size-word", append(run, "--max-packet-size", "big"), []string{`invalid argument "big" for "--max-packet-size"`, "e.g. 1MiB"}},
+		{"max-packet-size-small", append(run, "--max-packet-size", "10"), []string{`invalid argument "10" for "--max-packet-size"`, "from 64 to 256MiB"}},
 		{"out-no-dir", append(run, "--out", filepath.Join(dir, "nope", "r.json")), []string{"--out " + filepath.Join(dir, "nope", "r.json") + ": cannot write there", "writable directory"}},
 		{"out-is-dir", append(run, "--out", dir), []string{"--out " + dir + ": is a directory"}},
 		{"bind-foreign", append(run, "--bind", "203.0.113.1"), []string{"--bind 203.0.113.1: 203.0.113.1 is not an address of this host", "cannot assign requested address", "127.0.0.0/8"}},
@@ -87,5 +89,22 @@ func TestRunOutLostStillSummarizes(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "100 of 100 established") {
 		t.Errorf("no summary:\n%s", stdout.String())
+	}
+}
+
+// TestPacketSizeFlag: run's --max-packet-size takes the sizes the sink's does, and plain
+// bytes as before (the workers get it that way).
+func TestPacketSizeFlag(t *testing.T) {
+	var n int
+	v := packetSize{&n}
+	for in, want := range map[string]int{"1MiB": 1 << 20, "64KiB": 64 << 10, "65536": 65536, "0": 0, "256MiB": 256 << 20} {
+		if err := v.Set(in); err != nil || n != want {
+			t.Errorf("Set(%q) = %d, %v; want %d", in, n, err, want)
+		}
+	}
+	for _, in := range []string{"63", "-1", "1TiB", "300MiB", "one"} {
+		if err := v.Set(in); err == nil {
+			t.Errorf("Set(%q) took it (%d)", in, n)
+		}
 	}
 }

@@ -152,6 +152,28 @@ func parseByteSize(s string) (int, error) {
 	return n * mult, nil
 }
 
+// packetSize is a flag holding a packet size in bytes, given as a number or with KiB, MiB
+// or GiB: 0 (the default it stands for) or 64 bytes to MQTT's largest packet.
+type packetSize struct{ p *int }
+
+func (v packetSize) String() string {
+	if v.p == nil {
+		return "0"
+	}
+	return strconv.Itoa(*v.p)
+}
+
+func (v packetSize) Set(s string) error {
+	n, err := parseByteSize(s)
+	if err != nil || (n != 0 && (n < 64 || n > 268435460)) {
+		return fmt.Errorf("want 0 or a size from 64 to 256MiB, e.g. 1MiB")
+	}
+	*v.p = n
+	return nil
+}
+
+func (packetSize) Type() string { return "size" }
+
 // sinkProcs resolves --procs.
 func sinkProcs(sf *sinkFlags) (int, error) {
 	if sf.procs != "auto" {
