@@ -79,6 +79,7 @@ func (f *quickFlags) register(cmd *cobra.Command, prefix string, duration time.D
 	f.run.registerPasswordFile(fl)
 	f.run.registerWatchFlags(fl)
 	f.run.outputs.register(fl)
+	f.run.registerShardFlags(fl)
 }
 
 // scenario builds the scenario of type typ the flags describe: group is the JSON group

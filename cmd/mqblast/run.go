@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/mqblast/mqblast/bench"
 	"github.com/mqblast/mqblast/scenario"
@@ -58,6 +59,14 @@ type runFlags struct {
 	tls          tlsFlags           // --cacert, --cert, ... (tls.go)
 }
 
+// registerShardFlags adds --shard and --start-at (shard.go), for run and the quick verbs.
+func (rf *runFlags) registerShardFlags(fl *pflag.FlagSet) {
+	fl.StringVar(&rf.shard, "shard", "", "run shard I of N of the scenario (I/N, 0-based), e.g. on several hosts; "+
+		"auto: I from $"+envShardIndex+" (a Kubernetes Indexed Job), N from $"+envShardCount)
+	fl.StringVar(&rf.startAt, "start-at", "", "connect and subscribe, then start publishing at this wall-clock time: "+
+		"RFC 3339 (2026-01-02T15:04:05Z) or +DURATION from now (+90s); a run not ready by then starts at once, late (start.late_ms)")
+}
+
 func (rf *runFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringSliceVar(&rf.brokers, "broker", nil, "broker host:port or URL (mqtts://host:8883, ws://host:8083/mqtt, wss://host:8084/mqtt), replacing the scenario's server (repeat or comma-separate for several)")
@@ -68,10 +77,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&rf.html, "html", "", "write the HTML report of the run to this file (also of an interrupted run)")
 	fl.DurationVar(&rf.duration, "duration", 0, "override parameters.duration_sec (how long connections are held)")
 	fl.StringVar(&rf.procs, "procs", "auto", "worker processes: auto (as many as the descriptor limit needs) or N")
-	fl.StringVar(&rf.shard, "shard", "", "run shard I of N of the scenario (I/N, 0-based), e.g. on several hosts; "+
-		"auto: I from $"+envShardIndex+" (a Kubernetes Indexed Job), N from $"+envShardCount)
-	fl.StringVar(&rf.startAt, "start-at", "", "connect and subscribe, then start publishing at this wall-clock time: "+
-		"RFC 3339 (2026-01-02T15:04:05Z) or +DURATION from now (+90s); a run not ready by then starts at once, late (start.late_ms)")
+	rf.registerShardFlags(fl)
 	fl.StringVar(&rf.format, "format", "text", "stdout format: text (summary) or json (the result document)")
 	rf.outputs.register(fl) // outputs.go
 	fl.BoolVar(&rf.noCheck, "no-check", false, "skip the host checks (mqblast check) before the run")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -279,4 +280,33 @@ func maxTime(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// TestQuickVerbShardAndStartAt: the quick verbs take --shard and --start-at as run does.
+// Two `conn` shards of 20 clients against Mosquitto each hold their half; a `pub` with
+// --start-at two seconds ahead publishes no sooner, and its result records the start.
+func TestQuickVerbShardAndStartAt(t *testing.T) {
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	host, port, _ := net.SplitHostPort(m.Addr)
+	for i := range 2 {
+		r := runBin(t, "conn", "-H", host, "-p", port, "-c", "20", "-R", "200", "--duration", "1s", "--no-check",
+			"--procs", "1", "--format", "json", "--shard", fmt.Sprintf("%d/2", i))
+		if r.code != exitOK {
+			t.Fatalf("conn shard %d/2: exit %d\n%s", i, r.code, r.stderr)
+		}
+		res := decodeResult(t, r)
+		if res.Shard == nil || res.Shard.Index != i || res.Shard.Count != 2 || res.Connections.Established != 10 {
+			t.Errorf("conn shard %d/2: shard %v, established %d (want 10 of the 20)", i, res.Shard, res.Connections.Established)
+		}
+	}
+	at := time.Now().Add(2 * time.Second).UTC().Truncate(time.Second).Add(time.Second)
+	r := runBin(t, "pub", "-H", host, "-p", port, "-c", "2", "-I", "100", "-t", "qv/%i", "--duration", "2s", "--no-check",
+		"--procs", "1", "--format", "json", "--start-at", at.Format(time.RFC3339))
+	if r.code != exitOK {
+		t.Fatalf("pub --start-at: exit %d\n%s", r.code, r.stderr)
+	}
+	res := decodeResult(t, r)
+	if res.Start == nil || !res.Start.At.Equal(at) || res.FirstPublishAt.Before(at) || res.Messages.Published == 0 {
+		t.Errorf("pub --start-at %v: start %+v, first publish %v, published %d", at, res.Start, res.FirstPublishAt, res.Messages.Published)
+	}
 }
