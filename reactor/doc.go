@@ -131,7 +131,8 @@
 // masked binary frame (a per-loop wyrand draws the masking keys); the broker's frames are
 // read as one byte stream, their payloads moved together in place in the read buffer, a
 // header or control payload cut by a read kept in the transport; a ping is answered with a
-// pong, a close frame is the broker closing the connection. The WebSocket data path
+// pong, a close frame is the broker closing the connection; at the end of a run a session
+// sends its own close frame (1000) after its DISCONNECT. The WebSocket data path
 // allocates nothing (TestWSReceiveAllocs, TestWSPublishAllocs), an idle WebSocket session
 // adds its 48-byte transport and the slot pointer; tls.Conn allocates in its reads (an
 // atLeastReader per record read: 2 per read of 50 PUBLISH, TestTLSAllocs), the loop's code

@@ -15,7 +15,8 @@
 // the `ip` commands; running them is the caller's job.
 //
 // tuning also watches the host while a run goes: [ReadKernel] reads the network counters of
-// one namespace (listen overflows, SYN retransmits, TCP memory, conntrack and softnet drops),
+// one namespace (listen overflows, SYN retransmits, TCP memory, conntrack and softnet drops;
+// with the client's, the host's CPU time and the hypervisor's steal from /proc/stat),
 // [KernelCounters.Delta] turns two readings into what happened between them, and
 // [KernelFindings] says which of those deltas matter, what they mean and what fixes them.
 // [ReadProcess] and [ReadCgroup] sample a process's or a cgroup's CPU and memory;
