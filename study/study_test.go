@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,32 +19,8 @@ import (
 	"github.com/mqblast/mqblast/report"
 )
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
 // mqblastBin builds the binary once: each cell is its own mqblast run process.
-func mqblastBin(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "mqblast-study-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "mqblast")
-		out, err := exec.Command("go", "build", "-o", binPath, "../cmd/mqblast").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %w: %s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
+func mqblastBin(t *testing.T) string { return testbroker.Binary(t, "../cmd/mqblast") }
 
 // emulatorAvailable reports whether this test can put brokers behind tuning/netemu.
 func emulatorAvailable() bool {

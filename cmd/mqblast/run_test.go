@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,33 +20,9 @@ import (
 	"github.com/mqblast/mqblast/internal/testbroker"
 )
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
 // mqblastBin builds the binary once: run starts itself again (embedded broker, workers), so
 // these tests drive the real executable.
-func mqblastBin(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "mqblast-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "mqblast")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %w: %s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
+func mqblastBin(t *testing.T) string { return testbroker.Binary(t, ".") }
 
 type cliRun struct {
 	stdout, stderr string
