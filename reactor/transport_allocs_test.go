@@ -27,7 +27,7 @@ func serverFrame(p []byte) []byte {
 // by each read), handling them and writing their PUBACKs, one masked frame each,
 // allocates nothing.
 func TestWSReceiveAllocs(t *testing.T) {
-	l, s, peer := pairSession(t, 4)
+	l, s, peer := testSession(t, 4)
 	l.setTransport(s, &transport{ws: true})
 	payload := make([]byte, HeaderSize)
 	PutHeader(payload, time.Now().UnixNano(), 0, 0)
@@ -63,7 +63,7 @@ func TestWSReceiveAllocs(t *testing.T) {
 // TestWSPublishAllocs: a publish pass over WebSocket (a frame per PUBLISH) allocates
 // nothing.
 func TestWSPublishAllocs(t *testing.T) {
-	l, s, peer := pairSession(t, 5)
+	l, s, peer := testSession(t, 5)
 	l.setTransport(s, &transport{ws: true})
 	sp := &PublishSpec{Topic: []byte("bench/x"), QoS: 0, Rate: 1e6, PayloadSize: 32, Receivers: 1}
 	l.e.pubStart.Store(1)

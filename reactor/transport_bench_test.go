@@ -34,7 +34,7 @@ func benchSession(b *testing.B, ws, secure bool) (*loop, *session, int, func([]b
 		l, s, peer, srv = tl, ts, tpeer, tsrv
 		seal = func(p []byte) []byte { return sealRecords(b, srv, s, p) }
 	} else {
-		l, s, peer = pairSession(b, 4)
+		l, s, peer = testSession(b, 4)
 	}
 	if ws {
 		if s.flags&sfTransport != 0 {

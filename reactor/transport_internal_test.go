@@ -24,40 +24,12 @@ import (
 	"github.com/mqblast/mqblast/codec"
 )
 
-// pairSession returns a loop and a connected session whose socket is one end of a stream
-// socket pair; the other end is returned for the test to write and read.
-func pairSession(t testing.TB, version byte) (*loop, *session, int) {
-	t.Helper()
-	e, err := New(Config{Brokers: []string{"127.0.0.1:1"}, Loops: 1, Observer: NopObserver{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.epoch = time.Now()
-	l, err := newLoop(e, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = unix.Close(fds[0])
-		_ = unix.Close(fds[1])
-		_ = unix.Close(l.ep)
-		_ = unix.Close(l.evfd)
-	})
-	s := &session{fd: int32(fds[0]), version: version, state: stConnected, flags: sfVerdict}
-	l.add(s)
-	return l, s, fds[1]
-}
-
 // tlsPair returns a loop and a connected session over TLS whose socket is one end of a
 // stream socket pair, and the server's tls.Conn on the other end (handshake done the
 // way the engine does it: on a worker over a blocking wireConn, then handed to the loop).
 func tlsPair(t testing.TB, version byte) (*loop, *session, *tls.Conn, int) {
 	t.Helper()
-	l, s, peer := pairSession(t, version)
+	l, s, peer := testSession(t, version)
 	hs := httptest.NewUnstartedServer(nil) // only for its test certificate (127.0.0.1, example.com)
 	hs.StartTLS()
 	hs.Close()
@@ -258,7 +230,7 @@ func TestWSFramesAgainstGorilla(t *testing.T) {
 	raw, _ := nc.(*net.TCPConn).SyscallConn()
 	var fd int
 	_ = raw.Control(func(f uintptr) { fd = int(f) })
-	l, s, _ := pairSession(t, 4)
+	l, s, _ := testSession(t, 4)
 	s.fd = int32(fd)
 	l.setTransport(s, &transport{ws: true})
 	pkts := [][]byte{codec.AppendPingreq(nil), codec.AppendPublish(nil, &codec.Publish{Topic: []byte("t"), Payload: bytes.Repeat([]byte("x"), 300)}, codec.V311),
@@ -454,7 +426,7 @@ func TestWSCloseOnDisconnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, s, _ := pairSession(t, 4)
+	l, s, _ := testSession(t, 4)
 	_ = unix.Close(int(s.fd))
 	s.fd = int32(fd)
 	l.setTransport(s, &transport{ws: true})
