@@ -4,7 +4,8 @@
 # window of MEASURE after WARMUP, against mqblast sink (`run --sink`, a calibration run: the
 # client host's own ceiling) and against Mosquitto on loopback. RUNS times each; prints per
 # target the medians of the received msg/s (whole window and the lowest interval), lost,
-# client.saturated, the client's CPU per received message and share of the cores, and the
+# client.saturated and the schedule lag p99, the client's CPU per received message and share of
+# the cores, how long its threads waited for a CPU, the host's steal, and the
 # broker's (sink's or Mosquitto's) CPU per received message.
 #
 # Parameters (environment): RUNS=3, MEASURE=60, WARMUP=10 (seconds), RATE=100 (per publisher),
@@ -62,8 +63,8 @@ targets = sys.argv[7:]
 def ts(s): return datetime.fromisoformat(s.replace("Z", "+00:00")[:26] + "+00:00" if "." in s else s.replace("Z", "+00:00")).timestamp()
 goal = pubs * rate * subs
 print(f"\nbench-fanout: {pubs} publishers x {rate:g} msg/s x {subs} subscribers = {goal:,.0f} msg/s expected; {cores} cores; medians (runs)")
-print("| target | received msg/s | lowest interval | lost | out of order | latency p50 / p99 (µs, from due time) | saturated | client CPU/msg (µs) | client share of cores | broker CPU/msg (µs) |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+print("| target | received msg/s | lowest interval | lost | out of order | latency p50 / p99 (µs, from due time) | saturated | schedule lag p99 (µs) | client CPU/msg (µs) | client share of cores | client waited for a CPU (s) | steal (% of host CPU) | broker CPU/msg (µs) |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for t in targets:
     rows = []
     for r in range(1, runs + 1):
@@ -72,6 +73,7 @@ for t in targets:
         except Exception:
             continue
         m, c = res["messages"], res["client"]
+        k = (res.get("kernel") or {}).get("client") or {}
         t0, mf, mt = ts(res["started_at"]), ts(res["measure_from"]), ts(res["measure_to"])
         iv = [i["receive_per_s"] for i in res["intervals"] if i["t_s"] - 1.0 >= mf - t0 - 0.05 and i["t_s"] <= mt - t0 + 0.05]
         wall = ts(res["ended_at"]) - t0
@@ -79,16 +81,19 @@ for t in targets:
         rows.append(dict(rx=res["throughput"]["receive_per_s"], low=min(iv) if iv else float("nan"), lost=m["lost"],
             ooo=m["out_of_order"], p50=res["latency_us"]["p50"], p99=res["latency_us"]["p99"], nlat=res["latency_us"]["count"],
             sat=c["saturated"], ccpu=c["cpu_s"] * 1e6 / max(m["received"], 1), share=c["cpu_s"] / wall / cores,
-            bcpu=bp.get("cpu_s", float("nan")) * 1e6 / max(m["received"], 1), ev=c.get("saturation_evidence")))
+            bcpu=bp.get("cpu_s", float("nan")) * 1e6 / max(m["received"], 1), ev=c.get("saturation_evidence"),
+            wait=c.get("run_delay_s", float("nan")), lag=c["schedule_lag_us"]["p99"],
+            steal=100 * k.get("cpu_steal_ticks", 0) / k["cpu_ticks"] if k.get("cpu_ticks") else float("nan")))
     if not rows:
-        print(f"| {t} | no result | | | | | | | | |"); continue
+        print(f"| {t} | no result | | | | | | | | | | | |"); continue
     med = lambda k: statistics.median(r[k] for r in rows)
     runs_of = lambda k, f: ", ".join(f.format(r[k]) for r in rows)
     # No latency: no message due inside the window arrived (a broker that reads its
     # publishers slower than they write delivers, during the window, what was due before it).
     lat = f"{med('p50'):.0f} / {med('p99'):.0f}" if all(r["nlat"] > 0 for r in rows) else "none: no message due in the window arrived"
     print(f"| {t} | {med('rx'):,.0f} ({runs_of('rx', '{:,.0f}')}) | {med('low'):,.0f} | {med('lost'):.0f} | {med('ooo'):.0f} | {lat} | "
-          f"{sum(r['sat'] for r in rows)} of {len(rows)} | {med('ccpu'):.3f} | {med('share')*100:.0f}% | {med('bcpu'):.3f} |")
+          f"{sum(r['sat'] for r in rows)} of {len(rows)} | {med('lag'):.0f} | {med('ccpu'):.3f} | {med('share')*100:.0f}% | {med('wait'):.1f} | "
+          f"{med('steal'):.1f} | {med('bcpu'):.3f} |")
     for r in rows:
         if r["sat"]:
             print(f"  {t}: client saturated: {r['ev']}")
