@@ -164,7 +164,8 @@ func median(d []time.Duration) time.Duration {
 
 // TestRoundTripShift runs QoS 0 round trips through Mosquitto in the broker namespace under
 // local, optimal and worst, interleaved in rounds so that drift of the loaded host spreads
-// over all three, and wants the median to shift by 2 × delay within ±5 %. On a busy host the
+// over all three, and wants the median to shift by 2 × delay within ±5 % (less by up to the
+// emulator's mean read lag, which a delay hides and the local round trip does not). On a busy host the
 // scheduler's wake-up latency of the endpoints (not the emulator's timing, which its counters
 // show) can move a median by a few per cent, so a failed measurement is repeated, up to
 // three times; a bias of the emulator fails them all.
@@ -214,7 +215,12 @@ func measureShift(t *testing.T, l *netemu.Link, m *mqttClient) []string {
 		}
 	}
 	base := median(rtts["local"])
-	t.Logf("local: median %v over %d round trips", base, len(rtts["local"]))
+	// The emulator times a frame from the kernel's receive stamp, so its own lateness in
+	// reading a frame adds to the local round trip but hides inside a delay: the shift may fall
+	// short of 2 x delay by that much (tens of µs normally; ~0.8 ms in all under -race).
+	st := l.Stats()
+	hidden := st.Up.ReadLag/time.Duration(max(st.Up.Frames, 1)) + st.Down.ReadLag/time.Duration(max(st.Down.Frames, 1))
+	t.Logf("local: median %v over %d round trips; the emulator read frames %v late in all (both ways, mean)", base, len(rtts["local"]), hidden)
 	var fails []string
 	for _, name := range profiles[1:] {
 		p := mustProfile(t, name)
@@ -222,8 +228,8 @@ func measureShift(t *testing.T, l *netemu.Link, m *mqttClient) []string {
 		shift := median(rtts[name]) - base
 		t.Logf("%s: median %v, shift %v, want %v (%+.1f %%)", name, median(rtts[name]), shift, want,
 			100*(float64(shift)/float64(want)-1))
-		if d := shift - want; d < -want/20 || d > want/20 {
-			fails = append(fails, fmt.Sprintf("%s: the median round trip shifted by %v, want %v ± 5 %%", name, shift, want))
+		if d := shift - want; d < -want/20-hidden || d > want/20 {
+			fails = append(fails, fmt.Sprintf("%s: the median round trip shifted by %v, want %v ± 5 %% (less by up to the emulator's read lag %v)", name, shift, want, hidden))
 		}
 	}
 	return fails
