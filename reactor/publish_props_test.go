@@ -15,16 +15,7 @@ import (
 // either, a 3.1.1 one. The loop's scratch PUBLISH keeps the properties of the spec it was
 // last filled for, so this fails if another publisher's are sent.
 func TestPublishPropsInterleaved(t *testing.T) {
-	e, err := New(Config{Brokers: []string{"127.0.0.1:1"}, Loops: 1, Observer: NopObserver{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.epoch = time.Now()
-	l, err := newLoop(e, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = unix.Close(l.ep); _ = unix.Close(l.evfd) })
+	l := testLoop(t)
 	var props codec.Properties
 	props.Set(codec.PropContentType)
 	props.ContentType = []byte("text/a")

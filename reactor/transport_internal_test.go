@@ -212,27 +212,7 @@ func TestWSFramesAgainstGorilla(t *testing.T) {
 		res <- out
 	}))
 	defer srv.Close()
-	addr := strings.TrimPrefix(srv.URL, "http://")
-	tg, err := parseTarget("ws://" + addr + "/mqtt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	nc, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	rest, err := wsUpgrade(nc, &tg, nil)
-	if err != nil || len(rest) != 0 {
-		t.Fatalf("upgrade: %v, %d bytes after it", err, len(rest))
-	}
-	// The engine's loop and session around this socket.
-	raw, _ := nc.(*net.TCPConn).SyscallConn()
-	var fd int
-	_ = raw.Control(func(f uintptr) { fd = int(f) })
-	l, s, _ := testSession(t, 4)
-	s.fd = int32(fd)
-	l.setTransport(s, &transport{ws: true})
+	l, s, nc := wsSession(t, srv) // the engine's loop and session around the upgraded socket
 	pkts := [][]byte{codec.AppendPingreq(nil), codec.AppendPublish(nil, &codec.Publish{Topic: []byte("t"), Payload: bytes.Repeat([]byte("x"), 300)}, codec.V311),
 		codec.AppendDisconnect(nil, &codec.Disconnect{}, codec.V311)}
 	if n := l.send(s, bytes.Join(pkts, nil)); n != len(bytes.Join(pkts, nil)) {
@@ -406,30 +386,7 @@ func TestWSCloseOnDisconnect(t *testing.T) {
 		res <- result{msg: m, close: cerr}
 	}))
 	defer srv.Close()
-	addr := strings.TrimPrefix(srv.URL, "http://")
-	tg, err := parseTarget("ws://" + addr + "/mqtt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	nc, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	if _, err := wsUpgrade(nc, &tg, nil); err != nil {
-		t.Fatalf("upgrade: %v", err)
-	}
-	raw, _ := nc.(*net.TCPConn).SyscallConn()
-	var fd int
-	_ = raw.Control(func(f uintptr) { fd = int(f) })
-	fd, err = unix.Dup(fd) // the loop closes its own descriptor; nc keeps the other
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, s, _ := testSession(t, 4)
-	_ = unix.Close(int(s.fd))
-	s.fd = int32(fd)
-	l.setTransport(s, &transport{ws: true})
+	l, _, _ := wsSession(t, srv)
 	l.e.open.Add(1)
 	l.disconnectAll()
 	r := <-res
