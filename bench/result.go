@@ -279,10 +279,12 @@ const saturationLag = 10 * time.Millisecond
 const stallMin = 100 * time.Millisecond
 
 // measured sets the measure window's throughput and the client's saturation verdict.
-// cpu is the client's CPU time during the window. Only the client's own evidence makes it
-// saturated: its CPU, and lateness it caused itself (schedule lag excludes the time the
-// broker held a publisher: see reactor.Observer.Published).
-func (r *Result) measured(total *Snapshot, window, cpu time.Duration) {
+// cpu is the client's CPU time during the window, wait the time its threads waited for a
+// CPU in it (negative: not known). Only the client's own evidence makes it saturated: its
+// CPU, and lateness it caused itself (schedule lag excludes the time the broker held a
+// publisher: see reactor.Observer.Published); lateness that comes with a large wait for a
+// CPU says so, as the host's doing as much as the client's.
+func (r *Result) measured(total *Snapshot, window, cpu, wait time.Duration) {
 	w := window.Seconds()
 	if w <= 0 {
 		return
@@ -291,10 +293,17 @@ func (r *Result) measured(total *Snapshot, window, cpu time.Duration) {
 		PublishPerS: float64(total.PublishedMeasured) / w, ReceivePerS: float64(total.ReceivedMeasured) / w}
 	c := &r.Client
 	c.CPUMeasureS = cpu.Seconds()
+	if wait >= 0 {
+		c.RunDelayS = wait.Seconds()
+	}
 	if lag := time.Duration(c.ScheduleLagUS.P99) * time.Microsecond; lag > saturationLag {
 		c.Saturated = true
-		c.SaturationEvidence = append(c.SaturationEvidence,
-			fmt.Sprintf("schedule lag p99 %v > %v: the client built messages late while the broker was taking them", lag, saturationLag))
+		ev := fmt.Sprintf("schedule lag p99 %v > %v: the client built messages late while the broker was taking them", lag, saturationLag)
+		if share := c.RunDelayS / w; share >= runDelayShare {
+			ev += fmt.Sprintf("; its threads waited %.2f s for a CPU in the %.1f s window (%.0f%% of one core's time): "+
+				"the host's cores are short (the broker or other work shares them)", c.RunDelayS, w, 100*share)
+		}
+		c.SaturationEvidence = append(c.SaturationEvidence, ev)
 	}
 	if util := cpu.Seconds() / w / float64(max(r.Host.Cores, 1)); util > 0.9 {
 		c.Saturated = true
@@ -303,28 +312,9 @@ func (r *Result) measured(total *Snapshot, window, cpu time.Duration) {
 	}
 }
 
-// runDelayShare is the share of the measure window, per core, that the client's threads
-// may wait for a CPU before lateness is said to be the host's as much as the client's.
+// runDelayShare is the share of the measure window (of one core's time) that the client's
+// threads may wait for a CPU before its lateness is said to be the host's as much as its own.
 const runDelayShare = 0.05
-
-// explainLag adds to a schedule-lag saturation verdict the time the client's threads
-// waited for a CPU, when that is a large share of the window: the client was late because
-// the host did not run it, and the evidence says so.
-func (c *ClientInfo) explainLag(window time.Duration) {
-	if !c.Saturated || window <= 0 || c.RunDelayS <= 0 {
-		return
-	}
-	share := c.RunDelayS / window.Seconds()
-	if share < runDelayShare {
-		return
-	}
-	for i, ev := range c.SaturationEvidence {
-		if strings.HasPrefix(ev, "schedule lag") {
-			c.SaturationEvidence[i] = fmt.Sprintf("%s; its threads waited %.2f s for a CPU in the %.1f s window (%.0f%% of one core's time): "+
-				"the host's cores are short (the broker or other work shares them)", ev, c.RunDelayS, window.Seconds(), 100*share)
-		}
-	}
-}
 
 // stalled fills BrokerStalled from the run's holds and unsent causes.
 func (r *Result) stalled(total *Snapshot) {

@@ -180,8 +180,8 @@ connect:
 	debug.FreeOSMemory()
 	rssHeld := rss()
 
-	var measureCPU, measureWait time.Duration
-	waitKnown := false
+	var measureCPU time.Duration
+	measureWait := time.Duration(-1) // not known
 	publishing := false
 	switch {
 	case interrupted || eng.Open() == 0: // nothing to hold or publish on: fail fast
@@ -232,7 +232,9 @@ connect:
 		}
 		measureCPU = cpuTime() - cpu0
 		wait1, ok1 := runDelay()
-		measureWait, waitKnown = max(wait1-wait0, 0), ok0 && ok1
+		if ok0 && ok1 {
+			measureWait = max(wait1-wait0, 0)
+		}
 		eng.StopPublishing()
 		if interrupted { // the window ends at the interrupt: rates divide by what ran
 			now := time.Now()
@@ -286,11 +288,7 @@ connect:
 		res.Client.RSSPerConnectionBytes = float64(rssHeld-rssBefore) / float64(total.Connected)
 	}
 	if publishing && res.MeasureTo.After(res.MeasureFrom) {
-		res.measured(total, res.MeasureTo.Sub(res.MeasureFrom), measureCPU)
-		if waitKnown {
-			res.Client.RunDelayS = measureWait.Seconds()
-			res.Client.explainLag(res.MeasureTo.Sub(res.MeasureFrom))
-		}
+		res.measured(total, res.MeasureTo.Sub(res.MeasureFrom), measureCPU, measureWait)
 	}
 	if cr.Watch != nil {
 		cr.Watch.Finish(res)

@@ -86,20 +86,31 @@ func TestRunDelay(t *testing.T) {
 	}
 }
 
-// TestExplainLag: a schedule-lag verdict names the host's shortage when the client waited
-// for a CPU a large share of the window, and is left alone otherwise.
-func TestExplainLag(t *testing.T) {
+// TestLagVerdictNamesRunDelay: a schedule-lag verdict names the host's shortage when the
+// client waited for a CPU a large share of the window, and is the plain verdict otherwise;
+// the CPU verdict is left alone.
+func TestLagVerdictNamesRunDelay(t *testing.T) {
 	ev := "schedule lag p99 14ms > 10ms: the client built messages late while the broker was taking them"
-	c := ClientInfo{Saturated: true, SaturationEvidence: []string{ev, "client CPU 95% of 2 cores during the measure window"}, RunDelayS: 0.6}
-	c.explainLag(2 * time.Second)
-	if got := c.SaturationEvidence[0]; !strings.Contains(got, "waited 0.60 s for a CPU in the 2.0 s window (30% of one core's time)") || !strings.HasPrefix(got, ev) {
+	verdict := func(wait time.Duration) *Result {
+		r := &Result{Host: HostInfo{Cores: 2}}
+		r.Client.ScheduleLagUS.P99 = 14_000
+		r.measured(NewSnapshot(), 2*time.Second, 3800*time.Millisecond, wait)
+		return r
+	}
+	r := verdict(600 * time.Millisecond)
+	if got := r.Client.SaturationEvidence; len(got) != 2 || !strings.HasPrefix(got[0], ev) ||
+		!strings.Contains(got[0], "waited 0.60 s for a CPU in the 2.0 s window (30% of one core's time)") {
 		t.Errorf("evidence %q", got)
+	} else if got[1] != "client CPU 95% of 2 cores during the measure window" {
+		t.Errorf("the CPU evidence: %q", got[1])
 	}
-	if c.SaturationEvidence[1] != "client CPU 95% of 2 cores during the measure window" {
-		t.Errorf("the CPU evidence changed: %q", c.SaturationEvidence[1])
+	if r.Client.RunDelayS != 0.6 || !r.Client.Saturated {
+		t.Errorf("run_delay_s %v, saturated %v", r.Client.RunDelayS, r.Client.Saturated)
 	}
-	c = ClientInfo{Saturated: true, SaturationEvidence: []string{ev}, RunDelayS: 0.05}
-	if c.explainLag(2 * time.Second); c.SaturationEvidence[0] != ev {
-		t.Errorf("2.5%% of the window waiting changed the evidence: %q", c.SaturationEvidence[0])
+	if r := verdict(50 * time.Millisecond); r.Client.SaturationEvidence[0] != ev {
+		t.Errorf("2.5%% of the window waiting changed the evidence: %q", r.Client.SaturationEvidence[0])
+	}
+	if r := verdict(-1); r.Client.SaturationEvidence[0] != ev || r.Client.RunDelayS != 0 {
+		t.Errorf("unknown wait: %q, run_delay_s %v", r.Client.SaturationEvidence[0], r.Client.RunDelayS)
 	}
 }

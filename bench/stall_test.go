@@ -104,7 +104,7 @@ func TestHoldEndsNotLag(t *testing.T) {
 
 // saturatedByItself reports whether res calls the client saturated by its own doing: some
 // evidence that does not name the host's shortage of CPU (client.run_delay_s, see
-// ClientInfo.explainLag). A verdict the host caused is logged: on the shared 2-core VM the
+// Result.measured). A verdict the host caused is logged: on the shared 2-core VM the
 // client's threads can wait a third of the time for a CPU beside the broker.
 func saturatedByItself(t *testing.T, res *Result) bool {
 	t.Helper()

@@ -51,8 +51,9 @@
 // wake each, and a wake costs ~45 µs of CPU on the VM this was measured on: sysmon takes
 // a P whose goroutine sits in a system call when no other P is idle (GOMAXPROCS is raised
 // to loops+1), and it preempts a goroutine not rescheduled for 10 ms (the loop calls
-// runtime.Gosched every 5 ms, also between the events of a long round). Parking in the runtime's poller instead (the epoll set
-// registered there) measured worse: 78-84 µs CPU per connect against 62-65 µs.
+// runtime.Gosched every 5 ms, also between the events of a long round). Parking in the
+// runtime's poller instead (the epoll set registered there) measured worse: 78-84 µs CPU
+// per connect against 62-65 µs.
 //
 // # Hot path
 //

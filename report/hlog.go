@@ -65,12 +65,9 @@ func WriteHlog(w io.Writer, r *bench.Result) error {
 			tag string
 			h   *bench.Hist
 		}{{TagLatency, hs.Latency}, {TagLatencyRaw, hs.LatencyRaw}, {TagConnect, hs.ConnectLatency}} {
-			h, err := HDR(x.h)
-			if err != nil {
-				return fmt.Errorf("intervals[%d].histograms.%s: %w", i, x.tag, err)
-			}
-			if h == nil {
-				h = empty
+			h := empty
+			if v := x.h.HDR(); v != nil {
+				h = hdrhistogram.Import(v.Export()) // a copy of its own to tag and time
 			}
 			h.SetTag(x.tag)
 			h.SetStartTimeMs(from)
@@ -81,14 +78,4 @@ func WriteHlog(w io.Writer, r *bench.Result) error {
 		}
 	}
 	return nil
-}
-
-// HDR returns a copy of h as an hdrhistogram-go histogram (its own, to tag and time), or
-// nil when h is empty. The error is kept for callers; a histogram that reads at all copies.
-func HDR(h *bench.Hist) (*hdrhistogram.Histogram, error) {
-	v := h.HDR()
-	if v == nil {
-		return nil, nil
-	}
-	return hdrhistogram.Import(v.Export()), nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"github.com/mqblast/mqblast/codec"
 	"github.com/mqblast/mqblast/sink"
 )
 
@@ -121,7 +122,7 @@ func sinkConfig(sf *sinkFlags) (sink.Config, error) {
 	}
 	cfg.ReceiveMaximum, cfg.TopicAliasMaximum = uint16(sf.recvMax), uint16(sf.aliasMax)
 	var err error
-	if cfg.MaxPacketSize, err = parseByteSize(sf.maxPacket); err != nil || cfg.MaxPacketSize < 64 || cfg.MaxPacketSize > 268435460 {
+	if cfg.MaxPacketSize, err = parseByteSize(sf.maxPacket); err != nil || cfg.MaxPacketSize < 64 || cfg.MaxPacketSize > maxPacket {
 		return cfg, fmt.Errorf("--max-packet-size %q: want a size from 64 to 256MiB, e.g. 1MiB", sf.maxPacket)
 	}
 	if cfg.MaxOutput, err = parseByteSize(sf.maxOutput); err != nil || cfg.MaxOutput < 1024 {
@@ -152,6 +153,10 @@ func parseByteSize(s string) (int, error) {
 	return n * mult, nil
 }
 
+// maxPacket is the largest MQTT packet: a remaining length of 268,435,455 bytes and the
+// five bytes of its fixed header.
+const maxPacket = codec.MaxRemainingLength + 5
+
 // packetSize is a flag holding a packet size in bytes, given as a number or with KiB, MiB
 // or GiB: 0 (the default it stands for) or 64 bytes to MQTT's largest packet.
 type packetSize struct{ p *int }
@@ -165,7 +170,7 @@ func (v packetSize) String() string {
 
 func (v packetSize) Set(s string) error {
 	n, err := parseByteSize(s)
-	if err != nil || (n != 0 && (n < 64 || n > 268435460)) {
+	if err != nil || (n != 0 && (n < 64 || n > maxPacket)) {
 		return fmt.Errorf("want 0 or a size from 64 to 256MiB, e.g. 1MiB")
 	}
 	*v.p = n
