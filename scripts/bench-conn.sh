@@ -10,7 +10,7 @@ RUNS=${2:-3}
 BROKERS=${BROKERS:-6}
 RATE=${RATE:-5000}
 HOLD=${HOLD:-20s}
-BIN=./bin/mqblast
+BIN=${BIN:-./bin/mqblast}
 OUT=${OUT:-results}
 command -v mosquitto >/dev/null || { echo "bench-conn needs mosquitto (apt-get install -y mosquitto)" >&2; exit 1; }
 mkdir -p "$OUT"
