@@ -3,17 +3,17 @@
 // SUBSCRIBE, QoS 0/1/2 flows both ways, PINGREQ every keepalive and a dead-connection
 // verdict, DISCONNECT, reconnect with backoff) and their open-loop publish schedule.
 //
-// # Why not gnet
+// # Why its own loops, not gnet's
 //
-// DESIGN.md names gnet v2 for the loops. gnet v2.9.7 takes an outgoing connection only as a
-// net.Conn (Client.Enroll): a Go net.Dialer socket registered with the runtime's poller and
-// waited on by a goroutine, then dup'ed, handed to the loop across threads and closed. A
-// minimal gnet client (write CONNECT, read CONNACK) measured 147-156 µs of CPU per
-// connection here (2-core VM, 15,000 connections at 5,000/s to Mosquitto), a minimal
-// raw-socket one 52-63 µs; gnet also keeps the net.Conn's addresses per connection, which
-// with its 256-byte conn put an idle connection at 929 B of RSS. Issue #4's budgets (60 µs,
-// 768 B) cannot be met through its API, so the loops are this package's own, in about the
-// code gnet would have needed around it anyway.
+// The loops are this package's own, not an event-loop library's. gnet v2 (which the sink
+// uses for its server side) takes an outgoing connection only as a net.Conn
+// (Client.Enroll): a Go net.Dialer socket registered with the runtime's poller and waited on
+// by a goroutine, then dup'ed, handed to the loop across threads and closed, and it keeps
+// the net.Conn's addresses per connection. That costs several times the CPU per connection
+// set-up and the RSS per idle connection of a raw non-blocking socket on the same loop
+// (docs/performance.md, "Connections", the engine's history), more than the budgets of
+// 60 µs per set-up and 768 B per idle connection allow; the loops here are about the code
+// gnet would have needed around it anyway.
 //
 // # Loops, dialing and timers
 //
@@ -48,12 +48,12 @@
 // # Living with the Go scheduler
 //
 // A loop sleeps in a system call, not in the runtime, so two runtime habits cost a thread
-// wake each, and a wake costs ~45 µs of CPU on the VM this was measured on: sysmon takes
-// a P whose goroutine sits in a system call when no other P is idle (GOMAXPROCS is raised
-// to loops+1), and it preempts a goroutine not rescheduled for 10 ms (the loop calls
+// wake each, and a wake is dear (tens of µs of CPU on a VM): sysmon takes a P whose
+// goroutine sits in a system call when no other P is idle (GOMAXPROCS is raised to
+// loops+1), and it preempts a goroutine not rescheduled for 10 ms (the loop calls
 // runtime.Gosched every 5 ms, also between the events of a long round). Parking in the
-// runtime's poller instead (the epoll set registered there) measured worse: 78-84 µs CPU
-// per connect against 62-65 µs.
+// runtime's poller instead (the epoll set registered there) measured more CPU per connect
+// (docs/performance.md, "Connections").
 //
 // # Hot path
 //
@@ -68,7 +68,9 @@
 // # Every scheduled message accounted for
 //
 // A publisher's state (pubState) exists from its first dial to the end, whatever happens
-// to its connections. Message k of its schedule is due at start + Phase + k/Rate; it takes a
+// to its connections. Message k of its schedule is due at start + Phase + k/Rate, and its
+// payload starts with the measurement header (HeaderSize bytes: the due time, the publisher
+// number, the sequence number), so that latency runs from the due time; it takes a
 // sequence number only when it is encoded, so a stream carries exactly the numbers its
 // publisher sent. A message is published when the kernel has taken its last byte (the
 // positions of the messages in a connection's queue are kept until flush writes them); the

@@ -1,7 +1,7 @@
 // Package report renders result documents (bench.Result) for people: the HTML report of one
 // run, the comparison of several runs (a terminal table and an HTML page), and the building
 // blocks other packages reuse (box statistics, SVG boxplots, percentile spectra). It reads
-// result documents and nothing else: it measures nothing and runs nothing (DESIGN.md §1).
+// result documents and nothing else: it measures nothing and runs nothing.
 //
 // # HTML pages
 //

@@ -1,8 +1,8 @@
 // Package scenario owns what mqblast runs: scenario files, their validation, the built-in
 // library, and the expansion of a scenario into a per-client plan.
 //
-// A scenario file is JSON in the format of xmq_scn (DESIGN.md §4), so that files written for
-// it run unmodified:
+// A scenario file is JSON in the format of xmq_scn, so that files written for it run
+// unmodified (docs/scenario.md describes every field):
 //
 //	{
 //	  "name": "Point-To-Point 50K", "type": "Point-To-Point", "comments": ["free text"],

@@ -32,7 +32,8 @@
 // # Why gnet, and how it is used
 //
 // On the server side, accepting and running event loops is what gnet v2 does well (the
-// client keeps its own loops: DESIGN.md section 1). The sink runs ONE gnet event loop per
+// client keeps its own loops, package reactor: gnet takes outgoing connections only as a
+// net.Conn). The sink runs ONE gnet event loop per
 // process: the subscription table, the sessions and the relay are then owned by one
 // goroutine and nothing locks. More cores go to more processes (`mqblast sink --procs N`,
 // SO_REUSEPORT on one port); relaying happens only within each process, so a messaging run
@@ -44,8 +45,8 @@
 // kept only for a cut packet (gnet's ring buffer, pooled); its outbound buffer only for what
 // the socket did not take. A session keeps a relay buffer only while it has copies waiting,
 // and drops one that grew past 64 KiB. An idle connection so costs gnet's conn, its fd map
-// entry and the session: 930 B of RSS measured (BenchmarkIdleConnectionRSS, 5,000
-// connections), against a budget of 1 KiB.
+// entry and the session, within a budget of 1 KiB of RSS (BenchmarkIdleConnectionRSS;
+// figures in docs/performance.md).
 //
 // Batching: the packets of one read are handled together and the replies go out in one
 // write. Relayed copies are appended to each subscriber's buffer, and the buffers are flushed
@@ -53,16 +54,15 @@
 // round of ready sockets: the copies of every PUBLISH that round brought go out in one write
 // per subscriber, and a busy sink batches more by itself. Config.FlushDelay spaces the flushes
 // at least that far apart: a copy waits at most the delay, none after a quiet spell. A write
-// costs some µs (on loopback the kernel delivers and wakes the reader inside it: 4-5 µs on the
-// 2-core VM, 86 % of the sink's CPU in the 2M msg/s fan-out, perf), so at high fan-out a few ms
-// cut the sink's and the client's CPU per copy, at that cost in latency. The flush is
+// costs some µs (on loopback the kernel delivers and wakes the reader inside it; most of the
+// sink's CPU is there), so at high fan-out a few ms cut the sink's and the client's CPU per
+// copy, at that cost in latency (BenchmarkFanout). The flush is
 // scheduled with one gnet task (a small allocation by gnet) per round, not per message; the
 // relay itself allocates nothing once its buffers have grown (TestRelayAllocs).
 //
 // A busy event loop never parks, so the Go runtime's sysmon would preempt it every 10 ms and
-// then poll every 20 µs; the handler passes through the scheduler every 5 ms instead (the
-// sink's sysmon thread: 2,400 wakes/s and 8 % of a core before, 140/s and 1 % after, in the
-// 2M msg/s fan-out).
+// then poll every 20 µs; the handler passes through the scheduler every 5 ms instead, which
+// keeps sysmon's thread nearly asleep (make bench-fanout; docs/performance.md).
 //
 // # Counters
 //

@@ -1,6 +1,6 @@
 // Package study runs broker studies: a campaign of brokers × scenarios (with sweeps of
 // their fields) × network profiles × repetitions, cell by cell, into one directory with one
-// index and one comparison report (DESIGN.md §1).
+// index and one comparison report.
 //
 // # Campaign
 //

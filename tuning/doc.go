@@ -24,7 +24,7 @@
 // [SameNetNS] tells whether two processes share a namespace, so one reading serves both.
 // Sampling is the caller's job; these only read.
 //
-// Network profiles (DESIGN.md §9): [ParseProfile] reads a named profile (local, optimal,
+// Network profiles: [ParseProfile] reads a named profile (local, optimal,
 // typical, worst, cloud) or custom per-direction delay, jitter and loss into a [Profile],
 // validated with errors that say what to write instead. [PlanNetem] turns a profile into the
 // tc netem commands for the path to one broker address (egress, and ingress through an IFB

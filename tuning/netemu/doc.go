@@ -34,10 +34,11 @@
 //     dropped whole would be 45 lost segments, not one.
 //
 // The thread's CPU time (Stats.CPU) includes what the kernel does on its sends: the veth's
-// transmit and the receiving namespace's TCP processing run in its softirq context. Measured
-// here (make bench-net): about 5.9 µs per frame in bulk (80 frames per wake), 60-190 µs per
-// frame at ping-like rates (two wakes per frame). recvmmsg/sendmmsg batching measured no
-// better than one recvmsg and one write per frame, so the simpler form stays.
+// transmit and the receiving namespace's TCP processing run in its softirq context. In bulk
+// a wake carries many frames, at ping-like rates about two wakes carry one, so the CPU per
+// frame differs by an order of magnitude between them (make bench-net, TestBenchNet; figures
+// in docs/performance.md). recvmmsg/sendmmsg batching measured no better than one recvmsg and
+// one write per frame, so the simpler form stays.
 //
 // The profile can be changed while the link runs ([Link.SetProfile]), so one link serves the
 // cells of a study. [Link.Stats] counts frames, bytes, drops (by the profile, by a full queue,
