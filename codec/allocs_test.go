@@ -10,7 +10,7 @@ import (
 )
 
 // TestAllocs asserts that the hot-path encoders and decoders allocate nothing once the
-// caller's buffers and structs exist (STYLE §7).
+// caller's buffers and structs exist (the allocation guards of CONTRIBUTING.md).
 func TestAllocs(t *testing.T) {
 	cases := []codectest.ID{
 		codectest.IDPublish311QoS1, codectest.IDPublish5TwoProps, codectest.IDPublish5AllProps,

@@ -9,8 +9,8 @@ import (
 	"github.com/mqblast/mqblast/codec"
 )
 
-// HeaderSize is the size of the measurement header at the start of every measured payload
-// (DESIGN.md §3): the due time (int64 ns, CLOCK_REALTIME), a magic byte (headerMagic) and
+// HeaderSize is the size of the measurement header at the start of every measured payload,
+// which lets a receiver measure latency from the time the message was due: the due time (int64 ns, CLOCK_REALTIME), a magic byte (headerMagic) and
 // the publisher number (24 bits), and the sequence number (uint32), big-endian. A payload
 // of 24 bytes or more also carries the actual write time (int64 ns) after it, so that
 // receivers can report raw latency. A payload whose ninth byte is not the magic is not
@@ -713,7 +713,7 @@ func (p *pubState) find(pid uint16) int {
 }
 
 // received handles a PUBLISH delivered to s: its acknowledgement joins the replies that
-// OnTraffic writes once for everything it read, then the measurement.
+// traffic writes once for everything it read, then the measurement.
 func (l *loop) received(s *session, pk *codec.Publish) {
 	v := codec.Version(s.version)
 	switch pk.QoS {

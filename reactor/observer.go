@@ -79,8 +79,8 @@ type Observer interface {
 	Received(loop int, client int, m Message)
 }
 
-// Unsent says why a scheduled message was never written to its socket (DESIGN.md §3:
-// scheduled = published + unsent).
+// Unsent says why a scheduled message was never written to its socket, so that every
+// scheduled message is accounted for: scheduled = published + unsent.
 type Unsent uint8
 
 // Causes of unsent messages.

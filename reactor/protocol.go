@@ -172,7 +172,7 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 			s.pingSent = 0
 		}
 	case codec.TypeDisconnect:
-		// The broker's DISCONNECT (5.0) precedes its close; OnClose reports the drop.
+		// The broker's DISCONNECT (5.0) precedes its close; lost reports the drop.
 	}
 	return n, nil
 }

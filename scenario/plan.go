@@ -63,8 +63,8 @@ type Client struct {
 	Phase time.Duration
 	// Receivers is how many copies of each of its messages the broker should deliver: one
 	// per subscriber with a matching filter, one per share group with a matching shared
-	// filter (DESIGN.md §3). 0 if it does not publish, and 0 in a Publish scenario, whose
-	// messages no client of the plan receives.
+	// filter. 0 if it does not publish, and 0 in a Publish scenario, whose messages no
+	// client of the plan receives.
 	Receivers int
 	// Source indexes the plan's source addresses (Plan.Source): clients take them
 	// round-robin in plan order; -1 when the scenario binds none.

@@ -99,7 +99,7 @@ const (
 )
 
 // MinPayloadSize is the smallest payload of a measured run: the 16-byte measurement header
-// (due time, publisher number, sequence number; DESIGN.md §3).
+// (due time, publisher number, sequence number).
 const MinPayloadSize = 16
 
 // maxPayloadSize keeps a PUBLISH under the 256 MiB MQTT remaining-length limit with room for
@@ -112,9 +112,8 @@ const maxClients = 100_000_000
 // Scenario is a scenario file: what to run. Parse and Load fill in the defaults; Set and
 // SetBrokers override fields; Validate checks the whole; NewPlan expands it into clients.
 //
-// The JSON form is that of xmq_scn (DESIGN.md §4) plus the optional fields documented on
-// each struct. Time spans are time.Duration here and whole or fractional seconds ("_sec") in
-// the file. A Scenario is not safe for concurrent modification.
+// The JSON form is that of xmq_scn plus the optional fields documented on each struct. Time
+// spans are time.Duration here and whole or fractional seconds ("_sec") in the file. A Scenario is not safe for concurrent modification.
 type Scenario struct {
 	Name        string     // "name": free text, shown in reports
 	Type        Type       // "type"
@@ -168,7 +167,7 @@ type Group struct {
 }
 
 // Server says where the broker is. An empty Hostname and no Brokers mean "no broker given":
-// mqblast run then starts the embedded broker (DESIGN.md §5).
+// mqblast run then starts the embedded broker.
 type Server struct {
 	Hostname string // "hostname"
 	Port     int    // "port"; default 1883

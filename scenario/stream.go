@@ -1,8 +1,8 @@
 package scenario
 
 // StreamKind says what the messages of one publisher mean to one receiving client of a
-// plan (DESIGN.md §3: loss is counted per expected stream; what arrives for no expected
-// stream is unexpected and never offsets a loss).
+// plan: loss is counted per expected stream, and what arrives for no expected stream is
+// unexpected and never offsets a loss.
 type StreamKind uint8
 
 // Kinds of streams.

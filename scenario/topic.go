@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// Placeholders of topic templates (DESIGN.md §4).
+// Placeholders of topic templates.
 const (
 	// PlaceholderIndex expands to the client's 0-based index in its group.
 	PlaceholderIndex = "$clientindex"

@@ -40,7 +40,7 @@ func dialConnected(b *testing.B, addr string, n int, prefix string) []net.Conn {
 // BenchmarkIdleConnectionRSS is the sink process's resident memory per idle connection
 // (connected, nothing subscribed): metric rss-B/conn, over 5,000 connections to a new sink
 // process per iteration.
-// Budget (issue 11): at most 1 KiB.
+// Budget: at most 1 KiB.
 func BenchmarkIdleConnectionRSS(b *testing.B) {
 	const n = 5000
 	var perConn float64

@@ -112,7 +112,7 @@ func sym(delay, jitter time.Duration, loss float64) Profile {
 	return Profile{Up: p, Down: p}
 }
 
-// namedProfiles are DESIGN.md §9's profiles, from the edge-broker benchmark testbed
+// namedProfiles are the named network profiles, from the edge-broker benchmark testbed
 // (github.com/michalke-it/benchmarking_os_mqtt_brokers_2023, config.yml `qos:`): the delay,
 // jitter and loss of each direction.
 var namedProfiles = []struct {
