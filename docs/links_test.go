@@ -61,31 +61,38 @@ type link struct {
 	line   int
 }
 
+// prose calls f with every line of a markdown text that is outside fenced code blocks, and
+// its line number.
+func prose(text string, f func(line string, n int)) {
+	fence := ""
+	for i, ln := range strings.Split(text, "\n") {
+		trimmed := strings.TrimSpace(ln)
+		switch {
+		case fence != "":
+			if strings.HasPrefix(trimmed, fence) {
+				fence = ""
+			}
+		case strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~"):
+			fence = trimmed[:3]
+		default:
+			f(ln, i+1)
+		}
+	}
+}
+
 // links returns the link targets of a markdown text outside code blocks and code spans,
 // with their line numbers.
 func links(text string) []link {
 	var out []link
-	fence := ""
-	for i, ln := range strings.Split(text, "\n") {
-		trimmed := strings.TrimSpace(ln)
-		if fence != "" {
-			if strings.HasPrefix(trimmed, fence) {
-				fence = ""
-			}
-			continue
-		}
-		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
-			fence = trimmed[:3]
-			continue
-		}
+	prose(text, func(ln string, n int) {
 		ln = inlineCode.ReplaceAllString(ln, "")
 		for _, m := range inlineLink.FindAllStringSubmatch(ln, -1) {
-			out = append(out, link{m[1], i + 1})
+			out = append(out, link{m[1], n})
 		}
 		for _, m := range refLink.FindAllStringSubmatch(ln, -1) {
-			out = append(out, link{m[1], i + 1})
+			out = append(out, link{m[1], n})
 		}
-	}
+	})
 	return out
 }
 
@@ -126,26 +133,12 @@ func check(from, target string, anchors map[string]map[string]bool) error {
 func headingAnchors(text string) map[string]bool {
 	seen := map[string]int{}
 	out := map[string]bool{}
-	fence := ""
-	for _, ln := range strings.Split(text, "\n") {
-		trimmed := strings.TrimSpace(ln)
-		if fence != "" {
-			if strings.HasPrefix(trimmed, fence) {
-				fence = ""
-			}
-			continue
+	prose(text, func(ln string, _ int) {
+		title := strings.TrimLeft(ln, "#")
+		if level := len(ln) - len(title); level == 0 || level > 6 || !strings.HasPrefix(title, " ") {
+			return
 		}
-		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
-			fence = trimmed[:3]
-			continue
-		}
-		if !strings.HasPrefix(ln, "#") {
-			continue
-		}
-		title := strings.TrimSpace(strings.TrimLeft(ln, "#"))
-		if title == "" || len(ln)-len(strings.TrimLeft(ln, "#")) > 6 {
-			continue
-		}
+		title = strings.TrimSpace(title)
 		var b strings.Builder
 		for _, r := range strings.ToLower(title) {
 			switch {
@@ -162,7 +155,7 @@ func headingAnchors(text string) map[string]bool {
 			out[a] = true
 		}
 		seen[a]++
-	}
+	})
 	return out
 }
 
