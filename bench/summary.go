@@ -122,16 +122,17 @@ func (r *Result) WriteSummary(w io.Writer) error {
 		fmt.Fprintf(tw, "error\t%s: %d (e.g. %s)\n", e.Kind, e.Count, e.Example)
 	}
 	cl := &r.Client
-	if messaging { // per-connection costs of a messaging run are message buffers, not connections
+	switch {
+	case messaging: // per-connection costs of a messaging run are message buffers, not connections
 		wait := ""
 		if cl.RunDelayS > 0 {
 			wait = fmt.Sprintf(", waited %.2fs for a CPU in the measure window", cl.RunDelayS)
 		}
 		fmt.Fprintf(tw, "client\tcpu %.2fs, max rss %.1f MiB%s\n", cl.CPUS, float64(cl.MaxRSSBytes)/(1<<20), wait)
-	} else if perConn {
+	case perConn:
 		fmt.Fprintf(tw, "client\tcpu %.2fs (%.1f µs per connect), max rss %.1f MiB, %.0f B rss per connection\n",
 			cl.CPUS, cl.CPUPerConnectUS, float64(cl.MaxRSSBytes)/(1<<20), cl.RSSPerConnectionBytes)
-	} else {
+	default:
 		fmt.Fprintf(tw, "client\tcpu %.2fs, max rss %.1f MiB\n", cl.CPUS, float64(cl.MaxRSSBytes)/(1<<20))
 	}
 	return tw.Flush()
