@@ -1,17 +1,10 @@
-# mqblast image: a static binary on distroless (no shell). `make image` builds it.
-FROM golang:1.26 AS build
-WORKDIR /src
-COPY go.mod go.sum ./
-RUN go mod download
-COPY . .
-ARG VERSION=dev
-ARG COMMIT=none
-ARG DATE=unknown
-RUN CGO_ENABLED=0 go build -trimpath \
-    -ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT} -X main.date=${DATE}" \
-    -o /out/mqblast ./cmd/mqblast
-
-# Root (not :nonroot): the tune init container writes sysctls; the run itself needs no root.
-FROM gcr.io/distroless/static-debian12
-COPY --from=build /out/mqblast /usr/local/bin/mqblast
+# mqblast image: the static binary of `make build` on an empty base, so that building it
+# pulls nothing from a registry. Build it with `make image`, which stages this context
+# (bin/image): the binary, the build host's CA bundle, passwd and group files that name
+# the non-root user 65532, and an empty /tmp (worker processes write their scenario there).
+FROM scratch
+COPY rootfs/ /
+# Not root: the run needs no privilege. The Kubernetes init container that writes sysctls
+# (tune apply) runs as root through its securityContext (deploy/kubernetes/job.yaml).
+USER 65532:65532
 ENTRYPOINT ["/usr/local/bin/mqblast"]

@@ -1,11 +1,19 @@
 package kubernetes
 
 import (
+	"archive/tar"
+	"bytes"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -39,7 +47,8 @@ func envOf(c *corev1.Container, name string) *corev1.EnvVar {
 
 // TestJobManifest: job.yaml is a batch/v1 Job of N shards (Indexed, parallelism ==
 // completions == JOB_COMPLETIONS), one pod per node, a privileged init container gated by
-// the ConfigMap, the run's flags for --shard auto, --start-at and a JSON result on stdout.
+// the ConfigMap and run as root, the run's flags for --shard auto, --start-at and a JSON
+// result on stdout, as a non-root user.
 func TestJobManifest(t *testing.T) {
 	var job batchv1.Job
 	decodeStrict(t, "job.yaml", &job)
@@ -76,6 +85,9 @@ func TestJobManifest(t *testing.T) {
 	}
 	if len(c.Args) < 2 || c.Args[0] != "run" {
 		t.Fatalf("args %q, want run SCENARIO ...", c.Args)
+	}
+	if sc := c.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot {
+		t.Errorf("container %s securityContext %+v, want runAsNonRoot (the image's user 65532; the run needs no root)", c.Name, sc)
 	}
 	mounted := false
 	for _, m := range c.VolumeMounts {
@@ -122,6 +134,9 @@ func TestJobManifest(t *testing.T) {
 	if ic.SecurityContext == nil || ic.SecurityContext.Privileged == nil || !*ic.SecurityContext.Privileged {
 		t.Errorf("init container %s is not privileged (tune apply writes sysctls)", ic.Name)
 	}
+	if ic.SecurityContext == nil || ic.SecurityContext.RunAsUser == nil || *ic.SecurityContext.RunAsUser != 0 {
+		t.Errorf("init container %s does not run as user 0 (the image's user is 65532, and only root writes sysctls)", ic.Name)
+	}
 	if len(ic.Args) < 2 || ic.Args[0] != "tune" || ic.Args[1] != "apply" {
 		t.Errorf("init container args %q, want tune apply", ic.Args)
 	}
@@ -163,30 +178,150 @@ func TestConfigMapManifest(t *testing.T) {
 	}
 }
 
-// TestImageBuild builds the Dockerfile when a container engine is here (docker with a
-// daemon, podman or buildah); CI has none, and the test skips.
-func TestImageBuild(t *testing.T) {
+// imageEngine is the container engine on this host: docker when its daemon answers, else
+// podman or buildah when installed, as make image picks. The image tests skip without one.
+func imageEngine(t *testing.T) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	var tool []string
 	switch {
 	case exec.Command("docker", "info").Run() == nil:
-		tool = []string{"docker", "build"}
+		return "docker"
 	case lookPath("podman"):
-		tool = []string{"podman", "build"}
+		return "podman"
 	case lookPath("buildah"):
-		tool = []string{"buildah", "bud"}
-	default:
-		t.Skip("no container engine (docker info fails; no podman or buildah)")
+		return "buildah"
 	}
-	root, err := filepath.Abs("../..")
+	t.Skip("no container engine (docker info fails; no podman or buildah)")
+	return ""
+}
+
+const testImage = "mqblast:test"
+
+var built struct {
+	once sync.Once
+	out  []byte
+	err  error
+}
+
+// buildImage runs make image with engine (once per test process): the build of bin/mqblast
+// and the scratch image around it, without a registry.
+func buildImage(t *testing.T, engine string) {
+	t.Helper()
+	built.once.Do(func() {
+		root, err := filepath.Abs("../..")
+		if err != nil {
+			built.err = err
+			return
+		}
+		c := exec.Command("make", "-C", root, "image", "IMAGE="+testImage, "IMAGE_TOOL="+engine,
+			"IMAGE_CONTEXT="+filepath.Join(t.TempDir(), "image"))
+		built.out, built.err = c.CombinedOutput()
+		if built.err != nil {
+			built.err = fmt.Errorf("%q: %w\n%s", c.Args, built.err, built.out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+}
+
+// TestImageBuild builds the image with make image wherever a container engine is (no
+// registry is asked: the base is scratch), then checks its configuration (the non-root
+// user 65532, the entrypoint) and, with docker or podman, its files: a static binary,
+// the CA bundle, the user in /etc/passwd and a world-writable /tmp. Creating and
+// exporting a container does not start it.
+func TestImageBuild(t *testing.T) {
+	engine := imageEngine(t)
+	buildImage(t, engine)
+
+	inspect := []string{engine, "image", "inspect", "--format", "{{.Config.User}} {{json .Config.Entrypoint}}", testImage}
+	if engine == "buildah" {
+		inspect = []string{"buildah", "inspect", "--type", "image", "--format", "{{.OCIv1.Config.User}} {{json .OCIv1.Config.Entrypoint}}", testImage}
+	}
+	out, err := exec.Command(inspect[0], inspect[1:]...).Output()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%q: %v", inspect, err)
 	}
-	c := exec.Command(tool[0], append(tool[1:], "-t", "mqblast:test", "-f", filepath.Join(root, "Dockerfile"), root)...)
-	if out, err := c.CombinedOutput(); err != nil {
+	if got, want := strings.TrimSpace(string(out)), `65532:65532 ["/usr/local/bin/mqblast"]`; got != want {
+		t.Errorf("user and entrypoint %s, want %s", got, want)
+	}
+	if engine == "buildah" {
+		t.Log("buildah: the image's files are not checked (no container export)")
+		return
+	}
+
+	id, err := exec.Command(engine, "create", testImage, "version").Output()
+	if err != nil {
+		t.Fatalf("%s create: %v", engine, err)
+	}
+	ctr := strings.TrimSpace(string(id))
+	defer exec.Command(engine, "rm", "-f", ctr).Run() //nolint:errcheck
+	files := map[string][]byte{}
+	modes := map[string]os.FileMode{}
+	tarball, err := exec.Command(engine, "export", ctr).Output()
+	if err != nil {
+		t.Fatalf("%s export: %v", engine, err)
+	}
+	tr := tar.NewReader(bytes.NewReader(tarball))
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimSuffix(strings.TrimPrefix(h.Name, "/"), "/")
+		modes[name] = h.FileInfo().Mode()
+		if h.Typeflag == tar.TypeReg {
+			if files[name], err = io.ReadAll(tr); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if m := modes["usr/local/bin/mqblast"]; !m.IsRegular() || m.Perm() != 0o755 {
+		t.Errorf("usr/local/bin/mqblast mode %v, want -rwxr-xr-x", m)
+	} else if f, err := elf.NewFile(bytes.NewReader(files["usr/local/bin/mqblast"])); err != nil {
+		t.Errorf("usr/local/bin/mqblast: %v", err)
+	} else {
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_INTERP {
+				t.Errorf("usr/local/bin/mqblast has an ELF interpreter: not static, it cannot run on scratch")
+			}
+		}
+	}
+	if ca := files["etc/ssl/certs/ca-certificates.crt"]; !bytes.Contains(ca, []byte("-----BEGIN CERTIFICATE-----")) {
+		t.Errorf("etc/ssl/certs/ca-certificates.crt: no certificate in %d bytes", len(ca))
+	}
+	if !strings.Contains(string(files["etc/passwd"]), ":x:65532:65532:") || !strings.Contains(string(files["etc/group"]), ":x:65532:") {
+		t.Errorf("user 65532 not in etc/passwd %q or etc/group %q", files["etc/passwd"], files["etc/group"])
+	}
+	if m := modes["tmp"]; !m.IsDir() || m.Perm() != 0o777 || m&os.ModeSticky == 0 {
+		t.Errorf("tmp mode %v, want dtrwxrwxrwx (worker processes write their scenario there)", m)
+	}
+}
+
+// TestImageRun starts the image: mqblast version as the user 65532. Where the engine builds
+// images but cannot start containers (podman under crun without CAP_SYS_RESOURCE cannot set
+// the container's rlimits), it skips and says so.
+func TestImageRun(t *testing.T) {
+	engine := imageEngine(t)
+	if engine == "buildah" {
+		t.Skip("buildah builds images but does not run them")
+	}
+	buildImage(t, engine)
+	c := exec.Command(engine, "run", "--rm", testImage, "version")
+	out, err := c.CombinedOutput()
+	if err != nil && bytes.Contains(out, []byte("setrlimit")) {
+		t.Skipf("%s cannot start containers here (crun cannot set rlimits without CAP_SYS_RESOURCE): %s", engine, bytes.TrimSpace(out))
+	}
+	if err != nil {
 		t.Fatalf("%q: %v\n%s", c.Args, err, out)
+	}
+	if !strings.HasPrefix(string(out), "mqblast ") {
+		t.Errorf("%q printed %q, want mqblast VERSION ...", c.Args, out)
 	}
 }
 
