@@ -19,7 +19,7 @@ import (
 // ErrInterrupted reports a run stopped by its context (Ctrl-C); its result is partial.
 var ErrInterrupted = errors.New("bench: run interrupted")
 
-// Runner describes one run (DESIGN.md §1): connect every client (paced); then, for a
+// Runner describes one run: connect every client (paced); then, for a
 // Connections run, hold them for Duration with keepalive; for a messaging run, wait for
 // every SUBACK, publish on the open-loop schedule through Warmup and Duration (the measure
 // window), stop, Drain, and disconnect.
