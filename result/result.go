@@ -343,7 +343,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 // r's other errors (the run's own, such as subscribe_timeout) are kept.
 func (r *Result) SetTotal(total *Snapshot) {
 	r.Total = total
-	f := r.figures(total)
+	f := r.pairs(total)
 	for _, p := range f.counts {
 		*p.doc = *p.snap
 	}
@@ -402,15 +402,22 @@ func (r *Result) SetTotal(total *Snapshot) {
 	add("dropped:", total.Dropped)
 }
 
-// figures pairs the counters, maps and histograms of a snapshot with the fields of r that
-// show them: SetTotal copies them into r, snapshot reads them back. The few figures the
-// document keeps in another form (TLS CPU per handshake, held seconds, the first
-// publish's time, the examples of errors) are converted by each.
-func (r *Result) figures(s *Snapshot) (f struct {
+// figures are the fields of a document paired with the snapshot's fields they show.
+type figures struct {
 	counts []pair[int64]
 	maps   []pair[map[string]int64]
 	hists  []pair[*Hist]
-}) {
+}
+
+// pair is a figure of the document and the snapshot's field it comes from.
+type pair[T any] struct{ doc, snap *T }
+
+// pairs returns the counters, maps and histograms of s, each with the field of r that
+// shows it: SetTotal copies them into r, snapshot reads them back. The few figures the
+// document keeps in another form (TLS CPU per handshake, held seconds, the first
+// publish's time, the examples of errors) are converted by each; the measure window's
+// counts and an interval's CPU and RSS are not in the document.
+func (r *Result) pairs(s *Snapshot) (f figures) {
 	c, m, h := &r.Connections, &r.Messages, &r.Histograms
 	f.counts = []pair[int64]{
 		{&c.Established, &s.Connected}, {&c.Reconnected, &s.Reconnected}, {&c.Pings, &s.Pings},
@@ -435,9 +442,6 @@ func (r *Result) figures(s *Snapshot) (f struct {
 	return f
 }
 
-// pair is a figure of the document and the snapshot's field it comes from.
-type pair[T any] struct{ doc, snap *T }
-
 // snapshot returns r.Total, or for a document read back (which does not carry it) the
 // snapshot its fields show: the same counts, maps and histograms (shared with r, not
 // copied), and the converted figures. The measure window's counts are not in the
@@ -447,7 +451,7 @@ func (r *Result) snapshot() *Snapshot {
 		return r.Total
 	}
 	s := &Snapshot{Examples: map[string]string{}}
-	f := r.figures(s)
+	f := r.pairs(s)
 	for _, p := range f.counts {
 		*p.snap = *p.doc
 	}
@@ -476,7 +480,7 @@ func (r *Result) snapshot() *Snapshot {
 	return s
 }
 
-// derivedError reports whether an error kind is one fill derives from the counts
+// derivedError reports whether an error kind is one SetTotal derives from the counts
 // (refused, failed and dropped connections) rather than one the run added.
 func derivedError(kind string) bool {
 	return strings.HasPrefix(kind, "refused:") || strings.HasPrefix(kind, "failed:") || strings.HasPrefix(kind, "dropped:")

@@ -70,7 +70,9 @@ type Snapshot struct {
 }
 
 // The fields of a Snapshot by how they add; Add, Reset and NewSnapshot go through these
-// lists, so a new figure is added to the struct and to one list.
+// lists, so a new figure is added to the struct and to one list (and, when the document
+// shows it, paired with its field in Result.pairs). TestSnapshotFieldLists checks that
+// every field is listed.
 
 // counts are the counters that add.
 func (s *Snapshot) counts() [24]*int64 {
