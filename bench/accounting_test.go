@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/reactor"
+	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/scenario"
 )
 
@@ -103,7 +104,7 @@ func TestRecorderStreams(t *testing.T) {
 	rec.Published(0, 2, 1, now, now, 0)
 	rec.Published(0, 3, 1, now, now, 0)
 	rec.Published(0, 3, 1, now, now, 0)
-	s := NewSnapshot()
+	s := result.NewSnapshot()
 	rec.Take(0, s)
 	s.Add(rec.Finish())
 	if s.Received != 3 || s.Duplicated != 1 || s.Unmeasured != 2 {
@@ -116,8 +117,8 @@ func TestRecorderStreams(t *testing.T) {
 			break
 		}
 	}
-	var r Result
-	r.fill(s)
+	var r result.Result
+	r.SetTotal(s)
 	if r.Messages.Lost != 1 || r.Messages.Expected != 4 {
 		t.Errorf("lost %d of %d expected, want 1 of 4 (the strays hide nothing)", r.Messages.Lost, r.Messages.Expected)
 	}
@@ -137,12 +138,12 @@ func TestRecorderInFlightAtEnd(t *testing.T) {
 	rec.InFlightDropped(1, 2, &reactor.PublisherEnd{Number: 0, Receivers: 1, InFlight: []uint32{2, 3}})
 	rec.PublisherEnd(1, 2, &reactor.PublisherEnd{Number: 0, Receivers: 1, Scheduled: 12, InFlight: []uint32{7, 8, 9}})
 	rec.Unsent(1, 2, reactor.UnsentFlowControl, 2)
-	s := NewSnapshot()
+	s := result.NewSnapshot()
 	rec.Take(0, s)
 	rec.Take(1, s)
 	s.Add(rec.Finish())
-	var r Result
-	r.fill(s)
+	var r result.Result
+	r.SetTotal(s)
 	m := r.Messages
 	if m.Received != 7 || m.InFlightAtEnd != 2 || m.InFlightLost != 1 || m.Lost != 0 || m.InFlightDropped != 2 {
 		t.Errorf("received %d, in flight at the end %d, in flight lost %d (of %d dropped), lost %d; want 7 2 1 2 0",
@@ -166,7 +167,7 @@ func TestRecorderShareGroupAcrossLoops(t *testing.T) {
 	}{{0, 0, 0}, {1, 1, 1}, {0, 0, 2}, {1, 1, 2}, {1, 1, 3}} {
 		rec.Received(x.loop, x.client, reactor.Message{Due: now, Now: now, Seq: x.seq})
 	}
-	s := NewSnapshot()
+	s := result.NewSnapshot()
 	rec.Take(0, s)
 	rec.Take(1, s)
 	s.Add(rec.Finish())
@@ -189,39 +190,11 @@ func TestRecorderShareGroupOrder(t *testing.T) {
 	}{{1, 1}, {0, 0}, {1, 3}, {0, 2}, {0, 6}, {0, 5}, {1, 6}} {
 		rec.Received(0, x.client, reactor.Message{Due: now, Now: now, Seq: x.seq})
 	}
-	s := NewSnapshot()
+	s := result.NewSnapshot()
 	rec.Take(0, s)
 	s.Add(rec.Finish())
 	if s.Received != 6 || s.OutOfOrder != 1 || s.Duplicated != 1 {
 		t.Errorf("received %d, out of order %d, duplicated %d; want 6, 1 (5 after 6 at member 0), 1 (6 at both)",
 			s.Received, s.OutOfOrder, s.Duplicated)
-	}
-}
-
-// TestMergeAccounts: merged shards add every accounting figure, so the identities hold for
-// the whole run.
-func TestMergeAccounts(t *testing.T) {
-	var shards []*Result
-	for i := range 3 {
-		s := NewSnapshot()
-		s.Scheduled, s.Published = int64(100+i), int64(90+i)
-		s.Unsent["disconnected"] = 10
-		s.Expected, s.Received, s.InFlightAtEnd, s.InFlightLost = 90, 80, 4, 1
-		s.Unexpected["stale"] = int64(i)
-		s.Holds["disconnected"], s.HeldUS["disconnected"], s.HeldPublishers = 1, 1500000, 1
-		r := &Result{}
-		r.fill(s)
-		shards = append(shards, r)
-	}
-	m := Merge(shards)
-	msg := m.Messages
-	if msg.Scheduled != 303 || msg.Published+msg.UnsentTotal != 303 || msg.Unsent["disconnected"] != 30 {
-		t.Errorf("scheduled %d, published %d, unsent %v", msg.Scheduled, msg.Published, msg.Unsent)
-	}
-	if msg.Lost != 15 || msg.InFlightAtEnd != 12 || msg.InFlightLost != 3 || msg.UnexpectedTotal != 3 {
-		t.Errorf("lost %d, in flight %d/%d, unexpected %v", msg.Lost, msg.InFlightAtEnd, msg.InFlightLost, msg.Unexpected)
-	}
-	if b := m.BrokerStalled; !b.Stalled || b.Publishers != 3 || b.HeldS["disconnected"] != 4.5 {
-		t.Errorf("broker_stalled %+v", b)
 	}
 }

@@ -1,13 +1,17 @@
 package bench
 
-import "golang.org/x/sys/unix"
+import (
+	"golang.org/x/sys/unix"
 
-func hostClock() *Clock {
+	"github.com/mqblast/mqblast/result"
+)
+
+func hostClock() *result.Clock {
 	var tx unix.Timex // Modes 0: read only
 	state, err := unix.Adjtimex(&tx)
 	if err != nil {
 		return nil
 	}
-	return &Clock{MaxErrorUS: int64(tx.Maxerror), EstErrorUS: int64(tx.Esterror),
+	return &result.Clock{MaxErrorUS: int64(tx.Maxerror), EstErrorUS: int64(tx.Esterror),
 		Synchronized: tx.Status&unix.STA_UNSYNC == 0 && state != unix.TIME_ERROR}
 }

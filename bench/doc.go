@@ -2,12 +2,12 @@
 // measure window, drain, disconnect), the mapping of a scenario plan onto the engine, one
 // recorder per event loop (HdrHistograms of connect latency, message latency from the due
 // time and from the write time, schedule lag; counters; the received set of every
-// (subscriber, publisher) stream), interval snapshots that add exactly across loops,
-// processes and hosts, the worker-process protocol behind --procs, the merge of shards, and
-// the result document (schema mqblast.result/v1) with its text summary, and the thresholds
-// judged on it (PATH OP NUMBER over the document's JSON form, k6 style).
+// (subscriber, publisher) stream) filling interval snapshots (result.Snapshot) that add
+// exactly across loops, processes and hosts, the client's saturation verdict, the watch of
+// the host, and the worker-process protocol behind --procs. The result document it fills,
+// its merge and its thresholds are package result's; the text summary is package report's.
 //
-// # Measuring honestly (DESIGN.md §3)
+// # Measuring honestly
 //
 // Latency runs from the time a message was due on its publisher's open-loop schedule, so
 // a late send caused by a slow broker is counted (coordinated omission corrected); raw

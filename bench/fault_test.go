@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/result"
 )
 
 // checkAccounts asserts the identities every result holds: every scheduled message is
 // published or unsent, every expected copy received, lost or in flight at the end.
-func checkAccounts(t *testing.T, m Messages) {
+func checkAccounts(t *testing.T, m result.Messages) {
 	t.Helper()
 	var unsent int64
 	for _, n := range m.Unsent {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/result"
 )
 
 // TestIntervalFields runs P2P against Mosquitto: every interval carries its own histograms
@@ -18,7 +19,7 @@ func TestIntervalFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back Result
+	var back result.Result
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mqblast/mqblast/broker"
 	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/scenario"
 )
 
@@ -29,19 +30,19 @@ func builtin(t *testing.T, name string, sets map[string]string) *scenario.Scenar
 
 // runPlanned runs s against broker while during (a fault to inject, or nil) runs beside
 // it, and returns the result.
-func runPlanned(t *testing.T, broker string, s *scenario.Scenario, during func()) *Result {
+func runPlanned(t *testing.T, broker string, s *scenario.Scenario, during func()) *result.Result {
 	t.Helper()
 	return runFull(t, broker, s, during, nil)
 }
 
 // runWatched runs s against broker with the host and broker watched by w.
-func runWatched(t *testing.T, broker string, s *scenario.Scenario, w *Watch) *Result {
+func runWatched(t *testing.T, broker string, s *scenario.Scenario, w *Watch) *result.Result {
 	t.Helper()
 	return runFull(t, broker, s, nil, w)
 }
 
 // runFull runs s against broker, with during beside it and watched by w (both optional).
-func runFull(t *testing.T, broker string, s *scenario.Scenario, during func(), w *Watch) *Result {
+func runFull(t *testing.T, broker string, s *scenario.Scenario, during func(), w *Watch) *result.Result {
 	t.Helper()
 	if err := s.SetBrokers([]string{broker}); err != nil {
 		t.Fatal(err)
@@ -73,19 +74,19 @@ func runFull(t *testing.T, broker string, s *scenario.Scenario, during func(), w
 }
 
 // runScenario runs a built-in scenario with overrides against broker.
-func runScenario(t *testing.T, broker, name string, sets map[string]string) *Result {
+func runScenario(t *testing.T, broker, name string, sets map[string]string) *result.Result {
 	t.Helper()
 	return runPlanned(t, broker, builtin(t, name, sets), nil)
 }
 
 // runWith runs a built-in scenario with overrides against broker while during runs.
-func runWith(t *testing.T, broker, name string, sets map[string]string, during func()) *Result {
+func runWith(t *testing.T, broker, name string, sets map[string]string, during func()) *result.Result {
 	t.Helper()
 	return runPlanned(t, broker, builtin(t, name, sets), during)
 }
 
 // runJSON runs the scenario in data against broker while during runs beside it.
-func runJSON(t *testing.T, broker, data string, during func()) *Result {
+func runJSON(t *testing.T, broker, data string, during func()) *result.Result {
 	t.Helper()
 	s, err := scenario.Parse("test.json", []byte(data))
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mqblast/mqblast/codec"
 	"github.com/mqblast/mqblast/reactor"
+	"github.com/mqblast/mqblast/result"
 )
 
 // benchEngine starts an engine of one client against addr and waits for it to connect.
@@ -45,7 +46,7 @@ func BenchmarkClientReceive(b *testing.B) {
 	cpu0 := cpuTime()
 	b.ResetTimer()
 	srv.send(b, "feed bench/x "+strconv.Itoa(b.N)) // once the subscription is in place
-	s := NewSnapshot()
+	s := result.NewSnapshot()
 	for s.Received < int64(b.N) {
 		time.Sleep(5 * time.Millisecond)
 		e.OnLoops(func(i int) { rec.Take(i, s) })

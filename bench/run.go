@@ -12,13 +12,14 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/reactor"
+	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/scenario"
 )
 
 // ErrInterrupted reports a run stopped by its context (Ctrl-C); its result is partial.
 var ErrInterrupted = errors.New("bench: run interrupted")
 
-// Runner describes one run (DESIGN.md §1): connect every client (paced); then, for a
+// Runner describes one run: connect every client (paced); then, for a
 // Connections run, hold them for Duration with keepalive; for a messaging run, wait for
 // every SUBACK, publish on the open-loop schedule through Warmup and Duration (the measure
 // window), stop, Drain, and disconnect.
@@ -36,7 +37,7 @@ type Runner struct {
 	Progress io.Writer
 	// OnInterval, if set, receives each interval's snapshot (a worker process streams it to
 	// its parent). The snapshot is the caller's to keep.
-	OnInterval func(iv Interval, s *Snapshot)
+	OnInterval func(iv result.Interval, s *result.Snapshot)
 	// StartGate, if set, is called once every subscription is in place and returns when
 	// to start publishing: worker processes wait there for each other, so that nobody
 	// publishes before every process's subscribers are subscribed.
@@ -54,7 +55,7 @@ const subscribeTimeout = 30 * time.Second
 
 // Run performs the run. On ctx cancellation it disconnects, returns the partial result and
 // ErrInterrupted. A result is returned whenever the engine started.
-func (cr *Runner) Run(ctx context.Context) (*Result, error) {
+func (cr *Runner) Run(ctx context.Context) (*result.Result, error) {
 	if cr.Interval <= 0 {
 		cr.Interval = time.Second
 	}
@@ -72,12 +73,12 @@ func (cr *Runner) Run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	res := &Result{
-		Schema: Schema, ToolVersion: cr.ToolVersion, StartedAt: time.Now().UTC(),
+	res := &result.Result{
+		Schema: result.Schema, ToolVersion: cr.ToolVersion, StartedAt: time.Now().UTC(),
 		Broker: cfg.Brokers, Scenario: cr.Scenario,
-		Host: HostInfo{Hostname: host, Cores: runtime.NumCPU(), Kernel: kernelRelease(), Procs: 1,
+		Host: result.HostInfo{Hostname: host, Cores: runtime.NumCPU(), Kernel: kernelRelease(), Procs: 1,
 			Clock: hostClock()},
-		Connections: Connections{Target: cfg.Clients},
+		Connections: result.Connections{Target: cfg.Clients},
 	}
 	runtime.GC()
 	debug.FreeOSMemory()
@@ -91,22 +92,22 @@ func (cr *Runner) Run(ctx context.Context) (*Result, error) {
 		cr.Watch.Start()
 	}
 
-	total := NewSnapshot()
+	total := result.NewSnapshot()
 	start := time.Now()
 	var started atomic.Int64
-	snaps := make([]*Snapshot, loops)
+	snaps := make([]*result.Snapshot, loops)
 	for i := range snaps {
-		snaps[i] = NewSnapshot()
+		snaps[i] = result.NewSnapshot()
 	}
 	// collect moves every loop's figures into total and into carry, which the next
 	// interval line reports; the drain collects more often than intervals run.
-	carry := NewSnapshot()
+	carry := result.NewSnapshot()
 	collect := func() {
 		eng.OnLoops(func(i int) { rec.Take(i, snaps[i]) })
 		for _, x := range snaps {
 			total.Add(x)
 			carry.Add(x)
-			x.reset()
+			x.Reset()
 		}
 	}
 	var progress progressLine
@@ -114,12 +115,12 @@ func (cr *Runner) Run(ctx context.Context) (*Result, error) {
 	interval := func() {
 		collect()
 		s := carry
-		carry = NewSnapshot()
+		carry = result.NewSnapshot()
 		cpu, now := cpuTime(), time.Now()
 		s.CPUNS, s.RSSBytes, prevCPU = int64(cpu-prevCPU), rss(), cpu
 		d := now.Sub(prevAt)
 		prevAt = now
-		iv := NewInterval(now.Sub(start).Seconds(), eng.Open(), s, d)
+		iv := result.NewInterval(now.Sub(start).Seconds(), eng.Open(), s, d)
 		if cr.Watch != nil {
 			cr.Watch.Interval(&iv, cr.Progress)
 		}
@@ -192,7 +193,7 @@ connect:
 			want := int64(cr.Subscribers)
 			interrupted = !wait(subscribeTimeout, func() bool { return eng.Subscribed() >= want })
 			if !interrupted && eng.Subscribed() < want {
-				res.Errors = append(res.Errors, ErrorCount{Kind: "subscribe_timeout", Count: want - eng.Subscribed(),
+				res.Errors = append(res.Errors, result.ErrorCount{Kind: "subscribe_timeout", Count: want - eng.Subscribed(),
 					Example: fmt.Sprintf("%d of %d SUBACKs after %v", eng.Subscribed(), want, subscribeTimeout)})
 			}
 		}
@@ -202,7 +203,7 @@ connect:
 		if n := eng.PacketLimited(); n > 0 {
 			ex := fmt.Sprintf("%d connections: the broker's Maximum Packet Size is below this plan's PUBLISH; "+
 				"their messages are not sent and count as unsent (too_large): lower payload_size", n)
-			res.Errors = append(res.Errors, ErrorCount{Kind: "packet_too_large_for_broker", Count: n, Example: ex})
+			res.Errors = append(res.Errors, result.ErrorCount{Kind: "packet_too_large_for_broker", Count: n, Example: ex})
 			if cr.Progress != nil {
 				fmt.Fprintln(cr.Progress, "warning:", ex)
 			}
@@ -211,7 +212,7 @@ connect:
 		if cr.StartGate != nil {
 			at, err := cr.StartGate()
 			if err != nil {
-				res.Errors = append(res.Errors, ErrorCount{Kind: "start_gate", Count: 1, Example: err.Error()})
+				res.Errors = append(res.Errors, result.ErrorCount{Kind: "start_gate", Count: 1, Example: err.Error()})
 				interrupted = true
 				break
 			}
@@ -273,7 +274,7 @@ connect:
 	total.Add(rec.Finish())
 	res.EndedAt = time.Now().UTC()
 	res.Interrupted = interrupted
-	res.fill(total)
+	res.SetTotal(total)
 	res.Connections.ConnectPhaseS = connectPhase.Seconds()
 	if connectPhase > 0 {
 		res.Connections.ConnectRatePerS = float64(total.Connected) / connectPhase.Seconds()
@@ -288,7 +289,7 @@ connect:
 		res.Client.RSSPerConnectionBytes = float64(rssHeld-rssBefore) / float64(total.Connected)
 	}
 	if publishing && res.MeasureTo.After(res.MeasureFrom) {
-		res.measured(total, res.MeasureTo.Sub(res.MeasureFrom), measureCPU, measureWait)
+		measured(res, total, res.MeasureTo.Sub(res.MeasureFrom), measureCPU, measureWait)
 	}
 	if cr.Watch != nil {
 		cr.Watch.Finish(res)
@@ -297,33 +298,6 @@ connect:
 		return res, ErrInterrupted
 	}
 	return res, nil
-}
-
-// NewInterval makes the interval record of snapshot s, taken over d and ending at ts
-// seconds into the run with open sessions established.
-func NewInterval(ts float64, open int64, s *Snapshot, d time.Duration) Interval {
-	return Interval{
-		TS: ts, Established: open, Connected: s.Connected, Failed: s.FailedTotal(),
-		Dropped: s.DroppedTotal(), ConnectPerS: float64(s.Connected) / d.Seconds(),
-		ConnectLatencyUS: s.ConnectLatency.Summary(),
-		Published:        s.Published, Received: s.Received, Expected: s.Expected, Duplicated: s.Duplicated,
-		Unsent: s.UnsentTotal(), Unexpected: s.UnexpectedTotal(), Unmeasured: s.Unmeasured,
-		PublishPerS: float64(s.Published) / d.Seconds(), ReceivePerS: float64(s.Received) / d.Seconds(),
-		LatencyUS: s.Latency.Summary(), LatencyRawUS: s.LatencyRaw.Summary(), ScheduleLagUS: s.ScheduleLag.Summary(),
-		ClientCPUPercent: 100 * float64(s.CPUNS) / float64(d.Nanoseconds()), ClientRSSBytes: s.RSSBytes,
-		Histograms: packed(&IntervalHistograms{Latency: s.Latency, LatencyRaw: s.LatencyRaw, ConnectLatency: s.ConnectLatency,
-			ScheduleLag: s.ScheduleLag}),
-	}
-}
-
-// packed packs h's histograms: an interval's are kept for the whole run (a few hundred
-// bytes each, not their 190 KB counts).
-func packed(h *IntervalHistograms) *IntervalHistograms {
-	h.Latency.Pack()
-	h.LatencyRaw.Pack()
-	h.ConnectLatency.Pack()
-	h.ScheduleLag.Pack()
-	return h
 }
 
 // ConnectBar is a progress writer that draws the connect phase as one bar (on a
@@ -356,7 +330,7 @@ type progressLine struct {
 	messages           bool // a message was sent or received: print message lines
 }
 
-func (p *progressLine) print(w io.Writer, iv Interval, target int) {
+func (p *progressLine) print(w io.Writer, iv result.Interval, target int) {
 	p.connects += iv.Connected
 	p.failed += iv.Failed
 	p.dropped += iv.Dropped
@@ -373,7 +347,7 @@ func (p *progressLine) print(w io.Writer, iv Interval, target int) {
 	if p.messages {
 		lat := "-"
 		if iv.LatencyUS.Count > 0 {
-			lat = "p50 " + us(iv.LatencyUS.P50) + " p99 " + us(iv.LatencyUS.P99)
+			lat = "p50 " + result.Micros(iv.LatencyUS.P50) + " p99 " + result.Micros(iv.LatencyUS.P99)
 		}
 		extra := ""
 		if p.unsent > 0 {
@@ -394,22 +368,8 @@ func (p *progressLine) print(w io.Writer, iv Interval, target int) {
 	}
 	lat := "-"
 	if iv.Connected > 0 {
-		lat = "p50 " + us(iv.ConnectLatencyUS.P50) + " p99 " + us(iv.ConnectLatencyUS.P99)
+		lat = "p50 " + result.Micros(iv.ConnectLatencyUS.P50) + " p99 " + result.Micros(iv.ConnectLatencyUS.P99)
 	}
 	fmt.Fprintf(w, "%6.1fs  established %d/%d  +%d/s  failed %d  dropped %d  connect %s\n",
 		iv.TS, iv.Established, target, int64(iv.ConnectPerS), p.failed, p.dropped, lat)
-}
-
-// us formats microseconds for humans.
-func us(v int64) string {
-	switch {
-	case v >= 10_000_000:
-		return fmt.Sprintf("%.0fs", float64(v)/1e6)
-	case v >= 1_000_000:
-		return fmt.Sprintf("%.2fs", float64(v)/1e6)
-	case v >= 1000:
-		return fmt.Sprintf("%.1fms", float64(v)/1e3)
-	default:
-		return fmt.Sprintf("%dµs", v)
-	}
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mqblast/mqblast/result"
 )
 
 // TestMaxRSSOwn: a process started by a big one reports its own peak, not the parent's,
@@ -91,10 +93,10 @@ func TestRunDelay(t *testing.T) {
 // the CPU verdict is left alone.
 func TestLagVerdictNamesRunDelay(t *testing.T) {
 	ev := "schedule lag p99 14ms > 10ms: the client built messages late while the broker was taking them"
-	verdict := func(wait time.Duration) *Result {
-		r := &Result{Host: HostInfo{Cores: 2}}
+	verdict := func(wait time.Duration) *result.Result {
+		r := &result.Result{Host: result.HostInfo{Cores: 2}}
 		r.Client.ScheduleLagUS.P99 = 14_000
-		r.measured(NewSnapshot(), 2*time.Second, 3800*time.Millisecond, wait)
+		measured(r, result.NewSnapshot(), 2*time.Second, 3800*time.Millisecond, wait)
 		return r
 	}
 	r := verdict(600 * time.Millisecond)

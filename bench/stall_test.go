@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/result"
 )
 
 // TestWindowsFullAtEnd: QoS 1 with a window of 16, Mosquitto stopped (SIGSTOP) for the last
@@ -106,7 +107,7 @@ func TestHoldEndsNotLag(t *testing.T) {
 // evidence that does not name the host's shortage of CPU (client.run_delay_s, see
 // Result.measured). A verdict the host caused is logged: on the shared 2-core VM the
 // client's threads can wait a third of the time for a CPU beside the broker.
-func saturatedByItself(t *testing.T, res *Result) bool {
+func saturatedByItself(t *testing.T, res *result.Result) bool {
 	t.Helper()
 	if !res.Client.Saturated {
 		return false

@@ -8,11 +8,12 @@ import (
 
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/reactor"
+	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/scenario"
 )
 
 // runTLS runs s against broker (a URL) with the TLS configuration tc.
-func runTLS(t *testing.T, broker string, s *scenario.Scenario, tc reactor.TLSOptions) *Result {
+func runTLS(t *testing.T, broker string, s *scenario.Scenario, tc reactor.TLSOptions) *result.Result {
 	t.Helper()
 	if err := s.SetBrokers([]string{broker}); err != nil {
 		t.Fatal(err)

@@ -6,11 +6,11 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/tuning"
 )
 
-// Watch samples the host while a run goes on (DESIGN.md §3: the host is watched while it
-// runs): the kernel's network counters of the client's namespace, and of the broker's
+// Watch samples the host while a run goes on: the kernel's network counters of the client's namespace, and of the broker's
 // when the broker is a local process in another namespace, and the broker process's own
 // CPU, memory and descriptors (BrokerPID) or its cgroup's (BrokerCgroup). It is sampled
 // once per interval by whoever prints the intervals (Runner.Run, or Gather for worker
@@ -82,7 +82,7 @@ func (w *Watch) Start() {
 
 // Interval samples at the end of interval iv, fills its kernel deltas and broker figures,
 // and writes to progress (if not nil) each kernel finding the first time it appears.
-func (w *Watch) Interval(iv *Interval, progress io.Writer) {
+func (w *Watch) Interval(iv *result.Interval, progress io.Writer) {
 	now := time.Now()
 	dt := now.Sub(w.last).Seconds()
 	w.last = now
@@ -175,14 +175,14 @@ func nonZero(m map[string]int64, prefix string, d tuning.KernelCounters) map[str
 
 // Finish fills the result's kernel deltas over the run and their findings, host.limited,
 // and broker_process. Call it once, after the run.
-func (w *Watch) Finish(res *Result) {
+func (w *Watch) Finish(res *result.Result) {
 	if w.k0c != nil {
-		k := &Kernel{Client: map[string]int64(w.prevC.Delta(w.k0c)), SameNamespace: w.brokerRoot == ""}
-		k.Findings = tuning.KernelFindings(w.prevC.Delta(w.k0c), w.clientWhere())
+		k := &result.Kernel{Client: map[string]int64(w.prevC.Delta(w.k0c)), SameNamespace: w.brokerRoot == ""}
+		k.Findings = findings(tuning.KernelFindings(w.prevC.Delta(w.k0c), w.clientWhere()))
 		if w.brokerRoot != "" {
 			b := w.prevB.Delta(w.k0b)
 			k.Broker = map[string]int64(b)
-			k.Findings = append(k.Findings, tuning.KernelFindings(b, "broker host")...)
+			k.Findings = append(k.Findings, findings(tuning.KernelFindings(b, "broker host"))...)
 		}
 		res.Kernel = k
 		for _, f := range k.Findings {
@@ -191,7 +191,7 @@ func (w *Watch) Finish(res *Result) {
 		}
 	}
 	if w.BrokerPID > 0 && (w.procErr == nil || w.prevP != w.p0) {
-		bp := &BrokerProcess{PID: w.BrokerPID, CPUS: (w.prevP.CPU - w.p0.CPU).Seconds(),
+		bp := &result.BrokerProcess{PID: w.BrokerPID, CPUS: (w.prevP.CPU - w.p0.CPU).Seconds(),
 			RSSBytes: w.prevP.RSSBytes, RSSPeakBytes: w.peakRSS, FDs: w.fds, CPUPercentPeak: w.peakPct}
 		if d := w.last.Sub(w.started).Seconds(); d > 0 {
 			bp.CPUPercentAvg = 100 * bp.CPUS / d
@@ -212,9 +212,9 @@ func (w *Watch) Finish(res *Result) {
 	}
 	if w.BrokerCgroup != "" {
 		if res.BrokerProcess == nil {
-			res.BrokerProcess = &BrokerProcess{}
+			res.BrokerProcess = &result.BrokerProcess{}
 		}
-		cg := &CgroupFigures{Path: w.BrokerCgroup}
+		cg := &result.CgroupFigures{Path: w.BrokerCgroup}
 		if w.cgErr == nil {
 			s, err := tuning.ReadCgroup(w.sysFS, w.BrokerCgroup)
 			if err == nil {
@@ -230,41 +230,14 @@ func (w *Watch) Finish(res *Result) {
 	}
 }
 
-// Kernel is the kernel's network counters over the run (deltas; gauges as last read) of
-// the client's namespace and, when the broker is a local process in another one, of the
-// broker's, with what they mean (DESIGN.md §3).
-type Kernel struct {
-	Client        map[string]int64       `json:"client"`
-	Broker        map[string]int64       `json:"broker,omitempty"`
-	SameNamespace bool                   `json:"same_namespace"` // the broker's counters are the client's (or it is not local)
-	Findings      []tuning.KernelFinding `json:"findings,omitempty"`
-}
-
-// BrokerProcess is what the broker's own process (or cgroup) used during the run.
-type BrokerProcess struct {
-	PID            int     `json:"pid,omitempty"`
-	CPUS           float64 `json:"cpu_s"`
-	CPUPercentAvg  float64 `json:"cpu_percent_avg"`
-	CPUPercentPeak float64 `json:"cpu_percent_peak"` // of one interval
-	RSSBytes       int64   `json:"rss_bytes"`        // at the last sample
-	RSSPeakBytes   int64   `json:"rss_peak_bytes"`
-	FDs            int     `json:"fds"` // the most open at one sample
-	// CPUPerMessageUS is the broker's CPU per message it handled (taken in and delivered)
-	// over the intervals inside the measure window (over the whole run when there are
-	// fewer than two).
-	CPUPerMessageUS float64 `json:"cpu_per_message_us"`
-	// RSSPerConnectionBytes is the broker's RSS growth from the start to the interval with
-	// the most connections established, per connection.
-	RSSPerConnectionBytes float64        `json:"rss_per_connection_bytes"`
-	Cgroup                *CgroupFigures `json:"cgroup,omitempty"`
-	Error                 string         `json:"error,omitempty"` // sampling stopped (the process went away)
-}
-
-// CgroupFigures is what the broker's cgroup used during the run.
-type CgroupFigures struct {
-	Path            string  `json:"path"`
-	CPUS            float64 `json:"cpu_s"`
-	MemoryBytes     int64   `json:"memory_bytes"`
-	MemoryPeakBytes int64   `json:"memory_peak_bytes"`
-	Error           string  `json:"error,omitempty"`
+// findings converts tuning's kernel findings into the result document's.
+func findings(fs []tuning.KernelFinding) []result.KernelFinding {
+	if len(fs) == 0 {
+		return nil
+	}
+	out := make([]result.KernelFinding, len(fs))
+	for i, f := range fs {
+		out[i] = result.KernelFinding(f)
+	}
+	return out
 }

@@ -6,12 +6,12 @@ import (
 	"math"
 	"strings"
 
-	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/result"
 )
 
 // BoxStats are the box statistics of a distribution in µs, computed exactly from an
 // HdrHistogram's counts (3 significant digits): each figure is the bucket bound HdrHistogram
-// reports for that rank (bench.Hist.ValueAtPercentile), never an average of percentiles.
+// reports for that rank (result.Hist.ValueAtPercentile), never an average of percentiles.
 type BoxStats struct {
 	Count int64 `json:"count"`
 	Min   int64 `json:"min"`
@@ -24,7 +24,7 @@ type BoxStats struct {
 }
 
 // Box returns the box statistics of h; all zero when h is nil or empty.
-func Box(h *bench.Hist) BoxStats {
+func Box(h *result.Hist) BoxStats {
 	if h.Count() == 0 {
 		return BoxStats{}
 	}

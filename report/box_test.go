@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/result"
 )
 
 // TestBoxExact checks the box statistics against the ranks of the sorted values: exact
@@ -18,7 +18,7 @@ import (
 func TestBoxExact(t *testing.T) {
 	check := func(name string, vals []int64, tol float64) {
 		t.Run(name, func(t *testing.T) {
-			h := bench.NewHist()
+			h := result.NewHist()
 			for _, v := range vals {
 				h.Record(v)
 			}
@@ -26,7 +26,7 @@ func TestBoxExact(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var back bench.Hist
+			var back result.Hist
 			if err := json.Unmarshal(b, &back); err != nil {
 				t.Fatal(err)
 			}
@@ -38,7 +38,7 @@ func TestBoxExact(t *testing.T) {
 			}
 			want := BoxStats{Count: int64(len(vals)), Min: sorted[0], P1: rank(1), P25: rank(25), P50: rank(50),
 				P75: rank(75), P99: rank(99), Max: sorted[len(sorted)-1]}
-			for _, hh := range []*bench.Hist{h, &back} {
+			for _, hh := range []*result.Hist{h, &back} {
 				got := Box(hh)
 				if got.Count != want.Count {
 					t.Fatalf("count %d, want %d", got.Count, want.Count)

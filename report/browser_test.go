@@ -13,8 +13,8 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
-	"github.com/mqblast/mqblast/bench"
 	"github.com/mqblast/mqblast/internal/browsertest"
+	"github.com/mqblast/mqblast/result"
 )
 
 // drawn is what the page's script recorded for one chart (window.mqblast.charts[id]).
@@ -126,7 +126,7 @@ func checkPage(t *testing.T, b *browsertest.Browser, file string, p *Page, shot 
 // Chromium: see checkPage.
 func TestBrowser(t *testing.T) {
 	b := browsertest.Start(t)
-	results := map[string]*bench.Result{"empty": {Schema: bench.Schema}}
+	results := map[string]*result.Result{"empty": {Schema: result.Schema}}
 	for _, name := range []string{"p2p.json", "conn.json", "roundtrip.json"} {
 		results[strings.TrimSuffix(name, ".json")] = load(t, name)
 	}

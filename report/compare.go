@@ -10,13 +10,13 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/result"
 )
 
 // Input is one result of a comparison and the name it came from (its file name).
 type Input struct {
 	Name   string
-	Result *bench.Result
+	Result *result.Result
 }
 
 // Labels returns a distinct column label per input: broker and scenario when those tell
@@ -132,7 +132,7 @@ type metric struct {
 	name   string
 	higher bool // a higher value is better
 	format func(float64) string
-	value  func(r *bench.Result) (float64, bool)
+	value  func(r *result.Result) (float64, bool)
 }
 
 func count(v float64) string { return fmt.Sprintf("%.0f", v) }
@@ -141,58 +141,58 @@ func usv(v float64) string   { return FormatUS(int64(v)) }
 func mib(v float64) string   { return fmt.Sprintf("%.1f MiB", v/(1<<20)) }
 func secs(v float64) string  { return fmt.Sprintf("%.2fs", v) }
 
-func pctl(get func(r *bench.Result) bench.Percentiles, f func(p bench.Percentiles) int64) func(r *bench.Result) (float64, bool) {
-	return func(r *bench.Result) (float64, bool) {
+func pctl(get func(r *result.Result) result.Percentiles, f func(p result.Percentiles) int64) func(r *result.Result) (float64, bool) {
+	return func(r *result.Result) (float64, bool) {
 		p := get(r)
 		return float64(f(p)), p.Count > 0
 	}
 }
 
-func lat(r *bench.Result) bench.Percentiles  { return r.LatencyUS }
-func raw(r *bench.Result) bench.Percentiles  { return r.LatencyRaw }
-func conn(r *bench.Result) bench.Percentiles { return r.Connections.ConnectLatencyUS }
+func lat(r *result.Result) result.Percentiles  { return r.LatencyUS }
+func raw(r *result.Result) result.Percentiles  { return r.LatencyRaw }
+func conn(r *result.Result) result.Percentiles { return r.Connections.ConnectLatencyUS }
 
-func msgs(f func(m *bench.Messages) int64) func(r *bench.Result) (float64, bool) {
-	return func(r *bench.Result) (float64, bool) { return float64(f(&r.Messages)), messaging(r) }
+func msgs(f func(m *result.Messages) int64) func(r *result.Result) (float64, bool) {
+	return func(r *result.Result) (float64, bool) { return float64(f(&r.Messages)), messaging(r) }
 }
 
 var metrics = []metric{
-	{"sent msg/s", true, rate, func(r *bench.Result) (float64, bool) { return r.Throughput.PublishPerS, messaging(r) }},
-	{"received msg/s", true, rate, func(r *bench.Result) (float64, bool) { return r.Throughput.ReceivePerS, messaging(r) }},
-	{"latency p50", false, usv, pctl(lat, func(p bench.Percentiles) int64 { return p.P50 })},
-	{"latency p90", false, usv, pctl(lat, func(p bench.Percentiles) int64 { return p.P90 })},
-	{"latency p99", false, usv, pctl(lat, func(p bench.Percentiles) int64 { return p.P99 })},
-	{"latency p99.9", false, usv, pctl(lat, func(p bench.Percentiles) int64 { return p.P999 })},
-	{"latency max", false, usv, pctl(lat, func(p bench.Percentiles) int64 { return p.Max })},
-	{"raw latency p50", false, usv, pctl(raw, func(p bench.Percentiles) int64 { return p.P50 })},
-	{"raw latency p99", false, usv, pctl(raw, func(p bench.Percentiles) int64 { return p.P99 })},
-	{"connections", true, count, func(r *bench.Result) (float64, bool) { return float64(r.Connections.Established), true }},
-	{"connect failed", false, count, func(r *bench.Result) (float64, bool) { return float64(r.Connections.Failed), true }},
-	{"connect rate", true, rate, func(r *bench.Result) (float64, bool) {
+	{"sent msg/s", true, rate, func(r *result.Result) (float64, bool) { return r.Throughput.PublishPerS, messaging(r) }},
+	{"received msg/s", true, rate, func(r *result.Result) (float64, bool) { return r.Throughput.ReceivePerS, messaging(r) }},
+	{"latency p50", false, usv, pctl(lat, func(p result.Percentiles) int64 { return p.P50 })},
+	{"latency p90", false, usv, pctl(lat, func(p result.Percentiles) int64 { return p.P90 })},
+	{"latency p99", false, usv, pctl(lat, func(p result.Percentiles) int64 { return p.P99 })},
+	{"latency p99.9", false, usv, pctl(lat, func(p result.Percentiles) int64 { return p.P999 })},
+	{"latency max", false, usv, pctl(lat, func(p result.Percentiles) int64 { return p.Max })},
+	{"raw latency p50", false, usv, pctl(raw, func(p result.Percentiles) int64 { return p.P50 })},
+	{"raw latency p99", false, usv, pctl(raw, func(p result.Percentiles) int64 { return p.P99 })},
+	{"connections", true, count, func(r *result.Result) (float64, bool) { return float64(r.Connections.Established), true }},
+	{"connect failed", false, count, func(r *result.Result) (float64, bool) { return float64(r.Connections.Failed), true }},
+	{"connect rate", true, rate, func(r *result.Result) (float64, bool) {
 		return r.Connections.ConnectRatePerS, r.Connections.Established > 0
 	}},
-	{"connect latency p50", false, usv, pctl(conn, func(p bench.Percentiles) int64 { return p.P50 })},
-	{"connect latency p99", false, usv, pctl(conn, func(p bench.Percentiles) int64 { return p.P99 })},
-	{"lost", false, count, msgs(func(m *bench.Messages) int64 { return m.Lost })},
-	{"duplicated", false, count, msgs(func(m *bench.Messages) int64 { return m.Duplicated })},
-	{"out of order", false, count, msgs(func(m *bench.Messages) int64 { return m.OutOfOrder })},
-	{"unsent", false, count, msgs(func(m *bench.Messages) int64 { return m.UnsentTotal })},
-	{"client cpu", false, secs, func(r *bench.Result) (float64, bool) { return r.Client.CPUS, r.Client.CPUS > 0 }},
-	{"client max rss", false, mib, func(r *bench.Result) (float64, bool) {
+	{"connect latency p50", false, usv, pctl(conn, func(p result.Percentiles) int64 { return p.P50 })},
+	{"connect latency p99", false, usv, pctl(conn, func(p result.Percentiles) int64 { return p.P99 })},
+	{"lost", false, count, msgs(func(m *result.Messages) int64 { return m.Lost })},
+	{"duplicated", false, count, msgs(func(m *result.Messages) int64 { return m.Duplicated })},
+	{"out of order", false, count, msgs(func(m *result.Messages) int64 { return m.OutOfOrder })},
+	{"unsent", false, count, msgs(func(m *result.Messages) int64 { return m.UnsentTotal })},
+	{"client cpu", false, secs, func(r *result.Result) (float64, bool) { return r.Client.CPUS, r.Client.CPUS > 0 }},
+	{"client max rss", false, mib, func(r *result.Result) (float64, bool) {
 		return float64(r.Client.MaxRSSBytes), r.Client.MaxRSSBytes > 0
 	}},
-	{"broker cpu", false, secs, func(r *bench.Result) (float64, bool) {
-		return brokerFig(r, func(b *bench.BrokerProcess) float64 { return b.CPUS })
+	{"broker cpu", false, secs, func(r *result.Result) (float64, bool) {
+		return brokerFig(r, func(b *result.BrokerProcess) float64 { return b.CPUS })
 	}},
-	{"broker cpu avg", false, func(v float64) string { return fmt.Sprintf("%.0f%%", v) }, func(r *bench.Result) (float64, bool) {
-		return brokerFig(r, func(b *bench.BrokerProcess) float64 { return b.CPUPercentAvg })
+	{"broker cpu avg", false, func(v float64) string { return fmt.Sprintf("%.0f%%", v) }, func(r *result.Result) (float64, bool) {
+		return brokerFig(r, func(b *result.BrokerProcess) float64 { return b.CPUPercentAvg })
 	}},
-	{"broker rss peak", false, mib, func(r *bench.Result) (float64, bool) {
-		return brokerFig(r, func(b *bench.BrokerProcess) float64 { return float64(b.RSSPeakBytes) })
+	{"broker rss peak", false, mib, func(r *result.Result) (float64, bool) {
+		return brokerFig(r, func(b *result.BrokerProcess) float64 { return float64(b.RSSPeakBytes) })
 	}},
 }
 
-func brokerFig(r *bench.Result, f func(b *bench.BrokerProcess) float64) (float64, bool) {
+func brokerFig(r *result.Result, f func(b *result.BrokerProcess) float64) (float64, bool) {
 	if r.BrokerProcess == nil || r.BrokerProcess.PID == 0 && r.BrokerProcess.CPUS == 0 {
 		return 0, false
 	}
@@ -308,11 +308,11 @@ func NewCompare(in []Input) *Page {
 	boxes := Panel{ID: "boxes", Title: "Latency distributions", Intro: "Boxplots: " + BoxLegend + "."}
 	for _, h := range []struct {
 		title string
-		get   func(r *bench.Result) *bench.Hist
+		get   func(r *result.Result) *result.Hist
 	}{
-		{"Latency, corrected (from the due time)", func(r *bench.Result) *bench.Hist { return r.Histograms.Latency }},
-		{"Latency, raw (from the actual write)", func(r *bench.Result) *bench.Hist { return r.Histograms.LatencyRaw }},
-		{"Connect latency (TCP start to CONNACK)", func(r *bench.Result) *bench.Hist { return r.Histograms.ConnectLatency }},
+		{"Latency, corrected (from the due time)", func(r *result.Result) *result.Hist { return r.Histograms.Latency }},
+		{"Latency, raw (from the actual write)", func(r *result.Result) *result.Hist { return r.Histograms.LatencyRaw }},
+		{"Connect latency (TCP start to CONNACK)", func(r *result.Result) *result.Hist { return r.Histograms.ConnectLatency }},
 	} {
 		items := make([]BoxItem, len(in))
 		any := false
@@ -331,28 +331,28 @@ func NewCompare(in []Input) *Page {
 
 	spectra := Panel{ID: "spectra", Title: "Percentile spectra"}
 	spectra.Charts = append(spectra.Charts,
-		overlaySpectrum("cmp_spectrum", "Latency by percentile, corrected", in, labels, func(r *bench.Result) *bench.Hist { return r.Histograms.Latency }),
-		overlaySpectrum("cmp_spectrum_raw", "Latency by percentile, raw", in, labels, func(r *bench.Result) *bench.Hist { return r.Histograms.LatencyRaw }),
-		overlaySpectrum("cmp_connect_spectrum", "Connect latency by percentile", in, labels, func(r *bench.Result) *bench.Hist { return r.Histograms.ConnectLatency }))
+		overlaySpectrum("cmp_spectrum", "Latency by percentile, corrected", in, labels, func(r *result.Result) *result.Hist { return r.Histograms.Latency }),
+		overlaySpectrum("cmp_spectrum_raw", "Latency by percentile, raw", in, labels, func(r *result.Result) *result.Hist { return r.Histograms.LatencyRaw }),
+		overlaySpectrum("cmp_connect_spectrum", "Connect latency by percentile", in, labels, func(r *result.Result) *result.Hist { return r.Histograms.ConnectLatency }))
 	p.Panels = append(p.Panels, spectra)
 
 	ts := Panel{ID: "time", Title: "Over time", Intro: "Per interval, seconds into each run."}
 	ts.Charts = append(ts.Charts,
-		overlayTime("cmp_receive", "Messages received per second", "per_s", false, in, labels, func(iv *bench.Interval) float64 { return iv.ReceivePerS }),
-		overlayTime("cmp_p99", "Latency p99 per interval, corrected", "us", true, in, labels, func(iv *bench.Interval) float64 {
+		overlayTime("cmp_receive", "Messages received per second", "per_s", false, in, labels, func(iv *result.Interval) float64 { return iv.ReceivePerS }),
+		overlayTime("cmp_p99", "Latency p99 per interval, corrected", "us", true, in, labels, func(iv *result.Interval) float64 {
 			if iv.LatencyUS.Count == 0 {
 				return math.NaN()
 			}
 			return float64(iv.LatencyUS.P99)
 		}),
-		overlayTime("cmp_established", "Connections established", "count", false, in, labels, func(iv *bench.Interval) float64 { return float64(iv.Established) }),
-		overlayTime("cmp_client_cpu", "Client CPU (100% = one core)", "percent", false, in, labels, func(iv *bench.Interval) float64 { return nz(iv.ClientCPUPercent) }),
-		overlayTime("cmp_broker_cpu", "Broker CPU (100% = one core)", "percent", false, in, labels, func(iv *bench.Interval) float64 { return nz(iv.BrokerCPUPercent) }))
+		overlayTime("cmp_established", "Connections established", "count", false, in, labels, func(iv *result.Interval) float64 { return float64(iv.Established) }),
+		overlayTime("cmp_client_cpu", "Client CPU (100% = one core)", "percent", false, in, labels, func(iv *result.Interval) float64 { return nz(iv.ClientCPUPercent) }),
+		overlayTime("cmp_broker_cpu", "Broker CPU (100% = one core)", "percent", false, in, labels, func(iv *result.Interval) float64 { return nz(iv.BrokerCPUPercent) }))
 	p.Panels = append(p.Panels, ts)
 	return p
 }
 
-func overlaySpectrum(id, title string, in []Input, labels []string, get func(r *bench.Result) *bench.Hist) Chart {
+func overlaySpectrum(id, title string, in []Input, labels []string, get func(r *result.Result) *result.Hist) Chart {
 	c := &Chart{ID: id, Title: title, XKind: "spectrum", YUnit: "us", YLog: true}
 	var longest int64
 	for _, x := range in {
@@ -366,7 +366,7 @@ func overlaySpectrum(id, title string, in []Input, labels []string, get func(r *
 	return c.finish("no result has these values")
 }
 
-func overlayTime(id, title, unit string, ylog bool, in []Input, labels []string, f func(iv *bench.Interval) float64) Chart {
+func overlayTime(id, title, unit string, ylog bool, in []Input, labels []string, f func(iv *result.Interval) float64) Chart {
 	c := &Chart{ID: id, Title: title, XKind: "time", YUnit: unit, YLog: ylog, SpanGaps: true}
 	// The x axis is the union of the runs' interval times (rounded to 1 ms); a run has
 	// gaps at the others' times.
@@ -398,9 +398,9 @@ func overlayTime(id, title, unit string, ylog bool, in []Input, labels []string,
 
 // compareDoc is one embedded result of a comparison page.
 type compareDoc struct {
-	Name   string        `json:"name"`
-	Label  string        `json:"label"`
-	Result *bench.Result `json:"result"`
+	Name   string         `json:"name"`
+	Label  string         `json:"label"`
+	Result *result.Result `json:"result"`
 }
 
 // WriteCompareHTML writes the comparison page of the inputs to w: one self-contained page

@@ -7,20 +7,20 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/result"
 )
 
 // column is one fixed column of the interval CSV: its header (units in the name) and how
 // it reads an interval (prev is the interval before, nil for the first).
 type column struct {
 	name string
-	cell func(iv, prev *bench.Interval) string
+	cell func(iv, prev *result.Interval) string
 }
 
 func i64(v int64) string  { return strconv.FormatInt(v, 10) }
 func f3(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
-func pct(p bench.Percentiles, v int64) string {
+func pct(p result.Percentiles, v int64) string {
 	if p.Count == 0 { // no value: an empty cell, not a latency of 0
 		return ""
 	}
@@ -28,20 +28,20 @@ func pct(p bench.Percentiles, v int64) string {
 }
 
 // percentileColumns are the columns of one histogram summary: count, mean, p50 ... max.
-func percentileColumns(prefix string, get func(*bench.Interval) bench.Percentiles) []column {
+func percentileColumns(prefix string, get func(*result.Interval) result.Percentiles) []column {
 	return []column{
-		{prefix + "_count", func(iv, _ *bench.Interval) string { return i64(get(iv).Count) }},
-		{prefix + "_mean_us", func(iv, _ *bench.Interval) string {
+		{prefix + "_count", func(iv, _ *result.Interval) string { return i64(get(iv).Count) }},
+		{prefix + "_mean_us", func(iv, _ *result.Interval) string {
 			if p := get(iv); p.Count > 0 {
 				return f1(p.Mean)
 			}
 			return ""
 		}},
-		{prefix + "_p50_us", func(iv, _ *bench.Interval) string { p := get(iv); return pct(p, p.P50) }},
-		{prefix + "_p90_us", func(iv, _ *bench.Interval) string { p := get(iv); return pct(p, p.P90) }},
-		{prefix + "_p99_us", func(iv, _ *bench.Interval) string { p := get(iv); return pct(p, p.P99) }},
-		{prefix + "_p999_us", func(iv, _ *bench.Interval) string { p := get(iv); return pct(p, p.P999) }},
-		{prefix + "_max_us", func(iv, _ *bench.Interval) string { p := get(iv); return pct(p, p.Max) }},
+		{prefix + "_p50_us", func(iv, _ *result.Interval) string { p := get(iv); return pct(p, p.P50) }},
+		{prefix + "_p90_us", func(iv, _ *result.Interval) string { p := get(iv); return pct(p, p.P90) }},
+		{prefix + "_p99_us", func(iv, _ *result.Interval) string { p := get(iv); return pct(p, p.P99) }},
+		{prefix + "_p999_us", func(iv, _ *result.Interval) string { p := get(iv); return pct(p, p.P999) }},
+		{prefix + "_max_us", func(iv, _ *result.Interval) string { p := get(iv); return pct(p, p.Max) }},
 	}
 }
 
@@ -49,44 +49,44 @@ func percentileColumns(prefix string, get func(*bench.Interval) bench.Percentile
 // two together).
 var csvColumns = slices.Concat(
 	[]column{
-		{"t_s", func(iv, _ *bench.Interval) string { return f3(iv.TS) }},
-		{"interval_s", func(iv, prev *bench.Interval) string {
+		{"t_s", func(iv, _ *result.Interval) string { return f3(iv.TS) }},
+		{"interval_s", func(iv, prev *result.Interval) string {
 			if prev == nil {
 				return f3(iv.TS)
 			}
 			return f3(iv.TS - prev.TS)
 		}},
-		{"established", func(iv, _ *bench.Interval) string { return i64(iv.Established) }},
-		{"connected", func(iv, _ *bench.Interval) string { return i64(iv.Connected) }},
-		{"failed", func(iv, _ *bench.Interval) string { return i64(iv.Failed) }},
-		{"dropped", func(iv, _ *bench.Interval) string { return i64(iv.Dropped) }},
-		{"connect_per_s", func(iv, _ *bench.Interval) string { return f3(iv.ConnectPerS) }},
+		{"established", func(iv, _ *result.Interval) string { return i64(iv.Established) }},
+		{"connected", func(iv, _ *result.Interval) string { return i64(iv.Connected) }},
+		{"failed", func(iv, _ *result.Interval) string { return i64(iv.Failed) }},
+		{"dropped", func(iv, _ *result.Interval) string { return i64(iv.Dropped) }},
+		{"connect_per_s", func(iv, _ *result.Interval) string { return f3(iv.ConnectPerS) }},
 	},
-	percentileColumns("connect_latency", func(iv *bench.Interval) bench.Percentiles { return iv.ConnectLatencyUS }),
+	percentileColumns("connect_latency", func(iv *result.Interval) result.Percentiles { return iv.ConnectLatencyUS }),
 	[]column{
-		{"published", func(iv, _ *bench.Interval) string { return i64(iv.Published) }},
-		{"unsent", func(iv, _ *bench.Interval) string { return i64(iv.Unsent) }},
-		{"expected", func(iv, _ *bench.Interval) string { return i64(iv.Expected) }},
-		{"received", func(iv, _ *bench.Interval) string { return i64(iv.Received) }},
-		{"duplicated", func(iv, _ *bench.Interval) string { return i64(iv.Duplicated) }},
-		{"unexpected", func(iv, _ *bench.Interval) string { return i64(iv.Unexpected) }},
-		{"unmeasured", func(iv, _ *bench.Interval) string { return i64(iv.Unmeasured) }},
-		{"publish_per_s", func(iv, _ *bench.Interval) string { return f3(iv.PublishPerS) }},
-		{"receive_per_s", func(iv, _ *bench.Interval) string { return f3(iv.ReceivePerS) }},
+		{"published", func(iv, _ *result.Interval) string { return i64(iv.Published) }},
+		{"unsent", func(iv, _ *result.Interval) string { return i64(iv.Unsent) }},
+		{"expected", func(iv, _ *result.Interval) string { return i64(iv.Expected) }},
+		{"received", func(iv, _ *result.Interval) string { return i64(iv.Received) }},
+		{"duplicated", func(iv, _ *result.Interval) string { return i64(iv.Duplicated) }},
+		{"unexpected", func(iv, _ *result.Interval) string { return i64(iv.Unexpected) }},
+		{"unmeasured", func(iv, _ *result.Interval) string { return i64(iv.Unmeasured) }},
+		{"publish_per_s", func(iv, _ *result.Interval) string { return f3(iv.PublishPerS) }},
+		{"receive_per_s", func(iv, _ *result.Interval) string { return f3(iv.ReceivePerS) }},
 	},
-	percentileColumns("latency", func(iv *bench.Interval) bench.Percentiles { return iv.LatencyUS }),
-	percentileColumns("latency_raw", func(iv *bench.Interval) bench.Percentiles { return iv.LatencyRawUS }),
-	percentileColumns("schedule_lag", func(iv *bench.Interval) bench.Percentiles { return iv.ScheduleLagUS }),
+	percentileColumns("latency", func(iv *result.Interval) result.Percentiles { return iv.LatencyUS }),
+	percentileColumns("latency_raw", func(iv *result.Interval) result.Percentiles { return iv.LatencyRawUS }),
+	percentileColumns("schedule_lag", func(iv *result.Interval) result.Percentiles { return iv.ScheduleLagUS }),
 	[]column{
-		{"client_cpu_percent", func(iv, _ *bench.Interval) string { return f1(iv.ClientCPUPercent) }},
-		{"client_rss_bytes", func(iv, _ *bench.Interval) string { return i64(iv.ClientRSSBytes) }},
-		{"broker_cpu_percent", func(iv, _ *bench.Interval) string {
+		{"client_cpu_percent", func(iv, _ *result.Interval) string { return f1(iv.ClientCPUPercent) }},
+		{"client_rss_bytes", func(iv, _ *result.Interval) string { return i64(iv.ClientRSSBytes) }},
+		{"broker_cpu_percent", func(iv, _ *result.Interval) string {
 			if iv.BrokerCPUPercent == 0 && iv.BrokerRSSBytes == 0 { // not sampled
 				return ""
 			}
 			return f1(iv.BrokerCPUPercent)
 		}},
-		{"broker_rss_bytes", func(iv, _ *bench.Interval) string {
+		{"broker_rss_bytes", func(iv, _ *result.Interval) string {
 			if iv.BrokerRSSBytes == 0 {
 				return ""
 			}
@@ -110,7 +110,7 @@ func CSVColumns() []string {
 // column per kernel counter that moved in any interval (sorted by name; the broker's
 // namespace's counters are named kernel_broker.NAME). Counts are per interval, rates per
 // second over it, latencies in µs (empty cells when the interval has no value).
-func WriteCSV(w io.Writer, r *bench.Result) error {
+func WriteCSV(w io.Writer, r *result.Result) error {
 	var kernel []string
 	for _, iv := range r.Intervals {
 		for k := range iv.Kernel {
@@ -131,7 +131,7 @@ func WriteCSV(w io.Writer, r *bench.Result) error {
 	row := make([]string, len(header))
 	for i := range r.Intervals {
 		iv := &r.Intervals[i]
-		var prev *bench.Interval
+		var prev *result.Interval
 		if i > 0 {
 			prev = &r.Intervals[i-1]
 		}

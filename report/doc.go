@@ -1,7 +1,9 @@
-// Package report renders result documents (bench.Result) for people: the HTML report of one
-// run, the comparison of several runs (a terminal table and an HTML page), and the building
-// blocks other packages reuse (box statistics, SVG boxplots, percentile spectra). It reads
-// result documents and nothing else: it measures nothing and runs nothing.
+// Package report renders result documents (result.Result) for people: the text summary a
+// run ends with (WriteSummary), the HTML report of one run, the comparison of several runs
+// (a terminal table and an HTML page), and the building blocks other packages reuse (box
+// statistics, SVG boxplots, percentile spectra). It reads result documents and nothing
+// else: it imports package result and none of the run's (bench, reactor, scenario,
+// tuning); it measures nothing and runs nothing.
 //
 // # HTML pages
 //
@@ -55,6 +57,6 @@
 // WriteCSV writes one row per interval (CSVColumns, then kernel_NAME columns; docs/outputs.md
 // lists them, a test holds the two together); WriteHlog writes the intervals' histograms as
 // an HdrHistogram interval log with hdrhistogram-go's writer (tags latency, latency_raw,
-// connect; µs values); HDR turns a bench.Hist into an hdrhistogram-go histogram. Package
+// connect; µs values); HDR turns a result.Hist into an hdrhistogram-go histogram. Package
 // report/metrics serves a run live as Prometheus metrics.
 package report

@@ -6,7 +6,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/result"
 )
 
 // The tags of the interval log's histograms, one line each per interval.
@@ -27,7 +27,7 @@ var HlogTags = []string{TagLatency, TagLatencyRaw, TagConnect}
 // interval. Values are µs; the Interval_Max column is in seconds (the writer divides by
 // 10^6). Timestamps are seconds from BaseTime, at millisecond precision. A result without
 // interval histograms (written before they were kept) cannot give a log: WriteHlog says so.
-func WriteHlog(w io.Writer, r *bench.Result) error {
+func WriteHlog(w io.Writer, r *result.Result) error {
 	for i := range r.Intervals {
 		if r.Intervals[i].Histograms == nil {
 			return fmt.Errorf("the result has no interval histograms (intervals[%d].histograms): "+
@@ -54,7 +54,7 @@ func WriteHlog(w io.Writer, r *bench.Result) error {
 			return fmt.Errorf("cannot write the interval log: %w", err)
 		}
 	}
-	empty := hdrhistogram.New(1, 3600*1e6, 3) // bench's range (1 µs to 1 h, 3 digits)
+	empty := hdrhistogram.New(1, 3600*1e6, 3) // result.Hist's range (1 µs to 1 h, 3 digits)
 	prev := 0.0
 	for i := range r.Intervals {
 		iv := &r.Intervals[i]
@@ -63,7 +63,7 @@ func WriteHlog(w io.Writer, r *bench.Result) error {
 		hs := iv.Histograms
 		for _, x := range []struct {
 			tag string
-			h   *bench.Hist
+			h   *result.Hist
 		}{{TagLatency, hs.Latency}, {TagLatencyRaw, hs.LatencyRaw}, {TagConnect, hs.ConnectLatency}} {
 			h := empty
 			if v := x.h.HDR(); v != nil {

@@ -7,7 +7,7 @@ import (
 	"html/template"
 	"io"
 
-	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/result"
 )
 
 // UPlotVersion is the vendored charting library's version (assets/, from the npm registry).
@@ -71,6 +71,6 @@ func writePage(w io.Writer, p *Page, docs any, version string, multi bool) error
 // styles and the result document inline; it requests nothing when opened), readable in a
 // light or dark theme and printable. name labels the result (e.g. its file name) when its
 // scenario does not.
-func WriteHTML(w io.Writer, r *bench.Result, name string) error {
+func WriteHTML(w io.Writer, r *result.Result, name string) error {
 	return writePage(w, NewReport(r, name), r, r.ToolVersion, false)
 }

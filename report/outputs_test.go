@@ -15,16 +15,16 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/result"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata (result.json and the outputs, the summary and compare tables)")
 
 // fixture builds the fixed result of the golden tests: a connect interval, two message
 // intervals (one with kernel counters and the broker's figures), and the last, partial one.
-func fixture() *bench.Result {
-	hist := func(from, n, step int64) *bench.Hist {
-		h := bench.NewHist()
+func fixture() *result.Result {
+	hist := func(from, n, step int64) *result.Hist {
+		h := result.NewHist()
 		for i := range n {
 			h.Record(from + i*step)
 		}
@@ -34,14 +34,14 @@ func fixture() *bench.Result {
 	lat1, raw1 := hist(900, 500, 3), hist(800, 500, 3)
 	lat2, raw2 := hist(1000, 700, 11), hist(950, 700, 10)
 	lat3, raw3 := hist(5000, 20, 1000), hist(4000, 20, 900)
-	iv := func(ts float64, d float64, open, published, received int64, lat, raw, con *bench.Hist) bench.Interval {
-		return bench.Interval{TS: ts, Established: open, Connected: con.Count(), ConnectPerS: float64(con.Count()) / d,
+	iv := func(ts float64, d float64, open, published, received int64, lat, raw, con *result.Hist) result.Interval {
+		return result.Interval{TS: ts, Established: open, Connected: con.Count(), ConnectPerS: float64(con.Count()) / d,
 			ConnectLatencyUS: con.Summary(), Published: published, Expected: published, Received: received,
 			PublishPerS: float64(published) / d, ReceivePerS: float64(received) / d,
 			LatencyUS: lat.Summary(), LatencyRawUS: raw.Summary(), ClientCPUPercent: 12.5, ClientRSSBytes: 41 << 20,
-			Histograms: &bench.IntervalHistograms{Latency: lat, LatencyRaw: raw, ConnectLatency: con}}
+			Histograms: &result.IntervalHistograms{Latency: lat, LatencyRaw: raw, ConnectLatency: con}}
 	}
-	ivs := []bench.Interval{
+	ivs := []result.Interval{
 		iv(1.002, 1.002, 100, 0, 0, nil, nil, conn),
 		iv(2.003, 1.001, 100, 500, 500, lat1, raw1, nil),
 		iv(3.001, 0.998, 100, 700, 700, lat2, raw2, nil),
@@ -53,23 +53,23 @@ func fixture() *bench.Result {
 	ivs[2].Kernel = map[string]int64{"tcp_syn_retrans": 4, "broker.listen_overflows": 1}
 	ivs[1].BrokerCPUPercent, ivs[1].BrokerRSSBytes = 33.3, 12<<20
 	ivs[2].BrokerCPUPercent, ivs[2].BrokerRSSBytes = 35.1, 13<<20
-	lat, raw := bench.NewHist(), bench.NewHist()
-	for _, h := range []*bench.Hist{lat1, lat2, lat3} {
+	lat, raw := result.NewHist(), result.NewHist()
+	for _, h := range []*result.Hist{lat1, lat2, lat3} {
 		lat.Merge(h)
 	}
-	for _, h := range []*bench.Hist{raw1, raw2, raw3} {
+	for _, h := range []*result.Hist{raw1, raw2, raw3} {
 		raw.Merge(h)
 	}
 	start := time.Date(2026, 12, 1, 12, 0, 0, 250e6, time.UTC)
-	return &bench.Result{Schema: bench.Schema, ToolVersion: "test", StartedAt: start, EndedAt: start.Add(3400 * time.Millisecond),
-		Broker: []string{"127.0.0.1:1883"}, Connections: bench.Connections{Target: 100, Established: 100, ConnectLatencyUS: conn.Summary()},
-		Messages:  bench.Messages{Scheduled: 1203, Published: 1200, Expected: 1200, Received: 1220, UnsentTotal: 3},
+	return &result.Result{Schema: result.Schema, ToolVersion: "test", StartedAt: start, EndedAt: start.Add(3400 * time.Millisecond),
+		Broker: []string{"127.0.0.1:1883"}, Connections: result.Connections{Target: 100, Established: 100, ConnectLatencyUS: conn.Summary()},
+		Messages:  result.Messages{Scheduled: 1203, Published: 1200, Expected: 1200, Received: 1220, UnsentTotal: 3},
 		LatencyUS: lat.Summary(), LatencyRaw: raw.Summary(), Intervals: ivs,
-		Histograms: bench.Histograms{ConnectLatency: conn, Latency: lat, LatencyRaw: raw}, Errors: []bench.ErrorCount{}}
+		Histograms: result.Histograms{ConnectLatency: conn, Latency: lat, LatencyRaw: raw}, Errors: []result.ErrorCount{}}
 }
 
 // loadFixture reads testdata/result.json (rewritten from fixture with -update).
-func loadFixture(t *testing.T) *bench.Result {
+func loadFixture(t *testing.T) *result.Result {
 	t.Helper()
 	path := filepath.Join("testdata", "result.json")
 	if *update {
@@ -85,7 +85,7 @@ func loadFixture(t *testing.T) *bench.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r bench.Result
+	var r result.Result
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestHlogReadBack(t *testing.T) {
 			}
 		}
 	}
-	for tag, want := range map[string]bench.Percentiles{TagLatency: r.LatencyUS, TagLatencyRaw: r.LatencyRaw,
+	for tag, want := range map[string]result.Percentiles{TagLatency: r.LatencyUS, TagLatencyRaw: r.LatencyRaw,
 		TagConnect: r.Connections.ConnectLatencyUS} {
 		h := totals[tag]
 		if h.TotalCount() != want.Count || h.Max() != want.Max || h.ValueAtQuantile(99) != want.P99 {

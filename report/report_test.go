@@ -10,17 +10,17 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/result"
 )
 
 // load reads a result document from testdata (results of real runs on the embedded broker).
-func load(t *testing.T, name string) *bench.Result {
+func load(t *testing.T, name string) *result.Result {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r bench.Result
+	var r result.Result
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -181,7 +181,7 @@ func TestLabels(t *testing.T) {
 // TestEmptyResult: a result with nothing in it (a run that failed at once) renders, and
 // every chart says it has no data.
 func TestEmptyResult(t *testing.T) {
-	r := &bench.Result{Schema: bench.Schema}
+	r := &result.Result{Schema: result.Schema}
 	var b strings.Builder
 	if err := WriteHTML(&b, r, "empty.json"); err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/result"
 )
 
 // Row is one line of a key/value table; Class marks a verdict ("ok", "warn", "bad").
@@ -74,7 +74,7 @@ func (p *Page) Charts() []Chart {
 
 // NewReport builds the report of one result; name labels it (a file name) when its broker
 // and scenario do not.
-func NewReport(r *bench.Result, name string) *Page {
+func NewReport(r *result.Result, name string) *Page {
 	sc := scenarioInfo(r)
 	p := &Page{Title: "mqblast report: " + cmpOr(sc.Name, name), Subtitle: subtitle(r, name)}
 	p.Panels = append(p.Panels, summaryPanel(r), throughputPanel(r), latencyPanel(r), spectrumPanel(r),
@@ -91,7 +91,7 @@ func cmpOr(s ...string) string {
 	return ""
 }
 
-func subtitle(r *bench.Result, name string) string {
+func subtitle(r *result.Result, name string) string {
 	parts := []string{}
 	if len(r.Broker) > 0 {
 		parts = append(parts, "broker "+strings.Join(r.Broker, ", "))
@@ -115,20 +115,20 @@ type scenario struct {
 	Parameters map[string]any `json:"parameters"`
 }
 
-func scenarioInfo(r *bench.Result) scenario {
+func scenarioInfo(r *result.Result) scenario {
 	var s scenario
 	_ = json.Unmarshal(r.Scenario, &s) // a result without a scenario names none
 	return s
 }
 
-func messaging(r *bench.Result) bool {
+func messaging(r *result.Result) bool {
 	m := &r.Messages
 	return m.Scheduled > 0 || m.Published > 0 || m.Received > 0 || m.Subscribed > 0
 }
 
 // Verdicts returns the badges of r: complete or interrupted, thresholds, losses, client
 // saturation, broker stall, host limits.
-func Verdicts(r *bench.Result) []Badge {
+func Verdicts(r *result.Result) []Badge {
 	var b []Badge
 	if r.Interrupted {
 		b = append(b, Badge{"interrupted: partial result", "warn"})
@@ -168,8 +168,8 @@ func Verdicts(r *bench.Result) []Badge {
 	return b
 }
 
-// SummaryRows are the summary panel's figures, as bench's text summary has them.
-func SummaryRows(r *bench.Result) []Row {
+// SummaryRows are the summary panel's figures, as the text summary (WriteSummary) has them.
+func SummaryRows(r *result.Result) []Row {
 	var rows []Row
 	add := func(k, class, f string, a ...any) { rows = append(rows, Row{k, fmt.Sprintf(f, a...), class}) }
 	sc := scenarioInfo(r)
@@ -258,7 +258,7 @@ type hostCheck struct {
 	Why     string `json:"why"`
 }
 
-func summaryPanel(r *bench.Result) Panel {
+func summaryPanel(r *result.Result) Panel {
 	p := Panel{ID: "summary", Title: "Summary", Badges: Verdicts(r), Rows: SummaryRows(r)}
 	if len(r.Thresholds) > 0 {
 		t := Table{Caption: "Thresholds", Head: []string{"threshold", "value", "verdict"}}
@@ -267,7 +267,7 @@ func summaryPanel(r *bench.Result) Panel {
 			if !th.OK {
 				v = "FAIL"
 			}
-			t.Rows = append(t.Rows, []string{th.Expr, bench.FormatThresholdValue(th.Value), v})
+			t.Rows = append(t.Rows, []string{th.Expr, result.FormatThresholdValue(th.Value), v})
 		}
 		p.Tables = append(p.Tables, t)
 	}
@@ -308,7 +308,7 @@ func summaryPanel(r *bench.Result) Panel {
 }
 
 // times returns the intervals' t_s.
-func times(r *bench.Result) []float64 {
+func times(r *result.Result) []float64 {
 	xs := make([]float64, len(r.Intervals))
 	for i, iv := range r.Intervals {
 		xs[i] = iv.TS
@@ -317,7 +317,7 @@ func times(r *bench.Result) []float64 {
 }
 
 // series returns f of every interval; f returns NaN for a gap.
-func series(r *bench.Result, label string, color int, f func(iv *bench.Interval) float64) Series {
+func series(r *result.Result, label string, color int, f func(iv *result.Interval) float64) Series {
 	v := make(Values, len(r.Intervals))
 	for i := range r.Intervals {
 		v[i] = f(&r.Intervals[i])
@@ -333,14 +333,14 @@ func nz(v float64) float64 {
 	return v
 }
 
-func timeChart(id, title, unit string, ylog bool, r *bench.Result, s ...Series) *Chart {
+func timeChart(id, title, unit string, ylog bool, r *result.Result, s ...Series) *Chart {
 	return &Chart{ID: id, Title: title, X: times(r), XKind: "time", YUnit: unit, YLog: ylog, Series: s}
 }
 
-func throughputPanel(r *bench.Result) Panel {
+func throughputPanel(r *result.Result) Panel {
 	c := timeChart("throughput", "Messages per second", "per_s", false, r,
-		series(r, "sent (written)", 0, func(iv *bench.Interval) float64 { return iv.PublishPerS }),
-		series(r, "received", 1, func(iv *bench.Interval) float64 { return iv.ReceivePerS }))
+		series(r, "sent (written)", 0, func(iv *result.Interval) float64 { return iv.PublishPerS }),
+		series(r, "received", 1, func(iv *result.Interval) float64 { return iv.ReceivePerS }))
 	c.Series[1].Dash = true // over "sent", which it often covers
 	if !messaging(r) {
 		c.Series = nil
@@ -349,15 +349,15 @@ func throughputPanel(r *bench.Result) Panel {
 		Charts: []Chart{c.finish("no messages in this run")}}
 }
 
-func latencySeries(r *bench.Result, raw bool) []Series {
-	get := func(iv *bench.Interval) *bench.Percentiles {
+func latencySeries(r *result.Result, raw bool) []Series {
+	get := func(iv *result.Interval) *result.Percentiles {
 		if raw {
 			return &iv.LatencyRawUS
 		}
 		return &iv.LatencyUS
 	}
-	pick := func(f func(p *bench.Percentiles) int64) func(iv *bench.Interval) float64 {
-		return func(iv *bench.Interval) float64 {
+	pick := func(f func(p *result.Percentiles) int64) func(iv *result.Interval) float64 {
+		return func(iv *result.Interval) float64 {
 			p := get(iv)
 			if p.Count == 0 {
 				return math.NaN()
@@ -366,14 +366,14 @@ func latencySeries(r *bench.Result, raw bool) []Series {
 		}
 	}
 	return []Series{
-		series(r, "p50", 0, pick(func(p *bench.Percentiles) int64 { return p.P50 })),
-		series(r, "p90", 1, pick(func(p *bench.Percentiles) int64 { return p.P90 })),
-		series(r, "p99", 2, pick(func(p *bench.Percentiles) int64 { return p.P99 })),
-		series(r, "max", 3, pick(func(p *bench.Percentiles) int64 { return p.Max })),
+		series(r, "p50", 0, pick(func(p *result.Percentiles) int64 { return p.P50 })),
+		series(r, "p90", 1, pick(func(p *result.Percentiles) int64 { return p.P90 })),
+		series(r, "p99", 2, pick(func(p *result.Percentiles) int64 { return p.P99 })),
+		series(r, "max", 3, pick(func(p *result.Percentiles) int64 { return p.Max })),
 	}
 }
 
-func latencyPanel(r *bench.Result) Panel {
+func latencyPanel(r *result.Result) Panel {
 	c := timeChart("latency", "Latency per interval, corrected (from the due time)", "us", true, r, latencySeries(r, false)...)
 	raw := timeChart("latency_raw", "Latency per interval, raw (from the actual write)", "us", true, r, latencySeries(r, true)...)
 	return Panel{ID: "latency", Title: "Latency over time",
@@ -382,7 +382,7 @@ func latencyPanel(r *bench.Result) Panel {
 			raw.finish("no raw latency in this result: it needs the write time in the payload, which payloads of 24 bytes and more carry (this run's were smaller)")}}
 }
 
-func spectrumPanel(r *bench.Result) Panel {
+func spectrumPanel(r *result.Result) Panel {
 	xs, cor := Spectrum(r.Histograms.Latency)
 	xr, raw := Spectrum(r.Histograms.LatencyRaw)
 	if len(xr) > len(xs) {
@@ -406,13 +406,13 @@ func pad(v []float64, n int) Values {
 	return out
 }
 
-func connectionsPanel(r *bench.Result) Panel {
+func connectionsPanel(r *result.Result) Panel {
 	est := timeChart("conn_established", "Connections established (open sessions)", "count", false, r,
-		series(r, "established", 0, func(iv *bench.Interval) float64 { return float64(iv.Established) }),
-		series(r, "failed", 2, func(iv *bench.Interval) float64 { return float64(iv.Failed) }),
-		series(r, "dropped", 3, func(iv *bench.Interval) float64 { return float64(iv.Dropped) }))
+		series(r, "established", 0, func(iv *result.Interval) float64 { return float64(iv.Established) }),
+		series(r, "failed", 2, func(iv *result.Interval) float64 { return float64(iv.Failed) }),
+		series(r, "dropped", 3, func(iv *result.Interval) float64 { return float64(iv.Dropped) }))
 	rate := timeChart("conn_rate", "Connect rate", "per_s", false, r,
-		series(r, "CONNACKs per second", 4, func(iv *bench.Interval) float64 { return iv.ConnectPerS }))
+		series(r, "CONNACKs per second", 4, func(iv *result.Interval) float64 { return iv.ConnectPerS }))
 	if r.Connections.Established == 0 {
 		rate.Series = nil
 	}
@@ -423,7 +423,7 @@ func connectionsPanel(r *bench.Result) Panel {
 		Charts: []Chart{est.finish("no interval recorded"), rate.finish("no connection established"), sp.finish("no connect latency recorded")}}
 }
 
-func deliveryPanel(r *bench.Result) Panel {
+func deliveryPanel(r *result.Result) Panel {
 	p := Panel{ID: "delivery", Title: "Delivery"}
 	if !messaging(r) {
 		p.Empty = "no messages in this run (a Connections scenario)"
@@ -462,13 +462,13 @@ func deliveryPanel(r *bench.Result) Panel {
 	return p
 }
 
-func clientPanel(r *bench.Result) Panel {
+func clientPanel(r *result.Result) Panel {
 	cpu := timeChart("client_cpu", "Client CPU (100% = one core)", "percent", false, r,
-		series(r, "client CPU", 0, func(iv *bench.Interval) float64 { return nz(iv.ClientCPUPercent) }))
+		series(r, "client CPU", 0, func(iv *result.Interval) float64 { return nz(iv.ClientCPUPercent) }))
 	rss := timeChart("client_rss", "Client resident memory", "bytes", false, r,
-		series(r, "client RSS", 1, func(iv *bench.Interval) float64 { return nz(float64(iv.ClientRSSBytes)) }))
-	lagOf := func(f func(p *bench.Percentiles) int64) func(iv *bench.Interval) float64 {
-		return func(iv *bench.Interval) float64 {
+		series(r, "client RSS", 1, func(iv *result.Interval) float64 { return nz(float64(iv.ClientRSSBytes)) }))
+	lagOf := func(f func(p *result.Percentiles) int64) func(iv *result.Interval) float64 {
+		return func(iv *result.Interval) float64 {
 			if iv.ScheduleLagUS.Count == 0 {
 				return math.NaN()
 			}
@@ -476,9 +476,9 @@ func clientPanel(r *bench.Result) Panel {
 		}
 	}
 	lag := timeChart("schedule_lag", "Schedule lag per interval: the client's own lateness in building messages (log axis)", "us", true, r,
-		series(r, "p50", 0, lagOf(func(p *bench.Percentiles) int64 { return p.P50 })),
-		series(r, "p99", 2, lagOf(func(p *bench.Percentiles) int64 { return p.P99 })),
-		series(r, "max", 3, lagOf(func(p *bench.Percentiles) int64 { return p.Max })))
+		series(r, "p50", 0, lagOf(func(p *result.Percentiles) int64 { return p.P50 })),
+		series(r, "p99", 2, lagOf(func(p *result.Percentiles) int64 { return p.P99 })),
+		series(r, "max", 3, lagOf(func(p *result.Percentiles) int64 { return p.Max })))
 	intro := fmt.Sprintf("%d cores on %s, %d process(es).", r.Host.Cores, cmpOr(r.Host.Hostname, "the client host"), max(r.Host.Procs, 1))
 	if d := r.Client.RunDelayS; d > 0 {
 		intro += fmt.Sprintf(" Its threads waited %.2f s for a CPU during the measure window.", d)
@@ -488,12 +488,12 @@ func clientPanel(r *bench.Result) Panel {
 			lag.finish("no message was built in any interval (no publishers), or the result predates per-interval schedule lag")}}
 }
 
-func brokerHostPanel(r *bench.Result) Panel {
+func brokerHostPanel(r *result.Result) Panel {
 	p := Panel{ID: "broker", Title: "Broker process and kernel counters"}
 	cpu := timeChart("broker_cpu", "Broker CPU (100% = one core)", "percent", false, r,
-		series(r, "broker CPU", 2, func(iv *bench.Interval) float64 { return nz(iv.BrokerCPUPercent) }))
+		series(r, "broker CPU", 2, func(iv *result.Interval) float64 { return nz(iv.BrokerCPUPercent) }))
 	rss := timeChart("broker_rss", "Broker resident memory", "bytes", false, r,
-		series(r, "broker RSS", 3, func(iv *bench.Interval) float64 { return nz(float64(iv.BrokerRSSBytes)) }))
+		series(r, "broker RSS", 3, func(iv *result.Interval) float64 { return nz(float64(iv.BrokerRSSBytes)) }))
 	why := "the broker process was not sampled (a remote broker: give --broker-pid or run it locally)"
 	p.Charts = []Chart{cpu.finish(why), rss.finish(why)}
 	keys := map[string]bool{}
@@ -504,7 +504,7 @@ func brokerHostPanel(r *bench.Result) Panel {
 	}
 	var ks []Series
 	for i, k := range sortedKeys(keys) {
-		ks = append(ks, series(r, k, i, func(iv *bench.Interval) float64 { return nz(float64(iv.Kernel[k])) }))
+		ks = append(ks, series(r, k, i, func(iv *result.Interval) float64 { return nz(float64(iv.Kernel[k])) }))
 	}
 	kc := timeChart("kernel", "Kernel counter deltas per interval (log axis; zero not drawn)", "count", true, r, ks...)
 	p.Charts = append(p.Charts, kc.finish("no kernel counter moved in any interval (or they were not sampled)"))
@@ -534,7 +534,7 @@ func brokerHostPanel(r *bench.Result) Panel {
 	return p
 }
 
-func scenarioPanel(r *bench.Result) Panel {
+func scenarioPanel(r *result.Result) Panel {
 	p := Panel{ID: "scenario", Title: "Effective scenario"}
 	var b bytes.Buffer
 	if len(r.Scenario) == 0 || json.Indent(&b, r.Scenario, "", "  ") != nil {

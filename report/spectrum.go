@@ -3,7 +3,7 @@ package report
 import (
 	"math"
 
-	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/result"
 )
 
 // SpectrumTicks is the number of spectrum points per decade of 1/(1−p).
@@ -30,7 +30,7 @@ func SpectrumX(count int64) []float64 {
 // Spectrum returns the values (µs) of h at the percentiles of SpectrumX(h.Count()): the
 // percentile spectrum that HdrHistogram's plotter and wrk2 draw, exact from the counts. The
 // last point is the max.
-func Spectrum(h *bench.Hist) (xs []float64, values []float64) {
+func Spectrum(h *result.Hist) (xs []float64, values []float64) {
 	xs = SpectrumX(h.Count())
 	values = make([]float64, len(xs))
 	for i, x := range xs {

@@ -77,7 +77,7 @@
 //
 // # Outputs
 //
-// DIR/cells/cNNNN.json (the result document of each cell, bench.Result), cNNNN.log (its
+// DIR/cells/cNNNN.json (the result document of each cell, result.Result), cNNNN.log (its
 // stderr, headed by the reproduce line), DIR/brokers/NAME/ (config, log), DIR/study.json
 // (Index: the campaign, the brokers, every cell's parameters, status, error, result, argv
 // and reproduce line), and DIR/study.html (WriteReport): per scenario and sweep value, latency

@@ -10,8 +10,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mqblast/mqblast/bench"
 	"github.com/mqblast/mqblast/report"
+	"github.com/mqblast/mqblast/result"
 )
 
 // WriteReport writes DIR/study.html from the index and the cells' result documents: per
@@ -21,7 +21,7 @@ import (
 // the broker's CPU and RSS, the emulator's drops, the command that reproduces it). The
 // page is self-contained: no script or style is fetched when it is opened.
 func WriteReport(dir string, ix *Index) error {
-	results := map[string]*bench.Result{}
+	results := map[string]*result.Result{}
 	for _, c := range ix.Cells {
 		if c.Result == "" {
 			continue
@@ -30,7 +30,7 @@ func WriteReport(dir string, ix *Index) error {
 		if err != nil {
 			continue
 		}
-		var r bench.Result
+		var r result.Result
 		if json.Unmarshal(b, &r) == nil {
 			results[c.ID] = &r
 		}
@@ -83,7 +83,7 @@ func ordered(cells []*CellRecord, f func(*CellRecord) string) []string {
 
 func counted(c *CellRecord) bool { return c.Status == StatusOK || c.Status == StatusThreshold }
 
-func renderHTML(ix *Index, results map[string]*bench.Result) string {
+func renderHTML(ix *Index, results map[string]*result.Result) string {
 	var b strings.Builder
 	status := map[string]int{}
 	for _, c := range ix.Cells {
@@ -164,7 +164,7 @@ func statusLine(m map[string]int) string {
 }
 
 // renderGroup writes one scenario and sweep combination; it returns the boxes drawn.
-func renderGroup(b *strings.Builder, g *group, results map[string]*bench.Result) int {
+func renderGroup(b *strings.Builder, g *group, results map[string]*result.Result) int {
 	fmt.Fprintf(b, "<section><h2>%s</h2>\n", html.EscapeString(g.title()))
 	for _, c := range g.cells {
 		if r := results[c.ID]; r != nil {
@@ -183,7 +183,7 @@ func renderGroup(b *strings.Builder, g *group, results map[string]*bench.Result)
 	var bars []bar
 	for _, p := range profiles {
 		for bi, br := range brokers {
-			h := bench.NewHist()
+			h := result.NewHist()
 			var tps []float64
 			of := 0
 			for _, c := range g.cells {
@@ -268,7 +268,7 @@ func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 // scenarioLine states the cell's shape from its result's scenario: type, clients, payload,
 // QoS, rate.
-func scenarioLine(r *bench.Result) string {
+func scenarioLine(r *result.Result) string {
 	var s struct {
 		Type       string `json:"type"`
 		Publishers *struct {
@@ -302,7 +302,7 @@ func scenarioLine(r *bench.Result) string {
 	return line + fmt.Sprintf("; %gs per cell, the first %gs not measured", s.Parameters.Duration, s.Parameters.Warmup)
 }
 
-func renderTable(b *strings.Builder, ix *Index, results map[string]*bench.Result) {
+func renderTable(b *strings.Builder, ix *Index, results map[string]*result.Result) {
 	b.WriteString(`<h2>Cells</h2>
 <p class=note>One row per cell, in campaign order (# is the run order). Latency in the measure window, corrected; IQR = p75 − p25.
 Broker CPU and RSS are sampled from its process (broker_process of the result); emulator drops are the packet emulator's losses (the profile's, and any it did not ask for).</p>

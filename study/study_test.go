@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mqblast/mqblast/bench"
 	"github.com/mqblast/mqblast/internal/browsertest"
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/report"
+	"github.com/mqblast/mqblast/result"
 )
 
 // mqblastBin builds the binary once: each cell is its own mqblast run process.
@@ -172,7 +172,7 @@ func TestStudyEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var res bench.Result
+		var res result.Result
 		if err := json.Unmarshal(b, &res); err != nil {
 			t.Fatal(err)
 		}
@@ -284,7 +284,7 @@ func TestStudyBrokerKinds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var res bench.Result
+		var res result.Result
 		if err := json.Unmarshal(b, &res); err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/mqblast/mqblast/bench"
 	"github.com/mqblast/mqblast/reactor"
+	rpt "github.com/mqblast/mqblast/report"
+	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/scenario"
 )
 
@@ -343,7 +345,7 @@ func finishRun(cmd *cobra.Command, run *bench.Runner, rf *runFlags) error {
 	return report(cmd, res, err, rf)
 }
 
-func firstError(res *bench.Result) string {
+func firstError(res *result.Result) string {
 	if len(res.Errors) == 0 {
 		return "no error recorded"
 	}
@@ -353,7 +355,7 @@ func firstError(res *bench.Result) string {
 
 // writeResult writes the result to out (if given) and to stdout; stdout gets it even when
 // out cannot be written, and that error is returned then.
-func writeResult(cmd *cobra.Command, res *bench.Result, out, format string) error {
+func writeResult(cmd *cobra.Command, res *result.Result, out, format string) error {
 	var ferr error
 	if out != "" {
 		if ferr = writeFile(out, res.WriteJSON); ferr == nil {
@@ -364,7 +366,7 @@ func writeResult(cmd *cobra.Command, res *bench.Result, out, format string) erro
 	if format == "json" {
 		err = res.WriteJSON(cmd.OutOrStdout())
 	} else {
-		err = res.WriteSummary(cmd.OutOrStdout())
+		err = rpt.WriteSummary(cmd.OutOrStdout(), res)
 	}
 	if ferr != nil {
 		return ferr

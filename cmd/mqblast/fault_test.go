@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mqblast/mqblast/bench"
 	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/result"
 )
 
 // TestThresholdOnALosingRun: against a server that acknowledges every PUBLISH and
@@ -37,7 +37,7 @@ func TestInterruptedRunRates(t *testing.T) {
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	b, _ := interruptedRun(t, 3*time.Second, "run", "quick-p2p-100", "--broker", m.Addr, "--no-check",
 		"--duration", "20s", "--set", "parameters.warmup_sec=500ms")
-	var res bench.Result
+	var res result.Result
 	if err := json.Unmarshal(b, &res); err != nil {
 		t.Fatal(err)
 	}

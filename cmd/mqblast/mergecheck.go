@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/result"
 )
 
 // shardOf is the shard --shard names, for the result document; nil without --shard.
-func shardOf(rf *runFlags) *bench.ShardInfo {
+func shardOf(rf *runFlags) *result.ShardInfo {
 	if rf.shard == "" {
 		return nil
 	}
@@ -17,12 +17,12 @@ func shardOf(rf *runFlags) *bench.ShardInfo {
 	if err != nil {
 		return nil
 	}
-	return &bench.ShardInfo{Index: i, Count: n}
+	return &result.ShardInfo{Index: i, Count: n}
 }
 
 // checkMergeInputs refuses results that are not the distinct shards of one run: the same
-// file given twice, and every problem bench.CheckShards finds, each naming its files.
-func checkMergeInputs(paths []string, rs []*bench.Result) error {
+// file given twice, and every problem result.CheckShards finds, each naming its files.
+func checkMergeInputs(paths []string, rs []*result.Result) error {
 	var errs []error
 	infos := make([]os.FileInfo, len(paths))
 	for i, p := range paths {
@@ -36,14 +36,14 @@ func checkMergeInputs(paths []string, rs []*bench.Result) error {
 	if len(errs) > 0 {
 		return usageError(fmt.Errorf("cannot merge: %w", errors.Join(errs...)))
 	}
-	err := bench.CheckShards(rs)
+	err := result.CheckShards(rs)
 	if err == nil {
 		return nil
 	}
-	var shardErrs []*bench.ShardError
+	var shardErrs []*result.ShardError
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		for _, e := range j.Unwrap() {
-			var se *bench.ShardError
+			var se *result.ShardError
 			if errors.As(e, &se) {
 				shardErrs = append(shardErrs, se)
 			}

@@ -19,7 +19,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/tuning"
 	"github.com/mqblast/mqblast/tuning/netemu"
 )
@@ -522,7 +522,7 @@ func runWithNet(cmd *cobra.Command, rf *runFlags, run func() error) error {
 				return err
 			}
 		}
-		rf.netInfo = &bench.NetworkInfo{Profile: p.String(), Up: p.Up, Down: p.Down, Via: "netem"}
+		rf.netInfo = &result.NetworkInfo{Profile: p.String(), Up: result.Path(p.Up), Down: result.Path(p.Down), Via: "netem"}
 		return run()
 	}
 	port := netBrokerPort
@@ -572,16 +572,16 @@ const netProfileEnv = "MQBLAST_NET_PROFILE"
 
 // emulatedProfile is the profile a run inside the emulator's client namespace goes through
 // (netProfileEnv), for its result; nil outside.
-func emulatedProfile(getenv func(string) string) *bench.NetworkInfo {
+func emulatedProfile(getenv func(string) string) *result.NetworkInfo {
 	v := getenv(netProfileEnv)
 	if v == "" {
 		return nil
 	}
 	p, err := tuning.ParseProfile(v)
 	if err != nil {
-		return &bench.NetworkInfo{Profile: v, Via: "emulator"}
+		return &result.NetworkInfo{Profile: v, Via: "emulator"}
 	}
-	return &bench.NetworkInfo{Profile: p.String(), Up: p.Up, Down: p.Down, Via: "emulator"}
+	return &result.NetworkInfo{Profile: p.String(), Up: result.Path(p.Up), Down: result.Path(p.Down), Via: "emulator"}
 }
 
 // withoutNetFlags is args without --net and --net-broker-cmd and their values.

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mqblast/mqblast/bench"
 	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/result"
 )
 
 // needRoot skips a test that creates network namespaces without root (fails it in CI).
@@ -40,7 +40,7 @@ func TestRunNet(t *testing.T) {
 			P50   float64 `json:"p50"`
 			Count int     `json:"count"`
 		} `json:"latency_us"`
-		Network *bench.NetworkInfo `json:"network"`
+		Network *result.NetworkInfo `json:"network"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
 		t.Fatalf("result: %v\n%s", err, r.stdout)

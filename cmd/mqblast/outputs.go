@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/mqblast/mqblast/bench"
 	rpt "github.com/mqblast/mqblast/report"
 	"github.com/mqblast/mqblast/report/metrics"
+	"github.com/mqblast/mqblast/result"
 )
 
 // outputFlags are the machine-readable outputs of a run (docs/outputs.md): --csv and
@@ -79,12 +79,12 @@ func (of *outputFlags) serve(cmd *cobra.Command, target int) error {
 
 // onInterval feeds the live metrics (nil without --metrics): Runner.OnInterval, or
 // Gather's merged intervals.
-func (of *outputFlags) onInterval(w io.Writer) func(bench.Interval, *bench.Snapshot) {
+func (of *outputFlags) onInterval(w io.Writer) func(result.Interval, *result.Snapshot) {
 	if of.live == nil {
 		return nil
 	}
 	warned := false
-	return func(iv bench.Interval, s *bench.Snapshot) {
+	return func(iv result.Interval, s *result.Snapshot) {
 		if err := of.live.Interval(iv, s); err != nil && !warned {
 			warned = true
 			fmt.Fprintf(w, "warning: --metrics: a latency histogram is missing: %v\n", err)
@@ -94,7 +94,7 @@ func (of *outputFlags) onInterval(w io.Writer) func(bench.Interval, *bench.Snaps
 
 // finish writes --csv and --hlog from the final result and gives the live metrics their
 // end-of-run figures. It returns the first error.
-func (of *outputFlags) finish(cmd *cobra.Command, res *bench.Result) error {
+func (of *outputFlags) finish(cmd *cobra.Command, res *result.Result) error {
 	err := writeOutputs(cmd, res, of.csv, of.hlog)
 	if of.live != nil {
 		of.live.Finish(res)
@@ -131,11 +131,11 @@ func checkOutFlag(flag, path string) error {
 
 // writeOutputs writes the CSV and the interval log of res to the files given (either may
 // be empty).
-func writeOutputs(cmd *cobra.Command, res *bench.Result, csvPath, hlogPath string) error {
+func writeOutputs(cmd *cobra.Command, res *result.Result, csvPath, hlogPath string) error {
 	var first error
 	for _, o := range []struct {
 		path, what string
-		write      func(io.Writer, *bench.Result) error
+		write      func(io.Writer, *result.Result) error
 	}{{csvPath, "CSV", rpt.WriteCSV}, {hlogPath, "HdrHistogram interval log", rpt.WriteHlog}} {
 		if o.path == "" {
 			continue
@@ -152,12 +152,12 @@ func writeOutputs(cmd *cobra.Command, res *bench.Result, csvPath, hlogPath strin
 
 // addOutputFlags registers --csv and --hlog on `mqblast report` and returns what writes
 // them for a result read from its file: call it from report's RunE once the result is read.
-func addOutputFlags(cmd *cobra.Command) func(r *bench.Result) error {
+func addOutputFlags(cmd *cobra.Command) func(r *result.Result) error {
 	var csvPath, hlogPath string
 	fl := cmd.Flags()
 	fl.StringVar(&csvPath, "csv", "", "write one CSV row per interval to this file (columns: docs/outputs.md)")
 	fl.StringVar(&hlogPath, "hlog", "", "write the intervals' latency histograms as an HdrHistogram interval log (tags latency, latency_raw, connect; µs)")
-	return func(r *bench.Result) error {
+	return func(r *result.Result) error {
 		for _, p := range []struct{ flag, path string }{{"--csv", csvPath}, {"--hlog", hlogPath}} {
 			if p.path == "" {
 				continue

@@ -18,8 +18,8 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/mqblast/mqblast/bench"
 	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/result"
 )
 
 // promText is one scrape of a /metrics page: each sample line's value by its name and
@@ -62,7 +62,7 @@ func scrapeMetrics(url string) (promText, bool) {
 // metricsRun runs mqblast with args, --metrics on a free loopback port and --metrics-hold,
 // scraping /metrics every 100 ms while it runs; it returns the result it printed (--format
 // json), every scrape, and the last one taken once mqblast_run_finished was 1.
-func metricsRun(t *testing.T, args ...string) (*bench.Result, []promText, promText) {
+func metricsRun(t *testing.T, args ...string) (*result.Result, []promText, promText) {
 	t.Helper()
 	addr := fmt.Sprintf("127.0.0.1:%d", testbroker.FreePort(t, "127.0.0.1"))
 	url := "http://" + addr + "/metrics"
@@ -108,7 +108,7 @@ wait:
 
 // checkMetrics holds the scrapes of a run against its result: counters and histogram
 // counts never went down, and the last scrape has the result's figures.
-func checkMetrics(t *testing.T, res *bench.Result, scrapes []promText, final promText) {
+func checkMetrics(t *testing.T, res *result.Result, scrapes []promText, final promText) {
 	t.Helper()
 	if len(scrapes) < 5 {
 		t.Errorf("only %d scrapes during the run", len(scrapes))
@@ -205,7 +205,7 @@ func TestRunMetricsProcs2(t *testing.T) {
 
 // checkFiles reads a run's CSV and .hlog: the rows add up to the result's counts, and the
 // log read back with hdrhistogram-go's reader holds the result's latency count.
-func checkFiles(t *testing.T, res *bench.Result, csvPath, hlogPath string) {
+func checkFiles(t *testing.T, res *result.Result, csvPath, hlogPath string) {
 	t.Helper()
 	f, err := os.Open(csvPath)
 	if err != nil {
@@ -295,7 +295,7 @@ func TestAddOutputFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res bench.Result
+	var res result.Result
 	if err := json.Unmarshal(b, &res); err != nil {
 		t.Fatal(err)
 	}

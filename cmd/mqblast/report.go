@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mqblast/mqblast/bench"
 	rpt "github.com/mqblast/mqblast/report"
+	"github.com/mqblast/mqblast/result"
 )
 
 func init() {
@@ -20,7 +20,7 @@ func init() {
 
 func newReportCmd() *cobra.Command {
 	var html string
-	var writeOutputs func(r *bench.Result) error
+	var writeOutputs func(r *result.Result) error
 	cmd := &cobra.Command{
 		Use:   "report RESULT.json [--html FILE] [--csv FILE] [--hlog FILE]",
 		Short: "Render a result document: the text summary, or an HTML report with charts",
@@ -57,7 +57,7 @@ intervals as CSV and as an HdrHistogram interval log (docs/outputs.md).`,
 				return err
 			}
 			if html == "" {
-				return r.WriteSummary(cmd.OutOrStdout())
+				return rpt.WriteSummary(cmd.OutOrStdout(), r)
 			}
 			return writeHTMLReport(cmd.ErrOrStderr(), r, filepath.Base(args[0]), html)
 		},
@@ -121,24 +121,24 @@ Results of different scenarios are compared, but with a warning that names what 
 }
 
 // readResultFile reads and checks one result document.
-func readResultFile(path string) (*bench.Result, error) {
+func readResultFile(path string) (*result.Result, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the result document: %w", err)
 	}
-	var r bench.Result
+	var r result.Result
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s: not a result document (mqblast run --out writes one): %w", path, err)
 	}
-	if r.Schema != bench.Schema {
-		return nil, fmt.Errorf("%s: schema %q, want %q: not a result document of this mqblast", path, r.Schema, bench.Schema)
+	if r.Schema != result.Schema {
+		return nil, fmt.Errorf("%s: schema %q, want %q: not a result document of this mqblast", path, r.Schema, result.Schema)
 	}
 	return &r, nil
 }
 
 // writeHTMLReport writes the HTML report of r (read from name, or a run's) to path and says
 // where on log.
-func writeHTMLReport(log io.Writer, r *bench.Result, name, path string) error {
+func writeHTMLReport(log io.Writer, r *result.Result, name, path string) error {
 	if err := writeFile(path, func(w io.Writer) error { return rpt.WriteHTML(w, r, name) }); err != nil {
 		return err
 	}
@@ -152,7 +152,7 @@ func writeHTMLReport(log io.Writer, r *bench.Result, name, path string) error {
 
 // runHTMLReport writes a finished (or interrupted) run's HTML report when --html asked for
 // one; a failure to write it is the run's error only when the run itself succeeded.
-func runHTMLReport(cmd *cobra.Command, res *bench.Result, rf *runFlags) error {
+func runHTMLReport(cmd *cobra.Command, res *result.Result, rf *runFlags) error {
 	if rf.html == "" || res == nil {
 		return nil
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/scenario"
 	"github.com/mqblast/mqblast/tuning"
 )
@@ -49,14 +50,14 @@ type runFlags struct {
 	sink     bool          // --sink: a calibration run against mqblast sink (sink.go)
 	sinkWait time.Duration // --sink-flush-delay
 
-	thresholds   []string           // --threshold
-	evaluate     []string           // every threshold of the run: the scenario's, then --threshold's
-	passwordFile string             // --password-file (password.go)
-	brokerPID    int                // --broker-pid (watch.go)
-	brokerCgroup string             // --broker-cgroup
-	net          netFlags           // --net, --net-broker-cmd (net.go)
-	netInfo      *bench.NetworkInfo // the profile the run goes through, for its result
-	tls          tlsFlags           // --cacert, --cert, ... (tls.go)
+	thresholds   []string            // --threshold
+	evaluate     []string            // every threshold of the run: the scenario's, then --threshold's
+	passwordFile string              // --password-file (password.go)
+	brokerPID    int                 // --broker-pid (watch.go)
+	brokerCgroup string              // --broker-cgroup
+	net          netFlags            // --net, --net-broker-cmd (net.go)
+	netInfo      *result.NetworkInfo // the profile the run goes through, for its result
+	tls          tlsFlags            // --cacert, --cert, ... (tls.go)
 }
 
 // registerShardFlags adds --shard and --start-at (shard.go), for run and the quick verbs.
@@ -449,7 +450,7 @@ func runWorker(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags) error {
 	run.Engine.Loops = rf.loops
 	run.Engine.MaxInbound = cmp.Or(rf.maxPkt, run.Engine.MaxInbound)
 	run.ToolVersion, run.Scenario = version, effectiveJSON(plan.Scenario())
-	run.OnInterval = func(iv bench.Interval, s *bench.Snapshot) { _ = ww.Interval(iv, s) }
+	run.OnInterval = func(iv result.Interval, s *result.Snapshot) { _ = ww.Interval(iv, s) }
 	run.StartGate = func() (time.Time, error) { return awaitStart(ww, cmd.InOrStdin()) }
 	res, err := run.Run(cmd.Context())
 	code := exitOK
@@ -571,7 +572,7 @@ func runWorkers(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags, procs int
 }
 
 // outcome maps a finished run to its exit code.
-func outcome(res *bench.Result, err error, ctx context.Context) error {
+func outcome(res *result.Result, err error, ctx context.Context) error {
 	var we *bench.WorkerError
 	switch {
 	case res.Interrupted || errors.Is(err, bench.ErrInterrupted) || ctx.Err() != nil:

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mqblast/mqblast/bench"
 	"github.com/mqblast/mqblast/broker"
 	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/result"
 )
 
 // mqblastBin builds the binary once: run starts itself again (embedded broker, workers), so
@@ -72,9 +72,9 @@ func interruptedRun(t *testing.T, d time.Duration, args ...string) ([]byte, stri
 	return b, errOut.String()
 }
 
-func decodeResult(t *testing.T, r cliRun) *bench.Result {
+func decodeResult(t *testing.T, r cliRun) *result.Result {
 	t.Helper()
-	var res bench.Result
+	var res result.Result
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
 		t.Fatalf("stdout is not one result document: %v\nstdout: %.500s\nstderr: %s", err, r.stdout, r.stderr)
 	}
@@ -187,8 +187,8 @@ func TestRunBuiltinOnEmbeddedBroker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res bench.Result
-	if err := json.Unmarshal(b, &res); err != nil || res.Schema != bench.Schema || res.Connections.Established != 100 {
+	var res result.Result
+	if err := json.Unmarshal(b, &res); err != nil || res.Schema != result.Schema || res.Connections.Established != 100 {
 		t.Fatalf("result file: %v %+v", err, res.Connections)
 	}
 }
@@ -198,7 +198,7 @@ func TestRunInterrupted(t *testing.T) {
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	host, port, _ := strings.Cut(m.Addr, ":")
 	b, _ := interruptedRun(t, 1500*time.Millisecond, "conn", "-H", host, "-p", port, "-c", "200", "-R", "1000", "--hold", "60s")
-	var res bench.Result
+	var res result.Result
 	if err := json.Unmarshal(b, &res); err != nil || !res.Interrupted || res.Connections.Established != 200 {
 		t.Fatalf("partial result: %v interrupted=%v established=%d", err, res.Interrupted, res.Connections.Established)
 	}

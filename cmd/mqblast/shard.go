@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/result"
 )
 
 // The environment --shard auto reads: a Kubernetes Indexed Job sets JOB_COMPLETION_INDEX
@@ -87,7 +87,7 @@ func (s *startAt) ready(w io.Writer) time.Time {
 
 // info is the result's start record; nil without --start-at or when the run never got to
 // publishing.
-func (s *startAt) info() *bench.StartInfo {
+func (s *startAt) info() *result.StartInfo {
 	if s == nil || s.readyAt.IsZero() {
 		return nil
 	}
@@ -95,11 +95,11 @@ func (s *startAt) info() *bench.StartInfo {
 	if s.readyAt.After(s.at) && ms == 0 {
 		ms = 1 // late by less than a millisecond is late
 	}
-	return &bench.StartInfo{At: s.at.UTC(), ReadyAt: s.readyAt.UTC(), LateMS: ms}
+	return &result.StartInfo{At: s.at.UTC(), ReadyAt: s.readyAt.UTC(), LateMS: ms}
 }
 
 // warnClock says on w that shards on several hosts start apart by up to the clock's error.
-func warnClock(w io.Writer, c *bench.Clock) {
+func warnClock(w io.Writer, c *result.Clock) {
 	switch {
 	case c == nil:
 		fmt.Fprintln(w, "warning: --start-at: the kernel does not report this host's clock error (adjtimex); shards on other hosts may start apart")

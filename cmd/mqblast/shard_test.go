@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mqblast/mqblast/bench"
 	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/scenario"
 )
 
@@ -106,7 +106,7 @@ func runShard(t *testing.T, i, n int, out string, args ...string) (*exec.Cmd, *b
 	return c, &errOut
 }
 
-func readResult(t *testing.T, path string) *bench.Result {
+func readResult(t *testing.T, path string) *result.Result {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -138,7 +138,7 @@ func TestShardsStartAtMerged(t *testing.T) {
 			"--duration", fmt.Sprintf("%ds", duration), "--set", "parameters.warmup_sec=1")
 		procs[i] = proc{c, e}
 	}
-	shards := make([]*bench.Result, n)
+	shards := make([]*result.Result, n)
 	for i, p := range procs {
 		if err := p.c.Wait(); err != nil {
 			t.Fatalf("shard %d: %v\n%s", i, err, p.stderr)
@@ -263,7 +263,7 @@ func TestStartAtLate(t *testing.T) {
 	if !strings.Contains(stderr.String(), "late") {
 		t.Errorf("stderr does not say it started late:\n%s", stderr)
 	}
-	if r.Shard == nil || *r.Shard != (bench.ShardInfo{Index: 1, Count: 2}) {
+	if r.Shard == nil || *r.Shard != (result.ShardInfo{Index: 1, Count: 2}) {
 		t.Errorf("shard %v, want 1/2 from the environment", r.Shard)
 	}
 }

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mqblast/mqblast/bench"
 	"github.com/mqblast/mqblast/codec"
+	"github.com/mqblast/mqblast/result"
 )
 
 // TestSinkRefusesRemote: a non-loopback --listen is a usage error naming --allow-remote, on
@@ -150,7 +150,7 @@ func TestRunSink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res bench.Result
+	var res result.Result
 	if err := json.Unmarshal(b, &res); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/scenario"
 )
 
@@ -32,7 +32,7 @@ func checkThresholds(s *scenario.Scenario, rf *runFlags) error {
 	}
 	var lines []string
 	for _, e := range rf.thresholds {
-		if err := bench.CheckThresholdPaths([]string{e}); err != nil {
+		if err := result.CheckThresholdPaths([]string{e}); err != nil {
 			lines = append(lines, "--"+err.Error()) // `--threshold "expr": ...`
 		}
 	}
@@ -48,7 +48,7 @@ func checkThresholds(s *scenario.Scenario, rf *runFlags) error {
 func scenarioThresholdsError(s *scenario.Scenario) error {
 	var lines []string
 	for i, e := range s.Thresholds {
-		if err := bench.CheckThresholdPaths([]string{e}); err != nil {
+		if err := result.CheckThresholdPaths([]string{e}); err != nil {
 			lines = append(lines, fmt.Sprintf("%s: thresholds[%d]: %v", s.File(), i, err))
 		}
 	}
@@ -61,7 +61,7 @@ func scenarioThresholdsError(s *scenario.Scenario) error {
 // report evaluates the run's thresholds on res (a partial result too), writes res with
 // them, and maps the outcome to an exit code: a failed or interrupted run keeps its own
 // code; otherwise a failed threshold exits 5.
-func report(cmd *cobra.Command, res *bench.Result, runErr error, rf *runFlags) error {
+func report(cmd *cobra.Command, res *result.Result, runErr error, rf *runFlags) error {
 	if rf.sink {
 		res.BrokerKind, res.Calibration = "sink", true
 	}
@@ -94,7 +94,7 @@ func report(cmd *cobra.Command, res *bench.Result, runErr error, rf *runFlags) e
 	}
 	parts := make([]string, len(failed))
 	for i, t := range failed {
-		parts[i] = fmt.Sprintf("%s (value %s)", t.Expr, bench.FormatThresholdValue(t.Value))
+		parts[i] = fmt.Sprintf("%s (value %s)", t.Expr, result.FormatThresholdValue(t.Value))
 	}
 	return withCode(exitThreshold, fmt.Errorf("%d of %d thresholds failed: %s",
 		len(failed), len(res.Thresholds), strings.Join(parts, ", ")))

@@ -14,8 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 
-	"github.com/mqblast/mqblast/bench"
 	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/scenario"
 )
 
@@ -158,9 +158,9 @@ func want(got, w any) string {
 }
 
 // thresholdsOf reads the thresholds of a result document.
-func thresholdsOf(t *testing.T, doc []byte) []bench.Threshold {
+func thresholdsOf(t *testing.T, doc []byte) []result.Threshold {
 	t.Helper()
-	var res bench.Result
+	var res result.Result
 	if err := json.Unmarshal(doc, &res); err != nil {
 		t.Fatalf("not a result document: %v\n%.500s", err, doc)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/result"
 )
 
 // listenEnv makes TestHelperListener listen on 127.0.0.1:PORT with a backlog of 1 and
@@ -58,7 +58,7 @@ func TestNetnsListenOverflowFinding(t *testing.T) {
 	if code != exitFailed {
 		t.Errorf("exit %d, want %d (no client got a CONNACK)", code, exitFailed)
 	}
-	var res bench.Result
+	var res result.Result
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("not a result: %v", err)
 	}

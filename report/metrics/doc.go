@@ -1,7 +1,7 @@
 // Package metrics serves a run's figures live in the Prometheus exposition format
 // (mqblast run --metrics ADDR): a Live collector fed once per interval with the interval's
-// snapshot (bench.Runner.OnInterval, or bench.Gather's merged intervals with worker
-// processes, so the parent serves the merged view), and a loopback HTTP server for it.
+// snapshot (a result.Snapshot, from the run's interval callback, or the merged intervals of
+// worker processes, so the parent serves the merged view), and a loopback HTTP server for it.
 //
 // Names start with mqblast_ and carry base units (_seconds, _bytes, _total); docs/outputs.md
 // lists them (a test holds the list and the code together). Counters add the intervals'
@@ -12,6 +12,7 @@
 // first bucket whose bound is at or above the lowest value of its HdrHistogram bucket
 // (HdrHistogram's resolution, 0.1%, is the bucket edges' uncertainty).
 //
-// It reads bench's types and measures nothing itself; the exposition is
-// github.com/prometheus/client_golang's (a custom Collector over the latest totals).
+// It reads package result's types (and imports none of the run's packages) and measures
+// nothing itself; the exposition is github.com/prometheus/client_golang's (a custom
+// Collector over the latest totals).
 package metrics

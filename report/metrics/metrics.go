@@ -10,7 +10,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/result"
 )
 
 // Bounds are the latency histograms' bucket upper bounds, in seconds (+Inf is implied).
@@ -26,7 +26,7 @@ var boundsUS = func() []int64 {
 	return us
 }()
 
-// The live verdicts' rules, as the result's (bench: client.saturated, broker_stalled).
+// The live verdicts' rules, as the run's (client.saturated) and the result's (broker_stalled).
 const (
 	saturationLagUS = 10_000 // schedule lag p99 (µs) above which the client is late by itself
 	saturationCPU   = 0.9    // share of the cores' time past which the client is saturated
@@ -76,12 +76,12 @@ type Live struct {
 	mu         sync.Mutex
 	target     int
 	cores      int
-	total      *bench.Snapshot // the intervals so far, added
-	last       bench.Interval  // the latest interval
+	total      *result.Snapshot // the intervals so far, added
+	last       result.Interval  // the latest interval
 	intervals  int
 	brokerCPUS float64 // the broker process's CPU seconds, from its intervals' percent
 	hists      [3]*buckets
-	final      *bench.Result
+	final      *result.Result
 	descs      []*prometheus.Desc // defs' then hdefs'
 }
 
@@ -94,7 +94,7 @@ const (
 
 // NewLive returns a collector for a run of target clients on a host of cores cores.
 func NewLive(target, cores int) *Live {
-	l := &Live{target: target, cores: max(cores, 1), total: bench.NewSnapshot(),
+	l := &Live{target: target, cores: max(cores, 1), total: result.NewSnapshot(),
 		hists: [3]*buckets{newBuckets(), newBuckets(), newBuckets()}}
 	for _, d := range defs {
 		l.descs = append(l.descs, prometheus.NewDesc(d.name, d.help, d.labels, nil))
@@ -109,15 +109,15 @@ func NewLive(target, cores int) *Live {
 // during the call, not kept). It returns an error when a histogram of s cannot be read (a
 // packed one that does not decode: its counts are then missing from the latency
 // histograms; the counters still count).
-func (l *Live) Interval(iv bench.Interval, s *bench.Snapshot) error {
+func (l *Live) Interval(iv result.Interval, s *result.Snapshot) error {
 	// Read s's histograms in place (not copied, not re-encoded), outside the lock: a scrape
 	// need not wait for it.
 	var hs [3]*hdrhistogram.Histogram
-	for i, h := range [3]*bench.Hist{hLatency: s.Latency, hLatencyRaw: s.LatencyRaw, hConnect: s.ConnectLatency} {
+	for i, h := range [3]*result.Hist{hLatency: s.Latency, hLatencyRaw: s.LatencyRaw, hConnect: s.ConnectLatency} {
 		hs[i] = h.HDR()
 	}
 	var err error
-	for i, h := range [3]*bench.Hist{s.Latency, s.LatencyRaw, s.ConnectLatency} {
+	for i, h := range [3]*result.Hist{s.Latency, s.LatencyRaw, s.ConnectLatency} {
 		if hs[i] == nil && h.Count() > 0 {
 			err = errors.New("metrics: an interval histogram could not be read")
 		}
@@ -138,7 +138,7 @@ func (l *Live) Interval(iv bench.Interval, s *bench.Snapshot) error {
 
 // Finish takes the figures the run knows only at its end from its result r: lost
 // messages, the saturation and stall verdicts; mqblast_run_finished turns 1.
-func (l *Live) Finish(r *bench.Result) {
+func (l *Live) Finish(r *result.Result) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.final = r

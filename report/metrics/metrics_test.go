@@ -17,7 +17,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/result"
 )
 
 // scrape fetches and parses url's metrics.
@@ -60,8 +60,8 @@ func value(t *testing.T, mf map[string]*dto.MetricFamily, name string) float64 {
 }
 
 // snapshotOf is the snapshot of a result's interval, as the run would have handed it over.
-func snapshotOf(iv bench.Interval, d float64) *bench.Snapshot {
-	s := bench.NewSnapshot()
+func snapshotOf(iv result.Interval, d float64) *result.Snapshot {
+	s := result.NewSnapshot()
 	s.Connected, s.Published, s.Expected, s.Received, s.Duplicated = iv.Connected, iv.Published, iv.Expected, iv.Received, iv.Duplicated
 	s.Failed["timeout"] = iv.Failed
 	s.Unsent["disconnected"] = iv.Unsent
@@ -82,7 +82,7 @@ func TestLiveIntervals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r bench.Result
+	var r result.Result
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
 	}
@@ -150,14 +150,14 @@ func TestLiveIntervals(t *testing.T) {
 // TestBuckets: values at and next to the bounds land where Prometheus's le says (values
 // below 2048 µs are exact in HdrHistogram), and the cumulative counts end at the total.
 func TestBuckets(t *testing.T) {
-	h := bench.NewHist()
+	h := result.NewHist()
 	for _, v := range []int64{40, 50, 51, 100, 101, 250, 999, 1000, 1001, 2000, 120_000_000} {
 		h.Record(v)
 	}
-	s := bench.NewSnapshot()
+	s := result.NewSnapshot()
 	s.Latency = h
 	l := NewLive(1, 1)
-	if err := l.Interval(bench.Interval{TS: 1}, s); err != nil {
+	if err := l.Interval(result.Interval{TS: 1}, s); err != nil {
 		t.Fatal(err)
 	}
 	got := l.hists[hLatency].cumulative()

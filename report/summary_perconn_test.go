@@ -1,9 +1,11 @@
-package bench
+package report
 
 import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/mqblast/mqblast/result"
 )
 
 // TestSummaryPerConnectionFigures: the summary shows RSS per connection (broker and client)
@@ -31,18 +33,18 @@ func TestSummaryPerConnectionFigures(t *testing.T) {
 			notWant: []string{"per connect)", "5652 B"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &Result{Schema: Schema}
+			r := &result.Result{Schema: result.Schema}
 			r.Connections.Target = int(tc.established)
 			r.Connections.Established = tc.established
 			if tc.messaging {
 				r.Messages.Scheduled, r.Messages.Published, r.Messages.Received = 10, 10, 10
 			}
-			r.BrokerProcess = &BrokerProcess{PID: 7, CPUS: 0.08, RSSBytes: 18 << 20, RSSPeakBytes: 18 << 20, FDs: 110,
+			r.BrokerProcess = &result.BrokerProcess{PID: 7, CPUS: 0.08, RSSBytes: 18 << 20, RSSPeakBytes: 18 << 20, FDs: 110,
 				RSSPerConnectionBytes: 43622}
 			r.Client.CPUS, r.Client.CPUPerConnectUS = 0.19, 929.7
 			r.Client.MaxRSSBytes, r.Client.RSSPerConnectionBytes = 17<<20, 5652
 			var buf bytes.Buffer
-			if err := r.WriteSummary(&buf); err != nil {
+			if err := WriteSummary(&buf, r); err != nil {
 				t.Fatal(err)
 			}
 			var out string // one space between fields, as the tabwriter's padding varies

@@ -1,10 +1,9 @@
-package bench
+package result
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"reflect"
 	"sort"
@@ -101,7 +100,7 @@ func (e ThresholdExpr) Holds(value float64) bool {
 	case "!=":
 		return value != e.Limit
 	}
-	panic("BUG: bench: threshold operator " + e.Op)
+	panic("BUG: result: threshold operator " + e.Op)
 }
 
 // CheckThresholdPaths parses every expression and checks that its path names a numeric (or
@@ -389,18 +388,6 @@ func (r *Result) FailedThresholds() []Threshold {
 		}
 	}
 	return out
-}
-
-// writeThresholds writes one summary line per threshold:
-// "threshold  messages.lost==0  value 12  FAILED".
-func (r *Result) writeThresholds(w io.Writer) {
-	for _, t := range r.Thresholds {
-		verdict := "ok"
-		if !t.OK {
-			verdict = "FAILED"
-		}
-		fmt.Fprintf(w, "threshold\t%s  value %s  %s\n", t.Expr, FormatThresholdValue(t.Value), verdict)
-	}
 }
 
 // FormatThresholdValue writes a threshold's value as people read it: an integer without

@@ -1,11 +1,12 @@
-package bench
+package report
 
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/mqblast/mqblast/result"
 )
 
 // minConnsPerConnection is the fewest established connections for which the summary shows
@@ -16,8 +17,10 @@ import (
 // 5,000 gave 28 KB, 469 B and 127 µs. The result document keeps them at any count.
 const minConnsPerConnection = 1000
 
-// WriteSummary writes the human summary of r.
-func (r *Result) WriteSummary(w io.Writer) error {
+// WriteSummary writes the text summary of r: one line per figure a reader checks first
+// (what ran, connections, delivery, throughput, latency, the verdicts, the host's and the
+// broker's figures, errors), as mqblast run prints it at the end.
+func WriteSummary(w io.Writer, r *result.Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	c := &r.Connections
 	perConn := c.Established >= minConnsPerConnection
@@ -42,17 +45,17 @@ func (r *Result) WriteSummary(w io.Writer) error {
 	}
 	l := c.ConnectLatencyUS
 	fmt.Fprintf(tw, "connect latency\tp50 %s  p90 %s  p99 %s  max %s  (TCP start to CONNACK)\n",
-		us(l.P50), us(l.P90), us(l.P99), us(l.Max))
+		result.Micros(l.P50), result.Micros(l.P90), result.Micros(l.P99), result.Micros(l.Max))
 	if h := c.TLSHandshakeUS; h != nil {
 		fmt.Fprintf(tw, "tls handshake\t%d (%d resumed), p50 %s  p99 %s  max %s, %.0f µs CPU each (part of connect latency)\n",
-			c.TLSHandshakes, c.TLSResumed, us(h.P50), us(h.P99), us(h.Max), c.TLSHandshakeCPUUSPerOp)
+			c.TLSHandshakes, c.TLSResumed, result.Micros(h.P50), result.Micros(h.P99), result.Micros(h.Max), c.TLSHandshakeCPUUSPerOp)
 	}
 	if h := c.WSUpgradeUS; h != nil {
-		fmt.Fprintf(tw, "websocket upgrade\tp50 %s  p99 %s  max %s\n", us(h.P50), us(h.P99), us(h.Max))
+		fmt.Fprintf(tw, "websocket upgrade\tp50 %s  p99 %s  max %s\n", result.Micros(h.P50), result.Micros(h.P99), result.Micros(h.Max))
 	}
 	if c.Pings > 0 {
 		p := c.PingRTTUS
-		fmt.Fprintf(tw, "ping rtt\t%d pings, p50 %s  p99 %s  max %s\n", c.Pings, us(p.P50), us(p.P99), us(p.Max))
+		fmt.Fprintf(tw, "ping rtt\t%d pings, p50 %s  p99 %s  max %s\n", c.Pings, result.Micros(p.P50), result.Micros(p.P99), result.Micros(p.Max))
 	}
 	if messaging {
 		fmt.Fprintf(tw, "scheduled\t%d messages: %d published (written), %d unsent%s\n",
@@ -74,13 +77,13 @@ func (r *Result) WriteSummary(w io.Writer) error {
 		fmt.Fprintf(tw, "throughput\t%.0f msg/s written, %.0f msg/s arrived (measure window %.1fs)\n", t.PublishPerS, t.ReceivePerS, t.WindowS)
 		if lat := r.LatencyUS; lat.Count > 0 {
 			fmt.Fprintf(tw, "latency\tp50 %s  p90 %s  p99 %s  p99.9 %s  max %s  (from the due time, %d messages)\n",
-				us(lat.P50), us(lat.P90), us(lat.P99), us(lat.P999), us(lat.Max), lat.Count)
+				result.Micros(lat.P50), result.Micros(lat.P90), result.Micros(lat.P99), result.Micros(lat.P999), result.Micros(lat.Max), lat.Count)
 		}
 		if raw := r.LatencyRaw; raw.Count > 0 {
-			fmt.Fprintf(tw, "latency raw\tp50 %s  p99 %s  max %s  (from the actual write)\n", us(raw.P50), us(raw.P99), us(raw.Max))
+			fmt.Fprintf(tw, "latency raw\tp50 %s  p99 %s  max %s  (from the actual write)\n", result.Micros(raw.P50), result.Micros(raw.P99), result.Micros(raw.Max))
 		}
 		lag := r.Client.ScheduleLagUS
-		fmt.Fprintf(tw, "schedule lag\tp99 %s  max %s  (the client's own lateness)\n", us(lag.P99), us(lag.Max))
+		fmt.Fprintf(tw, "schedule lag\tp99 %s  max %s  (the client's own lateness)\n", result.Micros(lag.P99), result.Micros(lag.Max))
 		if b := &r.BrokerStalled; b.Stalled {
 			fmt.Fprintf(tw, "BROKER STALLED\tthe broker held the publishers back: %s\n", strings.Join(b.Evidence, "; "))
 		}
@@ -88,7 +91,7 @@ func (r *Result) WriteSummary(w io.Writer) error {
 			fmt.Fprintf(tw, "SATURATED\tthe client, not the broker, limited this run: %s\n", strings.Join(r.Client.SaturationEvidence, "; "))
 		}
 	}
-	r.writeThresholds(tw)
+	writeThresholds(tw, r.Thresholds)
 	if k := r.Kernel; k != nil {
 		for _, f := range k.Findings {
 			fmt.Fprintf(tw, "KERNEL\t%s\n", f)
@@ -138,26 +141,14 @@ func (r *Result) WriteSummary(w io.Writer) error {
 	return tw.Flush()
 }
 
-// byCause formats a count map as " (a 3, b 1)", or "" when empty.
-func byCause(m map[string]int64) string {
-	var parts []string
-	for _, k := range sortedKeys(m) {
-		if m[k] > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+// writeThresholds writes one summary line per threshold:
+// "threshold  messages.lost==0  value 12  FAILED".
+func writeThresholds(w io.Writer, ts []result.Threshold) {
+	for _, t := range ts {
+		verdict := "ok"
+		if !t.OK {
+			verdict = "FAILED"
 		}
+		fmt.Fprintf(w, "threshold\t%s  value %s  %s\n", t.Expr, result.FormatThresholdValue(t.Value), verdict)
 	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return " (" + strings.Join(parts, ", ") + ")"
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys(m map[string]int64) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -7,182 +7,9 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/reactor"
+	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/scenario"
 )
-
-// Snapshot is what one process measured over some span: counters and histograms that add
-// exactly across loops, processes and hosts. Worker processes stream one per interval to
-// their parent as a JSON line.
-type Snapshot struct {
-	Connected      int64             `json:"connected"`
-	Reconnected    int64             `json:"reconnected"`
-	Refused        map[string]int64  `json:"refused,omitempty"` // by reason
-	Failed         map[string]int64  `json:"failed,omitempty"`  // by cause
-	Dropped        map[string]int64  `json:"dropped,omitempty"` // by cause
-	Pings          int64             `json:"pings"`
-	Examples       map[string]string `json:"examples,omitempty"`
-	ConnectLatency *Hist             `json:"connect_latency"`
-	PingRTT        *Hist             `json:"ping_rtt"`
-	// TLS and WebSocket set-up (reactor.HandshakeObserver): TLS handshakes, their time and
-	// the CPU they took (µs, summed), those resumed from a ticket; WebSocket upgrades.
-	TLSHandshakes int64 `json:"tls_handshakes,omitempty"`
-	TLSResumed    int64 `json:"tls_resumed,omitempty"`
-	TLSCPUUS      int64 `json:"tls_cpu_us,omitempty"`
-	TLSHandshake  *Hist `json:"tls_handshake"`
-	WSUpgrade     *Hist `json:"ws_upgrade"`
-
-	Subscribed      int64 `json:"subscribed"`
-	SubscribeFailed int64 `json:"subscribe_failed"`
-	// SubscribeRefused counts refused filters by SUBACK reason.
-	SubscribeRefused map[string]int64 `json:"subscribe_refused,omitempty"`
-	// Scheduled counts the messages due before the stop, reported at the end of publishing
-	// (published + unsent).
-	Scheduled int64 `json:"scheduled"`
-	Published int64 `json:"published"` // written to the socket, not merely queued
-	// FirstPublish is when the first PUBLISH was written, CLOCK_REALTIME ns (0: none yet).
-	// It is a minimum, not a count: Add keeps the earlier.
-	FirstPublish int64            `json:"first_publish,omitempty"`
-	Unsent       map[string]int64 `json:"unsent,omitempty"` // scheduled, never written, by cause
-	Expected     int64            `json:"expected"`         // copies the broker should deliver of what was published
-	Acked        int64            `json:"acked"`
-	// InFlightDropped are written QoS 1/2 messages whose connection ended unacknowledged
-	// and whose session did not survive, InFlightLost the copies of them that did not
-	// arrive; InFlightAtEnd the copies of messages still unacknowledged on open
-	// connections at the end that did not arrive (both computed by Recorder.Finish).
-	InFlightDropped int64 `json:"in_flight_dropped"`
-	InFlightLost    int64 `json:"in_flight_lost"`
-	InFlightAtEnd   int64 `json:"in_flight_at_end"`
-	// Received counts the distinct copies that arrived on expected streams; duplicates,
-	// copies for no expected stream and foreign payloads are counted apart.
-	Received   int64            `json:"received"`
-	Unmeasured int64            `json:"unmeasured"` // received without mqblast's measurement header
-	Unexpected map[string]int64 `json:"unexpected,omitempty"`
-	Duplicated int64            `json:"duplicated"`
-	OutOfOrder int64            `json:"out_of_order"`
-	// Holds: publisher holds (the broker's flow control, its not reading, no connection)
-	// that ended, by kind, their total in µs, and the publishers held at least once.
-	Holds          map[string]int64 `json:"holds,omitempty"`
-	HeldUS         map[string]int64 `json:"held_us,omitempty"`
-	HeldPublishers int64            `json:"held_publishers"`
-	// The measure window's figures: messages written (published) and arrived (received)
-	// inside it (DESIGN.md §3); latency covers the messages due inside it.
-	PublishedMeasured int64 `json:"published_measured"`
-	ReceivedMeasured  int64 `json:"received_measured"`
-	Latency           *Hist `json:"latency"`     // receive - due (corrected)
-	LatencyRaw        *Hist `json:"latency_raw"` // receive - write, for payloads of 24 bytes and more
-	ScheduleLag       *Hist `json:"schedule_lag"`
-	// CPUNS and RSSBytes are the client processes' CPU time over an interval and their
-	// resident set at its end, summed over processes; only interval snapshots carry them.
-	CPUNS    int64 `json:"cpu_ns,omitempty"`
-	RSSBytes int64 `json:"rss_bytes,omitempty"`
-}
-
-// NewSnapshot returns an empty snapshot.
-func NewSnapshot() *Snapshot {
-	return &Snapshot{
-		Refused: map[string]int64{}, Failed: map[string]int64{}, Dropped: map[string]int64{},
-		Examples: map[string]string{}, ConnectLatency: NewHist(), PingRTT: NewHist(),
-		TLSHandshake: NewHist(), WSUpgrade: NewHist(), Latency: NewHist(), LatencyRaw: NewHist(), ScheduleLag: NewHist(), SubscribeRefused: map[string]int64{},
-		Unsent: map[string]int64{}, Unexpected: map[string]int64{}, Holds: map[string]int64{}, HeldUS: map[string]int64{},
-	}
-}
-
-// Add adds o into s.
-func (s *Snapshot) Add(o *Snapshot) {
-	s.FirstPublish = earliest(s.FirstPublish, o.FirstPublish)
-	s.Connected += o.Connected
-	s.Reconnected += o.Reconnected
-	s.Pings += o.Pings
-	addMap(s.Refused, o.Refused)
-	addMap(s.Failed, o.Failed)
-	addMap(s.Dropped, o.Dropped)
-	for k, v := range o.Examples {
-		if _, ok := s.Examples[k]; !ok {
-			s.Examples[k] = v
-		}
-	}
-	s.ConnectLatency.Merge(o.ConnectLatency)
-	s.PingRTT.Merge(o.PingRTT)
-	s.TLSHandshakes += o.TLSHandshakes
-	s.TLSResumed += o.TLSResumed
-	s.TLSCPUUS += o.TLSCPUUS
-	if o.TLSHandshake != nil {
-		s.TLSHandshake.Merge(o.TLSHandshake)
-	}
-	if o.WSUpgrade != nil {
-		s.WSUpgrade.Merge(o.WSUpgrade)
-	}
-	s.Subscribed += o.Subscribed
-	s.SubscribeFailed += o.SubscribeFailed
-	addMap(s.SubscribeRefused, o.SubscribeRefused)
-	s.Scheduled += o.Scheduled
-	s.Published += o.Published
-	addMap(s.Unsent, o.Unsent)
-	s.Expected += o.Expected
-	s.Acked += o.Acked
-	s.InFlightDropped += o.InFlightDropped
-	s.InFlightLost += o.InFlightLost
-	s.InFlightAtEnd += o.InFlightAtEnd
-	s.Received += o.Received
-	s.Unmeasured += o.Unmeasured
-	addMap(s.Unexpected, o.Unexpected)
-	addMap(s.Holds, o.Holds)
-	addMap(s.HeldUS, o.HeldUS)
-	s.HeldPublishers += o.HeldPublishers
-	s.Duplicated += o.Duplicated
-	s.OutOfOrder += o.OutOfOrder
-	s.PublishedMeasured += o.PublishedMeasured
-	s.ReceivedMeasured += o.ReceivedMeasured
-	s.Latency.Merge(o.Latency)
-	s.LatencyRaw.Merge(o.LatencyRaw)
-	s.ScheduleLag.Merge(o.ScheduleLag)
-	s.CPUNS += o.CPUNS
-	s.RSSBytes += o.RSSBytes
-}
-
-// reset empties s, keeping its maps and histograms.
-func (s *Snapshot) reset() {
-	hs := [...]*Hist{s.ConnectLatency, s.PingRTT, s.Latency, s.LatencyRaw, s.ScheduleLag, s.TLSHandshake, s.WSUpgrade}
-	ms := [...]map[string]int64{s.Refused, s.Failed, s.Dropped, s.SubscribeRefused, s.Unsent, s.Unexpected, s.Holds, s.HeldUS}
-	ex := s.Examples
-	*s = Snapshot{Refused: ms[0], Failed: ms[1], Dropped: ms[2], SubscribeRefused: ms[3], Examples: ex,
-		Unsent: ms[4], Unexpected: ms[5], Holds: ms[6], HeldUS: ms[7],
-		ConnectLatency: hs[0], PingRTT: hs[1], Latency: hs[2], LatencyRaw: hs[3], ScheduleLag: hs[4],
-		TLSHandshake: hs[5], WSUpgrade: hs[6]}
-	for _, h := range hs {
-		h.Reset()
-	}
-	for _, m := range ms {
-		clear(m)
-	}
-	clear(ex)
-}
-
-func addMap(dst, src map[string]int64) {
-	for k, v := range src {
-		dst[k] += v
-	}
-}
-
-func sum(m map[string]int64) int64 {
-	var n int64
-	for _, v := range m {
-		n += v
-	}
-	return n
-}
-
-// FailedTotal returns the clients that never connected: refused plus failed.
-func (s *Snapshot) FailedTotal() int64 { return sum(s.Refused) + sum(s.Failed) }
-
-// DroppedTotal returns the established connections lost.
-func (s *Snapshot) DroppedTotal() int64 { return sum(s.Dropped) }
-
-// UnsentTotal returns the scheduled messages never written.
-func (s *Snapshot) UnsentTotal() int64 { return sum(s.Unsent) }
-
-// UnexpectedTotal returns the measured copies that arrived for no expected stream.
-func (s *Snapshot) UnexpectedTotal() int64 { return sum(s.Unexpected) }
 
 // Recorder implements reactor.Observer with one unsynchronised recorder per event loop:
 // counters, histograms and the received set of every (subscriber, publisher) stream.
@@ -200,7 +27,7 @@ type Recorder struct {
 }
 
 type loopRec struct {
-	snap    *Snapshot
+	snap    *result.Snapshot
 	first   int64              // the loop's earliest PUBLISH write (CLOCK_REALTIME ns); MaxInt64: none
 	streams map[uint64]*stream // subscriber<<32 | publisher (or a share group's key)
 	held    map[int]bool       // publishers held at least once
@@ -238,7 +65,7 @@ type stream struct {
 func NewRecorder(n int) *Recorder {
 	r := &Recorder{loops: make([]*loopRec, n)}
 	for i := range r.loops {
-		r.loops[i] = &loopRec{snap: NewSnapshot(), first: math.MaxInt64, streams: map[uint64]*stream{}, held: map[int]bool{}}
+		r.loops[i] = &loopRec{snap: result.NewSnapshot(), first: math.MaxInt64, streams: map[uint64]*stream{}, held: map[int]bool{}}
 	}
 	return r
 }
@@ -484,8 +311,8 @@ func (lr *loopRec) newStream(r *Recorder, client int, pub uint32, key uint64) *s
 // acknowledged), the copies that did not arrive are in_flight_at_end rather than lost, and
 // of those dropped with a session, in_flight_lost. It
 // returns those corrections as a snapshot to add to the run's total.
-func (r *Recorder) Finish() *Snapshot {
-	out := NewSnapshot()
+func (r *Recorder) Finish() *result.Snapshot {
+	out := result.NewSnapshot()
 	// Share groups received in several loops: the union is what the group received.
 	groups := map[uint64][]*seqSet{}
 	for _, lr := range r.loops {
@@ -558,19 +385,11 @@ func (r *Recorder) Finish() *Snapshot {
 
 // Take adds loop's figures since the last Take into dst and resets them. Call it on that
 // loop.
-func (r *Recorder) Take(loop int, dst *Snapshot) {
+func (r *Recorder) Take(loop int, dst *result.Snapshot) {
 	lr := r.loops[loop]
-	dst.Add(lr.snap)
-	lr.snap.reset()
 	if lr.first != math.MaxInt64 {
-		dst.FirstPublish = earliest(dst.FirstPublish, lr.first)
+		lr.snap.FirstPublish = lr.first // Add keeps the earlier
 	}
-}
-
-// earliest returns the earlier of two CLOCK_REALTIME ns times, 0 meaning none.
-func earliest(a, b int64) int64 {
-	if a == 0 || (b != 0 && b < a) {
-		return b
-	}
-	return a
+	dst.Add(lr.snap)
+	lr.snap.Reset()
 }

@@ -1,4 +1,4 @@
-package bench
+package result
 
 import (
 	"encoding/base64"
@@ -9,7 +9,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// Histogram range: 1 µs to 1 h at 3 significant digits (DESIGN.md §3). Values are in µs.
+// Histogram range: 1 µs to 1 h at 3 significant digits. Values are in µs.
 const (
 	histLowest  = 1
 	histHighest = int64(3600 * 1e6)

@@ -1,17 +1,19 @@
-package bench
+package result
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"math"
+	"slices"
 	"strings"
 	"time"
-
-	"github.com/mqblast/mqblast/tuning"
 )
 
-// Schema is the result document's schema name (DESIGN.md §6). Adding fields keeps it;
-// renaming or removing one needs a new version.
+// Schema is the result document's schema name. Adding fields keeps it; renaming or
+// removing one needs a new version, and documents of every earlier writer of this
+// version still read.
 const Schema = "mqblast.result/v1"
 
 // Result is the result document of one run.
@@ -39,7 +41,7 @@ type Result struct {
 	Intervals      []Interval      `json:"intervals"`
 	Client         ClientInfo      `json:"client"`
 	// BrokerStalled is the evidence that the broker, not the client, held the publishers
-	// back: flow control, a socket it did not read, connections it lost (DESIGN.md §3).
+	// back: flow control, a socket it did not read, connections it lost.
 	BrokerStalled BrokerStalled `json:"broker_stalled"`
 	// Kernel is the kernel's network counters over the run, with findings (Watch).
 	Kernel *Kernel `json:"kernel,omitempty"`
@@ -58,6 +60,11 @@ type Result struct {
 	// Network is the network profile the run went through (run --net); nil on the plain
 	// network.
 	Network *NetworkInfo `json:"network,omitempty"`
+
+	// Total is the additive snapshot the document's counts and histograms were derived
+	// from (SetTotal). It is not written: a document read back derives it from its own
+	// fields when it is merged.
+	Total *Snapshot `json:"-"`
 }
 
 // NetworkInfo is a run's network profile: its canonical spelling (a name, or items such as
@@ -65,11 +72,24 @@ type Result struct {
 // toward the broker) or "emulator" (the user-space packet emulator between the client's and
 // the broker's namespaces).
 type NetworkInfo struct {
-	Profile string      `json:"profile"`
-	Up      tuning.Path `json:"up"`
-	Down    tuning.Path `json:"down"`
-	Via     string      `json:"via"`
+	Profile string `json:"profile"`
+	Up      Path   `json:"up"`
+	Down    Path   `json:"down"`
+	Via     string `json:"via"`
 }
+
+// Path is one direction of a network profile: the delay added to every packet, the
+// half-width of a uniform spread around it (each packet waits Delay ± Jitter), and the
+// probability, 0 to 1, that a packet is dropped. Its JSON is tuning.Path's, which it is
+// converted from.
+type Path struct {
+	Delay  time.Duration `json:"delay_ns"`
+	Jitter time.Duration `json:"jitter_ns"`
+	Loss   float64       `json:"loss"`
+}
+
+// IsZero reports whether p changes nothing.
+func (p Path) IsZero() bool { return p.Delay == 0 && p.Jitter == 0 && p.Loss == 0 }
 
 // HostInfo describes the load generator's host.
 type HostInfo struct {
@@ -126,8 +146,7 @@ type Connections struct {
 // Messages counts the messages of the whole run, warm-up and drain included, so that they
 // can be held against the broker's own counters (zero in a Connections run). Every
 // scheduled message is accounted for: scheduled = published + unsent_total; and every
-// expected copy: expected = received + lost + in_flight_at_end + in_flight_lost
-// (DESIGN.md §3).
+// expected copy: expected = received + lost + in_flight_at_end + in_flight_lost.
 type Messages struct {
 	// Scheduled are the messages due on the publishers' schedules before the stop.
 	Scheduled int64 `json:"scheduled"`
@@ -272,49 +291,8 @@ type BrokerStalled struct {
 	Evidence   []string           `json:"evidence,omitempty"`
 }
 
-// saturationLag is the schedule lag (p99) past which the client itself is the limit.
-const saturationLag = 10 * time.Millisecond
-
 // stallMin is the publisher time held by the broker from which the run reports it stalled.
 const stallMin = 100 * time.Millisecond
-
-// measured sets the measure window's throughput and the client's saturation verdict.
-// cpu is the client's CPU time during the window, wait the time its threads waited for a
-// CPU in it (negative: not known). Only the client's own evidence makes it saturated: its
-// CPU, and lateness it caused itself (schedule lag excludes the time the broker held a
-// publisher: see reactor.Observer.Published); lateness that comes with a large wait for a
-// CPU says so, as the host's doing as much as the client's.
-func (r *Result) measured(total *Snapshot, window, cpu, wait time.Duration) {
-	w := window.Seconds()
-	if w <= 0 {
-		return
-	}
-	r.Throughput = Throughput{WindowS: w,
-		PublishPerS: float64(total.PublishedMeasured) / w, ReceivePerS: float64(total.ReceivedMeasured) / w}
-	c := &r.Client
-	c.CPUMeasureS = cpu.Seconds()
-	if wait >= 0 {
-		c.RunDelayS = wait.Seconds()
-	}
-	if lag := time.Duration(c.ScheduleLagUS.P99) * time.Microsecond; lag > saturationLag {
-		c.Saturated = true
-		ev := fmt.Sprintf("schedule lag p99 %v > %v: the client built messages late while the broker was taking them", lag, saturationLag)
-		if share := c.RunDelayS / w; share >= runDelayShare {
-			ev += fmt.Sprintf("; its threads waited %.2f s for a CPU in the %.1f s window (%.0f%% of one core's time): "+
-				"the host's cores are short (the broker or other work shares them)", c.RunDelayS, w, 100*share)
-		}
-		c.SaturationEvidence = append(c.SaturationEvidence, ev)
-	}
-	if util := cpu.Seconds() / w / float64(max(r.Host.Cores, 1)); util > 0.9 {
-		c.Saturated = true
-		c.SaturationEvidence = append(c.SaturationEvidence,
-			fmt.Sprintf("client CPU %.0f%% of %d cores during the measure window", 100*util, r.Host.Cores))
-	}
-}
-
-// runDelayShare is the share of the measure window (of one core's time) that the client's
-// threads may wait for a CPU before its lateness is said to be the host's as much as its own.
-const runDelayShare = 0.05
 
 // stalled fills BrokerStalled from the run's holds and unsent causes.
 func (r *Result) stalled(total *Snapshot) {
@@ -359,46 +337,50 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	return enc.Encode(r)
 }
 
-// fill sets the totals of r from the whole run's snapshot.
-func (r *Result) fill(total *Snapshot) {
+// SetTotal sets r's counts, histograms and the figures derived from them (totals by
+// cause, percentiles, lost copies, broker_stalled, the errors of refused, failed and
+// dropped connections) from total, the whole run's snapshot, and keeps total as r.Total.
+// r's other errors (the run's own, such as subscribe_timeout) are kept.
+func (r *Result) SetTotal(total *Snapshot) {
+	r.Total = total
+	f := r.pairs(total)
+	for _, p := range f.counts {
+		*p.doc = *p.snap
+	}
+	for _, p := range f.maps {
+		*p.doc = *p.snap
+	}
+	for _, p := range f.hists {
+		*p.doc = *p.snap
+	}
 	c := &r.Connections
-	c.Established = total.Connected
 	c.Failed = total.FailedTotal()
-	c.Refused = total.Refused
-	c.FailedBy = total.Failed
 	c.Dropped = total.DroppedTotal()
-	c.Reconnected = total.Reconnected
-	c.DroppedBy = total.Dropped
 	c.ConnectLatencyUS = total.ConnectLatency.Summary()
-	c.Pings = total.Pings
 	c.PingRTTUS = total.PingRTT.Summary()
-	r.Histograms = Histograms{ConnectLatency: total.ConnectLatency, PingRTT: total.PingRTT,
-		Latency: total.Latency, LatencyRaw: total.LatencyRaw, ScheduleLag: total.ScheduleLag}
-	c.TLSHandshakes, c.TLSResumed = total.TLSHandshakes, total.TLSResumed
-	if h := total.TLSHandshake; h != nil && h.Count() > 0 {
+	c.TLSHandshakeUS, c.TLSHandshakeCPUUSPerOp, c.WSUpgradeUS = nil, 0, nil
+	if h := total.TLSHandshake; h.Count() > 0 {
 		p := h.Summary()
-		c.TLSHandshakeUS, r.Histograms.TLSHandshake = &p, h
+		c.TLSHandshakeUS = &p
 		if total.TLSHandshakes > 0 {
 			c.TLSHandshakeCPUUSPerOp = float64(total.TLSCPUUS) / float64(total.TLSHandshakes)
 		}
+	} else {
+		r.Histograms.TLSHandshake = nil
 	}
-	if h := total.WSUpgrade; h != nil && h.Count() > 0 {
+	if h := total.WSUpgrade; h.Count() > 0 {
 		p := h.Summary()
-		c.WSUpgradeUS, r.Histograms.WSUpgrade = &p, h
+		c.WSUpgradeUS = &p
+	} else {
+		r.Histograms.WSUpgrade = nil
 	}
 	m := &r.Messages
-	*m = Messages{Scheduled: total.Scheduled, Published: total.Published, Unsent: total.Unsent,
-		UnsentTotal: total.UnsentTotal(), Acked: total.Acked, Expected: total.Expected,
-		Received: total.Received, InFlightAtEnd: total.InFlightAtEnd, InFlightDropped: total.InFlightDropped,
-		InFlightLost: total.InFlightLost,
-		Duplicated:   total.Duplicated, OutOfOrder: total.OutOfOrder,
-		Unexpected: total.Unexpected, UnexpectedTotal: total.UnexpectedTotal(),
-		Unmeasured: total.Unmeasured, Subscribed: total.Subscribed, SubscribeFailed: total.SubscribeFailed,
-		SubscribeRefused: total.SubscribeRefused}
+	m.UnsentTotal = total.UnsentTotal()
+	m.UnexpectedTotal = total.UnexpectedTotal()
+	m.Lost = max(total.Expected-total.Received-total.InFlightAtEnd-total.InFlightLost, 0)
 	if total.FirstPublish > 0 {
 		r.FirstPublishAt = time.Unix(0, total.FirstPublish).UTC()
 	}
-	m.Lost = max(total.Expected-total.Received-total.InFlightAtEnd-total.InFlightLost, 0)
 	r.stalled(total)
 	r.LatencyUS = total.Latency.Summary()
 	r.LatencyRaw = total.LatencyRaw.Summary()
@@ -420,8 +402,91 @@ func (r *Result) fill(total *Snapshot) {
 	add("dropped:", total.Dropped)
 }
 
-// derivedError reports whether an error kind is one fill derives from the counts
+// figures are the fields of a document paired with the snapshot's fields they show.
+type figures struct {
+	counts []pair[int64]
+	maps   []pair[map[string]int64]
+	hists  []pair[*Hist]
+}
+
+// pair is a figure of the document and the snapshot's field it comes from.
+type pair[T any] struct{ doc, snap *T }
+
+// pairs returns the counters, maps and histograms of s, each with the field of r that
+// shows it: SetTotal copies them into r, snapshot reads them back. The few figures the
+// document keeps in another form (TLS CPU per handshake, held seconds, the first
+// publish's time, the examples of errors) are converted by each; the measure window's
+// counts and an interval's CPU and RSS are not in the document.
+func (r *Result) pairs(s *Snapshot) (f figures) {
+	c, m, h := &r.Connections, &r.Messages, &r.Histograms
+	f.counts = []pair[int64]{
+		{&c.Established, &s.Connected}, {&c.Reconnected, &s.Reconnected}, {&c.Pings, &s.Pings},
+		{&c.TLSHandshakes, &s.TLSHandshakes}, {&c.TLSResumed, &s.TLSResumed},
+		{&m.Scheduled, &s.Scheduled}, {&m.Published, &s.Published}, {&m.Acked, &s.Acked},
+		{&m.Expected, &s.Expected}, {&m.Received, &s.Received}, {&m.InFlightAtEnd, &s.InFlightAtEnd},
+		{&m.InFlightDropped, &s.InFlightDropped}, {&m.InFlightLost, &s.InFlightLost},
+		{&m.Duplicated, &s.Duplicated}, {&m.OutOfOrder, &s.OutOfOrder}, {&m.Unmeasured, &s.Unmeasured},
+		{&m.Subscribed, &s.Subscribed}, {&m.SubscribeFailed, &s.SubscribeFailed},
+		{&r.BrokerStalled.Publishers, &s.HeldPublishers},
+	}
+	f.maps = []pair[map[string]int64]{
+		{&c.Refused, &s.Refused}, {&c.FailedBy, &s.Failed}, {&c.DroppedBy, &s.Dropped},
+		{&m.Unsent, &s.Unsent}, {&m.Unexpected, &s.Unexpected}, {&m.SubscribeRefused, &s.SubscribeRefused},
+		{&r.BrokerStalled.Holds, &s.Holds},
+	}
+	f.hists = []pair[*Hist]{
+		{&h.ConnectLatency, &s.ConnectLatency}, {&h.PingRTT, &s.PingRTT}, {&h.TLSHandshake, &s.TLSHandshake},
+		{&h.WSUpgrade, &s.WSUpgrade}, {&h.Latency, &s.Latency}, {&h.LatencyRaw, &s.LatencyRaw},
+		{&h.ScheduleLag, &s.ScheduleLag},
+	}
+	return f
+}
+
+// snapshot returns r.Total, or for a document read back (which does not carry it) the
+// snapshot its fields show: the same counts, maps and histograms (shared with r, not
+// copied), and the converted figures. The measure window's counts are not in the
+// document (its rates are); they are left zero.
+func (r *Result) snapshot() *Snapshot {
+	if r.Total != nil {
+		return r.Total
+	}
+	s := &Snapshot{Examples: map[string]string{}}
+	f := r.pairs(s)
+	for _, p := range f.counts {
+		*p.snap = *p.doc
+	}
+	for _, p := range f.maps {
+		*p.snap = *p.doc
+	}
+	for _, p := range f.hists {
+		*p.snap = *p.doc
+	}
+	c := &r.Connections
+	s.TLSCPUUS = int64(c.TLSHandshakeCPUUSPerOp*float64(c.TLSHandshakes) + 0.5)
+	if held := r.BrokerStalled.HeldS; len(held) > 0 {
+		s.HeldUS = make(map[string]int64, len(held))
+		for k, v := range held {
+			s.HeldUS[k] = int64(math.Round(v * 1e6))
+		}
+	}
+	if !r.FirstPublishAt.IsZero() {
+		s.FirstPublish = r.FirstPublishAt.UnixNano()
+	}
+	for _, e := range r.Errors {
+		if _, ok := s.Examples[e.Kind]; !ok {
+			s.Examples[e.Kind] = e.Example
+		}
+	}
+	return s
+}
+
+// derivedError reports whether an error kind is one SetTotal derives from the counts
 // (refused, failed and dropped connections) rather than one the run added.
 func derivedError(kind string) bool {
 	return strings.HasPrefix(kind, "refused:") || strings.HasPrefix(kind, "failed:") || strings.HasPrefix(kind, "dropped:")
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
 }

@@ -1,0 +1,58 @@
+package report
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mqblast/mqblast/result"
+)
+
+// TestSummaryThresholds: the summary writes one line per threshold, its value as people
+// read it and its verdict.
+func TestSummaryThresholds(t *testing.T) {
+	r := &result.Result{Schema: result.Schema}
+	r.Thresholds = []result.Threshold{
+		{Expr: "messages.lost==0", Value: 12, OK: false},
+		{Expr: "latency_us.p99<50000", Value: 40000, OK: true},
+		{Expr: "throughput.receive_per_s>=45000", Value: 45000.25, OK: true},
+	}
+	var buf bytes.Buffer
+	if err := WriteSummary(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if strings.HasPrefix(l, "threshold ") {
+			lines = append(lines, strings.Join(strings.Fields(l), " "))
+		}
+	}
+	wantLines := []string{"threshold messages.lost==0 value 12 FAILED", "threshold latency_us.p99<50000 value 40000 ok",
+		"threshold throughput.receive_per_s>=45000 value 45000.25 ok"}
+	if d := cmp.Diff(wantLines, lines); d != "" {
+		t.Errorf("summary threshold lines (-want +got)\n%s\n%s", d, buf.String())
+	}
+	if !strings.Contains(buf.String(), "messages.lost==0  value 12  FAILED") {
+		t.Errorf("summary:\n%s", buf.String())
+	}
+}
+
+// TestSummaryOfOldDocuments: the text summary of a document with every field set, and of
+// the merge of two such shards, is what the code of commit 97f72b7 wrote for them (its
+// bench.Result.WriteSummary; the documents are the result package's testdata).
+func TestSummaryOfOldDocuments(t *testing.T) {
+	doc := func(n string) *result.Result { return load(t, filepath.Join("../../result/testdata/v1", n+".json")) }
+	for name, r := range map[string]*result.Result{
+		"v1-shard0.summary":        doc("shard0"),
+		"v1-merged-shards.summary": result.Merge([]*result.Result{doc("shard0"), doc("shard1")}),
+	} {
+		var buf bytes.Buffer
+		if err := WriteSummary(&buf, r); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, name, buf.String())
+	}
+}

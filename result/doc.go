@@ -1,0 +1,42 @@
+// Package result owns mqblast's result document, schema mqblast.result/v1: the Result type
+// and everything in it, its JSON form, and what is computed on documents — the merge of
+// shards, the thresholds judged on a document, the checks that documents are the shards of
+// one run.
+//
+// # What it owns
+//
+//   - The document (Result and its parts) and its JSON: indented by WriteJSON, histograms in
+//     HdrHistogram V2 compressed form ("HISTF...", hdrhistogram-go's and HdrHistogram's
+//     own), null when empty. Hist is the µs histogram (1 µs to 1 h, 3 significant digits)
+//     that runs record into and documents carry, so shards merge exactly.
+//   - Snapshot, the additive figures: counters, counts by cause and histograms that add
+//     across event loops, processes, hosts and shards (Add). A run's total snapshot makes
+//     its document (SetTotal: the counts, the totals by cause, percentiles from the
+//     histograms, lost copies, broker_stalled, the errors of refused, failed and dropped
+//     connections); worker processes stream one per interval (NewInterval makes an
+//     interval's record of one).
+//   - Merge: the shards' snapshots are added and the derived figures computed once from the
+//     sum, never averaged; a result carries its snapshot (Result.Total), and a document read
+//     back shows it in its fields. The figures that are not sums (rates over a window, the
+//     client's per-connection costs, the start and the clocks) combine by their own rules.
+//   - Thresholds (PATH OP NUMBER over the document's JSON form, k6 style): parsing, the
+//     check that a path names a numeric field of the Result type, evaluation.
+//   - CheckShards: whether documents are the distinct shards of one run, and mergeable.
+//
+// # What it promises
+//
+// The schema keeps its name while fields are only added: a document written by any
+// earlier writer of mqblast.result/v1 reads (fields it lacks read as zero), is written
+// again as that writer wrote it again, and merges as that writer merged it (testdata/v1
+// holds such documents and what commit 97f72b7 made of them). Percentiles always come from
+// histograms. Merge and CheckShards do not change their inputs. Record on a Hist does not
+// allocate once its counts exist.
+//
+// # What it must not do
+//
+// It imports none of the run's packages (bench, reactor, scenario, tuning): report and
+// report/metrics read documents through it alone. Where the document holds what those
+// packages produce (a network profile's paths, the kernel's findings), it has its own type
+// with the same JSON, and the producer converts. It does no I/O beyond the writers and
+// readers it is given, measures nothing and prints nothing.
+package result

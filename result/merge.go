@@ -1,0 +1,215 @@
+package result
+
+import (
+	"maps"
+	"slices"
+)
+
+// Merge adds the results of shards of one run into one result: their snapshots (Total,
+// or what a document read back shows) are added and every figure derived from them is
+// computed once from the sum (SetTotal), so percentiles come from the merged histograms,
+// never from averaged ones. The other figures combine by their own rule: throughput rates
+// add over the longest window; the client's CPU, memory and saturation evidence add, its
+// per-connection figures weighted by connections; the kernel's counters add; the run
+// spans the earliest start to the latest end; the latest shard to be ready and the worse
+// clock are kept. Intervals are added index by index (their percentiles then come from
+// the merged interval histograms, or the first shard's without them; worker processes'
+// intervals are better merged from their snapshots). A shard's threshold verdicts do not hold for the whole:
+// the merged result has none. The inputs are not changed.
+func Merge(rs []*Result) *Result {
+	out := *rs[0]
+	out.Connections = Connections{}
+	out.Client = ClientInfo{}
+	out.Errors = nil // SetTotal rebuilds the derived ones; rs[0]'s must stay as they are
+	out.Host.Procs = 0
+	out.Thresholds = nil
+	out.Shard = nil // the merged shards make up the whole run (CheckShards)
+	out.Kernel, out.Host.Limited, out.Host.LimitedEvidence = nil, false, nil
+	out.Start, out.Host.Clock = nil, nil
+	total := NewSnapshot()
+	var connectPhase float64
+	var throughput Throughput
+	for _, r := range rs {
+		total.Add(r.snapshot())
+		c := &r.Connections
+		out.Connections.Target += c.Target
+		for _, e := range r.Errors {
+			if !derivedError(e.Kind) { // the shard's own: SetTotal does not rebuild those
+				i := slices.IndexFunc(out.Errors, func(x ErrorCount) bool { return x.Kind == e.Kind })
+				if i < 0 {
+					out.Errors = append(out.Errors, e)
+				} else {
+					out.Errors[i].Count += e.Count
+				}
+			}
+		}
+		out.Start = laterStart(out.Start, r.Start)
+		out.Host.Clock = worseClock(out.Host.Clock, r.Host.Clock)
+		throughput.PublishPerS += r.Throughput.PublishPerS
+		throughput.ReceivePerS += r.Throughput.ReceivePerS
+		throughput.WindowS = max(throughput.WindowS, r.Throughput.WindowS)
+		connectPhase = max(connectPhase, c.ConnectPhaseS)
+		if r.StartedAt.Before(out.StartedAt) {
+			out.StartedAt = r.StartedAt
+		}
+		if r.EndedAt.After(out.EndedAt) {
+			out.EndedAt = r.EndedAt
+		}
+		out.Interrupted = out.Interrupted || r.Interrupted
+		if k := r.Kernel; k != nil { // shards on several hosts: their counters add
+			if out.Kernel == nil {
+				out.Kernel = &Kernel{Client: map[string]int64{}, SameNamespace: k.SameNamespace}
+			}
+			addMap(out.Kernel.Client, k.Client)
+			if len(k.Broker) > 0 {
+				if out.Kernel.Broker == nil {
+					out.Kernel.Broker = map[string]int64{}
+				}
+				addMap(out.Kernel.Broker, k.Broker)
+			}
+			out.Kernel.Findings = append(out.Kernel.Findings, k.Findings...)
+		}
+		out.Host.Limited = out.Host.Limited || r.Host.Limited
+		out.Host.LimitedEvidence = append(out.Host.LimitedEvidence, r.Host.LimitedEvidence...)
+		out.Host.Procs += max(r.Host.Procs, 1)
+		cl := &r.Client
+		out.Client.CPUS += cl.CPUS
+		out.Client.CPUMeasureS += cl.CPUMeasureS
+		out.Client.RunDelayS += cl.RunDelayS
+		out.Client.MaxRSSBytes += cl.MaxRSSBytes
+		out.Client.RSSPerConnectionBytes += cl.RSSPerConnectionBytes * float64(c.Established)
+		out.Client.CPUPerConnectUS += cl.CPUPerConnectUS * float64(c.Target)
+		out.Client.Saturated = out.Client.Saturated || cl.Saturated
+		out.Client.SaturationEvidence = append(out.Client.SaturationEvidence, cl.SaturationEvidence...)
+	}
+	out.SetTotal(total)
+	out.Throughput = throughput
+	out.Connections.ConnectPhaseS = connectPhase
+	if connectPhase > 0 {
+		out.Connections.ConnectRatePerS = float64(total.Connected) / connectPhase
+	}
+	if total.Connected > 0 {
+		out.Client.RSSPerConnectionBytes /= float64(total.Connected)
+	}
+	if out.Connections.Target > 0 {
+		out.Client.CPUPerConnectUS /= float64(out.Connections.Target)
+	}
+	out.Intervals = mergeIntervals(rs)
+	return &out
+}
+
+// mergeIntervals adds the shards' intervals index by index: counts, rates, the client
+// processes' CPU and RSS, kernel counters, and the interval histograms, whose percentiles
+// are then exact (an interval without histograms keeps the first shard's percentiles). The
+// time and the broker's figures are the first shard's. The inputs are not changed.
+func mergeIntervals(rs []*Result) []Interval {
+	var out []Interval
+	for _, r := range rs {
+		for i, iv := range r.Intervals {
+			if i >= len(out) {
+				iv.Kernel = maps.Clone(iv.Kernel)
+				if h := iv.Histograms; h != nil {
+					iv.Histograms = &IntervalHistograms{Latency: cloneHist(h.Latency), LatencyRaw: cloneHist(h.LatencyRaw),
+						ConnectLatency: cloneHist(h.ConnectLatency), ScheduleLag: cloneHist(h.ScheduleLag)}
+				}
+				out = append(out, iv)
+				continue
+			}
+			m := &out[i]
+			m.Established += iv.Established
+			m.Connected += iv.Connected
+			m.Failed += iv.Failed
+			m.Dropped += iv.Dropped
+			m.ConnectPerS += iv.ConnectPerS
+			m.Published += iv.Published
+			m.Unsent += iv.Unsent
+			m.Expected += iv.Expected
+			m.Received += iv.Received
+			m.Duplicated += iv.Duplicated
+			m.Unexpected += iv.Unexpected
+			m.Unmeasured += iv.Unmeasured
+			m.PublishPerS += iv.PublishPerS
+			m.ReceivePerS += iv.ReceivePerS
+			m.ClientCPUPercent += iv.ClientCPUPercent
+			m.ClientRSSBytes += iv.ClientRSSBytes
+			if len(iv.Kernel) > 0 {
+				if m.Kernel == nil {
+					m.Kernel = map[string]int64{}
+				}
+				addMap(m.Kernel, iv.Kernel)
+			}
+			switch h := iv.Histograms; {
+			case h == nil:
+			case m.Histograms == nil:
+				m.Histograms = &IntervalHistograms{Latency: cloneHist(h.Latency), LatencyRaw: cloneHist(h.LatencyRaw),
+					ConnectLatency: cloneHist(h.ConnectLatency), ScheduleLag: cloneHist(h.ScheduleLag)}
+			default:
+				mh := m.Histograms
+				mh.Latency, mh.LatencyRaw, mh.ConnectLatency = mergeHist(mh.Latency, h.Latency),
+					mergeHist(mh.LatencyRaw, h.LatencyRaw), mergeHist(mh.ConnectLatency, h.ConnectLatency)
+				mh.ScheduleLag = mergeHist(mh.ScheduleLag, h.ScheduleLag)
+			}
+		}
+	}
+	for i := range out {
+		if h := out[i].Histograms; h != nil && len(rs) > 1 {
+			out[i].LatencyUS, out[i].LatencyRawUS = h.Latency.Summary(), h.LatencyRaw.Summary()
+			out[i].ConnectLatencyUS, out[i].ScheduleLagUS = h.ConnectLatency.Summary(), h.ScheduleLag.Summary()
+			h.pack()
+		}
+	}
+	return out
+}
+
+// cloneHist returns a copy of h (nil for an empty one, as the document reads it).
+func cloneHist(h *Hist) *Hist {
+	if h.Count() == 0 {
+		return nil
+	}
+	c := NewHist()
+	c.Merge(h)
+	return c
+}
+
+// mergeHist returns dst with o added (dst is one of mergeIntervals' own copies, or nil).
+func mergeHist(dst, o *Hist) *Hist {
+	if o.Count() == 0 {
+		return dst
+	}
+	if dst == nil {
+		return cloneHist(o)
+	}
+	dst.Merge(o)
+	return dst
+}
+
+// laterStart merges the start records of two shards: the latest to be ready, the most late.
+func laterStart(a, b *StartInfo) *StartInfo {
+	switch {
+	case b == nil:
+		return a
+	case a == nil:
+		c := *b
+		return &c
+	}
+	c := *a
+	if b.ReadyAt.After(c.ReadyAt) {
+		c.ReadyAt = b.ReadyAt
+	}
+	c.LateMS = max(c.LateMS, b.LateMS)
+	return &c
+}
+
+// worseClock merges the clock estimates of two shards' hosts: the larger errors, and
+// synchronised only if both are.
+func worseClock(a, b *Clock) *Clock {
+	switch {
+	case b == nil:
+		return a
+	case a == nil:
+		c := *b
+		return &c
+	}
+	return &Clock{MaxErrorUS: max(a.MaxErrorUS, b.MaxErrorUS), EstErrorUS: max(a.EstErrorUS, b.EstErrorUS),
+		Synchronized: a.Synchronized && b.Synchronized}
+}

@@ -1,0 +1,194 @@
+package result
+
+// Snapshot is what one process measured over some span: counters and histograms that add
+// exactly across loops, processes, hosts and shards (Add). Worker processes stream one per
+// interval to their parent as a JSON line; a result keeps the whole run's (Result.Total),
+// and its document shows it (SetTotal).
+type Snapshot struct {
+	Connected      int64             `json:"connected"`
+	Reconnected    int64             `json:"reconnected"`
+	Refused        map[string]int64  `json:"refused,omitempty"` // by reason
+	Failed         map[string]int64  `json:"failed,omitempty"`  // by cause
+	Dropped        map[string]int64  `json:"dropped,omitempty"` // by cause
+	Pings          int64             `json:"pings"`
+	Examples       map[string]string `json:"examples,omitempty"`
+	ConnectLatency *Hist             `json:"connect_latency"`
+	PingRTT        *Hist             `json:"ping_rtt"`
+	// TLS and WebSocket set-up: TLS handshakes, their time and
+	// the CPU they took (µs, summed), those resumed from a ticket; WebSocket upgrades.
+	TLSHandshakes int64 `json:"tls_handshakes,omitempty"`
+	TLSResumed    int64 `json:"tls_resumed,omitempty"`
+	TLSCPUUS      int64 `json:"tls_cpu_us,omitempty"`
+	TLSHandshake  *Hist `json:"tls_handshake"`
+	WSUpgrade     *Hist `json:"ws_upgrade"`
+
+	Subscribed      int64 `json:"subscribed"`
+	SubscribeFailed int64 `json:"subscribe_failed"`
+	// SubscribeRefused counts refused filters by SUBACK reason.
+	SubscribeRefused map[string]int64 `json:"subscribe_refused,omitempty"`
+	// Scheduled counts the messages due before the stop, reported at the end of publishing
+	// (published + unsent).
+	Scheduled int64 `json:"scheduled"`
+	Published int64 `json:"published"` // written to the socket, not merely queued
+	// FirstPublish is when the first PUBLISH was written, CLOCK_REALTIME ns (0: none yet).
+	// It is a minimum, not a count: Add keeps the earlier.
+	FirstPublish int64            `json:"first_publish,omitempty"`
+	Unsent       map[string]int64 `json:"unsent,omitempty"` // scheduled, never written, by cause
+	Expected     int64            `json:"expected"`         // copies the broker should deliver of what was published
+	Acked        int64            `json:"acked"`
+	// InFlightDropped are written QoS 1/2 messages whose connection ended unacknowledged
+	// and whose session did not survive, InFlightLost the copies of them that did not
+	// arrive; InFlightAtEnd the copies of messages still unacknowledged on open
+	// connections at the end that did not arrive (both computed after the run, when every
+	// stream's received set is known).
+	InFlightDropped int64 `json:"in_flight_dropped"`
+	InFlightLost    int64 `json:"in_flight_lost"`
+	InFlightAtEnd   int64 `json:"in_flight_at_end"`
+	// Received counts the distinct copies that arrived on expected streams; duplicates,
+	// copies for no expected stream and foreign payloads are counted apart.
+	Received   int64            `json:"received"`
+	Unmeasured int64            `json:"unmeasured"` // received without mqblast's measurement header
+	Unexpected map[string]int64 `json:"unexpected,omitempty"`
+	Duplicated int64            `json:"duplicated"`
+	OutOfOrder int64            `json:"out_of_order"`
+	// Holds: publisher holds (the broker's flow control, its not reading, no connection)
+	// that ended, by kind, their total in µs, and the publishers held at least once.
+	Holds          map[string]int64 `json:"holds,omitempty"`
+	HeldUS         map[string]int64 `json:"held_us,omitempty"`
+	HeldPublishers int64            `json:"held_publishers"`
+	// The measure window's figures: messages written (published) and arrived (received)
+	// inside it; latency covers the messages due inside it.
+	PublishedMeasured int64 `json:"published_measured"`
+	ReceivedMeasured  int64 `json:"received_measured"`
+	Latency           *Hist `json:"latency"`     // receive - due (corrected)
+	LatencyRaw        *Hist `json:"latency_raw"` // receive - write, for payloads of 24 bytes and more
+	ScheduleLag       *Hist `json:"schedule_lag"`
+	// CPUNS and RSSBytes are the client processes' CPU time over an interval and their
+	// resident set at its end, summed over processes; only interval snapshots carry them.
+	CPUNS    int64 `json:"cpu_ns,omitempty"`
+	RSSBytes int64 `json:"rss_bytes,omitempty"`
+}
+
+// The fields of a Snapshot by how they add; Add, Reset and NewSnapshot go through these
+// lists, so a new figure is added to the struct and to one list (and, when the document
+// shows it, paired with its field in Result.pairs). TestSnapshotFieldLists checks that
+// every field is listed.
+
+// counts are the counters that add.
+func (s *Snapshot) counts() [24]*int64 {
+	return [...]*int64{&s.Connected, &s.Reconnected, &s.Pings, &s.TLSHandshakes, &s.TLSResumed, &s.TLSCPUUS,
+		&s.Subscribed, &s.SubscribeFailed, &s.Scheduled, &s.Published, &s.Expected, &s.Acked,
+		&s.InFlightDropped, &s.InFlightLost, &s.InFlightAtEnd, &s.Received, &s.Unmeasured, &s.Duplicated,
+		&s.OutOfOrder, &s.HeldPublishers, &s.PublishedMeasured, &s.ReceivedMeasured, &s.CPUNS, &s.RSSBytes}
+}
+
+// maps are the counts by key that add key by key.
+func (s *Snapshot) maps() [8]*map[string]int64 {
+	return [...]*map[string]int64{&s.Refused, &s.Failed, &s.Dropped, &s.SubscribeRefused, &s.Unsent,
+		&s.Unexpected, &s.Holds, &s.HeldUS}
+}
+
+// hists are the histograms, which merge.
+func (s *Snapshot) hists() [7]**Hist {
+	return [...]**Hist{&s.ConnectLatency, &s.PingRTT, &s.TLSHandshake, &s.WSUpgrade, &s.Latency,
+		&s.LatencyRaw, &s.ScheduleLag}
+}
+
+// NewSnapshot returns an empty snapshot, its maps and histograms made.
+func NewSnapshot() *Snapshot {
+	s := &Snapshot{Examples: map[string]string{}}
+	for _, m := range s.maps() {
+		*m = map[string]int64{}
+	}
+	for _, h := range s.hists() {
+		*h = NewHist()
+	}
+	return s
+}
+
+// Add adds o into s: counters and counts by key add, histograms merge, the first example
+// of each error kind is kept, and FirstPublish is the earlier of the two.
+func (s *Snapshot) Add(o *Snapshot) {
+	dc, oc := s.counts(), o.counts()
+	for i, p := range dc {
+		*p += *oc[i]
+	}
+	dm, om := s.maps(), o.maps()
+	for i, p := range dm {
+		if *p == nil && len(*om[i]) > 0 {
+			*p = map[string]int64{}
+		}
+		addMap(*p, *om[i])
+	}
+	dh, oh := s.hists(), o.hists()
+	for i, p := range dh {
+		if (*oh[i]).Count() == 0 {
+			continue
+		}
+		if *p == nil {
+			*p = NewHist()
+		}
+		(*p).Merge(*oh[i])
+	}
+	for k, v := range o.Examples {
+		if _, ok := s.Examples[k]; !ok {
+			if s.Examples == nil {
+				s.Examples = map[string]string{}
+			}
+			s.Examples[k] = v
+		}
+	}
+	s.FirstPublish = earliest(s.FirstPublish, o.FirstPublish)
+}
+
+// Reset empties s, keeping its maps and histograms for reuse.
+func (s *Snapshot) Reset() {
+	for _, p := range s.counts() {
+		*p = 0
+	}
+	for _, m := range s.maps() {
+		clear(*m)
+	}
+	for _, h := range s.hists() {
+		if *h != nil {
+			(*h).Reset()
+		}
+	}
+	clear(s.Examples)
+	s.FirstPublish = 0
+}
+
+func sum(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// FailedTotal returns the clients that never connected: refused plus failed.
+func (s *Snapshot) FailedTotal() int64 { return sum(s.Refused) + sum(s.Failed) }
+
+// DroppedTotal returns the established connections lost.
+func (s *Snapshot) DroppedTotal() int64 { return sum(s.Dropped) }
+
+// UnsentTotal returns the scheduled messages never written.
+func (s *Snapshot) UnsentTotal() int64 { return sum(s.Unsent) }
+
+// UnexpectedTotal returns the measured copies that arrived for no expected stream.
+func (s *Snapshot) UnexpectedTotal() int64 { return sum(s.Unexpected) }
+
+// earliest returns the earlier of two CLOCK_REALTIME ns times, 0 meaning none.
+func earliest(a, b int64) int64 {
+	if a == 0 || (b != 0 && b < a) {
+		return b
+	}
+	return a
+}
+
+// addMap adds src into dst key by key.
+func addMap(dst, src map[string]int64) {
+	for k, v := range src {
+		dst[k] += v
+	}
+}
