@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -28,7 +29,7 @@ func TestWorkerStart(t *testing.T) {
 				}
 				_ = ww.Final(&Result{Schema: Schema, Host: HostInfo{Procs: 1}}, nil, 0)
 				_ = outW.Close()
-				if _, err := inR.Read(make([]byte, 1)); err != io.EOF {
+				if _, err := inR.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
 					t.Errorf("stdin after the start line: %v, want EOF once Gather returns", err)
 				}
 				got <- t0
