@@ -65,7 +65,8 @@ func TestGather(t *testing.T) {
 		return &buf
 	}
 	var progress bytes.Buffer
-	res, err := Gather([]io.Reader{worker([]int64{6, 4}), worker([]int64{10, 0, 0})}, 20, time.Second, &progress, nil, nil, nil)
+	res, err := Gather(GatherOptions{Streams: []io.Reader{worker([]int64{6, 4}), worker([]int64{10, 0, 0})}, Target: 20,
+		Interval: time.Second, Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestGather(t *testing.T) {
 func TestGatherWorkerError(t *testing.T) {
 	var buf bytes.Buffer
 	_ = NewWorkerWriter(&buf).Final(nil, io.ErrUnexpectedEOF, 3)
-	_, err := Gather([]io.Reader{&buf}, 1, time.Second, nil, nil, nil, nil)
+	_, err := Gather(GatherOptions{Streams: []io.Reader{&buf}, Target: 1, Interval: time.Second})
 	var we *WorkerError
 	if err == nil || !strings.Contains(err.Error(), "unexpected EOF") {
 		t.Fatalf("err %v", err)

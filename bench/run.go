@@ -56,24 +56,63 @@ const subscribeTimeout = 30 * time.Second
 // Run performs the run. On ctx cancellation it disconnects, returns the partial result and
 // ErrInterrupted. A result is returned whenever the engine started.
 func (cr *Runner) Run(ctx context.Context) (*result.Result, error) {
+	r, err := cr.start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer r.eng.Stop() //nolint:errcheck
+	defer r.src.tick.Stop()
+	// A phase that ends early (the context ended, the start gate failed) interrupts the
+	// run: the later phases do not run, and every client still disconnects.
+	interrupted := r.phases() != nil || ctx.Err() != nil
+	r.disconnect(interrupted)
+	r.finish(interrupted)
+	if interrupted {
+		return r.res, ErrInterrupted
+	}
+	return r.res, nil
+}
+
+// run is one Runner.Run under way: the engine, its recorders, the intervals so far and
+// what the phases measure for the result.
+type run struct {
+	*Runner
+	ctx context.Context
+	eng *reactor.Engine
+	rec *Recorder
+	src *recorderSource
+	log *intervalLog
+	res *result.Result
+
+	rssBefore, rssHeld    int64         // this process's resident set before and after the connect phase
+	cpuBefore, cpuConnect time.Duration // its CPU time before the run, and over the connect phase
+	connectPhase          time.Duration
+	started               atomic.Int64  // clients the connect phase started
+	publishing            bool          // the measure phase started publishing
+	measureCPU            time.Duration // this process's CPU time over the measure window
+	measureWait           time.Duration // its wait for a CPU over the window; -1: not known
+}
+
+// start makes the engine and starts it (and the Watch): the run's intervals begin.
+func (cr *Runner) start(ctx context.Context) (*run, error) {
 	if cr.Interval <= 0 {
 		cr.Interval = time.Second
 	}
 	cfg := cr.Engine
-	loops := cfg.Loops
-	if loops <= 0 {
-		loops = runtime.NumCPU()
-		cfg.Loops = loops
+	if cfg.Loops <= 0 {
+		cfg.Loops = runtime.NumCPU()
 	}
-	rec := NewRecorder(loops)
+	rec := NewRecorder(cfg.Loops)
 	rec.Stream = cr.Stream
 	cfg.Observer = rec
 	eng, err := reactor.New(cfg)
 	if err != nil {
 		return nil, err
 	}
+	r := &run{Runner: cr, ctx: ctx, eng: eng, rec: rec, measureWait: -1,
+		log: &intervalLog{target: cfg.Clients, progress: cr.Progress, watch: cr.Watch, onInterval: cr.OnInterval}}
 	host, _ := os.Hostname()
-	res := &result.Result{
+	r.res = &result.Result{
 		Schema: result.Schema, ToolVersion: cr.ToolVersion, StartedAt: time.Now().UTC(),
 		Broker: cfg.Brokers, Scenario: cr.Scenario,
 		Host: result.HostInfo{Hostname: host, Cores: runtime.NumCPU(), Kernel: kernelRelease(), Procs: 1,
@@ -82,222 +121,184 @@ func (cr *Runner) Run(ctx context.Context) (*result.Result, error) {
 	}
 	runtime.GC()
 	debug.FreeOSMemory()
-	rssBefore := rss()
-	cpuBefore := cpuTime()
+	r.rssBefore = rss()
+	r.cpuBefore = cpuTime()
 	if err := eng.Start(); err != nil {
 		return nil, err
 	}
-	defer eng.Stop() //nolint:errcheck
 	if cr.Watch != nil {
 		cr.Watch.Start()
 	}
+	r.src = newRecorderSource(eng, rec, cfg.Loops, cr.Interval)
+	return r, nil
+}
 
-	total := result.NewSnapshot()
-	start := time.Now()
-	var started atomic.Int64
-	snaps := make([]*result.Snapshot, loops)
-	for i := range snaps {
-		snaps[i] = result.NewSnapshot()
+// phases runs the connect phase, then holds a Connections run's clients, or runs a
+// messaging run's subscribe, measure and drain phases. It returns the error of the phase
+// that ended the run early.
+func (r *run) phases() error {
+	if err := r.connect(); err != nil {
+		return err
 	}
-	// collect moves every loop's figures into total and into carry, which the next
-	// interval line reports; the drain collects more often than intervals run.
-	carry := result.NewSnapshot()
-	collect := func() {
-		eng.OnLoops(func(i int) { rec.Take(i, snaps[i]) })
-		for _, x := range snaps {
-			total.Add(x)
-			carry.Add(x)
-			x.Reset()
-		}
+	switch {
+	case r.eng.Open() == 0: // nothing to hold or publish on: fail fast
+		return nil
+	case !r.Messaging:
+		return r.hold()
 	}
-	var progress progressLine
-	prevCPU, prevAt := cpuTime(), start
-	interval := func() {
-		collect()
-		s := carry
-		carry = result.NewSnapshot()
-		cpu, now := cpuTime(), time.Now()
-		s.CPUNS, s.RSSBytes, prevCPU = int64(cpu-prevCPU), rss(), cpu
-		d := now.Sub(prevAt)
-		prevAt = now
-		iv := result.NewInterval(now.Sub(start).Seconds(), eng.Open(), s, d)
-		if cr.Watch != nil {
-			cr.Watch.Interval(&iv, cr.Progress)
-		}
-		res.Intervals = append(res.Intervals, iv)
-		progress.print(cr.Progress, iv, cfg.Clients)
-		if cr.OnInterval != nil {
-			cr.OnInterval(iv, s)
-		}
+	if err := r.subscribe(); err != nil {
+		return err
 	}
-	tick := time.NewTicker(cr.Interval)
-	defer tick.Stop()
-	// wait runs intervals until d passes, until ok returns true (checked every 50 ms), or
-	// until ctx ends (it then returns false).
-	wait := func(d time.Duration, ok func() bool) bool {
-		end := time.NewTimer(d)
-		defer end.Stop()
-		poll := time.NewTicker(50 * time.Millisecond)
-		defer poll.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return false
-			case <-end.C:
-				return true
-			case <-poll.C:
-				if ok != nil && ok() {
-					return true
-				}
-			case <-tick.C:
-				interval()
-			}
-		}
+	if err := r.measure(); err != nil {
+		return err
 	}
+	return r.drain()
+}
 
-	// Connect phase.
-	connDone := make(chan error, 1)
+// wait runs intervals until at, until ok (if not nil) returns true, or until the run's
+// context ends (ErrInterrupted).
+func (r *run) wait(at time.Time, ok func() bool) error {
+	return runIntervals(r.src, r.log, until{ctx: r.ctx, at: at, ok: ok})
+}
+
+// connect connects every client (paced) and measures what that cost: its time, CPU and
+// the resident set it leaves. It returns the engine's error when the context ended it.
+func (r *run) connect() error {
+	done := make(chan error, 1)
 	go func() {
-		connDone <- eng.Connect(ctx, func(n int) { started.Store(int64(n)) })
+		done <- r.eng.Connect(r.ctx, func(n int) { r.started.Store(int64(n)) })
 	}()
-	interrupted := false
-connect:
-	for {
-		select {
-		case err := <-connDone:
-			if err != nil {
-				interrupted = true
-			}
-			break connect
-		case <-tick.C:
-			interval()
-		}
-	}
-	connectPhase := time.Since(start)
-	cpuConnect := cpuTime() - cpuBefore
+	err := runIntervals(r.src, r.log, until{done: done})
+	r.connectPhase = time.Since(r.src.start)
+	r.cpuConnect = cpuTime() - r.cpuBefore
 	// What an idle connection costs is what stays live: collect the connect phase's garbage
 	// and return it to the OS before reading the resident set.
 	runtime.GC()
 	debug.FreeOSMemory()
-	rssHeld := rss()
+	r.rssHeld = rss()
+	return err
+}
 
-	var measureCPU time.Duration
-	measureWait := time.Duration(-1) // not known
-	publishing := false
-	switch {
-	case interrupted || eng.Open() == 0: // nothing to hold or publish on: fail fast
-	case !cr.Messaging:
-		interrupted = !wait(cr.Duration, nil)
-	default:
-		if cr.Subscribers > 0 {
-			want := int64(cr.Subscribers)
-			interrupted = !wait(subscribeTimeout, func() bool { return eng.Subscribed() >= want })
-			if !interrupted && eng.Subscribed() < want {
-				res.Errors = append(res.Errors, result.ErrorCount{Kind: "subscribe_timeout", Count: want - eng.Subscribed(),
-					Example: fmt.Sprintf("%d of %d SUBACKs after %v", eng.Subscribed(), want, subscribeTimeout)})
-			}
-		}
-		if interrupted {
-			break
-		}
-		if n := eng.PacketLimited(); n > 0 {
-			ex := fmt.Sprintf("%d connections: the broker's Maximum Packet Size is below this plan's PUBLISH; "+
-				"their messages are not sent and count as unsent (too_large): lower payload_size", n)
-			res.Errors = append(res.Errors, result.ErrorCount{Kind: "packet_too_large_for_broker", Count: n, Example: ex})
-			if cr.Progress != nil {
-				fmt.Fprintln(cr.Progress, "warning:", ex)
-			}
-		}
-		delay := 100 * time.Millisecond
-		if cr.StartGate != nil {
-			at, err := cr.StartGate()
-			if err != nil {
-				res.Errors = append(res.Errors, result.ErrorCount{Kind: "start_gate", Count: 1, Example: err.Error()})
-				interrupted = true
-				break
-			}
-			delay = max(time.Until(at), 0)
-		}
-		pubStart := eng.StartPublishing(delay)
-		rec.SetStart(pubStart.UnixNano())
-		from := pubStart.Add(cr.Warmup)
-		to := pubStart.Add(cr.Duration) // the duration includes the warm-up
-		rec.SetWindow(from.UnixNano(), to.UnixNano())
-		res.MeasureFrom, res.MeasureTo = from.UTC(), to.UTC()
-		publishing = true
-		interrupted = !wait(time.Until(from), nil)
-		cpu0 := cpuTime()
-		wait0, ok0 := runDelay()
-		if !interrupted {
-			interrupted = !wait(time.Until(to), nil)
-		}
-		measureCPU = cpuTime() - cpu0
-		wait1, ok1 := runDelay()
-		if ok0 && ok1 {
-			measureWait = max(wait1-wait0, 0)
-		}
-		eng.StopPublishing()
-		if interrupted { // the window ends at the interrupt: rates divide by what ran
-			now := time.Now()
-			if now.Before(to) {
-				rec.SetWindow(from.UnixNano(), max(now.UnixNano(), from.UnixNano()))
-				res.MeasureTo = now.UTC()
-				if now.Before(from) {
-					res.MeasureTo = from.UTC()
-				}
-			}
-		}
-		if !interrupted {
-			// Drain: until every publisher has written and had acknowledged what was due
-			// before the stop and every expected copy arrived, or Drain passed. A run
-			// whose plan expects no copies (publish only) ends as soon as its publishers
-			// are done.
-			interrupted = !wait(cr.Drain, func() bool {
-				if eng.Behind() {
-					return false
-				}
-				collect()
-				return total.Received >= total.Expected
-			})
+// hold keeps a Connections run's clients connected (with keepalive) for Duration.
+func (r *run) hold() error { return r.wait(time.Now().Add(r.Duration), nil) }
+
+// subscribe waits, up to subscribeTimeout, for every subscriber's SUBACK. SUBACKs missing
+// then are an error count of the result, not the end of the run.
+func (r *run) subscribe() error {
+	if r.Subscribers <= 0 {
+		return nil
+	}
+	want := int64(r.Subscribers)
+	if err := r.wait(time.Now().Add(subscribeTimeout), func() bool { return r.eng.Subscribed() >= want }); err != nil {
+		return err
+	}
+	if got := r.eng.Subscribed(); got < want {
+		r.res.Errors = append(r.res.Errors, result.ErrorCount{Kind: "subscribe_timeout", Count: want - got,
+			Example: fmt.Sprintf("%d of %d SUBACKs after %v", got, want, subscribeTimeout)})
+	}
+	return nil
+}
+
+// measure publishes on the open-loop schedule through Warmup and the measure window, from
+// the start gate's instant (in 100 ms without a gate), then stops publishing. It returns the
+// start gate's error, or ErrInterrupted: the window then ends at the interrupt, so that
+// rates divide by what ran.
+func (r *run) measure() error {
+	if n := r.eng.PacketLimited(); n > 0 {
+		ex := fmt.Sprintf("%d connections: the broker's Maximum Packet Size is below this plan's PUBLISH; "+
+			"their messages are not sent and count as unsent (too_large): lower payload_size", n)
+		r.res.Errors = append(r.res.Errors, result.ErrorCount{Kind: "packet_too_large_for_broker", Count: n, Example: ex})
+		if r.Progress != nil {
+			fmt.Fprintln(r.Progress, "warning:", ex)
 		}
 	}
-	if ctx.Err() != nil {
-		interrupted = true
+	delay := 100 * time.Millisecond
+	if r.StartGate != nil {
+		at, err := r.StartGate()
+		if err != nil {
+			r.res.Errors = append(r.res.Errors, result.ErrorCount{Kind: "start_gate", Count: 1, Example: err.Error()})
+			return err
+		}
+		delay = max(time.Until(at), 0)
 	}
+	pubStart := r.eng.StartPublishing(delay)
+	r.rec.SetStart(pubStart.UnixNano())
+	from := pubStart.Add(r.Warmup)
+	to := pubStart.Add(r.Duration) // the duration includes the warm-up
+	r.rec.SetWindow(from.UnixNano(), to.UnixNano())
+	r.res.MeasureFrom, r.res.MeasureTo = from.UTC(), to.UTC()
+	r.publishing = true
+	err := r.wait(from, nil)
+	cpu0 := cpuTime()
+	wait0, ok0 := runDelay()
+	if err == nil {
+		err = r.wait(to, nil)
+	}
+	r.measureCPU = cpuTime() - cpu0
+	wait1, ok1 := runDelay()
+	if ok0 && ok1 {
+		r.measureWait = max(wait1-wait0, 0)
+	}
+	r.eng.StopPublishing()
+	if now := time.Now(); err != nil && now.Before(to) { // the window ends at the interrupt
+		r.rec.SetWindow(from.UnixNano(), max(now.UnixNano(), from.UnixNano()))
+		r.res.MeasureTo = now.UTC()
+		if now.Before(from) {
+			r.res.MeasureTo = from.UTC()
+		}
+	}
+	return err
+}
 
-	// Disconnect phase: every scheduled message is accounted for first.
-	eng.FinishPublishing(interrupted)
-	eng.Disconnect(5 * time.Second)
-	// The last, partial interval: what arrived or was written since the last tick (the
-	// drain's tail, the disconnects), so that the intervals add up to the run.
-	interval()
-	total.Add(rec.Finish())
+// drain waits until every publisher has written and had acknowledged what was due before
+// the stop and every expected copy arrived, or Drain passed. A run whose plan expects no
+// copies (publish only) ends as soon as its publishers are done.
+func (r *run) drain() error {
+	return r.wait(time.Now().Add(r.Drain), func() bool {
+		if r.eng.Behind() {
+			return false
+		}
+		r.src.collect()
+		return r.src.total.Received >= r.src.total.Expected
+	})
+}
+
+// disconnect accounts for every scheduled message, disconnects every client and adds the
+// last, partial interval: what arrived or was written since the last tick (the drain's
+// tail, the disconnects), so that the intervals add up to the run.
+func (r *run) disconnect(interrupted bool) {
+	r.eng.FinishPublishing(interrupted)
+	r.eng.Disconnect(5 * time.Second)
+	r.src.interval(r.log)
+}
+
+// finish fills the result from the run's totals and what the phases measured.
+func (r *run) finish(interrupted bool) {
+	total := r.src.total
+	total.Add(r.rec.Finish())
+	res := r.res
+	res.Intervals = r.log.list
 	res.EndedAt = time.Now().UTC()
 	res.Interrupted = interrupted
 	res.SetTotal(total)
-	res.Connections.ConnectPhaseS = connectPhase.Seconds()
-	if connectPhase > 0 {
-		res.Connections.ConnectRatePerS = float64(total.Connected) / connectPhase.Seconds()
+	res.Connections.ConnectPhaseS = r.connectPhase.Seconds()
+	if r.connectPhase > 0 {
+		res.Connections.ConnectRatePerS = float64(total.Connected) / r.connectPhase.Seconds()
 	}
-	cpu := cpuTime() - cpuBefore
-	res.Client.CPUS = cpu.Seconds()
+	res.Client.CPUS = (cpuTime() - r.cpuBefore).Seconds()
 	res.Client.MaxRSSBytes = maxRSS()
-	if n := started.Load(); n > 0 {
-		res.Client.CPUPerConnectUS = float64(cpuConnect.Microseconds()) / float64(n)
+	if n := r.started.Load(); n > 0 {
+		res.Client.CPUPerConnectUS = float64(r.cpuConnect.Microseconds()) / float64(n)
 	}
-	if total.Connected > 0 && rssHeld > rssBefore {
-		res.Client.RSSPerConnectionBytes = float64(rssHeld-rssBefore) / float64(total.Connected)
+	if total.Connected > 0 && r.rssHeld > r.rssBefore {
+		res.Client.RSSPerConnectionBytes = float64(r.rssHeld-r.rssBefore) / float64(total.Connected)
 	}
-	if publishing && res.MeasureTo.After(res.MeasureFrom) {
-		measured(res, total, res.MeasureTo.Sub(res.MeasureFrom), measureCPU, measureWait)
+	if r.publishing && res.MeasureTo.After(res.MeasureFrom) {
+		measured(res, total, res.MeasureTo.Sub(res.MeasureFrom), r.measureCPU, r.measureWait)
 	}
-	if cr.Watch != nil {
-		cr.Watch.Finish(res)
+	if r.Watch != nil {
+		r.Watch.Finish(res)
 	}
-	if interrupted {
-		return res, ErrInterrupted
-	}
-	return res, nil
 }
 
 // ConnectBar is a progress writer that draws the connect phase as one bar (on a

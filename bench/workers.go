@@ -7,10 +7,19 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/mqblast/mqblast/result"
 )
+
+// The worker protocol, both directions. A worker process (mqblast run --worker) writes JSON
+// lines on its stdout (WorkerWriter): one per interval with its snapshot, a ready line once
+// its subscriptions are in place, then its result or its error. The parent reads them
+// (Gather) and, once every worker is ready, writes the start line "go UNIXNANO" to each
+// worker's stdin: the wall-clock instant at which they all start publishing (AwaitStart).
 
 // WorkerLine is one JSON line a worker process writes on its stdout: an interval snapshot,
 // then its final result (or an error).
@@ -48,6 +57,25 @@ func (ww *WorkerWriter) Interval(iv result.Interval, s *result.Snapshot) error {
 // Ready writes the line that says the worker's subscriptions are in place.
 func (ww *WorkerWriter) Ready() error { return ww.enc.Encode(WorkerLine{Ready: true}) }
 
+// AwaitStart tells the parent that this worker's subscriptions are in place (Ready) and
+// waits for the parent's start line on in: the wall-clock time at which every worker starts
+// publishing. It is a worker's Runner.StartGate.
+func (ww *WorkerWriter) AwaitStart(in io.Reader) (time.Time, error) {
+	if err := ww.Ready(); err != nil {
+		return time.Time{}, err
+	}
+	line, err := bufio.NewReader(in).ReadString('\n')
+	if err != nil {
+		return time.Time{}, fmt.Errorf("no start from the parent process: %w", err)
+	}
+	ns, ok := strings.CutPrefix(strings.TrimSpace(line), "go ")
+	v, perr := strconv.ParseInt(ns, 10, 64)
+	if !ok || perr != nil {
+		return time.Time{}, fmt.Errorf("bad start line %q from the parent process", line)
+	}
+	return time.Unix(0, v), nil
+}
+
 // Final writes the result line, or the error line when err is not nil.
 func (ww *WorkerWriter) Final(r *result.Result, err error, code int) error {
 	l := WorkerLine{Result: r}
@@ -66,130 +94,204 @@ type WorkerError struct {
 
 func (e *WorkerError) Error() string { return fmt.Sprintf("worker %d: %s", e.Worker, e.Msg) }
 
-// Gather reads the line streams of n workers (one reader each), prints one merged interval
-// line per interval to progress, and returns their results merged into one, as if one
-// process had done the run. It returns when every stream has ended. Intervals are merged by
-// sequence number from their snapshots, so their percentiles are exact. release, if not
-// nil, is called once when every worker is ready (or has ended): it lets them start
-// publishing together. watch, if not nil, samples the host and the broker at each merged
-// interval (the workers do not) and fills the merged result at the end. onInterval, if not
-// nil, receives each merged interval and its snapshot (live /metrics), the caller's to keep.
-func Gather(streams []io.Reader, target int, interval time.Duration, progress io.Writer, release func(), watch *Watch,
-	onInterval func(result.Interval, *result.Snapshot)) (*result.Result, error) {
-	if watch != nil {
-		watch.Start()
+// startDelay is how long after the last worker is ready they all start publishing when
+// Gather is not told when: time for the start line to reach every worker.
+const startDelay = 200 * time.Millisecond
+
+// GatherOptions are the workers and what Gather does with their intervals.
+type GatherOptions struct {
+	// Streams are the workers' stdouts, one each: their WorkerWriter's lines.
+	Streams []io.Reader
+	// Starts are the workers' stdins, in the order of Streams: each gets the start line
+	// once every worker is ready (or has ended), and is closed when Gather returns. Nil: no
+	// start line is written.
+	Starts []io.WriteCloser
+	// StartAt, if set, returns the instant at which the workers start publishing, asked
+	// once every worker is ready; nil: startDelay from then.
+	StartAt func() time.Time
+	// Target is the whole run's clients; Interval the workers' interval.
+	Target   int
+	Interval time.Duration
+	// Progress receives one merged interval line per interval (nil: none).
+	Progress io.Writer
+	// Watch, if set, samples the host and the broker at each merged interval (the workers
+	// do not) and fills the merged result at the end.
+	Watch *Watch
+	// OnInterval, if set, receives each merged interval and its snapshot (live /metrics),
+	// the caller's to keep.
+	OnInterval func(result.Interval, *result.Snapshot)
+}
+
+// Gather reads the workers' line streams, prints one merged interval line per interval,
+// and returns their results merged into one, as if one process had done the run. It
+// returns when every stream has ended. Intervals are merged by sequence number from their
+// snapshots, so their percentiles are exact.
+func Gather(o GatherOptions) (*result.Result, error) {
+	if o.Watch != nil {
+		o.Watch.Start()
 	}
-	type item struct {
-		worker int
-		line   WorkerLine
-		err    error
-		eof    bool
-	}
-	ch := make(chan item)
-	for i, r := range streams {
-		go func() {
-			sc := bufio.NewScanner(r)
-			sc.Buffer(make([]byte, 64<<10), 64<<20)
-			for sc.Scan() {
-				var l WorkerLine
-				if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-					ch <- item{worker: i, err: fmt.Errorf("worker %d: bad line %.80q: %w", i, sc.Bytes(), err)}
-					continue
-				}
-				ch <- item{worker: i, line: l}
+	var release func()
+	if o.Starts != nil {
+		defer func() {
+			for _, in := range o.Starts {
+				_ = in.Close()
 			}
-			ch <- item{worker: i, eof: true, err: sc.Err()}
 		}()
+		release = func() {
+			at := time.Now().Add(startDelay)
+			if o.StartAt != nil {
+				at = o.StartAt()
+			}
+			for _, in := range o.Starts {
+				_, _ = fmt.Fprintf(in, "go %d\n", at.UnixNano())
+			}
+		}
 	}
+	src := readWorkers(o.Streams, o.Interval, release)
+	log := &intervalLog{target: o.Target, progress: o.Progress, watch: o.Watch, onInterval: o.OnInterval}
+	_ = runIntervals(src, log, until{}) // it ends with the streams
+	return gathered(src.results, src.errs, log.list, o.Watch)
+}
+
+// workerLine is what Gather's readers deliver of worker's stream: a line, a bad line's
+// error, or the stream's end (eof, with the reader's error).
+type workerLine struct {
+	worker int
+	line   WorkerLine
+	err    error
+	eof    bool
+}
+
+// workerInterval is an interval line of worker w.
+type workerInterval struct {
+	w  int
+	iv *WorkerInterval
+}
+
+// workerSource is Gather's interval source: the workers' interval lines, an interval merged
+// once every worker still running has sent it. It keeps their results and errors.
+type workerSource struct {
+	lines    chan workerLine
+	interval time.Duration
+	release  func()                   // called once every worker is ready; then nil
+	pending  map[int][]workerInterval // seq -> intervals received
+	open     []int64                  // each worker's sessions open at its last interval
+	results  []*result.Result
+	errs     []error
+	done     []bool // the worker's stream has ended
+	ready    []bool // the worker is ready to start, or has ended
+	last     []int  // the last interval the worker sent
+	next     int    // the next interval to merge
+	maxSeq   int
+}
+
+// readWorkers starts reading the streams, one goroutine each; the source ends with them.
+func readWorkers(streams []io.Reader, interval time.Duration, release func()) *workerSource {
 	n := len(streams)
-	type workerIV struct {
-		w  int
-		iv *WorkerInterval
+	s := &workerSource{lines: make(chan workerLine), interval: interval, release: release,
+		pending: map[int][]workerInterval{}, open: make([]int64, n), results: make([]*result.Result, n),
+		done: make([]bool, n), ready: make([]bool, n), last: make([]int, n), next: 1}
+	var wg sync.WaitGroup
+	for i, r := range streams {
+		wg.Go(func() { s.read(i, r) })
 	}
-	pending := map[int][]workerIV{} // seq -> intervals received
-	open := make([]int64, n)
-	results := make([]*result.Result, n)
-	var errs []error
-	var merged []result.Interval
-	var progressL progressLine
-	done := make([]bool, n)      // the worker's stream has ended
-	last := make([]int, n)       // the last interval the worker sent
-	sent := func(seq int) bool { // every worker still running has sent seq
-		for w := range n {
-			if !done[w] && last[w] < seq {
-				return false
-			}
+	go func() {
+		wg.Wait()
+		close(s.lines)
+	}()
+	return s
+}
+
+// read delivers worker i's lines.
+func (s *workerSource) read(i int, r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	for sc.Scan() {
+		var l WorkerLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			s.lines <- workerLine{worker: i, err: fmt.Errorf("worker %d: bad line %.80q: %w", i, sc.Bytes(), err)}
+			continue
 		}
-		return true
+		s.lines <- workerLine{worker: i, line: l}
 	}
-	flush := func(seq int) {
-		ivs := pending[seq]
-		delete(pending, seq)
-		if len(ivs) == 0 {
-			return
-		}
-		s := result.NewSnapshot()
-		ts := 0.0
-		for _, x := range ivs {
-			s.Add(x.iv.Snapshot)
-			ts = max(ts, x.iv.TS)
-			open[x.w] = x.iv.Open // a worker without this interval counts with its last one
-		}
-		var total int64
-		for _, o := range open {
-			total += o
-		}
-		m := result.NewInterval(ts, total, s, interval)
-		if watch != nil {
-			watch.Interval(&m, progress)
-		}
-		merged = append(merged, m)
-		progressL.print(progress, m, target)
-		if onInterval != nil {
-			onInterval(m, s)
-		}
+	s.lines <- workerLine{worker: i, eof: true, err: sc.Err()}
+}
+
+func (s *workerSource) events() <-chan workerLine { return s.lines }
+
+func (s *workerSource) take(it workerLine, log *intervalLog) {
+	if it.err != nil {
+		s.errs = append(s.errs, it.err)
 	}
-	next, maxSeq, ended := 1, 0, 0
-	ready := make([]bool, n)
-	released := release == nil
-	for ended < n {
-		it := <-ch
-		if it.err != nil {
-			errs = append(errs, it.err)
+	if it.eof {
+		s.done[it.worker] = true
+	}
+	l := it.line
+	if l.Ready || it.eof {
+		s.ready[it.worker] = true
+	}
+	if s.release != nil && !slices.Contains(s.ready, false) {
+		release := s.release
+		s.release = nil
+		release()
+	}
+	switch {
+	case l.Interval != nil:
+		seq := l.Interval.Seq
+		s.last[it.worker] = max(s.last[it.worker], seq)
+		s.maxSeq = max(s.maxSeq, seq)
+		if seq >= s.next { // an interval already merged cannot be printed again
+			s.pending[seq] = append(s.pending[seq], workerInterval{it.worker, l.Interval})
 		}
-		if it.eof {
-			ended++
-			done[it.worker] = true
+	case l.Error != "":
+		s.errs = append(s.errs, &WorkerError{Worker: it.worker, Msg: l.Error, Code: l.Code})
+		if l.Result != nil {
+			s.results[it.worker] = l.Result
 		}
-		l := it.line
-		if l.Ready || it.eof {
-			ready[it.worker] = true
-		}
-		if !released && !slices.Contains(ready, false) {
-			released = true
-			release()
-		}
-		switch {
-		case l.Interval != nil:
-			seq := l.Interval.Seq
-			last[it.worker] = max(last[it.worker], seq)
-			maxSeq = max(maxSeq, seq)
-			if seq >= next { // an interval already flushed cannot be printed again
-				pending[seq] = append(pending[seq], workerIV{it.worker, l.Interval})
-			}
-		case l.Error != "":
-			errs = append(errs, &WorkerError{Worker: it.worker, Msg: l.Error, Code: l.Code})
-			if l.Result != nil {
-				results[it.worker] = l.Result
-			}
-		case l.Result != nil:
-			results[it.worker] = l.Result
-		}
-		for next <= maxSeq && sent(next) {
-			flush(next)
-			next++
+	case l.Result != nil:
+		s.results[it.worker] = l.Result
+	}
+	for s.next <= s.maxSeq && s.sent(s.next) {
+		s.merge(s.next, log)
+		s.next++
+	}
+}
+
+// sent reports whether every worker still running has sent interval seq.
+func (s *workerSource) sent(seq int) bool {
+	for w, done := range s.done {
+		if !done && s.last[w] < seq {
+			return false
 		}
 	}
+	return true
+}
+
+// merge adds interval seq to log: the workers' snapshots added, at the latest worker's
+// time, with the sessions open in every worker.
+func (s *workerSource) merge(seq int, log *intervalLog) {
+	ivs := s.pending[seq]
+	delete(s.pending, seq)
+	if len(ivs) == 0 {
+		return
+	}
+	sn := result.NewSnapshot()
+	ts := 0.0
+	for _, x := range ivs {
+		sn.Add(x.iv.Snapshot)
+		ts = max(ts, x.iv.TS)
+		s.open[x.w] = x.iv.Open // a worker without this interval counts with its last one
+	}
+	var open int64
+	for _, o := range s.open {
+		open += o
+	}
+	log.add(ts, open, sn, s.interval)
+}
+
+// gathered merges the workers' results (nil where a worker sent none) and gives the merged
+// result the merged intervals.
+func gathered(results []*result.Result, errs []error, merged []result.Interval, watch *Watch) (*result.Result, error) {
 	var got []*result.Result
 	for i, r := range results {
 		if r == nil {
@@ -201,7 +303,7 @@ func Gather(streams []io.Reader, target int, interval time.Duration, progress io
 	if len(got) == 0 {
 		return nil, errors.Join(errs...)
 	}
-	for _, r := range got { // the merged intervals come from the snapshots: Merge need not add them
+	for _, r := range got { // the merged intervals come from the snapshots: result.Merge need not add them
 		r.Intervals = nil
 	}
 	res := result.Merge(got)

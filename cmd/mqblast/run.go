@@ -451,7 +451,7 @@ func runWorker(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags) error {
 	run.Engine.MaxInbound = cmp.Or(rf.maxPkt, run.Engine.MaxInbound)
 	run.ToolVersion, run.Scenario = version, effectiveJSON(plan.Scenario())
 	run.OnInterval = func(iv result.Interval, s *result.Snapshot) { _ = ww.Interval(iv, s) }
-	run.StartGate = func() (time.Time, error) { return awaitStart(ww, cmd.InOrStdin()) }
+	run.StartGate = func() (time.Time, error) { return ww.AwaitStart(cmd.InOrStdin()) }
 	res, err := run.Run(cmd.Context())
 	code := exitOK
 	if err != nil {
@@ -464,24 +464,6 @@ func runWorker(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags) error {
 		return werr
 	}
 	return withCode(code, err)
-}
-
-// awaitStart tells the parent that this worker's subscriptions are in place and waits for
-// its "go UNIXNANO" line: the wall-clock time at which every worker starts publishing.
-func awaitStart(ww *bench.WorkerWriter, in io.Reader) (time.Time, error) {
-	if err := ww.Ready(); err != nil {
-		return time.Time{}, err
-	}
-	line, err := bufio.NewReader(in).ReadString('\n')
-	if err != nil {
-		return time.Time{}, fmt.Errorf("no start from the parent process: %w", err)
-	}
-	ns, ok := strings.CutPrefix(strings.TrimSpace(line), "go ")
-	v, perr := strconv.ParseInt(ns, 10, 64)
-	if !ok || perr != nil {
-		return time.Time{}, fmt.Errorf("bad start line %q from the parent process", line)
-	}
-	return time.Unix(0, v), nil
 }
 
 // runWorkers runs the plan in procs worker processes and merges their results.
@@ -544,20 +526,13 @@ func runWorkers(cmd *cobra.Command, plan *scenario.Plan, rf *runFlags, procs int
 	}()
 	// Every worker subscribed: all start publishing at one wall-clock time.
 	// With --start-at, at that instant (or at once when it has passed).
-	release := func() {
-		at := time.Now().Add(200 * time.Millisecond)
-		if rf.start != nil {
-			at = rf.start.ready(cmd.ErrOrStderr())
-		}
-		for _, in := range stdins {
-			_, _ = fmt.Fprintf(in, "go %d\n", at.UnixNano())
-		}
+	var startAt func() time.Time
+	if rf.start != nil {
+		startAt = func() time.Time { return rf.start.ready(cmd.ErrOrStderr()) }
 	}
-	res, gerr := bench.Gather(streams, plan.Len(), time.Second, cmd.ErrOrStderr(), release, watch,
-		rf.outputs.onInterval(cmd.ErrOrStderr()))
-	for _, in := range stdins {
-		_ = in.Close()
-	}
+	res, gerr := bench.Gather(bench.GatherOptions{Streams: streams, Starts: stdins, StartAt: startAt,
+		Target: plan.Len(), Interval: time.Second, Progress: cmd.ErrOrStderr(), Watch: watch,
+		OnInterval: rf.outputs.onInterval(cmd.ErrOrStderr())})
 	for _, c := range cmds {
 		_ = c.Wait()
 	}

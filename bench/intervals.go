@@ -1,0 +1,149 @@
+package bench
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/mqblast/mqblast/reactor"
+	"github.com/mqblast/mqblast/result"
+)
+
+// A run's intervals come from one of two sources: the in-process engine's recorders, read at
+// every tick (Runner.Run), or the snapshots that worker processes stream (Gather). One loop,
+// runIntervals, serves both: it waits on the source and hands each interval's snapshot to an
+// intervalLog, which makes the record.
+
+// intervalSource yields a run's intervals. Its events are what completes intervals (a tick, a
+// worker's line); take handles one and adds every interval it completes to log. A source whose
+// event channel closes has ended.
+type intervalSource[E any] interface {
+	events() <-chan E
+	take(e E, log *intervalLog)
+}
+
+// until says when runIntervals returns; a zero field does not end it.
+type until struct {
+	ctx  context.Context // when it ends: ErrInterrupted
+	at   time.Time       // when it is reached: nil
+	ok   func() bool     // when it returns true (checked every 50 ms): nil
+	done <-chan error    // when it delivers: what it delivered
+}
+
+// runIntervals adds src's intervals to log until u says to stop, or until src ends (nil).
+func runIntervals[E any](src intervalSource[E], log *intervalLog, u until) error {
+	var ctxDone <-chan struct{}
+	if u.ctx != nil {
+		ctxDone = u.ctx.Done()
+	}
+	var end <-chan time.Time
+	if !u.at.IsZero() {
+		t := time.NewTimer(time.Until(u.at))
+		defer t.Stop()
+		end = t.C
+	}
+	var poll <-chan time.Time
+	if u.ok != nil {
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		poll = t.C
+	}
+	events := src.events()
+	for {
+		select {
+		case <-ctxDone:
+			return ErrInterrupted
+		case <-end:
+			return nil
+		case <-poll:
+			if u.ok() {
+				return nil
+			}
+		case err := <-u.done:
+			return err
+		case e, ok := <-events:
+			if !ok {
+				return nil
+			}
+			src.take(e, log)
+		}
+	}
+}
+
+// intervalLog is what a run does with each interval, wherever it came from: sample the host
+// and the broker (Watch), keep the record, print the progress line, pass it to the caller.
+type intervalLog struct {
+	target     int // the run's clients
+	progress   io.Writer
+	watch      *Watch
+	onInterval func(result.Interval, *result.Snapshot)
+	line       progressLine
+	list       []result.Interval
+}
+
+// add records the interval whose snapshot is s, taken over d and ending ts seconds into the
+// run with open sessions established. s is handed to onInterval, the caller's to keep.
+func (l *intervalLog) add(ts float64, open int64, s *result.Snapshot, d time.Duration) {
+	iv := result.NewInterval(ts, open, s, d)
+	if l.watch != nil {
+		l.watch.Interval(&iv, l.progress)
+	}
+	l.list = append(l.list, iv)
+	l.line.print(l.progress, iv, l.target)
+	if l.onInterval != nil {
+		l.onInterval(iv, s)
+	}
+}
+
+// recorderSource is the in-process run's interval source: at every tick, what the engine's
+// loops recorded since the last interval.
+type recorderSource struct {
+	eng     *reactor.Engine
+	rec     *Recorder
+	tick    *time.Ticker
+	snaps   []*result.Snapshot // one per loop, taken on the loop
+	total   *result.Snapshot   // the run so far
+	carry   *result.Snapshot   // collected since the last interval: the next one reports it
+	start   time.Time          // intervals are timed from it
+	prevCPU time.Duration
+	prevAt  time.Time
+}
+
+func newRecorderSource(eng *reactor.Engine, rec *Recorder, loops int, every time.Duration) *recorderSource {
+	s := &recorderSource{eng: eng, rec: rec, total: result.NewSnapshot(), carry: result.NewSnapshot(), start: time.Now()}
+	s.snaps = make([]*result.Snapshot, loops)
+	for i := range s.snaps {
+		s.snaps[i] = result.NewSnapshot()
+	}
+	s.prevCPU, s.prevAt = cpuTime(), s.start
+	s.tick = time.NewTicker(every)
+	return s
+}
+
+func (s *recorderSource) events() <-chan time.Time { return s.tick.C }
+
+func (s *recorderSource) take(_ time.Time, log *intervalLog) { s.interval(log) }
+
+// collect moves every loop's figures into total and into carry; the drain collects more
+// often than intervals run.
+func (s *recorderSource) collect() {
+	s.eng.OnLoops(func(i int) { s.rec.Take(i, s.snaps[i]) })
+	for _, x := range s.snaps {
+		s.total.Add(x)
+		s.carry.Add(x)
+		x.Reset()
+	}
+}
+
+// interval ends the current interval and adds it to log, with this process's CPU time and
+// resident set.
+func (s *recorderSource) interval(log *intervalLog) {
+	s.collect()
+	c := s.carry
+	s.carry = result.NewSnapshot()
+	cpu, now := cpuTime(), time.Now()
+	c.CPUNS, c.RSSBytes, s.prevCPU = int64(cpu-s.prevCPU), rss(), cpu
+	d := now.Sub(s.prevAt)
+	s.prevAt = now
+	log.add(now.Sub(s.start).Seconds(), s.eng.Open(), c, d)
+}
