@@ -3,7 +3,11 @@
 // can hold a million connections without a broker cluster (`mqblast sink`, `mqblast run
 // --sink`). It is not a broker: no retained messages, no sessions or persistence, no
 // authentication, no will messages, no keep-alive enforcement, no subscription identifiers.
-// It imports only codec (and gnet); never bench, reactor or scenario.
+// It imports only codec, internal/child (and gnet); never bench, reactor or scenario.
+//
+// It also owns the sink's processes: Serve runs one and reports its counters as Lines,
+// ServeProcs runs several on one port and sums theirs, StartChild starts one in a child
+// process for a calibration run.
 //
 // # What it speaks
 //
@@ -32,7 +36,7 @@
 // # Why gnet, and how it is used
 //
 // On the server side, accepting and running event loops is what gnet v2 does well (the
-// client keeps its own loops: DESIGN.md section 1). The sink runs ONE gnet event loop per
+// client keeps its own epoll loops). The sink runs ONE gnet event loop per
 // process: the subscription table, the sessions and the relay are then owned by one
 // goroutine and nothing locks. More cores go to more processes (`mqblast sink --procs N`,
 // SO_REUSEPORT on one port); relaying happens only within each process, so a messaging run

@@ -21,6 +21,7 @@ import (
 
 	"github.com/mqblast/mqblast/bench"
 	"github.com/mqblast/mqblast/scenario"
+	"github.com/mqblast/mqblast/sink"
 	"github.com/mqblast/mqblast/tuning"
 )
 
@@ -226,12 +227,18 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		if len(rf.brokers) > 0 {
 			return usageError(errors.New("--sink and --broker: pick one (--sink starts its own server on loopback)"))
 		}
-		addr, pid, stop, err := startSinkChild(cmd, rf.sinkWait, plan.Len()) // sink.go
+		sc, err := sink.StartChild(rf.sinkWait, plan.Len())
 		if err != nil {
 			return err
 		}
-		defer stop()
-		brokers, embeddedPID = []string{addr}, pid
+		defer sc.Stop()
+		how := "a child process"
+		if sc.Procs {
+			how = "child processes (--procs auto: relaying only within each)"
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "--sink: started mqblast sink on %s in %s: a calibration run, "+
+			"it measures this client host's own ceiling (the sink shares its CPU), not a broker\n", sc.Addr, how)
+		brokers, embeddedPID = []string{sc.Addr}, sc.Pid()
 	} else if len(brokers) == 0 {
 		addr, pid, stop, err := startEmbeddedBroker(cmd)
 		if err != nil {
