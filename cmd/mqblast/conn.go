@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mqblast/mqblast/bench"
-	"github.com/mqblast/mqblast/reactor"
 	"github.com/mqblast/mqblast/scenario"
 )
 
@@ -74,8 +73,8 @@ func (f *quickFlags) register(cmd *cobra.Command, prefix string, duration time.D
 	fl.BoolVar(&f.secure, "tls", false, "same as --ssl")
 	fl.BoolVar(&f.ws, "ws", false, "connect over WebSocket (subprotocol mqtt, path --ws-path)")
 	fl.StringVar(&f.wsPath, "ws-path", "/mqtt", "WebSocket request path, with --ws")
-	f.run.tls.register(fl)
-	f.run.tls.registerEmqttAliases(fl)
+	registerTLSFlags(fl, &f.run.tls)
+	registerEmqttTLSAliases(fl, &f.run.tls)
 	f.run.registerPasswordFile(fl)
 	f.run.registerWatchFlags(fl)
 	f.run.outputs.register(fl)
@@ -323,24 +322,6 @@ or a scenario) give latency from their due time; others are counted as unmeasure
 	fl.StringVarP(&topic, "topic", "t", "", "topic filter (placeholders %i %c %u; wildcards and $share/G/ allowed)")
 	fl.IntVarP(&qos, "qos", "q", 0, "subscription QoS 0, 1 or 2")
 	return cmd
-}
-
-// finishRun performs a run in this process and writes its result with its thresholds
-// evaluated (report): the summary or the JSON document on stdout, the document to rf.out if
-// given. It maps the outcome to an exit code.
-func finishRun(cmd *cobra.Command, run *bench.Runner, rf *runFlags) error {
-	fmt.Fprintf(cmd.ErrOrStderr(), "connecting %d clients to %s at %.0f/s\n", run.Engine.Clients,
-		strings.Join(run.Engine.Brokers, ","), run.Engine.ConnectRate)
-	res, err := run.Run(cmd.Context())
-	if res == nil {
-		if errors.Is(err, reactor.ErrAddrCapacity) {
-			return withCode(exitNotReady, err)
-		}
-		return err
-	}
-	res.Shard = shardOf(rf)
-	res.Start = rf.start.info()
-	return report(cmd, res, err, rf)
 }
 
 func firstError(res *bench.Result) string {

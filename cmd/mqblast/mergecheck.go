@@ -8,18 +8,6 @@ import (
 	"github.com/mqblast/mqblast/bench"
 )
 
-// shardOf is the shard --shard names, for the result document; nil without --shard.
-func shardOf(rf *runFlags) *bench.ShardInfo {
-	if rf.shard == "" {
-		return nil
-	}
-	i, n, err := parseShard(rf.shard)
-	if err != nil {
-		return nil
-	}
-	return &bench.ShardInfo{Index: i, Count: n}
-}
-
 // checkMergeInputs refuses results that are not the distinct shards of one run: the same
 // file given twice, and every problem bench.CheckShards finds, each naming its files.
 func checkMergeInputs(paths []string, rs []*bench.Result) error {

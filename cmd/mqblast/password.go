@@ -10,17 +10,13 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/mqblast/mqblast/run"
 	"github.com/mqblast/mqblast/scenario"
 )
 
-// passwordEnv names the environment variable that gives the broker password when neither
-// the flags nor the scenario give one. Worker processes receive the password through it too,
-// so that it is never in their argv, in the scenario file they read, or in a result.
-const passwordEnv = "MQBLAST_PASSWORD"
-
 // passwordHelp explains where the password comes from, for the flags' help.
 const passwordHelp = "read the broker password from the first line of FILE " +
-	"(precedence: --password-file, then -P or --set server.password, then the scenario's server.password, then $" + passwordEnv + ")"
+	"(precedence: --password-file, then -P or --set server.password, then the scenario's server.password, then $" + run.PasswordEnv + ")"
 
 // registerPasswordFile adds --password-file to fl.
 func (rf *runFlags) registerPasswordFile(fl *pflag.FlagSet) {
@@ -63,38 +59,15 @@ func resolvePassword(s *scenario.Scenario, rf *runFlags) error {
 	if s.Server.Password != "" && !redacted {
 		return nil
 	}
-	if pw := os.Getenv(passwordEnv); pw != "" {
+	if pw := os.Getenv(run.PasswordEnv); pw != "" {
 		s.Server.Password = pw
 		return nil
 	}
 	if redacted {
 		return usageError(fmt.Errorf("server.password is %q, the marker result documents write instead of a password: "+
-			"give the password with --password-file FILE or $%s", scenario.RedactedPassword, passwordEnv))
+			"give the password with --password-file FILE or $%s", scenario.RedactedPassword, run.PasswordEnv))
 	}
 	return nil
-}
-
-// workerEnv is the environment of a worker process: this one's, with $MQBLAST_PASSWORD set
-// to password (or removed when it is empty).
-func workerEnv(password string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, passwordEnv+"=") {
-			env = append(env, kv)
-		}
-	}
-	if password != "" {
-		env = append(env, passwordEnv+"="+password)
-	}
-	return env
-}
-
-// workerScenarioJSON is the scenario the workers read from their temporary file: the
-// effective scenario without its password, which they take from workerEnv.
-func workerScenarioJSON(s *scenario.Scenario) []byte {
-	c := s.Clone()
-	c.Server.Password = ""
-	return effectiveJSON(c)
 }
 
 // redactSet returns a --set argument fit for a message: the value of a password is hidden.

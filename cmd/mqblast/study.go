@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mqblast/mqblast/run"
 	"github.com/mqblast/mqblast/study"
 	"github.com/mqblast/mqblast/tuning"
 )
@@ -183,7 +184,7 @@ func studyPreflight(cmd *cobra.Command, c *study.Campaign) (json.RawMessage, err
 	}
 	var needs tuning.Needs
 	for _, p := range plans {
-		if n := needsOf(p); n.Connections >= needs.Connections {
+		if n := run.Needs(p); n.Connections >= needs.Connections {
 			needs = n
 		}
 	}

@@ -62,15 +62,6 @@ func scenarioThresholdsError(s *scenario.Scenario) error {
 // them, and maps the outcome to an exit code: a failed or interrupted run keeps its own
 // code; otherwise a failed threshold exits 5.
 func report(cmd *cobra.Command, res *bench.Result, runErr error, rf *runFlags) error {
-	if rf.sink {
-		res.BrokerKind, res.Calibration = "sink", true
-	}
-	if rf.netInfo != nil {
-		res.Network = rf.netInfo
-	}
-	if res.Host.Checks == nil {
-		res.Host.Checks = rf.checks
-	}
 	var evalErr error
 	if len(rf.evaluate) > 0 {
 		evalErr = res.EvaluateThresholds(rf.evaluate)

@@ -1,0 +1,76 @@
+package run
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/mqblast/mqblast/scenario"
+	"github.com/mqblast/mqblast/tuning"
+)
+
+// fdHeadroom is what a process needs besides its connections' sockets: stdio, an epoll
+// set and an eventfd per event loop, the result file, the embedded broker's pipe.
+const fdHeadroom = 64
+
+// ChooseProcs turns --procs into a number: auto takes as many processes as the descriptor
+// hard limit requires.
+func ChooseProcs(flag string, plan *scenario.Plan) (int, error) {
+	if flag != "auto" {
+		n, err := strconv.Atoi(flag)
+		if err != nil || n < 1 || n > 256 {
+			return 0, usage(fmt.Errorf("--procs %q: want auto or a number from 1 to 256", flag))
+		}
+		return n, nil
+	}
+	lim, err := tuning.ProcessNoFile()
+	if err != nil || lim.Hard == 0 {
+		return 1, nil
+	}
+	per := int(min(lim.Hard, 1<<30)) - fdHeadroom
+	if per < 100 {
+		return 1, nil
+	}
+	return max(1, (plan.Len()+per-1)/per), nil
+}
+
+// Needs converts a plan's estimate into what it needs from this host (one process).
+func Needs(p *scenario.Plan) tuning.Needs {
+	s := p.Scenario()
+	e := p.Estimate()
+	n := tuning.Needs{
+		Connections:    e.Connections,
+		Destinations:   max(len(p.Brokers()), 1),
+		SourceAddrs:    max(e.SourceAddresses, 1),
+		Procs:          1,
+		LocalBroker:    !s.HasServer(),
+		BrokerPort:     s.Server.Port,
+		ConnectRate:    int(math.Ceil(p.ConnectRate())),
+		SocketMemBytes: e.SocketMemoryBytes,
+		HeapBytes:      e.MemoryBytes,
+	}
+	if n.LocalBroker {
+		n.BrokerPort = 0
+	}
+	return n
+}
+
+// Preflight runs the host checks for the plan in procs processes and refuses a run bound
+// to fail, with the findings on w. It returns the findings, for the result (host.checks).
+func Preflight(w io.Writer, plan *scenario.Plan, procs int) (json.RawMessage, error) {
+	needs := Needs(plan)
+	needs.Procs = procs
+	r := tuning.Check("/", needs)
+	var checks json.RawMessage
+	if b, err := json.Marshal(r.Findings); err == nil {
+		checks = b
+	}
+	if r.Ready() {
+		return checks, nil
+	}
+	fmt.Fprintln(w, "the host is not ready for this run (mqblast check; --no-check skips it):")
+	_ = r.WriteText(w)
+	return checks, kind(ErrNotReady, fmt.Errorf("host not ready: %d checks failed", r.Count(tuning.Fail)))
+}
