@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/run"
 	"github.com/mqblast/mqblast/scenario"
 )
 
@@ -77,7 +78,7 @@ func (f *quickFlags) register(cmd *cobra.Command, prefix string, duration time.D
 	registerEmqttTLSAliases(fl, &f.run.tls)
 	f.run.registerPasswordFile(fl)
 	f.run.registerWatchFlags(fl)
-	f.run.outputs.register(fl)
+	registerOutputFlags(fl, &f.run.outputs)
 	f.run.registerShardFlags(fl)
 }
 
@@ -337,7 +338,7 @@ func firstError(res *bench.Result) string {
 func writeResult(cmd *cobra.Command, res *bench.Result, out, format string) error {
 	var ferr error
 	if out != "" {
-		if ferr = writeFile(out, res.WriteJSON); ferr == nil {
+		if ferr = run.WriteFile(out, res.WriteJSON); ferr == nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "result written to %s\n", out)
 		}
 	}

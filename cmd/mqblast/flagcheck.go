@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/mqblast/mqblast/run"
 	"github.com/spf13/cobra"
@@ -28,29 +26,14 @@ func checkInputs(cmd *cobra.Command, rf *runFlags) error {
 		return usageError(err)
 	}
 	if rf.html != "" {
-		if err := checkHTMLOut(rf.html); err != nil { // report.go
-			return usageError(err)
+		if err := run.CheckOut("--html", rf.html, "report.html"); err != nil {
+			return err
 		}
 	}
 	if rf.out != "" {
-		if err := checkOut(rf.out); err != nil {
-			return usageError(err)
+		if err := run.CheckOut("--out", rf.out, "result.json"); err != nil {
+			return err
 		}
 	}
-	return nil
-}
-
-// checkOut makes sure that the result can be written to path when the run ends: path is not
-// a directory and its directory takes a new file (writeFile writes one and renames it).
-func checkOut(path string) error {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return fmt.Errorf("--out %s: is a directory (give a file name, e.g. %s)", path, filepath.Join(path, "result.json"))
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".mqblast-check-*")
-	if err != nil {
-		return fmt.Errorf("--out %s: cannot write there: %w (give a path in an existing, writable directory)", path, err)
-	}
-	_ = f.Close()
-	_ = os.Remove(f.Name())
 	return nil
 }

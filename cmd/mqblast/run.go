@@ -34,7 +34,7 @@ type runFlags struct {
 	startAt  string       // --start-at
 	start    *run.StartAt // parsed from startAt when the run begins
 	format   string
-	outputs  outputFlags // --csv, --hlog, --metrics (outputs.go)
+	outputs  run.Outputs // --csv, --hlog, --metrics (outputs.go)
 	noCheck  bool
 	checks   json.RawMessage // the host checks' report, for the result's host.checks
 	loops    int
@@ -74,7 +74,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&rf.procs, "procs", "auto", "worker processes: auto (as many as the descriptor limit needs) or N")
 	rf.registerShardFlags(fl)
 	fl.StringVar(&rf.format, "format", "text", "stdout format: text (summary) or json (the result document)")
-	rf.outputs.register(fl) // outputs.go
+	registerOutputFlags(fl, &rf.outputs)
 	fl.BoolVar(&rf.noCheck, "no-check", false, "skip the host checks (mqblast check) before the run")
 	fl.IntVar(&rf.loops, "loops", 0, "event loops per process (0: one per core)")
 	fl.BoolVar(&rf.worker, "worker", false, "internal: run as a worker process streaming snapshots on stdout")
@@ -177,7 +177,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		if err := checkInputs(cmd, rf); err != nil { // flagcheck.go
 			return err
 		}
-		if err := rf.outputs.check(); err != nil { // outputs.go
+		if err := rf.outputs.Check(); err != nil {
 			return err
 		}
 		cmd.SetErr(progressWriter(cmd.ErrOrStderr())) // a connect bar on a terminal (progress.go)
@@ -216,14 +216,14 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 			return err
 		}
 	}
-	if err := rf.outputs.serve(cmd, plan.Len()); err != nil { // --metrics
+	if err := rf.outputs.Serve(cmd.ErrOrStderr(), plan.Len()); err != nil {
 		return err
 	}
-	defer rf.outputs.stop(cmd)
+	defer rf.outputs.Stop(cmd.Context(), cmd.ErrOrStderr())
 	if rf.sink && len(rf.brokers) > 0 {
 		return usageError(errors.New("--sink and --broker: pick one (--sink starts its own server on loopback)"))
 	}
-	o.OnInterval = rf.outputs.onInterval(cmd.ErrOrStderr())
+	o.OnInterval = rf.outputs.OnInterval(cmd.ErrOrStderr())
 	res, err := run.Execute(cmd.Context(), plan, o)
 	if res == nil {
 		return err

@@ -66,7 +66,7 @@ func report(cmd *cobra.Command, res *bench.Result, runErr error, rf *runFlags) e
 	if len(rf.evaluate) > 0 {
 		evalErr = res.EvaluateThresholds(rf.evaluate)
 	}
-	ferr := rf.outputs.finish(cmd, res) // --csv, --hlog, --metrics (outputs.go)
+	ferr := rf.outputs.Finish(cmd.ErrOrStderr(), res)
 	if werr := errors.Join(writeResult(cmd, res, rf.out, rf.format), ferr); werr != nil {
 		return werr
 	}
