@@ -182,4 +182,3 @@ func WriteFile(path string, write func(io.Writer) error) error {
 	}
 	return nil
 }
-
