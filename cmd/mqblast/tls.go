@@ -24,17 +24,3 @@ func registerEmqttTLSAliases(fl *pflag.FlagSet, t *reactor.TLSOptions) {
 	fl.StringVar(&t.KeyFile, "keyfile", "", "same as --key (emqtt-bench's name)")
 	fl.StringVar(&t.CAFile, "cacertfile", "", "same as --cacert")
 }
-
-// quickBroker returns the broker address of host and port for the quick verbs' --tls/--ssl
-// and --ws: host:port (TCP), mqtts://, ws:// or wss:// with path.
-func quickBroker(hostPort string, secure, ws bool, path string) string {
-	switch {
-	case ws && secure:
-		return "wss://" + hostPort + path
-	case ws:
-		return "ws://" + hostPort + path
-	case secure:
-		return "mqtts://" + hostPort
-	}
-	return hostPort
-}
