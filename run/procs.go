@@ -62,15 +62,40 @@ func Needs(p *scenario.Plan) tuning.Needs {
 func Preflight(w io.Writer, plan *scenario.Plan, procs int) (json.RawMessage, error) {
 	needs := Needs(plan)
 	needs.Procs = procs
-	r := tuning.Check("/", needs)
+	r, err := preflight(w, needs, "this run")
 	var checks json.RawMessage
-	if b, err := json.Marshal(r.Findings); err == nil {
+	if b, merr := json.Marshal(r.Findings); merr == nil {
 		checks = b
 	}
-	if r.Ready() {
-		return checks, nil
+	return checks, err
+}
+
+// PreflightLargest checks the host once for the plan with the most connections (a study's
+// largest cell) and refuses plans bound to fail, with the findings on w. It returns the
+// whole report.
+func PreflightLargest(w io.Writer, plans []*scenario.Plan) (json.RawMessage, error) {
+	var needs tuning.Needs
+	for _, p := range plans {
+		if n := Needs(p); n.Connections >= needs.Connections {
+			needs = n
+		}
 	}
-	fmt.Fprintln(w, "the host is not ready for this run (mqblast check; --no-check skips it):")
+	r, err := preflight(w, needs, "this study's largest cell")
+	if err != nil {
+		return nil, err
+	}
+	b, _ := json.Marshal(r)
+	return b, nil
+}
+
+// preflight runs the host checks for needs; when the host is not ready for what, it writes
+// the findings on w and returns an ErrNotReady.
+func preflight(w io.Writer, needs tuning.Needs, what string) (tuning.Report, error) {
+	r := tuning.Check("/", needs)
+	if r.Ready() {
+		return r, nil
+	}
+	fmt.Fprintf(w, "the host is not ready for %s (mqblast check; --no-check skips it):\n", what)
 	_ = r.WriteText(w)
-	return checks, kind(ErrNotReady, fmt.Errorf("host not ready: %d checks failed", r.Count(tuning.Fail)))
+	return r, kind(ErrNotReady, fmt.Errorf("host not ready: %d checks failed", r.Count(tuning.Fail)))
 }

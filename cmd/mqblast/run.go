@@ -189,7 +189,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	if err := checkThresholds(s, rf); err != nil {
 		return err
 	}
-	if err := resolvePassword(s, rf); err != nil {
+	if err := run.ResolvePassword(s, rf.passwordFile); err != nil {
 		return err
 	}
 	plan, err := scenario.NewPlan(s)
