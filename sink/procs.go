@@ -57,34 +57,41 @@ func Serve(ctx context.Context, cfg Config, o ServeOptions) (Line, error) {
 	if o.Ready != nil {
 		o.Ready(srv.Addr())
 	}
-	var out *json.Encoder
-	if o.Lines != nil {
-		out = json.NewEncoder(o.Lines)
-	}
-	tick := time.NewTicker(o.Interval)
-	defer tick.Stop()
-	for done := false; !done; {
-		select {
-		case <-ctx.Done():
-			done = true
-		case <-tick.C:
-			if out != nil {
-				if err := out.Encode(line(false)); err != nil {
-					return Line{}, err
-				}
-			}
-		}
+	if err := writeLines(ctx, o.Interval, o.Lines, line); err != nil {
+		return Line{}, err
 	}
 	if err := srv.Close(); err != nil {
 		return Line{}, err
 	}
 	final := line(true)
-	if out != nil {
-		if err := out.Encode(final); err != nil {
+	if o.Lines != nil {
+		if err := json.NewEncoder(o.Lines).Encode(final); err != nil {
 			return final, err
 		}
 	}
 	return final, nil
+}
+
+// writeLines writes line(false) to out (when not nil) every interval until ctx ends.
+func writeLines(ctx context.Context, interval time.Duration, out io.Writer, line func(final bool) Line) error {
+	var enc *json.Encoder
+	if out != nil {
+		enc = json.NewEncoder(out)
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			if enc != nil {
+				if err := enc.Encode(line(false)); err != nil {
+					return err
+				}
+			}
+		}
+	}
 }
 
 // ProcsOptions say how ServeProcs starts and reports its processes.
@@ -181,29 +188,14 @@ func ServeProcs(ctx context.Context, o ProcsOptions) (Line, error) {
 	if o.Ready != nil {
 		o.Ready(addr)
 	}
-	var out *json.Encoder
-	if o.Lines != nil {
-		out = json.NewEncoder(o.Lines)
-	}
-	tick := time.NewTicker(o.Interval)
-	defer tick.Stop()
-	for done := false; !done; {
-		select {
-		case <-ctx.Done():
-			done = true
-		case <-tick.C:
-			if out != nil {
-				if err := out.Encode(sum(false)); err != nil {
-					stopAll()
-					return Line{}, err
-				}
-			}
-		}
-	}
+	err := writeLines(ctx, o.Interval, o.Lines, sum)
 	stopAll()
+	if err != nil {
+		return Line{}, err
+	}
 	final := sum(true)
-	if out != nil {
-		if err := out.Encode(final); err != nil {
+	if o.Lines != nil {
+		if err := json.NewEncoder(o.Lines).Encode(final); err != nil {
 			return Line{}, err
 		}
 	}

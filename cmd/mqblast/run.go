@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"strings"
 	"time"
@@ -261,39 +260,6 @@ func applyOverrides(s *scenario.Scenario, rf *runFlags) error {
 		}
 	}
 	return nil
-}
-
-// expandInterfaces replaces interface names in a --bind list by their addresses.
-func expandInterfaces(items []string) ([]string, error) {
-	var out []string
-	for _, item := range items {
-		for _, a := range strings.Split(item, ",") {
-			a = strings.TrimSpace(a)
-			if a == "" {
-				continue
-			}
-			ifc, err := net.InterfaceByName(a)
-			if err != nil { // not an interface: an address, range or block for scenario to read
-				out = append(out, a)
-				continue
-			}
-			as, err := ifc.Addrs()
-			if err != nil {
-				return nil, fmt.Errorf("--bind %s: cannot read its addresses: %w", a, err)
-			}
-			n := 0
-			for _, x := range as {
-				if ipn, ok := x.(*net.IPNet); ok && !ipn.IP.IsLinkLocalUnicast() {
-					out = append(out, ipn.IP.String())
-					n++
-				}
-			}
-			if n == 0 {
-				return nil, fmt.Errorf("--bind %s: the interface has no usable address", a)
-			}
-		}
-	}
-	return out, nil
 }
 
 // outcome maps a finished run to its exit code.
