@@ -1,8 +1,6 @@
 package main
 
 import (
-	"strings"
-
 	"github.com/spf13/pflag"
 
 	"github.com/mqblast/mqblast/run"
@@ -15,16 +13,4 @@ const passwordHelp = "read the broker password from the first line of FILE " +
 // registerPasswordFile adds --password-file to fl.
 func (rf *runFlags) registerPasswordFile(fl *pflag.FlagSet) {
 	fl.StringVar(&rf.passwordFile, "password-file", "", passwordHelp)
-}
-
-// redactSet returns a --set argument fit for a message: the value of a password is hidden.
-func redactSet(kv string) string {
-	if strings.Contains(strings.ToLower(kv), "password") {
-		k, _, _ := strings.Cut(kv, "=")
-		if k == kv {
-			k, _, _ = strings.Cut(kv, ":")
-		}
-		return k + "=(hidden)"
-	}
-	return kv
 }

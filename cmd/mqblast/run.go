@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -230,36 +229,9 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	return report(cmd, res, err, rf)
 }
 
+// applyOverrides applies --set, --duration, --broker and --bind to s.
 func applyOverrides(s *scenario.Scenario, rf *runFlags) error {
-	for _, kv := range rf.sets {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			return usageError(fmt.Errorf("--set %q: want path=value, e.g. parameters.connection_rate=500", redactSet(kv)))
-		}
-		if err := s.Set(strings.TrimSpace(k), v); err != nil {
-			return withCode(exitInvalid, err)
-		}
-	}
-	if rf.duration > 0 {
-		if err := s.Set("parameters.duration_sec", rf.duration.String()); err != nil {
-			return withCode(exitInvalid, err)
-		}
-	}
-	if len(rf.brokers) > 0 {
-		if err := s.SetBrokers(rf.brokers); err != nil {
-			return usageError(err)
-		}
-	}
-	if len(rf.bind) > 0 {
-		addrs, err := run.ExpandInterfaces(rf.bind)
-		if err != nil {
-			return usageError(err)
-		}
-		if err := s.SetBind(addrs); err != nil {
-			return usageError(err)
-		}
-	}
-	return nil
+	return run.Overrides{Sets: rf.sets, Duration: rf.duration, Brokers: rf.brokers, Bind: rf.bind}.Apply(s)
 }
 
 // outcome maps a finished run to its exit code.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mqblast/mqblast/run"
 	"github.com/mqblast/mqblast/scenario"
 )
 
@@ -76,7 +77,7 @@ func parseSets(sets []string) ([]override, error) {
 	for _, kv := range sets {
 		path, value, ok := strings.Cut(kv, "=")
 		if !ok || path == "" {
-			return nil, usageError(fmt.Errorf("--set %q: want PATH=VALUE, e.g. parameters.publish_rate=10", redactSet(kv)))
+			return nil, usageError(fmt.Errorf("--set %q: want PATH=VALUE, e.g. parameters.publish_rate=10", run.RedactSet(kv)))
 		}
 		out = append(out, override{path, value})
 	}
@@ -107,7 +108,7 @@ func validateOne(w io.Writer, arg string, sets []override, brokers []string) err
 	if err != nil {
 		return err
 	}
-	if err := scenarioThresholdsError(s); err != nil {
+	if err := run.ScenarioThresholds(s); err != nil {
 		return err
 	}
 	e := p.Estimate()
