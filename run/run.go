@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -46,8 +45,8 @@ type Options struct {
 	Shard *bench.ShardInfo
 	// Checks are the host checks' findings (Preflight), for the result's host.checks.
 	Checks json.RawMessage
-	// Network is the network profile the run goes through, for its result (nil: the one
-	// the environment names inside the emulator's client namespace, if any).
+	// Network is the network profile the run goes through, for its result (Net's, or
+	// EmulatedProfile's inside the emulator's client namespace).
 	Network *bench.NetworkInfo
 	// ToolVersion is mqblast's version, for the result.
 	ToolVersion string
@@ -63,9 +62,6 @@ type Options struct {
 func Execute(ctx context.Context, plan *scenario.Plan, o Options) (*bench.Result, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
-	}
-	if o.Network == nil {
-		o.Network = EmulatedProfile(os.Getenv)
 	}
 	brokers := plan.Brokers()
 	embeddedPID := 0

@@ -146,6 +146,9 @@ the run exits 5 when one failed (a failed or interrupted run keeps its own exit 
 					return executeScenario(cmd, s, &rf)
 				})
 			}
+			if !rf.worker {
+				rf.netInfo = run.EmulatedProfile(os.Getenv) // inside the emulator's client namespace
+			}
 			return executeScenario(cmd, s, &rf)
 		},
 	}
