@@ -1,6 +1,7 @@
 package run
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -95,4 +96,36 @@ func ScenarioThresholds(s *scenario.Scenario) error {
 		return nil
 	}
 	return fmt.Errorf("%s", strings.Join(lines, "\n"))
+}
+
+// Validate reads the scenario arg (a file or a built-in name), applies sets (path, value)
+// and brokers as a run would, and checks it: every problem of the file and of its rules at
+// once, then its plan and its thresholds.
+func Validate(arg string, sets [][2]string, brokers []string) (*scenario.Scenario, *scenario.Plan, error) {
+	s, err := scenario.ResolveAll(arg)
+	if s == nil {
+		return nil, nil, err
+	}
+	errs := []error{err} // decode problems: the rule checks run too (ValidateAfter)
+	for _, o := range sets {
+		if err := s.Set(o[0], o[1]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(brokers) > 0 {
+		if err := s.SetBrokers(brokers); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := s.ValidateAfter(errors.Join(errs...)); err != nil {
+		return nil, nil, err
+	}
+	p, err := scenario.NewPlan(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := ScenarioThresholds(s); err != nil {
+		return nil, nil, err
+	}
+	return s, p, nil
 }

@@ -86,29 +86,12 @@ func parseSets(sets []string) ([]override, error) {
 
 // validateOne checks one scenario and prints its plan's size; it returns every problem.
 func validateOne(w io.Writer, arg string, sets []override, brokers []string) error {
-	s, err := scenario.ResolveAll(arg)
-	if s == nil {
-		return err
+	kv := make([][2]string, len(sets))
+	for i, o := range sets {
+		kv[i] = [2]string{o.path, o.value}
 	}
-	errs := []error{err} // decode problems: the rule checks run too (ValidateAfter)
-	for _, o := range sets {
-		if err := s.Set(o.path, o.value); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(brokers) > 0 {
-		if err := s.SetBrokers(brokers); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := s.ValidateAfter(errors.Join(errs...)); err != nil {
-		return err
-	}
-	p, err := scenario.NewPlan(s)
+	s, p, err := run.Validate(arg, kv, brokers)
 	if err != nil {
-		return err
-	}
-	if err := run.ScenarioThresholds(s); err != nil {
 		return err
 	}
 	e := p.Estimate()
