@@ -62,6 +62,9 @@ func runWorkers(ctx context.Context, plan *scenario.Plan, o *Options, brokers []
 		w, err := child.Start(child.Spec{Name: fmt.Sprintf("worker %d", i), Args: args, Env: workerEnv(s.Server.Password),
 			Log: o.Log, Stdin: true})
 		if err != nil {
+			for _, w := range workers { // the others stop as on Ctrl-C, and are waited for
+				w.Signal(os.Interrupt)
+			}
 			return nil, err
 		}
 		streams = append(streams, w.Output)
