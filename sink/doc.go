@@ -3,7 +3,11 @@
 // can hold a million connections without a broker cluster (`mqblast sink`, `mqblast run
 // --sink`). It is not a broker: no retained messages, no sessions or persistence, no
 // authentication, no will messages, no keep-alive enforcement, no subscription identifiers.
-// It imports only codec (and gnet); never bench, reactor or scenario.
+// It imports only codec, internal/child (and gnet); never bench, reactor or scenario.
+//
+// It also owns the sink's processes: Serve runs one and reports its counters as Lines,
+// ServeProcs runs several on one port and sums theirs, StartChild starts one in a child
+// process for a calibration run.
 //
 // # What it speaks
 //

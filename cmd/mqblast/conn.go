@@ -1,21 +1,16 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"net"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/mqblast/mqblast/bench"
-	"github.com/mqblast/mqblast/reactor"
 	rpt "github.com/mqblast/mqblast/report"
 	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/run"
 	"github.com/mqblast/mqblast/scenario"
 )
 
@@ -76,11 +71,11 @@ func (f *quickFlags) register(cmd *cobra.Command, prefix string, duration time.D
 	fl.BoolVar(&f.secure, "tls", false, "same as --ssl")
 	fl.BoolVar(&f.ws, "ws", false, "connect over WebSocket (subprotocol mqtt, path --ws-path)")
 	fl.StringVar(&f.wsPath, "ws-path", "/mqtt", "WebSocket request path, with --ws")
-	f.run.tls.register(fl)
-	f.run.tls.registerEmqttAliases(fl)
+	registerTLSFlags(fl, &f.run.tls)
+	registerEmqttTLSAliases(fl, &f.run.tls)
 	f.run.registerPasswordFile(fl)
 	f.run.registerWatchFlags(fl)
-	f.run.outputs.register(fl)
+	registerOutputFlags(fl, &f.run.outputs)
 	f.run.registerShardFlags(fl)
 }
 
@@ -88,77 +83,16 @@ func (f *quickFlags) register(cmd *cobra.Command, prefix string, duration time.D
 // ("publishers" or "subscribers") with the group fields the verb adds, params the
 // parameters it adds.
 func (f *quickFlags) scenario(cmd *cobra.Command, typ, group string, fields, params map[string]any) (*scenario.Scenario, error) {
-	switch {
-	case f.count <= 0:
-		return nil, usageError(fmt.Errorf("--count %d: must be at least 1", f.count))
-	case f.version < 3 || f.version > 5:
-		return nil, usageError(fmt.Errorf("--version %d: must be 3 (MQTT 3.1), 4 (3.1.1) or 5 (5.0)", f.version))
-	case f.keepalive < 0 || f.keepalive > 65535:
-		return nil, usageError(fmt.Errorf("--keepalive %d: must be 0..65535 seconds", f.keepalive))
-	case f.duration <= 0:
-		return nil, usageError(fmt.Errorf("--duration %v: must be more than 0", f.duration))
-	case f.password != "" && f.run.passwordFile != "":
-		return nil, usageError(errors.New("--password and --password-file: give one of them"))
-	}
-	rate := f.rate
-	if !cmd.Flags().Changed("rate") {
-		if f.intervalMS <= 0 {
-			return nil, usageError(fmt.Errorf("--interval %d: must be at least 1 ms (or give --rate)", f.intervalMS))
-		}
-		rate = 1000 / float64(f.intervalMS)
-	}
-	if rate <= 0 {
-		return nil, usageError(fmt.Errorf("--rate %v: must be more than 0", f.rate))
-	}
-	var pv any = f.version
-	if f.version == 3 {
-		pv = "3.1"
-	}
-	g := map[string]any{"id_prefix": f.prefix, "protocol_version": pv, "client_count": f.count, "clean_session": f.clean}
-	for k, v := range fields {
-		g[k] = v
-	}
-	p := map[string]any{"connection_rate": rate, "duration_sec": f.duration.Seconds(), "keep_alive_sec": f.keepalive}
-	for k, v := range params {
-		p[k] = v
-	}
-	doc := map[string]any{"name": fmt.Sprintf("%s-%d", cmd.Name(), f.count), "type": typ, group: g, "parameters": p}
-	if f.username != "" || f.password != "" {
-		doc["server"] = map[string]any{"username": f.username, "password": f.password}
-	}
-	data, err := json.Marshal(doc)
-	if err != nil {
-		return nil, err
-	}
-	s, err := scenario.Parse(cmd.Name(), data)
+	s, brokers, err := scenario.NewQuick(scenario.Quick{Verb: cmd.Name(), Type: typ, Group: group, Fields: fields, Params: params,
+		Count: f.count, IntervalMS: f.intervalMS, Rate: f.rate, RateGiven: cmd.Flags().Changed("rate"), Keepalive: f.keepalive,
+		Version: f.version, Clean: f.clean, Username: f.username, Password: f.password, PasswordFile: f.run.passwordFile != "",
+		Prefix: f.prefix, Duration: f.duration, Hosts: f.hosts, Port: f.port, PortGiven: cmd.Flags().Changed("port"),
+		Secure: f.secure, WS: f.ws, WSPath: f.wsPath})
 	if err != nil {
 		return nil, usageError(err)
 	}
-	if err := s.Validate(); err != nil {
-		return nil, usageError(err)
-	}
-	if (f.secure || f.ws) && f.hosts == "" {
-		return nil, usageError(errors.New("--ssl/--tls and --ws need the broker's --host (the embedded broker speaks plain TCP only)"))
-	}
-	if f.hosts != "" {
-		if !cmd.Flags().Changed("port") { // the usual ports of TLS and WebSocket listeners
-			switch {
-			case f.secure && f.ws:
-				f.port = 8084
-			case f.ws:
-				f.port = 8083
-			case f.secure:
-				f.port = 8883
-			}
-		}
-		var bs []string
-		for _, h := range strings.Split(f.hosts, ",") {
-			if h = strings.TrimSpace(h); h != "" {
-				h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]") // -H [::1] as well as ::1
-				bs = append(bs, quickBroker(net.JoinHostPort(h, strconv.Itoa(f.port)), f.secure, f.ws, f.wsPath))
-			}
-		}
-		f.run.brokers = bs
+	if brokers != nil {
+		f.run.brokers = brokers
 	}
 	if f.ifaddr != "" {
 		f.run.bind = []string{f.ifaddr}
@@ -166,16 +100,12 @@ func (f *quickFlags) scenario(cmd *cobra.Command, typ, group string, fields, par
 	return s, nil
 }
 
-// topicTemplate turns emqtt-bench topic placeholders into the scenario's: %i the client's
-// index, %c its client id, %u the username; %rand_N (a random 1..N drawn per message) is
-// kept for the publisher to expand.
+// topicTemplate turns emqtt-bench topic placeholders into the scenario's (scenario.QuickTopic).
 func (f *quickFlags) topicTemplate(t string) (string, error) {
-	if f.run.idStart != 0 && (strings.Contains(t, "%i") || strings.Contains(t, "%c")) {
-		return "", usageError(errors.New("--startnumber with %i or %c in the topic is not supported: topics number clients from 0"))
+	t, err := scenario.QuickTopic(t, f.username, f.run.idStart)
+	if err != nil {
+		return "", usageError(err)
 	}
-	t = strings.ReplaceAll(t, "%i", "$clientindex")
-	t = strings.ReplaceAll(t, "%c", "$clientid")
-	t = strings.ReplaceAll(t, "%u", f.username)
 	return t, nil
 }
 
@@ -327,24 +257,6 @@ or a scenario) give latency from their due time; others are counted as unmeasure
 	return cmd
 }
 
-// finishRun performs a run in this process and writes its result with its thresholds
-// evaluated (report): the summary or the JSON document on stdout, the document to rf.out if
-// given. It maps the outcome to an exit code.
-func finishRun(cmd *cobra.Command, run *bench.Runner, rf *runFlags) error {
-	fmt.Fprintf(cmd.ErrOrStderr(), "connecting %d clients to %s at %.0f/s\n", run.Engine.Clients,
-		strings.Join(run.Engine.Brokers, ","), run.Engine.ConnectRate)
-	res, err := run.Run(cmd.Context())
-	if res == nil {
-		if errors.Is(err, reactor.ErrAddrCapacity) {
-			return withCode(exitNotReady, err)
-		}
-		return err
-	}
-	res.Shard = shardOf(rf)
-	res.Start = rf.start.info()
-	return report(cmd, res, err, rf)
-}
-
 func firstError(res *result.Result) string {
 	if len(res.Errors) == 0 {
 		return "no error recorded"
@@ -358,7 +270,7 @@ func firstError(res *result.Result) string {
 func writeResult(cmd *cobra.Command, res *result.Result, out, format string) error {
 	var ferr error
 	if out != "" {
-		if ferr = writeFile(out, res.WriteJSON); ferr == nil {
+		if ferr = run.WriteFile(out, res.WriteJSON); ferr == nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "result written to %s\n", out)
 		}
 	}

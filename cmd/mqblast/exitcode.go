@@ -1,8 +1,13 @@
 package main
 
-import "errors"
+import (
+	"errors"
 
-// Exit codes of mqblast (DESIGN.md §5). main alone turns an error into one of these.
+	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/run"
+)
+
+// Exit codes of mqblast. main alone turns an error into one of these.
 const (
 	exitOK          = 0   // the run or command succeeded
 	exitFailed      = 1   // the run failed (broker unreachable, I/O error, ...)
@@ -33,7 +38,8 @@ func withCode(code int, err error) error {
 // usageError marks err as a usage error (exit 2).
 func usageError(err error) error { return withCode(exitUsage, err) }
 
-// codeOf returns the exit code carried by err, exitFailed for an error without one.
+// codeOf returns the exit code carried by err: its exitError's, a child's exit status, the
+// code of the kind of a run's error; exitFailed for an error without one.
 func codeOf(err error) int {
 	if err == nil {
 		return exitOK
@@ -41,6 +47,24 @@ func codeOf(err error) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		return ee.code
+	}
+	var st *run.ExitStatus
+	if errors.As(err, &st) {
+		return st.Code
+	}
+	var re *run.Error
+	if errors.As(err, &re) {
+		switch re.Kind {
+		case run.ErrUsage:
+			return exitUsage
+		case run.ErrInvalid:
+			return exitInvalid
+		case run.ErrNotReady:
+			return exitNotReady
+		}
+	}
+	if errors.Is(err, bench.ErrInterrupted) {
+		return exitInterrupted
 	}
 	return exitFailed
 }

@@ -1,15 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"net"
-	"net/netip"
-	"os"
-	"path/filepath"
-	"strings"
-	"syscall"
 
+	"github.com/mqblast/mqblast/run"
 	"github.com/spf13/cobra"
 )
 
@@ -28,170 +22,18 @@ func checkInputs(cmd *cobra.Command, rf *runFlags) error {
 	if cmd.Flags().Lookup("ifaddr") != nil {
 		flag = "--ifaddr"
 	}
-	if err := checkBind(flag, rf.bind); err != nil {
+	if err := run.CheckBind(flag, rf.bind); err != nil {
 		return usageError(err)
 	}
 	if rf.html != "" {
-		if err := checkHTMLOut(rf.html); err != nil { // report.go
-			return usageError(err)
+		if err := run.CheckOut("--html", rf.html, "report.html"); err != nil {
+			return err
 		}
 	}
 	if rf.out != "" {
-		if err := checkOut(rf.out); err != nil {
-			return usageError(err)
+		if err := run.CheckOut("--out", rf.out, "result.json"); err != nil {
+			return err
 		}
 	}
 	return nil
-}
-
-// checkOut makes sure that the result can be written to path when the run ends: path is not
-// a directory and its directory takes a new file (writeFile writes one and renames it).
-func checkOut(path string) error {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return fmt.Errorf("--out %s: is a directory (give a file name, e.g. %s)", path, filepath.Join(path, "result.json"))
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".mqblast-check-*")
-	if err != nil {
-		return fmt.Errorf("--out %s: cannot write there: %w (give a path in an existing, writable directory)", path, err)
-	}
-	_ = f.Close()
-	_ = os.Remove(f.Name())
-	return nil
-}
-
-// checkBind checks each word of a --bind list: an interface of this host, or an address, a
-// range or a CIDR whose addresses this host has.
-func checkBind(flag string, items []string) error {
-	for _, item := range items {
-		for _, w := range strings.Split(item, ",") {
-			w = strings.TrimSpace(w)
-			if w == "" {
-				continue
-			}
-			if _, err := net.InterfaceByName(w); err == nil {
-				continue
-			}
-			addrs, ok := bindAddrs(w)
-			if !ok {
-				return fmt.Errorf("%s %s: not an address, range, CIDR or interface on this host (interfaces: %s)",
-					flag, w, strings.Join(interfaceNames(), ", "))
-			}
-			for _, a := range addrs {
-				if err := bindable(a); err != nil {
-					return fmt.Errorf("%s %s: %s is not an address of this host (%v); give addresses it has (%s), "+
-						"or add them first (mqblast addrs add --dev DEV --cidr %s/N --count K). "+
-						"Any 127.0.0.0/8 address is fine: Linux loopback takes them all",
-						flag, w, a, err, strings.Join(hostAddrs(), ", "), a)
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// maxBindProbe is how many addresses of one range checkBind tries; a longer range is
-// checked at its ends.
-const maxBindProbe = 256
-
-// bindAddrs returns the addresses of word w to try (an address, "a-b" or a CIDR), or false
-// when w is none of these. The syntax is checked in full by scenario.SetBind later.
-func bindAddrs(w string) ([]netip.Addr, bool) {
-	var first, last netip.Addr
-	if lo, hi, ok := strings.Cut(w, "-"); ok {
-		a, err1 := netip.ParseAddr(strings.TrimSpace(lo))
-		b, err2 := netip.ParseAddr(strings.TrimSpace(hi))
-		if err1 != nil || err2 != nil {
-			return nil, false
-		}
-		first, last = a, b
-	} else if strings.Contains(w, "/") {
-		p, err := netip.ParsePrefix(w)
-		if err != nil {
-			return nil, false
-		}
-		first, last = p.Masked().Addr(), lastOf(p)
-	} else {
-		a, err := netip.ParseAddr(w)
-		if err != nil {
-			return nil, false
-		}
-		first, last = a, a
-	}
-	if first.Is4() != last.Is4() || last.Less(first) {
-		return []netip.Addr{first}, true // SetBind reports the range itself
-	}
-	var out []netip.Addr
-	for a := first; a.IsValid() && !last.Less(a); a = a.Next() {
-		if len(out) == maxBindProbe {
-			return []netip.Addr{first, last}, true
-		}
-		out = append(out, a)
-	}
-	return out, true
-}
-
-// lastOf returns the last address of prefix p.
-func lastOf(p netip.Prefix) netip.Addr {
-	b := p.Masked().Addr().As16()
-	host := p.Addr().BitLen() - p.Bits()
-	for i := 15; i >= 0 && host > 0; i-- {
-		n := min(host, 8)
-		b[i] |= byte(1<<n - 1)
-		host -= n
-	}
-	a := netip.AddrFrom16(b)
-	if p.Addr().Is4() {
-		return a.Unmap()
-	}
-	return a
-}
-
-// bindable reports whether a socket can be bound to a: whether a is an address of this host
-// (or the host lets any address be bound, net.ipv4.ip_nonlocal_bind).
-func bindable(a netip.Addr) error {
-	if a.Is4() && a.IsLoopback() {
-		return nil // all of 127.0.0.0/8 is routed to lo on Linux
-	}
-	c, err := net.ListenPacket("udp", netip.AddrPortFrom(a, 0).String())
-	if err != nil {
-		if errors.Is(err, syscall.EADDRNOTAVAIL) {
-			return errors.New("bind: cannot assign requested address")
-		}
-		return err
-	}
-	_ = c.Close()
-	return nil
-}
-
-// interfaceNames lists this host's network interfaces.
-func interfaceNames() []string {
-	ifs, err := net.Interfaces()
-	if err != nil {
-		return []string{"cannot list them: " + err.Error()}
-	}
-	out := make([]string, 0, len(ifs))
-	for _, ifc := range ifs {
-		out = append(out, ifc.Name)
-	}
-	return out
-}
-
-// hostAddrs lists this host's addresses (at most 8, then "...").
-func hostAddrs() []string {
-	as, err := net.InterfaceAddrs()
-	if err != nil {
-		return []string{"cannot list them: " + err.Error()}
-	}
-	var out []string
-	for _, a := range as {
-		ipn, ok := a.(*net.IPNet)
-		if !ok || ipn.IP.IsLinkLocalUnicast() {
-			continue
-		}
-		if len(out) == 8 {
-			return append(out, "...")
-		}
-		out = append(out, ipn.IP.String())
-	}
-	return out
 }

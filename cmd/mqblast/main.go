@@ -1,4 +1,4 @@
-// Command mqblast is a load generator for MQTT brokers. See README.md and DESIGN.md §5.
+// Command mqblast is a load generator for MQTT brokers. See README.md.
 package main
 
 import (
@@ -9,10 +9,10 @@ import (
 	"syscall"
 )
 
-func main() { os.Exit(run()) }
+func main() { os.Exit(execute()) }
 
-// run executes the command line and returns the exit code; main alone exits.
-func run() int {
+// execute executes the command line and returns the exit code; main alone exits.
+func execute() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := newRootCmd()

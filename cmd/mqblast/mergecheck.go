@@ -8,18 +8,6 @@ import (
 	"github.com/mqblast/mqblast/result"
 )
 
-// shardOf is the shard --shard names, for the result document; nil without --shard.
-func shardOf(rf *runFlags) *result.ShardInfo {
-	if rf.shard == "" {
-		return nil
-	}
-	i, n, err := parseShard(rf.shard)
-	if err != nil {
-		return nil
-	}
-	return &result.ShardInfo{Index: i, Count: n}
-}
-
 // checkMergeInputs refuses results that are not the distinct shards of one run: the same
 // file given twice, and every problem result.CheckShards finds, each naming its files.
 func checkMergeInputs(paths []string, rs []*result.Result) error {

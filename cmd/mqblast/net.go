@@ -1,39 +1,27 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/netip"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/run"
 	"github.com/mqblast/mqblast/tuning"
-	"github.com/mqblast/mqblast/tuning/netemu"
 )
 
 func init() { register(newNetCmd) }
-
-// netBrokerPort is the port the broker listens on in the emulator's broker namespace.
-const netBrokerPort = "1883"
 
 func newNetCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "net",
 		Short: "Network profiles: delay, jitter and loss on the path to the broker",
-		Long: `net puts a network profile between the client and the broker (DESIGN.md §9).
+		Long: `net puts a network profile between the client and the broker.
 
 Where the kernel has sch_netem, 'net apply' puts tc netem on the path to one broker address:
 its egress for the client-to-broker direction and its ingress, through an IFB device, for
@@ -54,14 +42,6 @@ loss below TCP.
 	return cmd
 }
 
-func parseProfileArg(s string) (tuning.Profile, error) {
-	p, err := tuning.ParseProfile(s)
-	if err != nil {
-		return p, usageError(err)
-	}
-	return p, nil
-}
-
 func newNetShowCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "show [PROFILE]",
@@ -78,7 +58,7 @@ this kernel has sch_netem and IFB, i.e. whether 'net apply' works here or 'net e
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
 			fmt.Fprintln(w, "PROFILE\tUP (client to broker)\tDOWN (broker to client)\t")
 			if len(args) == 1 {
-				p, err := parseProfileArg(args[0])
+				p, err := run.ParseProfile(args[0])
 				if err != nil {
 					return err
 				}
@@ -104,35 +84,6 @@ this kernel has sch_netem and IFB, i.e. whether 'net apply' works here or 'net e
 			return nil
 		},
 	}
-}
-
-// netemTarget parses --to (an address, or host:port of a broker) and finds --dev.
-func netemTarget(to, dev string) (netip.Addr, string, error) {
-	if to == "" {
-		return netip.Addr{}, "", usageError(errors.New("--to ADDR is required: the broker's IP address"))
-	}
-	host := to
-	if h, _, err := net.SplitHostPort(to); err == nil {
-		host = h
-	}
-	addr, err := netip.ParseAddr(host)
-	if err != nil {
-		return netip.Addr{}, "", usageError(fmt.Errorf("--to %q: want the broker's IP address (192.0.2.10 or [2001:db8::1]:1883)", to))
-	}
-	if dev != "" {
-		return addr, dev, nil
-	}
-	out, err := exec.Command("ip", "route", "get", addr.String()).CombinedOutput()
-	if err != nil {
-		return addr, "", fmt.Errorf("cannot find the interface toward %s (ip route get): %w: %s; give --dev", addr, err, strings.TrimSpace(string(out)))
-	}
-	f := strings.Fields(string(out))
-	for i := 0; i+1 < len(f); i++ {
-		if f[i] == "dev" {
-			return addr, f[i+1], nil
-		}
-	}
-	return addr, "", fmt.Errorf("ip route get %s names no interface: give --dev", addr)
 }
 
 func printCommands(w io.Writer, cmds [][]string) {
@@ -167,11 +118,11 @@ or 'mqblast run --net PROFILE', which need none. --dry-run prints the commands o
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := parseProfileArg(args[0])
+			p, err := run.ParseProfile(args[0])
 			if err != nil {
 				return err
 			}
-			addr, dev, err := netemTarget(to, dev)
+			addr, dev, err := run.NetemTarget(to, dev)
 			if err != nil {
 				return err
 			}
@@ -187,29 +138,13 @@ or 'mqblast run --net PROFILE', which need none. --dry-run prints the commands o
 				printCommands(out, plan.Clear)
 				return nil
 			}
-			return applyNetem(out, p, plan, addr)
+			return run.ApplyNetem(out, p, plan, addr)
 		},
 	}
 	cmd.Flags().StringVar(&to, "to", "", "the broker's IP address (host:port is accepted)")
 	cmd.Flags().StringVar(&dev, "dev", "", "the interface toward the broker (default: from 'ip route get ADDR')")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the tc commands without running them")
 	return cmd
-}
-
-// applyNetem runs plan.Apply after checking root and netem, clearing again on failure.
-func applyNetem(out io.Writer, p tuning.Profile, plan tuning.NetemPlan, addr netip.Addr) error {
-	if geteuid() != 0 {
-		return errors.New("net apply changes the host's qdiscs and needs root; try --dry-run to see the commands")
-	}
-	if err := tuning.NetemAvailable(); err != nil {
-		return fmt.Errorf("%w; 'mqblast run --net PROFILE' and 'mqblast net emulate' need no netem", err)
-	}
-	if err := tuning.RunCommands(plan.Apply, false); err != nil {
-		_ = tuning.RunCommands(plan.Clear, true)
-		return fmt.Errorf("cannot apply %s (cleared again): %w", p, err)
-	}
-	fmt.Fprintf(out, "applied %s toward %s on %s; clear it with: mqblast net clear --to %s\n", p, addr, plan.Dev, addr)
-	return nil
 }
 
 func newNetClearCmd() *cobra.Command {
@@ -227,46 +162,7 @@ runs in them; --all removes those of running mqblast processes too.`,
   sudo mqblast net clear --all`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if geteuid() != 0 {
-				return errors.New("net clear changes the host's network setup and needs root")
-			}
-			out := cmd.OutOrStdout()
-			var errs []error
-			if to != "" || dev != "" {
-				addr := netip.MustParseAddr("192.0.2.1") // PlanNetem wants one; Clear does not use it
-				var err error
-				if to != "" {
-					if addr, dev, err = netemTarget(to, dev); err != nil {
-						return err
-					}
-				}
-				plan, err := tuning.PlanNetem(tuning.Profile{}, dev, addr)
-				if err != nil {
-					return usageError(err)
-				}
-				// Each part may be absent: report what failed for another reason only.
-				for _, c := range plan.Clear {
-					if err := tuning.RunCommands([][]string{c}, false); err != nil && !strings.Contains(err.Error(), "Cannot find") &&
-						!strings.Contains(err.Error(), "Invalid handle") && !strings.Contains(err.Error(), "No such file") &&
-						!strings.Contains(err.Error(), "Cannot delete qdisc with handle of zero") {
-						errs = append(errs, err)
-					}
-				}
-				fmt.Fprintf(out, "cleared netem on %s\n", dev)
-			}
-			left, err := netemu.Leftovers(all)
-			if err != nil {
-				return err
-			}
-			if err := netemu.Remove(left); err != nil {
-				errs = append(errs, err)
-			}
-			if len(left) > 0 {
-				fmt.Fprintf(out, "removed emulator namespaces: %s\n", strings.Join(left, " "))
-			} else {
-				fmt.Fprintln(out, "no emulator namespaces left over")
-			}
-			return errors.Join(errs...)
+			return run.Clear(cmd.OutOrStdout(), to, dev, all)
 		},
 	}
 	cmd.Flags().StringVar(&to, "to", "", "the broker's IP address given to 'net apply'")
@@ -309,14 +205,16 @@ its own CPU per frame). A crashed emulate leaves namespaces that 'mqblast net cl
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := parseProfileArg(args[0])
+			p, err := run.ParseProfile(args[0])
 			if err != nil {
 				return err
 			}
 			if n := cmd.ArgsLenAtDash(); n > 1 {
 				return usageError(fmt.Errorf("net emulate: unexpected %q before --: the client command goes after --", args[1]))
 			}
-			return emulate(cmd, p, ef, args[1:])
+			return run.Emulate(cmd.Context(), run.EmulateOptions{Profile: p, BrokerCmd: ef.brokerCmd, ClientAddrs: ef.clients,
+				NormalPriority: ef.normal, Stats: ef.stats, Client: args[1:], Log: cmd.ErrOrStderr(),
+				Stdio: run.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}})
 		},
 	}
 	cmd.Flags().StringVar(&ef.brokerCmd, "broker-cmd", "", "command (sh -c) that runs the broker in the broker namespace")
@@ -324,147 +222,6 @@ its own CPU per frame). A crashed emulate leaves namespaces that 'mqblast net cl
 	cmd.Flags().BoolVar(&ef.normal, "normal-priority", false, "keep the emulator thread in the normal scheduling class (default: SCHED_FIFO, so that frames leave on time on a busy host)")
 	cmd.Flags().StringVar(&ef.stats, "stats", "", "also write the emulator's counters as JSON to this file at the end")
 	return cmd
-}
-
-// startLink removes the namespaces of dead mqblast processes and starts a link.
-func startLink(w io.Writer, p tuning.Profile, clients int, normal bool) (*netemu.Link, error) {
-	if geteuid() != 0 {
-		return nil, errors.New("the packet emulator creates network namespaces and needs root")
-	}
-	if left, err := netemu.Leftovers(false); err == nil && len(left) > 0 {
-		if err := netemu.Remove(left); err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(w, "removed the emulator namespaces of a run that is gone: %s\n", strings.Join(left, " "))
-	}
-	l, err := netemu.Start(netemu.Config{Profile: p, ClientAddrs: clients, NormalPriority: normal})
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(w, "network profile %s through the packet emulator: broker namespace %s (%s), client namespace %s (%s)\n",
-		p, l.BrokerNS(), l.BrokerAddr(), l.ClientNS(), l.ClientAddrs()[0])
-	return l, nil
-}
-
-// startNetBroker runs shell in the broker namespace (output to w) and waits until something
-// accepts on BrokerAddr:port, for at most 10 s.
-func startNetBroker(ctx context.Context, w io.Writer, l *netemu.Link, shell, port string) error {
-	b := l.BrokerCommand(ctx, "sh", "-c", shell)
-	b.Stdout, b.Stderr = w, w
-	if err := b.Start(); err != nil {
-		return fmt.Errorf("cannot start the broker in %s: %w", l.BrokerNS(), err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- b.Wait() }()
-	addr := net.JoinHostPort(l.BrokerAddr().String(), port)
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		select {
-		case err := <-exited:
-			if err == nil {
-				err = errors.New("exit status 0")
-			}
-			return fmt.Errorf("the broker command %q ended before it listened on %s: %w", shell, addr, err)
-		default:
-		}
-		dctx, cancel := context.WithTimeout(ctx, time.Second)
-		c, err := l.Dial(dctx, "tcp", addr)
-		cancel()
-		if err == nil {
-			_ = c.Close()
-			return nil
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("the broker command %q does not accept on %s after 10 s: %w", shell, addr, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// runInClient runs argv in the client namespace with our stdio and returns its exit code
-// (withCode). On ctx's end (Ctrl-C, SIGTERM) it passes SIGINT on, so that a `mqblast run`
-// there writes its partial result, and kills it 15 s later.
-func runInClient(ctx context.Context, l *netemu.Link, argv []string, env []string) error {
-	c := l.ClientCommand(context.Background(), argv[0], argv[1:]...)
-	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
-	c.Env = append(os.Environ(), env...)
-	if err := c.Start(); err != nil {
-		return fmt.Errorf("cannot start %q in %s: %w", argv[0], l.ClientNS(), err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- c.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		_ = c.Process.Signal(syscall.SIGINT)
-		select {
-		case err = <-done:
-		case <-time.After(15 * time.Second):
-			_ = c.Process.Kill()
-			err = <-done
-		}
-	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code := ee.ExitCode()
-		if code < 0 {
-			code = exitInterrupted
-		}
-		return withCode(code, fmt.Errorf("%s exited with code %d", filepath.Base(argv[0]), code))
-	}
-	return err
-}
-
-func emulate(cmd *cobra.Command, p tuning.Profile, ef emulateFlags, client []string) error {
-	ctx := cmd.Context()
-	w := cmd.ErrOrStderr()
-	l, err := startLink(w, p, ef.clients, ef.normal)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = l.Close() }()
-	if ef.brokerCmd != "" {
-		if err := startNetBroker(ctx, w, l, ef.brokerCmd, netBrokerPort); err != nil {
-			return err
-		}
-	}
-	if len(client) > 0 {
-		err = runInClient(ctx, l, client, []string{"MQBLAST_NET_BROKER=" + l.BrokerAddr().String()})
-	} else {
-		fmt.Fprintf(w, "running until Ctrl-C; join with: ip netns exec %s COMMAND (broker: ip netns exec %s COMMAND)\n", l.ClientNS(), l.BrokerNS())
-		<-ctx.Done()
-	}
-	writeEmuStats(w, l.Stats())
-	if ef.stats != "" {
-		if werr := writeJSONFile(ef.stats, l.Stats()); werr != nil && err == nil {
-			err = werr
-		}
-	}
-	if cerr := l.Close(); cerr != nil && err == nil {
-		err = cerr
-	}
-	return err
-}
-
-func writeEmuStats(w io.Writer, st netemu.Stats) {
-	for _, d := range []struct {
-		name string
-		s    netemu.DirStats
-	}{{"up (client to broker)", st.Up}, {"down (broker to client)", st.Down}} {
-		fmt.Fprintf(w, "emulator %s: %d frames, %d sent, %d lost by the profile, %d by a full queue, %d by the kernel; read %v after arrival and sent %v after due on average (at most %v, %v)\n",
-			d.name, d.s.Frames, d.s.Sent, d.s.Lost, d.s.Overflow, d.s.KernelDrops, d.s.ReadLag/time.Duration(max(d.s.Frames, 1)),
-			d.s.Late/time.Duration(max(d.s.Sent, 1)), d.s.MaxReadLag, d.s.MaxLate)
-	}
-	fmt.Fprintf(w, "emulator CPU: %v for %d frames (%v per frame, %d wakes, SCHED_FIFO %v)\n", st.CPU.Round(time.Millisecond),
-		st.Up.Frames+st.Down.Frames, st.CPUPerFrame(), st.Wakes, st.Realtime)
-}
-
-func writeJSONFile(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
 // netFlags are the --net flags of `mqblast run`.
@@ -479,145 +236,4 @@ func (nf *netFlags) register(fl *pflag.FlagSet) {
 		"else the broker runs behind the packet emulator (root)")
 	fl.StringVar(&nf.brokerCmd, "net-broker-cmd", "", "with --net: the broker to start behind the packet emulator (sh -c, "+
 		"listening on 10.211.0.1:1883 or every address; default: Mosquitto)")
-}
-
-// runWithNet runs a `mqblast run` under rf.net.profile. With --broker and a kernel that
-// has sch_netem, it applies netem toward each broker address, calls run, and clears it
-// again (also after Ctrl-C). Otherwise it starts the packet emulator, a broker in its broker
-// namespace (--net-broker-cmd, or Mosquitto), and this same command line, without --net,
-// in its client namespace against that broker; then it removes the namespaces.
-func runWithNet(cmd *cobra.Command, rf *runFlags, run func() error) error {
-	p, err := parseProfileArg(rf.net.profile)
-	if err != nil {
-		return fmt.Errorf("--net: %w", err)
-	}
-	w := cmd.ErrOrStderr()
-	if len(rf.brokers) > 0 && rf.net.brokerCmd == "" {
-		if geteuid() != 0 {
-			return usageError(errors.New("--net changes the host's qdiscs (tc netem) and needs root"))
-		}
-		if err := tuning.NetemAvailable(); err != nil {
-			return usageError(fmt.Errorf("--net with --broker needs sch_netem, which this host lacks (%v); "+
-				"without --broker (or with --net-broker-cmd), --net runs the broker behind the packet emulator", err))
-		}
-		var plans []tuning.NetemPlan
-		defer func() {
-			for _, plan := range plans {
-				if err := tuning.RunCommands(plan.Clear, true); err != nil {
-					fmt.Fprintf(w, "--net: clearing netem on %s: %v\n", plan.Dev, err)
-				}
-			}
-		}()
-		for _, b := range rf.brokers {
-			addr, dev, err := netemTarget(strings.TrimPrefix(strings.TrimPrefix(b, "mqtt://"), "tcp://"), "")
-			if err != nil {
-				return err
-			}
-			plan, err := tuning.PlanNetem(p, dev, addr)
-			if err != nil {
-				return usageError(err)
-			}
-			plans = append(plans, plan)
-			if err := applyNetem(w, p, plan, addr); err != nil {
-				return err
-			}
-		}
-		rf.netInfo = &result.NetworkInfo{Profile: p.String(), Up: result.Path(p.Up), Down: result.Path(p.Down), Via: "netem"}
-		return run()
-	}
-	port := netBrokerPort
-	for _, b := range rf.brokers {
-		host, bport, err := net.SplitHostPort(b)
-		if err != nil || host != netemu.BrokerAddr.String() {
-			return usageError(fmt.Errorf("--broker %q with --net-broker-cmd: the broker listens in the emulator's broker namespace, so give %s:PORT or no --broker", b, netemu.BrokerAddr))
-		}
-		port = bport
-	}
-	shell := rf.net.brokerCmd
-	if shell == "" {
-		var dir string
-		if shell, dir, err = mosquittoCommand(port); err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir) //nolint:errcheck
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("--net: cannot find this executable to run it in the client namespace: %w", err)
-	}
-	ctx := cmd.Context()
-	l, err := startLink(w, p, 1, false)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = l.Close() }()
-	if err := startNetBroker(ctx, w, l, shell, port); err != nil {
-		return err
-	}
-	argv := append([]string{exe}, withoutNetFlags(os.Args[1:])...)
-	if len(rf.brokers) == 0 {
-		argv = append(argv, "--broker", net.JoinHostPort(l.BrokerAddr().String(), port))
-	}
-	err = runInClient(ctx, l, argv, []string{netProfileEnv + "=" + p.String()})
-	writeEmuStats(w, l.Stats())
-	if cerr := l.Close(); cerr != nil && err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// netProfileEnv names, to a run in the emulator's client namespace, the profile it runs
-// under, for its result.
-const netProfileEnv = "MQBLAST_NET_PROFILE"
-
-// emulatedProfile is the profile a run inside the emulator's client namespace goes through
-// (netProfileEnv), for its result; nil outside.
-func emulatedProfile(getenv func(string) string) *result.NetworkInfo {
-	v := getenv(netProfileEnv)
-	if v == "" {
-		return nil
-	}
-	p, err := tuning.ParseProfile(v)
-	if err != nil {
-		return &result.NetworkInfo{Profile: v, Via: "emulator"}
-	}
-	return &result.NetworkInfo{Profile: p.String(), Up: result.Path(p.Up), Down: result.Path(p.Down), Via: "emulator"}
-}
-
-// withoutNetFlags is args without --net and --net-broker-cmd and their values.
-func withoutNetFlags(args []string) []string {
-	var out []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--net" || a == "--net-broker-cmd":
-			i++ // and its value
-		case strings.HasPrefix(a, "--net=") || strings.HasPrefix(a, "--net-broker-cmd="):
-		default:
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-// mosquittoCommand writes a Mosquitto config listening on BrokerAddr:port (otherwise
-// Mosquitto's defaults, quiet but for errors and warnings) in a new temporary directory and
-// returns the command that runs it and the directory.
-func mosquittoCommand(port string) (shell, dir string, err error) {
-	bin, err := exec.LookPath("mosquitto")
-	if err != nil {
-		if bin, err = exec.LookPath("/usr/sbin/mosquitto"); err != nil {
-			return "", "", usageError(errors.New("--net runs a broker behind the packet emulator: install mosquitto (apt-get install mosquitto) or give --net-broker-cmd"))
-		}
-	}
-	if dir, err = os.MkdirTemp("", "mqblast-net-"); err != nil {
-		return "", "", err
-	}
-	conf := filepath.Join(dir, "mosquitto.conf")
-	body := fmt.Sprintf("listener %s %s\nallow_anonymous true\nmax_connections -1\npersistence false\nlog_dest stderr\nlog_type error\nlog_type warning\n",
-		port, netemu.BrokerAddr)
-	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
-		return "", dir, err
-	}
-	return fmt.Sprintf("exec %s -c %s", bin, conf), dir, nil
 }

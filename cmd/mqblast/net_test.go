@@ -1,10 +1,8 @@
 package main
 
 import (
-	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestNetHelp(t *testing.T) {
@@ -71,32 +69,5 @@ func TestNetApplyDryRun(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q, want exit 2 and %q", c.args, code, stderr, c.want)
 		}
-	}
-}
-
-func TestWithoutNetFlags(t *testing.T) {
-	got := withoutNetFlags([]string{"run", "x", "--net", "worst", "--duration", "5s", "--net-broker-cmd=mosquitto", "--net=local", "--net-broker-cmd", "a b", "--netx"})
-	want := []string{"run", "x", "--duration", "5s", "--netx"}
-	if !slices.Equal(got, want) {
-		t.Errorf("got %q, want %q", got, want)
-	}
-}
-
-// TestEmulatedProfile: a run in the emulator's client namespace records the profile it was
-// given, canonical, with both directions; outside it records none.
-func TestEmulatedProfile(t *testing.T) {
-	env := map[string]string{}
-	get := func(k string) string { return env[k] }
-	if n := emulatedProfile(get); n != nil {
-		t.Errorf("no profile in the environment gave %+v", n)
-	}
-	env[netProfileEnv] = "worst"
-	n := emulatedProfile(get)
-	if n == nil || n.Profile != "worst" || n.Via != "emulator" || n.Up.Delay != 3125*time.Microsecond || n.Down.Loss != 0.0005 {
-		t.Errorf("worst: %+v", n)
-	}
-	env[netProfileEnv] = "up:delay=5ms"
-	if n := emulatedProfile(get); n == nil || n.Up.Delay != 5*time.Millisecond || !n.Down.IsZero() {
-		t.Errorf("up:delay=5ms: %+v", n)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/run"
 )
 
 // TestPasswordReachesWorkers: with a broker that demands a password, a run split over two
@@ -87,6 +88,6 @@ func runBinEnv(t *testing.T, password string, args ...string) cliRun {
 	if password == "" {
 		return runBin(t, args...)
 	}
-	t.Setenv(passwordEnv, password)
+	t.Setenv(run.PasswordEnv, password)
 	return runBin(t, args...)
 }

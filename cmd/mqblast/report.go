@@ -11,6 +11,7 @@ import (
 
 	rpt "github.com/mqblast/mqblast/report"
 	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/run"
 )
 
 func init() {
@@ -45,8 +46,8 @@ intervals as CSV and as an HdrHistogram interval log (docs/outputs.md).`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if html != "" {
-				if err := checkHTMLOut(html); err != nil {
-					return usageError(err)
+				if err := run.CheckOut("--html", html, "report.html"); err != nil {
+					return err
 				}
 			}
 			r, err := readResultFile(args[0])
@@ -59,7 +60,7 @@ intervals as CSV and as an HdrHistogram interval log (docs/outputs.md).`,
 			if html == "" {
 				return rpt.WriteSummary(cmd.OutOrStdout(), r)
 			}
-			return writeHTMLReport(cmd.ErrOrStderr(), r, filepath.Base(args[0]), html)
+			return run.WriteHTMLReport(cmd.ErrOrStderr(), r, filepath.Base(args[0]), html)
 		},
 	}
 	cmd.Flags().StringVar(&html, "html", "", "write the HTML report to this file")
@@ -91,8 +92,8 @@ Results of different scenarios are compared, but with a warning that names what 
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if html != "" {
-				if err := checkHTMLOut(html); err != nil {
-					return usageError(err)
+				if err := run.CheckOut("--html", html, "report.html"); err != nil {
+					return err
 				}
 			}
 			in := make([]rpt.Input, len(args))
@@ -109,7 +110,7 @@ Results of different scenarios are compared, but with a warning that names what 
 			if html == "" {
 				return nil
 			}
-			if err := writeFile(html, func(w io.Writer) error { return rpt.WriteCompareHTML(w, in, version) }); err != nil {
+			if err := run.WriteFile(html, func(w io.Writer) error { return rpt.WriteCompareHTML(w, in, version) }); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "comparison written to %s\n", html)
@@ -136,20 +137,6 @@ func readResultFile(path string) (*result.Result, error) {
 	return &r, nil
 }
 
-// writeHTMLReport writes the HTML report of r (read from name, or a run's) to path and says
-// where on log.
-func writeHTMLReport(log io.Writer, r *result.Result, name, path string) error {
-	if err := writeFile(path, func(w io.Writer) error { return rpt.WriteHTML(w, r, name) }); err != nil {
-		return err
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		abs = path
-	}
-	fmt.Fprintf(log, "report written to %s\n", abs)
-	return nil
-}
-
 // runHTMLReport writes a finished (or interrupted) run's HTML report when --html asked for
 // one; a failure to write it is the run's error only when the run itself succeeded.
 func runHTMLReport(cmd *cobra.Command, res *result.Result, rf *runFlags) error {
@@ -160,19 +147,5 @@ func runHTMLReport(cmd *cobra.Command, res *result.Result, rf *runFlags) error {
 	if rf.out != "" {
 		name = filepath.Base(rf.out)
 	}
-	return writeHTMLReport(cmd.ErrOrStderr(), res, name, rf.html)
-}
-
-// checkHTMLOut makes sure that an HTML page can be written to path (see checkOut).
-func checkHTMLOut(path string) error {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return fmt.Errorf("--html %s: is a directory (give a file name, e.g. %s)", path, filepath.Join(path, "report.html"))
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".mqblast-check-*")
-	if err != nil {
-		return fmt.Errorf("--html %s: cannot write there: %w (give a path in an existing, writable directory)", path, err)
-	}
-	_ = f.Close()
-	_ = os.Remove(f.Name())
-	return nil
+	return run.WriteHTMLReport(cmd.ErrOrStderr(), res, name, rf.html)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mqblast/mqblast/run"
 	"github.com/mqblast/mqblast/scenario"
 	"github.com/mqblast/mqblast/tuning"
 )
@@ -84,28 +85,7 @@ func planNeeds(_ context.Context, arg string) (tuning.Needs, error) {
 	if err != nil {
 		return tuning.Needs{}, withCode(exitInvalid, err)
 	}
-	return needsOf(p), nil
-}
-
-// needsOf converts a plan's estimate into what it needs from this host (one process).
-func needsOf(p *scenario.Plan) tuning.Needs {
-	s := p.Scenario()
-	e := p.Estimate()
-	n := tuning.Needs{
-		Connections:    e.Connections,
-		Destinations:   max(len(p.Brokers()), 1),
-		SourceAddrs:    max(e.SourceAddresses, 1),
-		Procs:          1,
-		LocalBroker:    !s.HasServer(),
-		BrokerPort:     s.Server.Port,
-		ConnectRate:    int(math.Ceil(p.ConnectRate())),
-		SocketMemBytes: e.SocketMemoryBytes,
-		HeapBytes:      e.MemoryBytes,
-	}
-	if n.LocalBroker {
-		n.BrokerPort = 0
-	}
-	return n
+	return run.Needs(p), nil
 }
 
 // count formats a count or rate compactly: 950, 1.5K, 50K, 2M.

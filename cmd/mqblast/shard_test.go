@@ -18,58 +18,6 @@ import (
 	"github.com/mqblast/mqblast/scenario"
 )
 
-// TestResolveShardAuto: --shard auto reads the Indexed Job's variables; without them it is
-// a usage error that names both.
-func TestResolveShardAuto(t *testing.T) {
-	check := func(env map[string]string, want string, wantErr ...string) {
-		t.Helper()
-		rf := &runFlags{shard: "auto"}
-		err := resolveShard(rf, func(k string) string { return env[k] })
-		if len(wantErr) == 0 {
-			if err != nil || rf.shard != want {
-				t.Errorf("env %v: shard %q, err %v; want %q", env, rf.shard, err, want)
-			}
-			return
-		}
-		if err == nil || codeOf(err) != exitUsage {
-			t.Fatalf("env %v: err %v (code %d), want a usage error", env, err, codeOf(err))
-		}
-		for _, w := range wantErr {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("env %v: %q does not say %q", env, err, w)
-			}
-		}
-	}
-	check(map[string]string{"JOB_COMPLETION_INDEX": "2", "JOB_COMPLETIONS": "3"}, "2/3")
-	check(nil, "", "JOB_COMPLETION_INDEX and JOB_COMPLETIONS are not set")
-	check(map[string]string{"JOB_COMPLETION_INDEX": "0"}, "", "JOB_COMPLETIONS is not set")
-	check(map[string]string{"JOB_COMPLETION_INDEX": "3", "JOB_COMPLETIONS": "3"}, "", "want 0 <= index < count")
-	rf := &runFlags{shard: "1/4"}
-	if err := resolveShard(rf, func(string) string { return "" }); err != nil || rf.shard != "1/4" {
-		t.Errorf("--shard 1/4 became %q (%v)", rf.shard, err)
-	}
-}
-
-// TestParseStartAt: RFC 3339 or +DURATION.
-func TestParseStartAt(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	for in, want := range map[string]time.Time{
-		"+90s":                        now.Add(90 * time.Second),
-		"2026-01-02T03:10:00Z":        time.Date(2026, 1, 2, 3, 10, 0, 0, time.UTC),
-		"2026-01-02T04:10:00.5+01:00": time.Date(2026, 1, 2, 3, 10, 0, 5e8, time.UTC),
-	} {
-		s, err := parseStartAt(in, now)
-		if err != nil || !s.at.Equal(want) {
-			t.Errorf("%q: %v, %v; want %v", in, s, err, want)
-		}
-	}
-	for _, in := range []string{"90s", "+-3s", "tomorrow", "2026-01-02 03:10"} {
-		if _, err := parseStartAt(in, now); err == nil {
-			t.Errorf("%q: no error", in)
-		}
-	}
-}
-
 // TestRunShardAutoNoEnv: run --shard auto outside an Indexed Job exits 2 naming both
 // variables, before any connection.
 func TestRunShardAutoNoEnv(t *testing.T) {

@@ -1,25 +1,15 @@
 package main
 
 import (
-	"bufio"
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"net"
-	"os"
-	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
 	"github.com/mqblast/mqblast/codec"
 	"github.com/mqblast/mqblast/sink"
@@ -42,18 +32,6 @@ type sinkFlags struct {
 	flushDelay  time.Duration
 	maxConns    int
 	child       bool // internal: a process of a --procs parent
-}
-
-// sinkLine is one line of --stats-json: the counters, with the process's CPU and memory.
-type sinkLine struct {
-	TS    float64 `json:"t_s"` // seconds since start
-	Final bool    `json:"final"`
-	sink.Stats
-	CPUS     float64 `json:"cpu_s"`     // the processes' CPU time, user + system
-	RSSBytes int64   `json:"rss_bytes"` // the processes' resident memory
-	Addr     string  `json:"addr"`
-	// ProcConnections are the open connections of each process (--procs parent only).
-	ProcConnections []int64 `json:"proc_connections,omitempty"`
 }
 
 func newSinkCmd() *cobra.Command {
@@ -188,16 +166,7 @@ func sinkProcs(sf *sinkFlags) (int, error) {
 		}
 		return n, nil
 	}
-	n := runtime.NumCPU()
-	if sf.connections > 0 {
-		var lim unix.Rlimit
-		perProc := 1000
-		if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil && lim.Max > 1064 {
-			perProc = int(min(lim.Max, 1<<24)) - 64 // a few for the process itself
-		}
-		n = max(n, (sf.connections+perProc-1)/perProc)
-	}
-	return min(n, 1024), nil
+	return sink.ProcsFor(sf.connections), nil
 }
 
 func runSink(cmd *cobra.Command, sf *sinkFlags) error {
@@ -213,46 +182,21 @@ func runSink(cmd *cobra.Command, sf *sinkFlags) error {
 		return runSinkParent(cmd, sf, procs)
 	}
 	cfg.SharePort = sf.child
-	start := time.Now()
-	srv, err := sink.Start(context.Background(), cfg)
+	o := sink.ServeOptions{Interval: sf.interval}
+	if sf.statsJSON || sf.child {
+		o.Lines = cmd.OutOrStdout()
+	}
+	if sf.child {
+		o.Ready = func(addr string) { fmt.Fprintf(cmd.OutOrStdout(), "ready %s\n", addr) }
+	} else {
+		o.Ready = func(addr string) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "ready %s\n", addr)
+			fmt.Fprintf(cmd.ErrOrStderr(), "mqblast sink: an instrument, not a broker (no retained messages, sessions or authentication); relaying on %s in 1 process, Ctrl-C prints the counters\n", addr)
+		}
+	}
+	final, err := sink.Serve(cmd.Context(), cfg, o)
 	if err != nil {
 		return err
-	}
-	defer srv.Close() //nolint:errcheck
-	line := func(final bool) sinkLine {
-		ru := selfUsage()
-		return sinkLine{TS: time.Since(start).Seconds(), Final: final, Stats: srv.Stats(),
-			CPUS: ru, RSSBytes: selfRSS(), Addr: srv.Addr()}
-	}
-	out := json.NewEncoder(cmd.OutOrStdout())
-	if sf.child {
-		fmt.Fprintf(cmd.OutOrStdout(), "ready %s\n", srv.Addr())
-	} else {
-		fmt.Fprintf(cmd.ErrOrStderr(), "ready %s\n", srv.Addr())
-		fmt.Fprintf(cmd.ErrOrStderr(), "mqblast sink: an instrument, not a broker (no retained messages, sessions or authentication); relaying on %s in 1 process, Ctrl-C prints the counters\n", srv.Addr())
-	}
-	tick := time.NewTicker(sf.interval)
-	defer tick.Stop()
-	for done := false; !done; {
-		select {
-		case <-cmd.Context().Done():
-			done = true
-		case <-tick.C:
-			if sf.statsJSON || sf.child {
-				if err := out.Encode(line(false)); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	if err := srv.Close(); err != nil {
-		return err
-	}
-	final := line(true)
-	if sf.statsJSON || sf.child {
-		if err := out.Encode(final); err != nil {
-			return err
-		}
 	}
 	if !sf.child {
 		writeSinkSummary(cmd.ErrOrStderr(), &final)
@@ -261,7 +205,7 @@ func runSink(cmd *cobra.Command, sf *sinkFlags) error {
 }
 
 // writeSinkSummary prints the counters for a person.
-func writeSinkSummary(w io.Writer, l *sinkLine) {
+func writeSinkSummary(w io.Writer, l *sink.Line) {
 	s := &l.Stats
 	fmt.Fprintf(w, "sink %s: %d process(es), %.1fs, cpu %.2fs, rss %.1f MiB\n", l.Addr, s.Procs, l.TS, l.CPUS, float64(l.RSSBytes)/(1<<20))
 	fmt.Fprintf(w, "  connections  %d open, %d accepted, %d connected, %d refused, %d closed for protocol errors\n",
@@ -280,204 +224,25 @@ func writeSinkSummary(w io.Writer, l *sinkLine) {
 
 // runSinkParent runs procs child processes on one port and sums their counters.
 func runSinkParent(cmd *cobra.Command, sf *sinkFlags, procs int) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("cannot find the mqblast binary to start the sink's processes: %w", err)
-	}
-	start := time.Now()
-	type child struct {
-		c    *exec.Cmd
-		mu   sync.Mutex
-		last sinkLine
-		done chan struct{}
-	}
-	children := make([]*child, 0, procs)
-	stopAll := func() {
-		for _, ch := range children {
-			_ = ch.c.Process.Signal(syscall.SIGTERM)
-		}
-		for _, ch := range children {
-			select {
-			case <-ch.done:
-			case <-time.After(10 * time.Second):
-				_ = ch.c.Process.Kill()
-				<-ch.done
-			}
-			_ = ch.c.Wait()
-		}
-	}
-	addr := sf.listen
-	for i := range procs {
-		args := []string{"sink", "--child", "--listen", addr, "--allow-remote=" + strconv.FormatBool(sf.allowRemote),
-			"--interval", sf.interval.String(), "--receive-maximum", strconv.Itoa(sf.recvMax),
-			"--topic-alias-maximum", strconv.Itoa(sf.aliasMax), "--max-packet-size", sf.maxPacket,
-			"--max-output", sf.maxOutput, "--flush-delay", sf.flushDelay.String(),
-			"--max-connections", strconv.Itoa(sf.maxConns)}
-		c := exec.Command(exe, args...)
-		c.Stderr = cmd.ErrOrStderr()
-		// The children stop when the parent tells them (SIGTERM), not on the terminal's
-		// Ctrl-C, so that the parent collects their final lines.
-		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-		pipe, err := c.StdoutPipe()
-		if err != nil {
-			stopAll()
-			return err
-		}
-		if err := c.Start(); err != nil {
-			stopAll()
-			return fmt.Errorf("cannot start sink process %d of %d: %w", i+1, procs, err)
-		}
-		ch := &child{c: c, done: make(chan struct{})}
-		children = append(children, ch)
-		r := bufio.NewReader(pipe)
-		first, err := r.ReadString('\n')
-		a, ok := strings.CutPrefix(strings.TrimSpace(first), "ready ")
-		if err != nil || !ok {
-			close(ch.done)
-			stopAll()
-			return fmt.Errorf("sink process %d of %d did not start (it printed %q)", i+1, procs, first)
-		}
-		if i == 0 {
-			addr = a // the others take the same port
-		}
-		go func() {
-			defer close(ch.done)
-			for {
-				b, err := r.ReadBytes('\n')
-				if len(b) > 0 {
-					var l sinkLine
-					if json.Unmarshal(b, &l) == nil {
-						ch.mu.Lock()
-						ch.last = l
-						ch.mu.Unlock()
-					}
-				}
-				if err != nil {
-					return
-				}
-			}
-		}()
-	}
-	sum := func(final bool) sinkLine {
-		s := sinkLine{TS: time.Since(start).Seconds(), Final: final, Addr: addr}
-		for _, ch := range children {
-			ch.mu.Lock()
-			s.Add(&ch.last.Stats)
-			s.ProcConnections = append(s.ProcConnections, ch.last.Connections)
-			s.CPUS += ch.last.CPUS
-			s.RSSBytes += ch.last.RSSBytes
-			ch.mu.Unlock()
-		}
-		return s
-	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "ready %s\n", addr)
-	fmt.Fprintf(cmd.ErrOrStderr(), "mqblast sink: an instrument, not a broker; %d processes on %s (SO_REUSEPORT), relaying only within each process; Ctrl-C prints the summed counters\n", procs, addr)
-	out := json.NewEncoder(cmd.OutOrStdout())
-	tick := time.NewTicker(sf.interval)
-	defer tick.Stop()
-	for done := false; !done; {
-		select {
-		case <-cmd.Context().Done():
-			done = true
-		case <-tick.C:
-			if sf.statsJSON {
-				if err := out.Encode(sum(false)); err != nil {
-					stopAll()
-					return err
-				}
-			}
-		}
-	}
-	stopAll()
-	final := sum(true)
+	o := sink.ProcsOptions{Procs: procs, Listen: sf.listen, Log: cmd.ErrOrStderr(), Interval: sf.interval,
+		Args: func(addr string) []string {
+			return []string{"sink", "--child", "--listen", addr, "--allow-remote=" + strconv.FormatBool(sf.allowRemote),
+				"--interval", sf.interval.String(), "--receive-maximum", strconv.Itoa(sf.recvMax),
+				"--topic-alias-maximum", strconv.Itoa(sf.aliasMax), "--max-packet-size", sf.maxPacket,
+				"--max-output", sf.maxOutput, "--flush-delay", sf.flushDelay.String(),
+				"--max-connections", strconv.Itoa(sf.maxConns)}
+		},
+		Ready: func(addr string) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "ready %s\n", addr)
+			fmt.Fprintf(cmd.ErrOrStderr(), "mqblast sink: an instrument, not a broker; %d processes on %s (SO_REUSEPORT), relaying only within each process; Ctrl-C prints the summed counters\n", procs, addr)
+		}}
 	if sf.statsJSON {
-		if err := out.Encode(final); err != nil {
-			return err
-		}
+		o.Lines = cmd.OutOrStdout()
+	}
+	final, err := sink.ServeProcs(cmd.Context(), o)
+	if final.Addr == "" {
+		return err
 	}
 	writeSinkSummary(cmd.ErrOrStderr(), &final)
-	if final.Procs != procs {
-		return fmt.Errorf("only %d of %d sink processes reported their final counters", final.Procs, procs)
-	}
-	return nil
-}
-
-// selfUsage returns this process's CPU time in seconds.
-func selfUsage() float64 {
-	var ru unix.Rusage
-	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
-}
-
-// selfRSS returns this process's resident memory in bytes.
-func selfRSS() int64 {
-	b, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return 0
-	}
-	pages, _ := strconv.ParseInt(f[1], 10, 64)
-	return pages * int64(os.Getpagesize())
-}
-
-// startSinkChild starts `mqblast sink` in a child process on a free loopback port for
-// `run --sink` and returns its address, pid and a stop function. A run of more connections
-// than one process holds gets `--procs auto` (whose processes relay only among themselves).
-func startSinkChild(cmd *cobra.Command, flushDelay time.Duration, conns int) (string, int, func(), error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return "", 0, nil, fmt.Errorf("cannot find the mqblast binary to start the sink: %w", err)
-	}
-	args := []string{"sink", "--child", "--listen", "127.0.0.1:0", "--interval", "1h", "--flush-delay", flushDelay.String()}
-	var lim unix.Rlimit
-	many := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil && uint64(conns)+64 > lim.Max
-	if many {
-		args = []string{"sink", "--procs", "auto", "--connections", strconv.Itoa(conns), "--listen", "127.0.0.1:0",
-			"--flush-delay", flushDelay.String()}
-	}
-	c := exec.Command(exe, args...)
-	var ready io.ReadCloser
-	if many { // the parent says ready on stderr
-		c.Stdout = io.Discard
-		ready, err = c.StderrPipe()
-	} else {
-		c.Stderr = io.Discard
-		ready, err = c.StdoutPipe()
-	}
-	if err != nil {
-		return "", 0, nil, err
-	}
-	if err := c.Start(); err != nil {
-		return "", 0, nil, fmt.Errorf("cannot start the sink: %w", err)
-	}
-	stop := func() {
-		_ = c.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = c.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = c.Process.Kill()
-			<-done
-		}
-	}
-	line, err := bufio.NewReader(ready).ReadString('\n')
-	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "ready ")
-	if _, _, serr := net.SplitHostPort(addr); err != nil || !ok || serr != nil {
-		stop()
-		return "", 0, nil, fmt.Errorf("the sink did not start (it printed %q)", line)
-	}
-	go func() { _, _ = io.Copy(io.Discard, ready) }()
-	how := "a child process"
-	if many {
-		how = "child processes (--procs auto: relaying only within each)"
-	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "--sink: started mqblast sink on %s in %s: a calibration run, "+
-		"it measures this client host's own ceiling (the sink shares its CPU), not a broker\n", addr, how)
-	return addr, c.Process.Pid, stop, nil
+	return err
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mqblast/mqblast/codec"
 	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/sink"
 )
 
 // TestSinkRefusesRemote: a non-loopback --listen is a usage error naming --allow-remote, on
@@ -45,7 +46,7 @@ func TestSinkRefusesRemote(t *testing.T) {
 
 // startSinkBin starts `mqblast sink args...` and returns its address (from the ready line on
 // stderr), its JSON lines and the command.
-func startSinkBin(t *testing.T, args ...string) (string, <-chan sinkLine, *exec.Cmd) {
+func startSinkBin(t *testing.T, args ...string) (string, <-chan sink.Line, *exec.Cmd) {
 	t.Helper()
 	c := exec.Command(mqblastBin(t), append([]string{"sink"}, args...)...)
 	stdout, err := c.StdoutPipe()
@@ -60,12 +61,12 @@ func startSinkBin(t *testing.T, args ...string) (string, <-chan sinkLine, *exec.
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
-	lines := make(chan sinkLine, 1000)
+	lines := make(chan sink.Line, 1000)
 	go func() {
 		defer close(lines)
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			var l sinkLine
+			var l sink.Line
 			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 				t.Errorf("not a JSON line: %q", sc.Text())
 				continue
@@ -106,7 +107,7 @@ func TestSinkProcs2(t *testing.T) {
 	}
 	deadline := time.After(10 * time.Second)
 	for {
-		var l sinkLine
+		var l sink.Line
 		select {
 		case l = <-lines:
 		case <-deadline:
@@ -122,7 +123,7 @@ func TestSinkProcs2(t *testing.T) {
 		break
 	}
 	_ = c.Process.Signal(syscall.SIGINT)
-	var final sinkLine
+	var final sink.Line
 	for l := range lines {
 		final = l
 	}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mqblast/mqblast/run"
 	"github.com/mqblast/mqblast/study"
-	"github.com/mqblast/mqblast/tuning"
 )
 
 func init() { register(newStudyCmd) }
@@ -181,21 +181,7 @@ func studyPreflight(cmd *cobra.Command, c *study.Campaign) (json.RawMessage, err
 	if err != nil {
 		return nil, withCode(exitInvalid, err)
 	}
-	var needs tuning.Needs
-	for _, p := range plans {
-		if n := needsOf(p); n.Connections >= needs.Connections {
-			needs = n
-		}
-	}
-	r := tuning.Check("/", needs)
-	b, _ := json.Marshal(r)
-	if r.Ready() {
-		return b, nil
-	}
-	w := cmd.ErrOrStderr()
-	fmt.Fprintln(w, "the host is not ready for this study's largest cell (mqblast check; --no-check skips it):")
-	_ = r.WriteText(w)
-	return nil, withCode(exitNotReady, fmt.Errorf("host not ready: %d checks failed", r.Count(tuning.Fail)))
+	return run.PreflightLargest(cmd.ErrOrStderr(), plans)
 }
 
 func dryRun(cmd *cobra.Command, c *study.Campaign, exe string, sf *studyFlags) error {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/run"
 	"github.com/mqblast/mqblast/scenario"
 )
 
@@ -24,58 +25,25 @@ func (rf *runFlags) registerScenarioFlags(cmd *cobra.Command) {
 }
 
 // checkThresholds collects the thresholds of the run, the scenario's then --threshold's,
-// into rf.evaluate, and checks their syntax and paths before the run starts: a bad
-// --threshold is a usage error (exit 2), a bad one in the scenario makes it invalid (exit 3).
+// into rf.evaluate, and checks them before the run starts (run.Thresholds).
 func checkThresholds(s *scenario.Scenario, rf *runFlags) error {
-	if err := scenarioThresholdsError(s); err != nil {
-		return withCode(exitInvalid, err)
+	ev, err := run.Thresholds(s, rf.thresholds)
+	if err != nil {
+		return err
 	}
-	var lines []string
-	for _, e := range rf.thresholds {
-		if err := result.CheckThresholdPaths([]string{e}); err != nil {
-			lines = append(lines, "--"+err.Error()) // `--threshold "expr": ...`
-		}
-	}
-	if len(lines) > 0 {
-		return usageError(fmt.Errorf("%s", strings.Join(lines, "\n")))
-	}
-	rf.evaluate = append(append([]string(nil), s.Thresholds...), rf.thresholds...)
+	rf.evaluate = ev
 	return nil
-}
-
-// scenarioThresholdsError checks the scenario's thresholds; each problem is one line that
-// names the file and the list index, as scenario's own errors do.
-func scenarioThresholdsError(s *scenario.Scenario) error {
-	var lines []string
-	for i, e := range s.Thresholds {
-		if err := result.CheckThresholdPaths([]string{e}); err != nil {
-			lines = append(lines, fmt.Sprintf("%s: thresholds[%d]: %v", s.File(), i, err))
-		}
-	}
-	if len(lines) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%s", strings.Join(lines, "\n"))
 }
 
 // report evaluates the run's thresholds on res (a partial result too), writes res with
 // them, and maps the outcome to an exit code: a failed or interrupted run keeps its own
 // code; otherwise a failed threshold exits 5.
 func report(cmd *cobra.Command, res *result.Result, runErr error, rf *runFlags) error {
-	if rf.sink {
-		res.BrokerKind, res.Calibration = "sink", true
-	}
-	if rf.netInfo != nil {
-		res.Network = rf.netInfo
-	}
-	if res.Host.Checks == nil {
-		res.Host.Checks = rf.checks
-	}
 	var evalErr error
 	if len(rf.evaluate) > 0 {
 		evalErr = res.EvaluateThresholds(rf.evaluate)
 	}
-	ferr := rf.outputs.finish(cmd, res) // --csv, --hlog, --metrics (outputs.go)
+	ferr := rf.outputs.Finish(cmd.ErrOrStderr(), res)
 	if werr := errors.Join(writeResult(cmd, res, rf.out, rf.format), ferr); werr != nil {
 		return werr
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mqblast/mqblast/run"
 	"github.com/mqblast/mqblast/scenario"
 )
 
@@ -76,7 +77,7 @@ func parseSets(sets []string) ([]override, error) {
 	for _, kv := range sets {
 		path, value, ok := strings.Cut(kv, "=")
 		if !ok || path == "" {
-			return nil, usageError(fmt.Errorf("--set %q: want PATH=VALUE, e.g. parameters.publish_rate=10", redactSet(kv)))
+			return nil, usageError(fmt.Errorf("--set %q: want PATH=VALUE, e.g. parameters.publish_rate=10", run.RedactSet(kv)))
 		}
 		out = append(out, override{path, value})
 	}
@@ -85,29 +86,12 @@ func parseSets(sets []string) ([]override, error) {
 
 // validateOne checks one scenario and prints its plan's size; it returns every problem.
 func validateOne(w io.Writer, arg string, sets []override, brokers []string) error {
-	s, err := scenario.ResolveAll(arg)
-	if s == nil {
-		return err
+	kv := make([][2]string, len(sets))
+	for i, o := range sets {
+		kv[i] = [2]string{o.path, o.value}
 	}
-	errs := []error{err} // decode problems: the rule checks run too (ValidateAfter)
-	for _, o := range sets {
-		if err := s.Set(o.path, o.value); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(brokers) > 0 {
-		if err := s.SetBrokers(brokers); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := s.ValidateAfter(errors.Join(errs...)); err != nil {
-		return err
-	}
-	p, err := scenario.NewPlan(s)
+	s, p, err := run.Validate(arg, kv, brokers)
 	if err != nil {
-		return err
-	}
-	if err := scenarioThresholdsError(s); err != nil {
 		return err
 	}
 	e := p.Estimate()

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/run"
+)
+
+// TestCodeOfRunErrors: the kinds of run's errors map to the exit codes of the table, a
+// child's exit status is passed on, and main's own codes win over what they wrap.
+func TestCodeOfRunErrors(t *testing.T) {
+	cause := errors.New("x")
+	for _, c := range []struct {
+		err  error
+		want int
+	}{
+		{nil, exitOK},
+		{cause, exitFailed},
+		{&run.Error{Kind: run.ErrUsage, Err: cause}, exitUsage},
+		{fmt.Errorf("--net: %w", &run.Error{Kind: run.ErrUsage, Err: cause}), exitUsage},
+		{&run.Error{Kind: run.ErrInvalid, Err: &run.Error{Kind: run.ErrUsage, Err: cause}}, exitInvalid},
+		{&run.Error{Kind: run.ErrNotReady, Err: cause}, exitNotReady},
+		{&run.ExitStatus{Code: 7, Err: cause}, 7},
+		{fmt.Errorf("run: %w", bench.ErrInterrupted), exitInterrupted},
+		{withCode(exitThreshold, &run.Error{Kind: run.ErrUsage, Err: cause}), exitThreshold},
+	} {
+		if got := codeOf(c.err); got != c.want {
+			t.Errorf("codeOf(%v) = %d, want %d", c.err, got, c.want)
+		}
+	}
+}

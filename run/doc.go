@@ -1,0 +1,23 @@
+// Package run performs a run of a scenario's plan: Execute chooses among running it in this
+// process, in worker processes (one shard of the plan each, their results merged), against
+// the embedded broker or a sink started in a child process, and Net puts a network profile
+// (tc netem, or the packet emulator's namespaces) around it. Worker runs a worker's shard and
+// speaks the worker protocol to its parent. The runner is built in one place, newRunner.
+//
+// It owns what a run needs besides the engine: the command line's changes to the scenario
+// (Overrides, the password, thresholds), the checks of its inputs that need the host (source
+// addresses, output files, descriptor limits and the host checks, the broker process to
+// watch, TLS files), the start time of publishing (--start-at), the run's outputs (CSV, hlog,
+// live metrics, HTML) and the result's records of how the run was made (shard, start,
+// network, calibration, host checks).
+//
+// It promises that the result of a run in worker processes is the same document as one run
+// in this process (merged by bench.Gather), that every child process it starts is stopped
+// before Execute returns, and that the broker password never reaches a worker's argv or
+// scenario file (PasswordEnv).
+//
+// Its errors say what kind of failure they are (ErrUsage, ErrInvalid, ErrNotReady, a child's
+// ExitStatus, bench.ErrInterrupted); the command maps them to exit codes. It writes notices
+// and progress only to the writer it is given, and never reads flags, os.Args or exits: the
+// command line it re-executes (in the emulator's client namespace) is given to it.
+package run

@@ -1,0 +1,161 @@
+package run
+
+import (
+	"cmp"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/reactor"
+	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/scenario"
+	"github.com/mqblast/mqblast/sink"
+)
+
+// Options are the settings of a run besides its plan.
+type Options struct {
+	// Procs is the number of processes to run the plan in (ChooseProcs); more than one
+	// starts worker processes, each with a shard of the plan.
+	Procs int
+	// Loops is the event loops per process (0: one per core; with workers, a share of the
+	// cores each).
+	Loops int
+	// IDStart numbers client ids from this instead of 0.
+	IDStart int
+	// MaxPacket is the largest packet a client accepts (0: the engine's default).
+	MaxPacket int
+	// TLS is for brokers given as mqtts:// or wss:// URLs.
+	TLS reactor.TLSOptions
+	// Sink starts mqblast sink on loopback in a child process and runs against it (a
+	// calibration run); SinkFlushDelay is its --flush-delay.
+	Sink           bool
+	SinkFlushDelay time.Duration
+	// BrokerPID and BrokerCgroup name the broker process or cgroup to sample (0, "": found
+	// when the broker is local).
+	BrokerPID    int
+	BrokerCgroup string
+	// Start, if set, is when publishing starts (--start-at).
+	Start *StartAt
+	// Shard, if set, is the shard of the scenario this run is, for the result.
+	Shard *result.ShardInfo
+	// Checks are the host checks' findings (Preflight), for the result's host.checks.
+	Checks json.RawMessage
+	// Network is the network profile the run goes through, for its result (Net's, or
+	// EmulatedProfile's inside the emulator's client namespace).
+	Network *result.NetworkInfo
+	// ToolVersion is mqblast's version, for the result.
+	ToolVersion string
+	// Log takes progress and notices (a terminal's stderr).
+	Log io.Writer
+	// OnInterval, if set, receives every interval's snapshot (merged over the workers).
+	OnInterval func(result.Interval, *result.Snapshot)
+}
+
+// Execute runs plan as o says and returns its result, with the error of a run that failed
+// or was interrupted (bench.ErrInterrupted) beside a partial result. A nil result comes with
+// the error that prevented the run.
+func Execute(ctx context.Context, plan *scenario.Plan, o Options) (*result.Result, error) {
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	brokers := plan.Brokers()
+	embeddedPID := 0
+	if o.Sink {
+		sc, err := sink.StartChild(o.SinkFlushDelay, plan.Len())
+		if err != nil {
+			return nil, err
+		}
+		defer sc.Stop()
+		how := "a child process"
+		if sc.Procs {
+			how = "child processes (--procs auto: relaying only within each)"
+		}
+		fmt.Fprintf(o.Log, "--sink: started mqblast sink on %s in %s: a calibration run, "+
+			"it measures this client host's own ceiling (the sink shares its CPU), not a broker\n", sc.Addr, how)
+		brokers, embeddedPID = []string{sc.Addr}, sc.Pid()
+	} else if len(brokers) == 0 {
+		b, err := startEmbeddedBroker(o.Log)
+		if err != nil {
+			return nil, err
+		}
+		defer b.Close()
+		brokers, embeddedPID = []string{b.addr}, b.p.Pid()
+	}
+	watch, err := newWatch(o.Log, &o, brokers, embeddedPID)
+	if err != nil {
+		return nil, err
+	}
+	tlsConf, err := tlsConfig(o.TLS, brokers)
+	if err != nil {
+		return nil, err
+	}
+	var res *result.Result
+	if o.Procs > 1 {
+		res, err = runWorkers(ctx, plan, &o, brokers, watch)
+	} else {
+		res, err = runHere(ctx, plan, &o, brokers, tlsConf, watch)
+	}
+	if res == nil {
+		return nil, err
+	}
+	res.Shard = o.Shard
+	res.Start = o.Start.info()
+	if o.Sink {
+		res.BrokerKind, res.Calibration = "sink", true
+	}
+	if o.Network != nil {
+		res.Network = o.Network
+	}
+	if res.Host.Checks == nil {
+		res.Host.Checks = o.Checks
+	}
+	return res, err
+}
+
+// runHere runs plan in this process.
+func runHere(ctx context.Context, plan *scenario.Plan, o *Options, brokers []string, tlsConf *tls.Config, watch *bench.Watch) (*result.Result, error) {
+	r, err := newRunner(plan, brokers, o, tlsConf)
+	if err != nil {
+		return nil, err
+	}
+	r.Progress, r.Watch, r.OnInterval = o.Log, watch, o.OnInterval
+	if st := o.Start; st != nil {
+		r.StartGate = func() (time.Time, error) { return st.ready(o.Log), nil }
+	}
+	fmt.Fprintf(o.Log, "connecting %d clients to %s at %.0f/s\n", r.Engine.Clients,
+		strings.Join(r.Engine.Brokers, ","), r.Engine.ConnectRate)
+	res, err := r.Run(ctx)
+	if res == nil && errors.Is(err, reactor.ErrAddrCapacity) {
+		return nil, kind(ErrNotReady, err)
+	}
+	return res, err
+}
+
+// newRunner builds the runner of plan against brokers with o's engine settings: the one
+// place a runner is made, for a run in this process and for a worker's shard.
+func newRunner(plan *scenario.Plan, brokers []string, o *Options, tlsConf *tls.Config) (*bench.Runner, error) {
+	r, err := bench.NewRunner(plan, brokers, o.IDStart)
+	if err != nil {
+		return nil, kind(ErrInvalid, err)
+	}
+	r.Engine.TLS = tlsConf
+	r.Engine.Loops = o.Loops
+	r.Engine.MaxInbound = cmp.Or(o.MaxPacket, r.Engine.MaxInbound)
+	r.ToolVersion, r.Scenario = o.ToolVersion, effectiveJSON(plan.Scenario())
+	return r, nil
+}
+
+// effectiveJSON is the scenario as run, for the result document.
+func effectiveJSON(s *scenario.Scenario) []byte {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil
+	}
+	return b
+}

@@ -1,0 +1,131 @@
+package run
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/scenario"
+)
+
+// Overrides are the changes the command line makes to a scenario before it runs.
+type Overrides struct {
+	Sets     []string      // path=value (--set)
+	Duration time.Duration // parameters.duration_sec, when > 0 (--duration)
+	Brokers  []string      // the server (--broker)
+	Bind     []string      // source addresses, ranges, CIDRs or interfaces (--bind)
+}
+
+// Apply applies the overrides to s. A field the scenario cannot take makes it invalid
+// (ErrInvalid); a --set without "=", a broker or a bind list it cannot read is a usage error.
+func (ov Overrides) Apply(s *scenario.Scenario) error {
+	for _, kv := range ov.Sets {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return usage(fmt.Errorf("--set %q: want path=value, e.g. parameters.connection_rate=500", RedactSet(kv)))
+		}
+		if err := s.Set(strings.TrimSpace(k), v); err != nil {
+			return kind(ErrInvalid, err)
+		}
+	}
+	if ov.Duration > 0 {
+		if err := s.Set("parameters.duration_sec", ov.Duration.String()); err != nil {
+			return kind(ErrInvalid, err)
+		}
+	}
+	if len(ov.Brokers) > 0 {
+		if err := s.SetBrokers(ov.Brokers); err != nil {
+			return usage(err)
+		}
+	}
+	if len(ov.Bind) > 0 {
+		addrs, err := ExpandInterfaces(ov.Bind)
+		if err != nil {
+			return usage(err)
+		}
+		if err := s.SetBind(addrs); err != nil {
+			return usage(err)
+		}
+	}
+	return nil
+}
+
+// RedactSet returns a --set argument fit for a message: the value of a password is hidden.
+func RedactSet(kv string) string {
+	if strings.Contains(strings.ToLower(kv), "password") {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == kv {
+			k, _, _ = strings.Cut(kv, ":")
+		}
+		return k + "=(hidden)"
+	}
+	return kv
+}
+
+// Thresholds returns the thresholds of a run, the scenario's then extra (--threshold), and
+// checks their syntax and paths before the run starts: a bad extra one is a usage error, a
+// bad one in the scenario makes it invalid (ErrInvalid).
+func Thresholds(s *scenario.Scenario, extra []string) ([]string, error) {
+	if err := ScenarioThresholds(s); err != nil {
+		return nil, kind(ErrInvalid, err)
+	}
+	var lines []string
+	for _, e := range extra {
+		if err := result.CheckThresholdPaths([]string{e}); err != nil {
+			lines = append(lines, "--"+err.Error()) // `--threshold "expr": ...`
+		}
+	}
+	if len(lines) > 0 {
+		return nil, usage(fmt.Errorf("%s", strings.Join(lines, "\n")))
+	}
+	return append(append([]string(nil), s.Thresholds...), extra...), nil
+}
+
+// ScenarioThresholds checks the scenario's thresholds; each problem is one line that names
+// the file and the list index, as scenario's own errors do.
+func ScenarioThresholds(s *scenario.Scenario) error {
+	var lines []string
+	for i, e := range s.Thresholds {
+		if err := result.CheckThresholdPaths([]string{e}); err != nil {
+			lines = append(lines, fmt.Sprintf("%s: thresholds[%d]: %v", s.File(), i, err))
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s", strings.Join(lines, "\n"))
+}
+
+// Validate reads the scenario arg (a file or a built-in name), applies sets (path, value)
+// and brokers as a run would, and checks it: every problem of the file and of its rules at
+// once, then its plan and its thresholds.
+func Validate(arg string, sets [][2]string, brokers []string) (*scenario.Scenario, *scenario.Plan, error) {
+	s, err := scenario.ResolveAll(arg)
+	if s == nil {
+		return nil, nil, err
+	}
+	errs := []error{err} // decode problems: the rule checks run too (ValidateAfter)
+	for _, o := range sets {
+		if err := s.Set(o[0], o[1]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(brokers) > 0 {
+		if err := s.SetBrokers(brokers); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := s.ValidateAfter(errors.Join(errs...)); err != nil {
+		return nil, nil, err
+	}
+	p, err := scenario.NewPlan(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := ScenarioThresholds(s); err != nil {
+		return nil, nil, err
+	}
+	return s, p, nil
+}

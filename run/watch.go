@@ -1,0 +1,89 @@
+package run
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/reactor"
+	"github.com/mqblast/mqblast/tuning"
+)
+
+// newWatch returns the watch of the host and the broker for a run against brokers:
+// the broker's pid is embeddedPID (the embedded broker), o.BrokerPID, or the local
+// process listening on the broker's port when the broker address is this host's.
+func newWatch(w io.Writer, o *Options, brokers []string, embeddedPID int) (*bench.Watch, error) {
+	pid := embeddedPID
+	switch {
+	case o.BrokerPID < 0:
+		return nil, usage(fmt.Errorf("--broker-pid %d: want a process id", o.BrokerPID))
+	case o.BrokerPID > 0:
+		if _, err := tuning.ReadProcess(o.BrokerPID); err != nil {
+			return nil, usage(fmt.Errorf("--broker-pid %d: is it running on this host? %w", o.BrokerPID, err))
+		}
+		pid = o.BrokerPID
+	case pid == 0 && len(brokers) == 1:
+		if port, ok := localPort(brokers[0]); ok {
+			switch ps, err := tuning.FindListeners(port); {
+			case err != nil:
+			case len(ps) == 1:
+				pid = ps[0]
+				fmt.Fprintf(w, "broker process: pid %d (%s) listens on port %d; its CPU and memory are sampled (--broker-pid to choose)\n",
+					pid, processName(pid), port)
+			default: // one process's figures are not the broker's
+				fmt.Fprintf(w, "broker process: %d processes listen on port %d (pids %v, %s): not sampled, since one would "+
+					"stand for all; --broker-cgroup samples them together, --broker-pid one of them\n", len(ps), port, ps[:min(len(ps), 4)], processName(ps[0]))
+			}
+		}
+	}
+	if o.BrokerCgroup != "" {
+		if _, err := tuning.ReadCgroup("/sys/fs/cgroup", o.BrokerCgroup); err != nil {
+			return nil, usage(fmt.Errorf("--broker-cgroup %s: %w", o.BrokerCgroup, err))
+		}
+	}
+	return bench.NewWatch(pid, o.BrokerCgroup), nil
+}
+
+// localPort returns the port of a host:port whose host is an address of this host.
+func localPort(hostport string) (int, bool) {
+	_, host, port, _, err := reactor.ParseBroker(hostport) // host:port or a broker URL
+	if err != nil {
+		return 0, false
+	}
+	if host == "localhost" {
+		return port, true
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return 0, false
+	}
+	if a.IsLoopback() || a.IsUnspecified() {
+		return port, true
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return 0, false
+	}
+	for _, x := range addrs {
+		if ipn, ok := x.(*net.IPNet); ok {
+			if b, ok := netip.AddrFromSlice(ipn.IP); ok && b.Unmap() == a.Unmap() {
+				return port, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// processName returns the command name of pid, or "?".
+func processName(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(string(b))
+}

@@ -1,0 +1,148 @@
+package scenario
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Quick describes the scenario of an emqtt-bench style verb (mqblast conn, pub, sub): a
+// Type of one client group with the group fields and parameters the verb adds.
+type Quick struct {
+	Verb   string         // the verb: the scenario's name is Verb-Count
+	Type   string         // Connections, Publish or Subscribe
+	Group  string         // "publishers" or "subscribers"
+	Fields map[string]any // group fields the verb adds (topics, qos ...)
+	Params map[string]any // parameters the verb adds (publish_rate ...)
+
+	Count      int
+	IntervalMS int     // between connects, unless RateGiven
+	Rate       float64 // connects per second over the whole run, with RateGiven
+	RateGiven  bool
+	Keepalive  int // seconds
+	Version    int // 3 (3.1), 4 (3.1.1) or 5 (5.0)
+	Clean      bool
+	Username   string
+	Password   string
+	// PasswordFile says that the password comes from a file too: a conflict with Password.
+	PasswordFile bool
+	Prefix       string // client id prefix
+	Duration     time.Duration
+
+	Hosts     string // comma-separated; "": the embedded broker
+	Port      int
+	PortGiven bool // otherwise TLS and WebSocket take their usual ports
+	Secure    bool // TLS (mqtts, or wss with WS)
+	WS        bool
+	WSPath    string
+}
+
+// NewQuick builds and validates the scenario q describes, and returns it with the broker
+// addresses of q.Hosts (none without). Its errors name the emqtt-bench flag at fault.
+func NewQuick(q Quick) (*Scenario, []string, error) {
+	switch {
+	case q.Count <= 0:
+		return nil, nil, fmt.Errorf("--count %d: must be at least 1", q.Count)
+	case q.Version < 3 || q.Version > 5:
+		return nil, nil, fmt.Errorf("--version %d: must be 3 (MQTT 3.1), 4 (3.1.1) or 5 (5.0)", q.Version)
+	case q.Keepalive < 0 || q.Keepalive > 65535:
+		return nil, nil, fmt.Errorf("--keepalive %d: must be 0..65535 seconds", q.Keepalive)
+	case q.Duration <= 0:
+		return nil, nil, fmt.Errorf("--duration %v: must be more than 0", q.Duration)
+	case q.Password != "" && q.PasswordFile:
+		return nil, nil, errors.New("--password and --password-file: give one of them")
+	}
+	rate := q.Rate
+	if !q.RateGiven {
+		if q.IntervalMS <= 0 {
+			return nil, nil, fmt.Errorf("--interval %d: must be at least 1 ms (or give --rate)", q.IntervalMS)
+		}
+		rate = 1000 / float64(q.IntervalMS)
+	}
+	if rate <= 0 {
+		return nil, nil, fmt.Errorf("--rate %v: must be more than 0", q.Rate)
+	}
+	var pv any = q.Version
+	if q.Version == 3 {
+		pv = "3.1"
+	}
+	g := map[string]any{"id_prefix": q.Prefix, "protocol_version": pv, "client_count": q.Count, "clean_session": q.Clean}
+	for k, v := range q.Fields {
+		g[k] = v
+	}
+	p := map[string]any{"connection_rate": rate, "duration_sec": q.Duration.Seconds(), "keep_alive_sec": q.Keepalive}
+	for k, v := range q.Params {
+		p[k] = v
+	}
+	doc := map[string]any{"name": fmt.Sprintf("%s-%d", q.Verb, q.Count), "type": q.Type, q.Group: g, "parameters": p}
+	if q.Username != "" || q.Password != "" {
+		doc["server"] = map[string]any{"username": q.Username, "password": q.Password}
+	}
+	data, err := json.Marshal(doc)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := Parse(q.Verb, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.Validate(); err != nil {
+		return nil, nil, err
+	}
+	if (q.Secure || q.WS) && q.Hosts == "" {
+		return nil, nil, errors.New("--ssl/--tls and --ws need the broker's --host (the embedded broker speaks plain TCP only)")
+	}
+	if q.Hosts == "" {
+		return s, nil, nil
+	}
+	port := q.Port
+	if !q.PortGiven { // the usual ports of TLS and WebSocket listeners
+		switch {
+		case q.Secure && q.WS:
+			port = 8084
+		case q.WS:
+			port = 8083
+		case q.Secure:
+			port = 8883
+		}
+	}
+	var bs []string
+	for _, h := range strings.Split(q.Hosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]") // -H [::1] as well as ::1
+			bs = append(bs, quickBroker(net.JoinHostPort(h, strconv.Itoa(port)), q.Secure, q.WS, q.WSPath))
+		}
+	}
+	return s, bs, nil
+}
+
+// quickBroker returns the broker address of host and port for the quick verbs' --tls/--ssl
+// and --ws: host:port (TCP), mqtts://, ws:// or wss:// with path.
+func quickBroker(hostPort string, secure, ws bool, path string) string {
+	switch {
+	case ws && secure:
+		return "wss://" + hostPort + path
+	case ws:
+		return "ws://" + hostPort + path
+	case secure:
+		return "mqtts://" + hostPort
+	}
+	return hostPort
+}
+
+// QuickTopic turns emqtt-bench topic placeholders into the scenario's: %i the client's
+// index, %c its client id, %u the username; %rand_N (a random 1..N drawn per message) is
+// kept for the publisher to expand. idStart is the number of the first client.
+func QuickTopic(t, username string, idStart int) (string, error) {
+	if idStart != 0 && (strings.Contains(t, "%i") || strings.Contains(t, "%c")) {
+		return "", errors.New("--startnumber with %i or %c in the topic is not supported: topics number clients from 0")
+	}
+	t = strings.ReplaceAll(t, "%i", "$clientindex")
+	t = strings.ReplaceAll(t, "%c", "$clientid")
+	t = strings.ReplaceAll(t, "%u", username)
+	return t, nil
+}

@@ -1,0 +1,42 @@
+package scenario
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestNewQuick: the hosts of -H get the usual port of their transport unless -p is given,
+// and the verb's checks name its flags.
+func TestNewQuick(t *testing.T) {
+	q := Quick{Verb: "conn", Type: "Connections", Group: "publishers", Count: 3, IntervalMS: 10, Keepalive: 60,
+		Version: 5, Prefix: "c-", Duration: time.Second, Hosts: "a, [::1]", Port: 1883}
+	for _, c := range []struct {
+		secure, ws, portGiven bool
+		want                  []string
+	}{
+		{false, false, false, []string{"a:1883", "[::1]:1883"}},
+		{true, false, false, []string{"mqtts://a:8883", "mqtts://[::1]:8883"}},
+		{false, true, false, []string{"ws://a:8083/mqtt", "ws://[::1]:8083/mqtt"}},
+		{true, true, false, []string{"wss://a:8084/mqtt", "wss://[::1]:8084/mqtt"}},
+		{true, true, true, []string{"wss://a:1883/mqtt", "wss://[::1]:1883/mqtt"}},
+	} {
+		q := q
+		q.Secure, q.WS, q.PortGiven, q.WSPath = c.secure, c.ws, c.portGiven, "/mqtt"
+		s, brokers, err := NewQuick(q)
+		if err != nil || !slices.Equal(brokers, c.want) || s.Name != "conn-3" {
+			t.Errorf("%+v: %v %v %v; want %v", c, s, brokers, err, c.want)
+		}
+	}
+	q.Hosts, q.Secure = "", true
+	if _, _, err := NewQuick(q); err == nil || !strings.Contains(err.Error(), "need the broker's --host") {
+		t.Errorf("--ssl without -H: %v", err)
+	}
+	if got, err := QuickTopic("t/%i/%c/%u/%rand_5", "me", 0); err != nil || got != "t/$clientindex/$clientid/me/%rand_5" {
+		t.Errorf("QuickTopic: %q %v", got, err)
+	}
+	if _, err := QuickTopic("t/%i", "", 7); err == nil {
+		t.Error("QuickTopic with a start number and %i: no error")
+	}
+}
