@@ -23,6 +23,7 @@ import (
 	"github.com/mqblast/mqblast/codec"
 	"github.com/mqblast/mqblast/scenario"
 	"github.com/mqblast/mqblast/sink"
+	"github.com/mqblast/mqblast/tuning"
 )
 
 func init() { register(newSinkCmd) }
@@ -201,9 +202,9 @@ func runSink(cmd *cobra.Command, sf *sinkFlags) error {
 	}
 	defer srv.Close() //nolint:errcheck
 	line := func(final bool) sinkLine {
-		ru := selfUsage()
+		ru := tuning.SelfCPU().Seconds()
 		return sinkLine{TS: time.Since(start).Seconds(), Final: final, Stats: srv.Stats(),
-			CPUS: ru, RSSBytes: selfRSS(), Addr: srv.Addr()}
+			CPUS: ru, RSSBytes: tuning.SelfRSS(), Addr: srv.Addr()}
 	}
 	out := json.NewEncoder(cmd.OutOrStdout())
 	if sf.child {
@@ -381,29 +382,6 @@ func runSinkParent(cmd *cobra.Command, sf *sinkFlags, procs int) error {
 		return fmt.Errorf("only %d of %d sink processes reported their final counters", final.Procs, procs)
 	}
 	return nil
-}
-
-// selfUsage returns this process's CPU time in seconds.
-func selfUsage() float64 {
-	var ru unix.Rusage
-	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
-}
-
-// selfRSS returns this process's resident memory in bytes.
-func selfRSS() int64 {
-	b, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return 0
-	}
-	pages, _ := strconv.ParseInt(f[1], 10, 64)
-	return pages * int64(os.Getpagesize())
 }
 
 // startSinkChild starts `mqblast sink` in a child process on a free loopback port for

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mqblast/mqblast/reactor"
+	"github.com/mqblast/mqblast/tuning"
 )
 
 // Config is what a floor run connects and for how long.
@@ -239,13 +240,7 @@ func inboundLimit(ec *reactor.Config) uint32 {
 }
 
 // cpuTime returns the CPU time (user and system) of the process.
-func cpuTime() time.Duration {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+var cpuTime = tuning.SelfCPU
 
 // sockaddr converts an address and port to the form connect(2) and bind(2) take.
 func sockaddr(ap netip.AddrPort) unix.Sockaddr {
