@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/mqblast/mqblast/internal/countfmt"
 )
 
 // WriteSummary writes the human summary of r.
@@ -47,7 +49,7 @@ func (r *Result) WriteSummary(w io.Writer) error {
 	}
 	if messaging {
 		fmt.Fprintf(tw, "scheduled\t%d messages: %d published (written), %d unsent%s\n",
-			m.Scheduled, m.Published, m.UnsentTotal, byCause(m.Unsent))
+			m.Scheduled, m.Published, m.UnsentTotal, countfmt.ByCause(m.Unsent))
 		fmt.Fprintf(tw, "delivery\t%d expected: %d received, %d lost, %d in flight at the end, %d in flight when a session ended; %d duplicated, %d out of order\n",
 			m.Expected, m.Received, m.Lost, m.InFlightAtEnd, m.InFlightLost, m.Duplicated, m.OutOfOrder)
 		if m.Acked > 0 || m.InFlightDropped > 0 {
@@ -56,7 +58,7 @@ func (r *Result) WriteSummary(w io.Writer) error {
 		}
 		if m.UnexpectedTotal > 0 || m.Unmeasured > 0 {
 			fmt.Fprintf(tw, "not ours\t%d unexpected%s, %d unmeasured (no mqblast header); neither offsets a loss\n",
-				m.UnexpectedTotal, byCause(m.Unexpected), m.Unmeasured)
+				m.UnexpectedTotal, countfmt.ByCause(m.Unexpected), m.Unmeasured)
 		}
 		if m.SubscribeFailed > 0 {
 			fmt.Fprintf(tw, "subscriptions\t%d refused\n", m.SubscribeFailed)
@@ -124,20 +126,6 @@ func (r *Result) WriteSummary(w io.Writer) error {
 			cl.CPUS, cl.CPUPerConnectUS, float64(cl.MaxRSSBytes)/(1<<20), cl.RSSPerConnectionBytes)
 	}
 	return tw.Flush()
-}
-
-// byCause formats a count map as " (a 3, b 1)", or "" when empty.
-func byCause(m map[string]int64) string {
-	var parts []string
-	for _, k := range sortedKeys(m) {
-		if m[k] > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
-		}
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // sortedKeys returns m's keys in order.
