@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/mqblast/mqblast/reactor"
 	"github.com/mqblast/mqblast/tuning"
 )
@@ -241,12 +239,3 @@ func inboundLimit(ec *reactor.Config) uint32 {
 
 // cpuTime returns the CPU time (user and system) of the process.
 var cpuTime = tuning.SelfCPU
-
-// sockaddr converts an address and port to the form connect(2) and bind(2) take.
-func sockaddr(ap netip.AddrPort) unix.Sockaddr {
-	a := ap.Addr()
-	if a.Is4() || a.Is4In6() {
-		return &unix.SockaddrInet4{Port: int(ap.Port()), Addr: a.Unmap().As4()}
-	}
-	return &unix.SockaddrInet6{Port: int(ap.Port()), Addr: a.As16()}
-}
