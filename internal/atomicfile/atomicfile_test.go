@@ -12,8 +12,7 @@ import (
 // TestWrite: a write lands whole with its mode; a failed one leaves the old file and no
 // temporary file, and its error names the path.
 func TestWrite(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "a.json")
+	p := filepath.Join(t.TempDir(), "a.json")
 	if err := Write(p, 0o644, func(w io.Writer) error { _, err := io.WriteString(w, "one"); return err }); err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +29,7 @@ func TestWrite(t *testing.T) {
 	if b, _ := os.ReadFile(p); string(b) != "one" {
 		t.Errorf("a failed write changed the file: %q", b)
 	}
-	if es, _ := os.ReadDir(dir); len(es) != 1 {
+	if es, _ := os.ReadDir(filepath.Dir(p)); len(es) != 1 {
 		t.Errorf("%d entries left in the directory", len(es))
 	}
 }
