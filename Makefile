@@ -77,9 +77,9 @@ bench-msg:
 bench-net:
 	MQBLAST_BENCH_NET=1 $(GO) test -count=1 -v -run '^TestBenchNet$$' ./tuning/netemu | tee bench-net.txt
 
-## bench-floor: mqblast run against the raw-socket floor (CPU per message, syscalls), Mosquitto, QoS 0/1, 3 runs (not CI)
+## bench-floor: mqblast run against the raw-socket floor bin/floor (CPU per message, syscalls), Mosquitto, QoS 0/1, 3 runs (not CI)
 bench-floor: build
-	scripts/bench-floor.sh 3
+	GO=$(GO) scripts/bench-floor.sh 3
 
 ## bench-1m: a million connections against mqblast sink --procs auto (N, RUNS, HOLD, RATE, TUNE; not CI)
 bench-1m: build

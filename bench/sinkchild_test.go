@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/mqblast/mqblast/codec"
 	"github.com/mqblast/mqblast/reactor"
 	"github.com/mqblast/mqblast/sink"
@@ -64,9 +62,7 @@ func sinkChild(in io.Reader, out io.Writer) error {
 				}
 			}()
 		case len(f) == 1 && f[0] == "stats":
-			var ru unix.Rusage
-			_ = unix.Getrusage(unix.RUSAGE_SELF, &ru)
-			b, _ := json.Marshal(childStats{srv.Stats(), time.Duration(ru.Utime.Nano() + ru.Stime.Nano())})
+			b, _ := json.Marshal(childStats{srv.Stats(), cpuTime()})
 			fmt.Fprintf(out, "%s\n", b)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mqblast/mqblast/internal/epoll"
 )
 
 // Dialing: the first dials at the connect rate, reconnects with backoff, the TCP connect
@@ -136,7 +138,7 @@ func (l *loop) dial(i, attempt int) {
 	var src unix.Sockaddr
 	if spec.Source.IsValid() {
 		if src = l.sources[spec.Source]; src == nil {
-			src = sockaddr(netip.AddrPortFrom(spec.Source, 0))
+			src = epoll.Sockaddr(netip.AddrPortFrom(spec.Source, 0))
 			l.sources[spec.Source] = src
 		}
 	}
@@ -164,7 +166,7 @@ func (l *loop) dial(i, attempt int) {
 			// broker's side of it runs inside the call): then the CONNECT goes out now,
 			// and neither a writability event nor SO_ERROR is needed. A write to a socket
 			// still connecting fails with EAGAIN; one whose connect failed, with its error.
-			l.out = appendConnect(l.out[:0], s.spec, s.maxIn)
+			l.out = AppendConnect(l.out[:0], s.spec, s.maxIn)
 			var n int
 			n, err = unix.Write(fd, l.out)
 			switch {
@@ -234,7 +236,7 @@ func (l *loop) tcpConnected(s *session) {
 	}
 	l.awaitConnack(s)
 	l.setEvents(s)
-	l.write(s, appendConnect(l.out[:0], s.spec, s.maxIn))
+	l.write(s, AppendConnect(l.out[:0], s.spec, s.maxIn))
 }
 
 // verdict counts the end of s's connect attempt once: connected, refused or failed.

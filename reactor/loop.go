@@ -12,6 +12,7 @@ import (
 
 	"github.com/mqblast/mqblast/codec"
 	"github.com/mqblast/mqblast/internal/dueheap"
+	"github.com/mqblast/mqblast/internal/epoll"
 )
 
 // Session states.
@@ -139,7 +140,7 @@ type redialAt struct {
 const readBufferSize = 64 << 10
 
 func newLoop(e *Engine, idx int) (*loop, error) {
-	ep, evfd, err := newEpoll()
+	ep, evfd, err := epoll.New()
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +151,7 @@ func newLoop(e *Engine, idx int) (*loop, error) {
 		maxConn:    max(1, (e.cfg.MaxConnecting+e.cfg.Loops-1)/e.cfg.Loops),
 		out:        make([]byte, 0, maxBatch+4096), payload: make([]byte, e.maxPayload)}
 	for _, b := range e.brokers {
-		l.brokers = append(l.brokers, sockaddr(b))
+		l.brokers = append(l.brokers, epoll.Sockaddr(b))
 	}
 	l.targets = e.targets
 	l.keys = newMaskKeys()
@@ -176,7 +177,7 @@ func (l *loop) run(done func()) {
 		if wake != never {
 			timeout = max(wake-e.now(), 0)
 		}
-		n, err := epollWait(l.ep, l.events, timeout)
+		n, err := epoll.Wait(l.ep, l.events, timeout)
 		if err != nil && !errors.Is(err, unix.EINTR) {
 			e.loopFailed(err)
 			break

@@ -8,10 +8,10 @@ import (
 	"github.com/mqblast/mqblast/codec"
 )
 
-// appendConnect appends s's CONNECT. Connect time only: it converts the strings. A 5.0
-// CONNECT announces maxIn, the client's inbound limit, as its Maximum Packet Size unless
-// s.Props sets one.
-func appendConnect(dst []byte, s *ClientSpec, maxIn uint32) []byte {
+// AppendConnect appends s's CONNECT as the engine sends it (the floor client sends the
+// same). Connect time only: it converts the strings. A 5.0 CONNECT announces maxIn, the
+// client's inbound limit, as its Maximum Packet Size unless s.Props sets one.
+func AppendConnect(dst []byte, s *ClientSpec, maxIn uint32) []byte {
 	p := codec.Connect{
 		ClientID:   []byte(s.ID),
 		KeepAlive:  uint16(s.Keepalive / time.Second),

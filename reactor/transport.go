@@ -541,7 +541,7 @@ func (l *loop) handshaken(j *hsJob) {
 		l.upgrade(s)
 		return
 	}
-	l.write(s, appendConnect(l.out[:0], s.spec, s.maxIn))
+	l.write(s, AppendConnect(l.out[:0], s.spec, s.maxIn))
 }
 
 // dialTransport hands the connect of s (socket fd, connect() in progress) to a handshake

@@ -364,7 +364,7 @@ func (l *loop) upgradeResponse(s *session, data []byte) {
 	}
 	l.awaitConnack(s)
 	l.setEvents(s)
-	l.write(s, appendConnect(l.out[:0], s.spec, s.maxIn))
+	l.write(s, AppendConnect(l.out[:0], s.spec, s.maxIn))
 }
 
 // appendUpgradeRequest appends the HTTP/1.1 upgrade request for tg with key to dst.

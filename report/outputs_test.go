@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"flag"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/mqblast/mqblast/internal/doctable"
 	"github.com/mqblast/mqblast/result"
 )
 
@@ -272,24 +272,9 @@ func TestDocListsCSVColumns(t *testing.T) {
 // docs/outputs.md that starts with heading.
 func docTable(t *testing.T, heading string) []string {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "docs", "outputs.md"))
+	names, err := doctable.Column(filepath.Join("..", "docs", "outputs.md"), heading, regexp.MustCompile("^\\| `([^`]+)`"))
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer f.Close()
-	var names []string
-	in := false
-	row := regexp.MustCompile("^\\| `([^`]+)`")
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		l := sc.Text()
-		if strings.HasPrefix(l, "## ") {
-			in = strings.HasPrefix(l, heading)
-			continue
-		}
-		if m := row.FindStringSubmatch(l); in && m != nil {
-			names = append(names, m[1])
-		}
 	}
 	if len(names) == 0 {
 		t.Fatalf("docs/outputs.md: no table under %q", heading)

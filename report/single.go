@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mqblast/mqblast/internal/countfmt"
 	"github.com/mqblast/mqblast/result"
 )
 
@@ -214,7 +215,7 @@ func SummaryRows(r *result.Result) []Row {
 		if m.UnsentTotal > 0 {
 			cls = "warn"
 		}
-		add("scheduled", cls, "%d messages: %d published, %d unsent%s", m.Scheduled, m.Published, m.UnsentTotal, byCause(m.Unsent))
+		add("scheduled", cls, "%d messages: %d published, %d unsent%s", m.Scheduled, m.Published, m.UnsentTotal, countfmt.ByCause(m.Unsent))
 		lag := r.Client.ScheduleLagUS
 		add("schedule lag", "", "p99 %s · max %s (the client's own lateness)", FormatUS(lag.P99), FormatUS(lag.Max))
 	}
@@ -225,19 +226,6 @@ func SummaryRows(r *result.Result) []Row {
 			b.CPUS, b.CPUPercentAvg, b.CPUPercentPeak, float64(b.RSSBytes)/(1<<20), float64(b.RSSPeakBytes)/(1<<20))
 	}
 	return rows
-}
-
-func byCause(m map[string]int64) string {
-	var parts []string
-	for _, k := range sortedKeys(m) {
-		if m[k] > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
-		}
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -446,7 +434,7 @@ func deliveryPanel(r *result.Result) Panel {
 		{"scheduled", fmt.Sprint(m.Scheduled), ""},
 		{"published (written)", fmt.Sprint(m.Published), ""},
 		{"acknowledged (QoS 1/2)", fmt.Sprint(m.Acked), ""},
-		{"unsent", fmt.Sprintf("%d%s", m.UnsentTotal, byCause(m.Unsent)), warn(m.UnsentTotal)},
+		{"unsent", fmt.Sprintf("%d%s", m.UnsentTotal, countfmt.ByCause(m.Unsent)), warn(m.UnsentTotal)},
 		{"expected copies", fmt.Sprint(m.Expected), ""},
 		{"received", fmt.Sprint(m.Received), ""},
 		{"lost", fmt.Sprint(m.Lost), bad(m.Lost)},
@@ -454,9 +442,9 @@ func deliveryPanel(r *result.Result) Panel {
 		{"in flight when a session ended", fmt.Sprintf("%d lost of %d dropped", m.InFlightLost, m.InFlightDropped), warn(m.InFlightLost)},
 		{"duplicated", fmt.Sprint(m.Duplicated), warn(m.Duplicated)},
 		{"out of order", fmt.Sprint(m.OutOfOrder), warn(m.OutOfOrder)},
-		{"unexpected (never offsets a loss)", fmt.Sprintf("%d%s", m.UnexpectedTotal, byCause(m.Unexpected)), warn(m.UnexpectedTotal)},
+		{"unexpected (never offsets a loss)", fmt.Sprintf("%d%s", m.UnexpectedTotal, countfmt.ByCause(m.Unexpected)), warn(m.UnexpectedTotal)},
 		{"unmeasured (no mqblast header)", fmt.Sprint(m.Unmeasured), warn(m.Unmeasured)},
-		{"subscriptions", fmt.Sprintf("%d made, %d refused%s", m.Subscribed, m.SubscribeFailed, byCause(m.SubscribeRefused)), bad(m.SubscribeFailed)},
+		{"subscriptions", fmt.Sprintf("%d made, %d refused%s", m.Subscribed, m.SubscribeFailed, countfmt.ByCause(m.SubscribeRefused)), bad(m.SubscribeFailed)},
 	}
 	p.Intro = "Every message of the run, warm-up and drain included: scheduled = published + unsent; expected = received + lost + in flight."
 	return p

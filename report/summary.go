@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/mqblast/mqblast/internal/countfmt"
 	"github.com/mqblast/mqblast/result"
 )
 
@@ -59,7 +60,7 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 	}
 	if messaging {
 		fmt.Fprintf(tw, "scheduled\t%d messages: %d published (written), %d unsent%s\n",
-			m.Scheduled, m.Published, m.UnsentTotal, byCause(m.Unsent))
+			m.Scheduled, m.Published, m.UnsentTotal, countfmt.ByCause(m.Unsent))
 		fmt.Fprintf(tw, "delivery\t%d expected: %d received, %d lost, %d in flight at the end, %d in flight when a session ended; %d duplicated, %d out of order\n",
 			m.Expected, m.Received, m.Lost, m.InFlightAtEnd, m.InFlightLost, m.Duplicated, m.OutOfOrder)
 		if m.Acked > 0 || m.InFlightDropped > 0 {
@@ -68,7 +69,7 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 		}
 		if m.UnexpectedTotal > 0 || m.Unmeasured > 0 {
 			fmt.Fprintf(tw, "not ours\t%d unexpected%s, %d unmeasured (no mqblast header); neither offsets a loss\n",
-				m.UnexpectedTotal, byCause(m.Unexpected), m.Unmeasured)
+				m.UnexpectedTotal, countfmt.ByCause(m.Unexpected), m.Unmeasured)
 		}
 		if m.SubscribeFailed > 0 {
 			fmt.Fprintf(tw, "subscriptions\t%d refused\n", m.SubscribeFailed)

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/mqblast/mqblast/internal/atomicfile"
 	"github.com/mqblast/mqblast/report"
 	"github.com/mqblast/mqblast/report/metrics"
 	"github.com/mqblast/mqblast/result"
@@ -164,21 +165,5 @@ func CheckOut(flag, path, example string) error {
 // WriteFile writes a file through a temporary file and a rename, so an interrupted write
 // never leaves half a document.
 func WriteFile(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".mqblast-*")
-	if err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	if err := write(tmp); err != nil {
-		_ = tmp.Close()
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(path, 0, write)
 }

@@ -4,12 +4,11 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path"
-	"sort"
 	"strings"
 	"time"
+
+	"github.com/mqblast/mqblast/internal/strictjson"
 )
 
 // builtinFS holds the built-in scenarios, one JSON file each, named after the scenario.
@@ -32,24 +31,10 @@ type Info struct {
 }
 
 // BuiltinNames returns the names of the built-in scenarios, sorted.
-func BuiltinNames() []string {
-	entries, _ := fs.ReadDir(builtinFS, "builtin")
-	out := make([]string, 0, len(entries))
-	for _, e := range entries {
-		out = append(out, strings.TrimSuffix(e.Name(), ".json"))
-	}
-	sort.Strings(out)
-	return out
-}
+func BuiltinNames() []string { return strictjson.Names(builtinFS, "builtin") }
 
 // BuiltinJSON returns the file of the built-in scenario name, ready to copy and edit.
-func BuiltinJSON(name string) ([]byte, bool) {
-	if name == "" || strings.ContainsAny(name, "/\\") {
-		return nil, false
-	}
-	data, err := builtinFS.ReadFile(path.Join("builtin", name+".json"))
-	return data, err == nil
-}
+func BuiltinJSON(name string) ([]byte, bool) { return strictjson.File(builtinFS, "builtin", name) }
 
 // Builtin returns a fresh copy of the built-in scenario name, which the caller may modify.
 func Builtin(name string) (*Scenario, bool) {

@@ -1,23 +1,17 @@
 package scenario
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net"
 	"net/netip"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mqblast/mqblast/internal/strictjson"
 )
-
-// maxFileSize bounds a scenario file; real ones are a few hundred bytes.
-const maxFileSize = 1 << 20
 
 // Load reads and decodes the scenario file at path, the way Parse does. Errors name the file
 // by path as given.
@@ -33,17 +27,9 @@ func Load(path string) (*Scenario, error) {
 // as it goes, with every decode problem. The Scenario is nil when the file cannot be read or
 // is not a JSON object.
 func LoadAll(path string) (*Scenario, error) {
-	f, err := os.Open(path)
+	data, err := strictjson.ReadFile(path, "scenario")
 	if err != nil {
-		return nil, fmt.Errorf("cannot read scenario: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("cannot read scenario %q: %w", path, err)
-	}
-	if len(data) > maxFileSize {
-		return nil, &Error{File: path, Msg: fmt.Sprintf("file is larger than %d bytes", maxFileSize)}
+		return nil, err
 	}
 	return ParseAll(path, data)
 }
@@ -65,20 +51,14 @@ func Parse(name string, data []byte) (*Scenario, error) {
 // problem, so that Validate can report the rest (see ValidateAfter). The Scenario is nil
 // only when data is not a JSON object.
 func ParseAll(name string, data []byte) (*Scenario, error) {
-	l := &errList{file: name}
-	root, err := parseJSON(data)
-	if err != nil {
-		l.add("", "%v", err)
-		return nil, l.err()
-	}
-	obj, ok := root.(*object)
-	if !ok {
-		l.add("", "%s is not a scenario (want a JSON object)", show(root))
-		return nil, l.err()
+	l := &errList{File: name}
+	obj := strictjson.ParseObject(data, "a scenario", l)
+	if obj == nil {
+		return nil, l.Err()
 	}
 	s := defaultScenario(name)
 	decodeObject(s, scenarioFields, obj, "", l)
-	return s, l.err()
+	return s, l.Err()
 }
 
 // Set overrides one field, as --set path=value does: path is the field's JSON path
@@ -89,23 +69,23 @@ func ParseAll(name string, data []byte) (*Scenario, error) {
 // object, and null removes a group. Setting a field of an absent group creates the group with
 // its defaults. Errors name "--set" and the path.
 func (s *Scenario) Set(path, value string) error {
-	l := &errList{file: "--set"}
+	l := &errList{File: "--set"}
 	f, obj, err := s.lookup(path)
 	if err != nil {
-		l.add(path, "%v", err)
-		return l.err()
+		l.Add(path, "%v", err)
+		return l.Err()
 	}
 	v, perr := setValue(f.ptr(obj), value)
 	switch {
 	case perr != nil && f.secret:
-		l.add(path, "%s", secretNotJSON)
-		return l.err()
+		l.Add(path, "%s", secretNotJSON)
+		return l.Err()
 	case perr != nil:
-		l.add(path, "%s is not valid JSON: %v", strconv.Quote(value), perr)
-		return l.err()
+		l.Add(path, "%s is not valid JSON: %v", strconv.Quote(value), perr)
+		return l.Err()
 	}
 	decodeField(obj, f, v, path, l)
-	return l.err()
+	return l.Err()
 }
 
 // lookup finds the field at a dotted path and the object it belongs to.
@@ -175,7 +155,7 @@ func setValue(dst any, value string) (any, error) {
 // item may hold several separated by commas. The first broker also becomes server.hostname,
 // server.port, server.scheme and server.path. Username and password are kept.
 func (s *Scenario) SetBrokers(brokers []string) error {
-	l := &errList{file: "--broker"}
+	l := &errList{File: "--broker"}
 	var out []string
 	var urls []brokerURL
 	for _, item := range brokers {
@@ -186,18 +166,18 @@ func (s *Scenario) SetBrokers(brokers []string) error {
 			}
 			u, err := parseBroker(b)
 			if err != nil {
-				l.add("", "%s %v", strconv.Quote(b), err)
+				l.Add("", "%s %v", strconv.Quote(b), err)
 				continue
 			}
 			urls = append(urls, u)
 			out = append(out, u.String())
 		}
 	}
-	if len(out) == 0 && len(l.errs) == 0 {
-		l.add("", "no broker given (want host:port)")
+	if len(out) == 0 && len(l.Errs) == 0 {
+		l.Add("", "no broker given (want host:port)")
 	}
-	if len(l.errs) > 0 {
-		return l.err()
+	if len(l.Errs) > 0 {
+		return l.Err()
 	}
 	s.Server.Hostname, s.Server.Port, s.Server.Path = urls[0].host, urls[0].port, urls[0].path
 	s.Server.Scheme = urls[0].scheme
@@ -236,7 +216,7 @@ func normalizeHostPort(b string) (string, error) {
 // ("127.0.0.2-127.0.0.40") or a prefix ("10.0.0.0/24"), several may be separated by commas.
 // Interface names must be resolved to addresses by the caller first.
 func (s *Scenario) SetBind(addrs []string) error {
-	l := &errList{file: "--bind"}
+	l := &errList{File: "--bind"}
 	var out []string
 	for _, item := range addrs {
 		for a := range strings.SplitSeq(item, ",") {
@@ -245,14 +225,14 @@ func (s *Scenario) SetBind(addrs []string) error {
 				continue
 			}
 			if _, err := parseSource(a); err != nil {
-				l.add("", "%s %v", strconv.Quote(a), err)
+				l.Add("", "%s %v", strconv.Quote(a), err)
 				continue
 			}
 			out = append(out, a)
 		}
 	}
-	if len(l.errs) > 0 {
-		return l.err()
+	if len(l.Errs) > 0 {
+		return l.Err()
 	}
 	s.Parameters.Bind = out
 	return nil
@@ -359,34 +339,23 @@ func fieldNames(fields []field) []string {
 	return out
 }
 
-func join(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
-}
-
 // decodeObject stores the fields of obj into dst, reporting unknown ones.
 func decodeObject(dst any, fields []field, obj *object, path string, l *errList) {
-	for i, key := range obj.Keys {
-		f, ok := findField(fields, key)
-		if !ok {
-			l.add(join(path, key), "unknown field%s", suggest(key, fieldNames(fields)))
-			continue
-		}
-		decodeField(dst, f, obj.Vals[i], join(path, key), l)
-	}
+	strictjson.Fields(obj, path, fieldNames(fields), l, func(key string, v any, path string) {
+		f, _ := findField(fields, key)
+		decodeField(dst, f, v, path, l)
+	})
 }
 
 // decodeField stores one decoded JSON value v into field f of dst.
 func decodeField(dst any, f field, v any, path string, l *errList) {
 	if _, ok := v.(string); f.secret && !ok && v != nil {
-		l.add(path, "%s is not a string (the value is not shown: it is a secret)", kindOf(v))
+		l.Add(path, "%s is not a string (the value is not shown: it is a secret)", kindOf(v))
 		return
 	}
-	n := len(l.errs)
+	n := len(l.Errs)
 	decodeValue(f.ptr(dst), v, path, l)
-	if p, ok := dst.(*Parameters); ok && len(l.errs) == n && f.given != 0 {
+	if p, ok := dst.(*Parameters); ok && len(l.Errs) == n && f.given != 0 {
 		p.given |= f.given
 		p.defaulted &^= f.given
 	}
@@ -399,77 +368,77 @@ func decodeValue(dst, v any, path string, l *errList) {
 	case *string:
 		s, ok := v.(string)
 		if !ok {
-			l.add(path, "%s is not a string", show(v))
+			l.Add(path, "%s is not a string", show(v))
 			return
 		}
 		*d = s
 	case *Type:
 		s, ok := v.(string)
 		if !ok {
-			l.add(path, "%s is not a scenario type (want a string such as \"Fan-Out\")", show(v))
+			l.Add(path, "%s is not a scenario type (want a string such as \"Fan-Out\")", show(v))
 			return
 		}
 		*d = Type(s)
 	case *Reconnect:
 		s, ok := v.(string)
 		if !ok {
-			l.add(path, "%s is not a reconnect policy (want \"off\" or \"backoff\")", show(v))
+			l.Add(path, "%s is not a reconnect policy (want \"off\" or \"backoff\")", show(v))
 			return
 		}
 		*d = Reconnect(s)
 	case *bool:
 		b, ok := v.(bool)
 		if !ok {
-			l.add(path, "%s is not a boolean (want true or false)", show(v))
+			l.Add(path, "%s is not a boolean (want true or false)", show(v))
 			return
 		}
 		*d = b
 	case *int:
 		n, ok := integer(v)
 		if !ok {
-			l.add(path, "%s is not an integer", show(v))
+			l.Add(path, "%s is not an integer", show(v))
 			return
 		}
 		*d = n
 	case *byte: // QoS
 		n, ok := integer(v)
 		if !ok || n < 0 || n > 2 {
-			l.add(path, "%s is not a QoS (want 0, 1 or 2)", show(v))
+			l.Add(path, "%s is not a QoS (want 0, 1 or 2)", show(v))
 			return
 		}
 		*d = byte(n)
 	case *float64:
 		x, ok := number(v)
 		if !ok {
-			l.add(path, "%s is not a number", show(v))
+			l.Add(path, "%s is not a number", show(v))
 			return
 		}
 		*d = x
 	case *time.Duration:
 		t, ok := seconds(v)
 		if !ok {
-			l.add(path, "%s is not a time span (want seconds, or a Go duration such as \"90s\")", show(v))
+			l.Add(path, "%s is not a time span (want seconds, or a Go duration such as \"90s\")", show(v))
 			return
 		}
 		*d = t
 	case sizeField:
 		n, ok := size(v)
 		if !ok {
-			l.add(path, "%s is not a size (want bytes, or a size such as \"64KiB\")", show(v))
+			l.Add(path, "%s is not a size (want bytes, or a size such as \"64KiB\")", show(v))
 			return
 		}
 		*d.p = n
 	case retainHandlingField:
 		n, ok := integer(v)
 		if !ok || n < 0 || n > maxRetainHandling {
-			l.add(path, "%s %s", show(v), notRetainHandling)
+			l.Add(path, "%s %s", show(v), notRetainHandling)
 			return
 		}
 		*d.p = byte(n)
 	case *Version:
 		ver, ok := version(v)
 		if !ok {
-			l.add(path, "%s is not an MQTT protocol version (want 3 or 4 for 3.1.1, 5 for 5.0, or \"3.1\")", show(v))
+			l.Add(path, "%s is not an MQTT protocol version (want 3 or 4 for 3.1.1, 5 for 5.0, or \"3.1\")", show(v))
 			return
 		}
 		*d = ver
@@ -484,7 +453,7 @@ func decodeValue(dst, v any, path string, l *errList) {
 		}
 		obj, ok := v.(*object)
 		if !ok {
-			l.add(path, "%s is not a client group (want an object)", show(v))
+			l.Add(path, "%s is not a client group (want an object)", show(v))
 			return
 		}
 		if *d.g == nil {
@@ -494,14 +463,14 @@ func decodeValue(dst, v any, path string, l *errList) {
 	case *Server:
 		obj, ok := v.(*object)
 		if !ok {
-			l.add(path, "%s is not a server (want an object)", show(v))
+			l.Add(path, "%s is not a server (want an object)", show(v))
 			return
 		}
 		decodeObject(d, serverFields, obj, path, l)
 	case *Parameters:
 		obj, ok := v.(*object)
 		if !ok {
-			l.add(path, "%s is not a parameter set (want an object)", show(v))
+			l.Add(path, "%s is not a parameter set (want an object)", show(v))
 			return
 		}
 		decodeObject(d, paramFields, obj, path, l)
@@ -517,14 +486,14 @@ func decodeStrings(d *[]string, v any, path string, l *errList) {
 	}
 	arr, ok := v.([]any)
 	if !ok {
-		l.add(path, "%s is not a string or an array of strings", show(v))
+		l.Add(path, "%s is not a string or an array of strings", show(v))
 		return
 	}
 	out := make([]string, 0, len(arr))
 	for i, e := range arr {
 		s, ok := e.(string)
 		if !ok {
-			l.add(fmt.Sprintf("%s[%d]", path, i), "%s is not a string", show(e))
+			l.Add(strictjson.Index(path, i), "%s is not a string", show(e))
 			continue
 		}
 		out = append(out, s)
@@ -535,72 +504,65 @@ func decodeStrings(d *[]string, v any, path string, l *errList) {
 func decodeProperties(d *[]Property, v any, path string, l *errList) {
 	arr, ok := v.([]any)
 	if !ok {
-		l.add(path, "%s is not a property list (want [{\"name\": ..., \"value\": ...}, ...])", show(v))
+		l.Add(path, "%s is not a property list (want [{\"name\": ..., \"value\": ...}, ...])", show(v))
 		return
 	}
 	out := make([]Property, 0, len(arr))
 	for i, e := range arr {
-		p := fmt.Sprintf("%s[%d]", path, i)
+		p := strictjson.Index(path, i)
 		obj, ok := e.(*object)
 		if !ok {
-			l.add(p, "%s is not a property (want {\"name\": ..., \"value\": ...})", show(e))
+			l.Add(p, "%s is not a property (want {\"name\": ..., \"value\": ...})", show(e))
 			continue
 		}
 		var prop Property
 		var val any
 		hasVal := false
-		for k, key := range obj.Keys {
-			switch key {
-			case "name":
-				s, ok := obj.Vals[k].(string)
-				if !ok {
-					l.add(p+".name", "%s is not a string", show(obj.Vals[k]))
-					continue
-				}
-				prop.Name = s
-			case "key":
-				s, ok := obj.Vals[k].(string)
-				if !ok {
-					l.add(p+".key", "%s is not a string", show(obj.Vals[k]))
-					continue
-				}
-				prop.Key = s
-			case "value":
-				val, hasVal = obj.Vals[k], true
-			default:
-				l.add(p+"."+key, "unknown field%s", suggest(key, []string{"name", "value", "key"}))
+		strictjson.Fields(obj, p, []string{"name", "value", "key"}, l, func(key string, v any, path string) {
+			if key == "value" {
+				val, hasVal = v, true
+				return
 			}
-		}
+			s, ok := v.(string)
+			switch {
+			case !ok:
+				l.Add(path, "%s is not a string", show(v))
+			case key == "name":
+				prop.Name = s
+			default:
+				prop.Key = s
+			}
+		})
 		def, known := propertyByName(prop.Name)
 		switch {
 		case prop.Name == "":
-			l.add(p+".name", "missing (want an MQTT 5 property name such as \"user_property\")")
+			l.Add(p+".name", "missing (want an MQTT 5 property name such as \"user_property\")")
 			continue
 		case !known:
-			l.add(p+".name", "%s is not an MQTT 5 property%s", show(prop.Name), suggest(prop.Name, propertyNames()))
+			l.Add(p+".name", "%s is not an MQTT 5 property%s", show(prop.Name), suggest(prop.Name, propertyNames()))
 			continue
 		case !hasVal:
-			l.add(p+".value", "missing")
+			l.Add(p+".value", "missing")
 			continue
 		}
 		prop.ID = def.id
 		if def.kind == propNum {
 			n, ok := integer(val)
 			if !ok || n < 0 || uint64(n) < def.min || uint64(n) > def.max {
-				l.add(p+".value", "%s is not a valid %s (want an integer %d to %d)", show(val), prop.Name, def.min, def.max)
+				l.Add(p+".value", "%s is not a valid %s (want an integer %d to %d)", show(val), prop.Name, def.min, def.max)
 				continue
 			}
 			prop.Num = uint32(n)
 		} else {
 			s, ok := val.(string)
 			if !ok {
-				l.add(p+".value", "%s is not a string", show(val))
+				l.Add(p+".value", "%s is not a string", show(val))
 				continue
 			}
 			prop.Str = s
 		}
 		if prop.Key != "" && def.kind != propPair {
-			l.add(p+".key", "%s has no key (only user_property has)", prop.Name)
+			l.Add(p+".key", "%s has no key (only user_property has)", prop.Name)
 			continue
 		}
 		out = append(out, prop)
@@ -608,44 +570,19 @@ func decodeProperties(d *[]Property, v any, path string, l *errList) {
 	*d = out
 }
 
-// integer returns v as an int if it is an integral number that fits.
-func integer(v any) (int, bool) {
-	x, ok := number(v)
-	if !ok || x != math.Trunc(x) || math.Abs(x) > 1<<53 {
-		return 0, false
-	}
-	return int(x), true
-}
-
-func number(v any) (float64, bool) {
-	n, ok := v.(json.Number)
-	if !ok {
-		return 0, false
-	}
-	x, err := n.Float64()
-	if err != nil || math.IsInf(x, 0) || math.IsNaN(x) {
-		return 0, false
-	}
-	return x, true
-}
+// integer, number and seconds read a decoded JSON value.
+var (
+	integer = strictjson.Integer
+	number  = strictjson.Number
+)
 
 // maxSpan bounds time spans so that they fit in a time.Duration with room to add.
 const maxSpan = 100 * 365 * 24 * time.Hour
 
 // seconds reads a time span: a number of seconds or a Go duration string.
-func seconds(v any) (time.Duration, bool) {
-	if s, ok := v.(string); ok {
-		d, err := time.ParseDuration(s)
-		return d, err == nil && d.Abs() <= maxSpan
-	}
-	x, ok := number(v)
-	if !ok || math.Abs(x) > maxSpan.Seconds() {
-		return 0, false
-	}
-	return time.Duration(math.Round(x * float64(time.Second))), true
-}
+func seconds(v any) (time.Duration, bool) { return strictjson.Seconds(v, maxSpan) }
 
-// size reads a byte count: an integer or a string with a unit (B, KB, KiB, MB, MiB).
+// size reads a byte count: an integer or a string ParseSize reads.
 func size(v any) (int, bool) {
 	if n, ok := integer(v); ok {
 		return n, n > math.MinInt32 && n < math.MaxInt32
@@ -654,15 +591,28 @@ func size(v any) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	s = strings.TrimSpace(s)
-	num := strings.TrimRightFunc(s, func(r rune) bool { return r < '0' || r > '9' })
-	unit := strings.TrimSpace(s[len(num):])
-	mult := map[string]int{"": 1, "B": 1, "KB": 1000, "KiB": 1 << 10, "MB": 1000 * 1000, "MiB": 1 << 20}[unit]
+	n, err := ParseSize(s)
+	return n, err == nil
+}
+
+// SizeUnits are the units ParseSize takes, for messages.
+const SizeUnits = "B, KB, KiB, MB, MiB, GB or GiB"
+
+// ParseSize reads a byte count as scenario files and mqblast's flags write it: a whole
+// number of bytes, or one with a unit (SizeUnits: KB is 1000 bytes, KiB 1024, and so on),
+// with or without a space between ("64KiB", "64 KiB", "1MB"); at most 2^31-1 bytes. Its
+// error names s and the units; range checks are the caller's.
+func ParseSize(s string) (int, error) {
+	t := strings.TrimSpace(s)
+	num := strings.TrimRightFunc(t, func(r rune) bool { return r < '0' || r > '9' })
+	unit := strings.TrimSpace(t[len(num):])
+	mult := map[string]int{"": 1, "B": 1, "KB": 1000, "KiB": 1 << 10, "MB": 1000 * 1000, "MiB": 1 << 20,
+		"GB": 1000 * 1000 * 1000, "GiB": 1 << 30}[unit]
 	n, err := strconv.Atoi(num)
 	if err != nil || mult == 0 || n > math.MaxInt32/mult {
-		return 0, false
+		return 0, fmt.Errorf("%q is not a size (want bytes, or a whole number with a unit: %s; at most 2GiB)", s, SizeUnits)
 	}
-	return n * mult, true
+	return n * mult, nil
 }
 
 // version reads a protocol_version: 3 and 4 are MQTT 3.1.1 (xmq_scn writes 3), 5 is 5.0,

@@ -2,6 +2,8 @@ package scenario
 
 import (
 	"time"
+
+	"github.com/mqblast/mqblast/codec"
 )
 
 // Type is the kind of a scenario: who publishes, who subscribes, and what a message is
@@ -62,30 +64,18 @@ func (t Type) hasSubscribers() bool {
 // to reach one of the scenario's own clients.
 func (t Type) expectsDelivery() bool { return t.hasMessages() && t != TypePublish }
 
-// Version is an MQTT protocol version, numbered by its CONNECT protocol level.
-type Version byte
+// Version is an MQTT protocol version, numbered by its CONNECT protocol level: codec's.
+// Its String is the version as people write it: "3.1", "3.1.1" or "5.0".
+type Version = codec.Version
 
 // Protocol versions. In scenario files protocol_version 3 (as xmq_scn writes it) and 4 both
 // mean MQTT 3.1.1, 5 means MQTT 5.0, and the string "3.1" means MQTT 3.1 (protocol name
 // "MQIsdp", level 3).
 const (
-	V31  Version = 3
-	V311 Version = 4
-	V5   Version = 5
+	V31  = codec.V31
+	V311 = codec.V311
+	V5   = codec.V5
 )
-
-// String returns the version as people write it: "3.1", "3.1.1" or "5.0".
-func (v Version) String() string {
-	switch v {
-	case V31:
-		return "3.1"
-	case V311:
-		return "3.1.1"
-	case V5:
-		return "5.0"
-	}
-	return "unknown"
-}
 
 // Reconnect says what a client does when its connection drops during a run.
 type Reconnect string

@@ -10,7 +10,7 @@ import (
 func (s *Scenario) checkThresholds(l *errList) {
 	for i, e := range s.Thresholds {
 		if strings.TrimSpace(e) == "" {
-			l.add(fmt.Sprintf("thresholds[%d]", i), "empty (want PATH OP NUMBER, e.g. \"messages.lost==0\")")
+			l.Add(fmt.Sprintf("thresholds[%d]", i), "empty (want PATH OP NUMBER, e.g. \"messages.lost==0\")")
 		}
 	}
 }

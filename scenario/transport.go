@@ -85,14 +85,14 @@ func parseBroker(b string) (brokerURL, error) {
 func (s *Scenario) checkTransport(l *errList) {
 	sv := &s.Server
 	if sv.Scheme != "" && !isScheme(sv.Scheme) {
-		l.add("server.scheme", "%s is not a scheme (want mqtt, mqtts, ws or wss)", show(sv.Scheme))
+		l.Add("server.scheme", "%s is not a scheme (want mqtt, mqtts, ws or wss)", show(sv.Scheme))
 	}
 	if sv.Path != "" {
 		switch {
 		case !isWS(sv.Scheme):
-			l.add("server.path", "%s: a path is only for scheme ws or wss", show(sv.Path))
+			l.Add("server.path", "%s: a path is only for scheme ws or wss", show(sv.Path))
 		case !strings.HasPrefix(sv.Path, "/"):
-			l.add("server.path", "%s does not start with / (want e.g. \"/mqtt\")", show(sv.Path))
+			l.Add("server.path", "%s does not start with / (want e.g. \"/mqtt\")", show(sv.Path))
 		}
 	}
 }

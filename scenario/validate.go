@@ -22,18 +22,18 @@ import (
 // MQTT 3.1 clients may use QoS 2: MQTT 3.1 defines it, so Validate does not refuse it.
 func (s *Scenario) Validate() error {
 	s.applyDefaults()
-	l := &errList{file: s.file}
+	l := &errList{File: s.file}
 	s.check(l)
-	return l.err()
+	return l.Err()
 }
 
 func (s *Scenario) check(l *errList) {
 	known := s.Type.known()
 	switch {
 	case s.Type == "":
-		l.add("type", "missing (want one of %s)", typeList())
+		l.Add("type", "missing (want one of %s)", typeList())
 	case !known:
-		l.add("type", "%s is not a scenario type (want one of %s)%s", show(string(s.Type)), typeList(),
+		l.Add("type", "%s is not a scenario type (want one of %s)%s", show(string(s.Type)), typeList(),
 			suggest(string(s.Type), typeNames()))
 	}
 	msgs := s.Type.hasMessages()
@@ -42,26 +42,26 @@ func (s *Scenario) check(l *errList) {
 	// write both groups), and is then ignored.
 	switch {
 	case known && !s.Type.hasPublishers() && s.Publishers != nil && s.Publishers.ClientCount != 0:
-		l.add("publishers", "%s has no publishers (found %d; its subscribers receive what others publish)",
+		l.Add("publishers", "%s has no publishers (found %d; its subscribers receive what others publish)",
 			s.typeName(), s.Publishers.ClientCount)
 	case known && !s.Type.hasPublishers():
 	case s.Publishers == nil:
-		l.add("publishers", "missing (%s needs a publisher group)", s.typeName())
+		l.Add("publishers", "missing (%s needs a publisher group)", s.typeName())
 	default:
 		s.checkGroup(l, "publishers", s.Publishers, true)
 	}
 	switch {
 	case known && s.Type.hasSubscribers() && s.Subscribers == nil:
-		l.add("subscribers", "missing (%s needs a subscriber group)", s.typeName())
+		l.Add("subscribers", "missing (%s needs a subscriber group)", s.typeName())
 	case known && !s.Type.hasSubscribers() && s.Subscribers != nil && s.Subscribers.ClientCount != 0:
 		switch s.Type {
 		case TypeRoundTrip:
-			l.add("subscribers", "a Round-Trip scenario has no subscriber group (each client subscribes to its own topic)")
+			l.Add("subscribers", "a Round-Trip scenario has no subscriber group (each client subscribes to its own topic)")
 		case TypePublish:
-			l.add("subscribers", "a Publish scenario has no subscribers (found %d; use Fan-In, Fan-Out or Point-To-Point to receive)",
+			l.Add("subscribers", "a Publish scenario has no subscribers (found %d; use Fan-In, Fan-Out or Point-To-Point to receive)",
 				s.Subscribers.ClientCount)
 		default:
-			l.add("subscribers", "%s has no subscribers (found %d)", s.typeName(), s.Subscribers.ClientCount)
+			l.Add("subscribers", "%s has no subscribers (found %d)", s.typeName(), s.Subscribers.ClientCount)
 		}
 	case s.Subscribers != nil && (!known || s.Type.hasSubscribers()):
 		s.checkGroup(l, "subscribers", s.Subscribers, false)
@@ -71,13 +71,13 @@ func (s *Scenario) check(l *errList) {
 	}
 	if s.Publishers != nil && s.Subscribers != nil && s.Publishers.ClientCount > 0 && s.Subscribers.ClientCount > 0 {
 		if idsCollide(s.Publishers.IDPrefix, s.Publishers.ClientCount, s.Subscribers.IDPrefix, s.Subscribers.ClientCount) {
-			l.add("subscribers.id_prefix", "%s gives client ids that publishers also use (id_prefix %s); ids must be unique",
+			l.Add("subscribers.id_prefix", "%s gives client ids that publishers also use (id_prefix %s); ids must be unique",
 				show(s.Subscribers.IDPrefix), show(s.Publishers.IDPrefix))
 		}
 	}
 	if s.Type == TypeRoundTrip && s.Publishers != nil && len(s.Publishers.Topics) == 1 &&
 		!compileTemplate(s.Publishers.Topics[0]).indexed {
-		l.add("publishers.topics", "%s is the same for every client; a Round-Trip topic must hold $clientid or $clientindex",
+		l.Add("publishers.topics", "%s is the same for every client; a Round-Trip topic must hold $clientid or $clientindex",
 			show(s.Publishers.Topics[0]))
 	}
 	if s.Type == TypeSharedSubscription && s.Subscribers != nil && len(s.Subscribers.Topics) > 0 {
@@ -86,13 +86,13 @@ func (s *Scenario) check(l *errList) {
 			shared = shared || strings.HasPrefix(t, sharePrefix)
 		}
 		if !shared {
-			l.add("subscribers.topics", "a Shared-Subscription scenario needs a \"$share/<group>/<filter>\" filter")
+			l.Add("subscribers.topics", "a Shared-Subscription scenario needs a \"$share/<group>/<filter>\" filter")
 		}
 	}
 	s.checkParameters(l, msgs)
 	s.checkServer(l)
 	s.checkThresholds(l)
-	if len(l.errs) == 0 && known && s.Type.expectsDelivery() {
+	if len(l.Errs) == 0 && known && s.Type.expectsDelivery() {
 		s.checkReach(l)
 	}
 }
@@ -121,28 +121,28 @@ func (s *Scenario) checkGroup(l *errList, name string, g *Group, pub bool) {
 	msgs := s.Type.hasMessages()
 	switch {
 	case g.ClientCount < 1:
-		l.add(name+".client_count", "%d is not a client count (must be ≥ 1)", g.ClientCount)
+		l.Add(name+".client_count", "%d is not a client count (must be ≥ 1)", g.ClientCount)
 	case g.ClientCount > maxClients:
-		l.add(name+".client_count", "%d is more clients than one plan holds (max %d)", g.ClientCount, maxClients)
+		l.Add(name+".client_count", "%d is more clients than one plan holds (max %d)", g.ClientCount, maxClients)
 	}
 	if g.QoS > 2 {
-		l.add(name+".qos", "%d is not a QoS (want 0, 1 or 2)", g.QoS)
+		l.Add(name+".qos", "%d is not a QoS (want 0, 1 or 2)", g.QoS)
 	}
 	switch g.ProtocolVersion {
 	case V31, V311, V5:
 	default:
-		l.add(name+".protocol_version", "%d is not an MQTT protocol version (want 3 or 4 for 3.1.1, 5 for 5.0, or \"3.1\")", g.ProtocolVersion)
+		l.Add(name+".protocol_version", "%d is not an MQTT protocol version (want 3 or 4 for 3.1.1, 5 for 5.0, or \"3.1\")", g.ProtocolVersion)
 	}
 	usesID := false
 	for _, t := range g.Topics {
 		usesID = usesID || strings.Contains(t, PlaceholderID)
 	}
 	if usesID && strings.ContainsAny(g.IDPrefix, "/+#") {
-		l.add(name+".id_prefix", "%s holds '/', '+' or '#', which $clientid would put in topics", show(g.IDPrefix))
+		l.Add(name+".id_prefix", "%s holds '/', '+' or '#', which $clientid would put in topics", show(g.IDPrefix))
 	}
 	if g.ProtocolVersion == V31 && g.ClientCount >= 1 {
 		if n := len(g.IDPrefix) + digits(g.ClientCount-1); n > 23 {
-			l.add(name+".id_prefix", "%s gives client ids of up to %d bytes; MQTT 3.1 allows 23 (protocol_version 3 is MQTT 3.1.1)",
+			l.Add(name+".id_prefix", "%s gives client ids of up to %d bytes; MQTT 3.1 allows 23 (protocol_version 3 is MQTT 3.1.1)",
 				show(g.IDPrefix), n)
 		}
 	}
@@ -159,11 +159,11 @@ func (s *Scenario) checkGroup(l *errList, name string, g *Group, pub bool) {
 	case pub && !msgs:
 		// Connections: topics are not used.
 	case pub && len(g.Topics) == 0:
-		l.add(name+".topics", "missing (want the topic template a publisher publishes to, e.g. \"test/$clientindex\")")
+		l.Add(name+".topics", "missing (want the topic template a publisher publishes to, e.g. \"test/$clientindex\")")
 	case pub && len(g.Topics) > 1:
-		l.add(name+".topics", "%d topics given; a publisher publishes to one topic template", len(g.Topics))
+		l.Add(name+".topics", "%d topics given; a publisher publishes to one topic template", len(g.Topics))
 	case !pub && len(g.Topics) == 0:
-		l.add(name+".topics", "missing (want the filters a subscriber subscribes to, e.g. \"test/#\")")
+		l.Add(name+".topics", "missing (want the filters a subscriber subscribes to, e.g. \"test/#\")")
 	default:
 		for i, raw := range g.Topics {
 			t := compileTemplate(raw)
@@ -180,7 +180,7 @@ func (s *Scenario) checkGroup(l *errList, name string, g *Group, pub bool) {
 				}
 			}
 			if err != nil {
-				l.add(tpath(i), "%s %v", show(raw), err)
+				l.Add(tpath(i), "%s %v", show(raw), err)
 			}
 		}
 	}
@@ -189,10 +189,10 @@ func (s *Scenario) checkGroup(l *errList, name string, g *Group, pub bool) {
 
 	// Publishing-only settings.
 	if !pub && g.Retain {
-		l.add(name+".retain", "true, but subscribers publish nothing")
+		l.Add(name+".retain", "true, but subscribers publish nothing")
 	}
 	if !pub && len(g.PublishProperties) > 0 {
-		l.add(name+".publish_properties", "given, but subscribers publish nothing")
+		l.Add(name+".publish_properties", "given, but subscribers publish nothing")
 	}
 	for _, list := range []struct {
 		field  string
@@ -207,17 +207,17 @@ func (s *Scenario) checkGroup(l *errList, name string, g *Group, pub bool) {
 			continue
 		}
 		if g.ProtocolVersion != V5 {
-			l.add(name+"."+list.field, "MQTT 5 properties need protocol_version 5 (this group is MQTT %s)", g.ProtocolVersion)
+			l.Add(name+"."+list.field, "MQTT 5 properties need protocol_version 5 (this group is MQTT %s)", g.ProtocolVersion)
 			continue
 		}
 		for i, p := range list.props {
 			d, ok := propertyByName(p.Name)
 			if ok && d.packets&list.packet == 0 {
-				l.add(fmt.Sprintf("%s.%s[%d].name", name, list.field, i), "%s is not a %s property", show(p.Name), list.pname)
+				l.Add(fmt.Sprintf("%s.%s[%d].name", name, list.field, i), "%s is not a %s property", show(p.Name), list.pname)
 			}
 			if p.Name == "response_topic" {
 				if err := checkTopicName(p.Str); err != nil {
-					l.add(fmt.Sprintf("%s.%s[%d].value", name, list.field, i), "%s %v", show(p.Str), err)
+					l.Add(fmt.Sprintf("%s.%s[%d].value", name, list.field, i), "%s %v", show(p.Str), err)
 				}
 			}
 		}
@@ -251,19 +251,19 @@ func (s *Scenario) checkSubscriptionOptions(l *errList, name string, g *Group, p
 		switch {
 		case !o.set:
 		case !subscribes:
-			l.add(path, "%s, but the publishers of %s subscribe to nothing (subscription options apply to subscribers and Round-Trip clients)",
+			l.Add(path, "%s, but the publishers of %s subscribe to nothing (subscription options apply to subscribers and Round-Trip clients)",
 				show(o.val), s.typeName())
 		case o.field == "retain_handling" && g.RetainHandling > maxRetainHandling:
-			l.add(path, "%s %s", show(o.val), notRetainHandling)
+			l.Add(path, "%s %s", show(o.val), notRetainHandling)
 		case g.ProtocolVersion != V5:
-			l.add(path, "%s needs protocol_version 5 (subscription options are MQTT 5.0; this group is MQTT %s)",
+			l.Add(path, "%s needs protocol_version 5 (subscription options are MQTT 5.0; this group is MQTT %s)",
 				show(o.val), g.ProtocolVersion)
 		case o.field == "no_local" && roundTrip && pub:
-			l.add(path, "true, but a Round-Trip client receives only its own messages, which No Local withholds (want false)")
+			l.Add(path, "true, but a Round-Trip client receives only its own messages, which No Local withholds (want false)")
 		case o.field == "no_local":
 			for i, t := range g.Topics {
 				if strings.HasPrefix(t, sharePrefix) { // [MQTT-3.8.3-4]
-					l.add(path, "true, but %s %s is a shared subscription, on which No Local is a protocol error (want false)",
+					l.Add(path, "true, but %s %s is a shared subscription, on which No Local is a protocol error (want false)",
 						tpath(i), show(t))
 					break
 				}
@@ -280,15 +280,15 @@ func (s *Scenario) checkCounts(l *errList) {
 	switch s.Type {
 	case TypePointToPoint:
 		if n != p {
-			l.add("subscribers.client_count", "%d differs from publishers.client_count %d (Point-To-Point pairs each publisher with one subscriber)", n, p)
+			l.Add("subscribers.client_count", "%d differs from publishers.client_count %d (Point-To-Point pairs each publisher with one subscriber)", n, p)
 		}
 	case TypeFanIn:
 		if n >= p {
-			l.add("subscribers.client_count", "%d is not fewer than the %d publishers (Fan-In has fewer subscribers than publishers)", n, p)
+			l.Add("subscribers.client_count", "%d is not fewer than the %d publishers (Fan-In has fewer subscribers than publishers)", n, p)
 		}
 	case TypeFanOut:
 		if n <= p {
-			l.add("subscribers.client_count", "%d is not more than the %d publishers (Fan-Out has more subscribers than publishers)", n, p)
+			l.Add("subscribers.client_count", "%d is not more than the %d publishers (Fan-Out has more subscribers than publishers)", n, p)
 		}
 	}
 }
@@ -297,64 +297,64 @@ func (s *Scenario) checkParameters(l *errList, msgs bool) {
 	p := &s.Parameters
 	const pp = "parameters."
 	if !(p.ConnectionRate > 0) || math.IsInf(p.ConnectionRate, 0) {
-		l.add(pp+"connection_rate", "%s is not a rate (must be > 0)", show(p.ConnectionRate))
+		l.Add(pp+"connection_rate", "%s is not a rate (must be > 0)", show(p.ConnectionRate))
 	}
 	switch {
 	case p.Duration < 0:
-		l.add(pp+"duration_sec", "%s is not a duration (must be ≥ 0)", show(p.Duration))
+		l.Add(pp+"duration_sec", "%s is not a duration (must be ≥ 0)", show(p.Duration))
 	case p.Duration == 0 && !msgs:
-		l.add(pp+"duration_sec", "0 leaves no time to run (must be > 0)")
+		l.Add(pp+"duration_sec", "0 leaves no time to run (must be > 0)")
 	case p.Duration == 0 && p.MessageCount == 0:
-		l.add(pp+"duration_sec", "0 leaves no time to run (must be > 0, or set message_count)")
+		l.Add(pp+"duration_sec", "0 leaves no time to run (must be > 0, or set message_count)")
 	}
 	if msgs {
 		switch {
 		case !(p.PublishRate > 0) || math.IsInf(p.PublishRate, 0):
-			l.add(pp+"publish_rate", "%s is not a rate (must be > 0)", show(p.PublishRate))
+			l.Add(pp+"publish_rate", "%s is not a rate (must be > 0)", show(p.PublishRate))
 		case p.PublishRate > maxPublishRate:
-			l.add(pp+"publish_rate", "%s is more than one publisher can send (max %d msgs/s)", show(p.PublishRate), maxPublishRate)
+			l.Add(pp+"publish_rate", "%s is more than one publisher can send (max %d msgs/s)", show(p.PublishRate), maxPublishRate)
 		}
 		switch {
 		case p.PayloadSize < MinPayloadSize:
-			l.add(pp+"payload_size", "%d is smaller than the %d-byte measurement header (must be ≥ %d)", p.PayloadSize, MinPayloadSize, MinPayloadSize)
+			l.Add(pp+"payload_size", "%d is smaller than the %d-byte measurement header (must be ≥ %d)", p.PayloadSize, MinPayloadSize, MinPayloadSize)
 		case p.PayloadSize > maxPayloadSize:
-			l.add(pp+"payload_size", "%d is larger than an MQTT packet can carry (max %d)", p.PayloadSize, maxPayloadSize)
+			l.Add(pp+"payload_size", "%d is larger than an MQTT packet can carry (max %d)", p.PayloadSize, maxPayloadSize)
 		case p.Payload != "" && p.PayloadSize != MinPayloadSize+len(p.Payload):
-			l.add(pp+"payload_size", "%d does not fit the payload literal (%d-byte header + %d bytes = %d)",
+			l.Add(pp+"payload_size", "%d does not fit the payload literal (%d-byte header + %d bytes = %d)",
 				p.PayloadSize, MinPayloadSize, len(p.Payload), MinPayloadSize+len(p.Payload))
 		}
 	} else {
 		if p.PublishRate != 0 {
-			l.add(pp+"publish_rate", "%s, but %s publishes no messages (want 0)", show(p.PublishRate), s.typeName())
+			l.Add(pp+"publish_rate", "%s, but %s publishes no messages (want 0)", show(p.PublishRate), s.typeName())
 		}
 		if p.MessageCount != 0 {
-			l.add(pp+"message_count", "%d, but %s publishes no messages (want 0)", p.MessageCount, s.typeName())
+			l.Add(pp+"message_count", "%d, but %s publishes no messages (want 0)", p.MessageCount, s.typeName())
 		}
 	}
 	if p.KeepAlive < 0 || p.KeepAlive > maxKeepAlive || p.KeepAlive%1e9 != 0 {
-		l.add(pp+"keep_alive_sec", "%s is not a keepalive (want whole seconds, 0 to 65535)", show(p.KeepAlive))
+		l.Add(pp+"keep_alive_sec", "%s is not a keepalive (want whole seconds, 0 to 65535)", show(p.KeepAlive))
 	}
 	if p.MaxInflight < 1 || p.MaxInflight > 65535 {
-		l.add(pp+"max_inflight_messages", "%d is not an in-flight limit (must be 1 to 65535)", p.MaxInflight)
+		l.Add(pp+"max_inflight_messages", "%d is not an in-flight limit (must be 1 to 65535)", p.MaxInflight)
 	}
 	if p.MessageCount < 0 {
-		l.add(pp+"message_count", "%d is not a message count (must be ≥ 0; 0 means no limit)", p.MessageCount)
+		l.Add(pp+"message_count", "%d is not a message count (must be ≥ 0; 0 means no limit)", p.MessageCount)
 	}
 	switch {
 	case p.Warmup < 0:
-		l.add(pp+"warmup_sec", "%s is not a duration (must be ≥ 0)", show(p.Warmup))
+		l.Add(pp+"warmup_sec", "%s is not a duration (must be ≥ 0)", show(p.Warmup))
 	case msgs && p.Duration > 0 && p.Warmup >= p.Duration:
-		l.add(pp+"warmup_sec", "%s leaves nothing to measure (must be < duration_sec %s)", show(p.Warmup), show(p.Duration))
+		l.Add(pp+"warmup_sec", "%s leaves nothing to measure (must be < duration_sec %s)", show(p.Warmup), show(p.Duration))
 	}
 	if p.Drain < 0 {
-		l.add(pp+"drain_sec", "%s is not a duration (must be ≥ 0)", show(p.Drain))
+		l.Add(pp+"drain_sec", "%s is not a duration (must be ≥ 0)", show(p.Drain))
 	}
 	if p.Reconnect != ReconnectOff && p.Reconnect != ReconnectBackoff {
-		l.add(pp+"reconnect", "%s is not a reconnect policy (want \"off\" or \"backoff\")", show(string(p.Reconnect)))
+		l.Add(pp+"reconnect", "%s is not a reconnect policy (want \"off\" or \"backoff\")", show(string(p.Reconnect)))
 	}
 	for i, b := range p.Bind {
 		if _, err := parseSource(b); err != nil && !errors.Is(err, errInterface) {
-			l.add(fmt.Sprintf("%sbind[%d]", pp, i), "%s %v", show(b), err)
+			l.Add(fmt.Sprintf("%sbind[%d]", pp, i), "%s %v", show(b), err)
 		}
 	}
 }
@@ -367,12 +367,12 @@ const (
 
 func (s *Scenario) checkServer(l *errList) {
 	if len(s.Server.Brokers) == 0 && (s.Server.Port < 1 || s.Server.Port > 65535) {
-		l.add("server.port", "%d is not a port (must be 1 to 65535)", s.Server.Port)
+		l.Add("server.port", "%d is not a port (must be 1 to 65535)", s.Server.Port)
 	}
 	s.checkTransport(l)
 	for i, b := range s.Server.Brokers {
 		if _, err := parseBroker(b); err != nil {
-			l.add(fmt.Sprintf("server.brokers[%d]", i), "%s %v", show(b), err)
+			l.Add(fmt.Sprintf("server.brokers[%d]", i), "%s %v", show(b), err)
 		}
 	}
 }
@@ -385,7 +385,7 @@ func (s *Scenario) checkReach(l *errList) {
 	for _, j := range []int{0, n - 1} {
 		topic := m.pub.expand(j, s.Publishers.IDPrefix)
 		if m.deliveries(topic) == 0 {
-			l.add("publishers.topics", "%s (publisher %d) reaches no subscriber", show(topic), j)
+			l.Add("publishers.topics", "%s (publisher %d) reaches no subscriber", show(topic), j)
 			return
 		}
 	}

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# bench-floor: the client's per-message floor (issue 11). Against one Mosquitto on loopback
+# bench-floor: the client's per-message floor. Against one Mosquitto on loopback
 # (its own address and a free port), PAIRS publisher/subscriber pairs, PAYLOAD-byte
 # messages paced at RATE msg/s per publisher, QoS 0 then QoS 1: `mqblast run` and
-# `mqblast floor` (internal/floor: the same loops, wakes and system calls with no MQTT state
-# and no measurement) alternate, RUNS times each. Both report the process's CPU time
+# bin/floor (internal/cmd/floor, built here: the same loops, wakes and system calls with no
+# MQTT state and no measurement; not part of the mqblast binary) alternate, RUNS times each. Both report the process's CPU time
 # (rusage, user+sys) over the measure window (from warm-up to the end of the duration) and
 # the PUBLISH packets received in it; the script prints the medians of CPU per received
 # message, their ratio (goal: mqblast <= 1.2 x floor) and, from one more run of each under
 # `perf stat` (kernel tracepoints, counted in the kernel: no ptrace), the system calls and
 # context switches per received message over the whole run.
-# Usage: scripts/bench-floor.sh [RUNS]   (env: PAIRS RATE PAYLOAD DURATION QOS ADDR OUT)
+# Usage: scripts/bench-floor.sh [RUNS]   (env: PAIRS RATE PAYLOAD DURATION QOS ADDR OUT BIN FLOOR GO)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-3}
@@ -19,7 +19,10 @@ PAYLOAD=${PAYLOAD:-64}
 DURATION=${DURATION:-10s}
 QOS=${QOS:-"0 1"}
 ADDR=${ADDR:-127.0.0.62}
-BIN=./bin/mqblast
+BIN=${BIN:-./bin/mqblast}
+FLOOR=${FLOOR:-./bin/floor}
+[ -x "$BIN" ] || { echo "bench-floor needs $BIN (make build)" >&2; exit 1; }
+CGO_ENABLED=0 ${GO:-go} build -trimpath -o "$FLOOR" ./internal/cmd/floor
 OUT=${OUT:-results}
 command -v mosquitto >/dev/null || { echo "bench-floor needs mosquitto (apt-get install -y mosquitto)" >&2; exit 1; }
 mkdir -p "$OUT"
@@ -43,12 +46,12 @@ for q in $QOS; do
   for r in $(seq 1 "$RUNS"); do
     echo "qos $q run $r/$RUNS: $PAIRS pairs x $RATE msg/s, $PAYLOAD B, $DURATION, against Mosquitto $broker" >&2
     $BIN run "${args[@]}" --no-check --format json > "$OUT/floor-q$q-run-$r.json" 2>/dev/null
-    $BIN floor "${args[@]}" > "$OUT/floor-q$q-floor-$r.json"
+    $FLOOR "${args[@]}" > "$OUT/floor-q$q-floor-$r.json"
   done
   if [ "$perfok" = 1 ]; then
     echo "qos $q: system calls (perf stat)" >&2
     perf stat -x, -e "$EVENTS" -o "$OUT/floor-q$q-run-perf.txt" $BIN run "${args[@]}" --no-check --format json > "$OUT/floor-q$q-run-perf.json" 2>/dev/null
-    perf stat -x, -e "$EVENTS" -o "$OUT/floor-q$q-floor-perf.txt" $BIN floor "${args[@]}" > "$OUT/floor-q$q-floor-perf.json"
+    perf stat -x, -e "$EVENTS" -o "$OUT/floor-q$q-floor-perf.txt" $FLOOR "${args[@]}" > "$OUT/floor-q$q-floor-perf.json"
   fi
 done
 python3 - "$OUT" "$RUNS" "$QOS" "$perfok" "$PAIRS" "$RATE" "$PAYLOAD" <<'PY'

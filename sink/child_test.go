@@ -8,14 +8,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/mqblast/mqblast/sink"
+	"github.com/mqblast/mqblast/tuning"
 )
 
 // envChild makes the test binary a sink process, so that a benchmark measures the sink's CPU
@@ -53,26 +51,10 @@ func child(delay string, in io.Reader, out io.Writer) error {
 	fmt.Fprintf(out, "ready %s\n", srv.Addr())
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
-		var ru unix.Rusage
-		_ = unix.Getrusage(unix.RUSAGE_SELF, &ru)
-		b, _ := json.Marshal(childStats{srv.Stats(), time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), rssOf(os.Getpid())})
+		b, _ := json.Marshal(childStats{srv.Stats(), tuning.SelfCPU(), tuning.SelfRSS()})
 		fmt.Fprintf(out, "%s\n", b)
 	}
 	return sc.Err()
-}
-
-// rssOf returns the resident memory of process pid in bytes.
-func rssOf(pid int) int64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return 0
-	}
-	pages, _ := strconv.ParseInt(f[1], 10, 64)
-	return pages * int64(os.Getpagesize())
 }
 
 // sinkProc is a sink in a child process.

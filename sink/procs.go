@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -17,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mqblast/mqblast/internal/child"
+	"github.com/mqblast/mqblast/tuning"
 )
 
 // Line is one line of `mqblast sink --stats-json`: the counters, with the processes' CPU and
@@ -52,7 +51,7 @@ func Serve(ctx context.Context, cfg Config, o ServeOptions) (Line, error) {
 	defer srv.Close() //nolint:errcheck
 	line := func(final bool) Line {
 		return Line{TS: time.Since(start).Seconds(), Final: final, Stats: srv.Stats(),
-			CPUS: selfUsage(), RSSBytes: selfRSS(), Addr: srv.Addr()}
+			CPUS: tuning.SelfCPU().Seconds(), RSSBytes: tuning.SelfRSS(), Addr: srv.Addr()}
 	}
 	if o.Ready != nil {
 		o.Ready(srv.Addr())
@@ -264,26 +263,3 @@ func (c *Child) Pid() int { return c.p.Pid() }
 
 // Stop stops the sink (SIGTERM, then SIGKILL after 15 s).
 func (c *Child) Stop() { c.p.Close() }
-
-// selfUsage returns this process's CPU time in seconds.
-func selfUsage() float64 {
-	var ru unix.Rusage
-	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
-}
-
-// selfRSS returns this process's resident memory in bytes.
-func selfRSS() int64 {
-	b, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return 0
-	}
-	pages, _ := strconv.ParseInt(f[1], 10, 64)
-	return pages * int64(os.Getpagesize())
-}

@@ -4,11 +4,10 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path"
-	"sort"
 	"strings"
+
+	"github.com/mqblast/mqblast/internal/strictjson"
 )
 
 // builtinFS holds the built-in campaigns, one JSON file each, named after the campaign.
@@ -17,24 +16,10 @@ import (
 var builtinFS embed.FS
 
 // BuiltinNames returns the names of the built-in campaigns, sorted.
-func BuiltinNames() []string {
-	entries, _ := fs.ReadDir(builtinFS, "builtin")
-	out := make([]string, 0, len(entries))
-	for _, e := range entries {
-		out = append(out, strings.TrimSuffix(e.Name(), ".json"))
-	}
-	sort.Strings(out)
-	return out
-}
+func BuiltinNames() []string { return strictjson.Names(builtinFS, "builtin") }
 
 // BuiltinJSON returns the file of the built-in campaign name.
-func BuiltinJSON(name string) ([]byte, bool) {
-	if name == "" || strings.ContainsAny(name, "/\\") {
-		return nil, false
-	}
-	data, err := builtinFS.ReadFile(path.Join("builtin", name+".json"))
-	return data, err == nil
-}
+func BuiltinJSON(name string) ([]byte, bool) { return strictjson.File(builtinFS, "builtin", name) }
 
 // ErrNotFound is returned by Resolve for an argument that is neither a file nor a
 // built-in campaign.

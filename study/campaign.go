@@ -2,17 +2,14 @@ package study
 
 import (
 	"encoding/json"
-	"fmt"
-	"io"
-	"math"
 	"net"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/mqblast/mqblast/internal/strictjson"
 	"github.com/mqblast/mqblast/scenario"
 )
 
@@ -95,21 +92,11 @@ const (
 
 var brokerTypes = []string{TypeExternal, TypeCommand, TypeEmbedded, TypeMosquitto, TypeSink}
 
-const maxFileSize = 1 << 20
-
 // Load reads and validates the campaign file at path.
 func Load(path string) (*Campaign, error) {
-	f, err := os.Open(path)
+	data, err := strictjson.ReadFile(path, "campaign")
 	if err != nil {
-		return nil, fmt.Errorf("cannot read campaign: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("cannot read campaign %q: %w", path, err)
-	}
-	if len(data) > maxFileSize {
-		return nil, &Error{File: path, Msg: fmt.Sprintf("file is larger than %d bytes", maxFileSize)}
+		return nil, err
 	}
 	return Parse(path, filepath.Dir(path), data)
 }
@@ -119,23 +106,17 @@ func Load(path string) (*Campaign, error) {
 // syntax, unknown fields (with a suggestion), wrong types and values, and every cell's
 // scenario as the cell would run it (its sets and sweep values applied and validated).
 func Parse(name, dir string, data []byte) (*Campaign, error) {
-	l := &errList{file: name}
-	root, err := parseJSON(data)
-	if err != nil {
-		l.add("", "%v", err)
-		return nil, l.err()
-	}
-	obj, ok := root.(*object)
-	if !ok {
-		l.add("", "%s is not a campaign (want a JSON object)", show(root))
-		return nil, l.err()
+	l := &errList{File: name}
+	obj := strictjson.ParseObject(data, "a campaign", l)
+	if obj == nil {
+		return nil, l.Err()
 	}
 	c := &Campaign{Name: strings.TrimSuffix(filepath.Base(name), ".json"), Profiles: []string{"local"},
 		Repetitions: 3, Order: "interleaved", Restart: "each-cell", file: name, dir: dir}
 	c.decode(obj, l)
 	c.checkCells(l)
-	if len(l.errs) > 0 {
-		return nil, l.err()
+	if len(l.Errs) > 0 {
+		return nil, l.Err()
 	}
 	return c, nil
 }
@@ -155,16 +136,16 @@ func (c *Campaign) decode(obj *object, l *errList) {
 	arr, isArr := v.([]any)
 	switch {
 	case !ok:
-		l.add("brokers", "missing: list the brokers to study, e.g. [{\"name\": \"mosquitto\", \"type\": \"mosquitto\"}]")
+		l.Add("brokers", "missing: list the brokers to study, e.g. [{\"name\": \"mosquitto\", \"type\": \"mosquitto\"}]")
 	case !isArr || len(arr) == 0:
-		l.add("brokers", "%s: want a non-empty array of brokers", show(v))
+		l.Add("brokers", "%s: want a non-empty array of brokers", show(v))
 	default:
 		seen := map[string]bool{}
 		for i, b := range arr {
 			p := index("brokers", i)
 			br := decodeBroker(b, p, l)
 			if br.Name != "" && seen[br.Name] {
-				l.add(join(p, "name"), "%q: another broker has this name", br.Name)
+				l.Add(join(p, "name"), "%q: another broker has this name", br.Name)
 			}
 			seen[br.Name] = true
 			c.Brokers = append(c.Brokers, br)
@@ -174,16 +155,16 @@ func (c *Campaign) decode(obj *object, l *errList) {
 	arr, isArr = v.([]any)
 	switch {
 	case !ok:
-		l.add("scenarios", "missing: list the scenarios, e.g. [{\"scenario\": \"quick-p2p-100\"}]")
+		l.Add("scenarios", "missing: list the scenarios, e.g. [{\"scenario\": \"quick-p2p-100\"}]")
 	case !isArr || len(arr) == 0:
-		l.add("scenarios", "%s: want a non-empty array of scenarios", show(v))
+		l.Add("scenarios", "%s: want a non-empty array of scenarios", show(v))
 	default:
 		seen := map[string]bool{}
 		for i, s := range arr {
 			p := index("scenarios", i)
 			sp := c.decodeScenario(s, p, l)
 			if sp.Label != "" && seen[sp.Label] {
-				l.add(join(p, "label"), "%q: another scenario has this label (give each a label of its own)", sp.Label)
+				l.Add(join(p, "label"), "%q: another scenario has this label (give each a label of its own)", sp.Label)
 			}
 			seen[sp.Label] = true
 			c.Scenarios = append(c.Scenarios, sp)
@@ -192,15 +173,15 @@ func (c *Campaign) decode(obj *object, l *errList) {
 	if v, ok := obj.Get("profiles"); ok {
 		c.Profiles = strs(v, "profiles", l)
 		if len(c.Profiles) == 0 {
-			l.add("profiles", "empty: want at least one network profile, e.g. [\"local\"]")
+			l.Add("profiles", "empty: want at least one network profile, e.g. [\"local\"]")
 		}
 		seen := map[string]bool{}
 		for i, p := range c.Profiles {
 			if err := CheckProfile(p); err != nil {
-				l.add(index("profiles", i), "%q: %v", p, err)
+				l.Add(index("profiles", i), "%q: %v", p, err)
 			}
 			if seen[p] {
-				l.add(index("profiles", i), "%q is listed twice", p)
+				l.Add(index("profiles", i), "%q is listed twice", p)
 			}
 			seen[p] = true
 		}
@@ -208,7 +189,7 @@ func (c *Campaign) decode(obj *object, l *errList) {
 	if v, ok := obj.Get("repetitions"); ok {
 		n, ok := integer(v)
 		if !ok || n < 1 || n > 1000 {
-			l.add("repetitions", "%s: want a whole number from 1 to 1000", show(v))
+			l.Add("repetitions", "%s: want a whole number from 1 to 1000", show(v))
 		}
 		c.Repetitions = n
 	}
@@ -222,7 +203,7 @@ func (c *Campaign) decode(obj *object, l *errList) {
 		n, ok := v.(json.Number)
 		s, err := strconv.ParseInt(string(n), 10, 64)
 		if !ok || err != nil {
-			l.add("seed", "%s: want a whole number (the shuffle's seed)", show(v))
+			l.Add("seed", "%s: want a whole number (the shuffle's seed)", show(v))
 		}
 		c.Seed = s
 	}
@@ -230,7 +211,7 @@ func (c *Campaign) decode(obj *object, l *errList) {
 		c.Restart = oneOf(v, "restart", []string{"each-cell", "never"}, l)
 	}
 	if c.Duration > 0 && c.Warmup >= c.Duration {
-		l.add("warmup_sec", "%v is not shorter than duration_sec %v: nothing would be measured", c.Warmup.Seconds(), c.Duration.Seconds())
+		l.Add("warmup_sec", "%v is not shorter than duration_sec %v: nothing would be measured", c.Warmup.Seconds(), c.Duration.Seconds())
 	}
 }
 
@@ -242,7 +223,7 @@ func decodeBroker(v any, path string, l *errList) Broker {
 	var b Broker
 	obj, ok := v.(*object)
 	if !ok {
-		l.add(path, "%s: want a broker object with a name", show(v))
+		l.Add(path, "%s: want a broker object with a name", show(v))
 		return b
 	}
 	unknown(obj, path, brokerFields, l)
@@ -255,14 +236,14 @@ func decodeBroker(v any, path string, l *errList) Broker {
 	b.Name, b.Type, b.Address = get("name"), get("type"), get("address")
 	b.Start, b.Stop, b.Restart, b.Cgroup = get("start"), get("stop"), get("restart"), get("cgroup")
 	if _, ok := obj.Get("name"); !ok {
-		l.add(join(path, "name"), "missing: every broker needs a name (it labels the report)")
+		l.Add(join(path, "name"), "missing: every broker needs a name (it labels the report)")
 	} else if !nameRE.MatchString(b.Name) {
-		l.add(join(path, "name"), "%q: want letters, digits, '.', '_' or '-' (it names files)", b.Name)
+		l.Add(join(path, "name"), "%q: want letters, digits, '.', '_' or '-' (it names files)", b.Name)
 	}
 	if v, ok := obj.Get("pid"); ok {
 		n, ok := integer(v)
 		if !ok || n < 0 {
-			l.add(join(path, "pid"), "%s: want a process id", show(v))
+			l.Add(join(path, "pid"), "%s: want a process id", show(v))
 		}
 		b.PID = n
 	}
@@ -277,48 +258,48 @@ func decodeBroker(v any, path string, l *errList) Broker {
 		case b.Address != "":
 			b.Type = TypeExternal
 		default:
-			l.add(join(path, "type"), "missing: give a type (%s), or an address, or a start command", strings.Join(brokerTypes, ", "))
+			l.Add(join(path, "type"), "missing: give a type (%s), or an address, or a start command", strings.Join(brokerTypes, ", "))
 			return b
 		}
 	}
 	switch b.Type {
 	case TypeExternal:
 		if b.Address == "" {
-			l.add(join(path, "address"), "missing: an external broker needs its host:port")
+			l.Add(join(path, "address"), "missing: an external broker needs its host:port")
 		}
 		if b.Start != "" {
-			l.add(join(path, "start"), "an external broker is not started by the study (use type command)")
+			l.Add(join(path, "start"), "an external broker is not started by the study (use type command)")
 		}
 	case TypeCommand:
 		if b.Start == "" {
-			l.add(join(path, "start"), "missing: a command broker needs the command that starts it, e.g. \"mosquitto -c my.conf\"")
+			l.Add(join(path, "start"), "missing: a command broker needs the command that starts it, e.g. \"mosquitto -c my.conf\"")
 		}
 	case TypeEmbedded, TypeMosquitto, TypeSink:
 		if b.Start != "" {
-			l.add(join(path, "start"), "type %s is started by the study; for a command of your own use type command", b.Type)
+			l.Add(join(path, "start"), "type %s is started by the study; for a command of your own use type command", b.Type)
 		}
 	default:
-		l.add(join(path, "type"), "%q is not a broker type (want %s)%s", b.Type, strings.Join(brokerTypes, ", "), suggest(b.Type, brokerTypes))
+		l.Add(join(path, "type"), "%q is not a broker type (want %s)%s", b.Type, strings.Join(brokerTypes, ", "), suggest(b.Type, brokerTypes))
 		return b
 	}
 	if b.Type == TypeExternal && b.Stop != "" {
-		l.add(join(path, "stop"), "an external broker is not stopped by the study; for one it starts and stops, give start (type command)")
+		l.Add(join(path, "stop"), "an external broker is not stopped by the study; for one it starts and stops, give start (type command)")
 	}
 	if b.Type != TypeExternal && b.Restart != "" {
-		l.add(join(path, "restart"), "the study starts this broker afresh for every cell (stop, then start); restart is for an external broker")
+		l.Add(join(path, "restart"), "the study starts this broker afresh for every cell (stop, then start); restart is for an external broker")
 	}
 	if b.Address == "" {
 		b.Address = "127.0.0.1:{port}"
 	}
 	if host, port, err := net.SplitHostPort(b.Address); err != nil || host == "" || port == "" {
-		l.add(join(path, "address"), "%q is not host:port (e.g. 127.0.0.1:1883, or 127.0.0.1:{port} for a free port)", b.Address)
+		l.Add(join(path, "address"), "%q is not host:port (e.g. 127.0.0.1:1883, or 127.0.0.1:{port} for a free port)", b.Address)
 	} else if port == "{port}" && b.Type == TypeExternal {
-		l.add(join(path, "address"), "%q: {port} is for brokers the study starts; give the external broker's port", b.Address)
+		l.Add(join(path, "address"), "%q: {port} is for brokers the study starts; give the external broker's port", b.Address)
 	} else if n, err := strconv.Atoi(port); port != "{port}" && (err != nil || n < 1 || n > 65535) {
-		l.add(join(path, "address"), "%q: the port must be 1-65535 or {port}", b.Address)
+		l.Add(join(path, "address"), "%q: the port must be 1-65535 or {port}", b.Address)
 	}
 	if strings.Contains(b.Address, "{port}") && b.Type == TypeCommand && !strings.Contains(b.Start, "{port}") && !strings.Contains(b.Start, "{addr}") {
-		l.add(join(path, "start"), "%q does not use {port} or {addr}: the broker would not listen on the port the study picks", b.Start)
+		l.Add(join(path, "start"), "%q does not use {port} or {addr}: the broker would not listen on the port the study picks", b.Start)
 	}
 	return b
 }
@@ -328,16 +309,16 @@ var scenarioSpecFields = []string{"scenario", "label", "set", "sweep"}
 func (c *Campaign) decodeScenario(v any, path string, l *errList) (sp ScenarioSpec) {
 	obj, ok := v.(*object)
 	if !ok {
-		l.add(path, "%s: want an object such as {\"scenario\": \"quick-p2p-100\"}", show(v))
+		l.Add(path, "%s: want an object such as {\"scenario\": \"quick-p2p-100\"}", show(v))
 		return sp
 	}
-	before := len(l.errs)
-	defer func() { sp.bad = len(l.errs) > before }()
+	before := len(l.Errs)
+	defer func() { sp.bad = len(l.Errs) > before }()
 	unknown(obj, path, scenarioSpecFields, l)
 	if v, ok := obj.Get("scenario"); ok {
 		sp.Scenario = str(v, join(path, "scenario"), l)
 	} else {
-		l.add(join(path, "scenario"), "missing: a built-in scenario name (mqblast scenarios) or a file")
+		l.Add(join(path, "scenario"), "missing: a built-in scenario name (mqblast scenarios) or a file")
 	}
 	if sp.Scenario != "" {
 		if s, ok := scenario.Builtin(sp.Scenario); ok {
@@ -349,7 +330,7 @@ func (c *Campaign) decodeScenario(v any, path string, l *errList) (sp ScenarioSp
 			}
 			s, err := scenario.Load(p)
 			if err != nil {
-				l.add(join(path, "scenario"), "%q is neither a built-in scenario (mqblast scenarios) nor a valid file: %v", sp.Scenario, err)
+				l.Add(join(path, "scenario"), "%q is neither a built-in scenario (mqblast scenarios) nor a valid file: %v", sp.Scenario, err)
 			} else {
 				abs, _ := filepath.Abs(p)
 				sp.base, sp.path = s, abs
@@ -369,12 +350,12 @@ func (c *Campaign) decodeScenario(v any, path string, l *errList) (sp ScenarioSp
 	if v, ok := obj.Get("set"); ok {
 		o, ok := v.(*object)
 		if !ok {
-			l.add(join(path, "set"), "%s: want an object of field paths and values, e.g. {\"parameters.publish_rate\": 4}", show(v))
+			l.Add(join(path, "set"), "%s: want an object of field paths and values, e.g. {\"parameters.publish_rate\": 4}", show(v))
 		} else {
 			for i, k := range o.Keys {
 				t, ok := setText(o.Vals[i])
 				if !ok {
-					l.add(join(join(path, "set"), k), "%s: want a string, number or boolean", show(o.Vals[i]))
+					l.Add(join(join(path, "set"), k), "%s: want a string, number or boolean", show(o.Vals[i]))
 				}
 				sp.Set = append(sp.Set, KV{Path: k, Value: t})
 			}
@@ -383,7 +364,7 @@ func (c *Campaign) decodeScenario(v any, path string, l *errList) (sp ScenarioSp
 	if v, ok := obj.Get("sweep"); ok {
 		o, ok := v.(*object)
 		if !ok {
-			l.add(join(path, "sweep"), "%s: want an object of field paths and value lists, e.g. {\"parameters.payload_size\": [\"1KB\", \"10KB\"]}", show(v))
+			l.Add(join(path, "sweep"), "%s: want an object of field paths and value lists, e.g. {\"parameters.payload_size\": [\"1KB\", \"10KB\"]}", show(v))
 		} else {
 			for i, k := range o.Keys {
 				sw := Sweep{Path: k}
@@ -393,7 +374,7 @@ func (c *Campaign) decodeScenario(v any, path string, l *errList) (sp ScenarioSp
 					for j, x := range vv {
 						t, ok := setText(x)
 						if !ok {
-							l.add(index(kp, j), "%s: want a string, number or boolean", show(x))
+							l.Add(index(kp, j), "%s: want a string, number or boolean", show(x))
 							if sw.bad == nil {
 								sw.bad = map[int]bool{}
 							}
@@ -406,10 +387,10 @@ func (c *Campaign) decodeScenario(v any, path string, l *errList) (sp ScenarioSp
 						sw.Values = append(sw.Values, strings.TrimSpace(x))
 					}
 				default:
-					l.add(kp, "%s: want a list of values, e.g. [\"1KB\", \"10KB\"] or \"1KB,10KB\"", show(vv))
+					l.Add(kp, "%s: want a list of values, e.g. [\"1KB\", \"10KB\"] or \"1KB,10KB\"", show(vv))
 				}
 				if len(sw.Values) == 0 {
-					l.add(kp, "empty: a sweep needs at least one value")
+					l.Add(kp, "empty: a sweep needs at least one value")
 				}
 				sp.Sweep = append(sp.Sweep, sw)
 			}
@@ -427,11 +408,11 @@ func (c *Campaign) checkCells(l *errList) {
 		if sp.base == nil {
 			continue
 		}
-		before := len(l.errs)
+		before := len(l.Errs)
 		for _, kv := range sp.Set {
 			s := sp.base.Clone()
 			if err := s.Set(kv.Path, kv.Value); err != nil {
-				l.add(join(join(path, "set"), kv.Path), "%s", oneLine(err))
+				l.Add(join(join(path, "set"), kv.Path), "%s", oneLine(err))
 			}
 		}
 		for _, sw := range sp.Sweep {
@@ -441,11 +422,11 @@ func (c *Campaign) checkCells(l *errList) {
 				}
 				s := sp.base.Clone()
 				if err := s.Set(sw.Path, v); err != nil {
-					l.add(index(join(join(path, "sweep"), sw.Path), j), "%s", oneLine(err))
+					l.Add(index(join(join(path, "sweep"), sw.Path), j), "%s", oneLine(err))
 				}
 			}
 		}
-		if len(l.errs) > before || sp.bad {
+		if len(l.Errs) > before || sp.bad {
 			continue
 		}
 		for _, combo := range sp.combos() {
@@ -454,7 +435,7 @@ func (c *Campaign) checkCells(l *errList) {
 				_, err = scenario.NewPlan(s)
 			}
 			if err != nil {
-				l.add(path, "the cell %s is not a valid scenario: %s", comboName(combo), oneLine(err))
+				l.Add(path, "the cell %s is not a valid scenario: %s", comboName(combo), oneLine(err))
 			}
 		}
 	}
@@ -520,24 +501,15 @@ func comboName(combo []KV) string {
 // oneLine joins a multi-line error into one line.
 func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
 
+// unknown reports the keys of obj that are not known fields.
 func unknown(obj *object, path string, known []string, l *errList) {
-	for _, k := range obj.Keys {
-		found := false
-		for _, f := range known {
-			if k == f {
-				found = true
-			}
-		}
-		if !found {
-			l.add(join(path, k), "unknown field%s", suggest(k, known))
-		}
-	}
+	strictjson.Fields(obj, path, known, l, nil)
 }
 
 func str(v any, path string, l *errList) string {
 	s, ok := v.(string)
 	if !ok {
-		l.add(path, "%s: want a string", show(v))
+		l.Add(path, "%s: want a string", show(v))
 	}
 	return s
 }
@@ -545,7 +517,7 @@ func str(v any, path string, l *errList) string {
 func strs(v any, path string, l *errList) []string {
 	arr, ok := v.([]any)
 	if !ok {
-		l.add(path, "%s: want an array of strings", show(v))
+		l.Add(path, "%s: want an array of strings", show(v))
 		return nil
 	}
 	out := make([]string, 0, len(arr))
@@ -555,42 +527,27 @@ func strs(v any, path string, l *errList) []string {
 	return out
 }
 
-func integer(v any) (int, bool) {
-	n, ok := v.(json.Number)
-	if !ok {
-		return 0, false
-	}
-	i, err := strconv.Atoi(string(n))
-	return i, err == nil
-}
+// integer reads a whole number, as scenario files do.
+var integer = strictjson.Integer
 
+// secs reads the time span at key of obj (a dotted path whose last part is the key): 0
+// when it is absent; it must be above 0 (at or above with zeroOK) and at most a day.
 func secs(obj *object, key string, zeroOK bool, l *errList) time.Duration {
 	name := key[strings.LastIndexByte(key, '.')+1:]
 	v, ok := obj.Get(name)
 	if !ok {
 		return 0
 	}
-	var f float64
-	var err error
-	switch x := v.(type) {
-	case json.Number:
-		f, err = strconv.ParseFloat(string(x), 64)
-	case string:
-		var d time.Duration
-		d, err = time.ParseDuration(x)
-		f = d.Seconds()
-	default:
-		err = fmt.Errorf("not a number")
-	}
-	if err != nil || math.IsNaN(f) || f < 0 || (f == 0 && !zeroOK) || f > 86400 {
+	d, ok := strictjson.Seconds(v, 24*time.Hour)
+	if !ok || d < 0 || (d == 0 && !zeroOK) {
 		want := "> 0"
 		if zeroOK {
 			want = ">= 0"
 		}
-		l.add(key, "%s: want seconds %s (a number, or a Go duration such as \"1.5s\"), at most a day", show(v), want)
+		l.Add(key, "%s: want seconds %s (a number, or a Go duration such as \"1.5s\"), at most a day", show(v), want)
 		return 0
 	}
-	return time.Duration(f * float64(time.Second))
+	return d
 }
 
 func oneOf(v any, path string, allowed []string, l *errList) string {
@@ -600,6 +557,6 @@ func oneOf(v any, path string, allowed []string, l *errList) string {
 			return s
 		}
 	}
-	l.add(path, "%s: want one of %s%s", show(v), strings.Join(allowed, ", "), suggest(s, allowed))
+	l.Add(path, "%s: want one of %s%s", show(v), strings.Join(allowed, ", "), suggest(s, allowed))
 	return allowed[0]
 }

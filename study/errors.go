@@ -1,11 +1,8 @@
 package study
 
 import (
-	"errors"
-	"fmt"
-
+	"github.com/mqblast/mqblast/internal/strictjson"
 	"github.com/mqblast/mqblast/internal/textdist"
-	"github.com/mqblast/mqblast/scenario"
 )
 
 // Error is one problem with a campaign, on one line: the file, the JSON path of the field
@@ -17,30 +14,17 @@ import (
 // them one by one.
 //
 // It is scenario's Error, so that scenario and campaign files report alike.
-type Error = scenario.Error
+type Error = strictjson.Error
 
 // Errors returns the campaign problems held in err, or nil when it holds none.
-func Errors(err error) []*Error { return scenario.Errors(err) }
+func Errors(err error) []*Error { return strictjson.Errors(err) }
 
-type errList struct {
-	file string
-	errs []error
-}
+type errList = strictjson.List
 
-func (l *errList) add(path, format string, args ...any) {
-	l.errs = append(l.errs, &Error{File: l.file, Path: path, Msg: fmt.Sprintf(format, args...)})
-}
-
-func (l *errList) err() error { return errors.Join(l.errs...) }
-
-func join(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
-}
-
-func index(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }
+var (
+	join  = strictjson.Join
+	index = strictjson.Index
+)
 
 // suggest: see textdist.Suggest.
 func suggest(name string, candidates []string) string {

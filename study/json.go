@@ -2,7 +2,6 @@ package study
 
 import (
 	"encoding/json"
-	"fmt"
 	"strconv"
 
 	"github.com/mqblast/mqblast/internal/strictjson"
@@ -12,27 +11,8 @@ import (
 // order must be the file's.
 type object = strictjson.Object
 
-// parseJSON decodes data into *object, []any, json.Number, string, bool and nil values.
-func parseJSON(data []byte) (any, error) { return strictjson.Parse(data) }
-
 // show renders a value for a message the way it would appear in the file.
-func show(v any) string {
-	switch v := v.(type) {
-	case string:
-		return strconv.Quote(v)
-	case json.Number:
-		return v.String()
-	case bool:
-		return strconv.FormatBool(v)
-	case nil:
-		return "null"
-	case []any:
-		return "an array"
-	case *object:
-		return "an object"
-	}
-	return fmt.Sprint(v)
-}
+func show(v any) string { return strictjson.Show(v) }
 
 // setText turns a sweep or set value into the text --set takes.
 func setText(v any) (string, bool) {

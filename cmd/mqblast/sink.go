@@ -4,14 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mqblast/mqblast/codec"
+	"github.com/mqblast/mqblast/scenario"
 	"github.com/mqblast/mqblast/sink"
 )
 
@@ -100,11 +99,11 @@ func sinkConfig(sf *sinkFlags) (sink.Config, error) {
 	}
 	cfg.ReceiveMaximum, cfg.TopicAliasMaximum = uint16(sf.recvMax), uint16(sf.aliasMax)
 	var err error
-	if cfg.MaxPacketSize, err = parseByteSize(sf.maxPacket); err != nil || cfg.MaxPacketSize < 64 || cfg.MaxPacketSize > maxPacket {
-		return cfg, fmt.Errorf("--max-packet-size %q: want a size from 64 to 256MiB, e.g. 1MiB", sf.maxPacket)
+	if cfg.MaxPacketSize, err = scenario.ParseSize(sf.maxPacket); err != nil || cfg.MaxPacketSize < 64 || cfg.MaxPacketSize > maxPacket {
+		return cfg, fmt.Errorf("--max-packet-size %q: want a size from 64 to 256MiB (bytes, or with a unit: %s), e.g. 1MiB", sf.maxPacket, scenario.SizeUnits)
 	}
-	if cfg.MaxOutput, err = parseByteSize(sf.maxOutput); err != nil || cfg.MaxOutput < 1024 {
-		return cfg, fmt.Errorf("--max-output %q: want a size of at least 1KiB, e.g. 1MiB", sf.maxOutput)
+	if cfg.MaxOutput, err = scenario.ParseSize(sf.maxOutput); err != nil || cfg.MaxOutput < 1024 {
+		return cfg, fmt.Errorf("--max-output %q: want a size of at least 1KiB (bytes, or with a unit: %s), e.g. 1MiB", sf.maxOutput, scenario.SizeUnits)
 	}
 	if sf.interval <= 0 {
 		return cfg, fmt.Errorf("--interval %v: want a positive duration, e.g. 1s", sf.interval)
@@ -112,31 +111,12 @@ func sinkConfig(sf *sinkFlags) (sink.Config, error) {
 	return cfg, nil
 }
 
-// parseByteSize reads "65536", "64KiB", "1MiB" or "1GiB".
-func parseByteSize(s string) (int, error) {
-	mult := 1
-	for _, u := range []struct {
-		suffix string
-		n      int
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"B", 1}} {
-		if t, ok := strings.CutSuffix(s, u.suffix); ok {
-			s, mult = t, u.n
-			break
-		}
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil || n < 0 || n > math.MaxInt32/mult {
-		return 0, fmt.Errorf("bad size %q", s)
-	}
-	return n * mult, nil
-}
-
 // maxPacket is the largest MQTT packet: a remaining length of 268,435,455 bytes and the
 // five bytes of its fixed header.
 const maxPacket = codec.MaxRemainingLength + 5
 
-// packetSize is a flag holding a packet size in bytes, given as a number or with KiB, MiB
-// or GiB: 0 (the default it stands for) or 64 bytes to MQTT's largest packet.
+// packetSize is a flag holding a packet size in bytes, given as scenario.ParseSize reads it:
+// 0 (the default it stands for) or 64 bytes to MQTT's largest packet.
 type packetSize struct{ p *int }
 
 func (v packetSize) String() string {
@@ -147,9 +127,9 @@ func (v packetSize) String() string {
 }
 
 func (v packetSize) Set(s string) error {
-	n, err := parseByteSize(s)
+	n, err := scenario.ParseSize(s)
 	if err != nil || (n != 0 && (n < 64 || n > maxPacket)) {
-		return fmt.Errorf("want 0 or a size from 64 to 256MiB, e.g. 1MiB")
+		return fmt.Errorf("want 0 or a size from 64 to 256MiB (bytes, or with a unit: %s), e.g. 1MiB", scenario.SizeUnits)
 	}
 	*v.p = n
 	return nil

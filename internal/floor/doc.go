@@ -1,7 +1,7 @@
 // Package floor is the client's per-message floor: a minimal raw-socket MQTT client that
 // makes the reads and writes mqblast's engine makes for the same plan, and nothing else, so
 // that the CPU mqblast spends per message can be held against what the system calls alone
-// cost on the same host (make bench-floor).
+// cost on the same host (make bench-floor, which builds its command, internal/cmd/floor).
 //
 // It runs the engine's kind of loop: one goroutine per loop with its own epoll set,
 // client i on loop i%Loops, non-blocking sockets with TCP_NODELAY and SO_TIMESTAMPNS,

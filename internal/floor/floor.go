@@ -10,9 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/mqblast/mqblast/reactor"
+	"github.com/mqblast/mqblast/tuning"
 )
 
 // Config is what a floor run connects and for how long.
@@ -239,19 +238,4 @@ func inboundLimit(ec *reactor.Config) uint32 {
 }
 
 // cpuTime returns the CPU time (user and system) of the process.
-func cpuTime() time.Duration {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// sockaddr converts an address and port to the form connect(2) and bind(2) take.
-func sockaddr(ap netip.AddrPort) unix.Sockaddr {
-	a := ap.Addr()
-	if a.Is4() || a.Is4In6() {
-		return &unix.SockaddrInet4{Port: int(ap.Port()), Addr: a.Unmap().As4()}
-	}
-	return &unix.SockaddrInet6{Port: int(ap.Port()), Addr: a.As16()}
-}
+var cpuTime = tuning.SelfCPU

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mqblast/mqblast/internal/dueheap"
+	"github.com/mqblast/mqblast/internal/epoll"
 )
 
 // The engine's timing constants (reactor: publishGrain, scanInterval, yieldInterval,
@@ -89,24 +90,14 @@ type loop struct {
 }
 
 func newLoop(f *floor, idx int, brokers []netip.AddrPort) (*loop, error) {
-	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	ep, evfd, err := epoll.New()
 	if err != nil {
-		return nil, fmt.Errorf("floor: epoll_create1: %w", err)
-	}
-	evfd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
-	if err != nil {
-		_ = unix.Close(ep)
-		return nil, fmt.Errorf("floor: eventfd: %w", err)
-	}
-	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, evfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(evfd), Pad: -1}); err != nil {
-		_ = unix.Close(ep)
-		_ = unix.Close(evfd)
-		return nil, fmt.Errorf("floor: epoll_ctl: %w", err)
+		return nil, fmt.Errorf("floor: %w", err)
 	}
 	l := &loop{f: f, idx: idx, ep: ep, evfd: evfd, events: make([]unix.EpollEvent, 512),
 		rbuf: make([]byte, readBufferSize), out: make([]byte, 0, maxBatch+4096)}
 	for _, b := range brokers { // each loop its own: x/sys/unix encodes into the value on each call
-		l.brokers = append(l.brokers, sockaddr(b))
+		l.brokers = append(l.brokers, epoll.Sockaddr(b))
 	}
 	return l, nil
 }
@@ -135,7 +126,7 @@ func (l *loop) run() {
 		if wake != never {
 			timeout = max(wake-f.now(), 0)
 		}
-		n, err := epollWait(l.ep, l.events, timeout)
+		n, err := epoll.Wait(l.ep, l.events, timeout)
 		if err != nil && !errors.Is(err, unix.EINTR) {
 			l.lost(nil, err)
 			break
@@ -497,30 +488,6 @@ func (l *loop) closeAll() {
 
 // closeEventfd closes the loop's eventfd once nothing wakes it any more.
 func (l *loop) closeEventfd() { _ = unix.Close(l.evfd) }
-
-// epollWait waits in epoll_pwait2 for at most timeout ns (negative: without limit), as
-// the engine does.
-func epollWait(ep int, events []unix.EpollEvent, timeout int64) (int, error) {
-	var ts *unix.Timespec
-	var t unix.Timespec
-	if timeout >= 0 {
-		t = unix.NsecToTimespec(timeout)
-		ts = &t
-	}
-	n, _, errno := unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(ep), uintptr(unsafe.Pointer(&events[0])),
-		uintptr(len(events)), uintptr(unsafe.Pointer(ts)), 0, 0)
-	if errno == unix.ENOSYS {
-		ms := -1
-		if timeout >= 0 {
-			ms = int((timeout + 999_999) / 1_000_000)
-		}
-		return unix.EpollWait(ep, events, ms)
-	}
-	if errno != 0 {
-		return 0, errno
-	}
-	return int(n), nil
-}
 
 // Due and SetIndex make a publisher a dueheap.Item, as the engine's are.
 func (p *pub) Due() int64       { return p.next }

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mqblast/mqblast/codec"
+	"github.com/mqblast/mqblast/internal/epoll"
 	"github.com/mqblast/mqblast/reactor"
 )
 
@@ -63,7 +64,7 @@ func (l *loop) connect(i int, spec *reactor.ClientSpec) error {
 		if err := unix.SetsockoptInt(fd, unix.SOL_IP, unix.IP_BIND_ADDRESS_NO_PORT, 1); err != nil {
 			return fmt.Errorf("setsockopt IP_BIND_ADDRESS_NO_PORT: %w", err)
 		}
-		if err := unix.Bind(fd, sockaddr(netip.AddrPortFrom(spec.Source, 0))); err != nil {
+		if err := unix.Bind(fd, epoll.Sockaddr(netip.AddrPortFrom(spec.Source, 0))); err != nil {
 			return fmt.Errorf("bind %v: %w", spec.Source, err)
 		}
 	}
@@ -71,7 +72,7 @@ func (l *loop) connect(i int, spec *reactor.ClientSpec) error {
 		return fmt.Errorf("connect: %w", err)
 	}
 	v := codec.Version(spec.Version)
-	if err := writeAll(fd, appendConnect(nil, spec, l.f.maxIn)); err != nil {
+	if err := writeAll(fd, reactor.AppendConnect(nil, spec, l.f.maxIn)); err != nil {
 		return fmt.Errorf("write CONNECT: %w", err)
 	}
 	h, body, err := c.readPacket()
@@ -174,29 +175,6 @@ func writeAll(fd int, b []byte) error {
 		b = b[n:]
 	}
 	return nil
-}
-
-// appendConnect appends spec's CONNECT as the engine encodes it: a 5.0 CONNECT announces
-// maxIn as its Maximum Packet Size unless spec.Props sets one.
-func appendConnect(dst []byte, s *reactor.ClientSpec, maxIn uint32) []byte {
-	p := codec.Connect{ClientID: []byte(s.ID), KeepAlive: uint16(s.Keepalive / time.Second), CleanStart: s.CleanStart}
-	if s.Username != "" {
-		p.HasUsername, p.Username = true, []byte(s.Username)
-	}
-	if s.Password != "" {
-		p.HasPassword, p.Password = true, []byte(s.Password)
-	}
-	v := codec.Version(s.Version)
-	if v == codec.V5 {
-		if s.Props != nil {
-			p.Props = *s.Props
-		}
-		if !p.Props.Has(codec.PropMaximumPacketSize) && maxIn > 0 {
-			p.Props.Set(codec.PropMaximumPacketSize)
-			p.Props.MaximumPacketSize = maxIn
-		}
-	}
-	return codec.AppendConnect(dst, &p, v)
 }
 
 // newPub pre-encodes sp's PUBLISH for connection c as the engine would send it on a

@@ -58,3 +58,26 @@ func TestWhere(t *testing.T) {
 		}
 	}
 }
+
+// TestFields: known keys reach the callback in file order with their paths, an unknown
+// key is reported at its path with a suggestion.
+func TestFields(t *testing.T) {
+	v, err := Parse([]byte(`{"b": 1, "addrss": 2, "a": "x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &List{File: "f.json"}
+	var got []string
+	Fields(v.(*Object), "top", []string{"a", "b", "address"}, l, func(key string, _ any, path string) {
+		got = append(got, key+"@"+path)
+	})
+	if strings.Join(got, " ") != "b@top.b a@top.a" {
+		t.Errorf("walked %v", got)
+	}
+	if err := l.Err(); err == nil || err.Error() != `f.json: top.addrss: unknown field (did you mean "address"?)` {
+		t.Errorf("error %v", err)
+	}
+	if len(Errors(l.Err())) != 1 {
+		t.Errorf("Errors: %v", Errors(l.Err()))
+	}
+}

@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"bufio"
 	"encoding/json"
 	"math"
 	"net"
@@ -17,6 +16,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/mqblast/mqblast/internal/doctable"
 	"github.com/mqblast/mqblast/result"
 )
 
@@ -208,23 +208,10 @@ func TestServePortTaken(t *testing.T) {
 
 // TestDocListsMetrics: docs/outputs.md lists exactly the metrics served, in order.
 func TestDocListsMetrics(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "..", "docs", "outputs.md"))
+	names, err := doctable.Column(filepath.Join("..", "..", "docs", "outputs.md"), "## Prometheus",
+		regexp.MustCompile("^\\| `(mqblast_[a-z_]+)`"))
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer f.Close()
-	var names []string
-	in := false
-	row := regexp.MustCompile("^\\| `(mqblast_[a-z_]+)`")
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		l := sc.Text()
-		if strings.HasPrefix(l, "## ") {
-			in = strings.HasPrefix(l, "## Prometheus")
-		}
-		if m := row.FindStringSubmatch(l); in && m != nil {
-			names = append(names, m[1])
-		}
 	}
 	if !slices.Equal(names, Names()) {
 		t.Errorf("docs/outputs.md lists\n%v\nthe code serves\n%v", names, Names())
