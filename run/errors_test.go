@@ -14,14 +14,14 @@ func TestErrorKinds(t *testing.T) {
 	cause := errors.New("cause")
 	err := fmt.Errorf("--net: %w", usage(cause))
 	var re *Error
-	if !errors.As(err, &re) || re.Kind != ErrUsage || !errors.Is(err, ErrUsage) || !errors.Is(err, cause) {
+	if !errors.As(err, &re) || !errors.Is(re.Kind, ErrUsage) || !errors.Is(err, ErrUsage) || !errors.Is(err, cause) {
 		t.Errorf("usage error %v: kind not found", err)
 	}
 	if err.Error() != "--net: cause" {
 		t.Errorf("message %q", err)
 	}
 	inv := kind(ErrInvalid, usage(cause)) // a worker's runner that cannot be built
-	if !errors.As(inv, &re) || re.Kind != ErrInvalid {
+	if !errors.As(inv, &re) || !errors.Is(re.Kind, ErrInvalid) {
 		t.Errorf("outer kind of %v: %v", inv, re.Kind)
 	}
 	if kind(ErrUsage, nil) != nil {

@@ -54,12 +54,12 @@ func codeOf(err error) int {
 	}
 	var re *run.Error
 	if errors.As(err, &re) {
-		switch re.Kind {
-		case run.ErrUsage:
+		switch k := re.Kind; { // the outermost kind decides
+		case errors.Is(k, run.ErrUsage):
 			return exitUsage
-		case run.ErrInvalid:
+		case errors.Is(k, run.ErrInvalid):
 			return exitInvalid
-		case run.ErrNotReady:
+		case errors.Is(k, run.ErrNotReady):
 			return exitNotReady
 		}
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -35,7 +34,6 @@ type runFlags struct {
 	format   string
 	outputs  run.Outputs // --csv, --hlog, --metrics (outputs.go)
 	noCheck  bool
-	checks   json.RawMessage // the host checks' report, for the result's host.checks
 	loops    int
 	worker   bool
 	idStart  int
