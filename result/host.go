@@ -2,8 +2,9 @@ package result
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
+
+	"github.com/mqblast/mqblast/internal/countfmt"
 )
 
 // Clock is the kernel's estimate of its wall clock's error, as adjtimex(2) reports it: what
@@ -79,23 +80,5 @@ func (f KernelFinding) String() string {
 	if strings.HasPrefix(f.Counter, "tcp_mem_") {
 		sign = ""
 	}
-	return fmt.Sprintf("%s %s%s on the %s: %s — %s", f.Counter, sign, thousands(f.Delta), f.Where, f.Meaning, f.Fix)
-}
-
-// thousands formats n with commas between groups of three digits.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
+	return fmt.Sprintf("%s %s%s on the %s: %s — %s", f.Counter, sign, countfmt.Thousands(f.Delta), f.Where, f.Meaning, f.Fix)
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/mqblast/mqblast/internal/countfmt"
 )
 
 // KernelCounters holds the kernel's network counters of one network namespace, by name.
@@ -303,25 +305,7 @@ func (f KernelFinding) String() string {
 	if IsGauge(f.Counter) {
 		sign = ""
 	}
-	return fmt.Sprintf("%s %s%s on the %s: %s — %s", f.Counter, sign, thousands(f.Delta), f.Where, f.Meaning, f.Fix)
-}
-
-// thousands formats n with commas between groups of three digits.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
+	return fmt.Sprintf("%s %s%s on the %s: %s — %s", f.Counter, sign, countfmt.Thousands(f.Delta), f.Where, f.Meaning, f.Fix)
 }
 
 const (
@@ -384,9 +368,9 @@ func KernelFindings(delta KernelCounters, where string) []KernelFinding {
 			if p <= 0 || v < p {
 				continue
 			}
-			meaning = fmt.Sprintf("TCP holds %s pages, at or above the pressure threshold tcp_mem[1] = %s", thousands(v), thousands(p))
+			meaning = fmt.Sprintf("TCP holds %s pages, at or above the pressure threshold tcp_mem[1] = %s", countfmt.Thousands(v), countfmt.Thousands(p))
 			if h := delta[counterTCPMemHigh]; h > 0 && v >= h {
-				meaning = fmt.Sprintf("TCP holds %s pages, at or above the limit tcp_mem[2] = %s: allocations fail", thousands(v), thousands(h))
+				meaning = fmt.Sprintf("TCP holds %s pages, at or above the limit tcp_mem[2] = %s: allocations fail", countfmt.Thousands(v), countfmt.Thousands(h))
 			}
 		case "softnet_time_squeeze":
 			if sent := delta["OutSegs"]; sent > 0 && float64(v) <= squeezeShare*float64(sent) {
@@ -406,7 +390,7 @@ func KernelFindings(delta KernelCounters, where string) []KernelFinding {
 			meaning = "segments were retransmitted (no segments sent counted)"
 			if sent > 0 {
 				// OutSegs counts new segments only, so the share can exceed 100%.
-				meaning = fmt.Sprintf("segments were retransmitted: %.1f%% of the %s new segments sent", 100*float64(v)/float64(sent), thousands(sent))
+				meaning = fmt.Sprintf("segments were retransmitted: %.1f%% of the %s new segments sent", 100*float64(v)/float64(sent), countfmt.Thousands(sent))
 			}
 		}
 		out = append(out, KernelFinding{Counter: m.counter, Delta: v, Where: where, Meaning: meaning, Fix: m.fix})

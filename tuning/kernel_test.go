@@ -159,21 +159,6 @@ func TestKernelFindings(t *testing.T) {
 	}
 }
 
-func TestThousands(t *testing.T) {
-	check := func(n int64, want string) {
-		t.Helper()
-		if got := thousands(n); got != want {
-			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
-		}
-	}
-	check(0, "0")
-	check(999, "999")
-	check(1000, "1,000")
-	check(1204, "1,204")
-	check(123456789, "123,456,789")
-	check(-1234567, "-1,234,567")
-}
-
 // TestReadCgroupFakeTrees reads cgroup v2 and v1 fake trees by each kind of path, and says
 // what it tried when there is no cgroup.
 func TestReadCgroupFakeTrees(t *testing.T) {

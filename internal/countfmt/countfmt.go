@@ -1,12 +1,15 @@
-// Package countfmt formats the counts by cause that a result carries (messages unsent or
-// unexpected, subscriptions refused) for the text summaries of bench and report, so that
-// both write them alike.
+// Package countfmt formats counts for people: the counts by cause that a result carries
+// (messages unsent or unexpected, subscriptions refused) and large counts with thousands
+// separators, so that the text summaries and the findings of result, report and tuning write
+// them alike. It imports only the standard library (tuning, which imports none of the
+// project's other packages, uses it).
 package countfmt
 
 import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -23,4 +26,22 @@ func ByCause(m map[string]int64) string {
 		return ""
 	}
 	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// Thousands formats n with commas between groups of three digits.
+func Thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }

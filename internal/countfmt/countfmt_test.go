@@ -16,3 +16,18 @@ func TestByCause(t *testing.T) {
 		}
 	}
 }
+
+func TestThousands(t *testing.T) {
+	check := func(n int64, want string) {
+		t.Helper()
+		if got := Thousands(n); got != want {
+			t.Errorf("Thousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+	check(0, "0")
+	check(999, "999")
+	check(1000, "1,000")
+	check(1204, "1,204")
+	check(123456789, "123,456,789")
+	check(-1234567, "-1,234,567")
+}
