@@ -6,7 +6,8 @@
 //
 // Checks read, never guess: every value comes from /proc, /sys or getrlimit(2), under a root
 // path that tests point at a fake tree. What a run needs is described by [Needs]; deriving it
-// from a scenario plan is the caller's job, so tuning imports nothing of ours.
+// from a scenario plan is the caller's job, so tuning imports nothing of ours but a
+// text helper (internal/countfmt).
 //
 // tuning must not change system settings unless the user explicitly asks to apply: [Apply] is
 // the only function that writes, and only what [PlanChanges] listed; [RunCommands] runs the
