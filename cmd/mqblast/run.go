@@ -182,8 +182,8 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		if err := rf.outputs.Check(); err != nil {
 			return err
 		}
-		cmd.SetErr(progressWriter(cmd.ErrOrStderr())) // a connect bar on a terminal (progress.go)
-		defer endProgress(cmd.ErrOrStderr())
+		cmd.SetErr(bench.ProgressWriter(cmd.ErrOrStderr())) // a connect bar on a terminal (bench.ProgressWriter)
+		defer bench.EndProgress(cmd.ErrOrStderr())
 	}
 	if err := applyOverrides(s, rf); err != nil {
 		return err
