@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -50,7 +48,7 @@ intervals as CSV and as an HdrHistogram interval log (docs/outputs.md).`,
 					return err
 				}
 			}
-			r, err := readResultFile(args[0])
+			r, err := result.ReadFile(args[0])
 			if err != nil {
 				return err
 			}
@@ -98,7 +96,7 @@ Results of different scenarios are compared, but with a warning that names what 
 			}
 			in := make([]rpt.Input, len(args))
 			for i, path := range args {
-				r, err := readResultFile(path)
+				r, err := result.ReadFile(path)
 				if err != nil {
 					return err
 				}
@@ -119,22 +117,6 @@ Results of different scenarios are compared, but with a warning that names what 
 	}
 	cmd.Flags().StringVar(&html, "html", "", "also write the comparison as an HTML page to this file")
 	return cmd
-}
-
-// readResultFile reads and checks one result document.
-func readResultFile(path string) (*result.Result, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read the result document: %w", err)
-	}
-	var r result.Result
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: not a result document (mqblast run --out writes one): %w", path, err)
-	}
-	if r.Schema != result.Schema {
-		return nil, fmt.Errorf("%s: schema %q, want %q: not a result document of this mqblast", path, r.Schema, result.Schema)
-	}
-	return &r, nil
 }
 
 // runHTMLReport writes a finished (or interrupted) run's HTML report when --html asked for
