@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 
-	"github.com/mqblast/mqblast/bench"
 	"github.com/mqblast/mqblast/run"
 )
 
@@ -61,9 +60,11 @@ func codeOf(err error) int {
 			return exitInvalid
 		case run.ErrNotReady:
 			return exitNotReady
+		case run.ErrThreshold:
+			return exitThreshold
 		}
 	}
-	if errors.Is(err, bench.ErrInterrupted) {
+	if errors.Is(err, run.ErrInterrupted) {
 		return exitInterrupted
 	}
 	return exitFailed

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/run"
 )
 
 func init() { register(newMergeCmd) }
@@ -43,7 +44,7 @@ missing although its counts say it has values.`,
 			if err := result.CheckFiles(args, rs); err != nil {
 				return usageError(err)
 			}
-			return writeResult(cmd, result.Merge(rs), out, format)
+			return run.WriteResult(cmd.OutOrStdout(), cmd.ErrOrStderr(), result.Merge(rs), out, format)
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the merged document to this file")

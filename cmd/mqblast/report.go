@@ -118,16 +118,3 @@ Results of different scenarios are compared, but with a warning that names what 
 	cmd.Flags().StringVar(&html, "html", "", "also write the comparison as an HTML page to this file")
 	return cmd
 }
-
-// runHTMLReport writes a finished (or interrupted) run's HTML report when --html asked for
-// one; a failure to write it is the run's error only when the run itself succeeded.
-func runHTMLReport(cmd *cobra.Command, res *result.Result, rf *runFlags) error {
-	if rf.html == "" || res == nil {
-		return nil
-	}
-	name := ""
-	if rf.out != "" {
-		name = filepath.Base(rf.out)
-	}
-	return run.WriteHTMLReport(cmd.ErrOrStderr(), res, name, rf.html)
-}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -168,7 +167,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 			return err
 		}
 		rf.start = st
-		warnClock(cmd.ErrOrStderr(), bench.HostClock())
+		run.WarnClock(cmd.ErrOrStderr(), bench.HostClock())
 	}
 	shard, err := run.ResolveShard(rf.shard, os.Getenv)
 	if err != nil {
@@ -236,20 +235,4 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 // applyOverrides applies --set, --duration, --broker and --bind to s.
 func applyOverrides(s *scenario.Scenario, rf *runFlags) error {
 	return run.Overrides{Sets: rf.sets, Duration: rf.duration, Brokers: rf.brokers, Bind: rf.bind}.Apply(s)
-}
-
-// outcome maps a finished run to its exit code.
-func outcome(res *result.Result, err error, ctx context.Context) error {
-	var we *bench.WorkerError
-	switch {
-	case res.Interrupted || errors.Is(err, bench.ErrInterrupted) || ctx.Err() != nil:
-		return withCode(exitInterrupted, errors.New("interrupted: partial result written"))
-	case errors.As(err, &we) && we.Code != 0:
-		return withCode(we.Code, err)
-	case err != nil:
-		return err
-	case res.Connections.Established == 0:
-		return withCode(exitFailed, fmt.Errorf("no connection was established: %s", firstError(res)))
-	}
-	return nil
 }
