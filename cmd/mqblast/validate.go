@@ -3,13 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mqblast/mqblast/run"
-	"github.com/mqblast/mqblast/scenario"
 )
 
 func init() { register(newValidateCmd) }
@@ -44,19 +41,11 @@ It exits 0 when every scenario is valid and 3 when any is not.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			overrides, err := parseSets(sets)
+			overrides, err := run.ParseSets(sets)
 			if err != nil {
 				return err
 			}
-			invalid := 0
-			for _, arg := range args {
-				if err := validateOne(cmd.OutOrStdout(), arg, overrides, brokers); err != nil {
-					invalid++
-					for _, line := range strings.Split(err.Error(), "\n") {
-						fmt.Fprintln(cmd.ErrOrStderr(), line)
-					}
-				}
-			}
+			invalid := run.ValidateAll(cmd.OutOrStdout(), cmd.ErrOrStderr(), args, overrides, brokers)
 			if invalid > 0 {
 				return withCode(exitInvalid, fmt.Errorf("%d of %d scenarios invalid", invalid, len(args)))
 			}
@@ -67,27 +56,4 @@ It exits 0 when every scenario is valid and 3 when any is not.`,
 	fl.StringArrayVar(&sets, "set", nil, "override a field, PATH=VALUE (e.g. parameters.publish_rate=10); repeatable")
 	fl.StringSliceVar(&brokers, "broker", nil, "broker HOST:PORT[,HOST:PORT...] replacing the scenario's server")
 	return cmd
-}
-
-// parseSets reads the --set PATH=VALUE words.
-func parseSets(sets []string) ([][2]string, error) {
-	out := make([][2]string, 0, len(sets))
-	for _, kv := range sets {
-		path, value, ok := strings.Cut(kv, "=")
-		if !ok || path == "" {
-			return nil, usageError(fmt.Errorf("--set %q: want PATH=VALUE, e.g. parameters.publish_rate=10", run.RedactSet(kv)))
-		}
-		out = append(out, [2]string{path, value})
-	}
-	return out, nil
-}
-
-// validateOne checks one scenario and prints its plan's size; it returns every problem.
-func validateOne(w io.Writer, arg string, sets [][2]string, brokers []string) error {
-	s, p, err := run.Validate(arg, sets, brokers)
-	if err != nil {
-		return err
-	}
-	scenario.WritePlanSize(w, arg, s, p)
-	return nil
 }
