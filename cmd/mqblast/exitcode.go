@@ -53,7 +53,7 @@ func codeOf(err error) int {
 	}
 	var re *run.Error
 	if errors.As(err, &re) {
-		switch re.Kind {
+		switch re.Kind { //nolint:errorlint // the kind of the outermost run.Error is a sentinel, never wrapped
 		case run.ErrUsage:
 			return exitUsage
 		case run.ErrInvalid:

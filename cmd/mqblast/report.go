@@ -94,13 +94,13 @@ Results of different scenarios are compared, but with a warning that names what 
 					return err
 				}
 			}
-			in := make([]rpt.Input, len(args))
-			for i, path := range args {
-				r, err := result.ReadFile(path)
-				if err != nil {
-					return err
-				}
-				in[i] = rpt.Input{Name: path, Result: r}
+			rs, err := result.ReadFiles(args)
+			if err != nil {
+				return err
+			}
+			in := make([]rpt.Input, len(rs))
+			for i, r := range rs {
+				in[i] = rpt.Input{Name: args[i], Result: r}
 			}
 			if err := rpt.WriteCompare(cmd.OutOrStdout(), in); err != nil {
 				return err

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -34,7 +33,6 @@ type runFlags struct {
 	format   string
 	outputs  run.Outputs // --csv, --hlog, --metrics (outputs.go)
 	noCheck  bool
-	checks   json.RawMessage // the host checks' report, for the result's host.checks
 	loops    int
 	worker   bool
 	idStart  int
