@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -179,7 +178,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		if err := rf.outputs.Check(); err != nil {
 			return err
 		}
-		cmd.SetErr(bench.ProgressWriter(cmd.ErrOrStderr())) // a connect bar on a terminal (bench.ProgressWriter)
+		cmd.SetErr(bench.ProgressWriter(cmd.ErrOrStderr())) // a connect bar on a terminal
 		defer bench.EndProgress(cmd.ErrOrStderr())
 	}
 	if err := applyOverrides(s, rf); err != nil {
@@ -207,27 +206,8 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	if rf.worker {
 		return run.Worker(cmd.Context(), plan, o, cmd.InOrStdin(), cmd.OutOrStdout(), codeOf)
 	}
-	if o.Procs, err = run.ChooseProcs(rf.procs, plan); err != nil {
-		return err
-	}
-	if !rf.noCheck {
-		if o.Checks, err = run.Preflight(cmd.ErrOrStderr(), plan, o.Procs); err != nil {
-			return err
-		}
-	}
-	if err := rf.outputs.Serve(cmd.ErrOrStderr(), plan.Len()); err != nil {
-		return err
-	}
-	defer rf.outputs.Stop(cmd.Context(), cmd.ErrOrStderr())
-	if rf.sink && len(rf.brokers) > 0 {
-		return usageError(errors.New("--sink and --broker: pick one (--sink starts its own server on loopback)"))
-	}
-	o.OnInterval = rf.outputs.OnInterval(cmd.ErrOrStderr())
-	res, err := run.Execute(cmd.Context(), plan, o)
-	if res == nil {
-		return err
-	}
-	return report(cmd, res, err, rf)
+	return run.Launch{Procs: rf.procs, Check: !rf.noCheck, Outputs: &rf.outputs, Brokers: len(rf.brokers) > 0,
+		Report: runReport(cmd, rf)}.Run(cmd.Context(), plan, o)
 }
 
 // applyOverrides applies --set, --duration, --broker and --bind to s.

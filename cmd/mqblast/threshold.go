@@ -3,7 +3,6 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/run"
 	"github.com/mqblast/mqblast/scenario"
 )
@@ -31,9 +30,9 @@ func checkThresholds(s *scenario.Scenario, rf *runFlags) error {
 	return nil
 }
 
-// report writes res with the run's thresholds evaluated and returns the run's outcome
-// (run.Report.Finish).
-func report(cmd *cobra.Command, res *result.Result, runErr error, rf *runFlags) error {
+// runReport says what the end of a run writes: the result with the run's thresholds
+// evaluated (run.Report.Finish).
+func runReport(cmd *cobra.Command, rf *runFlags) run.Report {
 	return run.Report{Evaluate: rf.evaluate, Outputs: &rf.outputs, Out: rf.out, HTML: rf.html, Format: rf.format,
-		Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()}.Finish(cmd.Context(), res, runErr)
+		Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()}
 }
