@@ -56,7 +56,7 @@ func (f *quickFlags) register(cmd *cobra.Command, prefix string, duration time.D
 	fl.IntVarP(&f.run.idStart, "startnumber", "n", 0, "number of the first client (client id = prefix + number)")
 	fl.DurationVar(&f.duration, "duration", duration, durationHelp)
 	fl.StringVar(&f.run.out, "out", "", "write the result document (JSON) to this file")
-	fl.StringVar(&f.run.html, "html", "", "write the HTML report of the run to this file (report.go)")
+	fl.StringVar(&f.run.html, "html", "", "write the HTML report of the run to this file (also of an interrupted run)")
 	fl.StringVar(&f.run.format, "format", "text", "stdout format: text (summary) or json (the result document)")
 	fl.StringVar(&f.run.procs, "procs", "auto", "worker processes: auto (as many as the descriptor limit needs) or N")
 	fl.BoolVar(&f.run.noCheck, "no-check", false, "skip the host checks before the run")

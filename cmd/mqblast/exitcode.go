@@ -53,8 +53,8 @@ func codeOf(err error) int {
 	}
 	var re *run.Error
 	if errors.As(err, &re) {
-		switch re.Kind { //nolint:errorlint // the kind of the outermost run.Error is a sentinel, never wrapped
-		case run.ErrUsage:
+		switch re.Kind {
+		case run.ErrUsage: //nolint:errorlint // the outermost run.Error's kind, a sentinel never wrapped
 			return exitUsage
 		case run.ErrInvalid:
 			return exitInvalid

@@ -23,7 +23,7 @@ type runFlags struct {
 	sets     []string
 	bind     []string
 	out      string
-	html     string // --html (report.go)
+	html     string // --html (run.Report)
 	duration time.Duration
 	procs    string
 	shard    string
@@ -49,7 +49,7 @@ type runFlags struct {
 	tls          reactor.TLSOptions  // --cacert, --cert, ... (tls.go)
 }
 
-// registerShardFlags adds --shard and --start-at (shard.go), for run and the quick verbs.
+// registerShardFlags adds --shard and --start-at, for run and the quick verbs.
 func (rf *runFlags) registerShardFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&rf.shard, "shard", "", "run shard I of N of the scenario (I/N, 0-based), e.g. on several hosts; "+
 		"auto: I from $"+run.EnvShardIndex+" (a Kubernetes Indexed Job), N from $"+run.EnvShardCount)
@@ -172,7 +172,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	}
 	rf.shard = shard
 	if !rf.worker {
-		if err := checkInputs(cmd, rf); err != nil { // flagcheck.go
+		if err := checkInputs(cmd, rf); err != nil {
 			return err
 		}
 		if err := rf.outputs.Check(); err != nil {
