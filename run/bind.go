@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // ExpandInterfaces replaces interface names in a --bind list by their addresses.
@@ -177,4 +178,40 @@ func hostAddrs() []string {
 		out = append(out, ipn.IP.String())
 	}
 	return out
+}
+
+// Inputs are the flags of a run that can be checked before any socket opens.
+type Inputs struct {
+	Duration      time.Duration // --duration, checked when DurationGiven
+	DurationGiven bool
+	Loops         int      // --loops
+	BindFlag      string   // the name of the flag of Bind: --bind, or --ifaddr
+	Bind          []string // source addresses, ranges, CIDRs or interfaces
+	HTML, Out     string   // the files of --html and --out
+}
+
+// Check checks the inputs: --duration and --loops in range, an --out file that can be
+// written, and Bind words that are addresses of this host, ranges or CIDRs of them, or
+// interfaces. Every error is a usage error naming the flag, its value and the fix.
+func (in Inputs) Check() error {
+	if in.DurationGiven && in.Duration <= 0 {
+		return usage(fmt.Errorf("--duration %v: must be more than 0 (e.g. --duration 30s)", in.Duration))
+	}
+	if in.Loops < 0 {
+		return usage(fmt.Errorf("--loops %d: must be 0 (one event loop per core) or more", in.Loops))
+	}
+	if err := CheckBind(in.BindFlag, in.Bind); err != nil {
+		return usage(err)
+	}
+	if in.HTML != "" {
+		if err := CheckOut("--html", in.HTML, "report.html"); err != nil {
+			return err
+		}
+	}
+	if in.Out != "" {
+		if err := CheckOut("--out", in.Out, "result.json"); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -9,15 +9,19 @@
 // addresses, output files, descriptor limits and the host checks, the broker process to
 // watch, TLS files), the start time of publishing (--start-at), the run's outputs (CSV, hlog,
 // live metrics, HTML) and the result's records of how the run was made (shard, start,
-// network, calibration, host checks).
+// network, calibration, host checks). Launch runs a plan as the command starts it (processes,
+// host check, outputs) and Report.Finish writes its end (thresholds evaluated, result,
+// outputs, HTML) and returns its outcome. It also holds the bodies of the verbs around a run:
+// validate (ValidateAll), net show and net apply (ShowProfiles, Apply), net emulate and clear.
 //
 // It promises that the result of a run in worker processes is the same document as one run
 // in this process (merged by bench.Gather), that every child process it starts is stopped
 // before Execute returns, and that the broker password never reaches a worker's argv or
 // scenario file (PasswordEnv).
 //
-// Its errors say what kind of failure they are (ErrUsage, ErrInvalid, ErrNotReady, a child's
-// ExitStatus, bench.ErrInterrupted); the command maps them to exit codes. It writes notices
+// Its errors say what kind of failure they are (ErrUsage, ErrInvalid, ErrNotReady,
+// ErrThreshold, ErrInterrupted, a child's or worker's ExitStatus); the command maps them to
+// exit codes. It writes notices
 // and progress only to the writer it is given, and never reads flags, os.Args or exits: the
 // command line it re-executes (in the emulator's client namespace) is given to it.
 package run

@@ -1,6 +1,10 @@
 package run
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/mqblast/mqblast/bench"
+)
 
 // The kinds of failure of a run, for errors.Is; the command maps each to its exit code.
 var (
@@ -10,11 +14,15 @@ var (
 	ErrInvalid = errors.New("run: invalid scenario")
 	// ErrNotReady marks a host that is not ready for the run.
 	ErrNotReady = errors.New("run: host not ready")
+	// ErrThreshold marks a run that ended with a failed threshold.
+	ErrThreshold = errors.New("run: threshold failed")
+	// ErrInterrupted marks a run that was interrupted (its partial result written).
+	ErrInterrupted = bench.ErrInterrupted
 )
 
 // Error is an error of one of the kinds above. Its message is its cause's.
 type Error struct {
-	Kind error // ErrUsage, ErrInvalid or ErrNotReady
+	Kind error // one of the kinds above
 	Err  error
 }
 

@@ -3,6 +3,7 @@ package run
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -128,4 +129,43 @@ func Validate(arg string, sets [][2]string, brokers []string) (*scenario.Scenari
 		return nil, nil, err
 	}
 	return s, p, nil
+}
+
+// ParseSets reads the --set PATH=VALUE words of Validate; one without "=" is a usage error.
+func ParseSets(sets []string) ([][2]string, error) {
+	out := make([][2]string, 0, len(sets))
+	for _, kv := range sets {
+		path, value, ok := strings.Cut(kv, "=")
+		if !ok || path == "" {
+			return nil, usage(fmt.Errorf("--set %q: want PATH=VALUE, e.g. parameters.publish_rate=10", RedactSet(kv)))
+		}
+		out = append(out, [2]string{path, value})
+	}
+	return out, nil
+}
+
+// ValidateAll validates each scenario of args (Validate), writes the size of the plan of
+// each valid one on out and every problem of each invalid one on errOut, a line each, and
+// returns how many are invalid.
+func ValidateAll(out, errOut io.Writer, args []string, sets [][2]string, brokers []string) int {
+	invalid := 0
+	for _, arg := range args {
+		if err := validateOne(out, arg, sets, brokers); err != nil {
+			invalid++
+			for _, line := range strings.Split(err.Error(), "\n") {
+				fmt.Fprintln(errOut, line)
+			}
+		}
+	}
+	return invalid
+}
+
+// validateOne checks one scenario and prints its plan's size; it returns every problem.
+func validateOne(w io.Writer, arg string, sets [][2]string, brokers []string) error {
+	s, p, err := Validate(arg, sets, brokers)
+	if err != nil {
+		return err
+	}
+	scenario.WritePlanSize(w, arg, s, p)
+	return nil
 }

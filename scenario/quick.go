@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -145,4 +146,23 @@ func QuickTopic(t, username string, idStart int) (string, error) {
 	t = strings.ReplaceAll(t, "%c", "$clientid")
 	t = strings.ReplaceAll(t, "%u", username)
 	return t, nil
+}
+
+// QuickPublishRate turns pub's -I (ms between the messages of one client, fractions
+// allowed) or --msg-rate (messages per second per client) into the scenario's
+// publish_rate; intervalGiven and msgRateGiven say which of the two flags were given.
+func QuickPublishRate(intervalMS, msgRate float64, intervalGiven, msgRateGiven bool) (float64, error) {
+	switch {
+	case msgRateGiven && intervalGiven:
+		return 0, errors.New("--msg-rate and -I/--interval-of-msg say the same: give one of them")
+	case msgRateGiven:
+		if !(msgRate > 0) || math.IsInf(msgRate, 0) {
+			return 0, fmt.Errorf("--msg-rate %v: must be more than 0 messages per second, e.g. --msg-rate 100", msgRate)
+		}
+		return msgRate, nil
+	}
+	if !(intervalMS > 0) || math.IsInf(intervalMS, 0) {
+		return 0, fmt.Errorf("--interval-of-msg %v: must be more than 0 ms, e.g. -I 10 or -I 0.5", intervalMS)
+	}
+	return 1000 / intervalMS, nil
 }

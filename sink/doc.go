@@ -6,7 +6,8 @@
 // It imports only codec, internal/child (and gnet); never bench, reactor or scenario.
 //
 // It also owns the sink's processes: Serve runs one and reports its counters as Lines,
-// ServeProcs runs several on one port and sums theirs, StartChild starts one in a child
+// ServeProcs runs several on one port and sums theirs, Run chooses between the two for
+// `mqblast sink` and prints the summary (WriteSummary), StartChild starts one in a child
 // process for a calibration run.
 //
 // # What it speaks

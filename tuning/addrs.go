@@ -1,9 +1,13 @@
 package tuning
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
+	"os/exec"
 	"strings"
 )
 
@@ -59,4 +63,35 @@ func AddrBatch(op, dev string, addrs []netip.Prefix) (string, error) {
 		fmt.Fprintf(&b, "address %s %s dev %s\n", op, a, dev)
 	}
 	return b.String(), nil
+}
+
+// RunAddrBatch runs script, the `ip -batch` commands of AddrBatch that op ("add" or "del")
+// addrs on dev, in the network namespace netns (when not ""), and says on w what it did;
+// with dryRun it prints the commands instead.
+func RunAddrBatch(ctx context.Context, w io.Writer, op, dev, netns string, addrs []netip.Prefix, script string, dryRun bool) error {
+	var ipArgs []string
+	if netns != "" {
+		ipArgs = append(ipArgs, "-n", netns)
+	}
+	if dryRun {
+		prefix := "ip " + strings.Join(append(ipArgs, ""), " ")
+		for _, line := range strings.SplitAfter(strings.TrimSuffix(script, "\n"), "\n") {
+			if _, err := fmt.Fprint(w, prefix+line); err != nil {
+				return err
+			}
+		}
+		_, err := fmt.Fprintln(w)
+		return err
+	}
+	ip := exec.CommandContext(ctx, "ip", append(ipArgs, "-batch", "-")...)
+	ip.Stdin = strings.NewReader(script)
+	var stderr bytes.Buffer
+	ip.Stdout, ip.Stderr = w, &stderr
+	if err := ip.Run(); err != nil {
+		return fmt.Errorf("cannot %s addresses on %s: ip -batch: %w: %s", op, dev, err, strings.TrimSpace(stderr.String()))
+	}
+	done := map[string]string{"add": "added", "del": "removed"}[op]
+	_, err := fmt.Fprintf(w, "%s %d addresses on %s: %s to %s\n", done, len(addrs), dev,
+		addrs[0].Addr(), addrs[len(addrs)-1].Addr())
+	return err
 }

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"os/exec"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -58,32 +55,7 @@ goes in reverse order, so that deleting the primary address does not take the ot
 			if err != nil {
 				return usageError(err)
 			}
-			var ipArgs []string
-			if netns != "" {
-				ipArgs = append(ipArgs, "-n", netns)
-			}
-			w := cmd.OutOrStdout()
-			if dryRun {
-				prefix := "ip " + strings.Join(append(ipArgs, ""), " ")
-				for _, line := range strings.SplitAfter(strings.TrimSuffix(script, "\n"), "\n") {
-					if _, err := fmt.Fprint(w, prefix+line); err != nil {
-						return err
-					}
-				}
-				_, err := fmt.Fprintln(w)
-				return err
-			}
-			ip := exec.CommandContext(cmd.Context(), "ip", append(ipArgs, "-batch", "-")...)
-			ip.Stdin = strings.NewReader(script)
-			var stderr bytes.Buffer
-			ip.Stdout, ip.Stderr = w, &stderr
-			if err := ip.Run(); err != nil {
-				return fmt.Errorf("cannot %s addresses on %s: ip -batch: %w: %s", op, dev, err, strings.TrimSpace(stderr.String()))
-			}
-			done := map[string]string{"add": "added", "del": "removed"}[op]
-			_, err = fmt.Fprintf(w, "%s %d addresses on %s: %s to %s\n", done, len(addrs), dev,
-				addrs[0].Addr(), addrs[len(addrs)-1].Addr())
-			return err
+			return tuning.RunAddrBatch(cmd.Context(), cmd.OutOrStdout(), op, dev, netns, addrs, script, dryRun)
 		},
 	}
 	fl := cmd.Flags()

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
@@ -93,7 +91,7 @@ It exits 0 when the host is ready and 4 when a check failed; warnings do not fai
 				return err
 			}
 			r := tuning.Check(nf.root, needs)
-			if err := writeReport(cmd.OutOrStdout(), r, format); err != nil {
+			if err := r.Write(cmd.OutOrStdout(), format); err != nil {
 				return err
 			}
 			if !r.Ready() {
@@ -105,15 +103,4 @@ It exits 0 when the host is ready and 4 when a check failed; warnings do not fai
 	nf.register(cmd, 0)
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	return cmd
-}
-
-// writeReport writes r to w as a table (text) or one JSON document (json).
-func writeReport(w io.Writer, r tuning.Report, format string) error {
-	if format == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(r)
-	}
-	return r.WriteText(w)
 }

@@ -2,15 +2,10 @@ package main
 
 import (
 	"errors"
-	"fmt"
-	"math"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	rpt "github.com/mqblast/mqblast/report"
-	"github.com/mqblast/mqblast/result"
-	"github.com/mqblast/mqblast/run"
 	"github.com/mqblast/mqblast/scenario"
 )
 
@@ -61,7 +56,7 @@ func (f *quickFlags) register(cmd *cobra.Command, prefix string, duration time.D
 	fl.IntVarP(&f.run.idStart, "startnumber", "n", 0, "number of the first client (client id = prefix + number)")
 	fl.DurationVar(&f.duration, "duration", duration, durationHelp)
 	fl.StringVar(&f.run.out, "out", "", "write the result document (JSON) to this file")
-	fl.StringVar(&f.run.html, "html", "", "write the HTML report of the run to this file (report.go)")
+	fl.StringVar(&f.run.html, "html", "", "write the HTML report of the run to this file (also of an interrupted run)")
 	fl.StringVar(&f.run.format, "format", "text", "stdout format: text (summary) or json (the result document)")
 	fl.StringVar(&f.run.procs, "procs", "auto", "worker processes: auto (as many as the descriptor limit needs) or N")
 	fl.BoolVar(&f.run.noCheck, "no-check", false, "skip the host checks before the run")
@@ -182,9 +177,9 @@ starts once every client has connected (emqtt-bench's -w is always on).`,
 			if topic == "" {
 				return usageError(errors.New("--topic: give the topic to publish to, e.g. -t bench/%i"))
 			}
-			rate, err := publishRate(cmd, interval, msgRate)
+			rate, err := scenario.QuickPublishRate(interval, msgRate, cmd.Flags().Changed("interval-of-msg"), cmd.Flags().Changed("msg-rate"))
 			if err != nil {
-				return err
+				return usageError(err)
 			}
 			t, err := f.topicTemplate(topic)
 			if err != nil {
@@ -255,52 +250,4 @@ or a scenario) give latency from their due time; others are counted as unmeasure
 	fl.StringVarP(&topic, "topic", "t", "", "topic filter (placeholders %i %c %u; wildcards and $share/G/ allowed)")
 	fl.IntVarP(&qos, "qos", "q", 0, "subscription QoS 0, 1 or 2")
 	return cmd
-}
-
-func firstError(res *result.Result) string {
-	if len(res.Errors) == 0 {
-		return "no error recorded"
-	}
-	e := res.Errors[0]
-	return fmt.Sprintf("%s x%d (%s)", e.Kind, e.Count, e.Example)
-}
-
-// writeResult writes the result to out (if given) and to stdout; stdout gets it even when
-// out cannot be written, and that error is returned then.
-func writeResult(cmd *cobra.Command, res *result.Result, out, format string) error {
-	var ferr error
-	if out != "" {
-		if ferr = run.WriteFile(out, res.WriteJSON); ferr == nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "result written to %s\n", out)
-		}
-	}
-	var err error
-	if format == "json" {
-		err = res.WriteJSON(cmd.OutOrStdout())
-	} else {
-		err = rpt.WriteSummary(cmd.OutOrStdout(), res)
-	}
-	if ferr != nil {
-		return ferr
-	}
-	return err
-}
-
-// publishRate turns pub's -I (ms between the messages of one client, fractions allowed)
-// or --msg-rate (messages per second per client) into the scenario's publish_rate.
-func publishRate(cmd *cobra.Command, intervalMS, msgRate float64) (float64, error) {
-	fl := cmd.Flags()
-	switch {
-	case fl.Changed("msg-rate") && fl.Changed("interval-of-msg"):
-		return 0, usageError(errors.New("--msg-rate and -I/--interval-of-msg say the same: give one of them"))
-	case fl.Changed("msg-rate"):
-		if !(msgRate > 0) || math.IsInf(msgRate, 0) {
-			return 0, usageError(fmt.Errorf("--msg-rate %v: must be more than 0 messages per second, e.g. --msg-rate 100", msgRate))
-		}
-		return msgRate, nil
-	}
-	if !(intervalMS > 0) || math.IsInf(intervalMS, 0) {
-		return 0, usageError(fmt.Errorf("--interval-of-msg %v: must be more than 0 ms, e.g. -I 10 or -I 0.5", intervalMS))
-	}
-	return 1000 / intervalMS, nil
 }

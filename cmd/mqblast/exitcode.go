@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 
-	"github.com/mqblast/mqblast/bench"
 	"github.com/mqblast/mqblast/run"
 )
 
@@ -61,9 +60,11 @@ func codeOf(err error) int {
 			return exitInvalid
 		case errors.Is(k, run.ErrNotReady):
 			return exitNotReady
+		case errors.Is(k, run.ErrThreshold):
+			return exitThreshold
 		}
 	}
-	if errors.Is(err, bench.ErrInterrupted) {
+	if errors.Is(err, run.ErrInterrupted) {
 		return exitInterrupted
 	}
 	return exitFailed

@@ -1,13 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/run"
 )
 
 func init() { register(newMergeCmd) }
@@ -38,25 +37,14 @@ missing although its counts say it has values.`,
 			if format != "text" && format != "json" {
 				return usageError(fmt.Errorf("--format %q: must be text or json", format))
 			}
-			var rs []*result.Result
-			for _, path := range args {
-				b, err := os.ReadFile(path)
-				if err != nil {
-					return fmt.Errorf("cannot read result: %w", err)
-				}
-				var r result.Result
-				if err := json.Unmarshal(b, &r); err != nil {
-					return fmt.Errorf("%s: not a result document: %w", path, err)
-				}
-				if r.Schema != result.Schema {
-					return fmt.Errorf("%s: schema %q, want %q", path, r.Schema, result.Schema)
-				}
-				rs = append(rs, &r)
-			}
-			if err := checkMergeInputs(args, rs); err != nil {
+			rs, err := result.ReadFiles(args)
+			if err != nil {
 				return err
 			}
-			return writeResult(cmd, result.Merge(rs), out, format)
+			if err := result.CheckFiles(args, rs); err != nil {
+				return usageError(err)
+			}
+			return run.WriteResult(cmd.OutOrStdout(), cmd.ErrOrStderr(), result.Merge(rs), out, format)
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the merged document to this file")

@@ -3,10 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -55,40 +52,8 @@ this kernel has sch_netem and IFB, i.e. whether 'net apply' works here or 'net e
   mqblast net show 'worst,up:loss=1%'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-			fmt.Fprintln(w, "PROFILE\tUP (client to broker)\tDOWN (broker to client)\t")
-			if len(args) == 1 {
-				p, err := run.ParseProfile(args[0])
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t\n", p, p.Up, p.Down)
-			} else {
-				for _, np := range tuning.NamedProfiles() {
-					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", np.Profile.Name, np.Profile.Up, np.Profile.Down, np.About)
-				}
-			}
-			if err := w.Flush(); err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if geteuid() != 0 {
-				fmt.Fprintln(out, "netem: not probed (root needed): 'net apply' needs sch_netem; 'net emulate' works without it")
-				return nil
-			}
-			if err := tuning.NetemAvailable(); err != nil {
-				fmt.Fprintf(out, "netem: not available here (%v)\n", err)
-				return nil
-			}
-			fmt.Fprintln(out, "netem: available: 'mqblast net apply PROFILE --to ADDR' works here")
-			return nil
+			return run.ShowProfiles(cmd.OutOrStdout(), args, geteuid() == 0)
 		},
-	}
-}
-
-func printCommands(w io.Writer, cmds [][]string) {
-	for _, c := range cmds {
-		fmt.Fprintf(w, "  %s\n", strings.Join(c, " "))
 	}
 }
 
@@ -118,27 +83,7 @@ or 'mqblast run --net PROFILE', which need none. --dry-run prints the commands o
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := run.ParseProfile(args[0])
-			if err != nil {
-				return err
-			}
-			addr, dev, err := run.NetemTarget(to, dev)
-			if err != nil {
-				return err
-			}
-			plan, err := tuning.PlanNetem(p, dev, addr)
-			if err != nil {
-				return usageError(err)
-			}
-			out := cmd.OutOrStdout()
-			if dryRun {
-				fmt.Fprintf(out, "would apply %s toward %s on %s:\n", p, addr, dev)
-				printCommands(out, plan.Apply)
-				fmt.Fprintln(out, "and clear it with:")
-				printCommands(out, plan.Clear)
-				return nil
-			}
-			return run.ApplyNetem(out, p, plan, addr)
+			return run.Apply(cmd.OutOrStdout(), args[0], to, dev, dryRun)
 		},
 	}
 	cmd.Flags().StringVar(&to, "to", "", "the broker's IP address (host:port is accepted)")

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -50,7 +48,7 @@ intervals as CSV and as an HdrHistogram interval log (docs/outputs.md).`,
 					return err
 				}
 			}
-			r, err := readResultFile(args[0])
+			r, err := result.ReadFile(args[0])
 			if err != nil {
 				return err
 			}
@@ -96,13 +94,13 @@ Results of different scenarios are compared, but with a warning that names what 
 					return err
 				}
 			}
-			in := make([]rpt.Input, len(args))
-			for i, path := range args {
-				r, err := readResultFile(path)
-				if err != nil {
-					return err
-				}
-				in[i] = rpt.Input{Name: path, Result: r}
+			rs, err := result.ReadFiles(args)
+			if err != nil {
+				return err
+			}
+			in := make([]rpt.Input, len(rs))
+			for i, r := range rs {
+				in[i] = rpt.Input{Name: args[i], Result: r}
 			}
 			if err := rpt.WriteCompare(cmd.OutOrStdout(), in); err != nil {
 				return err
@@ -119,33 +117,4 @@ Results of different scenarios are compared, but with a warning that names what 
 	}
 	cmd.Flags().StringVar(&html, "html", "", "also write the comparison as an HTML page to this file")
 	return cmd
-}
-
-// readResultFile reads and checks one result document.
-func readResultFile(path string) (*result.Result, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read the result document: %w", err)
-	}
-	var r result.Result
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: not a result document (mqblast run --out writes one): %w", path, err)
-	}
-	if r.Schema != result.Schema {
-		return nil, fmt.Errorf("%s: schema %q, want %q: not a result document of this mqblast", path, r.Schema, result.Schema)
-	}
-	return &r, nil
-}
-
-// runHTMLReport writes a finished (or interrupted) run's HTML report when --html asked for
-// one; a failure to write it is the run's error only when the run itself succeeded.
-func runHTMLReport(cmd *cobra.Command, res *result.Result, rf *runFlags) error {
-	if rf.html == "" || res == nil {
-		return nil
-	}
-	name := ""
-	if rf.out != "" {
-		name = filepath.Base(rf.out)
-	}
-	return run.WriteHTMLReport(cmd.ErrOrStderr(), res, name, rf.html)
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -25,7 +23,7 @@ type runFlags struct {
 	sets     []string
 	bind     []string
 	out      string
-	html     string // --html (report.go)
+	html     string // --html (run.Report)
 	duration time.Duration
 	procs    string
 	shard    string
@@ -51,7 +49,7 @@ type runFlags struct {
 	tls          reactor.TLSOptions  // --cacert, --cert, ... (tls.go)
 }
 
-// registerShardFlags adds --shard and --start-at (shard.go), for run and the quick verbs.
+// registerShardFlags adds --shard and --start-at, for run and the quick verbs.
 func (rf *runFlags) registerShardFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&rf.shard, "shard", "", "run shard I of N of the scenario (I/N, 0-based), e.g. on several hosts; "+
 		"auto: I from $"+run.EnvShardIndex+" (a Kubernetes Indexed Job), N from $"+run.EnvShardCount)
@@ -166,7 +164,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 			return err
 		}
 		rf.start = st
-		warnClock(cmd.ErrOrStderr(), bench.HostClock())
+		run.WarnClock(cmd.ErrOrStderr(), bench.HostClock())
 	}
 	shard, err := run.ResolveShard(rf.shard, os.Getenv)
 	if err != nil {
@@ -174,14 +172,14 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	}
 	rf.shard = shard
 	if !rf.worker {
-		if err := checkInputs(cmd, rf); err != nil { // flagcheck.go
+		if err := checkInputs(cmd, rf); err != nil {
 			return err
 		}
 		if err := rf.outputs.Check(); err != nil {
 			return err
 		}
-		cmd.SetErr(progressWriter(cmd.ErrOrStderr())) // a connect bar on a terminal (progress.go)
-		defer endProgress(cmd.ErrOrStderr())
+		cmd.SetErr(bench.ProgressWriter(cmd.ErrOrStderr())) // a connect bar on a terminal
+		defer bench.EndProgress(cmd.ErrOrStderr())
 	}
 	if err := applyOverrides(s, rf); err != nil {
 		return err
@@ -208,46 +206,11 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	if rf.worker {
 		return run.Worker(cmd.Context(), plan, o, cmd.InOrStdin(), cmd.OutOrStdout(), codeOf)
 	}
-	if o.Procs, err = run.ChooseProcs(rf.procs, plan); err != nil {
-		return err
-	}
-	if !rf.noCheck {
-		if o.Checks, err = run.Preflight(cmd.ErrOrStderr(), plan, o.Procs); err != nil {
-			return err
-		}
-	}
-	if err := rf.outputs.Serve(cmd.ErrOrStderr(), plan.Len()); err != nil {
-		return err
-	}
-	defer rf.outputs.Stop(cmd.Context(), cmd.ErrOrStderr())
-	if rf.sink && len(rf.brokers) > 0 {
-		return usageError(errors.New("--sink and --broker: pick one (--sink starts its own server on loopback)"))
-	}
-	o.OnInterval = rf.outputs.OnInterval(cmd.ErrOrStderr())
-	res, err := run.Execute(cmd.Context(), plan, o)
-	if res == nil {
-		return err
-	}
-	return report(cmd, res, err, rf)
+	return run.Launch{Procs: rf.procs, Check: !rf.noCheck, Outputs: &rf.outputs, Brokers: len(rf.brokers) > 0,
+		Report: runReport(cmd, rf)}.Run(cmd.Context(), plan, o)
 }
 
 // applyOverrides applies --set, --duration, --broker and --bind to s.
 func applyOverrides(s *scenario.Scenario, rf *runFlags) error {
 	return run.Overrides{Sets: rf.sets, Duration: rf.duration, Brokers: rf.brokers, Bind: rf.bind}.Apply(s)
-}
-
-// outcome maps a finished run to its exit code.
-func outcome(res *result.Result, err error, ctx context.Context) error {
-	var we *bench.WorkerError
-	switch {
-	case res.Interrupted || errors.Is(err, bench.ErrInterrupted) || ctx.Err() != nil:
-		return withCode(exitInterrupted, errors.New("interrupted: partial result written"))
-	case errors.As(err, &we) && we.Code != 0:
-		return withCode(we.Code, err)
-	case err != nil:
-		return err
-	case res.Connections.Established == 0:
-		return withCode(exitFailed, fmt.Errorf("no connection was established: %s", firstError(res)))
-	}
-	return nil
 }

@@ -3,11 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"math"
-	"strconv"
-	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -39,14 +34,7 @@ of the file (type, default, meaning) is described in docs/scenario.md.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tTYPE\tCLIENTS\tPUBS\tSUBS\tCONN/S\tPUB MSG/S\tRECV MSG/S\tDURATION")
-			for _, in := range scenario.Builtins() {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", in.Name, in.Type,
-					count(float64(in.Clients)), count(float64(in.Publishers)), count(float64(in.Subscribers)),
-					count(in.ConnectionRate), count(in.PublishPerSec), count(in.ReceivePerSec), span(in.Duration))
-			}
-			return tw.Flush()
+			return scenario.WriteBuiltins(cmd.OutOrStdout())
 		},
 	}
 	cmd.AddCommand(&cobra.Command{
@@ -86,54 +74,4 @@ func planNeeds(_ context.Context, arg string) (tuning.Needs, error) {
 		return tuning.Needs{}, withCode(exitInvalid, err)
 	}
 	return run.Needs(p), nil
-}
-
-// count formats a count or rate compactly: 950, 1.5K, 50K, 2M.
-func count(x float64) string {
-	switch {
-	case x == 0:
-		return "-"
-	case x >= 1e6:
-		return trim(x/1e6) + "M"
-	case x >= 1e4 || (x >= 1e3 && math.Mod(x, 100) == 0):
-		return trim(x/1e3) + "K"
-	}
-	return trim(x)
-}
-
-func trim(x float64) string {
-	if x == math.Trunc(x) {
-		return strconv.FormatFloat(x, 'f', 0, 64)
-	}
-	s := strconv.FormatFloat(x, 'f', 1, 64)
-	return strings.TrimSuffix(s, ".0")
-}
-
-// span formats a duration without zero units: 30m, 1h30m, 10s, 1.5s.
-func span(d time.Duration) string {
-	if d == 0 {
-		return "-"
-	}
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
-
-// bytesIEC formats a byte count with binary units: 512 B, 1.5 KiB, 64 MiB, 2.1 GiB.
-func bytesIEC(b float64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	i := 0
-	for b >= 1024 && i < len(units)-1 {
-		b /= 1024
-		i++
-	}
-	if i == 0 {
-		return fmt.Sprintf("%.0f B", b)
-	}
-	return fmt.Sprintf("%.1f %s", b, units[i])
 }

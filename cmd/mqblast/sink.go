@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"time"
 
@@ -137,92 +136,22 @@ func (v packetSize) Set(s string) error {
 
 func (packetSize) Type() string { return "size" }
 
-// sinkProcs resolves --procs.
-func sinkProcs(sf *sinkFlags) (int, error) {
-	if sf.procs != "auto" {
-		n, err := strconv.Atoi(sf.procs)
-		if err != nil || n < 1 || n > 1024 {
-			return 0, fmt.Errorf("--procs %q: want a number from 1 to 1024, or auto", sf.procs)
-		}
-		return n, nil
-	}
-	return sink.ProcsFor(sf.connections), nil
-}
-
 func runSink(cmd *cobra.Command, sf *sinkFlags) error {
 	cfg, err := sinkConfig(sf)
 	if err != nil {
 		return usageError(err)
 	}
-	procs, err := sinkProcs(sf)
+	procs, err := sink.ParseProcs(sf.procs, sf.connections)
 	if err != nil {
 		return usageError(err)
 	}
-	if procs > 1 && !sf.child {
-		return runSinkParent(cmd, sf, procs)
-	}
-	cfg.SharePort = sf.child
-	o := sink.ServeOptions{Interval: sf.interval}
-	if sf.statsJSON || sf.child {
-		o.Lines = cmd.OutOrStdout()
-	}
-	if sf.child {
-		o.Ready = func(addr string) { fmt.Fprintf(cmd.OutOrStdout(), "ready %s\n", addr) }
-	} else {
-		o.Ready = func(addr string) {
-			fmt.Fprintf(cmd.ErrOrStderr(), "ready %s\n", addr)
-			fmt.Fprintf(cmd.ErrOrStderr(), "mqblast sink: an instrument, not a broker (no retained messages, sessions or authentication); relaying on %s in 1 process, Ctrl-C prints the counters\n", addr)
-		}
-	}
-	final, err := sink.Serve(cmd.Context(), cfg, o)
-	if err != nil {
-		return err
-	}
-	if !sf.child {
-		writeSinkSummary(cmd.ErrOrStderr(), &final)
-	}
-	return nil
-}
-
-// writeSinkSummary prints the counters for a person.
-func writeSinkSummary(w io.Writer, l *sink.Line) {
-	s := &l.Stats
-	fmt.Fprintf(w, "sink %s: %d process(es), %.1fs, cpu %.2fs, rss %.1f MiB\n", l.Addr, s.Procs, l.TS, l.CPUS, float64(l.RSSBytes)/(1<<20))
-	fmt.Fprintf(w, "  connections  %d open, %d accepted, %d connected, %d refused, %d closed for protocol errors\n",
-		s.Connections, s.ConnectionsTotal, s.Connected, s.Refused, s.ProtocolErrors)
-	fmt.Fprintf(w, "  publish in   %d (qos0 %d, qos1 %d, qos2 %d), %d matched no subscription\n",
-		s.PublishInTotal(), s.PublishIn[0], s.PublishIn[1], s.PublishIn[2], s.NoSubscribers)
-	fmt.Fprintf(w, "  relayed      %d (qos0 %d, qos1 %d, qos2 %d) in %d writes; acked %d, unacked %d\n",
-		s.RelayedTotal(), s.Relayed[0], s.Relayed[1], s.Relayed[2], s.Writes, s.Acked, s.Unacked)
-	fmt.Fprintf(w, "  dropped      %d (output_full %d, too_large %d, receive_maximum %d)\n",
-		s.Dropped.Total(), s.Dropped.OutputFull, s.Dropped.TooLarge, s.Dropped.ReceiveMaximum)
-	fmt.Fprintf(w, "  bytes        in %d, out %d\n", s.BytesIn, s.BytesOut)
-	if n := s.RelayedTotal(); n > 0 {
-		fmt.Fprintf(w, "  cpu per relayed message %.3f µs\n", l.CPUS*1e6/float64(n))
-	}
-}
-
-// runSinkParent runs procs child processes on one port and sums their counters.
-func runSinkParent(cmd *cobra.Command, sf *sinkFlags, procs int) error {
-	o := sink.ProcsOptions{Procs: procs, Listen: sf.listen, Log: cmd.ErrOrStderr(), Interval: sf.interval,
-		Args: func(addr string) []string {
+	return sink.Run(cmd.Context(), cfg, sink.RunOptions{Procs: procs, Child: sf.child, StatsJSON: sf.statsJSON,
+		Interval: sf.interval, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
+		ChildArgs: func(addr string) []string {
 			return []string{"sink", "--child", "--listen", addr, "--allow-remote=" + strconv.FormatBool(sf.allowRemote),
 				"--interval", sf.interval.String(), "--receive-maximum", strconv.Itoa(sf.recvMax),
 				"--topic-alias-maximum", strconv.Itoa(sf.aliasMax), "--max-packet-size", sf.maxPacket,
 				"--max-output", sf.maxOutput, "--flush-delay", sf.flushDelay.String(),
 				"--max-connections", strconv.Itoa(sf.maxConns)}
-		},
-		Ready: func(addr string) {
-			fmt.Fprintf(cmd.ErrOrStderr(), "ready %s\n", addr)
-			fmt.Fprintf(cmd.ErrOrStderr(), "mqblast sink: an instrument, not a broker; %d processes on %s (SO_REUSEPORT), relaying only within each process; Ctrl-C prints the summed counters\n", procs, addr)
-		}}
-	if sf.statsJSON {
-		o.Lines = cmd.OutOrStdout()
-	}
-	final, err := sink.ServeProcs(cmd.Context(), o)
-	if final.Addr == "" {
-		return err
-	}
-	writeSinkSummary(cmd.ErrOrStderr(), &final)
-	return err
+		}})
 }

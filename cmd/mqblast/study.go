@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -72,7 +71,7 @@ writes study.json and study.html, and exits 130. The exit code is 1 when a cell 
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if sf.list {
-				return listCampaigns(cmd)
+				return study.WriteList(cmd.OutOrStdout())
 			}
 			return runStudy(cmd, args[0], &sf)
 		},
@@ -105,24 +104,6 @@ writes study.json and study.html, and exits 130. The exit code is 1 when a cell 
 		},
 	})
 	return cmd
-}
-
-func listCampaigns(cmd *cobra.Command) error {
-	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tBROKERS\tSCENARIOS\tPROFILES\tREPS\tCELLS\tDESCRIPTION")
-	for _, name := range study.BuiltinNames() {
-		c, err := study.Resolve(name)
-		if err != nil {
-			return fmt.Errorf("BUG: built-in campaign %s: %w", name, err)
-		}
-		desc := ""
-		if len(c.Comments) > 0 {
-			desc = c.Comments[0]
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\n", name, len(c.Brokers), len(c.Scenarios), len(c.Profiles),
-			c.Repetitions, len(c.Cells()), desc)
-	}
-	return tw.Flush()
 }
 
 func runStudy(cmd *cobra.Command, arg string, sf *studyFlags) error {
@@ -162,13 +143,7 @@ func runStudy(cmd *cobra.Command, arg string, sf *studyFlags) error {
 	case err != nil:
 		return err
 	}
-	failed := 0
-	for _, r := range ix.Cells {
-		if r.Status == study.StatusFailed {
-			failed++
-		}
-	}
-	if failed > 0 {
+	if failed := ix.Failed(); failed > 0 {
 		return withCode(exitFailed, fmt.Errorf("%d of %d cells failed (their errors are in study.json and the report)", failed, len(ix.Cells)))
 	}
 	return nil
@@ -189,18 +164,5 @@ func dryRun(cmd *cobra.Command, c *study.Campaign, exe string, sf *studyFlags) e
 	if dir == "" {
 		dir = "DIR"
 	}
-	cells, err := study.DryRun(c, study.Options{Dir: dir, Exe: exe, RunArgs: sf.runArgs})
-	if err != nil {
-		return err
-	}
-	w := cmd.OutOrStdout()
-	fmt.Fprintf(w, "%s: %d cells\n", c.Name, len(cells))
-	if c.NeedsEmulator() {
-		fmt.Fprintln(w, "(network profiles: the brokers the study starts will listen in a network namespace behind the packet emulator, "+
-			"and each run below will run under ip netns exec in the client namespace; the addresses below are the local ones)")
-	}
-	for _, r := range cells {
-		fmt.Fprintf(w, "%4d %s %s\n     %s\n", r.Seq, r.ID, r.Label(), r.Reproduce)
-	}
-	return nil
+	return study.WriteDryRun(cmd.OutOrStdout(), c, study.Options{Dir: dir, Exe: exe, RunArgs: sf.runArgs})
 }

@@ -1,13 +1,8 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"strings"
-
 	"github.com/spf13/cobra"
 
-	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/run"
 	"github.com/mqblast/mqblast/scenario"
 )
@@ -35,35 +30,9 @@ func checkThresholds(s *scenario.Scenario, rf *runFlags) error {
 	return nil
 }
 
-// report evaluates the run's thresholds on res (a partial result too), writes res with
-// them, and maps the outcome to an exit code: a failed or interrupted run keeps its own
-// code; otherwise a failed threshold exits 5.
-func report(cmd *cobra.Command, res *result.Result, runErr error, rf *runFlags) error {
-	var evalErr error
-	if len(rf.evaluate) > 0 {
-		evalErr = res.EvaluateThresholds(rf.evaluate)
-	}
-	ferr := rf.outputs.Finish(cmd.ErrOrStderr(), res)
-	if werr := errors.Join(writeResult(cmd, res, rf.out, rf.format), ferr); werr != nil {
-		return werr
-	}
-	if werr := runHTMLReport(cmd, res, rf); werr != nil { // report.go
-		return werr
-	}
-	if err := outcome(res, runErr, cmd.Context()); err != nil {
-		return err
-	}
-	if evalErr != nil {
-		return withCode(exitFailed, fmt.Errorf("cannot evaluate the thresholds: %w", evalErr))
-	}
-	failed := res.FailedThresholds()
-	if len(failed) == 0 {
-		return nil
-	}
-	parts := make([]string, len(failed))
-	for i, t := range failed {
-		parts[i] = fmt.Sprintf("%s (value %s)", t.Expr, result.FormatThresholdValue(t.Value))
-	}
-	return withCode(exitThreshold, fmt.Errorf("%d of %d thresholds failed: %s",
-		len(failed), len(res.Thresholds), strings.Join(parts, ", ")))
+// runReport says what the end of a run writes: the result with the run's thresholds
+// evaluated (run.Report.Finish).
+func runReport(cmd *cobra.Command, rf *runFlags) run.Report {
+	return run.Report{Evaluate: rf.evaluate, Outputs: &rf.outputs, Out: rf.out, HTML: rf.html, Format: rf.format,
+		Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()}
 }

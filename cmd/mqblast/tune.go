@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -80,10 +79,10 @@ ConfigMap (deploy/kubernetes).`,
 			}
 			w := cmd.OutOrStdout()
 			if dryRun {
-				return writeChanges(w, changes, r, "would ")
+				return tuning.WriteChanges(w, changes, r, "would ")
 			}
 			done, err := tuning.Apply(nf.root, changes)
-			if werr := writeChanges(w, done, r, ""); werr != nil && err == nil {
+			if werr := tuning.WriteChanges(w, done, r, ""); werr != nil && err == nil {
 				err = werr
 			}
 			return err
@@ -95,43 +94,4 @@ ConfigMap (deploy/kubernetes).`,
 	fl.StringVar(&onlyIf, "only-if", "", "apply only when this is true (e.g. --only-if \"$MQBLAST_TUNE\"); false: do nothing, exit 0")
 	fl.BoolVar(&persist, "persist", false, "also write the sysctls to "+tuning.SysctlFile+" so they survive a reboot")
 	return cmd
-}
-
-// writeChanges prints each change with its old value and revert command, then what is left.
-func writeChanges(w io.Writer, changes []tuning.Change, r tuning.Report, verb string) error {
-	var b strings.Builder
-	if len(changes) == 0 {
-		b.WriteString("no sysctl or rlimit change needed\n")
-	}
-	for _, ch := range changes {
-		if strings.HasPrefix(ch.Path, "/proc/sys/") {
-			fmt.Fprintf(&b, "%sset %s: %s -> %s\n", verb, ch.Name, ch.Old, ch.New)
-		} else {
-			old := "new file"
-			if ch.Old != "" {
-				old = "replacing " + fmt.Sprintf("%q", ch.Old)
-			}
-			fmt.Fprintf(&b, "%swrite %s (%s): %q\n", verb, ch.Path, old, ch.New)
-		}
-		fmt.Fprintf(&b, "  revert: %s\n", ch.Revert)
-		if ch.Note != "" {
-			fmt.Fprintf(&b, "  note: %s\n", ch.Note)
-		}
-	}
-	applied := map[string]bool{}
-	for _, ch := range changes {
-		applied[ch.Name] = true
-	}
-	for _, f := range r.Findings {
-		if f.Verdict == tuning.OK || applied[f.Name] {
-			continue
-		}
-		fmt.Fprintf(&b, "left to do by hand: %s %s: %s\n", f.Verdict, f.Name, f.Why)
-		for _, fix := range f.Fix {
-			fmt.Fprintf(&b, "  fix: %s\n", fix)
-		}
-	}
-	b.WriteString("run 'mqblast check' with the same flags to see where the host stands\n")
-	_, err := io.WriteString(w, b.String())
-	return err
 }

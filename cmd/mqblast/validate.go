@@ -3,13 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mqblast/mqblast/run"
-	"github.com/mqblast/mqblast/scenario"
 )
 
 func init() { register(newValidateCmd) }
@@ -44,19 +41,11 @@ It exits 0 when every scenario is valid and 3 when any is not.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			overrides, err := parseSets(sets)
+			overrides, err := run.ParseSets(sets)
 			if err != nil {
 				return err
 			}
-			invalid := 0
-			for _, arg := range args {
-				if err := validateOne(cmd.OutOrStdout(), arg, overrides, brokers); err != nil {
-					invalid++
-					for _, line := range strings.Split(err.Error(), "\n") {
-						fmt.Fprintln(cmd.ErrOrStderr(), line)
-					}
-				}
-			}
+			invalid := run.ValidateAll(cmd.OutOrStdout(), cmd.ErrOrStderr(), args, overrides, brokers)
 			if invalid > 0 {
 				return withCode(exitInvalid, fmt.Errorf("%d of %d scenarios invalid", invalid, len(args)))
 			}
@@ -67,59 +56,4 @@ It exits 0 when every scenario is valid and 3 when any is not.`,
 	fl.StringArrayVar(&sets, "set", nil, "override a field, PATH=VALUE (e.g. parameters.publish_rate=10); repeatable")
 	fl.StringSliceVar(&brokers, "broker", nil, "broker HOST:PORT[,HOST:PORT...] replacing the scenario's server")
 	return cmd
-}
-
-// override is one --set PATH=VALUE.
-type override struct{ path, value string }
-
-func parseSets(sets []string) ([]override, error) {
-	out := make([]override, 0, len(sets))
-	for _, kv := range sets {
-		path, value, ok := strings.Cut(kv, "=")
-		if !ok || path == "" {
-			return nil, usageError(fmt.Errorf("--set %q: want PATH=VALUE, e.g. parameters.publish_rate=10", run.RedactSet(kv)))
-		}
-		out = append(out, override{path, value})
-	}
-	return out, nil
-}
-
-// validateOne checks one scenario and prints its plan's size; it returns every problem.
-func validateOne(w io.Writer, arg string, sets []override, brokers []string) error {
-	kv := make([][2]string, len(sets))
-	for i, o := range sets {
-		kv[i] = [2]string{o.path, o.value}
-	}
-	s, p, err := run.Validate(arg, kv, brokers)
-	if err != nil {
-		return err
-	}
-	e := p.Estimate()
-	par := s.Parameters
-	fmt.Fprintf(w, "%s: valid %s scenario %q\n", arg, s.Type, s.Name)
-	fmt.Fprintf(w, "  clients      %d (%d publishing, %d subscribing)\n", e.Clients, e.Publishers, e.Subscribers)
-	fmt.Fprintf(w, "  connections  %d, %d file descriptors\n", e.Connections, e.FileDescriptors)
-	if s.Type != scenario.TypeConnections && s.Type != scenario.TypeSubscribe {
-		fmt.Fprintf(w, "  messages     %s/s out, %s/s in, %d topics\n", trim(e.PublishPerSec), trim(e.ReceivePerSec), e.Topics)
-		fmt.Fprintf(w, "  bytes        %s/s out, %s/s in\n", bytesIEC(e.BytesOutPerSec), bytesIEC(e.BytesInPerSec))
-	}
-	fmt.Fprintf(w, "  memory       %s, socket buffers %s\n", bytesIEC(float64(e.MemoryBytes)), bytesIEC(float64(e.SocketMemoryBytes)))
-	fmt.Fprintf(w, "  connect      %s at %s/s\n", span(e.ConnectTime.Round(1e7)), trim(par.ConnectionRate))
-	switch s.Type {
-	case scenario.TypeConnections:
-		fmt.Fprintf(w, "  hold         %s\n", span(par.Duration))
-	case scenario.TypeSubscribe:
-		fmt.Fprintf(w, "  receive      %s (what others publish to the filters)\n", span(par.Duration))
-	default:
-		fmt.Fprintf(w, "  publish      %s (warm-up %s, then drain %s)\n", span(par.Duration), span(par.Warmup), span(par.Drain))
-	}
-	if e.SourceAddresses > 0 {
-		fmt.Fprintf(w, "  sources      %d addresses\n", e.SourceAddresses)
-	}
-	if b := p.Brokers(); len(b) > 0 {
-		fmt.Fprintf(w, "  broker       %s\n", strings.Join(b, ", "))
-	} else {
-		fmt.Fprintf(w, "  broker       none given: run starts the embedded broker\n")
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"fmt"
@@ -8,30 +8,28 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/mqblast/mqblast/bench"
 )
 
-// progressWriter returns w for the run's progress: on a terminal (and TERM not dumb), one
+// ProgressWriter returns w for the run's progress: on a terminal (and TERM not dumb), one
 // that draws the connect phase as a bar; otherwise w itself, where the connect phase is
 // printed as interval lines like the rest of the run.
-func progressWriter(w io.Writer) io.Writer {
+func ProgressWriter(w io.Writer) io.Writer {
 	if f, ok := w.(*os.File); ok && os.Getenv("TERM") != "dumb" && isTerminal(f) {
 		return &termProgress{w: w}
 	}
 	return w
 }
 
-// endProgress ends a connect bar's line if one is drawn (before the process writes
+// EndProgress ends a connect bar's line if one is drawn (before the process writes
 // anything to stderr past the progress writer, or exits).
-func endProgress(w io.Writer) {
+func EndProgress(w io.Writer) {
 	if t, ok := w.(*termProgress); ok {
 		t.end()
 	}
 }
 
 // termProgress is stderr on a terminal: it draws the connect phase as one bar, redrawn in
-// place at each interval (bench.ConnectBar), and ends the bar's line before anything else
+// place at each interval (ConnectBar), and ends the bar's line before anything else
 // is written, so that the interval lines and warnings stay intact. A hand-written bar
 // rather than a library's: it is redrawn from the interval the run already prints (no
 // second ticker, no goroutine), and the line hand-over with the other stderr output is the
@@ -43,7 +41,7 @@ type termProgress struct {
 	pending bool // a bar is drawn and its line not ended
 }
 
-var _ bench.ConnectBar = (*termProgress)(nil)
+var _ ConnectBar = (*termProgress)(nil)
 
 func (t *termProgress) Write(p []byte) (int, error) {
 	t.mu.Lock()
@@ -57,8 +55,8 @@ func (t *termProgress) Write(p []byte) (int, error) {
 	return t.w.Write(p)
 }
 
-// Connecting implements bench.ConnectBar.
-func (t *termProgress) Connecting(p bench.ConnectProgress) {
+// Connecting implements ConnectBar.
+func (t *termProgress) Connecting(p ConnectProgress) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	line := "\r\x1b[K" + renderBar(p)
@@ -83,7 +81,7 @@ const barWidth = 30
 
 // renderBar draws the connect phase: bar, established / target, share, rate, ETA (from the
 // interval's rate), failures and drops; when Done, how long it took.
-func renderBar(p bench.ConnectProgress) string {
+func renderBar(p ConnectProgress) string {
 	done := float64(p.Connected+p.Failed) / float64(max(p.Target, 1))
 	done = math.Min(done, 1)
 	fill := int(done * barWidth)

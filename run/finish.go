@@ -1,0 +1,120 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/report"
+	"github.com/mqblast/mqblast/result"
+)
+
+// Report says what the end of a run writes, and where.
+type Report struct {
+	// Evaluate are the thresholds to evaluate on the result (Thresholds).
+	Evaluate []string
+	// Outputs are the run's --csv, --hlog and --metrics outputs, finished with the result.
+	Outputs *Outputs
+	// Out is the file of the result document, HTML that of the HTML report ("": none).
+	Out, HTML string
+	// Format is that of stdout: text (the summary) or json (the result document).
+	Format string
+	// Stdout takes the result, Stderr what was written where.
+	Stdout, Stderr io.Writer
+}
+
+// Finish evaluates the run's thresholds on res (a partial result too), writes res with
+// them, and returns the outcome: a failed or interrupted run keeps its own error (of kind
+// ErrInterrupted for an interrupted one, an ExitStatus for a worker's exit code);
+// otherwise a failed threshold is of kind ErrThreshold.
+func (rp Report) Finish(ctx context.Context, res *result.Result, runErr error) error {
+	var evalErr error
+	if len(rp.Evaluate) > 0 {
+		evalErr = res.EvaluateThresholds(rp.Evaluate)
+	}
+	ferr := rp.Outputs.Finish(rp.Stderr, res)
+	if werr := errors.Join(WriteResult(rp.Stdout, rp.Stderr, res, rp.Out, rp.Format), ferr); werr != nil {
+		return werr
+	}
+	if werr := rp.writeHTML(res); werr != nil {
+		return werr
+	}
+	if err := outcome(res, runErr, ctx); err != nil {
+		return err
+	}
+	if evalErr != nil {
+		return fmt.Errorf("cannot evaluate the thresholds: %w", evalErr)
+	}
+	failed := res.FailedThresholds()
+	if len(failed) == 0 {
+		return nil
+	}
+	parts := make([]string, len(failed))
+	for i, t := range failed {
+		parts[i] = fmt.Sprintf("%s (value %s)", t.Expr, result.FormatThresholdValue(t.Value))
+	}
+	return kind(ErrThreshold, fmt.Errorf("%d of %d thresholds failed: %s",
+		len(failed), len(res.Thresholds), strings.Join(parts, ", ")))
+}
+
+// writeHTML writes a finished (or interrupted) run's HTML report when one was asked for;
+// a failure to write it is the run's error only when the run itself succeeded.
+func (rp Report) writeHTML(res *result.Result) error {
+	if rp.HTML == "" || res == nil {
+		return nil
+	}
+	name := ""
+	if rp.Out != "" {
+		name = filepath.Base(rp.Out)
+	}
+	return WriteHTMLReport(rp.Stderr, res, name, rp.HTML)
+}
+
+// outcome is the error a finished run ends with.
+func outcome(res *result.Result, err error, ctx context.Context) error {
+	var we *bench.WorkerError
+	switch {
+	case res.Interrupted || errors.Is(err, bench.ErrInterrupted) || ctx.Err() != nil:
+		return kind(ErrInterrupted, errors.New("interrupted: partial result written"))
+	case errors.As(err, &we) && we.Code != 0:
+		return &ExitStatus{Code: we.Code, Err: err}
+	case err != nil:
+		return err
+	case res.Connections.Established == 0:
+		return fmt.Errorf("no connection was established: %s", firstError(res))
+	}
+	return nil
+}
+
+func firstError(res *result.Result) string {
+	if len(res.Errors) == 0 {
+		return "no error recorded"
+	}
+	e := res.Errors[0]
+	return fmt.Sprintf("%s x%d (%s)", e.Kind, e.Count, e.Example)
+}
+
+// WriteResult writes the result to out (if given) and to stdout; stdout gets it even when
+// out cannot be written, and that error is returned then.
+func WriteResult(stdout, stderr io.Writer, res *result.Result, out, format string) error {
+	var ferr error
+	if out != "" {
+		if ferr = WriteFile(out, res.WriteJSON); ferr == nil {
+			fmt.Fprintf(stderr, "result written to %s\n", out)
+		}
+	}
+	var err error
+	if format == "json" {
+		err = res.WriteJSON(stdout)
+	} else {
+		err = report.WriteSummary(stdout, res)
+	}
+	if ferr != nil {
+		return ferr
+	}
+	return err
+}
