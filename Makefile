@@ -8,6 +8,7 @@ LDFLAGS  := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.da
 GOLANGCI := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 GOIMPORTS:= golang.org/x/tools/cmd/goimports@v0.52.0
 FUZZTIME ?= 20s
+TEST_P   ?= 2
 BENCHOUT ?= bench.txt
 IMAGE    ?= mqblast:$(VERSION)
 IMAGE_TOOL ?= docker
@@ -27,16 +28,30 @@ demo: build
 	@mkdir -p results
 	./bin/mqblast run quick-conn-100 --duration 5s --out results/demo.json --html results/demo.html
 
-## test: run the test suite (what CI runs; needs mosquitto on PATH for the engine tests)
-# One package at a time (-p 1): the engine tests hold a client to its schedule (lag p99
-# under 10 ms) and a broker to its keepalive, which two packages' tests on two cores broke
-# now and then (TestBrokerKilledAndRestarted saw 13.8 ms of lag in CI). About 6 minutes here.
+## test: every tier (what CI runs; needs mosquitto on PATH), unit and integration tests with packages in parallel, then the timing tests alone
+# The tiers (internal/tier): unit tests are pure; integration tests start Mosquitto, a broker,
+# a sink, Chromium, a network namespace or the binary, and -short skips them; timing tests
+# assert on the scheduler (schedule lag, CPU figures, latency bounds), which two packages'
+# tests sharing two cores would break now and then, so they run after, one at a time.
 test:
-	$(GO) test -p 1 -count=1 ./...
+	@$(MAKE) --no-print-directory test-integration
+	@$(MAKE) --no-print-directory test-timing
 
-## race: run the test suite under the race detector
+## test-unit: the unit tier alone (-short), packages in parallel, in seconds and with nothing to install
+test-unit:
+	$(GO) test -short -p $(TEST_P) -count=1 ./...
+
+## test-integration: the unit and integration tiers, packages in parallel (the timing tests skip)
+test-integration:
+	MQBLAST_TIMING=skip $(GO) test -p $(TEST_P) -count=1 ./...
+
+## test-timing: the timing tier alone, one package at a time (scripts/timing-tests.sh lists it)
+test-timing:
+	scripts/timing-tests.sh $(GO) test -p 1 -count=1
+
+## race: every tier under the race detector, packages in parallel (timing tests log what they would fail on)
 race:
-	$(GO) test -race -p 1 -count=1 ./...
+	$(GO) test -race -p $(TEST_P) -count=1 ./...
 
 ## allocs: run the zero-allocation guards (they are skipped under -race)
 allocs:
@@ -115,4 +130,4 @@ study-demo: build
 	@mkdir -p study-demo
 	@set -e; for c in $(STUDIES); do ./bin/mqblast study $$c --out study-demo/$$c; done
 	@echo "open study-demo/*/study.html"
-.PHONY: help demo image build bench-conn bench-tls bench-msg bench-floor bench-1m bench-fanout study-demo test race allocs fuzz bench lint check cross clean
+.PHONY: help demo image build bench-conn bench-tls bench-msg bench-floor bench-1m bench-fanout study-demo test test-unit test-integration test-timing race allocs fuzz bench lint check cross clean

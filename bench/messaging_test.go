@@ -9,6 +9,7 @@ import (
 
 	"github.com/mqblast/mqblast/broker"
 	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/internal/tier"
 	"github.com/mqblast/mqblast/scenario"
 )
 
@@ -175,6 +176,7 @@ func TestMessagingV5(t *testing.T) {
 // latency from the due time must show the stall, and the publishers keep their schedule
 // (they send late, they do not skip).
 func TestCoordinatedOmission(t *testing.T) {
+	tm := tier.Timing(t)
 	if testing.Short() {
 		t.Skip("runs against Mosquitto for ~4 s")
 	}
@@ -195,7 +197,7 @@ func TestCoordinatedOmission(t *testing.T) {
 		t.Errorf("corrected p99 %d µs does not show the 500 ms stall", lat.P99)
 	}
 	if got := res.Throughput.PublishPerS; got < 900 || got > 1100 {
-		t.Errorf("publish rate %.0f/s over the window: the schedule of 1000/s was not kept", got)
+		tm.Errorf("publish rate %.0f/s over the window: the schedule of 1000/s was not kept", got)
 	}
 	if res.Messages.Lost != 0 || res.Messages.Received != res.Messages.Expected {
 		t.Errorf("messages %+v", res.Messages)
@@ -206,7 +208,7 @@ func TestCoordinatedOmission(t *testing.T) {
 	// The windows (the default in-flight limit) outlast the stall and the sockets take what
 	// falls due, so the client keeps its own schedule: no lateness of the stall's size.
 	if lag := res.Client.ScheduleLagUS; lag.Max > 200_000 {
-		t.Errorf("schedule lag %+v: the client fell behind with the broker", lag)
+		tm.Errorf("schedule lag %+v: the client fell behind with the broker", lag)
 	}
 }
 

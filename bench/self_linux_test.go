@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mqblast/mqblast/internal/tier"
 )
 
 // TestMaxRSSOwn: a process started by a big one reports its own peak, not the parent's,
@@ -51,6 +53,7 @@ func TestMaxRSSOwn(t *testing.T) {
 // runDelay sees it: 2 x cores threads spinning for 400 ms (locked to their own threads) wait
 // about as long as they run; a quiet process waits next to nothing.
 func TestRunDelay(t *testing.T) {
+	tm := tier.Timing(t)
 	d0, ok := runDelay()
 	if !ok {
 		t.Skip("no /proc/self/task/*/schedstat (kernel without CONFIG_SCHED_INFO)")
@@ -82,7 +85,7 @@ func TestRunDelay(t *testing.T) {
 		t.Errorf("run delay %v while oversubscribed, want at least %v", busy, want)
 	}
 	if quiet > 100*time.Millisecond {
-		t.Errorf("run delay %v in 200 ms of sleep", quiet)
+		tm.Errorf("run delay %v in 200 ms of sleep", quiet)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/mqblast/mqblast/internal/tier"
 )
 
 var bin struct {
@@ -21,6 +23,7 @@ var bin struct {
 // "../cmd/mqblast" from study).
 func Binary(t testing.TB, pkg string) string {
 	t.Helper()
+	tier.Integration(t)
 	bin.once.Do(func() {
 		dir, err := os.MkdirTemp("", "mqblast-bin-")
 		if err != nil {

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mqblast/mqblast/internal/tier"
 )
 
 // Mosquitto is a running Mosquitto instance.
@@ -59,6 +61,7 @@ type Options struct {
 // it is not installed.
 func Need(t testing.TB) string {
 	t.Helper()
+	tier.Integration(t)
 	for _, p := range []string{"mosquitto", "/usr/sbin/mosquitto"} {
 		if path, err := exec.LookPath(p); err == nil {
 			return path
