@@ -16,6 +16,7 @@ import (
 
 // TestHistJSONRoundTrip: the V2 base64 form decodes to the same histogram.
 func TestHistJSONRoundTrip(t *testing.T) {
+	t.Parallel()
 	h := NewHist()
 	for i := int64(1); i <= 10000; i++ {
 		h.Record(i * 37)
@@ -53,6 +54,7 @@ func TestHistJSONRoundTrip(t *testing.T) {
 // TestHistPack: a packed histogram keeps its compressed form only, reads the same, and
 // unpacks when changed.
 func TestHistPack(t *testing.T) {
+	t.Parallel()
 	h, ref := NewHist(), NewHist()
 	for i := int64(1); i <= 5000; i++ {
 		h.Record(i * 11)
@@ -85,6 +87,7 @@ func TestHistPack(t *testing.T) {
 
 // TestHistClamps: values outside 1 µs .. 1 h are recorded at the bound and counted.
 func TestHistClamps(t *testing.T) {
+	t.Parallel()
 	h := NewHist()
 	h.Record(-5)
 	h.Record(0)
@@ -98,6 +101,7 @@ func TestHistClamps(t *testing.T) {
 // TestMergeIsExact: merging the results of shards gives the percentiles of one histogram of
 // all the values, not an average of the shards' percentiles.
 func TestMergeIsExact(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	all := NewHist()
 	var shards []*Result
@@ -138,6 +142,7 @@ func TestMergeIsExact(t *testing.T) {
 
 // TestRecorderTake: a loop's counts move into the snapshot and reset.
 func TestRecorderTake(t *testing.T) {
+	t.Parallel()
 	rec := NewRecorder(2)
 	rec.Connected(1, 7, 1500*time.Microsecond)
 	rec.Refused(1, 8, 5, 0x87)
@@ -164,6 +169,7 @@ func TestRecorderTake(t *testing.T) {
 
 // TestGather merges two workers' streams interval by interval and their final results.
 func TestGather(t *testing.T) {
+	t.Parallel()
 	worker := func(connected []int64) io.Reader {
 		var buf bytes.Buffer
 		ww := NewWorkerWriter(&buf)
@@ -225,6 +231,7 @@ func TestGather(t *testing.T) {
 
 // TestGatherWorkerError: a worker that reports an error passes it, with its exit code, up.
 func TestGatherWorkerError(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	_ = NewWorkerWriter(&buf).Final(nil, io.ErrUnexpectedEOF, 3)
 	_, err := Gather([]io.Reader{&buf}, 1, time.Second, nil, nil, nil, nil)

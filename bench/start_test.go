@@ -8,6 +8,7 @@ import (
 // TestRecorderFirstPublish: the earliest write time of any loop reaches the snapshot, and
 // stays there across Takes (a later interval does not lose it).
 func TestRecorderFirstPublish(t *testing.T) {
+	t.Parallel()
 	rec := NewRecorder(2)
 	s := NewSnapshot()
 	rec.Take(0, s)
@@ -41,6 +42,7 @@ func TestRecorderFirstPublish(t *testing.T) {
 // TestMergeStartAndClock: the merged result has the earliest shard's first publish, the
 // latest shard's readiness and lateness, and the worse clock.
 func TestMergeStartAndClock(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	shard := func(i int, first time.Duration, late int64, c Clock) *Result {
 		return &Result{Schema: Schema, Shard: &ShardInfo{Index: i, Count: 3},
@@ -65,6 +67,7 @@ func TestMergeStartAndClock(t *testing.T) {
 
 // TestHostClock: the kernel answers adjtimex here; its bound is not below its estimate.
 func TestHostClock(t *testing.T) {
+	t.Parallel()
 	c := HostClock()
 	if c == nil {
 		t.Skip("adjtimex is not available")

@@ -10,6 +10,7 @@ import (
 )
 
 func TestParseThreshold(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		expr  string
 		want  ThresholdExpr
@@ -52,6 +53,7 @@ func TestParseThreshold(t *testing.T) {
 }
 
 func TestCheckThresholdPaths(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		expr  string
 		error []string // parts of the error; nil for none
@@ -100,6 +102,7 @@ func TestCheckThresholdPaths(t *testing.T) {
 }
 
 func TestEvaluateThresholds(t *testing.T) {
+	t.Parallel()
 	r := &Result{Schema: Schema}
 	r.Messages.Lost = 12
 	r.Messages.Published = 1000
@@ -160,6 +163,7 @@ func TestEvaluateThresholds(t *testing.T) {
 }
 
 func TestFormatThresholdValue(t *testing.T) {
+	t.Parallel()
 	check := func(v float64, want string) {
 		t.Helper()
 		if got := FormatThresholdValue(v); got != want {
@@ -175,6 +179,7 @@ func TestFormatThresholdValue(t *testing.T) {
 
 // TestMergeDropsThresholds: the verdicts of one shard are not those of the merged run.
 func TestMergeDropsThresholds(t *testing.T) {
+	t.Parallel()
 	a := &Result{Schema: Schema, Thresholds: []Threshold{{Expr: "messages.lost==0", OK: true}}}
 	b := &Result{Schema: Schema}
 	if m := Merge([]*Result{a, b}); m.Thresholds != nil {
@@ -189,6 +194,7 @@ func TestMergeDropsThresholds(t *testing.T) {
 // messages, a pointer to a struct that is omitted when nil, an open map of any) are valid
 // paths once they are in the type, and read as 0 while absent from the document.
 func TestThresholdPathsFollowTheType(t *testing.T) {
+	t.Parallel()
 	type stalled struct {
 		LagUS Percentiles `json:"lag_us"`
 	}
