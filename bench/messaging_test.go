@@ -111,38 +111,41 @@ func TestMessagingExactCounts(t *testing.T) {
 	brokers := map[string]string{"mosquitto": m.Addr, "embedded": emb.Addr()}
 	for _, bname := range []string{"mosquitto", "embedded"} {
 		addr := brokers[bname]
-		for _, name := range []string{"quick-p2p-100", "quick-fanin-100-1", "quick-fanout-1-100", "quick-sharedsub-100-5", "quick-roundtrip-10"} {
-			for _, qos := range []int{0, 1, 2} {
-				t.Run(fmt.Sprintf("%s/%s/qos%d", bname, name, qos), func(t *testing.T) {
-					q := fmt.Sprint(qos)
-					sets := map[string]string{"publishers.qos": q, "subscribers.qos": q,
-						"parameters.duration_sec": "1500ms", "parameters.warmup_sec": "500ms"}
-					if name == "quick-roundtrip-10" { // one group: each client subscribes to its own topic
-						delete(sets, "subscribers.qos")
-					}
-					res := runScenario(t, addr, name, sets)
-					msg := res.Messages
-					if msg.Published == 0 || msg.Expected == 0 || msg.Subscribed == 0 || msg.SubscribeFailed != 0 {
-						t.Fatalf("nothing happened: %+v", msg)
-					}
-					// Every message is accounted for: received once, or lost.
-					if msg.Received-msg.Duplicated+msg.Lost != msg.Expected {
-						t.Errorf("received %d - duplicated %d + lost %d != expected %d", msg.Received, msg.Duplicated, msg.Lost, msg.Expected)
-					}
-					if qos > 0 {
-						if msg.Received != msg.Expected || msg.Lost != 0 || msg.Duplicated != 0 || msg.OutOfOrder != 0 {
-							t.Errorf("QoS %d: %+v", qos, msg)
+		t.Run(bname, func(t *testing.T) {
+			t.Parallel() // the two brokers' runs at once: their clients and topics do not meet
+			for _, name := range []string{"quick-p2p-100", "quick-fanin-100-1", "quick-fanout-1-100", "quick-sharedsub-100-5", "quick-roundtrip-10"} {
+				for _, qos := range []int{0, 1, 2} {
+					t.Run(fmt.Sprintf("%s/qos%d", name, qos), func(t *testing.T) {
+						q := fmt.Sprint(qos)
+						sets := map[string]string{"publishers.qos": q, "subscribers.qos": q,
+							"parameters.duration_sec": "1500ms", "parameters.warmup_sec": "500ms"}
+						if name == "quick-roundtrip-10" { // one group: each client subscribes to its own topic
+							delete(sets, "subscribers.qos")
 						}
-						if msg.Acked != msg.Published {
-							t.Errorf("acked %d of %d published", msg.Acked, msg.Published)
+						res := runScenario(t, addr, name, sets)
+						msg := res.Messages
+						if msg.Published == 0 || msg.Expected == 0 || msg.Subscribed == 0 || msg.SubscribeFailed != 0 {
+							t.Fatalf("nothing happened: %+v", msg)
 						}
-					}
-					if res.LatencyUS.Count == 0 || res.Throughput.ReceivePerS == 0 {
-						t.Errorf("no measured messages: latency %+v throughput %+v", res.LatencyUS, res.Throughput)
-					}
-				})
+						// Every message is accounted for: received once, or lost.
+						if msg.Received-msg.Duplicated+msg.Lost != msg.Expected {
+							t.Errorf("received %d - duplicated %d + lost %d != expected %d", msg.Received, msg.Duplicated, msg.Lost, msg.Expected)
+						}
+						if qos > 0 {
+							if msg.Received != msg.Expected || msg.Lost != 0 || msg.Duplicated != 0 || msg.OutOfOrder != 0 {
+								t.Errorf("QoS %d: %+v", qos, msg)
+							}
+							if msg.Acked != msg.Published {
+								t.Errorf("acked %d of %d published", msg.Acked, msg.Published)
+							}
+						}
+						if res.LatencyUS.Count == 0 || res.Throughput.ReceivePerS == 0 {
+							t.Errorf("no measured messages: latency %+v throughput %+v", res.LatencyUS, res.Throughput)
+						}
+					})
+				}
 			}
-		}
+		})
 	}
 }
 
