@@ -8,6 +8,7 @@ LDFLAGS  := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.da
 GOLANGCI := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 GOIMPORTS:= golang.org/x/tools/cmd/goimports@v0.52.0
 FUZZTIME ?= 20s
+TEST_P   ?= 2
 BENCHOUT ?= bench.txt
 IMAGE    ?= mqblast:$(VERSION)
 # docker when its engine answers, else podman when installed (it needs no daemon).
@@ -31,27 +32,44 @@ demo: build
 	@mkdir -p results
 	./bin/mqblast run quick-p2p-100 --out results/demo.json --html results/demo.html
 
-## test: run the test suite (what CI runs; needs mosquitto on PATH for the engine tests)
-# One package at a time (-p 1): the engine tests hold a client to its schedule (lag p99
-# under 10 ms) and a broker to its keepalive, which two packages' tests on two cores broke
-# now and then (TestBrokerKilledAndRestarted saw 13.8 ms of lag in CI). About 6 minutes here.
+## test: every tier (what CI runs; needs mosquitto on PATH), unit and integration tests with packages in parallel, then the timing tests alone
+# The tiers (internal/tier): unit tests are pure; integration tests start Mosquitto, a broker,
+# a sink, Chromium, a network namespace or the binary, and -short skips them; timing tests
+# assert on the scheduler (schedule lag, CPU figures, latency bounds), which two packages'
+# tests sharing two cores would break now and then, so they run after, one at a time (also
+# when the first pass failed, so that one run reports every tier).
 test:
-	$(GO) test -p 1 -count=1 ./...
+	@s=0; $(MAKE) --no-print-directory test-integration || s=1; \
+	  $(MAKE) --no-print-directory test-timing || s=1; exit $$s
 
-## race: run the test suite under the race detector
+## test-unit: the unit tier alone (-short), packages in parallel, in seconds and with nothing to install
+test-unit:
+	$(GO) test -short -p $(TEST_P) -count=1 ./...
+
+## test-integration: the unit and integration tiers, packages in parallel (the timing tests skip)
+test-integration:
+	MQBLAST_TIMING=skip $(GO) test -p $(TEST_P) -count=1 ./...
+
+## test-timing: the timing tier alone, one package at a time (scripts/timing-tests.sh lists it)
+test-timing:
+	scripts/timing-tests.sh $(GO) test -p 1 -count=1
+
+## race: every tier under the race detector, packages in parallel (timing tests log what they would fail on)
 race:
-	$(GO) test -race -p 1 -count=1 ./...
+	$(GO) test -race -p $(TEST_P) -count=1 ./...
 
 ## allocs: run the zero-allocation guards (they are skipped under -race)
 allocs:
 	$(GO) test -count=1 -run 'Allocs' ./...
 
 ## fuzz: short smoke of every fuzz target (FUZZTIME=20s each, or a count such as 300000x)
+# The targets are found in the source (func FuzzX in a _test.go file), not by building every
+# package's tests to list them.
 fuzz:
-	@set -e; for pkg in $$($(GO) list ./...); do \
-	  for t in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz' || true); do \
-	    echo "fuzz $$pkg $$t ($(FUZZTIME))"; \
-	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
+	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do \
+	  for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+	    echo "fuzz $$(dirname $$f) $$t ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$(dirname $$f); \
 	  done; \
 	done
 
@@ -113,9 +131,10 @@ image: build
 	$(IMAGE_TOOL) build -t $(IMAGE) -f Dockerfile $(IMAGE_CONTEXT)
 
 ## cross: build for linux/amd64 and linux/arm64
+# With build's flags, so that make cross build compiles the amd64 packages once.
 cross:
-	GOOS=linux GOARCH=amd64 CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/mqblast
-	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/mqblast
+	GOOS=linux GOARCH=amd64 CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o /dev/null ./cmd/mqblast
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o /dev/null ./cmd/mqblast
 
 ## clean: remove build output
 clean:
@@ -128,4 +147,4 @@ study-demo: build
 	@mkdir -p study-demo
 	@set -e; for c in $(STUDIES); do ./bin/mqblast study $$c --out study-demo/$$c; done
 	@echo "open study-demo/*/study.html"
-.PHONY: help demo image build bench-conn bench-tls bench-msg bench-floor bench-1m bench-fanout study-demo test race allocs fuzz bench lint check cross clean
+.PHONY: help demo image build bench-conn bench-tls bench-msg bench-floor bench-1m bench-fanout study-demo test test-unit test-integration test-timing race allocs fuzz bench lint check cross clean

@@ -12,6 +12,7 @@ import (
 // TestSeqSet: a set of sequence numbers as ranges: in order, gaps, late arrivals filling
 // them, duplicates anywhere, and union.
 func TestSeqSet(t *testing.T) {
+	t.Parallel()
 	var s seqSet
 	add := func(seq uint32, dup, late bool) {
 		t.Helper()
@@ -82,6 +83,7 @@ func p2pRecorder(t *testing.T, loops int) (*Recorder, int64) {
 // are unexpected by kind, foreign and implausible payloads unmeasured, an earlier run's
 // messages stale; none of them offsets a loss.
 func TestRecorderStreams(t *testing.T) {
+	t.Parallel()
 	rec, now := p2pRecorder(t, 1)
 	msg := func(pub, seq uint32) reactor.Message {
 		return reactor.Message{Due: now, Now: now + 1000, Publisher: pub, Seq: seq}
@@ -128,6 +130,7 @@ func TestRecorderStreams(t *testing.T) {
 // count as received, the others as in_flight_at_end; those dropped with a session as
 // in_flight_lost; neither is lost.
 func TestRecorderInFlightAtEnd(t *testing.T) {
+	t.Parallel()
 	rec, now := p2pRecorder(t, 2)
 	for seq := range uint32(10) {
 		rec.Published(1, 2, 1, now, now, 0)
@@ -157,6 +160,7 @@ func TestRecorderInFlightAtEnd(t *testing.T) {
 // TestRecorderShareGroupAcrossLoops: the members of one share group in two loops make one
 // stream: a copy both received is a duplicate of the group's.
 func TestRecorderShareGroupAcrossLoops(t *testing.T) {
+	t.Parallel()
 	rec := NewRecorder(2)
 	rec.Stream = func(int, uint32) (scenario.StreamKind, int) { return scenario.StreamExpected, 0 }
 	now := time.Now().UnixNano()
@@ -180,6 +184,7 @@ func TestRecorderShareGroupAcrossLoops(t *testing.T) {
 // loop, read in the other order than the broker sent to them, are not out of order; a
 // member that receives 5 after 6 is, and a copy both members got is a duplicate.
 func TestRecorderShareGroupOrder(t *testing.T) {
+	t.Parallel()
 	rec := NewRecorder(1)
 	rec.Stream = func(int, uint32) (scenario.StreamKind, int) { return scenario.StreamExpected, 0 }
 	now := time.Now().UnixNano()

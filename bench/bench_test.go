@@ -13,6 +13,7 @@ import (
 
 // TestRecorderTake: a loop's counts move into the snapshot and reset.
 func TestRecorderTake(t *testing.T) {
+	t.Parallel()
 	rec := NewRecorder(2)
 	rec.Connected(1, 7, 1500*time.Microsecond)
 	rec.Refused(1, 8, 5, 0x87)
@@ -39,6 +40,7 @@ func TestRecorderTake(t *testing.T) {
 
 // TestGather merges two workers' streams interval by interval and their final results.
 func TestGather(t *testing.T) {
+	t.Parallel()
 	worker := func(connected []int64) io.Reader {
 		var buf bytes.Buffer
 		ww := NewWorkerWriter(&buf)
@@ -101,6 +103,7 @@ func TestGather(t *testing.T) {
 
 // TestGatherWorkerError: a worker that reports an error passes it, with its exit code, up.
 func TestGatherWorkerError(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	_ = NewWorkerWriter(&buf).Final(nil, io.ErrUnexpectedEOF, 3)
 	_, err := Gather(GatherOptions{Streams: []io.Reader{&buf}, Target: 1, Interval: time.Second})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mqblast/mqblast/broker"
 	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/internal/tier"
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/scenario"
 )
@@ -111,38 +112,41 @@ func TestMessagingExactCounts(t *testing.T) {
 	brokers := map[string]string{"mosquitto": m.Addr, "embedded": emb.Addr()}
 	for _, bname := range []string{"mosquitto", "embedded"} {
 		addr := brokers[bname]
-		for _, name := range []string{"quick-p2p-100", "quick-fanin-100-1", "quick-fanout-1-100", "quick-sharedsub-100-5", "quick-roundtrip-10"} {
-			for _, qos := range []int{0, 1, 2} {
-				t.Run(fmt.Sprintf("%s/%s/qos%d", bname, name, qos), func(t *testing.T) {
-					q := fmt.Sprint(qos)
-					sets := map[string]string{"publishers.qos": q, "subscribers.qos": q,
-						"parameters.duration_sec": "1500ms", "parameters.warmup_sec": "500ms"}
-					if name == "quick-roundtrip-10" { // one group: each client subscribes to its own topic
-						delete(sets, "subscribers.qos")
-					}
-					res := runScenario(t, addr, name, sets)
-					msg := res.Messages
-					if msg.Published == 0 || msg.Expected == 0 || msg.Subscribed == 0 || msg.SubscribeFailed != 0 {
-						t.Fatalf("nothing happened: %+v", msg)
-					}
-					// Every message is accounted for: received once, or lost.
-					if msg.Received-msg.Duplicated+msg.Lost != msg.Expected {
-						t.Errorf("received %d - duplicated %d + lost %d != expected %d", msg.Received, msg.Duplicated, msg.Lost, msg.Expected)
-					}
-					if qos > 0 {
-						if msg.Received != msg.Expected || msg.Lost != 0 || msg.Duplicated != 0 || msg.OutOfOrder != 0 {
-							t.Errorf("QoS %d: %+v", qos, msg)
+		t.Run(bname, func(t *testing.T) {
+			t.Parallel() // the two brokers' runs at once: their clients and topics do not meet
+			for _, name := range []string{"quick-p2p-100", "quick-fanin-100-1", "quick-fanout-1-100", "quick-sharedsub-100-5", "quick-roundtrip-10"} {
+				for _, qos := range []int{0, 1, 2} {
+					t.Run(fmt.Sprintf("%s/qos%d", name, qos), func(t *testing.T) {
+						q := fmt.Sprint(qos)
+						sets := map[string]string{"publishers.qos": q, "subscribers.qos": q,
+							"parameters.duration_sec": "1500ms", "parameters.warmup_sec": "500ms"}
+						if name == "quick-roundtrip-10" { // one group: each client subscribes to its own topic
+							delete(sets, "subscribers.qos")
 						}
-						if msg.Acked != msg.Published {
-							t.Errorf("acked %d of %d published", msg.Acked, msg.Published)
+						res := runScenario(t, addr, name, sets)
+						msg := res.Messages
+						if msg.Published == 0 || msg.Expected == 0 || msg.Subscribed == 0 || msg.SubscribeFailed != 0 {
+							t.Fatalf("nothing happened: %+v", msg)
 						}
-					}
-					if res.LatencyUS.Count == 0 || res.Throughput.ReceivePerS == 0 {
-						t.Errorf("no measured messages: latency %+v throughput %+v", res.LatencyUS, res.Throughput)
-					}
-				})
+						// Every message is accounted for: received once, or lost.
+						if msg.Received-msg.Duplicated+msg.Lost != msg.Expected {
+							t.Errorf("received %d - duplicated %d + lost %d != expected %d", msg.Received, msg.Duplicated, msg.Lost, msg.Expected)
+						}
+						if qos > 0 {
+							if msg.Received != msg.Expected || msg.Lost != 0 || msg.Duplicated != 0 || msg.OutOfOrder != 0 {
+								t.Errorf("QoS %d: %+v", qos, msg)
+							}
+							if msg.Acked != msg.Published {
+								t.Errorf("acked %d of %d published", msg.Acked, msg.Published)
+							}
+						}
+						if res.LatencyUS.Count == 0 || res.Throughput.ReceivePerS == 0 {
+							t.Errorf("no measured messages: latency %+v throughput %+v", res.LatencyUS, res.Throughput)
+						}
+					})
+				}
 			}
-		}
+		})
 	}
 }
 
@@ -176,6 +180,7 @@ func TestMessagingV5(t *testing.T) {
 // latency from the due time must show the stall, and the publishers keep their schedule
 // (they send late, they do not skip).
 func TestCoordinatedOmission(t *testing.T) {
+	tm := tier.Timing(t)
 	if testing.Short() {
 		t.Skip("runs against Mosquitto for ~4 s")
 	}
@@ -196,7 +201,7 @@ func TestCoordinatedOmission(t *testing.T) {
 		t.Errorf("corrected p99 %d µs does not show the 500 ms stall", lat.P99)
 	}
 	if got := res.Throughput.PublishPerS; got < 900 || got > 1100 {
-		t.Errorf("publish rate %.0f/s over the window: the schedule of 1000/s was not kept", got)
+		tm.Errorf("publish rate %.0f/s over the window: the schedule of 1000/s was not kept", got)
 	}
 	if res.Messages.Lost != 0 || res.Messages.Received != res.Messages.Expected {
 		t.Errorf("messages %+v", res.Messages)
@@ -207,7 +212,7 @@ func TestCoordinatedOmission(t *testing.T) {
 	// The windows (the default in-flight limit) outlast the stall and the sockets take what
 	// falls due, so the client keeps its own schedule: no lateness of the stall's size.
 	if lag := res.Client.ScheduleLagUS; lag.Max > 200_000 {
-		t.Errorf("schedule lag %+v: the client fell behind with the broker", lag)
+		tm.Errorf("schedule lag %+v: the client fell behind with the broker", lag)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/internal/tier"
 )
 
 // The overload tests drive Mosquitto past its limit: under the race detector the client
@@ -20,6 +21,7 @@ import (
 // unsent (back_pressure, not_read), the client's memory stays bounded, and the broker, not
 // the client, is named.
 func TestPublishFloodCountsWhatWasWritten(t *testing.T) {
+	tm := tier.Timing(t)
 	if testing.Short() {
 		t.Skip("floods Mosquitto for 3 s")
 	}
@@ -40,7 +42,7 @@ func TestPublishFloodCountsWhatWasWritten(t *testing.T) {
 	t.Logf("scheduled %d, published %d, unsent %v; broker received %d; max rss %.0f MiB; held %v; client cpu %.2fs",
 		msg.Scheduled, msg.Published, msg.Unsent, rx, float64(res.Client.MaxRSSBytes)/(1<<20), res.BrokerStalled.HeldS, res.Client.CPUS)
 	if d := rx - msg.Published; d < -msg.Published/1000 || d > msg.Published/1000 {
-		t.Errorf("published %d, the broker received %d: more than 0.1%% apart", msg.Published, rx)
+		tm.Errorf("published %d, the broker received %d: more than 0.1%% apart", msg.Published, rx)
 	}
 	if msg.Unsent["back_pressure"] == 0 || msg.Published >= msg.Scheduled {
 		t.Errorf("unsent %v: the broker took everything, the test did not overload it", msg.Unsent)
@@ -48,7 +50,10 @@ func TestPublishFloodCountsWhatWasWritten(t *testing.T) {
 	if res.Client.MaxRSSBytes > 200<<20 {
 		t.Errorf("max rss %d MiB: the publishers' queues are not bounded", res.Client.MaxRSSBytes>>20)
 	}
-	if saturatedByItself(t, res) || !res.BrokerStalled.Stalled || res.BrokerStalled.HeldS["back_pressure"] == 0 {
+	if saturatedByItself(t, res) {
+		tm.Errorf("saturated %v %v", res.Client.Saturated, res.Client.SaturationEvidence)
+	}
+	if !res.BrokerStalled.Stalled || res.BrokerStalled.HeldS["back_pressure"] == 0 {
 		t.Errorf("saturated %v %v; broker_stalled %+v", res.Client.Saturated, res.Client.SaturationEvidence, res.BrokerStalled)
 	}
 }
@@ -58,6 +63,7 @@ func TestPublishFloodCountsWhatWasWritten(t *testing.T) {
 // the window (the intervals' own figure), not the rate they were due at. Mosquitto runs
 // niced: on 2 shared cores, the CPU it cannot have must be its own, not the client's.
 func TestReceiveRateIsArrivals(t *testing.T) {
+	tm := tier.Timing(t)
 	if testing.Short() {
 		t.Skip("overloads Mosquitto for 4 s")
 	}
@@ -101,6 +107,6 @@ func TestReceiveRateIsArrivals(t *testing.T) {
 		t.Errorf("receive_per_s %.0f: Mosquitto is not that fast here; the figure counts due times", got)
 	}
 	if saturatedByItself(t, res) {
-		t.Errorf("saturated: %v (broker_stalled %+v)", res.Client.SaturationEvidence, res.BrokerStalled)
+		tm.Errorf("saturated: %v (broker_stalled %+v)", res.Client.SaturationEvidence, res.BrokerStalled)
 	}
 }

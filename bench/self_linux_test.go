@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mqblast/mqblast/internal/tier"
 	"github.com/mqblast/mqblast/result"
 )
 
@@ -53,6 +54,7 @@ func TestMaxRSSOwn(t *testing.T) {
 // runDelay sees it: 2 x cores threads spinning for 400 ms (locked to their own threads) wait
 // about as long as they run; a quiet process waits next to nothing.
 func TestRunDelay(t *testing.T) {
+	tm := tier.Timing(t)
 	d0, ok := runDelay()
 	if !ok {
 		t.Skip("no /proc/self/task/*/schedstat (kernel without CONFIG_SCHED_INFO)")
@@ -84,7 +86,7 @@ func TestRunDelay(t *testing.T) {
 		t.Errorf("run delay %v while oversubscribed, want at least %v", busy, want)
 	}
 	if quiet > 100*time.Millisecond {
-		t.Errorf("run delay %v in 200 ms of sleep", quiet)
+		tm.Errorf("run delay %v in 200 ms of sleep", quiet)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 // TestRecorderFirstPublish: the earliest write time of any loop reaches the snapshot, and
 // stays there across Takes (a later interval does not lose it).
 func TestRecorderFirstPublish(t *testing.T) {
+	t.Parallel()
 	rec := NewRecorder(2)
 	s := result.NewSnapshot()
 	rec.Take(0, s)
@@ -42,6 +43,7 @@ func TestRecorderFirstPublish(t *testing.T) {
 
 // TestHostClock: the kernel answers adjtimex here; its bound is not below its estimate.
 func TestHostClock(t *testing.T) {
+	t.Parallel()
 	c := HostClock()
 	if c == nil {
 		t.Skip("adjtimex is not available")

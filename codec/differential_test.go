@@ -17,6 +17,7 @@ const diffIterations = 600
 // TestGeneratedRoundTrip checks the generator and the codec against themselves: every random
 // packet validates, encodes to SizeX bytes and decodes back equal.
 func TestGeneratedRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, v := range []codec.Version{codec.V311, codec.V5} {
 		g := &gen{r: rand.New(rand.NewPCG(1, uint64(v))), v: v}
 		for i := range diffIterations {

@@ -320,6 +320,7 @@ func mochiGen(seed uint64, v codec.Version) *gen {
 
 // TestMochiDecodesOurs encodes random packets with the codec and decodes them with mochi.
 func TestMochiDecodesOurs(t *testing.T) {
+	t.Parallel()
 	for _, v := range []codec.Version{codec.V311, codec.V5} {
 		g := mochiGen(2, v)
 		for i := range diffIterations {
@@ -352,6 +353,7 @@ func TestMochiDecodesOurs(t *testing.T) {
 
 // TestOursDecodesMochi encodes random packets with mochi and decodes them with the codec.
 func TestOursDecodesMochi(t *testing.T) {
+	t.Parallel()
 	for _, v := range []codec.Version{codec.V311, codec.V5} {
 		g := mochiGen(3, v)
 		for i := range diffIterations {
@@ -402,6 +404,7 @@ var mochiCorpusSkip = map[string]struct {
 // TestMochiCorpus decodes every valid raw packet of mochi's own test corpus with the codec and
 // compares the fields with mochi's expected packet.
 func TestMochiCorpus(t *testing.T) {
+	t.Parallel()
 	count := 0
 	for _, cases := range mochi.TPacketData {
 		for _, tc := range cases {
@@ -443,6 +446,7 @@ func TestMochiCorpus(t *testing.T) {
 // TestMochiCorpusMalformed feeds the raw packets mochi's corpus expects its decoder to refuse
 // (FailFirst set) to the codec, which must refuse them too.
 func TestMochiCorpusMalformed(t *testing.T) {
+	t.Parallel()
 	count := 0
 	for _, cases := range mochi.TPacketData {
 		for _, tc := range cases {

@@ -254,6 +254,7 @@ func pahoGen(seed uint64) *gen {
 
 // TestPahoDecodesOurs encodes random 5.0 packets with the codec and reads them with paho.
 func TestPahoDecodesOurs(t *testing.T) {
+	t.Parallel()
 	g := pahoGen(4)
 	for i := range diffIterations {
 		ty := genTypes[i%len(genTypes)]
@@ -279,6 +280,7 @@ func TestPahoDecodesOurs(t *testing.T) {
 
 // TestOursDecodesPaho encodes random 5.0 packets with paho and decodes them with the codec.
 func TestOursDecodesPaho(t *testing.T) {
+	t.Parallel()
 	g := pahoGen(5)
 	for i := range diffIterations {
 		ty := genTypes[i%len(genTypes)]
@@ -301,6 +303,7 @@ func TestOursDecodesPaho(t *testing.T) {
 // TestPahoAuthFlags pins the paho quirk toPaho works around, so that the workaround goes when
 // paho fixes it.
 func TestPahoAuthFlags(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	cp := paho.NewControlPacket(paho.AUTH)
 	cp.Content = &paho.Auth{ReasonCode: 0x18, Properties: &paho.Properties{AuthMethod: "x"}}

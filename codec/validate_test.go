@@ -12,6 +12,7 @@ import (
 // TestValidateRejects covers what only the encoding side can get wrong: values wider than
 // their bits, fields longer than a length prefix, properties in the wrong packet or version.
 func TestValidateRejects(t *testing.T) {
+	t.Parallel()
 	long := []byte(strings.Repeat("x", 1<<16))
 	check := func(name string, err, want error) {
 		t.Helper()
@@ -82,6 +83,7 @@ func TestValidateRejects(t *testing.T) {
 // TestUserProps checks the repeatable properties: order kept, iteration stops early, decoded
 // lists iterate without allocating.
 func TestUserProps(t *testing.T) {
+	t.Parallel()
 	var u codec.UserProps
 	u.Add("a", "1")
 	u.Add("b", "")

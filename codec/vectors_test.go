@@ -38,6 +38,7 @@ func vector(t testing.TB, id codectest.ID) *codectest.Vector {
 }
 
 func TestVectorsUnique(t *testing.T) {
+	t.Parallel()
 	ids := map[codectest.ID]bool{}
 	names := map[string]bool{}
 	for _, v := range codectest.Vectors {
@@ -52,6 +53,7 @@ func TestVectorsUnique(t *testing.T) {
 }
 
 func TestVectorsEncode(t *testing.T) {
+	t.Parallel()
 	for _, v := range codectest.Vectors {
 		if v.Err != nil || v.DecodeOnly {
 			continue
@@ -75,6 +77,7 @@ func TestVectorsEncode(t *testing.T) {
 }
 
 func TestVectorsDecode(t *testing.T) {
+	t.Parallel()
 	for _, v := range codectest.Vectors {
 		t.Run(v.Name, func(t *testing.T) {
 			d, n, err := codectest.Decode(v.Raw, v.Version, v.MaxSize)
@@ -110,6 +113,7 @@ func TestVectorsDecode(t *testing.T) {
 // TestVectorsDecodeReused decodes every valid vector into one set of structs, in table order
 // and then in reverse, so that a field left over from the previous packet shows up.
 func TestVectorsDecodeReused(t *testing.T) {
+	t.Parallel()
 	var s structs
 	order := make([]int, 0, 2*len(codectest.Vectors))
 	for i := range codectest.Vectors {
@@ -138,6 +142,7 @@ func TestVectorsDecodeReused(t *testing.T) {
 }
 
 func TestVectorsValidate(t *testing.T) {
+	t.Parallel()
 	for _, v := range codectest.Vectors {
 		if v.Err != nil {
 			continue
@@ -153,11 +158,13 @@ func TestVectorsValidate(t *testing.T) {
 // are cut at every offset of their first and last 4 KiB and every 4093rd byte between, which
 // keeps the test fast and still crosses every header boundary.
 func TestVectorsSplit(t *testing.T) {
+	t.Parallel()
 	for _, v := range codectest.Vectors {
 		if v.Err != nil {
 			continue
 		}
 		t.Run(v.Name, func(t *testing.T) {
+			t.Parallel()
 			raw := v.Raw
 			for i := 0; i < len(raw); i++ {
 				_, _, n, err := codec.Split(raw[:i], v.MaxSize)
@@ -227,6 +234,7 @@ func feed(t *testing.T, chunks [][]byte, maxSize int) [][]byte {
 }
 
 func TestSplitHugeHeader(t *testing.T) {
+	t.Parallel()
 	h, _, n, err := codec.Split(codectest.HugeHeader, 0)
 	if n != 0 || err != nil || h != (codec.Header{}) {
 		t.Fatalf("header of 268435455: n=%d err=%v, want need-more", n, err)

@@ -9,6 +9,7 @@ import (
 // every interesting byte at every position of strings around the 8-byte word size, then on
 // random mixes.
 func TestCheckTopicName(t *testing.T) {
+	t.Parallel()
 	ref := func(s []byte) error {
 		if !validString(s) {
 			return ErrMalformedString

@@ -255,11 +255,14 @@ func TestEnginePersistentSessionResend(t *testing.T) {
 				return true
 			})
 			obs := newAcct()
+			// A window of 5: the first connection carries exactly the 5 the server reads
+			// before it closes (with a larger one, a 6th due 20 ms later went out when the
+			// server was slow to close on a loaded host, and was in flight too).
 			e := startEngine(t, reactor.Config{Brokers: []string{addr}, Clients: 1, Observer: obs, Reconnect: true,
 				ReconnectMin: 50 * time.Millisecond, ReconnectMax: 100 * time.Millisecond,
 				Client: func(int) reactor.ClientSpec {
 					return reactor.ClientSpec{ID: "p", Version: 4, CleanStart: false, Publish: &reactor.PublishSpec{
-						Topic: []byte("t"), QoS: 1, Rate: 50, PayloadSize: 16, Receivers: 1}}
+						Topic: []byte("t"), QoS: 1, Rate: 50, PayloadSize: 16, Receivers: 1, MaxInflight: 5}}
 				}})
 			publishFor(t, e, time.Second)
 			mu.Lock()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mqblast/mqblast/codec"
 	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/internal/tier"
 	"github.com/mqblast/mqblast/reactor"
 )
 
@@ -84,6 +85,7 @@ func startEngine(t *testing.T, cfg reactor.Config) *reactor.Engine {
 // TestEngineHoldsConnections opens 5,000 connections over 4 source addresses to a real
 // Mosquitto, holds them with PINGREQ every second, and disconnects them all.
 func TestEngineHoldsConnections(t *testing.T) {
+	tm := tier.Timing(t)
 	if testing.Short() {
 		t.Skip("5,000 connections")
 	}
@@ -115,10 +117,10 @@ func TestEngineHoldsConnections(t *testing.T) {
 	pings, dropped := obs.pings, len(obs.dropped)
 	obs.mu.Unlock()
 	if pings < n {
-		t.Errorf("pings answered = %d after 2.5 s at keepalive 1 s, want >= %d", pings, n)
+		tm.Errorf("pings answered = %d after 2.5 s at keepalive 1 s, want >= %d", pings, n)
 	}
 	if dropped != 0 || e.Open() != n {
-		t.Errorf("dropped while held: %v, open %d", obs.dropped, e.Open())
+		tm.Errorf("dropped while held: %v, open %d", obs.dropped, e.Open())
 	}
 	e.Disconnect(5 * time.Second)
 	if e.Open() != 0 {
@@ -172,6 +174,7 @@ func TestEngineRefusedWithReason(t *testing.T) {
 // TestEngineNothingListening dials a port with nothing behind it: every client fails as
 // refused, quickly.
 func TestEngineNothingListening(t *testing.T) {
+	tm := tier.Timing(t)
 	port := testbroker.FreePort(t, "127.0.0.1")
 	obs := newObs()
 	e := startEngine(t, reactor.Config{Brokers: []string{fmt.Sprintf("127.0.0.1:%d", port)}, Clients: 50,
@@ -181,7 +184,7 @@ func TestEngineNothingListening(t *testing.T) {
 		t.Fatal(err)
 	}
 	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("50 refused connects took %v", d)
+		tm.Errorf("50 refused connects took %v", d)
 	}
 	if obs.failed[reactor.CauseRefused] != 50 {
 		t.Fatalf("failed = %v, want 50 refused", obs.failed)
@@ -312,6 +315,7 @@ func (o *latObs) Connected(l, c int, lat time.Duration) {
 // read: Mosquitto on loopback answers within a fraction of a millisecond, while latencies
 // to the read would spread over the whole 8 ms (median ~4 ms or more).
 func TestEngineConnectLatencyFromArrival(t *testing.T) {
+	tm := tier.Timing(t)
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	const n = 60
 	obs := &latObs{countObs: newObs()}
@@ -324,7 +328,7 @@ func TestEngineConnectLatencyFromArrival(t *testing.T) {
 	defer obs.mu.Unlock()
 	slices.Sort(obs.lats)
 	if med := obs.lats[len(obs.lats)/2]; med > 2*time.Millisecond {
-		t.Errorf("median connect latency %v, want well under the 8 ms collection period (all: %v)", med, obs.lats)
+		tm.Errorf("median connect latency %v, want well under the 8 ms collection period (all: %v)", med, obs.lats)
 	}
 }
 
@@ -419,6 +423,7 @@ func (o *slowObs) Received(_, _ int, m reactor.Message) {
 // 60 ms by the first. The third then measures ~0.1 ms (read time would give ~40 ms); the
 // second, read together with the third, carries the third's stamp: ~10 ms (read time ~50).
 func TestEngineReceiveLatencyFromArrival(t *testing.T) {
+	tm := tier.Timing(t)
 	addr, _ := codecServer(t, func(c net.Conn, h codec.Header, body []byte) bool {
 		switch h.Type {
 		case codec.TypeConnect:
@@ -451,7 +456,7 @@ func TestEngineReceiveLatencyFromArrival(t *testing.T) {
 	obs.mu.Lock()
 	defer obs.mu.Unlock()
 	if obs.lats[2] > 5*time.Millisecond || obs.lats[1] > 25*time.Millisecond {
-		t.Errorf("latencies %v: the 2nd and 3rd waited for the busy loop, want them timed by arrival", obs.lats)
+		tm.Errorf("latencies %v: the 2nd and 3rd waited for the busy loop, want them timed by arrival", obs.lats)
 	}
 }
 

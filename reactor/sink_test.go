@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/codec"
+	"github.com/mqblast/mqblast/internal/tier"
 	"github.com/mqblast/mqblast/reactor"
 	"github.com/mqblast/mqblast/sink"
 )
@@ -25,6 +26,7 @@ func (o *recvAcct) Received(int, int, reactor.Message) { o.rmu.Lock(); o.receive
 // too_large, the sink takes none), Receive Maximum and Topic Alias Maximum are honoured (QoS 1
 // with aliases arrives whole, every copy acknowledged), and the accounts add up on both sides.
 func TestEngineAgainstSink(t *testing.T) {
+	tier.Integration(t)
 	srv, err := sink.Start(context.Background(), sink.Config{MaxPacketSize: 128, ReceiveMaximum: 4, TopicAliasMaximum: 2})
 	if err != nil {
 		t.Fatal(err)

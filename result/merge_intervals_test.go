@@ -8,6 +8,7 @@ import (
 // percentiles are exact and an interval log of the merged result has every shard's values;
 // the shards' own results are left as they were.
 func TestMergeIntervalHistograms(t *testing.T) {
+	t.Parallel()
 	shard := func(from int64, n int) *Result {
 		lat, raw, conn, lag := NewHist(), NewHist(), NewHist(), NewHist()
 		for i := range n {

@@ -21,6 +21,7 @@ func shardResult(i, n int, scen string) *Result {
 // TestCheckShards: the distinct shards of one run pass; each way of not being that is
 // refused with its reason.
 func TestCheckShards(t *testing.T) {
+	t.Parallel()
 	const scen = `{"name":"s","parameters":{"connection_rate":10,"bind":["127.0.0.2"]}}`
 	const other = `{"name":"s","parameters":{"connection_rate":20}}`
 	const otherBind = `{"name":"s","parameters":{"connection_rate":10,"bind":["127.0.0.3"]}}`

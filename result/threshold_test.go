@@ -9,6 +9,7 @@ import (
 )
 
 func TestParseThreshold(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		expr  string
 		want  ThresholdExpr
@@ -51,6 +52,7 @@ func TestParseThreshold(t *testing.T) {
 }
 
 func TestCheckThresholdPaths(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		expr  string
 		error []string // parts of the error; nil for none
@@ -99,6 +101,7 @@ func TestCheckThresholdPaths(t *testing.T) {
 }
 
 func TestEvaluateThresholds(t *testing.T) {
+	t.Parallel()
 	r := &Result{Schema: Schema}
 	r.Messages.Lost = 12
 	r.Messages.Published = 1000
@@ -139,6 +142,7 @@ func TestEvaluateThresholds(t *testing.T) {
 }
 
 func TestFormatThresholdValue(t *testing.T) {
+	t.Parallel()
 	check := func(v float64, want string) {
 		t.Helper()
 		if got := FormatThresholdValue(v); got != want {
@@ -154,6 +158,7 @@ func TestFormatThresholdValue(t *testing.T) {
 
 // TestMergeDropsThresholds: the verdicts of one shard are not those of the merged run.
 func TestMergeDropsThresholds(t *testing.T) {
+	t.Parallel()
 	a := &Result{Schema: Schema, Thresholds: []Threshold{{Expr: "messages.lost==0", OK: true}}}
 	b := &Result{Schema: Schema}
 	if m := Merge([]*Result{a, b}); m.Thresholds != nil {
@@ -168,6 +173,7 @@ func TestMergeDropsThresholds(t *testing.T) {
 // messages, a pointer to a struct that is omitted when nil, an open map of any) are valid
 // paths once they are in the type, and read as 0 while absent from the document.
 func TestThresholdPathsFollowTheType(t *testing.T) {
+	t.Parallel()
 	type stalled struct {
 		LagUS Percentiles `json:"lag_us"`
 	}

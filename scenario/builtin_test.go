@@ -81,6 +81,7 @@ func nameWant(t *testing.T, name string) want {
 // TestBuiltins checks that every built-in scenario validates, expands to the counts its name
 // encodes, and has the suite's parameters.
 func TestBuiltins(t *testing.T) {
+	t.Parallel()
 	names := BuiltinNames()
 	if len(names) < 16 {
 		t.Fatalf("only %d built-ins: %v", len(names), names)
@@ -191,6 +192,7 @@ func TestBuiltins(t *testing.T) {
 
 // TestBuiltinIsFresh checks that a caller's changes do not leak into the library.
 func TestBuiltinIsFresh(t *testing.T) {
+	t.Parallel()
 	s, _ := Builtin("quick-p2p-100")
 	s.Publishers.ClientCount = 1
 	s2, _ := Builtin("quick-p2p-100")

@@ -8,6 +8,7 @@ import (
 // TestValidateAfter: decode problems and rule problems come together, and a rule is not
 // checked against the default left where decoding failed.
 func TestValidateAfter(t *testing.T) {
+	t.Parallel()
 	s, err := ParseAll("f.json", []byte(`{"type": "Fan-Out", "publishers": 5, "nosuch": 1,
 		"subscribers": {"client_count": 10, "topics": "t", "retain": true}}`))
 	if s == nil || err == nil {

@@ -9,6 +9,7 @@ import (
 // TestReferenceCoversEveryField: docs/scenario.md names every field the decoder accepts and
 // every MQTT 5 property, so that the reference cannot fall behind the decoder.
 func TestReferenceCoversEveryField(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("../docs/scenario.md")
 	if err != nil {
 		t.Fatal(err)

@@ -54,6 +54,7 @@ func mustParsePlan(t *testing.T, js string) *Plan {
 }
 
 func TestClientFanOut(t *testing.T) {
+	t.Parallel()
 	p := mustPlan(t, "singlenode-fanout-5-1000-5-250K")
 	got := []Client{p.Client(0), p.Client(999), p.Client(1000), p.Client(1004)}
 	g := p.Scenario()
@@ -83,6 +84,7 @@ func TestClientFanOut(t *testing.T) {
 }
 
 func TestClientRoles(t *testing.T) {
+	t.Parallel()
 	p := mustPlan(t, "quick-roundtrip-10")
 	c := p.Client(3)
 	if c.Role != RoleRoundTrip || c.Topic != "ping/quick-ping-3" || len(c.Filters) != 1 || c.Filters[0] != c.Topic || c.Receivers != 1 {
@@ -104,6 +106,7 @@ func TestClientRoles(t *testing.T) {
 // TestClientPublish checks a Publish plan: publishers only, each with its own topic and
 // phase, and no receivers.
 func TestClientPublish(t *testing.T) {
+	t.Parallel()
 	p := mustPlanOf(t, "testdata/good/publish.json")
 	s := p.Scenario()
 	if p.Len() != 10 {
@@ -141,6 +144,7 @@ func TestClientPublish(t *testing.T) {
 // TestClientSubscribe checks a Subscribe plan: subscribers only, with their filters
 // expanded, publishing nothing.
 func TestClientSubscribe(t *testing.T) {
+	t.Parallel()
 	p := mustPlanOf(t, "testdata/good/subscribe.json")
 	s := p.Scenario()
 	if p.Len() != 20 {
@@ -181,6 +185,7 @@ func TestClientSubscribe(t *testing.T) {
 // TestSetTypeSubscribe turns a Fan-Out into a Subscribe scenario with Set: the publisher
 // group must go, and the publish rate the file gives with it.
 func TestSetTypeSubscribe(t *testing.T) {
+	t.Parallel()
 	s, _ := Builtin("quick-fanout-1-100")
 	if err := s.Set("type", "Subscribe"); err != nil {
 		t.Fatal(err)
@@ -210,6 +215,7 @@ func TestSetTypeSubscribe(t *testing.T) {
 // TestPhases checks that publishers' phases interleave evenly within one period, so that the
 // aggregate schedule is smooth.
 func TestPhases(t *testing.T) {
+	t.Parallel()
 	p := mustParsePlan(t, `{"type": "Fan-In", "publishers": {"client_count": 8, "topics": "t/$clientindex"},
 		"subscribers": {"client_count": 1, "topics": "t/+"}, "parameters": {"publish_rate": 4}}`)
 	var got []time.Duration
@@ -230,6 +236,7 @@ func TestPhases(t *testing.T) {
 }
 
 func TestDeliveries(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		typ     string
 		subs    int
@@ -286,6 +293,7 @@ func TestDeliveries(t *testing.T) {
 }
 
 func TestIDsCollide(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		a    string
 		na   int
@@ -312,6 +320,7 @@ func TestIDsCollide(t *testing.T) {
 // TestShards checks for n = 1..17 that the shards of a plan are disjoint, cover it, keep
 // every client's id, topics, phase and receivers, and split each group evenly.
 func TestShards(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"quick-fanout-1-100", "quick-p2p-100", "quick-sharedsub-100-5",
 		"quick-roundtrip-10", "singlenode-fanout-5-1000-5-250K", "quick-conn-100",
 		"testdata/good/publish.json", "testdata/good/subscribe.json"} {
@@ -368,6 +377,7 @@ func TestShards(t *testing.T) {
 // TestShardsLarge checks the 1M-client plan by ranges: each shard's groups are contiguous and
 // follow each other.
 func TestShardsLarge(t *testing.T) {
+	t.Parallel()
 	p := mustPlan(t, "singlenode-conn-tcp-1M-5K")
 	for n := 1; n <= 17; n++ {
 		next, total := 0, 0
@@ -413,6 +423,7 @@ func TestShardsLarge(t *testing.T) {
 }
 
 func TestEstimate(t *testing.T) {
+	t.Parallel()
 	p := mustPlan(t, "singlenode-p2p-50K-50K-50K-50K")
 	e := p.Estimate()
 	// Topics test/topic0 .. test/topic49999: 10 + 238890/50000 = 14.78 bytes on average,
@@ -451,6 +462,7 @@ func TestEstimate(t *testing.T) {
 }
 
 func TestTotalDigits(t *testing.T) {
+	t.Parallel()
 	for n, want := range map[int]int{0: 0, 1: 1, 10: 10, 11: 12, 100: 190, 50000: 238890, 1_000_000: 5_888_890} {
 		if got := totalDigits(n); got != want {
 			t.Errorf("totalDigits(%d) = %d, want %d", n, got, want)

@@ -31,6 +31,7 @@ func loadAndValidate(t *testing.T, path string) (*Scenario, error) {
 
 // TestBadFiles checks every message for every bad file against testdata/bad/*.err.
 func TestBadFiles(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob("testdata/bad/*.json")
 	if len(files) == 0 {
 		t.Fatal("no testdata/bad files")
@@ -70,6 +71,7 @@ func TestBadFiles(t *testing.T) {
 }
 
 func TestGoodFiles(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob("testdata/good/*.json")
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
@@ -104,6 +106,7 @@ func TestGoodFiles(t *testing.T) {
 }
 
 func TestDecodeValues(t *testing.T) {
+	t.Parallel()
 	s, err := loadAndValidate(t, "testdata/good/roundtrip-v5.json")
 	if err != nil {
 		t.Fatal(err)
@@ -164,6 +167,7 @@ func TestDecodeValues(t *testing.T) {
 }
 
 func TestDefaultsFollowChanges(t *testing.T) {
+	t.Parallel()
 	s, err := Parse("x.json", []byte(`{"type": "Connections", "publishers": {"client_count": 10, "topics": "t"},
 		"subscribers": {"client_count": 0}, "parameters": {"duration_sec": 100}}`))
 	if err != nil {
@@ -204,6 +208,7 @@ func TestDefaultsFollowChanges(t *testing.T) {
 }
 
 func TestSet(t *testing.T) {
+	t.Parallel()
 	base := func() *Scenario {
 		s, _ := Builtin("quick-fanout-1-100")
 		return s
@@ -285,6 +290,7 @@ func TestSet(t *testing.T) {
 }
 
 func TestSetBrokers(t *testing.T) {
+	t.Parallel()
 	s, _ := Builtin("quick-p2p-100")
 	if s.HasServer() {
 		t.Fatal("built-in has a server")
@@ -329,6 +335,7 @@ func TestSetBrokers(t *testing.T) {
 }
 
 func TestSetBind(t *testing.T) {
+	t.Parallel()
 	s, _ := Builtin("quick-conn-100")
 	err := s.SetBind([]string{"127.0.0.2-127.0.0.4,10.0.0.0/30", "eth0", "1.2.3"})
 	want := "--bind: \"eth0\" is an interface name\n--bind: \"1.2.3\" is not an address, range, prefix or interface name"
@@ -366,6 +373,7 @@ func TestSetBind(t *testing.T) {
 }
 
 func TestResolve(t *testing.T) {
+	t.Parallel()
 	s, err := Resolve("quick-p2p-100")
 	if err != nil || s.Name != "quick-p2p-100" {
 		t.Fatalf("built-in: %v %v", s, err)
@@ -385,6 +393,7 @@ func TestResolve(t *testing.T) {
 }
 
 func TestErrorsFlatten(t *testing.T) {
+	t.Parallel()
 	e1 := &Error{File: "f", Path: "p", Msg: "m"}
 	e2 := &Error{Msg: "whole"}
 	err := errors.Join(e1, errors.Join(e2, errors.New("other")))
@@ -400,6 +409,7 @@ func TestErrorsFlatten(t *testing.T) {
 // TestSubscriptionOptions follows the MQTT 5.0 subscription options from Set through
 // Validate to the effective file, which writes them only when they are not the defaults.
 func TestSubscriptionOptions(t *testing.T) {
+	t.Parallel()
 	s, _ := Builtin("quick-fanout-1-100")
 	for _, kv := range [][2]string{{"subscribers.no_local", "true"}, {"subscribers.retain_as_published", "true"},
 		{"subscribers.retain_handling", "1"}} {
@@ -460,6 +470,7 @@ func TestSubscriptionOptions(t *testing.T) {
 // in JSON or comma-separated, an expression's own "==" kept), Clone copies it and
 // MarshalJSON writes it back.
 func TestThresholds(t *testing.T) {
+	t.Parallel()
 	s, err := loadAndValidate(t, "testdata/good/thresholds.json")
 	if err != nil {
 		t.Fatal(err)

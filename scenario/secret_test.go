@@ -8,6 +8,7 @@ import (
 // TestPasswordNotShown: a server.password of the wrong type, from the file or from Set, is
 // reported with its path but without its value.
 func TestPasswordNotShown(t *testing.T) {
+	t.Parallel()
 	const secret = "987654321"
 	_, err := Parse("p.json", []byte(`{"type": "Connections", "publishers": {"client_count": 1},
 		"server": {"hostname": "h", "password": `+secret+`}}`))

@@ -11,6 +11,7 @@ import (
 // the scheme's default port), a scenario's server.scheme and server.path make the plan's
 // broker a URL, and bad ones are refused with their JSON path.
 func TestBrokerURLs(t *testing.T) {
+	t.Parallel()
 	s, _ := Builtin("quick-p2p-100")
 	if err := s.SetBrokers([]string{"mqtts://broker.example"}); err != nil {
 		t.Fatal(err)

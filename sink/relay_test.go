@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/codec"
+	"github.com/mqblast/mqblast/internal/tier"
 	"github.com/mqblast/mqblast/sink"
 )
 
@@ -188,6 +189,7 @@ func TestRelayQoS(t *testing.T) {
 // at all: the first message after a quiet spell is written at once, one that follows a
 // flush closely waits for the rest of the delay after it.
 func TestFlushDelayBound(t *testing.T) {
+	tm := tier.Timing(t)
 	const delay = 300 * time.Millisecond
 	srv := startSink(t, sink.Config{FlushDelay: delay})
 	sub := connect(t, srv, codec.V311, "sub")
@@ -199,11 +201,11 @@ func TestFlushDelayBound(t *testing.T) {
 	pub.publish("f/1", 0, "first")
 	sub.expectPublish("f/1", 0, "first")
 	if d := time.Since(start); d > delay/2 {
-		t.Errorf("first copy after a quiet spell took %v, want well under the %v delay", d, delay)
+		tm.Errorf("first copy after a quiet spell took %v, want well under the %v delay", d, delay)
 	}
 	pub.publish("f/2", 0, "second") // right after that flush: waits for the delay to pass
 	sub.expectPublish("f/2", 0, "second")
 	if d := time.Since(start); d < delay*9/10 || d > delay*3 {
-		t.Errorf("second copy %v after the first flush, want about the %v delay", d, delay)
+		tm.Errorf("second copy %v after the first flush, want about the %v delay", d, delay)
 	}
 }

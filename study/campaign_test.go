@@ -7,6 +7,7 @@ import (
 
 // TestCampaignErrors: every problem is reported, each with its JSON path.
 func TestCampaignErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		json string
@@ -68,6 +69,7 @@ func TestCampaignErrors(t *testing.T) {
 
 // TestBuiltinCampaigns: every built-in campaign is valid and expands into its cells.
 func TestBuiltinCampaigns(t *testing.T) {
+	t.Parallel()
 	names := BuiltinNames()
 	for _, want := range []string{"edge-profiles-payloads", "retain-throughput"} {
 		if !strings.Contains(strings.Join(names, " "), want) {
@@ -96,6 +98,7 @@ func TestBuiltinCampaigns(t *testing.T) {
 // TestRunOrder: repetitions are interleaved, the brokers alternate, and a shuffle is
 // the same for the same seed and covers every cell once per round.
 func TestRunOrder(t *testing.T) {
+	t.Parallel()
 	c, err := Parse("c.json", ".", []byte(`{"brokers":[{"name":"a","type":"embedded"},{"name":"b","type":"sink"}],
 		"scenarios":[{"scenario":"quick-p2p-100","sweep":{"parameters.payload_size":["64","1KB"]}}],"profiles":["local","worst"],"repetitions":3}`))
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 )
 
 func TestHostAddrs(t *testing.T) {
+	t.Parallel()
 	check := func(cidr string, count int, want string) {
 		t.Helper()
 		got, err := HostAddrs(cidr, count)
@@ -36,6 +37,7 @@ func TestHostAddrs(t *testing.T) {
 }
 
 func TestAddrBatch(t *testing.T) {
+	t.Parallel()
 	addrs, err := HostAddrs("10.9.0.0/24", 3)
 	if err != nil {
 		t.Fatal(err)

@@ -93,6 +93,7 @@ func TestPlanAndApply(t *testing.T) {
 }
 
 func TestPlanNothingOnGoodHost(t *testing.T) {
+	t.Parallel()
 	root := writeTree(t, goodHost())
 	r := Host{Root: root, NoFile: fixedNoFile(1<<20, 1<<20), Cores: 8}.Check(ForConnections(1000, 1, 1))
 	changes, err := PlanChanges(root, r, true)

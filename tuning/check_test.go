@@ -57,6 +57,7 @@ func fixedNoFile(soft, hard uint64) func() (NoFile, error) {
 }
 
 func TestCheckGoodHostIsReady(t *testing.T) {
+	t.Parallel()
 	h := Host{Root: writeTree(t, goodHost()), NoFile: fixedNoFile(1<<20, 1<<20), Cores: 8, PageSize: 4096}
 	r := h.Check(ForConnections(100000, 2, 1))
 	if !r.Ready() || r.Count(Warn) != 0 {
@@ -79,6 +80,7 @@ func TestCheckGoodHostIsReady(t *testing.T) {
 // TestCheckVerdicts runs one check at a time from a good host, changing one thing, and looks
 // at the finding that changed.
 func TestCheckVerdicts(t *testing.T) {
+	t.Parallel()
 	const capSysResource = "Name:\ttest\nCapEff:\t0000000001000000\n"
 	type tc struct {
 		name    string
@@ -232,6 +234,7 @@ func TestCheckVerdicts(t *testing.T) {
 }
 
 func TestReportJSON(t *testing.T) {
+	t.Parallel()
 	h := Host{Root: writeTree(t, goodHost()), NoFile: fixedNoFile(20000, 20000), Cores: 8, PageSize: 4096}
 	b, err := json.Marshal(h.Check(ForConnections(100000, 2, 1)))
 	if err != nil {
@@ -258,6 +261,7 @@ func TestReportJSON(t *testing.T) {
 }
 
 func TestWriteText(t *testing.T) {
+	t.Parallel()
 	h := Host{Root: writeTree(t, goodHost()), NoFile: fixedNoFile(20000, 20000), Cores: 8, PageSize: 4096}
 	var b strings.Builder
 	if err := h.Check(ForConnections(100000, 2, 1)).WriteText(&b); err != nil {
@@ -286,6 +290,7 @@ func TestWriteText(t *testing.T) {
 }
 
 func TestNeedsDefaults(t *testing.T) {
+	t.Parallel()
 	n := Needs{Connections: 100001, Procs: 2, Destinations: 3}
 	if got := n.fdsPerProc(); got != 50001+FDHeadroom {
 		t.Errorf("fdsPerProc = %d", got)
@@ -303,6 +308,7 @@ func TestNeedsDefaults(t *testing.T) {
 }
 
 func TestFmtBytes(t *testing.T) {
+	t.Parallel()
 	check := func(n int64, want string) {
 		t.Helper()
 		if got := fmtBytes(n); got != want {

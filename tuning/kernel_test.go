@@ -52,6 +52,7 @@ func TestReadKernelOptionalFiles(t *testing.T) {
 
 // TestReadKernelMalformed refuses tables it cannot read, naming the file.
 func TestReadKernelMalformed(t *testing.T) {
+	t.Parallel()
 	base := map[string]string{
 		"net/netstat":  "TcpExt: ListenOverflows ListenDrops\nTcpExt: 1 2\n",
 		"net/snmp":     "Tcp: RetransSegs OutSegs\nTcp: 1 2\n",
@@ -87,6 +88,7 @@ func TestReadKernelMalformed(t *testing.T) {
 // TestKernelDelta subtracts counters, reads a counter that went down as its current value
 // (a reset) and keeps gauges as they are.
 func TestKernelDelta(t *testing.T) {
+	t.Parallel()
 	prev := KernelCounters{"ListenOverflows": 100, "RetransSegs": 500, "tcp_mem_pages": 90, "tcp_mem_pressure_pages": 1000}
 	now := KernelCounters{"ListenOverflows": 130, "RetransSegs": 7, "tcp_mem_pages": 40, "tcp_mem_pressure_pages": 1000, "OutSegs": 9}
 	want := KernelCounters{"ListenOverflows": 30, "RetransSegs": 7, "tcp_mem_pages": 40, "tcp_mem_pressure_pages": 1000, "OutSegs": 9}
@@ -102,6 +104,7 @@ func TestKernelDelta(t *testing.T) {
 
 // TestKernelFindings interprets deltas: what matters, in order, with the words a reader acts on.
 func TestKernelFindings(t *testing.T) {
+	t.Parallel()
 	delta := KernelCounters{
 		"OutSegs": 10000, "RetransSegs": 250, "TCPSynRetrans": 12, "ListenOverflows": 1204,
 		"softnet_time_squeeze": 5, "conntrack_drop": 5, "TCPTimeouts": 0, "ListenDrops": 1204,
@@ -162,6 +165,7 @@ func TestKernelFindings(t *testing.T) {
 // TestReadCgroupFakeTrees reads cgroup v2 and v1 fake trees by each kind of path, and says
 // what it tried when there is no cgroup.
 func TestReadCgroupFakeTrees(t *testing.T) {
+	t.Parallel()
 	v2 := writeTree(t, map[string]string{
 		"cgroup.controllers":            "cpu memory\n",
 		"docker/abc/cgroup.controllers": "cpu memory\n",

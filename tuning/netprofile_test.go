@@ -10,6 +10,7 @@ import (
 )
 
 func TestParseProfile(t *testing.T) {
+	t.Parallel()
 	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
 	check := func(in string, want Profile, canon string) {
 		t.Helper()
@@ -49,6 +50,7 @@ func TestParseProfile(t *testing.T) {
 }
 
 func TestParseProfileErrors(t *testing.T) {
+	t.Parallel()
 	check := func(in, want string) {
 		t.Helper()
 		_, err := ParseProfile(in)
@@ -74,6 +76,7 @@ func TestParseProfileErrors(t *testing.T) {
 }
 
 func TestPlanNetem(t *testing.T) {
+	t.Parallel()
 	p, err := ParseProfile("optimal,down:loss=0%")
 	if err != nil {
 		t.Fatal(err)

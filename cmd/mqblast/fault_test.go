@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/internal/tier"
 	"github.com/mqblast/mqblast/result"
 )
 
@@ -34,6 +35,7 @@ func TestThresholdOnALosingRun(t *testing.T) {
 // window ends at the interrupt, so the rates are those of the time that ran (not 20 s's),
 // scheduled messages are all accounted for, and the partial result is written.
 func TestInterruptedRunRates(t *testing.T) {
+	tm := tier.Timing(t)
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	b, _ := interruptedRun(t, 3*time.Second, "run", "quick-p2p-100", "--broker", m.Addr, "--no-check",
 		"--duration", "20s", "--set", "parameters.warmup_sec=500ms")
@@ -45,7 +47,7 @@ func TestInterruptedRunRates(t *testing.T) {
 		t.Errorf("interrupted %v, measure_to %v after ended_at %v, window %.1fs", res.Interrupted, res.MeasureTo, res.EndedAt, res.Throughput.WindowS)
 	}
 	if p := res.Throughput.PublishPerS; p < 850 || p > 1150 {
-		t.Errorf("publish_per_s %.0f, want about 1000 (the rate of the time that ran)", p)
+		tm.Errorf("publish_per_s %.0f, want about 1000 (the rate of the time that ran)", p)
 	}
 	msg := res.Messages
 	if msg.Scheduled != msg.Published+msg.UnsentTotal || msg.Scheduled > 4000 {

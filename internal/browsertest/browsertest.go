@@ -34,6 +34,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/mqblast/mqblast/internal/tier"
 )
 
 // Chromium returns the path of the Chromium binary: $CHROMIUM, /usr/bin/chromium, or
@@ -76,6 +78,7 @@ type Browser struct {
 // Chromium is absent (fails it under CI).
 func Start(t testing.TB) *Browser {
 	t.Helper()
+	tier.Integration(t)
 	bin := Chromium()
 	if bin == "" {
 		if os.Getenv("CI") != "" {

@@ -17,6 +17,7 @@ func (p *item) SetIndex(i int32) { p.idx = i }
 // TestOrderAndIndexes pushes, re-keys and pops random items against a sorted copy: items
 // come out earliest first, and every item knows its index (-1 once popped).
 func TestOrderAndIndexes(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	var h Heap[*item]
 	var all []*item

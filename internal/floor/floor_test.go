@@ -10,6 +10,7 @@ import (
 	"github.com/mqblast/mqblast/bench"
 	"github.com/mqblast/mqblast/codec"
 	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/internal/tier"
 	"github.com/mqblast/mqblast/scenario"
 )
 
@@ -19,6 +20,7 @@ import (
 // client that leaves its QoS 1/2 messages unacknowledged and drops one that sends a
 // malformed packet), and the window's figures are there.
 func TestRunMosquitto(t *testing.T) {
+	tier.Timing(t)
 	m := testbroker.StartMosquitto(t, testbroker.Options{Extra: []string{"max_inflight_messages 10"}})
 	for _, tc := range []struct{ version, qos int }{{3, 0}, {3, 1}, {3, 2}, {5, 1}} {
 		t.Run(fmt.Sprintf("v%d/qos%d", tc.version, tc.qos), func(t *testing.T) {
@@ -61,8 +63,11 @@ func TestRunMosquitto(t *testing.T) {
 			}
 			// About 400 read in the 1 s window; a loop woken late on a loaded host reads some
 			// of them after it.
-			if res.ReceivedWindow < 300 || res.ReceivedWindow > 500 || res.WindowS != 1 || res.CPUWindowS <= 0 || res.CPUPerReceivedUS <= 0 {
-				t.Fatalf("window: %+v (want about 400 received in 1 s, with its CPU)", res)
+			if res.WindowS != 1 || res.CPUWindowS <= 0 || res.CPUPerReceivedUS <= 0 {
+				t.Fatalf("window: %+v (want 1 s, with its CPU)", res)
+			}
+			if res.ReceivedWindow < 300 || res.ReceivedWindow > 500 {
+				tier.Assert(t).Fatalf("window: %+v (want about 400 received in 1 s, with its CPU)", res)
 			}
 		})
 	}

@@ -11,12 +11,15 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/mqblast/mqblast/internal/tier"
 )
 
 // New creates a network namespace named after the process and name, with its loopback up,
 // and deletes it when the test ends.
 func New(t testing.TB, name string) string {
 	t.Helper()
+	tier.Integration(t)
 	skip := t.Skipf
 	if os.Getenv("CI") == "true" {
 		skip = t.Fatalf

@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseKeepsOrder(t *testing.T) {
+	t.Parallel()
 	v, err := Parse([]byte(`{"z": 1, "a": [true, null, "s"], "m": {"y": 2.5, "b": {}}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -32,6 +33,7 @@ func TestParseKeepsOrder(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	deep := strings.Repeat("[", MaxDepth+2) + strings.Repeat("]", MaxDepth+2)
 	for _, tc := range []struct{ in, want string }{
 		{``, "empty file (want a JSON object)"},
@@ -50,6 +52,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestWhere(t *testing.T) {
+	t.Parallel()
 	data := []byte("ab\ncd\n")
 	for off, want := range map[int64]string{0: "line 1, column 1", 1: "line 1, column 2", 3: "line 2, column 1",
 		5: "line 2, column 3", 99: "line 3, column 1", -4: "line 1, column 1"} {

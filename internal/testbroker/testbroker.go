@@ -5,6 +5,7 @@ package testbroker
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -13,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mqblast/mqblast/internal/tier"
 )
 
 // Mosquitto is a running Mosquitto instance.
@@ -59,6 +62,7 @@ type Options struct {
 // it is not installed.
 func Need(t testing.TB) string {
 	t.Helper()
+	tier.Integration(t)
 	for _, p := range []string{"mosquitto", "/usr/sbin/mosquitto"} {
 		if path, err := exec.LookPath(p); err == nil {
 			return path
@@ -79,8 +83,34 @@ func StartMosquitto(t testing.TB, opts Options) *Mosquitto {
 		opts.Host = "127.0.0.1"
 	}
 	dir := t.TempDir()
-	port := FreePort(t, opts.Host)
 	logPath := filepath.Join(dir, "mosquitto.log")
+	// A port FreePort found free can be taken before Mosquitto binds it (by another test's
+	// broker, or as a connection's source port when a range holds none free): Mosquitto
+	// then exits with "Address already in use", and it is started again on other ports.
+	for attempt := 1; ; attempt++ {
+		m := startMosquitto(t, bin, dir, logPath, opts)
+		if m.waitListening(5 * time.Second) {
+			return m
+		}
+		b, _ := os.ReadFile(logPath)
+		if attempt < 5 && strings.Contains(string(b), "Address already in use") {
+			t.Logf("mosquitto on %s: %s; starting it on other ports", m.Addr, strings.TrimSpace(string(b)))
+			_ = m.Cmd.Process.Kill()
+			_ = m.Cmd.Wait()
+			continue
+		}
+		_ = m.Cmd.Process.Kill()
+		_ = m.Cmd.Wait()
+		t.Fatalf("mosquitto is not listening on %s after 5s; its log:\n%s", m.Addr, b)
+	}
+}
+
+// startMosquitto writes opts' configuration on free ports into dir and starts Mosquitto on
+// it; it stops when the test ends.
+func startMosquitto(t testing.TB, bin, dir, logPath string, opts Options) *Mosquitto {
+	t.Helper()
+	port := FreePort(t, opts.Host)
+	_ = os.Remove(logPath)
 	conf := []string{
 		fmt.Sprintf("listener %d %s", port, opts.Host),
 		"user root", // do not drop privileges: the config lives in the test's temp dir
@@ -128,13 +158,26 @@ func StartMosquitto(t testing.TB, opts Options) *Mosquitto {
 			}
 		}
 	})
-	WaitListening(t, m.Addr, 5*time.Second)
-	for _, a := range []string{m.TLSAddr, m.WSAddr, m.WSSAddr} {
-		if a != "" {
-			WaitListening(t, a, 5*time.Second)
+	return m
+}
+
+// waitListening reports whether all of m's listeners accept TCP connections within
+// timeout; it gives up early once Mosquitto has found a port taken.
+func (m *Mosquitto) waitListening(timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for _, a := range []string{m.Addr, m.TLSAddr, m.WSAddr, m.WSSAddr} {
+		for a != "" {
+			if c, err := net.DialTimeout("tcp", a, 200*time.Millisecond); err == nil {
+				_ = c.Close()
+				break
+			}
+			if b, _ := os.ReadFile(m.Log); strings.Contains(string(b), "Address already in use") || time.Now().After(deadline) {
+				return false
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	return m
+	return true
 }
 
 // Kill stops the broker at once (SIGKILL): every client connection drops.
@@ -170,9 +213,23 @@ func (m *Mosquitto) Restart(t testing.TB) {
 	WaitListening(t, m.Addr, 5*time.Second)
 }
 
-// FreePort returns a TCP port that is free on host now.
+// FreePort returns a TCP port that is free on host now. It prefers one below the kernel's
+// ephemeral range (ip_local_port_range), which no connection takes as its source port
+// between now and the bind of whoever asked for it.
 func FreePort(t testing.TB, host string) int {
 	t.Helper()
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		var lo int
+		if _, err := fmt.Sscan(string(b), &lo); err == nil && lo > 20000 {
+			for range 20 {
+				p := 10000 + rand.IntN(lo-10000)
+				if ln, err := net.Listen("tcp", net.JoinHostPort(host, fmt.Sprint(p))); err == nil {
+					_ = ln.Close()
+					return p
+				}
+			}
+		}
+	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		t.Fatalf("cannot find a free port on %s: %v", host, err)

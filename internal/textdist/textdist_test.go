@@ -3,6 +3,7 @@ package textdist
 import "testing"
 
 func TestDistance(t *testing.T) {
+	t.Parallel()
 	check := func(a, b string, want int) {
 		t.Helper()
 		if got := Distance(a, b); got != want {
@@ -19,6 +20,7 @@ func TestDistance(t *testing.T) {
 }
 
 func TestSuggest(t *testing.T) {
+	t.Parallel()
 	names := []string{"fanout-20-1000-20-2M", "p2p-10-1", "conn", "Throughput"}
 	for in, want := range map[string]string{
 		"p2p-10-2":   ` (did you mean "p2p-10-1"?)`,

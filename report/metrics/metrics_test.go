@@ -78,6 +78,7 @@ func snapshotOf(iv result.Interval, d float64) *result.Snapshot {
 // after each: counters never go down, and at the end they and the histograms' counts are
 // the result's.
 func TestLiveIntervals(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join("..", "testdata", "result.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -150,6 +151,7 @@ func TestLiveIntervals(t *testing.T) {
 // TestBuckets: values at and next to the bounds land where Prometheus's le says (values
 // below 2048 µs are exact in HdrHistogram), and the cumulative counts end at the total.
 func TestBuckets(t *testing.T) {
+	t.Parallel()
 	h := result.NewHist()
 	for _, v := range []int64{40, 50, 51, 100, 101, 250, 999, 1000, 1001, 2000, 120_000_000} {
 		h.Record(v)
@@ -173,6 +175,7 @@ func TestBuckets(t *testing.T) {
 }
 
 func TestCheckAddr(t *testing.T) {
+	t.Parallel()
 	for _, a := range []string{"127.0.0.1:9464", "127.0.0.2:1", "[::1]:9464", "localhost:9464"} {
 		if err := CheckAddr(a, false); err != nil {
 			t.Errorf("%s: %v", a, err)
@@ -208,6 +211,7 @@ func TestServePortTaken(t *testing.T) {
 
 // TestDocListsMetrics: docs/outputs.md lists exactly the metrics served, in order.
 func TestDocListsMetrics(t *testing.T) {
+	t.Parallel()
 	names, err := doctable.Column(filepath.Join("..", "..", "docs", "outputs.md"), "## Prometheus",
 		regexp.MustCompile("^\\| `(mqblast_[a-z_]+)`"))
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/internal/tier"
 	"github.com/mqblast/mqblast/tuning"
 	"github.com/mqblast/mqblast/tuning/netemu"
 )
@@ -24,6 +25,7 @@ import (
 // the test is skipped, but fails in CI (CI=true), which runs as root with iproute2.
 func start(t testing.TB, profile string) *netemu.Link {
 	t.Helper()
+	tier.Integration(t)
 	skip := t.Skipf
 	if os.Getenv("CI") == "true" {
 		skip = t.Fatalf
@@ -170,6 +172,7 @@ func median(d []time.Duration) time.Duration {
 // show) can move a median by a few per cent, so a failed measurement is repeated, up to
 // three times; a bias of the emulator fails them all.
 func TestRoundTripShift(t *testing.T) {
+	tm := tier.Timing(t)
 	l := start(t, "local")
 	m := dialMQTT(t, l, startMosquitto(t, l), "shift")
 	var fails []string
@@ -181,7 +184,7 @@ func TestRoundTripShift(t *testing.T) {
 		t.Logf("attempt %d: %s", attempt, strings.Join(fails, "; "))
 	}
 	for _, f := range fails {
-		t.Error(f)
+		tm.Error(f)
 	}
 	st := l.Stats()
 	frames := st.Up.Frames + st.Down.Frames
@@ -283,6 +286,7 @@ func counters(t testing.TB, l *netemu.Link) map[string]int64 {
 // kernel to retransmit 1 % of the segments it sent, within a factor of 1.5: the loss is real
 // packet loss below TCP.
 func TestLossRetransmits(t *testing.T) {
+	tm := tier.Timing(t)
 	l := start(t, "delay=500us,up:loss=1%")
 	ln, err := l.Listen(context.Background(), "tcp", net.JoinHostPort(l.BrokerAddr().String(), "7000"))
 	if err != nil {
@@ -299,7 +303,7 @@ func TestLossRetransmits(t *testing.T) {
 		t.Logf("attempt %d: %s", attempt, strings.Join(fails, "; "))
 	}
 	for _, f := range fails {
-		t.Error(f)
+		tm.Error(f)
 	}
 }
 
