@@ -16,7 +16,9 @@ command -v mosquitto >/dev/null || { echo "bench-conn needs mosquitto (apt-get i
 mkdir -p "$OUT"
 tmp=$(mktemp -d)
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
+# The brokers are waited for, so that a run that follows at once finds their ports free
+# (a Mosquitto that cannot bind exits, and its share of the clients is refused).
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp"; }
 trap cleanup EXIT
 addrs=()
 for i in $(seq 1 "$BROKERS"); do
@@ -27,6 +29,9 @@ for i in $(seq 1 "$BROKERS"); do
   addrs+=("127.0.0.1:$port")
 done
 sleep 1
+for p in "${pids[@]}"; do
+  kill -0 "$p" 2>/dev/null || { echo "bench-conn: a Mosquitto exited at start (is its port 2883x taken?)" >&2; exit 1; }
+done
 brokers=$(IFS=,; echo "${addrs[*]}")
 for r in $(seq 1 "$RUNS"); do
   echo "run $r/$RUNS: $CONNS connections at $RATE/s to $BROKERS brokers, hold $HOLD" >&2
