@@ -21,7 +21,7 @@
 //
 // Its errors say what kind of failure they are (ErrUsage, ErrInvalid, ErrNotReady,
 // ErrThreshold, ErrInterrupted, a child's or worker's ExitStatus); the command maps them to
-// exit codes. It writes notices
-// and progress only to the writer it is given, and never reads flags, os.Args or exits: the
-// command line it re-executes (in the emulator's client namespace) is given to it.
+// exit codes. It writes notices and progress only to the writer it is given, and never
+// reads flags, os.Args or exits: the command line it re-executes (in the emulator's client
+// namespace) is given to it.
 package run
