@@ -7,6 +7,7 @@ import (
 
 	"github.com/mqblast/mqblast/reactor"
 	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/tuning"
 )
 
 // A run's intervals come from one of two sources: the in-process engine's recorders, read at
@@ -115,7 +116,7 @@ func newRecorderSource(eng *reactor.Engine, rec *Recorder, loops int, every time
 	for i := range s.snaps {
 		s.snaps[i] = result.NewSnapshot()
 	}
-	s.prevCPU, s.prevAt = cpuTime(), s.start
+	s.prevCPU, s.prevAt = tuning.SelfCPU(), s.start
 	s.tick = time.NewTicker(every)
 	return s
 }
@@ -141,8 +142,8 @@ func (s *recorderSource) interval(log *intervalLog) {
 	s.collect()
 	c := s.carry
 	s.carry = result.NewSnapshot()
-	cpu, now := cpuTime(), time.Now()
-	c.CPUNS, c.RSSBytes, s.prevCPU = int64(cpu-s.prevCPU), rss(), cpu
+	cpu, now := tuning.SelfCPU(), time.Now()
+	c.CPUNS, c.RSSBytes, s.prevCPU = int64(cpu-s.prevCPU), tuning.SelfRSS(), cpu
 	d := now.Sub(s.prevAt)
 	s.prevAt = now
 	log.add(now.Sub(s.start).Seconds(), s.eng.Open(), c, d)

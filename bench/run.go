@@ -14,6 +14,7 @@ import (
 	"github.com/mqblast/mqblast/reactor"
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/scenario"
+	"github.com/mqblast/mqblast/tuning"
 )
 
 // ErrInterrupted reports a run stopped by its context (Ctrl-C); its result is partial.
@@ -115,14 +116,14 @@ func (cr *Runner) start(ctx context.Context) (*run, error) {
 	r.res = &result.Result{
 		Schema: result.Schema, ToolVersion: cr.ToolVersion, StartedAt: time.Now().UTC(),
 		Broker: cfg.Brokers, Scenario: cr.Scenario,
-		Host: result.HostInfo{Hostname: host, Cores: runtime.NumCPU(), Kernel: kernelRelease(), Procs: 1,
+		Host: result.HostInfo{Hostname: host, Cores: runtime.NumCPU(), Kernel: tuning.KernelRelease(), Procs: 1,
 			Clock: hostClock()},
 		Connections: result.Connections{Target: cfg.Clients},
 	}
 	runtime.GC()
 	debug.FreeOSMemory()
-	r.rssBefore = rss()
-	r.cpuBefore = cpuTime()
+	r.rssBefore = tuning.SelfRSS()
+	r.cpuBefore = tuning.SelfCPU()
 	if err := eng.Start(); err != nil {
 		return nil, err
 	}
@@ -170,12 +171,12 @@ func (r *run) connect() error {
 	}()
 	err := runIntervals(r.src, r.log, until{done: done})
 	r.connectPhase = time.Since(r.src.start)
-	r.cpuConnect = cpuTime() - r.cpuBefore
+	r.cpuConnect = tuning.SelfCPU() - r.cpuBefore
 	// What an idle connection costs is what stays live: collect the connect phase's garbage
 	// and return it to the OS before reading the resident set.
 	runtime.GC()
 	debug.FreeOSMemory()
-	r.rssHeld = rss()
+	r.rssHeld = tuning.SelfRSS()
 	return err
 }
 
@@ -229,13 +230,13 @@ func (r *run) measure() error {
 	r.res.MeasureFrom, r.res.MeasureTo = from.UTC(), to.UTC()
 	r.publishing = true
 	err := r.wait(from, nil)
-	cpu0 := cpuTime()
-	wait0, ok0 := runDelay()
+	cpu0 := tuning.SelfCPU()
+	wait0, ok0 := tuning.SelfRunDelay()
 	if err == nil {
 		err = r.wait(to, nil)
 	}
-	r.measureCPU = cpuTime() - cpu0
-	wait1, ok1 := runDelay()
+	r.measureCPU = tuning.SelfCPU() - cpu0
+	wait1, ok1 := tuning.SelfRunDelay()
 	if ok0 && ok1 {
 		r.measureWait = max(wait1-wait0, 0)
 	}
@@ -285,8 +286,8 @@ func (r *run) finish(interrupted bool) {
 	if r.connectPhase > 0 {
 		res.Connections.ConnectRatePerS = float64(total.Connected) / r.connectPhase.Seconds()
 	}
-	res.Client.CPUS = (cpuTime() - r.cpuBefore).Seconds()
-	res.Client.MaxRSSBytes = maxRSS()
+	res.Client.CPUS = (tuning.SelfCPU() - r.cpuBefore).Seconds()
+	res.Client.MaxRSSBytes = tuning.SelfPeakRSS()
 	if n := r.started.Load(); n > 0 {
 		res.Client.CPUPerConnectUS = float64(r.cpuConnect.Microseconds()) / float64(n)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mqblast/mqblast/internal/tier"
 	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/tuning"
 )
 
 // TestMaxRSSOwn: a process started by a big one reports its own peak, not the parent's,
@@ -20,7 +21,7 @@ import (
 // child is this test binary again.
 func TestMaxRSSOwn(t *testing.T) {
 	if os.Getenv("MQBLAST_MAXRSS_CHILD") == "1" {
-		fmt.Printf("maxrss %d\n", maxRSS())
+		fmt.Printf("maxrss %d\n", tuning.SelfPeakRSS())
 		return
 	}
 	big := make([]byte, 256<<20)
@@ -29,7 +30,7 @@ func TestMaxRSSOwn(t *testing.T) {
 			big[i] = 1
 		}
 	}
-	if own := maxRSS(); own < 256<<20 {
+	if own := tuning.SelfPeakRSS(); own < 256<<20 {
 		t.Fatalf("this process's peak %d MiB, after touching 256 MiB", own>>20)
 	}
 	c := exec.Command(os.Args[0], "-test.run", "^TestMaxRSSOwn$")
@@ -55,12 +56,12 @@ func TestMaxRSSOwn(t *testing.T) {
 // about as long as they run; a quiet process waits next to nothing.
 func TestRunDelay(t *testing.T) {
 	tm := tier.Timing(t)
-	d0, ok := runDelay()
+	d0, ok := tuning.SelfRunDelay()
 	if !ok {
 		t.Skip("no /proc/self/task/*/schedstat (kernel without CONFIG_SCHED_INFO)")
 	}
 	time.Sleep(200 * time.Millisecond)
-	d1, _ := runDelay()
+	d1, _ := tuning.SelfRunDelay()
 	quiet := d1 - d0
 	n := 2 * runtime.NumCPU()
 	prev := runtime.GOMAXPROCS(n + 1)
@@ -78,7 +79,7 @@ func TestRunDelay(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	d2, _ := runDelay()
+	d2, _ := tuning.SelfRunDelay()
 	busy := d2 - d1
 	t.Logf("run delay: %v in 200 ms quiet, %v with %d threads spinning 400 ms on %d cores", quiet, busy, n, runtime.NumCPU())
 	// n threads on NumCPU cores for 400 ms: (n - cores) x 400 ms wait in total, ideally.

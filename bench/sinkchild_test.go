@@ -17,6 +17,7 @@ import (
 	"github.com/mqblast/mqblast/codec"
 	"github.com/mqblast/mqblast/reactor"
 	"github.com/mqblast/mqblast/sink"
+	"github.com/mqblast/mqblast/tuning"
 )
 
 // envSinkChild makes the test binary a sink process for the message benchmarks, so that the
@@ -62,7 +63,7 @@ func sinkChild(in io.Reader, out io.Writer) error {
 				}
 			}()
 		case len(f) == 1 && f[0] == "stats":
-			b, _ := json.Marshal(childStats{srv.Stats(), cpuTime()})
+			b, _ := json.Marshal(childStats{srv.Stats(), tuning.SelfCPU()})
 			fmt.Fprintf(out, "%s\n", b)
 		}
 	}
