@@ -51,7 +51,7 @@ func (f *quickFlags) register(cmd *cobra.Command, prefix string, duration time.D
 	fl.BoolVarP(&f.clean, "clean", "C", true, "clean session / clean start")
 	fl.StringVarP(&f.username, "username", "u", "", "username")
 	fl.StringVarP(&f.password, "password", "P", "", "password")
-	fl.StringVar(&f.ifaddr, "ifaddr", "", "source addresses: list, range (127.0.0.2-127.0.0.9), CIDR or interface")
+	fl.StringVar(&f.ifaddr, "ifaddr", "", "source addresses of the broker's address family: list, range (127.0.0.2-127.0.0.9), CIDR or interface (its addresses of that family)")
 	fl.StringVar(&f.prefix, "prefix", prefix, "client id prefix")
 	fl.IntVarP(&f.run.idStart, "startnumber", "n", 0, "number of the first client (client id = prefix + number)")
 	fl.DurationVar(&f.duration, "duration", duration, durationHelp)

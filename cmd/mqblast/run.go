@@ -62,7 +62,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.StringSliceVar(&rf.brokers, "broker", nil, "broker host:port or URL (mqtts://host:8883, ws://host:8083/mqtt, wss://host:8084/mqtt), replacing the scenario's server (repeat or comma-separate for several)")
 	registerTLSFlags(fl, &rf.tls)
 	rf.registerScenarioFlags(cmd)
-	fl.StringSliceVar(&rf.bind, "bind", nil, "source addresses: list, range (127.0.0.2-127.0.0.40), CIDR or interface name")
+	fl.StringSliceVar(&rf.bind, "bind", nil, "source addresses of the broker's address family: list, range (127.0.0.2-127.0.0.40), CIDR or interface name (its addresses of that family)")
 	fl.StringVar(&rf.out, "out", "", "write the result document (JSON) to this file")
 	fl.StringVar(&rf.html, "html", "", "write the HTML report of the run to this file (also of an interrupted run)")
 	fl.DurationVar(&rf.duration, "duration", 0, "override parameters.duration_sec (how long connections are held)")
@@ -181,7 +181,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		cmd.SetErr(bench.ProgressWriter(cmd.ErrOrStderr())) // a connect bar on a terminal
 		defer bench.EndProgress(cmd.ErrOrStderr())
 	}
-	if err := applyOverrides(s, rf); err != nil {
+	if err := applyOverrides(cmd, s, rf); err != nil {
 		return err
 	}
 	if err := checkThresholds(s, rf); err != nil {
@@ -210,7 +210,8 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		Report: runReport(cmd, rf)}.Run(cmd.Context(), plan, o)
 }
 
-// applyOverrides applies --set, --duration, --broker and --bind to s.
-func applyOverrides(s *scenario.Scenario, rf *runFlags) error {
-	return run.Overrides{Sets: rf.sets, Duration: rf.duration, Brokers: rf.brokers, Bind: rf.bind}.Apply(s)
+// applyOverrides applies --set, --duration, --broker and --bind (or --ifaddr) to s.
+func applyOverrides(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) error {
+	return run.Overrides{Sets: rf.sets, Duration: rf.duration, Brokers: rf.brokers, Bind: rf.bind,
+		BindFlag: bindFlag(cmd), Sink: rf.sink}.Apply(s)
 }
