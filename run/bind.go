@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/mqblast/mqblast/sink"
 )
 
 // family is an IP address family: the one a run reaches its brokers by, which its source
@@ -279,14 +282,21 @@ func hostAddrs() []string {
 type Inputs struct {
 	Duration      time.Duration // --duration, checked when DurationGiven
 	DurationGiven bool
-	Loops         int      // --loops
-	BindFlag      string   // the name of the flag of Bind: --bind, or --ifaddr
-	Bind          []string // source addresses, ranges, CIDRs or interfaces
-	HTML, Out     string   // the files of --html and --out
+	Loops         int           // --loops
+	Sink          bool          // --sink
+	SinkDelay     time.Duration // --sink-flush-delay
+	BindFlag      string        // the name of the flag of Bind: --bind, or --ifaddr
+	Bind          []string      // source addresses, ranges, CIDRs or interfaces
+	HTML, Out     string        // the files of --html and --out
 }
 
-// Check checks the inputs: --duration and --loops in range, an --out file that can be
-// written, and Bind words that are addresses of this host, ranges or CIDRs of them, or
+// LoopsPerCore bounds --loops: event loops beyond a few per core only take turns on the
+// cores, each with its own thread, epoll set and eventfd.
+const LoopsPerCore = 4
+
+// Check checks the inputs: --duration, --loops (0 to LoopsPerCore per core) and
+// --sink-flush-delay (with --sink, sink.CheckFlushDelay) in range, an --out file that can
+// be written, and Bind words that are addresses of this host, ranges or CIDRs of them, or
 // interfaces. Every error is a usage error naming the flag, its value and the fix.
 func (in Inputs) Check() error {
 	if in.DurationGiven && in.Duration <= 0 {
@@ -294,6 +304,17 @@ func (in Inputs) Check() error {
 	}
 	if in.Loops < 0 {
 		return usage(fmt.Errorf("--loops %d: must be 0 (one event loop per core) or more", in.Loops))
+	}
+	if most := LoopsPerCore * runtime.NumCPU(); in.Loops > most {
+		return usage(fmt.Errorf("--loops %d: more than %d loops (%d per core on this host's %d cores) only take turns on the cores, "+
+			"each with its own thread, epoll set and eventfd: give 0 (one per core) or at most %d",
+			in.Loops, most, LoopsPerCore, runtime.NumCPU(), most))
+	}
+	if in.SinkDelay != 0 && !in.Sink {
+		return usage(fmt.Errorf("--sink-flush-delay %v: it is the --flush-delay of the sink that --sink starts; add --sink, or leave it out", in.SinkDelay))
+	}
+	if err := sink.CheckFlushDelay("--sink-flush-delay", in.SinkDelay); err != nil {
+		return usage(err)
 	}
 	if err := CheckBind(in.BindFlag, in.Bind); err != nil {
 		return usage(err)

@@ -60,7 +60,7 @@ func (f *quickFlags) register(cmd *cobra.Command, prefix string, duration time.D
 	fl.StringVar(&f.run.format, "format", "text", "stdout format: text (summary) or json (the result document)")
 	fl.StringVar(&f.run.procs, "procs", "auto", "worker processes: auto (as many as the descriptor limit needs) or N")
 	fl.BoolVar(&f.run.noCheck, "no-check", false, "skip the host checks before the run")
-	fl.IntVar(&f.run.loops, "loops", 0, "event loops per process (0: one per core)")
+	fl.IntVar(&f.run.loops, "loops", 0, "event loops per process (0: one per core; at most 4 per core)")
 	f.run.registerScenarioFlags(cmd)
 	fl.BoolVarP(&f.secure, "ssl", "S", false, "connect over TLS (mqtts; with --ws, wss); see --cacert, --cert, --insecure")
 	fl.BoolVar(&f.secure, "tls", false, "same as --ssl")

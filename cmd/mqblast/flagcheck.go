@@ -7,12 +7,12 @@ import (
 )
 
 // checkInputs checks the flags of a run that can be checked before any socket opens
-// (run.Inputs): --duration (given to run) and --loops in range, the --out and --html files,
-// and --bind (or --ifaddr).
+// (run.Inputs): --duration (given to run), --loops and --sink-flush-delay in range, the
+// --out and --html files, and --bind (or --ifaddr).
 func checkInputs(cmd *cobra.Command, rf *runFlags) error {
 	f := cmd.Flags().Lookup("duration")
 	return run.Inputs{Duration: rf.duration, DurationGiven: cmd.Name() == "run" && f != nil && f.Changed, Loops: rf.loops,
-		BindFlag: bindFlag(cmd), Bind: rf.bind, HTML: rf.html, Out: rf.out}.Check()
+		Sink: rf.sink, SinkDelay: rf.sinkWait, BindFlag: bindFlag(cmd), Bind: rf.bind, HTML: rf.html, Out: rf.out}.Check()
 }
 
 // bindFlag is the name of the command's flag of source addresses: --ifaddr for the quick

@@ -1,12 +1,19 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"net"
+	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/sink"
 )
 
 // hasAddr reports whether this host has address a (an IPv6 loopback may be disabled).
@@ -82,4 +89,65 @@ func TestBindInterfaceBrokerFamily(t *testing.T) {
 			t.Errorf("%v: it dialed:\n%s", tc.args, r.stderr)
 		}
 	}
+}
+
+// TestFlagBounds: flags whose value cannot work are refused up front (exit 2), each
+// message naming the flag, its value, the bound and the fix: --loops beyond 4 per core,
+// --sink-flush-delay without --sink or beyond 1 s, and the sink's --flush-delay,
+// --max-connections, --connections and --procs beyond what this host's cores and
+// descriptor limit make sensible.
+func TestFlagBounds(t *testing.T) {
+	cores, per := runtime.NumCPU(), sink.PerProcess()
+	most := strconv.Itoa(4 * cores)
+	run := []string{"run", "quick-conn-100", "--broker", "127.0.0.1:1", "--no-check", "--procs", "1"}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{append(run, "--loops", strconv.Itoa(4*cores+1)), []string{"--loops " + strconv.Itoa(4*cores+1) + ": more than " + most + " loops (4 per core", "at most " + most}},
+		{append(run, "--loops", "100000"), []string{"--loops 100000: more than " + most}},
+		{append(run, "--sink-flush-delay", "5ms"), []string{"--sink-flush-delay 5ms: it is the --flush-delay of the sink that --sink starts; add --sink"}},
+		{[]string{"run", "quick-conn-100", "--sink", "--no-check", "--sink-flush-delay", "2s"}, []string{"--sink-flush-delay 2s: want 0", "to 1s", "e.g. --sink-flush-delay 200µs"}},
+		{[]string{"conn", "-H", "127.0.0.1", "-p", "1", "-c", "5", "--no-check", "--loops", "100000"}, []string{"--loops 100000: more than " + most}},
+		{[]string{"sink", "--flush-delay", "1h"}, []string{"--flush-delay 1h0m0s: want 0", "to 1s"}},
+		{[]string{"sink", "--flush-delay", "-1ms"}, []string{"--flush-delay -1ms: want 0"}},
+		{[]string{"sink", "--max-connections", "-5"}, []string{"--max-connections -5: want 0 (no limit)"}},
+		{[]string{"sink", "--max-connections", strconv.Itoa(per + 1)},
+			[]string{"--max-connections " + strconv.Itoa(per+1) + ": one process holds at most " + strconv.Itoa(per), "give at most " + strconv.Itoa(per)}},
+		{[]string{"sink", "--connections", "-3"}, []string{"--connections -3: want 0 (not known)"}},
+		{[]string{"sink", "--procs", "auto", "--connections", strconv.Itoa(1024*per + 1)}, []string{"more than 1024 processes can hold", "raise the hard limit"}},
+		{[]string{"sink", "--procs", "1", "--connections", strconv.Itoa(per + 1)},
+			[]string{"--procs 1 holds at most " + strconv.Itoa(per) + " connections", "not --connections " + strconv.Itoa(per+1), "give --procs 2 or more, or --procs auto"}},
+		{[]string{"sink", "--procs", strconv.Itoa(4*cores + 1)}, []string{"--procs " + strconv.Itoa(4*cores+1) + ": more than " + most + " processes", "give --connections with them, or --procs " + most + " or fewer"}},
+	} {
+		stderr, code := runRefused(t, tc.args...)
+		if code != exitUsage {
+			t.Errorf("%v: exit %d, want %d\n%s", tc.args, code, exitUsage, stderr)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%v: stderr lacks %q:\n%s", tc.args, w, stderr)
+			}
+		}
+		if strings.Contains(stderr, "connecting") || strings.Contains(stderr, "ready ") {
+			t.Errorf("%v: it started:\n%s", tc.args, stderr)
+		}
+	}
+}
+
+// runRefused runs the binary with args for at most 10 s, long enough to refuse them: one
+// that takes them runs on (the sink until a signal) and is killed, exit -1.
+func runRefused(t *testing.T, args ...string) (stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := exec.CommandContext(ctx, mqblastBin(t), args...)
+	var errOut bytes.Buffer
+	c.Stderr = &errOut
+	err := c.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) && ctx.Err() == nil {
+		t.Fatal(err)
+	}
+	return errOut.String(), c.ProcessState.ExitCode()
 }
