@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
@@ -120,7 +121,7 @@ func TestFlagBounds(t *testing.T) {
 			[]string{"--procs 1 holds at most " + strconv.Itoa(per) + " connections", "not --connections " + strconv.Itoa(per+1), "give --procs 2 or more, or --procs auto"}},
 		{[]string{"sink", "--procs", strconv.Itoa(4*cores + 1)}, []string{"--procs " + strconv.Itoa(4*cores+1) + ": more than " + most + " processes", "give --connections with them, or --procs " + most + " or fewer"}},
 	} {
-		stderr, code := runRefused(t, tc.args...)
+		stderr, code := runRefused(t, nil, tc.args...)
 		if code != exitUsage {
 			t.Errorf("%v: exit %d, want %d\n%s", tc.args, code, exitUsage, stderr)
 		}
@@ -135,13 +136,15 @@ func TestFlagBounds(t *testing.T) {
 	}
 }
 
-// runRefused runs the binary with args for at most 10 s, long enough to refuse them: one
-// that takes them runs on (the sink until a signal) and is killed, exit -1.
-func runRefused(t *testing.T, args ...string) (stderr string, code int) {
+// runRefused runs the binary with args (and env added to this process's environment) for
+// at most 10 s, long enough to refuse them: one that takes them runs on (the sink until a
+// signal) and is killed, exit -1.
+func runRefused(t *testing.T, env []string, args ...string) (stderr string, code int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c := exec.CommandContext(ctx, mqblastBin(t), args...)
+	c.Env = append(os.Environ(), env...)
 	var errOut bytes.Buffer
 	c.Stderr = &errOut
 	err := c.Run()
@@ -150,4 +153,56 @@ func runRefused(t *testing.T, args ...string) (stderr string, code int) {
 		t.Fatal(err)
 	}
 	return errOut.String(), c.ProcessState.ExitCode()
+}
+
+// TestShardAndStartAtInputs: against a real Mosquitto, a shard count that leaves shards
+// without a client (--shard 7/100 of 8 clients ran, connected nothing and failed with "no
+// error recorded"), a JOB_COMPLETION_INDEX with a blank, and a --start-at more than a day
+// ahead or long past are refused before any connection (exit 2), each saying the fix; a
+// --start-at ahead says that the clients hold their connections until then.
+func TestShardAndStartAtInputs(t *testing.T) {
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	eight := []string{"run", "quick-conn-100", "--broker", m.Addr, "--set", "publishers.client_count=8", "--duration", "1s",
+		"--no-check", "--procs", "1"}
+	p2p := []string{"run", "quick-p2p-100", "--broker", m.Addr, "--set", "publishers.client_count=5", "--set", "subscribers.client_count=5",
+		"--duration", "1s", "--set", "parameters.warmup_sec=0", "--no-check", "--procs", "1"}
+	for _, tc := range []struct {
+		env, args, want []string
+	}{
+		{nil, append(eight, "--shard", "7/100"), []string{"--shard 7/100: the plan has 8 clients, 8 in its largest group",
+			"(this one gets 0); give at most 8 shards (--shard I/8, or JOB_COMPLETIONS=8 with --shard auto)"}},
+		{[]string{"JOB_COMPLETION_INDEX=7", "JOB_COMPLETIONS=100"}, append(eight, "--shard", "auto"), []string{"--shard 7/100: the plan has 8 clients"}},
+		{[]string{"JOB_COMPLETION_INDEX= 1", "JOB_COMPLETIONS=3"}, append(eight, "--shard", "auto"),
+			[]string{`--shard auto: JOB_COMPLETION_INDEX=" 1" is not a shard index: want digits alone, no blank or sign`}},
+		{nil, append(p2p, "--start-at", "+25h"), []string{`--start-at "+25h" is 25h0m0s from now, more than 24h0m0s ahead`, "give an instant within 24h0m0s"}},
+		{nil, append(p2p, "--start-at", "2020-01-02T03:04:05Z"), []string{`--start-at "2020-01-02T03:04:05Z" was `, "ago, more than 10m0s", "give a later instant"}},
+	} {
+		stderr, code := runRefused(t, tc.env, tc.args...)
+		if code != exitUsage {
+			t.Errorf("%v %v: exit %d, want %d\n%s", tc.env, tc.args, code, exitUsage, stderr)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%v %v: stderr lacks %q:\n%s", tc.env, tc.args, w, stderr)
+			}
+		}
+		if strings.Contains(stderr, "connecting") {
+			t.Errorf("%v %v: it dialed:\n%s", tc.env, tc.args, stderr)
+		}
+	}
+
+	r := runBin(t, append(p2p, "--start-at", "+3s")...)
+	if r.code != 0 {
+		t.Fatalf("--start-at +3s: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, w := range []string{"--start-at: connecting 10 clients now and holding their connections until ", "), then publishing",
+		"subscribed: holding the connections until "} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("--start-at +3s: stderr lacks %q:\n%s", w, r.stderr)
+		}
+	}
+	r = runBin(t, append(eight, "--start-at", "+1h")...)
+	if r.code != 0 || !strings.Contains(r.stderr, "a Connections scenario publishes nothing: its clients connect now") || r.took > 30*time.Second {
+		t.Errorf("a Connections run with --start-at +1h: exit %d after %v\n%s", r.code, r.took, r.stderr)
+	}
 }

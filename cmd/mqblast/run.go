@@ -51,10 +51,10 @@ type runFlags struct {
 
 // registerShardFlags adds --shard and --start-at, for run and the quick verbs.
 func (rf *runFlags) registerShardFlags(fl *pflag.FlagSet) {
-	fl.StringVar(&rf.shard, "shard", "", "run shard I of N of the scenario (I/N, 0-based), e.g. on several hosts; "+
+	fl.StringVar(&rf.shard, "shard", "", "run shard I of N of the scenario (I/N, 0-based; N at most the largest group's clients), e.g. on several hosts; "+
 		"auto: I from $"+run.EnvShardIndex+" (a Kubernetes Indexed Job), N from $"+run.EnvShardCount)
 	fl.StringVar(&rf.startAt, "start-at", "", "connect and subscribe, then start publishing at this wall-clock time: "+
-		"RFC 3339 (2026-01-02T15:04:05Z) or +DURATION from now (+90s); a run not ready by then starts at once, late (start.late_ms)")
+		"RFC 3339 (2026-01-02T15:04:05Z) or +DURATION from now (+90s), at most 24h ahead; a run not ready by then starts at once, late (start.late_ms), up to 10m after it")
 }
 
 func (rf *runFlags) register(cmd *cobra.Command) {
@@ -200,6 +200,11 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	if rf.shard != "" {
 		if o.Shard, err = run.ParseShard(rf.shard); err != nil {
 			return err
+		}
+		if !rf.worker { // a worker's shard is one of --procs N, which may outnumber the clients
+			if err := run.CheckShard(plan, o.Shard); err != nil {
+				return err
+			}
 		}
 		plan = plan.Shard(o.Shard.Index, o.Shard.Count)
 	}
