@@ -7,9 +7,11 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -138,13 +140,16 @@ func TestFlagBounds(t *testing.T) {
 
 // runRefused runs the binary with args (and env added to this process's environment) for
 // at most 10 s, long enough to refuse them: one that takes them runs on (the sink until a
-// signal) and is killed, exit -1.
+// signal) and is killed with the children it started, exit -1.
 func runRefused(t *testing.T, env []string, args ...string) (stderr string, code int) {
 	t.Helper()
+	bin := mqblastBin(t) // built first: the 10 s are the run's
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c := exec.CommandContext(ctx, mqblastBin(t), args...)
+	c := exec.CommandContext(ctx, bin, args...)
 	c.Env = append(os.Environ(), env...)
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }
 	var errOut bytes.Buffer
 	c.Stderr = &errOut
 	err := c.Run()
@@ -204,5 +209,50 @@ func TestShardAndStartAtInputs(t *testing.T) {
 	r = runBin(t, append(eight, "--start-at", "+1h")...)
 	if r.code != 0 || !strings.Contains(r.stderr, "a Connections scenario publishes nothing: its clients connect now") || r.took > 30*time.Second {
 		t.Errorf("a Connections run with --start-at +1h: exit %d after %v\n%s", r.code, r.took, r.stderr)
+	}
+}
+
+// TestStudyDirInUse: a study directory with cells/ (or brokers/, study.html) but no
+// study.json, a study whose index is lost, is refused before anything is written (it was
+// reused and its cells overwritten), and so is a study of another campaign: exit 2, naming
+// what it holds and the fix.
+func TestStudyDirInUse(t *testing.T) {
+	for name, files := range map[string][]string{
+		"cells":      {"cells/c0001.json"},
+		"brokers":    {"brokers/mosquitto/mosquitto.conf"},
+		"study.html": {"study.html"},
+	} {
+		dir := t.TempDir()
+		for _, f := range files {
+			p := filepath.Join(dir, f)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte("kept"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, stderr, code := runMQ(t, "study", "retain-throughput", "--out", dir, "--no-check")
+		if code != exitUsage || !strings.Contains(stderr, dir+" holds "+name) ||
+			!strings.Contains(stderr, "but no study.json: a study cannot resume without its index") ||
+			!strings.Contains(stderr, "give a new --out, or remove the directory to start over") {
+			t.Errorf("%s without study.json: exit %d, want %d naming it and the fix:\n%s", name, code, exitUsage, stderr)
+		}
+		for _, f := range files {
+			if b, err := os.ReadFile(filepath.Join(dir, f)); err != nil || string(b) != "kept" {
+				t.Errorf("%s: %q, %v after the refusal", f, b, err)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, "study.json")); err == nil {
+			t.Errorf("%s: study.json written", name)
+		}
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "study.json"), []byte(`{"schema":"mqblast.study/v1","name":"other","campaign_hash":"0"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runMQ(t, "study", "retain-throughput", "--out", dir, "--no-check"); code != exitUsage ||
+		!strings.Contains(stderr, `holds a study of another campaign ("other"`) {
+		t.Errorf("a study of another campaign: exit %d, want %d:\n%s", code, exitUsage, stderr)
 	}
 }
