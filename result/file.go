@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 )
 
-// ReadFile reads and checks one result document.
+// ReadFile reads and checks one result document: its schema, then its figures
+// (CheckDocument), each problem a line naming the file and the field.
 func ReadFile(path string) (*Result, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -19,6 +21,14 @@ func ReadFile(path string) (*Result, error) {
 	}
 	if r.Schema != Schema {
 		return nil, fmt.Errorf("%s: schema %q, want %q: not a result document of this mqblast", path, r.Schema, Schema)
+	}
+	if err := CheckDocument(b); err != nil {
+		var lines []string
+		for _, l := range strings.Split(err.Error(), "\n") {
+			lines = append(lines, path+": "+l)
+		}
+		return nil, fmt.Errorf("%s\n%s: not a result document as mqblast writes one (changed since?): "+
+			"give the file that mqblast run --out or mqblast merge -o wrote", strings.Join(lines, "\n"), path)
 	}
 	return &r, nil
 }

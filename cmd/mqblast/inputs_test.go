@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"os"
@@ -254,5 +255,66 @@ func TestStudyDirInUse(t *testing.T) {
 	if _, stderr, code := runMQ(t, "study", "retain-throughput", "--out", dir, "--no-check"); code != exitUsage ||
 		!strings.Contains(stderr, `holds a study of another campaign ("other"`) {
 		t.Errorf("a study of another campaign: exit %d, want %d:\n%s", code, exitUsage, stderr)
+	}
+}
+
+// TestDocumentReadersRefuseBadFigures: merge, report and compare refuse a document whose
+// figures cannot be (published -5, p99 -5 µs) with exit 2, naming the file and the field;
+// a file that is not a result document is exit 2 too (merge exited 1). The shards it is
+// made from merge.
+func TestDocumentReadersRefuseBadFigures(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join("..", "..", "result", "testdata", "v1")
+	edit := func(name, out string, f func(doc map[string]any)) string {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		f(doc)
+		b, _ = json.Marshal(doc)
+		p := filepath.Join(dir, out)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	s0 := edit("shard0.json", "s0.json", func(map[string]any) {})
+	s1 := edit("shard1.json", "s1.json", func(map[string]any) {})
+	neg := edit("shard1.json", "neg.json", func(d map[string]any) { d["messages"].(map[string]any)["published"] = -5 })
+	p99 := edit("shard1.json", "p99.json", func(d map[string]any) { d["latency_us"].(map[string]any)["p99"] = -5 })
+	notDoc := filepath.Join(dir, "notes.json")
+	if err := os.WriteFile(notDoc, []byte(`{"hello": 1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runMQ(t, "merge", s0, s1, "--format", "json"); code != 0 {
+		t.Fatalf("merge of the two shards: exit %d\n%s", code, stderr)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"merge", s0, neg}, neg + ": messages.published: -5 is negative"},
+		{[]string{"merge", s0, p99}, p99 + ": latency_us.p99: -5 is negative"},
+		{[]string{"report", neg}, neg + ": messages.published: -5 is negative"},
+		{[]string{"report", p99, "--html", filepath.Join(dir, "r.html")}, p99 + ": latency_us.p99: -5 is negative"},
+		{[]string{"compare", s0, p99}, p99 + ": latency_us.p99: -5 is negative"},
+		{[]string{"merge", s0, notDoc}, notDoc + `: schema "", want "mqblast.result/v1"`},
+		{[]string{"merge", s0, filepath.Join(dir, "absent.json")}, "cannot read result document"},
+	} {
+		_, stderr, code := runMQ(t, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, want %d and %q:\n%s", tc.args, code, exitUsage, tc.want, stderr)
+		}
+		if strings.Contains(tc.want, ": -5 is negative") && !strings.Contains(stderr, "give the file that mqblast run --out or mqblast merge -o wrote") {
+			t.Errorf("%v: no fix:\n%s", tc.args, stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "r.html")); err == nil {
+		t.Error("report --html wrote a page of a refused document")
 	}
 }
