@@ -3,7 +3,10 @@
 // (a terminal table and an HTML page), and the building blocks other packages reuse (box
 // statistics, SVG boxplots, percentile spectra). It reads result documents and nothing
 // else: it imports package result and none of the run's (bench, reactor, scenario,
-// tuning); it measures nothing and runs nothing.
+// tuning); it measures nothing and runs nothing. A document may have been written by
+// anyone: every string of it that the text outputs print (summary, compare, the .hlog
+// header, the CSV's column names) goes through termtext.Line, which shows control
+// characters and bidi overrides escaped, so none reaches a terminal raw or starts a line.
 //
 // # HTML pages
 //
