@@ -14,8 +14,10 @@
 // each as one self-contained page: the vendored charting library (uPlot, assets/, MIT), the
 // styles and the result documents are inline (<script type="application/json"
 // id="mqblast-result">), and the page's Content-Security-Policy allows no request, so it
-// opens offline. It follows prefers-color-scheme and prints (@media print; the charts are
-// redrawn at print width on beforeprint).
+// opens offline, and no script but its own two, by their hashes (CSP; study.html uses it
+// too), so that markup a document smuggled past escaping would not run. It follows
+// prefers-color-scheme and prints (@media print; the charts are redrawn at print width on
+// beforeprint).
 //
 // A page is built in Go as a Page of Panels (NewReport, NewCompare): key/value rows, tables,
 // lists of evidence, standalone SVG (boxplots) and Charts. A Chart is data only — a shared
