@@ -16,7 +16,7 @@ func escape(s string, lines bool) string {
 	i := 0
 	for i < len(s) {
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if unsafe(r, n, lines) {
+		if needsEscape(r, n, lines) {
 			break
 		}
 		i += n
@@ -29,7 +29,7 @@ func escape(s string, lines bool) string {
 	for i < len(s) {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
-		case !unsafe(r, n, lines):
+		case !needsEscape(r, n, lines):
 			b = append(b, s[i:i+n]...)
 		case r == utf8.RuneError: // an invalid byte
 			b = appendHex(b, 'x', uint32(s[i]), 2)
@@ -49,8 +49,8 @@ func escape(s string, lines bool) string {
 	return string(b)
 }
 
-// unsafe reports whether the rune r, n bytes of UTF-8, must be escaped.
-func unsafe(r rune, n int, lines bool) bool {
+// needsEscape reports whether the rune r, n bytes of UTF-8, must be escaped.
+func needsEscape(r rune, n int, lines bool) bool {
 	switch {
 	case r == utf8.RuneError && n == 1:
 		return true // invalid UTF-8 (a terminal may read it as a C1 control)

@@ -53,7 +53,7 @@ func FuzzLine(f *testing.F) {
 				t.Fatalf("escape(%q, %v) = %q: invalid UTF-8", s, lines, out)
 			}
 			for _, r := range out {
-				if unsafe(r, utf8.RuneLen(r), lines) {
+				if needsEscape(r, utf8.RuneLen(r), lines) {
 					t.Fatalf("escape(%q, %v) = %q keeps %U", s, lines, out, r)
 				}
 			}
