@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mqblast/mqblast/internal/termtext"
 	"github.com/mqblast/mqblast/scenario"
 )
 
@@ -280,10 +281,18 @@ type runner struct {
 	net   *network
 }
 
+// progress writes one progress line; its string arguments (names from the campaign file,
+// a cell's error with its run's output) are escaped, so each stays on its line.
 func (r *runner) progress(format string, args ...any) {
-	if r.opt.Progress != nil {
-		fmt.Fprintf(r.opt.Progress, format+"\n", args...)
+	if r.opt.Progress == nil {
+		return
 	}
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = termtext.Line(s)
+		}
+	}
+	fmt.Fprintf(r.opt.Progress, format+"\n", args...)
 }
 
 // save writes the index and the report.

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/mqblast/mqblast/internal/termtext"
 )
 
 func main() { os.Exit(execute()) }
@@ -18,7 +20,7 @@ func execute() int {
 	root := newRootCmd()
 	err := root.ExecuteContext(ctx)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "mqblast: %v\n", err)
+		fmt.Fprintf(os.Stderr, "mqblast: %s\n", termtext.Text(err.Error())) // errors quote documents, files and brokers
 		if codeOf(err) == exitUsage {
 			fmt.Fprintf(os.Stderr, "Run '%s --help' for usage.\n", root.CommandPath())
 		}
