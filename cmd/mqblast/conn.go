@@ -65,7 +65,7 @@ func (f *quickFlags) register(cmd *cobra.Command, prefix string, duration time.D
 	fl.BoolVarP(&f.secure, "ssl", "S", false, "connect over TLS (mqtts; with --ws, wss); see --cacert, --cert, --insecure")
 	fl.BoolVar(&f.secure, "tls", false, "same as --ssl")
 	fl.BoolVar(&f.ws, "ws", false, "connect over WebSocket (subprotocol mqtt, path --ws-path)")
-	fl.StringVar(&f.wsPath, "ws-path", "/mqtt", "WebSocket request path, with --ws")
+	fl.StringVar(&f.wsPath, "ws-path", "/mqtt", "WebSocket request path, with --ws (\"mqtt\" is taken as \"/mqtt\")")
 	registerTLSFlags(fl, &f.run.tls)
 	registerEmqttTLSAliases(fl, &f.run.tls)
 	f.run.registerPasswordFile(fl)
