@@ -62,6 +62,7 @@ func (f *quickFlags) register(cmd *cobra.Command, prefix string, duration time.D
 	fl.BoolVar(&f.run.noCheck, "no-check", false, "skip the host checks before the run")
 	fl.IntVar(&f.run.loops, "loops", 0, "event loops per process (0: one per core)")
 	f.run.registerScenarioFlags(cmd)
+	f.run.registerMaxPacket(fl)
 	fl.BoolVarP(&f.secure, "ssl", "S", false, "connect over TLS (mqtts; with --ws, wss); see --cacert, --cert, --insecure")
 	fl.BoolVar(&f.secure, "tls", false, "same as --ssl")
 	fl.BoolVar(&f.ws, "ws", false, "connect over WebSocket (subprotocol mqtt, path --ws-path)")
