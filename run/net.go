@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/netip"
 	"os"
@@ -170,6 +171,24 @@ func runInClient(ctx context.Context, l *netemu.Link, argv []string, env []strin
 	return err
 }
 
+// commandError says why the command name cannot be started, nil if it can. It is asked
+// before the namespaces are made: under `ip netns exec` a command that cannot start is
+// only ip's exit code 1.
+func commandError(name string) error {
+	_, err := exec.LookPath(name)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, exec.ErrNotFound):
+		return usage(fmt.Errorf("cannot start %q: not found in PATH (give its path)", name))
+	case errors.Is(err, fs.ErrNotExist):
+		return usage(fmt.Errorf("cannot start %q: no such file", name))
+	case errors.Is(err, fs.ErrPermission):
+		return usage(fmt.Errorf("cannot start %q: not an executable file (chmod +x it)", name))
+	}
+	return usage(fmt.Errorf("cannot start %q: %w", name, err))
+}
+
 // EmulateOptions are the settings of Emulate.
 type EmulateOptions struct {
 	Profile tuning.Profile
@@ -201,6 +220,11 @@ type Stdio struct {
 func Emulate(ctx context.Context, o EmulateOptions) error {
 	w := o.Log
 	p, ef, client := o.Profile, o, o.Client
+	if len(client) > 0 {
+		if err := commandError(client[0]); err != nil {
+			return err
+		}
+	}
 	l, err := startLink(w, p, ef.ClientAddrs, ef.NormalPriority)
 	if err != nil {
 		return err

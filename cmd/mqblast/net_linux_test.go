@@ -90,3 +90,25 @@ func TestNetClearLeftovers(t *testing.T) {
 		t.Errorf("net clear left %s", dead)
 	}
 }
+
+// TestNetEmulateMissingCommand: a client command that cannot start is refused before any
+// namespace is made, with the reason, not reported as "bin exited with code 1" (what
+// `ip netns exec` says with its exit code).
+func TestNetEmulateMissingCommand(t *testing.T) {
+	needRoot(t)
+	dir := t.TempDir()
+	plain := dir + "/plain"
+	if err := os.WriteFile(plain, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for cmd, want := range map[string]string{
+		"/nonexistent/bin":        `cannot start "/nonexistent/bin": no such file`,
+		"mqblast-no-such-command": `cannot start "mqblast-no-such-command": not found in PATH`,
+		plain:                     `cannot start "` + plain + `": not an executable file`,
+	} {
+		_, stderr, code := runMQ(t, "net", "emulate", "local", "--", cmd)
+		if code != exitUsage || !strings.Contains(stderr, want) || strings.Contains(stderr, "namespace") {
+			t.Errorf("net emulate -- %s: exit %d:\n%s\nwant exit %d with %q and no namespace made", cmd, code, stderr, exitUsage, want)
+		}
+	}
+}
