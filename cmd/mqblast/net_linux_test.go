@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mqblast/mqblast/internal/netnstest"
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/internal/tier"
 	"github.com/mqblast/mqblast/result"
@@ -110,5 +114,41 @@ func TestNetEmulateMissingCommand(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, want) || strings.Contains(stderr, "namespace") {
 			t.Errorf("net emulate -- %s: exit %d:\n%s\nwant exit %d with %q and no namespace made", cmd, code, stderr, exitUsage, want)
 		}
+	}
+}
+
+// TestBrokerListenName: broker --listen takes a host name whose addresses are all loopback
+// (localhost) and refuses one that resolves elsewhere, naming the address. The name
+// "farhost" resolves to 10.9.8.7 inside a namespace of the test's own (ip netns exec binds
+// /etc/netns/NS/hosts over /etc/hosts).
+func TestBrokerListenName(t *testing.T) {
+	bin := mqblastBin(t)
+	ns := netnstest.New(t, "hosts")
+	dir := "/etc/netns/" + ns
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.WriteFile(dir+"/hosts", []byte("127.0.0.1 localhost\n10.9.8.7 farhost\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(listen string) (string, int) {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		c := exec.CommandContext(ctx, "ip", "netns", "exec", ns, bin, "broker", "--listen", listen)
+		var out bytes.Buffer
+		c.Stdout, c.Stderr = &out, &out
+		err := c.Run()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ctx.Err() == nil {
+			return out.String(), ee.ExitCode()
+		}
+		return out.String(), -1 // still running at the timeout: it listened
+	}
+	if out, code := run("farhost:0"); code != exitUsage || !strings.Contains(out, "farhost resolves to 10.9.8.7, not loopback") {
+		t.Errorf("--listen farhost:0: exit %d:\n%s\nwant exit %d naming 10.9.8.7", code, out, exitUsage)
+	}
+	if out, code := run("localhost:0"); code != -1 || !strings.HasPrefix(out, "listening on 127.0.0.1:") {
+		t.Errorf("--listen localhost:0: exit %d:\n%s\nwant it listening on 127.0.0.1", code, out)
 	}
 }
