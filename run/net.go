@@ -258,8 +258,8 @@ func writeEmuStats(w io.Writer, st netemu.Stats) {
 		name string
 		s    netemu.DirStats
 	}{{"up (client to broker)", st.Up}, {"down (broker to client)", st.Down}} {
-		fmt.Fprintf(w, "emulator %s: %d frames, %d sent, %d lost by the profile, %d by a full queue, %d by the kernel; read %v after arrival and sent %v after due on average (at most %v, %v)\n",
-			d.name, d.s.Frames, d.s.Sent, d.s.Lost, d.s.Overflow, d.s.KernelDrops, d.s.ReadLag/time.Duration(max(d.s.Frames, 1)),
+		fmt.Fprintf(w, "emulator %s: %d frames: %d sent, %d lost by the profile, %d by a full queue, %d refused by the kernel, %d still queued; %d more dropped by the kernel before they were read; read %v after arrival and sent %v after due on average (at most %v, %v)\n",
+			d.name, d.s.Frames, d.s.Sent, d.s.Lost, d.s.Overflow, d.s.SendErrors, d.s.Queued, d.s.KernelDrops, d.s.ReadLag/time.Duration(max(d.s.Frames, 1)),
 			d.s.Late/time.Duration(max(d.s.Sent, 1)), d.s.MaxReadLag, d.s.MaxLate)
 	}
 	fmt.Fprintf(w, "emulator CPU: %v for %d frames (%v per frame, %d wakes, SCHED_FIFO %v)\n", st.CPU.Round(time.Millisecond),
