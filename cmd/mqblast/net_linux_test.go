@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -77,21 +81,73 @@ func TestRunNet(t *testing.T) {
 	}
 }
 
-// TestNetClearLeftovers leaves the namespace of a process that is gone and wants `net clear`
-// to remove it.
+// TestNetClearLeftovers kills a run --net (SIGKILL: no cleanup of its own) and wants `net
+// clear` to remove what it left, its namespaces and its temporary directory in TMPDIR (its
+// Mosquitto config), and the namespace of another process that is gone; but not the
+// directory of a live process, nor one another user owns.
 func TestNetClearLeftovers(t *testing.T) {
 	needRoot(t)
+	testbroker.Need(t)
+	live := filepath.Join(os.TempDir(), fmt.Sprintf("mqblast-net-%d-1", os.Getpid()))
+	foreign := filepath.Join(os.TempDir(), "mqblast-net-4999998-2")
+	for _, d := range []string{live, foreign} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = os.RemoveAll(d) })
+	}
+	if err := os.Chown(foreign, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+
+	c := exec.Command(mqblastBin(t), "run", "quick-roundtrip-10", "--net", "local", "--duration", "60s", "--no-check")
+	stderr, err := c.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() && !strings.Contains(sc.Text(), "through the packet emulator") {
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	pid := c.Process.Pid
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("mqblast-net-%d-*", pid)))
+	if len(dirs) != 1 {
+		t.Fatalf("run --net (pid %d) made %v in %s, want one directory", pid, dirs, os.TempDir())
+	}
+	_ = c.Process.Kill()
+	_ = c.Wait()
+	ns := fmt.Sprintf("mqb-%d-b", pid)
+	if _, err := os.Stat("/run/netns/" + ns); err != nil {
+		t.Fatalf("the killed run left no namespace %s: %v", ns, err)
+	}
 	dead := "mqb-4999998-e" // above pid_max: no live process has this pid
 	if out, err := exec.Command("ip", "netns", "add", dead).CombinedOutput(); err != nil {
 		t.Fatalf("ip netns add: %v: %s", err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", dead).Run() })
-	out, stderr, code := runMQ(t, "net", "clear")
-	if code != exitOK || !strings.Contains(out, "removed emulator namespaces: ") || !strings.Contains(out, dead) {
-		t.Fatalf("net clear: exit %d:\n%s%s", code, out, stderr)
+
+	out, errOut, code := runMQ(t, "net", "clear")
+	if code != exitOK {
+		t.Fatalf("net clear: exit %d:\n%s%s", code, out, errOut)
 	}
-	if _, err := os.Stat("/run/netns/" + dead); err == nil {
-		t.Errorf("net clear left %s", dead)
+	for _, gone := range []string{dead, ns, dirs[0]} {
+		if !strings.Contains(out, gone) {
+			t.Errorf("net clear does not say it removed %s:\n%s", gone, out)
+		}
+	}
+	for _, gone := range []string{"/run/netns/" + dead, "/run/netns/" + ns, dirs[0]} {
+		if _, err := os.Stat(gone); err == nil {
+			t.Errorf("net clear left %s", gone)
+		}
+	}
+	for _, kept := range []string{live, foreign} {
+		if _, err := os.Stat(kept); err != nil || strings.Contains(out, kept) {
+			t.Errorf("net clear removed %s (of a live process or another user): %v\n%s", kept, err, out)
+		}
 	}
 }
 
