@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/mqblast/mqblast/tuning"
 )
 
@@ -319,14 +321,16 @@ func runShell(ctx context.Context, line string, timeout time.Duration) error {
 	return nil
 }
 
+// exitText says how a process ended, from the error of its Wait: "exit status 3", "killed
+// by signal KILL".
 func exitText(err error) string {
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return "killed by signal " + ws.Signal().String()
+			return "killed by signal " + signalName(ws.Signal())
 		}
 		if c := ee.ExitCode(); c > 128 && c < 160 { // a shell's child killed by a signal
-			return fmt.Sprintf("exit status %d: its process was killed by signal %s", c, syscall.Signal(c-128))
+			return fmt.Sprintf("exit status %d: its process was killed by signal %s", c, signalName(syscall.Signal(c-128)))
 		}
 		return "exit status " + strconv.Itoa(ee.ExitCode())
 	}
@@ -334,6 +338,15 @@ func exitText(err error) string {
 		return "exit status 0"
 	}
 	return err.Error()
+}
+
+// signalName is a signal's name as kill(1) takes it: KILL, TERM (Signal.String says
+// "killed", "terminated").
+func signalName(sig syscall.Signal) string {
+	if n := unix.SignalName(sig); n != "" {
+		return strings.TrimPrefix(n, "SIG")
+	}
+	return strconv.Itoa(int(sig))
 }
 
 // isLocal reports whether a host:port is on loopback or an address of this host.

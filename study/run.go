@@ -354,7 +354,7 @@ func (r *runner) runCell(ctx context.Context, p cellPlan) {
 		rec.Reproduce = r.reproduce(bp, argv)
 	}
 	before := r.net.stats()
-	code, tail, err := r.exec(ctx, p, argv)
+	code, how, tail, err := r.exec(ctx, p, argv)
 	ended() // the broker's start is in the cell's time, its stop is not
 	rec.ExitCode = code
 	if r.net.inLink(bp) {
@@ -373,7 +373,7 @@ func (r *runner) runCell(ctx context.Context, p cellPlan) {
 	case code == 5:
 		rec.Status, rec.Error = StatusThreshold, "a threshold failed: "+tail
 	case code != 0:
-		rec.Error = fmt.Sprintf("mqblast run exited %d: %s", code, tail)
+		rec.Error = fmt.Sprintf("mqblast run failed (%s): %s", how, tail)
 	case statErr != nil:
 		rec.Error = "mqblast run wrote no result"
 	default:
@@ -440,11 +440,12 @@ func (r *runner) reproduce(bp *brokerProc, argv []string) string {
 }
 
 // exec runs a cell's mqblast run to its end, its stderr into the cell's log. It returns
-// the exit code and the last lines of stderr.
-func (r *runner) exec(ctx context.Context, p cellPlan, argv []string) (int, string, error) {
+// the exit code (-1: killed by a signal), how the process ended (exitText) and the last
+// lines of stderr.
+func (r *runner) exec(ctx context.Context, p cellPlan, argv []string) (int, string, string, error) {
 	log, err := os.Create(filepath.Join(r.opt.Dir, p.rec.Log))
 	if err != nil {
-		return 0, "", err
+		return 0, "", "", err
 	}
 	defer log.Close()
 	fmt.Fprintf(log, "# %s\n", p.rec.Reproduce)
@@ -454,7 +455,7 @@ func (r *runner) exec(ctx context.Context, p cellPlan, argv []string) (int, stri
 	c.Stderr = io.MultiWriter(log, &tail)
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := c.Start(); err != nil {
-		return 0, "", err
+		return 0, "", "", err
 	}
 	if r.opt.OnCellStart != nil {
 		pid := 0
@@ -483,14 +484,14 @@ func (r *runner) exec(ctx context.Context, p cellPlan, argv []string) (int, stri
 	case <-time.After(limit):
 		_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
 		<-done
-		return -1, "", fmt.Errorf("the cell ran past %v and was killed", limit)
+		return -1, "", "", fmt.Errorf("the cell ran past %v and was killed", limit)
 	}
-	code := 0
+	code, how := 0, ""
 	var ee *exec.ExitError
 	if errors.As(werr, &ee) {
-		code, werr = ee.ExitCode(), nil
+		code, how, werr = ee.ExitCode(), exitText(ee), nil
 	}
-	return code, lastLines(tail.String(), 2), werr
+	return code, how, lastLines(tail.String(), 2), werr
 }
 
 // cellTimeout bounds a cell's run: its scenario's time (connect, publish, drain), twice,

@@ -75,12 +75,18 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&rf.worker, "worker", false, "internal: run as a worker process streaming snapshots on stdout")
 	fl.IntVar(&rf.idStart, "id-start", 0, "number client ids from this instead of 0 (Connections runs)")
 	rf.registerWatchFlags(fl)
-	fl.Var(packetSize{&rf.maxPkt}, "max-packet-size", "largest packet a client accepts from the broker (bytes, or 64KiB, 1MiB ...), announced in 5.0 (0: payload_size + 64 KiB, at least 1 MiB)")
+	rf.registerMaxPacket(fl)
 	fl.BoolVar(&rf.sink, "sink", false, "start mqblast sink on loopback in a child process and run against it: a calibration run (the client host's own ceiling)")
 	fl.DurationVar(&rf.sinkWait, "sink-flush-delay", 0, "with --sink: the sink's --flush-delay (fewer, larger writes at that cost in latency)")
 	_ = fl.MarkHidden("worker")
 	rf.registerPasswordFile(fl)
 	rf.net.register(fl)
+}
+
+// registerMaxPacket registers --max-packet-size, which run and the quick verbs share: the
+// engine's errors for a packet over the limit name it.
+func (rf *runFlags) registerMaxPacket(fl *pflag.FlagSet) {
+	fl.Var(packetSize{&rf.maxPkt}, "max-packet-size", "largest packet a client accepts from the broker (bytes, or 64KiB, 1MiB ...), announced in 5.0 (0: payload_size + 64 KiB, at least 1 MiB)")
 }
 
 func newRunCmd() *cobra.Command {
