@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mqblast/mqblast/internal/child"
 	"github.com/mqblast/mqblast/scenario"
 )
 
@@ -444,7 +445,9 @@ func (r *runner) exec(ctx context.Context, p cellPlan, argv []string) (int, stri
 	c.Stdout = io.Discard
 	c.Stderr = io.MultiWriter(log, &tail)
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := c.Start(); err != nil {
+	// Tied: the cell gets SIGINT and its pipe's EOF when the study dies.
+	release, err := child.StartTied(c, syscall.SIGINT)
+	if err != nil {
 		return 0, "", err
 	}
 	if r.opt.OnCellStart != nil {
@@ -457,7 +460,7 @@ func (r *runner) exec(ctx context.Context, p cellPlan, argv []string) (int, stri
 		r.opt.OnCellStart(p.rec, pid)
 	}
 	done := make(chan error, 1)
-	go func() { done <- c.Wait() }()
+	go func() { done <- c.Wait(); release() }()
 	limit := r.cellTimeout(p)
 	var werr error
 	select {
