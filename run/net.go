@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/internal/child"
+	"github.com/mqblast/mqblast/internal/secret"
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/tuning"
 	"github.com/mqblast/mqblast/tuning/netemu"
@@ -114,6 +115,7 @@ func startNetBroker(ctx context.Context, w io.Writer, l *netemu.Link, shell, por
 	ns := l.BrokerCommand(ctx, "sh", "-c", shell)
 	b := exec.CommandContext(ctx, exe, child.GuardArgs(append([]string{ns.Path}, ns.Args[1:]...))...)
 	b.Cancel = func() error { return b.Process.Signal(syscall.SIGTERM) } // the guard ends the group
+	b.Env = secret.Env(os.Environ(), "")                                 // the broker password is the client's business
 	b.Stdout, b.Stderr = w, w
 	release, err := child.StartTied(b, syscall.SIGTERM)
 	if err != nil {
@@ -351,11 +353,17 @@ func Net(ctx context.Context, o NetOptions, run func(*result.NetworkInfo) error)
 	if err := startNetBroker(ctx, w, l, shell, port); err != nil {
 		return err
 	}
-	argv := append([]string{exe}, withoutNetFlags(o.Args)...)
+	// The password of a --set goes through the environment, not the argv.
+	args, password := WithoutPassword(withoutNetFlags(o.Args))
+	argv := append([]string{exe}, args...)
 	if len(o.Brokers) == 0 {
 		argv = append(argv, "--broker", net.JoinHostPort(l.BrokerAddr().String(), port))
 	}
-	err = runInClient(ctx, l, argv, []string{netProfileEnv + "=" + p.String()}, o.Stdio)
+	env := []string{netProfileEnv + "=" + p.String()}
+	if password != "" {
+		env = append(env, PasswordEnv+"="+password)
+	}
+	err = runInClient(ctx, l, argv, env, o.Stdio)
 	writeEmuStats(w, l.Stats())
 	if cerr := l.Close(); cerr != nil && err == nil {
 		err = cerr

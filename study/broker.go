@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/internal/child"
+	"github.com/mqblast/mqblast/internal/secret"
 	"github.com/mqblast/mqblast/tuning"
 )
 
@@ -143,6 +144,7 @@ func (p *brokerProc) start(ctx context.Context) error {
 	// Under mqblast's guard, tied to the study: when the study dies (SIGKILL, the OOM
 	// killer), the guard ends the broker's whole group (child.Guard).
 	c := exec.Command(p.exe, child.GuardArgs(argv)...)
+	c.Env = secret.Env(os.Environ(), "") // the broker password is the cells' business
 	c.Stdout, c.Stderr = log, log
 	// Its own process group: a Ctrl-C at the terminal reaches the study, which stops the
 	// broker after the cell, and the study can stop the whole group (the guard, sh and its
