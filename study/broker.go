@@ -256,9 +256,11 @@ func (p *brokerProc) stop() error {
 	}
 	if !p.exited {
 		// The whole group: sh (and ip netns exec) may end before the broker under it, which
-		// must be gone before the next cell starts one on the same port.
+		// must be gone before the next cell starts one on the same port. SIGTERM goes to the
+		// guard, which passes it on to the group once (a second one makes some brokers skip
+		// their shutdown); SIGKILL below goes to the whole group.
 		pg := p.cmd.Process.Pid
-		_ = syscall.Kill(-pg, syscall.SIGTERM)
+		_ = syscall.Kill(pg, syscall.SIGTERM)
 		deadline := time.After(10 * time.Second)
 	wait:
 		for {

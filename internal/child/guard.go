@@ -23,10 +23,10 @@ func GuardArgs(argv []string) []string {
 // Guard runs argv in this process's process group (it becomes the group's leader when it
 // is not), with this process's standard streams, and returns the code to exit with when
 // the program ends by itself: the program's, or 128 + the signal that killed it. When ctx
-// ends or this process gets SIGTERM, SIGINT or SIGHUP (its parent stopping the group, or
-// gone: the parent-death signal, WatchParent), it sends SIGTERM to the whole group, waits
-// for the program to end, for at most timeout, and then kills what is left of the group
-// with SIGKILL, this process included.
+// ends or this process gets SIGTERM, SIGINT or SIGHUP (its parent stopping the program, or
+// gone: the parent-death signal, WatchParent), it sends SIGTERM to the whole group (once:
+// signal the guard, not its group), waits for the program to end, for at most timeout, and
+// then kills what is left of the group with SIGKILL, this process included.
 func Guard(ctx context.Context, argv []string, timeout time.Duration) (int, error) {
 	if len(argv) == 0 {
 		return 0, errors.New("give the program to guard after --")
