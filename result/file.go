@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/mqblast/mqblast/internal/secret"
 )
 
-// ReadFile reads and checks one result document.
+// ReadFile reads and checks one result document. A password the document holds (one
+// written elsewhere, in its scenario or a broker address) is replaced by the marker, so that
+// nothing that reads it (report, compare, merge) shows or writes it again.
 func ReadFile(path string) (*Result, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -19,6 +23,10 @@ func ReadFile(path string) (*Result, error) {
 	}
 	if r.Schema != Schema {
 		return nil, fmt.Errorf("%s: schema %q, want %q: not a result document of this mqblast", path, r.Schema, Schema)
+	}
+	r.Scenario = secret.RedactJSON(r.Scenario, "password")
+	for i, b := range r.Broker {
+		r.Broker[i] = secret.RedactURL(b)
 	}
 	return &r, nil
 }

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mqblast/mqblast/internal/child"
+	"github.com/mqblast/mqblast/internal/secret"
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/tuning"
 	"github.com/mqblast/mqblast/tuning/netemu"
@@ -105,15 +107,25 @@ func startLink(w io.Writer, p tuning.Profile, clients int, normal bool) (*netemu
 }
 
 // startNetBroker runs shell in the broker namespace (output to w) and waits until something
-// accepts on BrokerAddr:port, for at most 10 s.
+// accepts on BrokerAddr:port, for at most 10 s. The shell runs under mqblast's guard, tied
+// to this process: when this process dies, the guard ends the shell's whole process group
+// (child.Guard).
 func startNetBroker(ctx context.Context, w io.Writer, l *netemu.Link, shell, port string) error {
-	b := l.BrokerCommand(ctx, "sh", "-c", shell)
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("cannot find this executable to guard the broker: %w", err)
+	}
+	ns := l.BrokerCommand(ctx, "sh", "-c", shell)
+	b := exec.CommandContext(ctx, exe, child.GuardArgs(append([]string{ns.Path}, ns.Args[1:]...))...)
+	b.Cancel = func() error { return b.Process.Signal(syscall.SIGTERM) } // the guard ends the group
+	b.Env = secret.Env(os.Environ(), "")                                 // the broker password is the client's business
 	b.Stdout, b.Stderr = w, w
-	if err := b.Start(); err != nil {
+	release, err := child.StartTied(b, syscall.SIGTERM)
+	if err != nil {
 		return fmt.Errorf("cannot start the broker in %s: %w", l.BrokerNS(), err)
 	}
 	exited := make(chan error, 1)
-	go func() { exited <- b.Wait() }()
+	go func() { exited <- b.Wait(); release() }()
 	addr := net.JoinHostPort(l.BrokerAddr().String(), port)
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		select {
@@ -145,12 +157,14 @@ func runInClient(ctx context.Context, l *netemu.Link, argv []string, env []strin
 	c := l.ClientCommand(context.Background(), argv[0], argv[1:]...)
 	c.Stdin, c.Stdout, c.Stderr = stdio.In, stdio.Out, stdio.Err
 	c.Env = append(os.Environ(), env...)
-	if err := c.Start(); err != nil {
+	// Tied: the command gets SIGTERM when this process dies (`ip netns exec` execs it), and
+	// an mqblast command the pipe's EOF too.
+	release, err := child.StartTied(c, syscall.SIGTERM)
+	if err != nil {
 		return fmt.Errorf("cannot start %q in %s: %w", argv[0], l.ClientNS(), err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- c.Wait() }()
-	var err error
+	go func() { done <- c.Wait(); release() }()
 	select {
 	case err = <-done:
 	case <-ctx.Done():
@@ -365,11 +379,17 @@ func Net(ctx context.Context, o NetOptions, run func(*result.NetworkInfo) error)
 	if err := startNetBroker(ctx, w, l, shell, port); err != nil {
 		return err
 	}
-	argv := append([]string{exe}, withoutNetFlags(o.Args)...)
+	// The password of a --set goes through the environment, not the argv.
+	args, password := WithoutPassword(withoutNetFlags(o.Args))
+	argv := append([]string{exe}, args...)
 	if len(o.Brokers) == 0 {
 		argv = append(argv, "--broker", net.JoinHostPort(l.BrokerAddr().String(), port))
 	}
-	err = runInClient(ctx, l, argv, []string{netProfileEnv + "=" + p.String()}, o.Stdio)
+	env := []string{netProfileEnv + "=" + p.String()}
+	if password != "" {
+		env = append(env, PasswordEnv+"="+password)
+	}
+	err = runInClient(ctx, l, argv, env, o.Stdio)
 	writeEmuStats(w, l.Stats())
 	if cerr := l.Close(); cerr != nil && err == nil {
 		err = cerr

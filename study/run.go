@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mqblast/mqblast/internal/child"
+	"github.com/mqblast/mqblast/internal/secret"
 	"github.com/mqblast/mqblast/internal/termtext"
 	"github.com/mqblast/mqblast/scenario"
 )
@@ -412,7 +414,11 @@ func (r *runner) command(p cellPlan, bp *brokerProc) []string {
 	}
 	argv := []string{r.opt.Exe, "run", scen, "--broker", bp.addr}
 	for _, kv := range r.c.cellSets(p.spec, p.combo) {
-		argv = append(argv, "--set", kv.Path+"="+kv.Value)
+		v := kv.Value
+		if scenario.SecretPath(kv.Path) { // the cell takes it from its environment (exec)
+			v = scenario.RedactedPassword
+		}
+		argv = append(argv, "--set", kv.Path+"="+v)
 	}
 	argv = append(argv, "--no-check", "--format", "json", "--out", filepath.Join(r.opt.Dir, resultPath(p.rec)))
 	if bp.b.Cgroup != "" {
@@ -451,10 +457,15 @@ func (r *runner) exec(ctx context.Context, p cellPlan, argv []string) (int, stri
 	fmt.Fprintf(log, "# %s\n", p.rec.Reproduce)
 	var tail bytes.Buffer
 	c := exec.Command(argv[0], argv[1:]...)
+	if pw := r.c.cellPassword(p.spec, p.combo); pw != "" {
+		c.Env = secret.Env(os.Environ(), pw) // its argv has the marker
+	}
 	c.Stdout = io.Discard
 	c.Stderr = io.MultiWriter(log, &tail)
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := c.Start(); err != nil {
+	// Tied: the cell gets SIGINT and its pipe's EOF when the study dies.
+	release, err := child.StartTied(c, syscall.SIGINT)
+	if err != nil {
 		return 0, "", "", err
 	}
 	if r.opt.OnCellStart != nil {
@@ -467,7 +478,7 @@ func (r *runner) exec(ctx context.Context, p cellPlan, argv []string) (int, stri
 		r.opt.OnCellStart(p.rec, pid)
 	}
 	done := make(chan error, 1)
-	go func() { done <- c.Wait() }()
+	go func() { done <- c.Wait(); release() }()
 	limit := r.cellTimeout(p)
 	var werr error
 	select {

@@ -112,8 +112,8 @@ deploy/kubernetes). --start-at T (RFC 3339, or +90s from now) connects and subsc
 starts publishing at T on every shard; a run not ready by T starts at once and records
 start.late_ms. The result has first_publish_at and host.clock (the adjtimex error estimate);
 a clock that is not synchronised is warned about. The broker password comes from --password-file, else
---set server.password or the file's server.password, else $MQBLAST_PASSWORD; results
-never hold it.
+--set server.password or the file's server.password, else $MQBLAST_PASSWORD when the run
+gives a username; results never hold it. MQTT 3.1.1 sends a password only with a username.
 
 Progress goes to stderr once a second. Ctrl-C disconnects, writes the partial result and
 exits 130.
@@ -193,7 +193,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	if err := checkThresholds(s, rf); err != nil {
 		return err
 	}
-	if err := run.ResolvePassword(s, rf.passwordFile); err != nil {
+	if err := run.ResolvePassword(s, rf.passwordFile, cmd.ErrOrStderr()); err != nil {
 		return err
 	}
 	plan, err := scenario.NewPlan(s)
