@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mqblast/mqblast/internal/termtext"
 	"github.com/mqblast/mqblast/reactor"
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/scenario"
@@ -131,7 +132,7 @@ func (r *Recorder) Failed(loop, _ int, cause reactor.Cause, example string) {
 	s := r.loops[loop].snap
 	s.Failed[cause.String()]++
 	if _, ok := s.Examples["failed:"+cause.String()]; !ok {
-		s.Examples["failed:"+cause.String()] = example
+		s.Examples["failed:"+cause.String()] = termtext.Line(example)
 	}
 }
 
@@ -140,7 +141,7 @@ func (r *Recorder) Dropped(loop, _ int, cause reactor.Cause, example string) {
 	s := r.loops[loop].snap
 	s.Dropped[cause.String()]++
 	if _, ok := s.Examples["dropped:"+cause.String()]; !ok {
-		s.Examples["dropped:"+cause.String()] = example
+		s.Examples["dropped:"+cause.String()] = termtext.Line(example)
 	}
 }
 

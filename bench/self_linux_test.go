@@ -92,8 +92,9 @@ func TestRunDelay(t *testing.T) {
 }
 
 // TestLagVerdictNamesRunDelay: a schedule-lag verdict names the host's shortage when the
-// client waited for a CPU a large share of the window, and is the plain verdict otherwise;
-// the CPU verdict is left alone.
+// client waited for a CPU a large share of the window, and marks the run host.limited with
+// the same words; it is the plain verdict otherwise, the host not limited; the CPU verdict
+// is left alone.
 func TestLagVerdictNamesRunDelay(t *testing.T) {
 	ev := "schedule lag p99 14ms > 10ms: the client built messages late while the broker was taking them"
 	verdict := func(wait time.Duration) *result.Result {
@@ -112,10 +113,14 @@ func TestLagVerdictNamesRunDelay(t *testing.T) {
 	if r.Client.RunDelayS != 0.6 || !r.Client.Saturated {
 		t.Errorf("run_delay_s %v, saturated %v", r.Client.RunDelayS, r.Client.Saturated)
 	}
-	if r := verdict(50 * time.Millisecond); r.Client.SaturationEvidence[0] != ev {
-		t.Errorf("2.5%% of the window waiting changed the evidence: %q", r.Client.SaturationEvidence[0])
+	if got := r.Host.LimitedEvidence; !r.Host.Limited || len(got) != 1 ||
+		!strings.Contains(got[0], "waited 0.60 s for a CPU in the 2.0 s window (30% of one core's time): the host's cores are short") {
+		t.Errorf("host.limited %v %q, want it limited by the wait the verdict cites", r.Host.Limited, got)
 	}
-	if r := verdict(-1); r.Client.SaturationEvidence[0] != ev || r.Client.RunDelayS != 0 {
-		t.Errorf("unknown wait: %q, run_delay_s %v", r.Client.SaturationEvidence[0], r.Client.RunDelayS)
+	if r := verdict(50 * time.Millisecond); r.Client.SaturationEvidence[0] != ev || r.Host.Limited {
+		t.Errorf("2.5%% of the window waiting changed the evidence: %q, host.limited %v", r.Client.SaturationEvidence[0], r.Host.Limited)
+	}
+	if r := verdict(-1); r.Client.SaturationEvidence[0] != ev || r.Client.RunDelayS != 0 || r.Host.Limited {
+		t.Errorf("unknown wait: %q, run_delay_s %v, host.limited %v", r.Client.SaturationEvidence[0], r.Client.RunDelayS, r.Host.Limited)
 	}
 }

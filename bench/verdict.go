@@ -15,7 +15,7 @@ const saturationLag = 10 * time.Millisecond
 // CPU in it (negative: not known). Only the client's own evidence makes it saturated: its
 // CPU, and lateness it caused itself (schedule lag excludes the time the broker held a
 // publisher: see reactor.Observer.Published); lateness that comes with a large wait for a
-// CPU says so, as the host's doing as much as the client's.
+// CPU says so, as the host's doing as much as the client's, and marks the run host.limited.
 func measured(r *result.Result, total *result.Snapshot, window, cpu, wait time.Duration) {
 	w := window.Seconds()
 	if w <= 0 {
@@ -32,8 +32,11 @@ func measured(r *result.Result, total *result.Snapshot, window, cpu, wait time.D
 		c.Saturated = true
 		ev := fmt.Sprintf("schedule lag p99 %v > %v: the client built messages late while the broker was taking them", lag, saturationLag)
 		if share := c.RunDelayS / w; share >= runDelayShare {
-			ev += fmt.Sprintf("; its threads waited %.2f s for a CPU in the %.1f s window (%.0f%% of one core's time): "+
+			wait := fmt.Sprintf("its threads waited %.2f s for a CPU in the %.1f s window (%.0f%% of one core's time): "+
 				"the host's cores are short (the broker or other work shares them)", c.RunDelayS, w, 100*share)
+			ev += "; " + wait
+			r.Host.Limited = true
+			r.Host.LimitedEvidence = append(r.Host.LimitedEvidence, "the client built messages late and "+wait)
 		}
 		c.SaturationEvidence = append(c.SaturationEvidence, ev)
 	}

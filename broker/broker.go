@@ -4,6 +4,7 @@
 package broker
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,8 +22,9 @@ type Broker struct {
 	addr string
 }
 
-// Start listens on addr (host:port on loopback; port 0 picks a free one) and serves MQTT
-// 3.1.1 and 5.0 to every client until Close. log receives the broker's warnings (nil: none).
+// Start listens on addr (host:port on loopback: an address, or a name whose addresses are
+// all loopback, such as localhost; port 0 picks a free one) and serves MQTT 3.1.1 and 5.0
+// to every client until Close. log receives the broker's warnings (nil: none).
 func Start(addr string, log io.Writer) (*Broker, error) { return start(addr, log, false) }
 
 // StartPrivate is Start on any address, for a private network namespace that only its peer
@@ -31,11 +33,24 @@ func Start(addr string, log io.Writer) (*Broker, error) { return start(addr, log
 func StartPrivate(addr string, log io.Writer) (*Broker, error) { return start(addr, log, true) }
 
 func start(addr string, log io.Writer, private bool) (*Broker, error) {
-	ap, err := netip.ParseAddrPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen address %q: want IP:port, e.g. 127.0.0.1:1883: %w", addr, err)
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return nil, fmt.Errorf("listen address %q: want host:port, e.g. 127.0.0.1:1883 or localhost:1883", addr)
 	}
-	if !ap.Addr().IsLoopback() && !private {
+	ip, err := netip.ParseAddr(host)
+	ips := []netip.Addr{ip}
+	if err != nil { // a name, such as localhost
+		if ips, err = net.DefaultResolver.LookupNetIP(context.Background(), "ip", host); err != nil {
+			return nil, fmt.Errorf("listen address %q: cannot resolve %q: %w", addr, host, err)
+		}
+	}
+	for _, a := range ips {
+		if a = a.Unmap(); a.IsLoopback() || private {
+			continue
+		}
+		if a.String() != host {
+			return nil, fmt.Errorf("listen address %q: %s resolves to %s, not loopback: the embedded broker listens on loopback only (127.0.0.0/8 or ::1)", addr, host, a)
+		}
 		return nil, fmt.Errorf("listen address %q: the embedded broker listens on loopback only (127.0.0.0/8 or ::1)", addr)
 	}
 	ln, err := net.Listen("tcp", addr)

@@ -8,15 +8,25 @@ import (
 	"github.com/mqblast/mqblast/codec"
 )
 
-// TestBrokerAnswers: the embedded broker accepts an MQTT 3.1.1 CONNECT and a 5.0 one.
+// TestBrokerAnswers: the embedded broker accepts an MQTT 3.1.1 CONNECT and a 5.0 one, on a
+// loopback address and on localhost (a name, resolved as the sink and --metrics take it).
 func TestBrokerAnswers(t *testing.T) {
-	b, err := Start("127.0.0.1:0", nil)
-	if err != nil {
-		t.Fatal(err)
+	for _, addr := range []string{"127.0.0.1:0", "localhost:0"} {
+		b, err := Start(addr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close() //nolint:errcheck
+		connects(t, b.Addr())
 	}
-	defer b.Close() //nolint:errcheck
+}
+
+// connects sends a 3.1.1 and a 5.0 CONNECT to the broker at addr and wants a CONNACK with
+// success for each.
+func connects(t *testing.T, addr string) {
+	t.Helper()
 	for _, v := range []codec.Version{codec.V311, codec.V5} {
-		c, err := net.DialTimeout("tcp", b.Addr(), 2*time.Second)
+		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,7 +53,7 @@ func TestBrokerAnswers(t *testing.T) {
 
 // TestBrokerLoopbackOnly refuses to listen beyond loopback.
 func TestBrokerLoopbackOnly(t *testing.T) {
-	for _, addr := range []string{"0.0.0.0:0", "10.1.2.3:1883", "localhost"} {
+	for _, addr := range []string{"0.0.0.0:0", "10.1.2.3:1883", "localhost", ":0", "[::]:0"} {
 		if b, err := Start(addr, nil); err == nil {
 			_ = b.Close()
 			t.Errorf("Start(%q) listened", addr)

@@ -134,8 +134,14 @@
 // masked binary frame (a per-loop wyrand draws the masking keys); the broker's frames are
 // read as one byte stream, their payloads moved together in place in the read buffer, a
 // header or control payload cut by a read kept in the transport; a ping is answered with a
-// pong, a close frame is the broker closing the connection; at the end of a run a session
-// sends its own close frame (1000) after its DISCONNECT. The WebSocket data path
+// pong. A close frame is the broker closing the connection: the bytes before it are handled,
+// then it is answered with a close frame echoing its status (RFC 6455 section 5.5.1). A
+// frame the broker may not send fails the connection at its header, as websocket_error with
+// a close frame of the RFC's status: a text frame (MQTT travels in binary frames only), a
+// reserved bit set, a masked frame, a continuation with no message started or a data frame
+// inside one, a length over the largest MQTT packet (wsMaxFrame). An upgrade reply that does
+// not start as HTTP fails at its first bytes. At the end of a run a session sends its own
+// close frame (1000) after its DISCONNECT. The WebSocket data path
 // allocates nothing (TestWSReceiveAllocs, TestWSPublishAllocs), an idle WebSocket session
 // adds its 48-byte transport and the slot pointer; tls.Conn allocates in its reads (an
 // atLeastReader per record read: 2 per read of 50 PUBLISH, TestTLSAllocs), the loop's code

@@ -82,6 +82,10 @@ func (l *loop) read(s *session) {
 	if s.state == stClosing {
 		return
 	}
+	if s.flags&sfTransport != 0 && l.transportOf(s).end != 0 { // the broker's frames ended after data
+		l.wsEnded(s, l.transportOf(s))
+		return
+	}
 	rest := len(data) - used
 	switch {
 	case rest == 0 && pending:
@@ -353,14 +357,22 @@ func (l *loop) disconnectAll() {
 }
 
 // protocolError ends s on a packet that broke a rule (err says which, verdictOf how it is
-// reported). A 5.0 session tells the broker why with a DISCONNECT first (section 4.13).
+// reported). A 5.0 session tells the broker why with a DISCONNECT first (section 4.13); a
+// frame that broke WebSocket's rules is answered with a close frame instead.
 func (l *loop) protocolError(s *session, err error) {
 	cause, code := verdictOf(err)
+	var we *wsError
+	if errors.As(err, &we) { // a close frame with its status instead (RFC 6455 section 7.1.7)
+		status := [2]byte{byte(we.status >> 8), byte(we.status)}
+		if !l.sendClose(s, l.transportOf(s), status[:]) {
+			return
+		}
+	}
 	switch s.state {
 	case stConnecting, stUpgrade:
 		l.fail(s, cause, err.Error())
 	case stConnected:
-		if codec.Version(s.version) == codec.V5 {
+		if we == nil && codec.Version(s.version) == codec.V5 {
 			d := codec.Disconnect{Reason: code}
 			if s.maxOut == 0 || codec.SizeDisconnect(&d, codec.V5) <= int(s.maxOut) { // [MQTT-3.2.2-15]
 				l.write(s, codec.AppendDisconnect(l.out[:0], &d, codec.V5))

@@ -18,7 +18,7 @@ const (
 	CauseNetwork                    // another socket error (reset, broken pipe, ...)
 	CauseClientLimit                // a packet over the client's own inbound limit (Config.MaxInbound)
 	CauseTLS                        // the TLS handshake failed (a certificate, a version, an alert)
-	CauseWebSocket                  // the WebSocket upgrade failed
+	CauseWebSocket                  // the WebSocket upgrade failed, or the broker broke WebSocket's rules
 	NumCauses                       // number of causes, for arrays indexed by Cause
 )
 

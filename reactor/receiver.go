@@ -166,7 +166,10 @@ func (l *loop) overLimit(s *session, in []byte) error {
 // the 5.0 DISCONNECT that precedes the close.
 func verdictOf(err error) (Cause, codec.ReasonCode) {
 	var ce *codec.Error
+	var we *wsError
 	switch {
+	case errors.As(err, &we):
+		return CauseWebSocket, codec.ReasonProtocolError
 	case errors.Is(err, ErrInboundLimit):
 		return CauseClientLimit, codec.ReasonPacketTooLarge // the client's own limit, not the broker's fault
 	case errors.Is(err, ErrTopicAlias):

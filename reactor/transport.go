@@ -146,11 +146,14 @@ func resolveTarget(s string) (target, error) {
 type transport struct {
 	tls *tls.Conn // nil: no TLS
 	// WebSocket (ws set): the frame being read, and a header or control payload cut by a
-	// read (buf; before the first read, bytes that came after the upgrade's response).
-	rem uint64 // payload bytes of the current frame still to come
-	buf []byte
-	op  uint8 // opcode of the current frame | wsInFrame (0: between frames)
-	ws  bool
+	// read (buf; before the first read, bytes that came after the upgrade's response; once
+	// the frames ended, the close frame's status code or the invalid header).
+	rem  uint64 // payload bytes of the current frame still to come
+	buf  []byte
+	op   uint8 // opcode of the current frame | wsInFrame (0: between frames)
+	end  uint8 // 0, or how the broker's frames ended: wsEndClose, wsEndInvalid
+	ws   bool
+	frag bool // a data frame without FIN was read: continuation frames follow
 }
 
 // transportOf returns s's transport (s.flags has sfTransport).
@@ -236,10 +239,12 @@ func (l *loop) unwrap(s *session, data []byte) []byte {
 		data = plain
 	}
 	if t.ws && s.state != stUpgrade {
-		var closed bool
-		data, closed = l.unframe(s, t, data)
-		if closed {
-			l.lost(s, nil)
+		var lost bool
+		if data, lost = l.unframe(s, t, data); lost {
+			return nil
+		}
+		if t.end != 0 && len(data) == 0 { // else read calls it once data is handled
+			l.wsEnded(s, t)
 			return nil
 		}
 	}

@@ -17,6 +17,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	mrand "math/rand/v2"
+
+	"github.com/mqblast/mqblast/codec"
 )
 
 // MQTT over WebSocket (RFC 6455, MQTT 5.0 section 6): the HTTP/1.1 upgrade with subprotocol
@@ -123,13 +125,14 @@ func mask(b []byte, key uint32) {
 	}
 }
 
-// wsHeader parses a frame header at the start of p: its length, opcode, FIN bit, payload
-// length and whether it is masked. ok is false while p holds less than the whole header.
-func wsHeader(p []byte) (hlen int, op byte, fin bool, plen uint64, masked, ok bool) {
+// wsHeader parses a frame header at the start of p: its length, first byte (FIN, RSV1-3,
+// opcode), payload length and whether it is masked. ok is false while p holds less than the
+// whole header.
+func wsHeader(p []byte) (hlen int, b0 byte, plen uint64, masked, ok bool) {
 	if len(p) < 2 {
-		return 0, 0, false, 0, false, false
+		return 0, 0, 0, false, false
 	}
-	op, fin, masked = p[0]&0x0f, p[0]&0x80 != 0, p[1]&0x80 != 0
+	b0, masked = p[0], p[1]&0x80 != 0
 	hlen, plen = 2, uint64(p[1]&0x7f)
 	switch plen {
 	case 126:
@@ -141,7 +144,7 @@ func wsHeader(p []byte) (hlen int, op byte, fin bool, plen uint64, masked, ok bo
 		hlen += 4
 	}
 	if len(p) < hlen {
-		return hlen, op, fin, 0, masked, false
+		return hlen, b0, 0, masked, false
 	}
 	switch plen {
 	case 126:
@@ -149,47 +152,121 @@ func wsHeader(p []byte) (hlen int, op byte, fin bool, plen uint64, masked, ok bo
 	case 127:
 		plen = binary.BigEndian.Uint64(p[2:])
 	}
-	return hlen, op, fin, plen, masked, true
+	return hlen, b0, plen, masked, true
 }
 
-// errWSFrame is a frame no broker may send: masked, with a reserved bit or opcode, or a
-// control frame that is fragmented or longer than 125 bytes.
-var errWSFrame = errors.New("WebSocket: invalid frame from the broker")
+// wsMaxFrame is the longest frame the client takes: the largest MQTT packet. A frame may
+// hold several packets (MQTT 5.0 section 6.0; EMQX sends what it has for a connection in
+// one frame), so the client's own inbound limit does not bound it; a broker that puts more
+// than 256 MiB in one frame sends nothing a client of a load test can use.
+const wsMaxFrame = codec.MaxRemainingLength + 5
+
+// wsError is a frame that fails the WebSocket connection (RFC 6455 section 7.1.7): the
+// client answers it with a close frame with status, then closes.
+type wsError struct {
+	status uint16
+	msg    string
+}
+
+func (e *wsError) Error() string { return e.msg }
+
+// WebSocket status codes of the client's close frames (RFC 6455 section 7.4.1).
+const (
+	wsStatusNormal      = 1000
+	wsStatusProtocol    = 1002
+	wsStatusUnsupported = 1003
+	wsStatusTooBig      = 1009
+)
+
+// Frames no broker may send.
+var (
+	errWSText = &wsError{wsStatusUnsupported,
+		"WebSocket: the broker sent a text frame; MQTT travels in binary frames only"}
+	errWSReserved = &wsError{wsStatusProtocol,
+		"WebSocket: the broker set a reserved bit (RSV1-3) of a frame header, and no extension was agreed"}
+	errWSMasked = &wsError{wsStatusProtocol,
+		"WebSocket: the broker sent a masked frame (a server never masks)"}
+	errWSControl = &wsError{wsStatusProtocol,
+		"WebSocket: the broker sent a control frame that is fragmented or over 125 bytes"}
+	errWSContinuation = &wsError{wsStatusProtocol,
+		"WebSocket: the broker sent a continuation frame with no message started"}
+	errWSInterleaved = &wsError{wsStatusProtocol,
+		"WebSocket: the broker started a new data frame inside a fragmented message"}
+	errWSLength = &wsError{wsStatusProtocol,
+		"WebSocket: the broker sent a frame length with its most significant bit set"}
+)
+
+// frameError checks a frame header from the broker (first byte b0, payload length plen)
+// against RFC 6455 and MQTT's rule for WebSocket, given whether a fragmented message is
+// under way: nil, or the wsError that fails the connection.
+func frameError(b0 byte, plen uint64, masked, frag bool) error {
+	op := b0 & 0x0f
+	switch {
+	case b0&0x70 != 0:
+		return errWSReserved
+	case masked:
+		return errWSMasked
+	case op == wsText: // [MQTT-6.0.0-1]
+		return errWSText
+	case op == wsContinuation && !frag:
+		return errWSContinuation
+	case op == wsBinary && frag:
+		return errWSInterleaved
+	case op > wsPong || (op > wsBinary && op < wsClose):
+		return &wsError{wsStatusProtocol, fmt.Sprintf("WebSocket: the broker sent a frame with reserved opcode %#x", op)}
+	case op&0x8 != 0 && (b0&0x80 == 0 || plen > 125):
+		return errWSControl
+	case plen >= 1<<63:
+		return errWSLength
+	case plen > wsMaxFrame:
+		return &wsError{wsStatusTooBig, fmt.Sprintf(
+			"WebSocket: the broker's frame header claims %d bytes, more than the largest MQTT packet (%d bytes)", plen, wsMaxFrame)}
+	}
+	return nil
+}
 
 // unframe turns the frames in b (what one read brought, after TLS) into their payload
 // bytes, in place at the start of b, and returns them. A header or control payload that
-// b cuts waits in t.buf. Pings are answered. closed reports a close frame or an invalid
-// frame: the connection is over (s.state is stClosing when it was invalid).
-func (l *loop) unframe(s *session, t *transport, b []byte) (out []byte, closed bool) {
+// b cuts waits in t.buf. Pings are answered. A close frame from the broker, or a header
+// that breaks the rules, ends the frames taken (t.end, its status code or the header kept
+// in t.buf): the payloads before it are returned, and wsEnded acts on it once they are
+// handled. lost reports a connection lost while writing the pongs.
+func (l *loop) unframe(s *session, t *transport, b []byte) (out []byte, lost bool) {
 	out = b[:0]
-	for len(b) > 0 {
+	for len(b) > 0 && t.end == 0 {
 		if t.op&wsInFrame == 0 {
 			var hlen int
-			var op byte
-			var fin, masked, ok bool
+			var b0 byte
+			var masked, ok bool
 			var plen uint64
+			var hdr []byte
 			if len(t.buf) > 0 { // a header cut by the last read
 				old := len(t.buf)
 				t.buf = append(t.buf, b[:min(len(b), 14-old)]...)
-				hlen, op, fin, plen, masked, ok = wsHeader(t.buf)
+				hlen, b0, plen, masked, ok = wsHeader(t.buf)
 				if !ok {
 					b = b[len(t.buf)-old:]
 					continue
 				}
-				b = b[hlen-old:]
-				t.buf = t.buf[:0]
+				hdr, b = t.buf[:hlen], b[hlen-old:]
 			} else {
-				hlen, op, fin, plen, masked, ok = wsHeader(b)
+				hlen, b0, plen, masked, ok = wsHeader(b)
 				if !ok {
 					t.buf = append(t.buf[:0], b...)
-					return out, false
+					break
 				}
-				b = b[hlen:]
+				hdr, b = b[:hlen], b[hlen:]
 			}
-			control := op&0x8 != 0
-			if masked || op > wsPong || (op > wsBinary && op < wsClose) || (control && (!fin || plen > 125)) {
-				l.protocolError(s, errWSFrame)
-				return nil, true
+			// The usual frame (final, binary, unmasked, not too long) skips the full check.
+			if (b0 != 0x80|wsBinary || masked || t.frag || plen > wsMaxFrame) && frameError(b0, plen, masked, t.frag) != nil {
+				t.buf = append(t.buf[:0], hdr...) // for wsEnded
+				t.end = wsEndInvalid
+				break
+			}
+			t.buf = t.buf[:0]
+			op := b0 & 0x0f
+			if op < wsClose {
+				t.frag = b0&0x80 == 0
 			}
 			t.op, t.rem = op|wsInFrame, plen
 		}
@@ -213,8 +290,8 @@ func (l *loop) unframe(s *session, t *transport, b []byte) (out []byte, closed b
 		case wsPong:
 			t.buf = t.buf[:0]
 		case wsClose:
-			t.buf = t.buf[:0]
-			return out, true
+			t.buf = t.buf[:min(len(t.buf), 2)] // its status code, echoed by wsEnded
+			t.end = wsEndClose
 		}
 	}
 	if len(l.ctl) > 0 {
@@ -225,6 +302,36 @@ func (l *loop) unframe(s *session, t *transport, b []byte) (out []byte, closed b
 		}
 	}
 	return out, false
+}
+
+// How the broker's frames ended (transport.end).
+const (
+	wsEndClose   = 1 // a close frame
+	wsEndInvalid = 2 // a frame header that breaks the rules (frameError)
+)
+
+// wsEnded ends s, whose broker's frames ended (t.end) and whose bytes before that are
+// handled. A close frame is answered with a close frame echoing its status code (RFC 6455
+// section 5.5.1), and the connection closed as the broker's doing; an invalid frame fails
+// the connection (protocolError).
+func (l *loop) wsEnded(s *session, t *transport) {
+	if t.end == wsEndInvalid {
+		_, b0, plen, masked, _ := wsHeader(t.buf)
+		l.protocolError(s, frameError(b0, plen, masked, t.frag))
+		return
+	}
+	if l.sendClose(s, t, t.buf) {
+		l.lost(s, nil)
+	}
+}
+
+// sendClose sends a close frame with payload p on s (through TLS on wss://). It reports
+// false when the write lost the connection (lost has reported it).
+func (l *loop) sendClose(s *session, t *transport, p []byte) bool {
+	l.ctl = appendFrame(l.ctl[:0], wsClose, p, l.keys.next())
+	w := l.seal(t, l.ctl)
+	l.ctl = l.ctl[:0]
+	return l.sendRaw(s, w) >= 0
 }
 
 // wsCloseFrame ends a WebSocket session's stream with a close frame, status 1000 (normal
@@ -238,11 +345,8 @@ func (l *loop) wsCloseFrame(s *session) {
 	if t == nil || !t.ws {
 		return
 	}
-	status := [2]byte{1000 >> 8, 1000 & 0xff}
-	l.ctl = appendFrame(l.ctl[:0], wsClose, status[:], l.keys.next())
-	w := l.seal(t, l.ctl)
-	l.ctl = l.ctl[:0]
-	_ = l.sendRaw(s, w)
+	status := [2]byte{wsStatusNormal >> 8, wsStatusNormal & 0xff}
+	_ = l.sendClose(s, t, status[:])
 }
 
 // dialWS starts client s's connection to the ws:// broker tg on the loop, like a TCP dial
@@ -324,6 +428,12 @@ func (l *loop) upgradeResponse(s *session, data []byte) {
 		s.io.in = append(s.io.in, data...)
 		head = s.io.in
 	}
+	tg := &l.targets[s.spec.Broker%len(l.targets)]
+	if n := min(len(head), len(httpPrefix)); string(head[:n]) != httpPrefix[:n] { // known at its first bytes
+		l.fail(s, CauseWebSocket, fmt.Sprintf("WebSocket upgrade: the reply %s is not HTTP (is port %d the broker's WebSocket listener?)",
+			quoteHead(head), tg.port))
+		return
+	}
 	i := bytes.Index(head, []byte("\r\n\r\n"))
 	if i < 0 {
 		if len(head) > 16<<10 {
@@ -338,7 +448,6 @@ func (l *loop) upgradeResponse(s *session, data []byte) {
 		}
 		return
 	}
-	tg := &l.targets[s.spec.Broker%len(l.targets)]
 	if err := checkUpgrade(head[:i+2], t.buf, tg); err != nil {
 		l.fail(s, CauseWebSocket, err.Error())
 		return
@@ -350,9 +459,12 @@ func (l *loop) upgradeResponse(s *session, data []byte) {
 	}
 	var rest []byte
 	if r := head[i+4:]; len(r) > 0 { // frames before the CONNECT: kept for the first read
-		var closed bool
-		if rest, closed = l.unframe(s, t, r); closed {
-			l.lost(s, nil)
+		var lost bool
+		if rest, lost = l.unframe(s, t, r); lost {
+			return
+		}
+		if t.end != 0 {
+			l.wsEnded(s, t)
 			return
 		}
 	}
@@ -365,6 +477,17 @@ func (l *loop) upgradeResponse(s *session, data []byte) {
 	l.awaitConnack(s)
 	l.setEvents(s)
 	l.write(s, AppendConnect(l.out[:0], s.spec, s.maxIn))
+}
+
+// httpPrefix starts every HTTP/1.x response.
+const httpPrefix = "HTTP/1."
+
+// quoteHead quotes the first bytes of a reply (at most 64) for an error line.
+func quoteHead(b []byte) string {
+	if len(b) > 64 {
+		return strconv.Quote(string(b[:64])) + "..."
+	}
+	return strconv.Quote(string(b))
 }
 
 // appendUpgradeRequest appends the HTTP/1.1 upgrade request for tg with key to dst.
@@ -390,12 +513,12 @@ func appendUpgradeRequest(dst []byte, tg *target, key []byte) []byte {
 // in CRLF) against the request's key, without allocating.
 func checkUpgrade(head, key []byte, tg *target) error {
 	line, head, _ := bytes.Cut(head, []byte("\r\n"))
-	if !bytes.HasPrefix(line, []byte("HTTP/1.")) || len(line) < 12 || line[8] != ' ' {
-		return fmt.Errorf("WebSocket upgrade: the response %q is not HTTP/1.1", line)
+	if !bytes.HasPrefix(line, []byte(httpPrefix)) || len(line) < 12 || line[8] != ' ' {
+		return fmt.Errorf("WebSocket upgrade: the response %s is not HTTP/1.1", quoteHead(line))
 	}
 	if !bytes.HasPrefix(line[9:], []byte("101")) {
-		return fmt.Errorf("WebSocket upgrade: GET %s answered %q, not 101 Switching Protocols (is %s the broker's WebSocket path?)",
-			tg.path, line[9:], tg.path)
+		return fmt.Errorf("WebSocket upgrade: GET %s answered %s, not 101 Switching Protocols (is %s the broker's WebSocket path?)",
+			tg.path, quoteHead(line[9:]), tg.path)
 	}
 	var want [28]byte
 	acceptKeyTo(want[:], key)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/mqblast/mqblast/internal/termtext"
 	"github.com/mqblast/mqblast/result"
 )
 
@@ -252,10 +253,11 @@ func CompareTable(in []Input) Table {
 }
 
 // WriteCompare writes the comparison table to w for a terminal: the scenario warnings
-// first, then the table with the best value of each row marked "*".
+// first, then the table with the best value of each row marked "*". The labels and
+// warnings, which quote the documents, are escaped (termtext.Line).
 func WriteCompare(w io.Writer, in []Input) error {
 	for _, d := range ScenarioDiffs(in) {
-		fmt.Fprintf(w, "WARNING: %s\n", d)
+		fmt.Fprintf(w, "WARNING: %s\n", termtext.Line(d))
 	}
 	t := CompareTable(in)
 	lw := 0 // the row names are padded by hand: AlignRight would right-align them too
@@ -268,7 +270,7 @@ func WriteCompare(w io.Writer, in []Input) error {
 			fmt.Fprintf(tw, "%-*s\t", lw, "")
 			continue
 		}
-		fmt.Fprintf(tw, "%s \t", h)
+		fmt.Fprintf(tw, "%s \t", termtext.Line(h))
 	}
 	fmt.Fprintln(tw)
 	for r, row := range t.Rows {

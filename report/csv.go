@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/mqblast/mqblast/internal/termtext"
 	"github.com/mqblast/mqblast/result"
 )
 
@@ -123,7 +124,7 @@ func WriteCSV(w io.Writer, r *result.Result) error {
 	cw := csv.NewWriter(w)
 	header := CSVColumns()
 	for _, k := range kernel {
-		header = append(header, "kernel_"+k)
+		header = append(header, "kernel_"+termtext.Line(k)) // a name from the document; the prefix also keeps a spreadsheet from reading it as a formula
 	}
 	if err := cw.Write(header); err != nil {
 		return fmt.Errorf("cannot write the CSV: %w", err)

@@ -3,7 +3,10 @@
 // (a terminal table and an HTML page), and the building blocks other packages reuse (box
 // statistics, SVG boxplots, percentile spectra). It reads result documents and nothing
 // else: it imports package result and none of the run's (bench, reactor, scenario,
-// tuning); it measures nothing and runs nothing.
+// tuning); it measures nothing and runs nothing. A document may have been written by
+// anyone: every string of it that the text outputs print (summary, compare, the .hlog
+// header, the CSV's column names) goes through termtext.Line, which shows control
+// characters and bidi overrides escaped, so none reaches a terminal raw or starts a line.
 //
 // # HTML pages
 //
@@ -11,8 +14,10 @@
 // each as one self-contained page: the vendored charting library (uPlot, assets/, MIT), the
 // styles and the result documents are inline (<script type="application/json"
 // id="mqblast-result">), and the page's Content-Security-Policy allows no request, so it
-// opens offline. It follows prefers-color-scheme and prints (@media print; the charts are
-// redrawn at print width on beforeprint).
+// opens offline, and no script but its own two, by their hashes (CSP; study.html uses it
+// too), so that markup a document smuggled past escaping would not run. It follows
+// prefers-color-scheme and prints (@media print; the charts are redrawn at print width on
+// beforeprint).
 //
 // A page is built in Go as a Page of Panels (NewReport, NewCompare): key/value rows, tables,
 // lists of evidence, standalone SVG (boxplots) and Charts. A Chart is data only — a shared

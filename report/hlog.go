@@ -6,6 +6,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/mqblast/mqblast/internal/termtext"
 	"github.com/mqblast/mqblast/result"
 )
 
@@ -42,7 +43,7 @@ func WriteHlog(w io.Writer, r *result.Result) error {
 		func() error {
 			return lw.OutputComment(fmt.Sprintf("[mqblast %s interval log: values in microseconds "+
 				"(tags %s, %s, %s); Interval_Max in seconds; HistogramLogProcessor -outputValueUnitRatio 1000 prints ms]",
-				r.ToolVersion, TagLatency, TagLatencyRaw, TagConnect))
+				termtext.Line(r.ToolVersion), TagLatency, TagLatencyRaw, TagConnect)) // one line, whatever the document says
 		},
 		lw.OutputLogFormatVersion,
 		func() error { return lw.OutputStartTime(baseMS) },

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/mqblast/mqblast/internal/countfmt"
+	"github.com/mqblast/mqblast/internal/termtext"
 	"github.com/mqblast/mqblast/result"
 )
 
@@ -30,9 +31,9 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 		status = "interrupted (partial result)"
 	}
 	fmt.Fprintf(tw, "run\t%s, %s\n", status, r.EndedAt.Sub(r.StartedAt).Round(1e6))
-	fmt.Fprintf(tw, "broker\t%s\n", strings.Join(r.Broker, ", "))
+	fmt.Fprintf(tw, "broker\t%s\n", termtext.Line(strings.Join(r.Broker, ", ")))
 	if r.Calibration {
-		fmt.Fprintf(tw, "calibration\tagainst mqblast %s: this measures the client host's own ceiling, not a broker\n", r.BrokerKind)
+		fmt.Fprintf(tw, "calibration\tagainst mqblast %s: this measures the client host's own ceiling, not a broker\n", termtext.Line(r.BrokerKind))
 	}
 	fmt.Fprintf(tw, "connections\t%d of %d established, %d failed, %d dropped while held\n",
 		c.Established, c.Target, c.Failed, c.Dropped)
@@ -60,7 +61,7 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 	}
 	if messaging {
 		fmt.Fprintf(tw, "scheduled\t%d messages: %d published (written), %d unsent%s\n",
-			m.Scheduled, m.Published, m.UnsentTotal, countfmt.ByCause(m.Unsent))
+			m.Scheduled, m.Published, m.UnsentTotal, termtext.Line(countfmt.ByCause(m.Unsent)))
 		fmt.Fprintf(tw, "delivery\t%d expected: %d received, %d lost, %d in flight at the end, %d in flight when a session ended; %d duplicated, %d out of order\n",
 			m.Expected, m.Received, m.Lost, m.InFlightAtEnd, m.InFlightLost, m.Duplicated, m.OutOfOrder)
 		if m.Acked > 0 || m.InFlightDropped > 0 {
@@ -69,7 +70,7 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 		}
 		if m.UnexpectedTotal > 0 || m.Unmeasured > 0 {
 			fmt.Fprintf(tw, "not ours\t%d unexpected%s, %d unmeasured (no mqblast header); neither offsets a loss\n",
-				m.UnexpectedTotal, countfmt.ByCause(m.Unexpected), m.Unmeasured)
+				m.UnexpectedTotal, termtext.Line(countfmt.ByCause(m.Unexpected)), m.Unmeasured)
 		}
 		if m.SubscribeFailed > 0 {
 			fmt.Fprintf(tw, "subscriptions\t%d refused\n", m.SubscribeFailed)
@@ -86,16 +87,16 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 		lag := r.Client.ScheduleLagUS
 		fmt.Fprintf(tw, "schedule lag\tp99 %s  max %s  (the client's own lateness)\n", result.Micros(lag.P99), result.Micros(lag.Max))
 		if b := &r.BrokerStalled; b.Stalled {
-			fmt.Fprintf(tw, "BROKER STALLED\tthe broker held the publishers back: %s\n", strings.Join(b.Evidence, "; "))
+			fmt.Fprintf(tw, "BROKER STALLED\tthe broker held the publishers back: %s\n", termtext.Line(strings.Join(b.Evidence, "; ")))
 		}
 		if r.Client.Saturated {
-			fmt.Fprintf(tw, "SATURATED\tthe client, not the broker, limited this run: %s\n", strings.Join(r.Client.SaturationEvidence, "; "))
+			fmt.Fprintf(tw, "SATURATED\tthe client, not the broker, limited this run: %s\n", termtext.Line(strings.Join(r.Client.SaturationEvidence, "; ")))
 		}
 	}
 	writeThresholds(tw, r.Thresholds)
 	if k := r.Kernel; k != nil {
 		for _, f := range k.Findings {
-			fmt.Fprintf(tw, "KERNEL\t%s\n", f)
+			fmt.Fprintf(tw, "KERNEL\t%s\n", termtext.Line(f.String()))
 		}
 	}
 	if r.Host.Limited {
@@ -115,15 +116,15 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 		}
 		if c := b.Cgroup; c != nil {
 			if c.Error != "" {
-				fmt.Fprintf(tw, "broker cgroup\t%s: %s\n", c.Path, c.Error)
+				fmt.Fprintf(tw, "broker cgroup\t%s: %s\n", termtext.Line(c.Path), termtext.Line(c.Error))
 			} else {
-				fmt.Fprintf(tw, "broker cgroup\t%s: cpu %.2fs, memory %.1f MiB (peak %.1f MiB)\n", c.Path, c.CPUS,
+				fmt.Fprintf(tw, "broker cgroup\t%s: cpu %.2fs, memory %.1f MiB (peak %.1f MiB)\n", termtext.Line(c.Path), c.CPUS,
 					float64(c.MemoryBytes)/(1<<20), float64(c.MemoryPeakBytes)/(1<<20))
 			}
 		}
 	}
 	for _, e := range r.Errors {
-		fmt.Fprintf(tw, "error\t%s: %d (e.g. %s)\n", e.Kind, e.Count, e.Example)
+		fmt.Fprintf(tw, "error\t%s: %d (e.g. %s)\n", termtext.Line(e.Kind), e.Count, termtext.Line(e.Example))
 	}
 	cl := &r.Client
 	switch {
@@ -150,6 +151,6 @@ func writeThresholds(w io.Writer, ts []result.Threshold) {
 		if !t.OK {
 			verdict = "FAILED"
 		}
-		fmt.Fprintf(w, "threshold\t%s  value %s  %s\n", t.Expr, result.FormatThresholdValue(t.Value), verdict)
+		fmt.Fprintf(w, "threshold\t%s  value %s  %s\n", termtext.Line(t.Expr), result.FormatThresholdValue(t.Value), verdict)
 	}
 }

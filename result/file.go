@@ -6,10 +6,15 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/mqblast/mqblast/internal/secret"
 )
 
 // ReadFile reads and checks one result document: its schema, then its figures
-// (CheckDocument), each problem a line naming the file and the field.
+// (CheckDocument), each problem a line naming the file and the field. A password the
+// document holds (one written elsewhere, in its scenario or a broker address) is replaced
+// by the marker, so that nothing that reads it (report, compare, merge) shows or writes it
+// again.
 func ReadFile(path string) (*Result, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -29,6 +34,10 @@ func ReadFile(path string) (*Result, error) {
 		}
 		return nil, fmt.Errorf("%s\n%s: not a result document as mqblast writes one (changed since?): "+
 			"give the file that mqblast run --out or mqblast merge -o wrote", strings.Join(lines, "\n"), path)
+	}
+	r.Scenario = secret.RedactJSON(r.Scenario, "password")
+	for i, b := range r.Broker {
+		r.Broker[i] = secret.RedactURL(b)
 	}
 	return &r, nil
 }

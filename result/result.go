@@ -99,9 +99,10 @@ type HostInfo struct {
 	Procs    int             `json:"procs"`
 	Clock    *Clock          `json:"clock,omitempty"` // the kernel's clock error estimate (adjtimex)
 	Checks   json.RawMessage `json:"checks,omitempty"`
-	// Limited says the host's kernel limited the run (a listen queue, SYN retransmits,
-	// memory pressure, conntrack or softnet drops): the figures are distorted by the host,
-	// not the broker alone; LimitedEvidence are the findings.
+	// Limited says the host limited the run: its kernel (a listen queue, SYN retransmits,
+	// memory pressure, conntrack or softnet drops, the hypervisor's steal) or its cores (the
+	// client built messages late while its threads waited for a CPU): the figures are
+	// distorted by the host, not the broker alone; LimitedEvidence are the findings.
 	Limited         bool     `json:"limited"`
 	LimitedEvidence []string `json:"limited_evidence,omitempty"`
 }

@@ -16,8 +16,11 @@
 //
 // It promises that the result of a run in worker processes is the same document as one run
 // in this process (merged by bench.Gather), that every child process it starts is stopped
-// before Execute returns, and that the broker password never reaches a worker's argv or
-// scenario file (PasswordEnv).
+// before Execute returns and ends when this process is killed (internal/child: tied to it,
+// and a broker behind the packet emulator under the guard), and that the broker password
+// never reaches the argv or scenario file of a process it starts (workers, the run in the
+// emulator's namespace: PasswordEnv), nor a password from the environment a run that gives
+// no username (ResolvePassword).
 //
 // Its errors say what kind of failure they are (ErrUsage, ErrInvalid, ErrNotReady,
 // ErrThreshold, ErrInterrupted, a child's or worker's ExitStatus); the command maps them to

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/internal/termtext"
 	"github.com/mqblast/mqblast/report"
 	"github.com/mqblast/mqblast/result"
 )
@@ -95,7 +96,7 @@ func firstError(res *result.Result) string {
 		return "no error recorded"
 	}
 	e := res.Errors[0]
-	return fmt.Sprintf("%s x%d (%s)", e.Kind, e.Count, e.Example)
+	return termtext.Line(fmt.Sprintf("%s x%d (%s)", e.Kind, e.Count, e.Example))
 }
 
 // WriteResult writes the result to out (if given) and to stdout; stdout gets it even when

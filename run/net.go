@@ -6,15 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/mqblast/mqblast/internal/child"
+	"github.com/mqblast/mqblast/internal/secret"
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/tuning"
 	"github.com/mqblast/mqblast/tuning/netemu"
@@ -81,16 +85,17 @@ func ApplyNetem(out io.Writer, p tuning.Profile, plan tuning.NetemPlan, addr net
 	return nil
 }
 
-// startLink removes the namespaces of dead mqblast processes and starts a link.
+// startLink removes what dead mqblast processes left (removeLeftovers) and starts a link.
 func startLink(w io.Writer, p tuning.Profile, clients int, normal bool) (*netemu.Link, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("the packet emulator creates network namespaces and needs root")
 	}
-	if left, err := netemu.Leftovers(false); err == nil && len(left) > 0 {
-		if err := netemu.Remove(left); err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(w, "removed the emulator namespaces of a run that is gone: %s\n", strings.Join(left, " "))
+	left, err := removeLeftovers(false)
+	if len(left) > 0 {
+		fmt.Fprintf(w, "removed what a run that is gone left: %s\n", strings.Join(left, " "))
+	}
+	if err != nil {
+		return nil, err
 	}
 	l, err := netemu.Start(netemu.Config{Profile: p, ClientAddrs: clients, NormalPriority: normal})
 	if err != nil {
@@ -102,15 +107,25 @@ func startLink(w io.Writer, p tuning.Profile, clients int, normal bool) (*netemu
 }
 
 // startNetBroker runs shell in the broker namespace (output to w) and waits until something
-// accepts on BrokerAddr:port, for at most 10 s.
+// accepts on BrokerAddr:port, for at most 10 s. The shell runs under mqblast's guard, tied
+// to this process: when this process dies, the guard ends the shell's whole process group
+// (child.Guard).
 func startNetBroker(ctx context.Context, w io.Writer, l *netemu.Link, shell, port string) error {
-	b := l.BrokerCommand(ctx, "sh", "-c", shell)
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("cannot find this executable to guard the broker: %w", err)
+	}
+	ns := l.BrokerCommand(ctx, "sh", "-c", shell)
+	b := exec.CommandContext(ctx, exe, child.GuardArgs(append([]string{ns.Path}, ns.Args[1:]...))...)
+	b.Cancel = func() error { return b.Process.Signal(syscall.SIGTERM) } // the guard ends the group
+	b.Env = secret.Env(os.Environ(), "")                                 // the broker password is the client's business
 	b.Stdout, b.Stderr = w, w
-	if err := b.Start(); err != nil {
+	release, err := child.StartTied(b, syscall.SIGTERM)
+	if err != nil {
 		return fmt.Errorf("cannot start the broker in %s: %w", l.BrokerNS(), err)
 	}
 	exited := make(chan error, 1)
-	go func() { exited <- b.Wait() }()
+	go func() { exited <- b.Wait(); release() }()
 	addr := net.JoinHostPort(l.BrokerAddr().String(), port)
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		select {
@@ -142,12 +157,14 @@ func runInClient(ctx context.Context, l *netemu.Link, argv []string, env []strin
 	c := l.ClientCommand(context.Background(), argv[0], argv[1:]...)
 	c.Stdin, c.Stdout, c.Stderr = stdio.In, stdio.Out, stdio.Err
 	c.Env = append(os.Environ(), env...)
-	if err := c.Start(); err != nil {
+	// Tied: the command gets SIGTERM when this process dies (`ip netns exec` execs it), and
+	// an mqblast command the pipe's EOF too.
+	release, err := child.StartTied(c, syscall.SIGTERM)
+	if err != nil {
 		return fmt.Errorf("cannot start %q in %s: %w", argv[0], l.ClientNS(), err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- c.Wait() }()
-	var err error
+	go func() { done <- c.Wait(); release() }()
 	select {
 	case err = <-done:
 	case <-ctx.Done():
@@ -168,6 +185,24 @@ func runInClient(ctx context.Context, l *netemu.Link, argv []string, env []strin
 		return &ExitStatus{Code: code, Err: fmt.Errorf("%s exited with code %d", filepath.Base(argv[0]), code)}
 	}
 	return err
+}
+
+// commandError says why the command name cannot be started, nil if it can. It is asked
+// before the namespaces are made: under `ip netns exec` a command that cannot start is
+// only ip's exit code 1.
+func commandError(name string) error {
+	_, err := exec.LookPath(name)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, exec.ErrNotFound):
+		return usage(fmt.Errorf("cannot start %q: not found in PATH (give its path)", name))
+	case errors.Is(err, fs.ErrNotExist):
+		return usage(fmt.Errorf("cannot start %q: no such file", name))
+	case errors.Is(err, fs.ErrPermission):
+		return usage(fmt.Errorf("cannot start %q: not an executable file (chmod +x it)", name))
+	}
+	return usage(fmt.Errorf("cannot start %q: %w", name, err))
 }
 
 // EmulateOptions are the settings of Emulate.
@@ -201,6 +236,11 @@ type Stdio struct {
 func Emulate(ctx context.Context, o EmulateOptions) error {
 	w := o.Log
 	p, ef, client := o.Profile, o, o.Client
+	if len(client) > 0 {
+		if err := commandError(client[0]); err != nil {
+			return err
+		}
+	}
 	l, err := startLink(w, p, ef.ClientAddrs, ef.NormalPriority)
 	if err != nil {
 		return err
@@ -234,8 +274,8 @@ func writeEmuStats(w io.Writer, st netemu.Stats) {
 		name string
 		s    netemu.DirStats
 	}{{"up (client to broker)", st.Up}, {"down (broker to client)", st.Down}} {
-		fmt.Fprintf(w, "emulator %s: %d frames, %d sent, %d lost by the profile, %d by a full queue, %d by the kernel; read %v after arrival and sent %v after due on average (at most %v, %v)\n",
-			d.name, d.s.Frames, d.s.Sent, d.s.Lost, d.s.Overflow, d.s.KernelDrops, d.s.ReadLag/time.Duration(max(d.s.Frames, 1)),
+		fmt.Fprintf(w, "emulator %s: %d frames: %d sent, %d lost by the profile, %d by a full queue, %d refused by the kernel, %d still queued; %d more dropped by the kernel before they were read; read %v after arrival and sent %v after due on average (at most %v, %v)\n",
+			d.name, d.s.Frames, d.s.Sent, d.s.Lost, d.s.Overflow, d.s.SendErrors, d.s.Queued, d.s.KernelDrops, d.s.ReadLag/time.Duration(max(d.s.Frames, 1)),
 			d.s.Late/time.Duration(max(d.s.Sent, 1)), d.s.MaxReadLag, d.s.MaxLate)
 	}
 	fmt.Fprintf(w, "emulator CPU: %v for %d frames (%v per frame, %d wakes, SCHED_FIFO %v)\n", st.CPU.Round(time.Millisecond),
@@ -339,11 +379,17 @@ func Net(ctx context.Context, o NetOptions, run func(*result.NetworkInfo) error)
 	if err := startNetBroker(ctx, w, l, shell, port); err != nil {
 		return err
 	}
-	argv := append([]string{exe}, withoutNetFlags(o.Args)...)
+	// The password of a --set goes through the environment, not the argv.
+	args, password := WithoutPassword(withoutNetFlags(o.Args))
+	argv := append([]string{exe}, args...)
 	if len(o.Brokers) == 0 {
 		argv = append(argv, "--broker", net.JoinHostPort(l.BrokerAddr().String(), port))
 	}
-	err = runInClient(ctx, l, argv, []string{netProfileEnv + "=" + p.String()}, o.Stdio)
+	env := []string{netProfileEnv + "=" + p.String()}
+	if password != "" {
+		env = append(env, PasswordEnv+"="+password)
+	}
+	err = runInClient(ctx, l, argv, env, o.Stdio)
 	writeEmuStats(w, l.Stats())
 	if cerr := l.Close(); cerr != nil && err == nil {
 		err = cerr
@@ -385,6 +431,70 @@ func withoutNetFlags(args []string) []string {
 	return out
 }
 
+// netDirPrefix starts the name of a run --net's temporary directory (its Mosquitto config)
+// in os.TempDir(): the owner's pid follows, then "-" and a random number, so that net clear
+// can tell the directories of runs that are gone (leftoverDirs).
+const netDirPrefix = "mqblast-net-"
+
+// leftoverDirs returns the temporary directories of runs --net whose process is gone: the
+// directories this user owns named netDirPrefix<pid>-<n>, pid no live process.
+func leftoverDirs() []string {
+	ents, err := os.ReadDir(os.TempDir())
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		pid, n, ok := strings.Cut(strings.TrimPrefix(e.Name(), netDirPrefix), "-")
+		if !strings.HasPrefix(e.Name(), netDirPrefix) || !ok || !isDigits(pid) || !isDigits(n) {
+			continue
+		}
+		p := filepath.Join(os.TempDir(), e.Name())
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Geteuid() {
+			continue
+		}
+		if id, err := strconv.Atoi(pid); err == nil && !netemu.Alive(id) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func isDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// removeLeftovers removes the emulator namespaces (all: those of running processes too)
+// and the temporary directories of runs --net whose process is gone, and returns what it
+// removed.
+func removeLeftovers(all bool) ([]string, error) {
+	left, err := netemu.Leftovers(all)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	if err := netemu.Remove(left); err != nil {
+		errs = append(errs, err)
+	}
+	for _, d := range leftoverDirs() {
+		if err := os.RemoveAll(d); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		left = append(left, d)
+	}
+	return left, errors.Join(errs...)
+}
+
 // mosquittoCommand writes a Mosquitto config listening on BrokerAddr:port (otherwise
 // Mosquitto's defaults, quiet but for errors and warnings) in a new temporary directory and
 // returns the command that runs it and the directory.
@@ -395,7 +505,7 @@ func mosquittoCommand(port string) (shell, dir string, err error) {
 			return "", "", usage(errors.New("--net runs a broker behind the packet emulator: install mosquitto (apt-get install mosquitto) or give --net-broker-cmd"))
 		}
 	}
-	if dir, err = os.MkdirTemp("", "mqblast-net-"); err != nil {
+	if dir, err = os.MkdirTemp("", netDirPrefix+strconv.Itoa(os.Getpid())+"-"); err != nil {
 		return "", "", err
 	}
 	conf := filepath.Join(dir, "mosquitto.conf")
@@ -409,7 +519,8 @@ func mosquittoCommand(port string) (shell, dir string, err error) {
 
 // Clear removes what ApplyNetem put on dev (the interface toward to, when to is given),
 // then the network namespaces of the packet emulator whose mqblast process is gone (with
-// all, those of running ones too), saying what it removed on w.
+// all, those of running ones too) and the temporary directories of runs --net that are
+// gone, saying what it removed on w.
 func Clear(w io.Writer, to, dev string, all bool) error {
 	if os.Geteuid() != 0 {
 		return errors.New("net clear changes the host's network setup and needs root")
@@ -437,17 +548,14 @@ func Clear(w io.Writer, to, dev string, all bool) error {
 		}
 		fmt.Fprintf(w, "cleared netem on %s\n", dev)
 	}
-	left, err := netemu.Leftovers(all)
+	left, err := removeLeftovers(all)
 	if err != nil {
-		return err
-	}
-	if err := netemu.Remove(left); err != nil {
 		errs = append(errs, err)
 	}
 	if len(left) > 0 {
-		fmt.Fprintf(w, "removed emulator namespaces: %s\n", strings.Join(left, " "))
+		fmt.Fprintf(w, "removed emulator namespaces and temporary directories: %s\n", strings.Join(left, " "))
 	} else {
-		fmt.Fprintln(w, "no emulator namespaces left over")
+		fmt.Fprintln(w, "no emulator namespaces or temporary directories left over")
 	}
 	return errors.Join(errs...)
 }

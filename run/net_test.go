@@ -14,6 +14,25 @@ func TestWithoutNetFlags(t *testing.T) {
 	}
 }
 
+// TestWithoutPassword: the value of a --set of server.password, in either form, leaves the
+// command line for the marker; the rest stays as it was.
+func TestWithoutPassword(t *testing.T) {
+	in := []string{"run", "x", "--set", "server.password=a=b", "--set=server.username=u", "--set= server.password =c",
+		"--set", "parameters.duration_sec=5", "--set"}
+	got, pw := WithoutPassword(in)
+	want := []string{"run", "x", "--set", "server.password=<redacted>", "--set=server.username=u", "--set= server.password =<redacted>",
+		"--set", "parameters.duration_sec=5", "--set"}
+	if !slices.Equal(got, want) || pw != "c" {
+		t.Errorf("got %q, %q; want %q, %q", got, pw, want, "c")
+	}
+	if in[3] != "server.password=a=b" {
+		t.Error("WithoutPassword changed its argument")
+	}
+	if got, pw := WithoutPassword([]string{"run", "--set", "server.password=x"}); pw != "x" || got[2] != "server.password=<redacted>" {
+		t.Errorf("got %q, %q", got, pw)
+	}
+}
+
 // TestEmulatedProfile: a run in the emulator's client namespace records the profile it was
 // given, canonical, with both directions; outside it records none.
 func TestEmulatedProfile(t *testing.T) {

@@ -57,11 +57,6 @@ func ResolveShard(shard string, getenv func(string) string) (string, error) {
 	return spec, nil
 }
 
-// isDigits reports whether s is one or more decimal digits and nothing else.
-func isDigits(s string) bool {
-	return s != "" && strings.Trim(s, "0123456789") == ""
-}
-
 // ParseShard reads a --shard I/N.
 func ParseShard(s string) (*result.ShardInfo, error) {
 	a, b, ok := strings.Cut(s, "/")

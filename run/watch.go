@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/internal/termtext"
 	"github.com/mqblast/mqblast/reactor"
 	"github.com/mqblast/mqblast/tuning"
 )
@@ -85,5 +86,5 @@ func processName(pid int) string {
 	if err != nil {
 		return "?"
 	}
-	return strings.TrimSpace(string(b))
+	return termtext.Line(strings.TrimSpace(string(b))) // any process may name itself anything
 }

@@ -12,14 +12,16 @@ import (
 
 	"github.com/mqblast/mqblast/bench"
 	"github.com/mqblast/mqblast/internal/child"
+	"github.com/mqblast/mqblast/internal/secret"
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/scenario"
 )
 
 // PasswordEnv names the environment variable that gives the broker password when neither
-// the flags nor the scenario give one. Worker processes receive the password through it too,
-// so that it is never in their argv, in the scenario file they read, or in a result.
-const PasswordEnv = "MQBLAST_PASSWORD"
+// the flags nor the scenario give one (and the run gives a username). Worker processes
+// receive the password through it too, so that it is never in their argv, in the scenario
+// file they read, or in a result.
+const PasswordEnv = secret.PasswordEnv
 
 // runWorkers runs the plan in o.Procs worker processes and merges their results.
 func runWorkers(ctx context.Context, plan *scenario.Plan, o *Options, brokers []string, watch *bench.Watch) (*result.Result, error) {
@@ -30,8 +32,8 @@ func runWorkers(ctx context.Context, plan *scenario.Plan, o *Options, brokers []
 		return nil, fmt.Errorf("cannot write the scenario for the workers: %w", err)
 	}
 	defer os.Remove(scen.Name()) //nolint:errcheck
-	// Without the password: the workers take it from their environment (workerEnv).
-	if _, err := scen.Write(workerScenarioJSON(s)); err != nil {
+	// Its password is the marker: the workers take the password from their environment.
+	if _, err := scen.Write(effectiveJSON(s)); err != nil {
 		return nil, fmt.Errorf("cannot write the scenario for the workers: %w", err)
 	}
 	_ = scen.Close()
@@ -59,7 +61,7 @@ func runWorkers(ctx context.Context, plan *scenario.Plan, o *Options, brokers []
 			"--broker", strings.Join(brokers, ","), "--loops", strconv.Itoa(loops),
 			"--id-start", strconv.Itoa(o.IDStart), "--max-packet-size", strconv.Itoa(o.MaxPacket)}
 		args = append(args, tlsArgs(o.TLS)...)
-		w, err := child.Start(child.Spec{Name: fmt.Sprintf("worker %d", i), Args: args, Env: workerEnv(s.Server.Password),
+		w, err := child.Start(child.Spec{Name: fmt.Sprintf("worker %d", i), Args: args, Env: secret.Env(os.Environ(), s.Server.Password),
 			Log: o.Log, Stdin: true})
 		if err != nil {
 			for _, w := range workers { // the others stop as on Ctrl-C, and are waited for
@@ -118,27 +120,4 @@ func Worker(ctx context.Context, plan *scenario.Plan, o Options, in io.Reader, o
 		return werr
 	}
 	return err
-}
-
-// workerEnv is the environment of a worker process: this one's, with $MQBLAST_PASSWORD set
-// to password (or removed when it is empty).
-func workerEnv(password string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, PasswordEnv+"=") {
-			env = append(env, kv)
-		}
-	}
-	if password != "" {
-		env = append(env, PasswordEnv+"="+password)
-	}
-	return env
-}
-
-// workerScenarioJSON is the scenario the workers read from their temporary file: the
-// effective scenario without its password, which they take from workerEnv.
-func workerScenarioJSON(s *scenario.Scenario) []byte {
-	c := s.Clone()
-	c.Server.Password = ""
-	return effectiveJSON(c)
 }

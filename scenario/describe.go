@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/mqblast/mqblast/internal/termtext"
 )
 
 // WriteBuiltins writes the table of the built-in scenarios (`mqblast scenarios`).
@@ -49,7 +51,7 @@ func WritePlanSize(w io.Writer, arg string, s *Scenario, p *Plan) {
 		fmt.Fprintf(w, "  sources      %d addresses\n", e.SourceAddresses)
 	}
 	if b := p.Brokers(); len(b) > 0 {
-		fmt.Fprintf(w, "  broker       %s\n", strings.Join(b, ", "))
+		fmt.Fprintf(w, "  broker       %s\n", termtext.Line(strings.Join(b, ", ")))
 	} else {
 		fmt.Fprintf(w, "  broker       none given: run starts the embedded broker\n")
 	}

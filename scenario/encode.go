@@ -2,11 +2,13 @@ package scenario
 
 import (
 	"encoding/json"
+
+	"github.com/mqblast/mqblast/internal/secret"
 )
 
 // RedactedPassword replaces a non-empty server password in MarshalJSON's output, so that
-// result documents, which embed the effective scenario, do not carry it.
-const RedactedPassword = "<redacted>"
+// result documents, which embed the effective scenario, do not carry it (secret.Marker).
+const RedactedPassword = secret.Marker
 
 // MarshalJSON writes the scenario in the file format, with every default spelled out: the
 // effective scenario of a run. xmq_scn's fields come first; mqblast's additions are written

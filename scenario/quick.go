@@ -111,14 +111,32 @@ func NewQuick(q Quick) (*Scenario, []string, error) {
 			port = 8883
 		}
 	}
+	path, err := quickWSPath(q.WSPath)
+	if err != nil && q.WS {
+		return nil, nil, err
+	}
 	var bs []string
 	for _, h := range strings.Split(q.Hosts, ",") {
 		if h = strings.TrimSpace(h); h != "" {
 			h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]") // -H [::1] as well as ::1
-			bs = append(bs, quickBroker(net.JoinHostPort(h, strconv.Itoa(port)), q.Secure, q.WS, q.WSPath))
+			bs = append(bs, quickBroker(net.JoinHostPort(h, strconv.Itoa(port)), q.Secure, q.WS, path))
 		}
 	}
 	return s, bs, nil
+}
+
+// quickWSPath returns --ws-path as a request path: "/" put in front when it lacks one
+// (emqtt-bench users write "mqtt" as well as "/mqtt"), DefaultWSPath for "".
+func quickWSPath(p string) (string, error) {
+	switch {
+	case p == "":
+		return DefaultWSPath, nil
+	case strings.ContainsAny(p, "?#"):
+		return "", fmt.Errorf("--ws-path %q: a query or fragment is not taken (want a path such as /mqtt)", p)
+	case !strings.HasPrefix(p, "/"):
+		p = "/" + p
+	}
+	return p, nil
 }
 
 // quickBroker returns the broker address of host and port for the quick verbs' --tls/--ssl

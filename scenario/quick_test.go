@@ -29,6 +29,25 @@ func TestNewQuick(t *testing.T) {
 			t.Errorf("%+v: %v %v %v; want %v", c, s, brokers, err, c.want)
 		}
 	}
+	// --ws-path: "mqtt" is taken as "/mqtt" (not "ws://a:8083mqtt", which is not a URL).
+	for path, want := range map[string]string{"mqtt": "ws://a:8083/mqtt", "/ws/x": "ws://a:8083/ws/x",
+		"": "ws://a:8083/mqtt", "/m?x": "error --ws-path \"/m?x\": a query", "m#x": "error --ws-path \"m#x\": a query"} {
+		q := q
+		q.WS, q.WSPath = true, path
+		_, brokers, err := NewQuick(q)
+		switch {
+		case strings.HasPrefix(want, "error "):
+			if err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(want, "error ")) {
+				t.Errorf("--ws-path %q: %v %v, want %s", path, brokers, err, want)
+			}
+		case err != nil || len(brokers) == 0 || brokers[0] != want:
+			t.Errorf("--ws-path %q: %v %v, want %s", path, brokers, err, want)
+		default:
+			if _, err := parseBroker(brokers[0]); err != nil {
+				t.Errorf("--ws-path %q: %s: %v", path, brokers[0], err)
+			}
+		}
+	}
 	q.Hosts, q.Secure = "", true
 	if _, _, err := NewQuick(q); err == nil || !strings.Contains(err.Error(), "need the broker's --host") {
 		t.Errorf("--ssl without -H: %v", err)

@@ -369,12 +369,48 @@ func (s *Scenario) checkServer(l *errList) {
 	if len(s.Server.Brokers) == 0 && (s.Server.Port < 1 || s.Server.Port > 65535) {
 		l.Add("server.port", "%d is not a port (must be 1 to 65535)", s.Server.Port)
 	}
+	s.checkCredentials(l)
 	s.checkTransport(l)
 	for i, b := range s.Server.Brokers {
 		if _, err := parseBroker(b); err != nil {
 			l.Add(fmt.Sprintf("server.brokers[%d]", i), "%s %v", show(b), err)
 		}
 	}
+}
+
+// CheckCredentials refuses a password without a username when a group's clients speak
+// MQTT 3.1.1 or 3.1, which send a password only with a username ([MQTT-3.1.2-22]): a broker
+// closes every such connection, after it has read the password. Validate checks it too; a
+// run calls it again once its password is known (--password-file, $MQBLAST_PASSWORD).
+func (s *Scenario) CheckCredentials() error {
+	l := &errList{File: s.file}
+	s.checkCredentials(l)
+	return l.Err()
+}
+
+func (s *Scenario) checkCredentials(l *errList) {
+	if s.Server.Password == "" || s.Server.Username != "" {
+		return
+	}
+	for _, g := range []struct {
+		name string
+		g    *Group
+	}{{"publishers", s.Publishers}, {"subscribers", s.Subscribers}} {
+		if g.g != nil && g.g.ClientCount > 0 && g.g.ProtocolVersion != V5 {
+			l.Add("server.password", "a password without server.username: the %s are MQTT %s clients, which send a password "+
+				"only with a username ([MQTT-3.1.2-22]; the broker closes the connection); give server.username "+
+				"(--set server.username=NAME, -u NAME), or protocol_version 5 to every group, or no password",
+				g.name, g.g.ProtocolVersion)
+			return
+		}
+	}
+}
+
+// SecretPath reports whether path, as --set takes it, names a field whose value is a
+// secret (server.password): no message, document or command line may show its value.
+func SecretPath(path string) bool {
+	f, _, err := new(Scenario).lookup(strings.TrimSpace(path))
+	return err == nil && f.secret
 }
 
 // checkReach reports a publisher topic that no subscriber receives, for the first and the

@@ -13,6 +13,10 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/mqblast/mqblast/internal/child"
+	"github.com/mqblast/mqblast/internal/secret"
 	"github.com/mqblast/mqblast/tuning"
 )
 
@@ -139,17 +143,22 @@ func (p *brokerProc) start(ctx context.Context) error {
 		argv = p.net.wrapBroker(argv)
 	}
 	fmt.Fprintf(log, "--- %s: %s\n", time.Now().UTC().Format(time.RFC3339), line)
-	c := exec.Command(argv[0], argv[1:]...)
+	// Under mqblast's guard, tied to the study: when the study dies (SIGKILL, the OOM
+	// killer), the guard ends the broker's whole group (child.Guard).
+	c := exec.Command(p.exe, child.GuardArgs(argv)...)
+	c.Env = secret.Env(os.Environ(), "") // the broker password is the cells' business
 	c.Stdout, c.Stderr = log, log
 	// Its own process group: a Ctrl-C at the terminal reaches the study, which stops the
-	// broker after the cell, and the study can stop the whole group (sh and its child).
+	// broker after the cell, and the study can stop the whole group (the guard, sh and its
+	// child).
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := c.Start(); err != nil {
+	release, err := child.StartTied(c, syscall.SIGTERM)
+	if err != nil {
 		_ = log.Close()
 		return fmt.Errorf("broker %s: cannot start %q: %w", p.b.Name, line, err)
 	}
 	p.cmd, p.done, p.exited, p.startAt = c, make(chan struct{}), false, time.Now()
-	go func() { p.waitErr = c.Wait(); _ = log.Close(); close(p.done) }()
+	go func() { p.waitErr = c.Wait(); release(); _ = log.Close(); close(p.done) }()
 	return p.awaitReady(ctx, line)
 }
 
@@ -228,7 +237,7 @@ func (p *brokerProc) pid() int {
 		}
 	}
 	if p.cmd != nil && !p.exited {
-		return p.cmd.Process.Pid
+		return leafPID(p.cmd.Process.Pid)
 	}
 	return 0
 }
@@ -249,9 +258,11 @@ func (p *brokerProc) stop() error {
 	}
 	if !p.exited {
 		// The whole group: sh (and ip netns exec) may end before the broker under it, which
-		// must be gone before the next cell starts one on the same port.
+		// must be gone before the next cell starts one on the same port. SIGTERM goes to the
+		// guard, which passes it on to the group once (a second one makes some brokers skip
+		// their shutdown); SIGKILL below goes to the whole group.
 		pg := p.cmd.Process.Pid
-		_ = syscall.Kill(-pg, syscall.SIGTERM)
+		_ = syscall.Kill(pg, syscall.SIGTERM)
 		deadline := time.After(10 * time.Second)
 	wait:
 		for {
@@ -319,14 +330,16 @@ func runShell(ctx context.Context, line string, timeout time.Duration) error {
 	return nil
 }
 
+// exitText says how a process ended, from the error of its Wait: "exit status 3", "killed
+// by signal KILL".
 func exitText(err error) string {
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return "killed by signal " + ws.Signal().String()
+			return "killed by signal " + signalName(ws.Signal())
 		}
 		if c := ee.ExitCode(); c > 128 && c < 160 { // a shell's child killed by a signal
-			return fmt.Sprintf("exit status %d: its process was killed by signal %s", c, syscall.Signal(c-128))
+			return fmt.Sprintf("exit status %d: its process was killed by signal %s", c, signalName(syscall.Signal(c-128)))
 		}
 		return "exit status " + strconv.Itoa(ee.ExitCode())
 	}
@@ -334,6 +347,15 @@ func exitText(err error) string {
 		return "exit status 0"
 	}
 	return err.Error()
+}
+
+// signalName is a signal's name as kill(1) takes it: KILL, TERM (Signal.String says
+// "killed", "terminated").
+func signalName(sig syscall.Signal) string {
+	if n := unix.SignalName(sig); n != "" {
+		return strings.TrimPrefix(n, "SIG")
+	}
+	return strconv.Itoa(int(sig))
 }
 
 // isLocal reports whether a host:port is on loopback or an address of this host.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mqblast/mqblast/internal/secret"
 	"github.com/mqblast/mqblast/internal/strictjson"
 	"github.com/mqblast/mqblast/scenario"
 )
@@ -354,7 +355,10 @@ func (c *Campaign) decodeScenario(v any, path string, l *errList) (sp ScenarioSp
 		} else {
 			for i, k := range o.Keys {
 				t, ok := setText(o.Vals[i])
-				if !ok {
+				switch {
+				case !ok && scenario.SecretPath(k):
+					l.Add(join(join(path, "set"), k), "want a string (the value is not shown: it is a secret)")
+				case !ok:
 					l.Add(join(join(path, "set"), k), "%s: want a string, number or boolean", show(o.Vals[i]))
 				}
 				sp.Set = append(sp.Set, KV{Path: k, Value: t})
@@ -369,6 +373,11 @@ func (c *Campaign) decodeScenario(v any, path string, l *errList) (sp ScenarioSp
 			for i, k := range o.Keys {
 				sw := Sweep{Path: k}
 				kp := join(join(path, "sweep"), k)
+				if scenario.SecretPath(k) {
+					l.Add(kp, "a secret is not swept (its values would name the cells in study.json and the report): "+
+						"give the password in \"set\" or $%s", secret.PasswordEnv)
+					continue
+				}
 				switch vv := o.Vals[i].(type) {
 				case []any:
 					for j, x := range vv {
@@ -472,6 +481,38 @@ func (c *Campaign) cellScenario(sp *ScenarioSpec, combo []KV, broker string) (*s
 		return nil, err
 	}
 	return s, nil
+}
+
+// cellPassword is the password a cell's sets give (server.password), or "" for none or the
+// marker (the cell then takes $MQBLAST_PASSWORD from the study's environment).
+func (c *Campaign) cellPassword(sp *ScenarioSpec, combo []KV) string {
+	pw := ""
+	for _, kv := range c.cellSets(sp, combo) {
+		if scenario.SecretPath(kv.Path) {
+			pw = kv.Value
+		}
+	}
+	if pw == scenario.RedactedPassword {
+		return ""
+	}
+	return pw
+}
+
+// redacted is the campaign as study.json records it: the value of a secret set replaced
+// by the marker.
+func (c *Campaign) redacted() *Campaign {
+	r := *c
+	r.Scenarios = append([]ScenarioSpec(nil), c.Scenarios...)
+	for i := range r.Scenarios {
+		sets := append([]KV(nil), r.Scenarios[i].Set...)
+		for j := range sets {
+			if scenario.SecretPath(sets[j].Path) {
+				sets[j].Value = scenario.RedactedPassword
+			}
+		}
+		r.Scenarios[i].Set = sets
+	}
+	return &r
 }
 
 // cellSets are the --set overrides of a cell, in the order they apply.

@@ -39,6 +39,9 @@ func TestCampaignErrors(t *testing.T) {
 		{"warmup past duration", `{"brokers":[{"name":"a","type":"embedded"}],"scenarios":[{"scenario":"quick-p2p-100"}],"duration_sec":2,"warmup_sec":3}`,
 			[]string{"warmup_sec: 3 is not shorter than duration_sec 2"}},
 		{"syntax", `{"brokers": [}`, []string{"c.json: line 1, column"}},
+		{"secrets", `{"brokers":[{"name":"a","type":"embedded"}],"scenarios":[{"scenario":"quick-p2p-100","set":{"server.username":"u","server.password":["hunter2"]},"sweep":{"server.password":["hunter2","hunter3"]}}]}`,
+			[]string{"scenarios[0].set.server.password: want a string (the value is not shown: it is a secret)",
+				`scenarios[0].sweep.server.password: a secret is not swept (its values would name the cells in study.json and the report): give the password in "set" or $MQBLAST_PASSWORD`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -55,6 +58,9 @@ func TestCampaignErrors(t *testing.T) {
 				}
 			}
 			all := strings.Join(lines, "\n")
+			if strings.Contains(all, "hunter") {
+				t.Errorf("an error shows a secret:\n%s", all)
+			}
 			for _, w := range tc.want {
 				if !strings.Contains(all, w) {
 					t.Errorf("no error contains %q; got:\n%s", w, all)

@@ -47,7 +47,15 @@
 // until it accepts TCP connections) and stopped after it (SIGTERM to its process group, or
 // its stop command); one with a restart command gets it before each cell; "restart": "never"
 // keeps one broker for the whole study. The process sampled is the broker's pid option, the
-// listener on its port, or what the study started.
+// listener on its port, or what the study started. Nothing outlives a killed study
+// (internal/child): each cell is tied to it, and each broker it starts runs under `mqblast
+// guard` (Options.Exe), which ends the broker's process group when the study dies.
+//
+// A password a cell's sets give (server.password; it cannot be swept) reaches its run through
+// $MQBLAST_PASSWORD; the cell's command line, and so study.json, study.html, its log, the
+// dry run and the reproduce line, show the marker (--set server.password=<redacted>), which
+// the run reads as "the one in $MQBLAST_PASSWORD". study.json's campaign shows the marker
+// too. A broker the study starts does not get the variable.
 //
 // A cell fails — its error is recorded and the study goes on — when its broker does not
 // start, goes away during the cell (killed, crashed), its run exits non-zero (5, a threshold,

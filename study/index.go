@@ -125,7 +125,8 @@ func writeAtomic(path string, data []byte) error {
 	return atomicfile.Write(path, 0o644, func(w io.Writer) error { _, err := w.Write(data); return err })
 }
 
-// MarshalJSON writes the campaign with its time spans in seconds, defaults filled in.
+// MarshalJSON writes the campaign with its time spans in seconds, defaults filled in, and
+// the marker for a password.
 func (c *Campaign) MarshalJSON() ([]byte, error) {
 	type plain Campaign
 	return json.Marshal(struct {
@@ -133,7 +134,7 @@ func (c *Campaign) MarshalJSON() ([]byte, error) {
 		DurationS float64 `json:"duration_sec,omitempty"`
 		WarmupS   float64 `json:"warmup_sec,omitempty"`
 		PauseS    float64 `json:"pause_sec,omitempty"`
-	}{(*plain)(c), c.Duration.Seconds(), c.Warmup.Seconds(), c.Pause.Seconds()})
+	}{(*plain)(c.redacted()), c.Duration.Seconds(), c.Warmup.Seconds(), c.Pause.Seconds()})
 }
 
 func hashOf(b []byte) string {

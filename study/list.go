@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+
+	"github.com/mqblast/mqblast/internal/termtext"
 )
 
 // WriteList writes the table of the built-in campaigns (`mqblast study --list`).
@@ -32,13 +34,13 @@ func WriteDryRun(w io.Writer, c *Campaign, opt Options) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%s: %d cells\n", c.Name, len(cells))
+	fmt.Fprintf(w, "%s: %d cells\n", termtext.Line(c.Name), len(cells))
 	if c.NeedsEmulator() {
 		fmt.Fprintln(w, "(network profiles: the brokers the study starts will listen in a network namespace behind the packet emulator, "+
 			"and each run below will run under ip netns exec in the client namespace; the addresses below are the local ones)")
 	}
 	for _, r := range cells {
-		fmt.Fprintf(w, "%4d %s %s\n     %s\n", r.Seq, r.ID, r.Label(), r.Reproduce)
+		fmt.Fprintf(w, "%4d %s %s\n     %s\n", r.Seq, r.ID, termtext.Line(r.Label()), termtext.Line(r.Reproduce))
 	}
 	return nil
 }

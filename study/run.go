@@ -16,6 +16,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mqblast/mqblast/internal/child"
+	"github.com/mqblast/mqblast/internal/secret"
+	"github.com/mqblast/mqblast/internal/termtext"
 	"github.com/mqblast/mqblast/scenario"
 )
 
@@ -317,10 +320,18 @@ type runner struct {
 	net   *network
 }
 
+// progress writes one progress line; its string arguments (names from the campaign file,
+// a cell's error with its run's output) are escaped, so each stays on its line.
 func (r *runner) progress(format string, args ...any) {
-	if r.opt.Progress != nil {
-		fmt.Fprintf(r.opt.Progress, format+"\n", args...)
+	if r.opt.Progress == nil {
+		return
 	}
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = termtext.Line(s)
+		}
+	}
+	fmt.Fprintf(r.opt.Progress, format+"\n", args...)
 }
 
 // save writes the index and the report.
@@ -382,7 +393,7 @@ func (r *runner) runCell(ctx context.Context, p cellPlan) {
 		rec.Reproduce = r.reproduce(bp, argv)
 	}
 	before := r.net.stats()
-	code, tail, err := r.exec(ctx, p, argv)
+	code, how, tail, err := r.exec(ctx, p, argv)
 	ended() // the broker's start is in the cell's time, its stop is not
 	rec.ExitCode = code
 	if r.net.inLink(bp) {
@@ -401,7 +412,7 @@ func (r *runner) runCell(ctx context.Context, p cellPlan) {
 	case code == 5:
 		rec.Status, rec.Error = StatusThreshold, "a threshold failed: "+tail
 	case code != 0:
-		rec.Error = fmt.Sprintf("mqblast run exited %d: %s", code, tail)
+		rec.Error = fmt.Sprintf("mqblast run failed (%s): %s", how, tail)
 	case statErr != nil:
 		rec.Error = "mqblast run wrote no result"
 	default:
@@ -440,7 +451,11 @@ func (r *runner) command(p cellPlan, bp *brokerProc) []string {
 	}
 	argv := []string{r.opt.Exe, "run", scen, "--broker", bp.addr}
 	for _, kv := range r.c.cellSets(p.spec, p.combo) {
-		argv = append(argv, "--set", kv.Path+"="+kv.Value)
+		v := kv.Value
+		if scenario.SecretPath(kv.Path) { // the cell takes it from its environment (exec)
+			v = scenario.RedactedPassword
+		}
+		argv = append(argv, "--set", kv.Path+"="+v)
 	}
 	argv = append(argv, "--no-check", "--format", "json", "--out", filepath.Join(r.opt.Dir, resultPath(p.rec)))
 	if bp.b.Cgroup != "" {
@@ -468,21 +483,27 @@ func (r *runner) reproduce(bp *brokerProc, argv []string) string {
 }
 
 // exec runs a cell's mqblast run to its end, its stderr into the cell's log. It returns
-// the exit code and the last lines of stderr.
-func (r *runner) exec(ctx context.Context, p cellPlan, argv []string) (int, string, error) {
+// the exit code (-1: killed by a signal), how the process ended (exitText) and the last
+// lines of stderr.
+func (r *runner) exec(ctx context.Context, p cellPlan, argv []string) (int, string, string, error) {
 	log, err := os.Create(filepath.Join(r.opt.Dir, p.rec.Log))
 	if err != nil {
-		return 0, "", err
+		return 0, "", "", err
 	}
 	defer log.Close()
 	fmt.Fprintf(log, "# %s\n", p.rec.Reproduce)
 	var tail bytes.Buffer
 	c := exec.Command(argv[0], argv[1:]...)
+	if pw := r.c.cellPassword(p.spec, p.combo); pw != "" {
+		c.Env = secret.Env(os.Environ(), pw) // its argv has the marker
+	}
 	c.Stdout = io.Discard
 	c.Stderr = io.MultiWriter(log, &tail)
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := c.Start(); err != nil {
-		return 0, "", err
+	// Tied: the cell gets SIGINT and its pipe's EOF when the study dies.
+	release, err := child.StartTied(c, syscall.SIGINT)
+	if err != nil {
+		return 0, "", "", err
 	}
 	if r.opt.OnCellStart != nil {
 		pid := 0
@@ -494,7 +515,7 @@ func (r *runner) exec(ctx context.Context, p cellPlan, argv []string) (int, stri
 		r.opt.OnCellStart(p.rec, pid)
 	}
 	done := make(chan error, 1)
-	go func() { done <- c.Wait() }()
+	go func() { done <- c.Wait(); release() }()
 	limit := r.cellTimeout(p)
 	var werr error
 	select {
@@ -511,14 +532,14 @@ func (r *runner) exec(ctx context.Context, p cellPlan, argv []string) (int, stri
 	case <-time.After(limit):
 		_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
 		<-done
-		return -1, "", fmt.Errorf("the cell ran past %v and was killed", limit)
+		return -1, "", "", fmt.Errorf("the cell ran past %v and was killed", limit)
 	}
-	code := 0
+	code, how := 0, ""
 	var ee *exec.ExitError
 	if errors.As(werr, &ee) {
-		code, werr = ee.ExitCode(), nil
+		code, how, werr = ee.ExitCode(), exitText(ee), nil
 	}
-	return code, lastLines(tail.String(), 2), werr
+	return code, how, lastLines(tail.String(), 2), werr
 }
 
 // cellTimeout bounds a cell's run: its scenario's time (connect, publish, drain), twice,

@@ -299,3 +299,33 @@ func TestStudyBrokerKinds(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestStudyCellKilled: a cell whose mqblast run is killed by a signal (here the process
+// kills itself with SIGKILL, as the OOM killer would) is recorded as failed with how it
+// ended, "killed by signal KILL", not as "exited -1".
+func TestStudyCellKilled(t *testing.T) {
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	exe := filepath.Join(t.TempDir(), "mqblast")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\necho 'starting the run' >&2\nkill -KILL $$\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Parse("killed.json", ".", []byte(fmt.Sprintf(`{
+  "name": "killed", "brokers": [{"name": "outside", "address": %q}],
+  "scenarios": [{"scenario": "quick-p2p-100"}], "profiles": ["local"], "repetitions": 1, "duration_sec": 1, "warmup_sec": 0.2
+}`, m.Addr)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progress strings.Builder
+	ix, err := Run(context.Background(), c, Options{Dir: t.TempDir(), Exe: exe, Progress: &progress})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, progress.String())
+	}
+	if len(ix.Cells) != 1 {
+		t.Fatalf("%d cells", len(ix.Cells))
+	}
+	r := ix.Cells[0]
+	if want := "mqblast run failed (killed by signal KILL): starting the run"; r.Status != StatusFailed || r.Error != want {
+		t.Errorf("cell %s %q, want failed %q", r.Status, r.Error, want)
+	}
+}

@@ -41,7 +41,7 @@ The first line on stdout is "listening on ADDR" (useful with --listen 127.0.0.1:
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:1883", "address to listen on (loopback only; port 0 picks a free port)")
+	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:1883", "address to listen on: loopback only, an IP or a name such as localhost (port 0 picks a free port)")
 	cmd.Flags().BoolVar(&private, "private-netns", false, "internal: listen on any address, in a private network namespace (mqblast study behind the packet emulator)")
 	_ = cmd.Flags().MarkHidden("private-netns")
 	return cmd

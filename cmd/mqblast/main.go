@@ -7,18 +7,38 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
+
+	"github.com/mqblast/mqblast/internal/child"
+	"github.com/mqblast/mqblast/internal/termtext"
 )
+
+// parentGoneGrace bounds how long a child of mqblast takes to end once its parent is gone:
+// longer than a guard waits for its program (guardTimeout).
+const parentGoneGrace = guardTimeout + 5*time.Second
 
 func main() { os.Exit(execute()) }
 
 // execute executes the command line and returns the exit code; main alone exits.
 func execute() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	parent, orphaned := context.WithCancel(context.Background())
+	defer orphaned()
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if gone := child.WatchParent(); gone != nil {
+		// The mqblast that started this process died (SIGKILL, the OOM killer): wind down
+		// as on SIGTERM, and exit if that takes longer than parentGoneGrace.
+		go func() {
+			<-gone
+			orphaned()
+			time.Sleep(parentGoneGrace)
+			os.Exit(exitInterrupted)
+		}()
+	}
 	root := newRootCmd()
 	err := root.ExecuteContext(ctx)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "mqblast: %v\n", err)
+		fmt.Fprintf(os.Stderr, "mqblast: %s\n", termtext.Text(err.Error())) // errors quote documents, files and brokers
 		if codeOf(err) == exitUsage {
 			fmt.Fprintf(os.Stderr, "Run '%s --help' for usage.\n", root.CommandPath())
 		}

@@ -101,7 +101,8 @@ func newNetClearCmd() *cobra.Command {
 		Long: `clear removes what 'net apply' put on DEV (the interface toward ADDR): its root and
 ingress qdiscs and the IFB device mqb-DEV. It always also removes the network namespaces of
 the packet emulator (mqb-<pid>-b, -c, -e) whose mqblast process is gone, killing what still
-runs in them; --all removes those of running mqblast processes too.`,
+runs in them, and the temporary directories of such runs (mqblast-net-<pid>-N in $TMPDIR);
+--all removes the namespaces of running mqblast processes too.`,
 		Example: `  sudo mqblast net clear
   sudo mqblast net clear --to 192.0.2.10
   sudo mqblast net clear --all`,

@@ -75,12 +75,18 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&rf.worker, "worker", false, "internal: run as a worker process streaming snapshots on stdout")
 	fl.IntVar(&rf.idStart, "id-start", 0, "number client ids from this instead of 0 (Connections runs)")
 	rf.registerWatchFlags(fl)
-	fl.Var(packetSize{&rf.maxPkt}, "max-packet-size", "largest packet a client accepts from the broker (bytes, or 64KiB, 1MiB ...), announced in 5.0 (0: payload_size + 64 KiB, at least 1 MiB)")
+	rf.registerMaxPacket(fl)
 	fl.BoolVar(&rf.sink, "sink", false, "start mqblast sink on loopback in a child process and run against it: a calibration run (the client host's own ceiling)")
 	fl.DurationVar(&rf.sinkWait, "sink-flush-delay", 0, "with --sink: the sink's --flush-delay, 0 to 1s (fewer, larger writes at that cost in latency)")
 	_ = fl.MarkHidden("worker")
 	rf.registerPasswordFile(fl)
 	rf.net.register(fl)
+}
+
+// registerMaxPacket registers --max-packet-size, which run and the quick verbs share: the
+// engine's errors for a packet over the limit name it.
+func (rf *runFlags) registerMaxPacket(fl *pflag.FlagSet) {
+	fl.Var(packetSize{&rf.maxPkt}, "max-packet-size", "largest packet a client accepts from the broker (bytes, or 64KiB, 1MiB ...), announced in 5.0 (0: payload_size + 64 KiB, at least 1 MiB)")
 }
 
 func newRunCmd() *cobra.Command {
@@ -106,8 +112,8 @@ deploy/kubernetes). --start-at T (RFC 3339, or +90s from now) connects and subsc
 starts publishing at T on every shard; a run not ready by T starts at once and records
 start.late_ms. The result has first_publish_at and host.clock (the adjtimex error estimate);
 a clock that is not synchronised is warned about. The broker password comes from --password-file, else
---set server.password or the file's server.password, else $MQBLAST_PASSWORD; results
-never hold it.
+--set server.password or the file's server.password, else $MQBLAST_PASSWORD when the run
+gives a username; results never hold it. MQTT 3.1.1 sends a password only with a username.
 
 Progress goes to stderr once a second. Ctrl-C disconnects, writes the partial result and
 exits 130.
@@ -187,7 +193,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	if err := checkThresholds(s, rf); err != nil {
 		return err
 	}
-	if err := run.ResolvePassword(s, rf.passwordFile); err != nil {
+	if err := run.ResolvePassword(s, rf.passwordFile, cmd.ErrOrStderr()); err != nil {
 		return err
 	}
 	plan, err := scenario.NewPlan(s)

@@ -114,6 +114,10 @@ func runStudy(cmd *cobra.Command, arg string, sf *studyFlags) error {
 	if sf.out == "" && !sf.dryRun {
 		return usageError(errors.New("--out DIR is required: the study's results, study.json and study.html go there"))
 	}
+	if _, pw := run.WithoutPassword(sf.runArgs); pw != "" {
+		return usageError(fmt.Errorf("--run-arg: a password there would be on every cell's command line and in study.json: "+
+			"give it in the campaign (\"set\": {\"server.password\": ...}) or in $%s", run.PasswordEnv))
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("cannot find the mqblast binary to run the cells: %w", err)

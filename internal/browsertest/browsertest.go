@@ -13,6 +13,9 @@
 //	n := browsertest.Eval[int](p, `document.querySelectorAll("canvas").length`)
 //	t.Log("screenshot:", p.Screenshot("report.png"))
 //
+// Injection and Planted are markup for the tests of a page's escaping and its
+// Content-Security-Policy; CheckPlanted checks that none of it ran.
+//
 // Screenshots go to $ARTIFACTS_DIR when set, else to testdata/out/ under the test's package
 // directory (gitignored).
 package browsertest
@@ -264,6 +267,36 @@ func (p *Page) Screenshot(name string) string {
 		p.t.Fatalf("cannot write the screenshot: %v", err)
 	}
 	return path
+}
+
+// Injection is markup for a crafted document's strings, and Planted markup to put into a
+// page as if escaping had missed it: scripts and inline event handlers that set
+// window.pwned if they ever run. A page that escapes its text shows Injection as text; a
+// page whose Content-Security-Policy runs only its own scripts runs neither (CheckPlanted).
+const (
+	Injection = `</script><script>window.pwned="text"</script><img src="data:," onerror="window.pwned='handler'">`
+	Planted   = `<script>window.pwned="planted"</script><img src="data:," onerror="window.pwned='planted handler'">`
+)
+
+// CheckPlanted fails the test when a script the page did not write ran (window.pwned is
+// set), when the page logged an error that is not a Content-Security-Policy violation, or
+// when it logged no violation at all (for a page that was given Planted).
+func (p *Page) CheckPlanted() {
+	p.t.Helper()
+	if got := Eval[string](p, `String(window.pwned)`); got != "undefined" {
+		p.t.Errorf("window.pwned = %q: a script the page did not write ran", got)
+	}
+	violations := 0
+	for _, e := range p.Errors() {
+		if strings.Contains(e, "Content Security Policy") {
+			violations++
+		} else {
+			p.t.Errorf("console error other than the planted script's: %s", e)
+		}
+	}
+	if violations == 0 {
+		p.t.Errorf("no Content-Security-Policy violation reported for the planted script and handler")
+	}
 }
 
 // Wait polls the JavaScript expression until it is true; it fails the test after Timeout.

@@ -40,8 +40,7 @@ type Spec struct {
 	// Timeout is how long Stop waits for the child to end before killing it (default 10 s).
 	Timeout time.Duration
 	// Detach puts the child in a process group of its own, so that a Ctrl-C at the terminal
-	// does not reach it (the caller stops it), and has the kernel send it Signal when this
-	// process dies.
+	// does not reach it (the caller stops it).
 	Detach bool
 }
 
@@ -52,6 +51,7 @@ type Process struct {
 	signal  os.Signal
 	timeout time.Duration
 	out     *os.File
+	release func() // the pipe that ties the child to this process (StartTied)
 	// Output is the stream Spec.Output names, buffered. It stays readable after the child
 	// has exited, to the end of what it wrote.
 	Output *bufio.Reader
@@ -105,10 +105,11 @@ func Start(s Spec) (*Process, error) {
 		p.timeout = 10 * time.Second
 	}
 	if s.Detach {
-		sig, _ := p.signal.(syscall.Signal)
-		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: sig}
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	}
-	err = c.Start()
+	// Tied: the child gets Signal and its pipe's EOF when this process dies.
+	sig, _ := p.signal.(syscall.Signal)
+	p.release, err = StartTied(c, sig)
 	_ = w.Close() // the child has its copy: EOF when it ends
 	if err != nil {
 		_ = r.Close()
@@ -120,7 +121,7 @@ func Start(s Spec) (*Process, error) {
 	if in != nil {
 		p.Stdin = in
 	}
-	go func() { p.err = c.Wait(); close(p.done) }()
+	go func() { p.err = c.Wait(); p.release(); close(p.done) }()
 	return p, nil
 }
 

@@ -2,6 +2,7 @@ package child
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -38,6 +39,20 @@ func TestHelperChild(t *testing.T) {
 	case "garbage":
 		fmt.Println("something else")
 		os.Exit(3)
+	case "watch": // say ready, and "gone" when the parent is (WatchParent)
+		gone := WatchParent()
+		fmt.Printf("ready %v\n", gone != nil)
+		if gone != nil {
+			<-gone
+			fmt.Println("gone")
+		}
+	case "guard": // say ready, guard sh -c $GUARD_SCRIPT, print the code and error
+		fmt.Println("ready")
+		code, err := Guard(context.Background(), []string{"sh", "-c", os.Getenv("GUARD_SCRIPT")}, 5*time.Second)
+		fmt.Println(code, err)
+	case "sleep": // say ready and sleep
+		fmt.Println("ready")
+		time.Sleep(time.Minute)
 	case "stubborn": // ignores SIGTERM
 		signal.Ignore(syscall.SIGTERM)
 		fmt.Fprintln(os.Stderr, "ready")

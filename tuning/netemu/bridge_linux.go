@@ -44,15 +44,16 @@ func newFIFO(frames int) fifo {
 	return fifo{buf: make([]byte, frames*slotSize), lens: make([]int32, frames), due: make([]int64, frames), capacity: frames}
 }
 
-// dirStats are one direction's counters, written by the bridge thread only.
+// dirStats are one direction's counters, written by the bridge thread only (queued once
+// per read and per send, not per frame).
 type dirStats struct {
-	frames, bytes, sent, lost, overflow, kernelDrops, sendErrors, lateNs, maxLateNs, readLagNs, maxReadLagNs atomic.Uint64
+	frames, bytes, sent, lost, overflow, kernelDrops, sendErrors, queued, lateNs, maxLateNs, readLagNs, maxReadLagNs atomic.Uint64
 }
 
 func (d *dirStats) load() DirStats {
 	return DirStats{
 		Frames: d.frames.Load(), Bytes: d.bytes.Load(), Sent: d.sent.Load(), Lost: d.lost.Load(),
-		Overflow: d.overflow.Load(), KernelDrops: d.kernelDrops.Load(), SendErrors: d.sendErrors.Load(),
+		Overflow: d.overflow.Load(), KernelDrops: d.kernelDrops.Load(), SendErrors: d.sendErrors.Load(), Queued: d.queued.Load(),
 		Late: time.Duration(d.lateNs.Load()), MaxLate: time.Duration(d.maxLateNs.Load()),
 		ReadLag: time.Duration(d.readLagNs.Load()), MaxReadLag: time.Duration(d.maxReadLagNs.Load()),
 	}
@@ -355,6 +356,7 @@ func (b *bridge) read(d *direction, p *tuning.Path, now, realOffset int64) bool 
 		msg := unix.Msghdr{Iov: &iov, Iovlen: 1, Control: &b.cmsg[0], Controllen: uint64(len(b.cmsg))}
 		r, _, e := unix.Syscall(unix.SYS_RECVMSG, uintptr(d.in), uintptr(unsafe.Pointer(&msg)), unix.MSG_DONTWAIT|unix.MSG_TRUNC)
 		if e != 0 {
+			d.st.queued.Store(uint64(q.n))
 			return false // EAGAIN: nothing more waits
 		}
 		arrival := now
@@ -396,6 +398,7 @@ func (b *bridge) read(d *direction, p *tuning.Path, now, realOffset int64) bool 
 		q.due[slot] = due
 		q.n++
 	}
+	d.st.queued.Store(uint64(q.n))
 	return true
 }
 
@@ -406,6 +409,7 @@ func (b *bridge) send(d *direction, now int64) int64 {
 	for q.n > 0 {
 		due := q.due[q.head]
 		if due > now {
+			d.st.queued.Store(uint64(q.n))
 			return due
 		}
 		buf := q.buf[q.head*slotSize:]
@@ -423,6 +427,7 @@ func (b *bridge) send(d *direction, now int64) int64 {
 		q.head = (q.head + 1) % q.capacity
 		q.n--
 	}
+	d.st.queued.Store(0)
 	return 0
 }
 

@@ -191,3 +191,43 @@ func TestBridgeQueueFull(t *testing.T) {
 	}
 	b.close()
 }
+
+// TestBridgeCountsAtStop: when the emulator stops with frames still waiting for their due
+// time, every frame read is in one of the counters: Frames = Sent + Lost + Overflow +
+// SendErrors + Queued, with frames in each of them.
+func TestBridgeCountsAtStop(t *testing.T) {
+	p, err := tuning.ParseProfile("up:delay=200ms,up:loss=20%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, client := testBridge(t, p)
+	b.up.q = newFIFO(64)
+	done := make(chan struct{})
+	go func() { defer close(done); b.run() }()
+	send := func(n int, size int) {
+		for i := range n {
+			f := append(frame(0x0800, uint32(i)), make([]byte, size-64)...)
+			if _, err := unix.Write(client, f); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	send(40, 64)
+	time.Sleep(400 * time.Millisecond) // past their due time: sent (or lost)
+	send(2, slotSize+100)              // too long for a slot
+	send(100, 64)                      // 64 fit in the queue, the rest overflow
+	for deadline := time.Now().Add(5 * time.Second); b.stats().Up.Frames < 142 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	b.stop()
+	<-done
+	st := b.stats().Up
+	b.close()
+	if sum := st.Sent + st.Lost + st.Overflow + st.SendErrors + st.Queued; st.Frames != 142 || sum != st.Frames {
+		t.Errorf("at the stop: %d frames read, %d sent + %d lost + %d overflow + %d send errors + %d queued = %d: want 142 and the sum equal",
+			st.Frames, st.Sent, st.Lost, st.Overflow, st.SendErrors, st.Queued, sum)
+	}
+	if st.Sent == 0 || st.Lost == 0 || st.Overflow == 0 || st.SendErrors != 2 || st.Queued == 0 {
+		t.Errorf("stats %+v: want frames sent, lost, overflowed, 2 too long and queued", st)
+	}
+}

@@ -42,7 +42,8 @@
 //
 // The profile can be changed while the link runs ([Link.SetProfile]), so one link serves the
 // cells of a study. [Link.Stats] counts frames, bytes, drops (by the profile, by a full queue,
-// and by the kernel at the AF_PACKET socket) and the emulator thread's own CPU time.
+// and by the kernel at the AF_PACKET socket), the frames still queued, and the emulator
+// thread's own CPU time; every frame read is sent, dropped or queued ([DirStats]).
 //
 // The caller runs the broker in the broker namespace and the client in the client namespace:
 // [Link.BrokerCommand] and [Link.ClientCommand] return commands under `ip netns exec`, and

@@ -299,14 +299,16 @@ func Leftovers(all bool) ([]string, error) {
 			continue
 		}
 		pid, _ := strconv.Atoi(m[1])
-		if all || !alive(pid) {
+		if all || !Alive(pid) {
 			out = append(out, e.Name())
 		}
 	}
 	return out, nil
 }
 
-func alive(pid int) bool {
+// Alive reports whether a process with pid exists: the owner of leftovers (namespaces, a
+// run's temporary files) named after its pid is then taken as running.
+func Alive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }

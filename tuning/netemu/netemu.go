@@ -42,7 +42,10 @@ var (
 	FirstClientAddr = netip.MustParseAddr("10.211.0.2")
 )
 
-// DirStats counts one direction's frames.
+// DirStats counts one direction's frames. Every frame read is in one of Sent, Lost,
+// Overflow, SendErrors and Queued: Frames = Sent + Lost + Overflow + SendErrors + Queued,
+// exactly once the emulator has stopped (Link.Close), within the frames of one wake while it
+// runs (the counters are read one by one). KernelDrops are frames never read, not in Frames.
 type DirStats struct {
 	// Frames and Bytes are the frames read from the sender's side, whatever became of them.
 	Frames uint64 `json:"frames"`
@@ -56,8 +59,11 @@ type DirStats struct {
 	// KernelDrops are frames the kernel dropped at the AF_PACKET socket (receive buffer full):
 	// loss the profile did not ask for. Non-zero means the emulator fell behind.
 	KernelDrops uint64 `json:"kernel_drops"`
-	// SendErrors are frames the kernel refused to send.
+	// SendErrors are frames the kernel refused to send, or too long for a slot.
 	SendErrors uint64 `json:"send_errors"`
+	// Queued frames wait for their due time; once the emulator has stopped, those it never
+	// sent.
+	Queued uint64 `json:"queued"`
 	// Late is the total time frames went out after their due time, and MaxLate the most.
 	Late    time.Duration `json:"late_ns"`
 	MaxLate time.Duration `json:"max_late_ns"`
