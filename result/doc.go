@@ -22,6 +22,9 @@
 //   - Thresholds (PATH OP NUMBER over the document's JSON form, k6 style): parsing, the
 //     check that a path names a numeric field of the Result type, evaluation.
 //   - CheckShards: whether documents are the distinct shards of one run, and mergeable.
+//   - CheckDocument: whether a document read back (ReadFile) can be a run's: counts and
+//     percentiles not negative, percentiles in order, the accounting identities, each
+//     problem named by its JSON path; a field the document lacks is not judged.
 //
 // # What it promises
 //

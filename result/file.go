@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/mqblast/mqblast/internal/secret"
 )
 
-// ReadFile reads and checks one result document. A password the document holds (one
-// written elsewhere, in its scenario or a broker address) is replaced by the marker, so that
-// nothing that reads it (report, compare, merge) shows or writes it again.
+// ReadFile reads and checks one result document: its schema, then its figures
+// (CheckDocument), each problem a line naming the file and the field. A password the
+// document holds (one written elsewhere, in its scenario or a broker address) is replaced
+// by the marker, so that nothing that reads it (report, compare, merge) shows or writes it
+// again.
 func ReadFile(path string) (*Result, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -23,6 +26,14 @@ func ReadFile(path string) (*Result, error) {
 	}
 	if r.Schema != Schema {
 		return nil, fmt.Errorf("%s: schema %q, want %q: not a result document of this mqblast", path, r.Schema, Schema)
+	}
+	if err := CheckDocument(b); err != nil {
+		var lines []string
+		for _, l := range strings.Split(err.Error(), "\n") {
+			lines = append(lines, path+": "+l)
+		}
+		return nil, fmt.Errorf("%s\n%s: not a result document as mqblast writes one (changed since?): "+
+			"give the file that mqblast run --out or mqblast merge -o wrote", strings.Join(lines, "\n"), path)
 	}
 	r.Scenario = secret.RedactJSON(r.Scenario, "password")
 	for i, b := range r.Broker {

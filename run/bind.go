@@ -5,13 +5,79 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/mqblast/mqblast/sink"
 )
 
-// ExpandInterfaces replaces interface names in a --bind list by their addresses.
-func ExpandInterfaces(items []string) ([]string, error) {
+// family is an IP address family: the one a run reaches its brokers by, which its source
+// addresses must share (a socket cannot connect across families).
+type family uint8
+
+const (
+	anyFamily family = iota // not known: every address is kept
+	ipv4
+	ipv6
+)
+
+func familyOf(a netip.Addr) family {
+	if a.Unmap().Is4() {
+		return ipv4
+	}
+	return ipv6
+}
+
+func (f family) String() string {
+	switch f {
+	case ipv4:
+		return "IPv4"
+	case ipv6:
+		return "IPv6"
+	}
+	return "any family"
+}
+
+// brokerFamily returns the family by which a run reaches the brokers on hosts, resolved
+// as the engine resolves them (an address, else the name's first IPv4 address, else its
+// first), and a sentence for messages ("the broker 10.0.0.5 is IPv4"). Without hosts the run reaches the embedded
+// broker or the sink, on 127.0.0.1. The family is anyFamily when a host does not resolve
+// (the run reports that); brokers of both families are an error, as each client takes a
+// source address and a broker apart and some would pair across families.
+func brokerFamily(what string, hosts []string) (family, string, error) {
+	if len(hosts) == 0 {
+		return ipv4, "the local broker (127.0.0.1) is IPv4", nil
+	}
+	fam, first := anyFamily, ""
+	for _, h := range hosts {
+		a, err := netip.ParseAddr(h)
+		if err != nil {
+			ta, rerr := net.ResolveTCPAddr("tcp", net.JoinHostPort(h, "0"))
+			if rerr != nil {
+				return anyFamily, "", nil
+			}
+			a = ta.AddrPort().Addr()
+		}
+		f := familyOf(a)
+		switch {
+		case fam == anyFamily:
+			fam, first = f, h
+		case f != fam:
+			return anyFamily, "", fmt.Errorf("%s: the broker %s is %s and the broker %s is %s, and each client "+
+				"takes its source address and its broker apart, so some would pair across address families "+
+				"and fail: give brokers of one family, or no source addresses", what, first, fam, h, f)
+		}
+	}
+	return fam, fmt.Sprintf("the broker %s is %s", first, fam), nil
+}
+
+// expandInterfaces replaces the interface names of a --bind list (flag) by their
+// addresses of family fam, the brokers' (every address when anyFamily): an interface such
+// as lo has IPv4 and IPv6 addresses, and a client bound to one of the other family cannot
+// reach the broker. An interface without an address of fam is an error.
+func expandInterfaces(flag string, items []string, fam family, broker string) ([]string, error) {
 	var out []string
 	for _, item := range items {
 		for _, a := range strings.Split(item, ",") {
@@ -26,21 +92,53 @@ func ExpandInterfaces(items []string) ([]string, error) {
 			}
 			as, err := ifc.Addrs()
 			if err != nil {
-				return nil, fmt.Errorf("--bind %s: cannot read its addresses: %w", a, err)
+				return nil, fmt.Errorf("%s %s: cannot read its addresses: %w", flag, a, err)
 			}
+			var other []string
 			n := 0
 			for _, x := range as {
-				if ipn, ok := x.(*net.IPNet); ok && !ipn.IP.IsLinkLocalUnicast() {
-					out = append(out, ipn.IP.String())
-					n++
+				ipn, ok := x.(*net.IPNet)
+				if !ok || ipn.IP.IsLinkLocalUnicast() {
+					continue
 				}
+				ip, _ := netip.AddrFromSlice(ipn.IP)
+				if fam != anyFamily && familyOf(ip) != fam {
+					other = append(other, ip.Unmap().String())
+					continue
+				}
+				out = append(out, ip.Unmap().String())
+				n++
 			}
-			if n == 0 {
-				return nil, fmt.Errorf("--bind %s: the interface has no usable address", a)
+			switch {
+			case n == 0 && len(other) > 0:
+				return nil, fmt.Errorf("%s %s: the interface has no %s address (only %s), and %s: "+
+					"give an interface or addresses of the %s family", flag, a, fam, strings.Join(other, ", "), broker, fam)
+			case n == 0:
+				return nil, fmt.Errorf("%s %s: the interface has no usable address", flag, a)
 			}
 		}
 	}
 	return out, nil
+}
+
+// checkFamily refuses source entries (addresses, ranges, CIDRs; what names where they come
+// from) of another family than fam, the brokers'.
+func checkFamily(what string, entries []string, fam family, broker string) error {
+	if fam == anyFamily {
+		return nil
+	}
+	for _, e := range entries {
+		addrs, ok := bindAddrs(e)
+		if !ok {
+			continue // an interface name, or not an address: reported where it is read
+		}
+		if f := familyOf(addrs[0]); f != fam {
+			return fmt.Errorf("%s %s: %s source addresses, but %s: a socket cannot connect across "+
+				"address families; give %s source addresses (an interface name takes its %s ones)",
+				what, e, f, broker, fam, fam)
+		}
+	}
+	return nil
 }
 
 // CheckBind checks each word of a --bind list: an interface of this host, or an address, a
@@ -184,14 +282,21 @@ func hostAddrs() []string {
 type Inputs struct {
 	Duration      time.Duration // --duration, checked when DurationGiven
 	DurationGiven bool
-	Loops         int      // --loops
-	BindFlag      string   // the name of the flag of Bind: --bind, or --ifaddr
-	Bind          []string // source addresses, ranges, CIDRs or interfaces
-	HTML, Out     string   // the files of --html and --out
+	Loops         int           // --loops
+	Sink          bool          // --sink
+	SinkDelay     time.Duration // --sink-flush-delay
+	BindFlag      string        // the name of the flag of Bind: --bind, or --ifaddr
+	Bind          []string      // source addresses, ranges, CIDRs or interfaces
+	HTML, Out     string        // the files of --html and --out
 }
 
-// Check checks the inputs: --duration and --loops in range, an --out file that can be
-// written, and Bind words that are addresses of this host, ranges or CIDRs of them, or
+// LoopsPerCore bounds --loops: event loops beyond a few per core only take turns on the
+// cores, each with its own thread, epoll set and eventfd.
+const LoopsPerCore = 4
+
+// Check checks the inputs: --duration, --loops (0 to LoopsPerCore per core) and
+// --sink-flush-delay (with --sink, sink.CheckFlushDelay) in range, an --out file that can
+// be written, and Bind words that are addresses of this host, ranges or CIDRs of them, or
 // interfaces. Every error is a usage error naming the flag, its value and the fix.
 func (in Inputs) Check() error {
 	if in.DurationGiven && in.Duration <= 0 {
@@ -199,6 +304,17 @@ func (in Inputs) Check() error {
 	}
 	if in.Loops < 0 {
 		return usage(fmt.Errorf("--loops %d: must be 0 (one event loop per core) or more", in.Loops))
+	}
+	if most := LoopsPerCore * runtime.NumCPU(); in.Loops > most {
+		return usage(fmt.Errorf("--loops %d: more than %d loops (%d per core on this host's %d cores) only take turns on the cores, "+
+			"each with its own thread, epoll set and eventfd: give 0 (one per core) or at most %d",
+			in.Loops, most, LoopsPerCore, runtime.NumCPU(), most))
+	}
+	if in.SinkDelay != 0 && !in.Sink {
+		return usage(fmt.Errorf("--sink-flush-delay %v: it is the --flush-delay of the sink that --sink starts; add --sink, or leave it out", in.SinkDelay))
+	}
+	if err := sink.CheckFlushDelay("--sink-flush-delay", in.SinkDelay); err != nil {
+		return usage(err)
 	}
 	if err := CheckBind(in.BindFlag, in.Bind); err != nil {
 		return usage(err)

@@ -64,6 +64,7 @@ func Execute(ctx context.Context, plan *scenario.Plan, o Options) (*result.Resul
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
+	o.Start.announce(o.Log, plan, time.Now())
 	brokers := plan.Brokers()
 	embeddedPID := 0
 	if o.Sink {

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,8 @@ type Overrides struct {
 	Duration time.Duration // parameters.duration_sec, when > 0 (--duration)
 	Brokers  []string      // the server (--broker)
 	Bind     []string      // source addresses, ranges, CIDRs or interfaces (--bind)
+	BindFlag string        // the name of the flag of Bind: --bind (the default), or --ifaddr
+	Sink     bool          // the run goes to the sink on loopback (--sink), not to the scenario's server
 }
 
 // Apply applies the overrides to s. A field the scenario cannot take makes it invalid
@@ -41,8 +44,31 @@ func (ov Overrides) Apply(s *scenario.Scenario) error {
 			return usage(err)
 		}
 	}
+	return ov.applyBind(s)
+}
+
+// applyBind sets the source addresses of --bind on s, those of the brokers' address family
+// (an interface such as lo has both), and refuses source addresses of another family, the
+// scenario's own too: their clients could not connect.
+func (ov Overrides) applyBind(s *scenario.Scenario) error {
+	if len(ov.Bind) == 0 && len(s.Parameters.Bind) == 0 {
+		return nil
+	}
+	flag := cmp.Or(ov.BindFlag, "--bind")
+	what, mark := flag, usage
+	if len(ov.Bind) == 0 {
+		what, mark = s.File()+": parameters.bind", func(err error) error { return kind(ErrInvalid, err) }
+	}
+	var hosts []string
+	if !ov.Sink {
+		hosts = s.BrokerHosts()
+	}
+	fam, broker, err := brokerFamily(what, hosts)
+	if err != nil {
+		return mark(err)
+	}
 	if len(ov.Bind) > 0 {
-		addrs, err := ExpandInterfaces(ov.Bind)
+		addrs, err := expandInterfaces(flag, ov.Bind, fam, broker)
 		if err != nil {
 			return usage(err)
 		}
@@ -50,7 +76,7 @@ func (ov Overrides) Apply(s *scenario.Scenario) error {
 			return usage(err)
 		}
 	}
-	return nil
+	return mark(checkFamily(what, s.Parameters.Bind, fam, broker))
 }
 
 // RedactSet returns a --set argument fit for a message: the value of a password is hidden.

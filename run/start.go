@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/scenario"
 )
 
 // The environment ResolveShard reads for --shard auto: a Kubernetes Indexed Job sets
@@ -24,7 +25,7 @@ func ResolveShard(shard string, getenv func(string) string) (string, error) {
 	if shard != "auto" {
 		return shard, nil
 	}
-	i, n := strings.TrimSpace(getenv(EnvShardIndex)), strings.TrimSpace(getenv(EnvShardCount))
+	i, n := getenv(EnvShardIndex), getenv(EnvShardCount)
 	var missing []string
 	if i == "" {
 		missing = append(missing, EnvShardIndex)
@@ -41,6 +42,14 @@ func ResolveShard(shard string, getenv func(string) string) (string, error) {
 			"(a Kubernetes Indexed Job sets %s; its manifest must set %s to the Job's completions), or give --shard I/N",
 			EnvShardIndex, EnvShardCount, strings.Join(missing, " and ")+verb, EnvShardIndex, EnvShardCount))
 	}
+	if !isDigits(i) {
+		return "", usage(fmt.Errorf("--shard auto: %s=%q is not a shard index: want digits alone, no blank or sign "+
+			"(e.g. \"1\"); leave it to the Kubernetes Indexed Job, which sets it so", EnvShardIndex, i))
+	}
+	if !isDigits(n) {
+		return "", usage(fmt.Errorf("--shard auto: %s=%q is not a shard count: want digits alone, no blank or sign "+
+			"(e.g. \"3\"); set it in the Job's manifest to the Job's completions", EnvShardCount, n))
+	}
 	spec := i + "/" + n
 	if _, err := ParseShard(spec); err != nil {
 		return "", usage(fmt.Errorf("--shard auto: %s=%q and %s=%q: want 0 <= index < count", EnvShardIndex, i, EnvShardCount, n))
@@ -53,10 +62,25 @@ func ParseShard(s string) (*result.ShardInfo, error) {
 	a, b, ok := strings.Cut(s, "/")
 	i, err1 := strconv.Atoi(a)
 	n, err2 := strconv.Atoi(b)
-	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+	if !ok || !isDigits(a) || !isDigits(b) || err1 != nil || err2 != nil || n < 1 || i >= n {
 		return nil, usage(fmt.Errorf("--shard %q: want I/N with 0 <= I < N, e.g. 0/4", s))
 	}
 	return &result.ShardInfo{Index: i, Count: n}, nil
+}
+
+// CheckShard refuses a shard count that leaves shards of plan (the whole plan) without a
+// client: such a shard connects nothing and fails with nothing to say why. Shard cuts
+// each group of the plan evenly, so every shard has a client when the count is at most
+// the largest group's size (Plan.MaxShards).
+func CheckShard(plan *scenario.Plan, sh *result.ShardInfo) error {
+	most := plan.MaxShards()
+	if sh.Count <= most {
+		return nil
+	}
+	return usage(fmt.Errorf("--shard %d/%d: the plan has %d clients, %d in its largest group, and each shard takes a slice "+
+		"of every group: %d shards leave some without a client (this one gets %d); give at most %d shards "+
+		"(--shard I/%d, or %s=%d with --shard auto)", sh.Index, sh.Count, plan.Len(), most, sh.Count,
+		plan.Shard(sh.Index, sh.Count).Len(), most, most, EnvShardCount, most))
 }
 
 // StartAt is --start-at: the wall-clock instant at which publishing starts, and when this
@@ -66,20 +90,42 @@ type StartAt struct {
 	readyAt time.Time
 }
 
-// ParseStartAt reads --start-at: RFC 3339 or +DURATION from now.
+// Bounds of --start-at around now: an instant further ahead would hold every connection
+// that long before publishing; one further past is a mistake (the date, the time zone),
+// not a shard that was ready late.
+const (
+	MaxStartAhead = 24 * time.Hour
+	MaxStartLate  = 10 * time.Minute
+)
+
+// ParseStartAt reads --start-at: RFC 3339 or +DURATION from now, from MaxStartLate before
+// now to MaxStartAhead after it.
 func ParseStartAt(s string, now time.Time) (*StartAt, error) {
+	var at time.Time
 	if d, ok := strings.CutPrefix(s, "+"); ok {
 		v, err := time.ParseDuration(d)
 		if err != nil || v < 0 {
 			return nil, usage(fmt.Errorf("--start-at %q: want an RFC 3339 time (2026-01-02T15:04:05Z) or +DURATION from now (+90s)", s))
 		}
-		return &StartAt{at: now.Add(v)}, nil
+		at = now.Add(v)
+	} else {
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return nil, usage(fmt.Errorf("--start-at %q: want an RFC 3339 time (2026-01-02T15:04:05Z) or +DURATION from now (+90s)", s))
+		}
+		at = t
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return nil, usage(fmt.Errorf("--start-at %q: want an RFC 3339 time (2026-01-02T15:04:05Z) or +DURATION from now (+90s)", s))
+	switch d := at.Sub(now); {
+	case d > MaxStartAhead:
+		return nil, usage(fmt.Errorf("--start-at %q is %v from now, more than %v ahead: every connection would be held "+
+			"that long before publishing; give an instant within %v (e.g. +90s), and check the date and the time zone "+
+			"(Z is UTC)", s, d.Round(time.Second), MaxStartAhead, MaxStartAhead))
+	case -d > MaxStartLate:
+		return nil, usage(fmt.Errorf("--start-at %q was %v ago, more than %v: a shard ready after the instant starts at "+
+			"once, late, but not that late; give a later instant (e.g. +90s), and check the date and the time zone "+
+			"(Z is UTC)", s, (-d).Round(time.Second), MaxStartLate))
 	}
-	return &StartAt{at: t}, nil
+	return &StartAt{at: at}, nil
 }
 
 // At is the instant publishing is to start.
@@ -94,9 +140,27 @@ func (s *StartAt) ready(w io.Writer) time.Time {
 			s.readyAt.UTC().Format(time.RFC3339Nano), late.Round(time.Millisecond), s.at.UTC().Format(time.RFC3339Nano))
 		return s.readyAt
 	}
-	fmt.Fprintf(w, "subscribed: publishing starts at %s (in %v)\n", s.at.UTC().Format(time.RFC3339Nano),
+	fmt.Fprintf(w, "subscribed: holding the connections until %s (in %v), then publishing\n", s.at.UTC().Format(time.RFC3339Nano),
 		time.Until(s.at).Round(time.Millisecond))
 	return s.at
+}
+
+// announce says on w, before plan's clients connect, that they will hold their
+// connections until the instant before publishing, or that a Connections scenario, which
+// publishes nothing, does not wait for it.
+func (s *StartAt) announce(w io.Writer, plan *scenario.Plan, now time.Time) {
+	if s == nil {
+		return
+	}
+	at := s.at.UTC().Format(time.RFC3339Nano)
+	switch d := s.at.Sub(now); {
+	case plan.Scenario().Type == scenario.TypeConnections:
+		fmt.Fprintf(w, "note: --start-at %s is when publishing starts, and a Connections scenario publishes nothing: "+
+			"its clients connect now\n", at)
+	case d > 0:
+		fmt.Fprintf(w, "--start-at: connecting %d clients now and holding their connections until %s (in %v), then publishing\n",
+			plan.Len(), at, d.Round(time.Second))
+	}
 }
 
 // info is the result's start record; nil without --start-at or when the run never got to

@@ -239,6 +239,16 @@ func (p *Plan) Shard(i, n int) *Plan {
 	return q
 }
 
+// MaxShards returns the most shards the plan splits into (Shard) with a client in each:
+// its largest group's size, as Shard cuts every group evenly.
+func (p *Plan) MaxShards() int {
+	most := 0
+	for _, seg := range p.segs {
+		most = max(most, seg.hi-seg.lo)
+	}
+	return most
+}
+
 // ConnectRate returns the connections per second of this plan: the scenario's
 // connection_rate, which is for the whole run, in proportion to this shard's clients.
 func (p *Plan) ConnectRate() float64 {

@@ -81,6 +81,25 @@ func parseBroker(b string) (brokerURL, error) {
 	return out, nil
 }
 
+// BrokerHosts returns the host of each broker the scenario names (server.brokers, else
+// server.hostname), nil when it names none (mqblast run then starts the embedded broker).
+// A broker that does not parse is left out: Validate reports it.
+func (s *Scenario) BrokerHosts() []string {
+	if len(s.Server.Brokers) == 0 {
+		if s.Server.Hostname == "" {
+			return nil
+		}
+		return []string{s.Server.Hostname}
+	}
+	var out []string
+	for _, b := range s.Server.Brokers {
+		if u, err := parseBroker(b); err == nil {
+			out = append(out, u.host)
+		}
+	}
+	return out
+}
+
 // checkTransport checks server.scheme and server.path.
 func (s *Scenario) checkTransport(l *errList) {
 	sv := &s.Server

@@ -209,14 +209,10 @@ func ServeProcs(ctx context.Context, o ProcsOptions) (Line, error) {
 func ProcsFor(connections int) int {
 	n := runtime.NumCPU()
 	if connections > 0 {
-		var lim unix.Rlimit
-		perProc := 1000
-		if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil && lim.Max > 1064 {
-			perProc = int(min(lim.Max, 1<<24)) - 64 // a few for the process itself
-		}
-		n = max(n, (connections+perProc-1)/perProc)
+		per := PerProcess()
+		n = max(n, (connections+per-1)/per)
 	}
-	return min(n, 1024)
+	return min(n, MaxProcs)
 }
 
 // Child is a sink started in child processes for a calibration run (`mqblast run --sink`).

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // RunOptions say how Run serves (in this process, or in Procs processes on one port) and
@@ -93,14 +96,82 @@ func runParent(ctx context.Context, cfg Config, o RunOptions) error {
 	return err
 }
 
-// ParseProcs reads --procs: a number from 1 to 1024, or auto (ProcsFor connections).
-func ParseProcs(procs string, connections int) (int, error) {
-	if procs != "auto" {
-		n, err := strconv.Atoi(procs)
-		if err != nil || n < 1 || n > 1024 {
-			return 0, fmt.Errorf("--procs %q: want a number from 1 to 1024, or auto", procs)
-		}
-		return n, nil
+// Bounds of the sink's flags.
+const (
+	// MaxProcs is the most processes --procs takes.
+	MaxProcs = 1024
+	// ProcsPerCore bounds --procs without connections that need more: each process has one
+	// event loop, and processes beyond a few per core only take turns on the cores.
+	ProcsPerCore = 4
+	// MaxFlushDelay bounds --flush-delay: a relayed copy waits up to the delay, so beyond
+	// it a run measures the sink's delay, not the client.
+	MaxFlushDelay = time.Second
+)
+
+// PerProcess is how many connections one sink process holds: its descriptor hard limit
+// (Go raises the soft one to it) less a few for the process itself; 1000 when the limit is
+// not known or small.
+func PerProcess() int {
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil && lim.Max > 1064 {
+		return int(min(lim.Max, 1<<24)) - 64
 	}
-	return ProcsFor(connections), nil
+	return 1000
+}
+
+// ParseProcs reads --procs, a number or auto (ProcsFor connections), and checks it with
+// --connections (0: not given): at most N × PerProcess connections for N processes, at
+// most MaxProcs × PerProcess for any, and no more processes than ProcsPerCore per core
+// unless the connections need them.
+func ParseProcs(procs string, connections int) (int, error) {
+	per := PerProcess()
+	switch {
+	case connections < 0:
+		return 0, fmt.Errorf("--connections %d: want 0 (not known) or the number of connections to hold", connections)
+	case connections > MaxProcs*per:
+		return 0, fmt.Errorf("--connections %d: more than %d processes can hold (%d each: the descriptor hard limit less 64); "+
+			"raise the hard limit (mqblast tune apply) or spread the connections over several hosts", connections, MaxProcs, per)
+	}
+	if procs == "auto" {
+		return ProcsFor(connections), nil
+	}
+	n, err := strconv.Atoi(procs)
+	if err != nil || n < 1 || n > MaxProcs {
+		return 0, fmt.Errorf("--procs %q: want a number from 1 to %d, or auto", procs, MaxProcs)
+	}
+	need := (connections + per - 1) / per
+	if connections > n*per {
+		return 0, fmt.Errorf("--procs %d holds at most %d connections (%d per process: the descriptor hard limit less 64), "+
+			"not --connections %d: give --procs %d or more, or --procs auto", n, n*per, per, connections, need)
+	}
+	if most := max(ProcsPerCore*runtime.NumCPU(), need); n > most {
+		return 0, fmt.Errorf("--procs %d: more than %d processes (%d per core on this host's %d cores) only take turns on the cores; "+
+			"more are for connections one process cannot hold (%d each): give --connections with them, or --procs %d or fewer",
+			n, most, ProcsPerCore, runtime.NumCPU(), per, most)
+	}
+	return n, nil
+}
+
+// CheckFlushDelay checks a flush delay given to flag (--flush-delay, run --sink-flush-delay):
+// 0 to MaxFlushDelay.
+func CheckFlushDelay(flag string, d time.Duration) error {
+	if d < 0 || d > MaxFlushDelay {
+		return fmt.Errorf("%s %v: want 0 (each write at the end of the loop's round) to %v: a relayed copy waits up to "+
+			"the delay, so a longer one measures the sink, not the client; e.g. %s 200µs", flag, d, MaxFlushDelay, flag)
+	}
+	return nil
+}
+
+// CheckMaxConnections checks --max-connections: 0 (no limit) up to what one process holds
+// (PerProcess), beyond which the limit would never refuse anything.
+func CheckMaxConnections(n int) error {
+	per := PerProcess()
+	switch {
+	case n < 0:
+		return fmt.Errorf("--max-connections %d: want 0 (no limit) or the most connections a process keeps open, e.g. 10000", n)
+	case n > per:
+		return fmt.Errorf("--max-connections %d: one process holds at most %d connections (the descriptor hard limit less 64), "+
+			"so it would never refuse one: give at most %d, or raise the hard limit (mqblast tune apply)", n, per, per)
+	}
+	return nil
 }

@@ -26,6 +26,37 @@ import (
 // index and the report hold the cells done.
 var ErrInterrupted = errors.New("study: interrupted")
 
+// ErrDirInUse is returned by Run (errors.Is) when the study directory holds what the
+// study would overwrite: a study of another campaign, or a study's files without their
+// study.json. The fix is another --out.
+var ErrDirInUse = errors.New("study: the directory holds another study")
+
+// dirInUse is an ErrDirInUse with its own message.
+type dirInUse struct{ msg string }
+
+func (e *dirInUse) Error() string        { return e.msg }
+func (e *dirInUse) Is(target error) bool { return target == ErrDirInUse }
+
+// checkFresh refuses a directory without study.json that holds a study's files (cells/,
+// brokers/, study.html): a study whose index is lost, or another tool's files, which the
+// study would overwrite without being able to resume.
+func checkFresh(dir string) error {
+	var held []string
+	for _, sub := range []string{"cells", "brokers"} {
+		if es, err := os.ReadDir(filepath.Join(dir, sub)); err == nil && len(es) > 0 {
+			held = append(held, fmt.Sprintf("%s/ (%d entries, e.g. %s)", sub, len(es), es[0].Name()))
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "study.html")); err == nil {
+		held = append(held, "study.html")
+	}
+	if len(held) == 0 {
+		return nil
+	}
+	return &dirInUse{fmt.Sprintf("%s holds %s but no study.json: a study cannot resume without its index, and would "+
+		"overwrite those files; give a new --out, or remove the directory to start over", dir, strings.Join(held, " and "))}
+}
+
 // Options configure Run.
 type Options struct {
 	Dir         string    // the study directory (--out): study.json, study.html, cells/, brokers/
@@ -129,10 +160,17 @@ func runOrder(plans []cellPlan, reps int, shuffled bool, seed int64) []cellPlan 
 // Run runs the campaign's cells into opt.Dir and returns the index. A cell that fails
 // (its run errs, its broker dies, its profile cannot be applied) is recorded and the study
 // goes on. When opt.Dir holds a study of the same campaign, the cells it did are skipped
-// and their results kept. When ctx ends, the running cell is interrupted (its partial
+// and their results kept; a study of another campaign, or a study's files without their
+// study.json, is refused (ErrDirInUse) before anything is written. When ctx ends, the running cell is interrupted (its partial
 // result kept, the cell left to redo) and Run returns ErrInterrupted after writing the
 // index and the report.
 func Run(ctx context.Context, c *Campaign, opt Options) (*Index, error) {
+	prior, priorErr := ReadIndex(opt.Dir)
+	if errors.Is(priorErr, os.ErrNotExist) {
+		if err := checkFresh(opt.Dir); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(filepath.Join(opt.Dir, "cells"), 0o755); err != nil {
 		return nil, fmt.Errorf("study directory: %w", err)
 	}
@@ -143,12 +181,11 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Index, error) {
 	ix := &Index{Schema: IndexSchema, ToolVersion: opt.ToolVersion, Name: c.Name, Campaign: campaignJSON,
 		CampaignSum: hashOf(campaignJSON), Order: c.Order, Seed: c.Seed, StartedAt: time.Now().UTC(), HostCheck: opt.HostCheck}
 	plans := c.plans()
-	prior, err := ReadIndex(opt.Dir)
-	switch {
+	switch err := priorErr; {
 	case err == nil:
 		if prior.CampaignSum != ix.CampaignSum {
-			return nil, fmt.Errorf("%s holds a study of another campaign (%q, or this one changed): "+
-				"give a new --out, or remove the directory to start over", opt.Dir, prior.Name)
+			return nil, &dirInUse{fmt.Sprintf("%s holds a study of another campaign (%q, or this one changed): "+
+				"give a new --out, or remove the directory to start over", opt.Dir, prior.Name)}
 		}
 		ix.StartedAt, ix.Seed, ix.Notes = prior.StartedAt, prior.Seed, prior.Notes
 		if len(ix.HostCheck) == 0 {

@@ -50,7 +50,7 @@ intervals as CSV and as an HdrHistogram interval log (docs/outputs.md).`,
 			}
 			r, err := result.ReadFile(args[0])
 			if err != nil {
-				return err
+				return usageError(err)
 			}
 			if err := writeOutputs(r); err != nil {
 				return err
@@ -96,7 +96,7 @@ Results of different scenarios are compared, but with a warning that names what 
 			}
 			rs, err := result.ReadFiles(args)
 			if err != nil {
-				return err
+				return usageError(err)
 			}
 			in := make([]rpt.Input, len(rs))
 			for i, r := range rs {

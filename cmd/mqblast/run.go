@@ -51,10 +51,10 @@ type runFlags struct {
 
 // registerShardFlags adds --shard and --start-at, for run and the quick verbs.
 func (rf *runFlags) registerShardFlags(fl *pflag.FlagSet) {
-	fl.StringVar(&rf.shard, "shard", "", "run shard I of N of the scenario (I/N, 0-based), e.g. on several hosts; "+
+	fl.StringVar(&rf.shard, "shard", "", "run shard I of N of the scenario (I/N, 0-based; N at most the largest group's clients), e.g. on several hosts; "+
 		"auto: I from $"+run.EnvShardIndex+" (a Kubernetes Indexed Job), N from $"+run.EnvShardCount)
 	fl.StringVar(&rf.startAt, "start-at", "", "connect and subscribe, then start publishing at this wall-clock time: "+
-		"RFC 3339 (2026-01-02T15:04:05Z) or +DURATION from now (+90s); a run not ready by then starts at once, late (start.late_ms)")
+		"RFC 3339 (2026-01-02T15:04:05Z) or +DURATION from now (+90s), at most 24h ahead; a run not ready by then starts at once, late (start.late_ms), up to 10m after it")
 }
 
 func (rf *runFlags) register(cmd *cobra.Command) {
@@ -62,7 +62,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.StringSliceVar(&rf.brokers, "broker", nil, "broker host:port or URL (mqtts://host:8883, ws://host:8083/mqtt, wss://host:8084/mqtt), replacing the scenario's server (repeat or comma-separate for several)")
 	registerTLSFlags(fl, &rf.tls)
 	rf.registerScenarioFlags(cmd)
-	fl.StringSliceVar(&rf.bind, "bind", nil, "source addresses: list, range (127.0.0.2-127.0.0.40), CIDR or interface name")
+	fl.StringSliceVar(&rf.bind, "bind", nil, "source addresses of the broker's address family: list, range (127.0.0.2-127.0.0.40), CIDR or interface name (its addresses of that family)")
 	fl.StringVar(&rf.out, "out", "", "write the result document (JSON) to this file")
 	fl.StringVar(&rf.html, "html", "", "write the HTML report of the run to this file (also of an interrupted run)")
 	fl.DurationVar(&rf.duration, "duration", 0, "override parameters.duration_sec (how long connections are held)")
@@ -71,13 +71,13 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&rf.format, "format", "text", "stdout format: text (summary) or json (the result document)")
 	registerOutputFlags(fl, &rf.outputs)
 	fl.BoolVar(&rf.noCheck, "no-check", false, "skip the host checks (mqblast check) before the run")
-	fl.IntVar(&rf.loops, "loops", 0, "event loops per process (0: one per core)")
+	fl.IntVar(&rf.loops, "loops", 0, "event loops per process (0: one per core; at most 4 per core)")
 	fl.BoolVar(&rf.worker, "worker", false, "internal: run as a worker process streaming snapshots on stdout")
 	fl.IntVar(&rf.idStart, "id-start", 0, "number client ids from this instead of 0 (Connections runs)")
 	rf.registerWatchFlags(fl)
 	rf.registerMaxPacket(fl)
 	fl.BoolVar(&rf.sink, "sink", false, "start mqblast sink on loopback in a child process and run against it: a calibration run (the client host's own ceiling)")
-	fl.DurationVar(&rf.sinkWait, "sink-flush-delay", 0, "with --sink: the sink's --flush-delay (fewer, larger writes at that cost in latency)")
+	fl.DurationVar(&rf.sinkWait, "sink-flush-delay", 0, "with --sink: the sink's --flush-delay, 0 to 1s (fewer, larger writes at that cost in latency)")
 	_ = fl.MarkHidden("worker")
 	rf.registerPasswordFile(fl)
 	rf.net.register(fl)
@@ -187,7 +187,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		cmd.SetErr(bench.ProgressWriter(cmd.ErrOrStderr())) // a connect bar on a terminal
 		defer bench.EndProgress(cmd.ErrOrStderr())
 	}
-	if err := applyOverrides(s, rf); err != nil {
+	if err := applyOverrides(cmd, s, rf); err != nil {
 		return err
 	}
 	if err := checkThresholds(s, rf); err != nil {
@@ -207,6 +207,11 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		if o.Shard, err = run.ParseShard(rf.shard); err != nil {
 			return err
 		}
+		if !rf.worker { // a worker's shard is one of --procs N, which may outnumber the clients
+			if err := run.CheckShard(plan, o.Shard); err != nil {
+				return err
+			}
+		}
 		plan = plan.Shard(o.Shard.Index, o.Shard.Count)
 	}
 	if rf.worker {
@@ -216,7 +221,8 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		Report: runReport(cmd, rf)}.Run(cmd.Context(), plan, o)
 }
 
-// applyOverrides applies --set, --duration, --broker and --bind to s.
-func applyOverrides(s *scenario.Scenario, rf *runFlags) error {
-	return run.Overrides{Sets: rf.sets, Duration: rf.duration, Brokers: rf.brokers, Bind: rf.bind}.Apply(s)
+// applyOverrides applies --set, --duration, --broker and --bind (or --ifaddr) to s.
+func applyOverrides(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) error {
+	return run.Overrides{Sets: rf.sets, Duration: rf.duration, Brokers: rf.brokers, Bind: rf.bind,
+		BindFlag: bindFlag(cmd), Sink: rf.sink}.Apply(s)
 }

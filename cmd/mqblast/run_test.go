@@ -252,7 +252,7 @@ func TestMergeShards(t *testing.T) {
 	if _, err := os.Stat(out); err != nil {
 		t.Error(err)
 	}
-	if r := runBin(t, "merge", filepath.Join(dir, "nope.json")); r.code != exitFailed || !strings.Contains(r.stderr, "cannot read result") {
+	if r := runBin(t, "merge", filepath.Join(dir, "nope.json")); r.code != exitUsage || !strings.Contains(r.stderr, "cannot read result") {
 		t.Errorf("missing file: exit %d %s", r.code, r.stderr)
 	}
 }

@@ -65,7 +65,7 @@ stderr at exit (SIGINT/SIGTERM); --stats-json writes them as one JSON line on st
 	fl := cmd.Flags()
 	fl.StringVar(&sf.listen, "listen", "127.0.0.1:0", "address to listen on (loopback unless --allow-remote; port 0 picks a free port)")
 	fl.BoolVar(&sf.allowRemote, "allow-remote", false, "allow a --listen address that is not loopback")
-	fl.StringVar(&sf.procs, "procs", "1", "processes on the one port (SO_REUSEPORT), or auto; relaying stays within each process")
+	fl.StringVar(&sf.procs, "procs", "1", "processes on the one port (SO_REUSEPORT), or auto; relaying stays within each process; at most 4 per core unless --connections needs more")
 	fl.IntVar(&sf.connections, "connections", 0, "with --procs auto: connections to hold (processes = this / descriptor limit, at least one per core)")
 	fl.BoolVar(&sf.statsJSON, "stats-json", false, "write the counters as a JSON line on stdout every --interval and at exit")
 	fl.DurationVar(&sf.interval, "interval", time.Second, "interval of --stats-json lines")
@@ -73,8 +73,8 @@ stderr at exit (SIGINT/SIGTERM); --stats-json writes them as one JSON line on st
 	fl.IntVar(&sf.aliasMax, "topic-alias-maximum", 16, "5.0 CONNACK Topic Alias Maximum (0-65535; 0: no aliases)")
 	fl.StringVar(&sf.maxPacket, "max-packet-size", "1MiB", "largest packet accepted, also the 5.0 CONNACK Maximum Packet Size")
 	fl.StringVar(&sf.maxOutput, "max-output", "1MiB", "unsent bytes per connection beyond which relayed copies are dropped (counted)")
-	fl.DurationVar(&sf.flushDelay, "flush-delay", 0, "shortest time between two writes of relayed copies to a subscriber: a copy waits at most this long, none after a quiet spell (0: at the end of the loop's round)")
-	fl.IntVar(&sf.maxConns, "max-connections", 0, "refuse connections beyond this many per process (0: no limit)")
+	fl.DurationVar(&sf.flushDelay, "flush-delay", 0, "shortest time between two writes of relayed copies to a subscriber: a copy waits at most this long, none after a quiet spell (0: at the end of the loop's round; at most 1s)")
+	fl.IntVar(&sf.maxConns, "max-connections", 0, "refuse connections beyond this many per process (0: no limit; at most what the descriptor hard limit lets one process hold)")
 	fl.BoolVar(&sf.child, "child", false, "internal: run as one process of a --procs parent")
 	_ = fl.MarkHidden("child")
 	return cmd
@@ -107,7 +107,10 @@ func sinkConfig(sf *sinkFlags) (sink.Config, error) {
 	if sf.interval <= 0 {
 		return cfg, fmt.Errorf("--interval %v: want a positive duration, e.g. 1s", sf.interval)
 	}
-	return cfg, nil
+	if err := sink.CheckFlushDelay("--flush-delay", sf.flushDelay); err != nil {
+		return cfg, err
+	}
+	return cfg, sink.CheckMaxConnections(sf.maxConns)
 }
 
 // maxPacket is the largest MQTT packet: a remaining length of 268,435,455 bytes and the

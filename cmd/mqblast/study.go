@@ -142,6 +142,8 @@ func runStudy(cmd *cobra.Command, arg string, sf *studyFlags) error {
 		fmt.Fprintf(cmd.ErrOrStderr(), "study: %s and %s\n", filepath.Join(dir, "study.json"), filepath.Join(dir, "study.html"))
 	}
 	switch {
+	case errors.Is(err, study.ErrDirInUse):
+		return usageError(err)
 	case errors.Is(err, study.ErrInterrupted):
 		return withCode(exitInterrupted, errors.New("study interrupted: the cells done are in study.json; run the same command to resume"))
 	case err != nil:

@@ -27,8 +27,8 @@ func quickScenario(t *testing.T, args ...string) (*scenario.Scenario, *runFlags,
 	var gotS *scenario.Scenario
 	var gotRF *runFlags
 	old := runScenario
-	runScenario = func(_ *cobra.Command, s *scenario.Scenario, rf *runFlags) error {
-		if err := applyOverrides(s, rf); err != nil {
+	runScenario = func(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) error {
+		if err := applyOverrides(cmd, s, rf); err != nil {
 			return err
 		}
 		if err := checkThresholds(s, rf); err != nil {

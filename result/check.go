@@ -1,0 +1,255 @@
+package result
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// The checks of a document read back (CheckDocument), over its JSON as decoded: a field
+// the document lacks is skipped, so that a document of an earlier writer, or one without
+// a field a later writer adds, is judged by what it shows. Paths name JSON fields:
+// "a.b", "a.*" for every key of object a, "a[].b" for field b of every element of array a.
+// To check a new field, add its path to a table.
+
+// docCounts are the fields that count something: never negative.
+var docCounts = []string{
+	"connections.target", "connections.established", "connections.failed", "connections.refused.*",
+	"connections.failed_by_cause.*", "connections.dropped", "connections.reconnected", "connections.dropped_by_cause.*",
+	"connections.connect_rate_per_s", "connections.connect_phase_s", "connections.pings", "connections.tls_handshakes",
+	"connections.tls_resumed", "connections.tls_handshake_cpu_us",
+	"messages.*", "messages.unsent.*", "messages.unexpected.*", "messages.subscribe_refused.*",
+	"throughput.*",
+	"client.cpu_s", "client.cpu_per_connect_us", "client.max_rss_bytes", "client.rss_per_connection_bytes",
+	"client.cpu_measure_s", "client.run_delay_s",
+	"broker_stalled.publishers", "broker_stalled.holds.*", "broker_stalled.held_s.*",
+	"start.late_ms", "errors[].count",
+	"intervals[].t_s", "intervals[].established", "intervals[].connected", "intervals[].failed", "intervals[].dropped",
+	"intervals[].connect_per_s", "intervals[].published", "intervals[].unsent", "intervals[].expected",
+	"intervals[].received", "intervals[].duplicated", "intervals[].unexpected", "intervals[].unmeasured",
+	"intervals[].broker_cpu_percent", "intervals[].broker_rss_bytes", "intervals[].publish_per_s",
+	"intervals[].receive_per_s", "intervals[].client_cpu_percent", "intervals[].client_rss_bytes",
+}
+
+// docPercentiles are the Percentiles objects: their fields never negative, and
+// p50 <= p90 <= p99 <= p999 <= max.
+var docPercentiles = []string{
+	"latency_us", "latency_raw_us", "connections.connect_latency_us", "connections.ping_rtt_us",
+	"connections.tls_handshake_us", "connections.ws_upgrade_us", "client.schedule_lag_us",
+	"intervals[].latency_us", "intervals[].latency_raw_us", "intervals[].connect_latency_us", "intervals[].schedule_lag_us",
+}
+
+// percentileOrder are the fields of Percentiles that never decrease, in order.
+var percentileOrder = []string{"p50", "p90", "p99", "p999", "max"}
+
+// docIdentity is an accounting identity of the document: the field at Total is the sum of
+// the fields at Parts ("x.*": every value of object x). It is checked when every field is
+// present and a number, and When (if set) says it holds for the document.
+type docIdentity struct {
+	Total string
+	Parts []string
+	When  func(doc map[string]any) bool
+}
+
+// docIdentities are the identities the README states, and the totals of the counts by cause.
+var docIdentities = []docIdentity{
+	{Total: "messages.scheduled", Parts: []string{"messages.published", "messages.unsent_total"}},
+	{Total: "messages.unsent_total", Parts: []string{"messages.unsent.*"}},
+	{Total: "messages.unexpected_total", Parts: []string{"messages.unexpected.*"}},
+	{Total: "connections.failed", Parts: []string{"connections.refused.*", "connections.failed_by_cause.*"}},
+	{Total: "connections.dropped", Parts: []string{"connections.dropped_by_cause.*"}},
+	// A shard's publishers expect copies that its subscribers do not receive (they are on
+	// other shards), and a Subscribe run's publishers are outside the plan: the identity
+	// holds for a whole run whose scenario knows its publishers.
+	{Total: "messages.expected", Parts: []string{"messages.received", "messages.lost", "messages.in_flight_at_end", "messages.in_flight_lost"},
+		When: func(doc map[string]any) bool {
+			typ, _ := leafAt(doc, "scenario.type").(string)
+			return leafAt(doc, "shard") == nil && typ != "" && typ != "Subscribe"
+		}},
+}
+
+// CheckDocument checks the JSON of a result document: counts and percentiles not negative,
+// percentiles in order, and the accounting identities. It returns every problem, one line
+// each, as "PATH: what is wrong", or nil.
+func CheckDocument(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		return err
+	}
+	var probs []string
+	for _, p := range docCounts {
+		for _, l := range expand(doc, p) {
+			if v, ok := l.v.(json.Number); ok && strings.HasPrefix(v.String(), "-") {
+				probs = append(probs, fmt.Sprintf("%s: %s is negative: it counts something", l.path, v))
+			}
+		}
+	}
+	for _, p := range docPercentiles {
+		for _, l := range expand(doc, p) {
+			probs = append(probs, checkPercentiles(l.path, l.v)...)
+		}
+	}
+	if len(probs) == 0 { // an identity of negative counts would only repeat them
+		for _, id := range docIdentities {
+			probs = append(probs, id.check(doc)...)
+		}
+	}
+	if len(probs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s", strings.Join(probs, "\n"))
+}
+
+// checkPercentiles checks a Percentiles object at path.
+func checkPercentiles(path string, v any) []string {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	var probs []string
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		if n, ok := obj[k].(json.Number); ok && strings.HasPrefix(n.String(), "-") {
+			probs = append(probs, fmt.Sprintf("%s.%s: %s is negative: latencies and counts are not", path, k, n))
+		}
+	}
+	if len(probs) > 0 {
+		return probs
+	}
+	prev, prevK := 0.0, ""
+	for _, k := range percentileOrder {
+		n, ok := obj[k].(json.Number)
+		if !ok {
+			continue
+		}
+		f, err := n.Float64()
+		if err != nil {
+			continue
+		}
+		if prevK != "" && f < prev {
+			probs = append(probs, fmt.Sprintf("%s.%s: %s is below %s %v: percentiles never decrease", path, k, n, prevK, prev))
+		}
+		prev, prevK = f, k
+	}
+	return probs
+}
+
+// check checks the identity on doc.
+func (id docIdentity) check(doc map[string]any) []string {
+	if id.When != nil && !id.When(doc) {
+		return nil
+	}
+	total, ok := intAt(doc, id.Total)
+	if !ok {
+		return nil
+	}
+	var sum int64
+	var terms []string
+	for _, p := range id.Parts {
+		if name, ok := strings.CutSuffix(p, ".*"); ok {
+			obj, isObj := leafAt(doc, name).(map[string]any)
+			if !isObj {
+				return nil // absent or null: an earlier writer's document
+			}
+			var part int64
+			for _, v := range obj {
+				n, ok := intOf(v)
+				if !ok {
+					return nil
+				}
+				part += n
+			}
+			sum += part
+			terms = append(terms, fmt.Sprintf("the sum of %s %d", lastName(name), part))
+			continue
+		}
+		n, ok := intAt(doc, p)
+		if !ok {
+			return nil
+		}
+		sum += n
+		terms = append(terms, fmt.Sprintf("%s %d", lastName(p), n))
+	}
+	if sum == total {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s: %d is not %s (%d): the document does not add up", id.Total, total, strings.Join(terms, " + "), sum)}
+}
+
+// lastName is the last field name of a path.
+func lastName(path string) string { return path[strings.LastIndexByte(path, '.')+1:] }
+
+// leaf is a field found at a path.
+type leaf struct {
+	path string
+	v    any
+}
+
+// expand returns the fields of doc at pattern, in order ("*" every key, "[]" every
+// element); fields that are absent give none.
+func expand(doc map[string]any, pattern string) []leaf {
+	var out []leaf
+	var walk func(v any, segs []string, path string)
+	walk = func(v any, segs []string, path string) {
+		if len(segs) == 0 {
+			out = append(out, leaf{path, v})
+			return
+		}
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		name, each := strings.CutSuffix(segs[0], "[]")
+		if name == "*" {
+			for _, k := range slices.Sorted(maps.Keys(obj)) {
+				walk(obj[k], segs[1:], joinPath(path, k))
+			}
+			return
+		}
+		x, ok := obj[name]
+		if !ok {
+			return
+		}
+		if !each {
+			walk(x, segs[1:], joinPath(path, name))
+			return
+		}
+		arr, _ := x.([]any)
+		for i, e := range arr {
+			walk(e, segs[1:], fmt.Sprintf("%s[%d]", joinPath(path, name), i))
+		}
+	}
+	walk(doc, strings.Split(pattern, "."), "")
+	return out
+}
+
+func joinPath(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// leafAt is the field of doc at path (no "*" or "[]"), nil when absent.
+func leafAt(doc map[string]any, path string) any {
+	if ls := expand(doc, path); len(ls) == 1 {
+		return ls[0].v
+	}
+	return nil
+}
+
+// intAt is the integer at path, false when absent or not an integer.
+func intAt(doc map[string]any, path string) (int64, bool) { return intOf(leafAt(doc, path)) }
+
+func intOf(v any) (int64, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	i, err := n.Int64()
+	return i, err == nil
+}
