@@ -38,16 +38,18 @@ type session struct {
 	mark     uint64 // table.epoch of the last match that took this session
 	matchIdx int32  // its index in table.matches for that match
 
-	held      int    // bytes of a cut packet left in gnet's buffer by the last read
-	need      int    // the cut packet's whole size, once its fixed header is in
-	maxPacket uint32 // the client's 5.0 Maximum Packet Size; 0 means none
-	recvMax   uint16 // the client's Receive Maximum (65535 for 3.1.1)
-	inflight  uint16 // QoS 1/2 copies sent and not yet acknowledged
-	nextID    uint16
-	v         codec.Version
-	connected bool
-	dirty     bool // in handler.dirty
-	closed    bool
+	// held is the bytes of a cut packet left in gnet's buffer by the last read, need the cut
+	// packet's whole size once its fixed header is in (an MQTT packet's fits in 32 bits, and
+	// the session in the allocator's 128-byte class).
+	held, need int32
+	maxPacket  uint32 // the client's 5.0 Maximum Packet Size; 0 means none
+	recvMax    uint16 // the client's Receive Maximum (65535 for 3.1.1)
+	inflight   uint16 // QoS 1/2 copies sent and not yet acknowledged
+	nextID     uint16
+	v          codec.Version
+	connected  bool
+	dirty      bool // in handler.dirty
+	closed     bool
 }
 
 // handler is the gnet event handler. With one event loop, every field but c, tid and the
@@ -181,10 +183,10 @@ func (h *handler) OnClose(c gnet.Conn, _ error) gnet.Action {
 
 // hold records that s now holds n bytes of a cut packet in gnet's buffer.
 func (h *handler) hold(s *session, n int) {
-	if n != s.held {
-		h.held += n - s.held
-		h.c.heldBytes.Add(int64(n - s.held))
-		s.held = n
+	if d := n - int(s.held); d != 0 {
+		h.held += d
+		h.c.heldBytes.Add(int64(d))
+		s.held = int32(n)
 	}
 }
 
@@ -196,7 +198,7 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 	h.yield()
 	s := c.Context().(*session)
 	act := gnet.None
-	if in := c.InboundBuffered(); in < s.need {
+	if in := c.InboundBuffered(); in < int(s.need) {
 		h.hold(s, in) // still cut: gnet keeps what it read
 	} else {
 		act = h.handle(c, s)
@@ -243,7 +245,8 @@ func (h *handler) handle(c gnet.Conn, s *session) gnet.Action {
 	h.hold(s, len(buf)-used)
 	s.need = 0
 	if act == gnet.None && s.held > 0 {
-		s.need, _ = codec.PacketLen(buf[used:]) // 0 while its fixed header is cut
+		n, _ := codec.PacketLen(buf[used:]) // 0 while its fixed header is cut
+		s.need = int32(n)
 	}
 	return act
 }
