@@ -35,7 +35,7 @@ func newWatch(ctx context.Context, w io.Writer, o *Options, brokers []string, em
 			l, err := tuning.FindListeners(ctx, port)
 			switch ps := l.PIDs; {
 			case errors.Is(err, context.DeadlineExceeded):
-				fmt.Fprintf(w, "broker process: not sampled: %v; --broker-pid names it\n", err)
+				fmt.Fprintf(w, "broker process: not sampled: %v; pass --broker-pid PID to sample it\n", err)
 			case err != nil:
 			case len(ps) == 1:
 				pid = ps[0]

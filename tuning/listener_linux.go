@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -44,6 +45,7 @@ func FindListener(ctx context.Context, port int) (int, error) {
 // It fails when nothing listens on port, or when the socket belongs to no process we can see
 // (other users' descriptors need root); Listeners tells how far it searched either way.
 func FindListeners(ctx context.Context, port int) (Listeners, error) {
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, ListenerSearchLimit)
 	defer cancel()
 	var l Listeners
@@ -80,8 +82,8 @@ func FindListeners(ctx context.Context, port int) (Listeners, error) {
 			if cerr := ctx.Err(); cerr != nil {
 				l.FDs = r.n
 				l.fill(owner, searched)
-				return l, fmt.Errorf("the search for the process listening on TCP port %d stopped after %d processes and %d descriptors: %w",
-					port, l.Searched, l.FDs, cerr)
+				return l, fmt.Errorf("the search for the process listening on TCP port %d stopped after %v (%d processes, %d descriptors read): %w",
+					port, time.Since(start).Round(time.Millisecond), l.Searched, l.FDs, cerr)
 			}
 			if err == nil {
 				l.Searched++
