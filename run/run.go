@@ -88,7 +88,7 @@ func Execute(ctx context.Context, plan *scenario.Plan, o Options) (*result.Resul
 		defer b.Close()
 		brokers, embeddedPID = []string{b.addr}, b.p.Pid()
 	}
-	watch, err := newWatch(o.Log, &o, brokers, embeddedPID)
+	watch, err := newWatch(ctx, o.Log, &o, brokers, embeddedPID)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 package run
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -17,8 +19,9 @@ import (
 
 // newWatch returns the watch of the host and the broker for a run against brokers:
 // the broker's pid is embeddedPID (the embedded broker), o.BrokerPID, or the local
-// process listening on the broker's port when the broker address is this host's.
-func newWatch(w io.Writer, o *Options, brokers []string, embeddedPID int) (*bench.Watch, error) {
+// process listening on the broker's port when the broker address is this host's (a search
+// bounded in time and memory, which ctx's end stops).
+func newWatch(ctx context.Context, w io.Writer, o *Options, brokers []string, embeddedPID int) (*bench.Watch, error) {
 	pid := embeddedPID
 	switch {
 	case o.BrokerPID < 0:
@@ -30,7 +33,10 @@ func newWatch(w io.Writer, o *Options, brokers []string, embeddedPID int) (*benc
 		pid = o.BrokerPID
 	case pid == 0 && len(brokers) == 1:
 		if port, ok := localPort(brokers[0]); ok {
-			switch ps, err := tuning.FindListeners(port); {
+			l, err := tuning.FindListeners(ctx, port)
+			switch ps := l.PIDs; {
+			case errors.Is(err, context.DeadlineExceeded):
+				fmt.Fprintf(w, "broker process: not sampled: %v; pass --broker-pid PID to sample it\n", err)
 			case err != nil:
 			case len(ps) == 1:
 				pid = ps[0]

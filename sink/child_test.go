@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,8 +18,9 @@ import (
 )
 
 // envChild makes the test binary a sink process, so that a benchmark measures the sink's CPU
-// and memory apart from the clients'. Its value is the FlushDelay.
-const envChild = "MQBLAST_SINK_CHILD"
+// and memory apart from the clients'. Its value is the FlushDelay; envChildMaxHeld, when set,
+// is the MaxHeld.
+const envChild, envChildMaxHeld = "MQBLAST_SINK_CHILD", "MQBLAST_SINK_CHILD_MAX_HELD"
 
 func TestMain(m *testing.M) {
 	if d, ok := os.LookupEnv(envChild); ok {
@@ -43,7 +45,8 @@ func child(delay string, in io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv, err := sink.Start(context.Background(), sink.Config{FlushDelay: d})
+	maxHeld, _ := strconv.Atoi(os.Getenv(envChildMaxHeld))
+	srv, err := sink.Start(context.Background(), sink.Config{FlushDelay: d, MaxHeld: maxHeld})
 	if err != nil {
 		return err
 	}
@@ -64,10 +67,10 @@ type sinkProc struct {
 	out  *bufio.Reader
 }
 
-func startChild(tb testing.TB, flushDelay time.Duration) *sinkProc {
+func startChild(tb testing.TB, flushDelay time.Duration, env ...string) *sinkProc {
 	tb.Helper()
 	c := exec.Command(os.Args[0], "-test.run=^$")
-	c.Env = append(os.Environ(), envChild+"="+flushDelay.String())
+	c.Env = append(append(os.Environ(), envChild+"="+flushDelay.String()), env...)
 	c.Stderr = os.Stderr
 	in, err := c.StdinPipe()
 	if err != nil {

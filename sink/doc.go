@@ -47,11 +47,15 @@
 // without Config.SharePort, Start first checks that nobody else listens on a fixed port.
 //
 // Buffers: gnet's read buffer (64 KiB) is one per loop; a connection's inbound bytes are
-// kept only for a cut packet (gnet's ring buffer, pooled); its outbound buffer only for what
-// the socket did not take. A session keeps a relay buffer only while it has copies waiting,
-// and drops one that grew past 64 KiB. An idle connection so costs gnet's conn, its fd map
-// entry and the session, within a budget of 1 KiB of RSS (BenchmarkIdleConnectionRSS;
-// figures in docs/performance.md).
+// kept only for a cut packet (gnet's ring buffer, pooled), which is not looked at again
+// until the size its fixed header gives has arrived (codec.PacketLen); the bytes so held
+// over all connections are bounded by Config.MaxHeld, and the connection whose cut packet
+// passes it is closed (a 5.0 client first gets a DISCONNECT Quota exceeded) and counted, so
+// that clients sending big packets and never finishing them cannot eat the memory
+// (TestHeldBudget). Its outbound buffer only holds what the socket did not take. A session
+// keeps a relay buffer only while it has copies waiting, and drops one that grew past 64 KiB.
+// An idle connection so costs gnet's conn, its fd map entry and the session, within a budget
+// of 1 KiB of RSS (BenchmarkIdleConnectionRSS; figures in docs/performance.md).
 //
 // Batching: the packets of one read are handled together and the replies go out in one
 // write. Relayed copies are appended to each subscriber's buffer, and the buffers are flushed
@@ -71,10 +75,12 @@
 //
 // # Counters
 //
-// Stats: connections open, accepted, connected, refused (closed before a successful CONNACK)
-// and closed for protocol errors; subscriptions; PUBLISH in by QoS and those that matched
-// nothing; copies relayed by QoS and dropped by cause; acknowledged and outstanding QoS 1/2
-// copies; bytes in and out; relay writes; with Config.LockOSThread, the loop thread's CPU.
+// Stats: connections open, accepted, connected, refused (closed before a successful CONNACK),
+// closed for protocol errors and closed over Config.MaxHeld; subscriptions; PUBLISH in by
+// QoS and those that matched nothing; copies relayed by QoS and dropped by cause;
+// acknowledged and outstanding QoS 1/2 copies; bytes in (every byte read: handled, or
+// dropped with its connection) and held now for packets not yet whole; bytes out; relay
+// writes; with Config.LockOSThread, the loop thread's CPU.
 // The loop adds to them per packet or per read, not per copy; Stats reads them from any
 // goroutine. Stats.Add sums processes (`mqblast sink --procs N --stats-json`).
 package sink

@@ -24,6 +24,8 @@ var (
 	errProtocol = &codec.Error{Code: codec.ReasonProtocolError}
 	// errTopicAlias: a topic alias of 0, over the Topic Alias Maximum, or never set [MQTT-3.3.2-9].
 	errTopicAlias = &codec.Error{Code: codec.ReasonTopicAliasInvalid}
+	// errHeldOver: the connection's cut packet took the bytes held past Config.MaxHeld.
+	errHeldOver = &codec.Error{Code: codec.ReasonQuotaExceeded}
 )
 
 // session is one client connection. It is owned by the event loop.
@@ -36,14 +38,18 @@ type session struct {
 	mark     uint64 // table.epoch of the last match that took this session
 	matchIdx int32  // its index in table.matches for that match
 
-	maxPacket uint32 // the client's 5.0 Maximum Packet Size; 0 means none
-	recvMax   uint16 // the client's Receive Maximum (65535 for 3.1.1)
-	inflight  uint16 // QoS 1/2 copies sent and not yet acknowledged
-	nextID    uint16
-	v         codec.Version
-	connected bool
-	dirty     bool // in handler.dirty
-	closed    bool
+	// held is the bytes of a cut packet left in gnet's buffer by the last read, need the cut
+	// packet's whole size once its fixed header is in (an MQTT packet's fits in 32 bits, and
+	// the session in the allocator's 128-byte class).
+	held, need int32
+	maxPacket  uint32 // the client's 5.0 Maximum Packet Size; 0 means none
+	recvMax    uint16 // the client's Receive Maximum (65535 for 3.1.1)
+	inflight   uint16 // QoS 1/2 copies sent and not yet acknowledged
+	nextID     uint16
+	v          codec.Version
+	connected  bool
+	dirty      bool // in handler.dirty
+	closed     bool
 }
 
 // handler is the gnet event handler. With one event loop, every field but c, tid and the
@@ -56,6 +62,7 @@ type handler struct {
 	t    table
 
 	el           gnet.EventLoop // the one event loop, from the first connection
+	held         int            // the sessions' held bytes, against cfg.MaxHeld
 	flusher      flushRunnable
 	flushPending bool
 	dirty        []*session
@@ -166,15 +173,54 @@ func (h *handler) OnClose(c gnet.Conn, _ error) gnet.Action {
 	if s.inflight > 0 {
 		h.c.unacked.Add(-int64(s.inflight))
 	}
+	if s.held > 0 { // read, never handled: counted in with the connection's end
+		h.c.bytesIn.Add(uint64(s.held))
+		h.hold(s, 0)
+	}
 	s.out, s.aliases = nil, nil
 	return gnet.None
 }
 
+// hold records that s now holds n bytes of a cut packet in gnet's buffer.
+func (h *handler) hold(s *session, n int) {
+	if d := n - int(s.held); d != 0 {
+		h.held += d
+		h.c.heldBytes.Add(int64(d))
+		s.held = int32(n)
+	}
+}
+
 // OnTraffic handles every complete packet gnet holds for c, writes the replies in one write and
-// schedules a flush of what was relayed. A cut packet stays in gnet's buffer.
+// schedules a flush of what was relayed. A cut packet stays in gnet's buffer, not looked at
+// again until it is whole, within cfg.MaxHeld over all connections: the connection whose
+// cut packet takes the bytes held past it is closed.
 func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 	h.yield()
 	s := c.Context().(*session)
+	act := gnet.None
+	if in := c.InboundBuffered(); in < int(s.need) {
+		h.hold(s, in) // still cut: gnet keeps what it read
+	} else {
+		act = h.handle(c, s)
+	}
+	if act == gnet.None && s.held > 0 && h.held > h.cfg.MaxHeld {
+		h.c.heldOver.Add(1)
+		act = h.fail(s, errHeldOver)
+	}
+	if len(h.out) > 0 {
+		_, _ = c.Write(h.out)
+		h.c.bytesOut.Add(uint64(len(h.out)))
+		h.out = h.out[:0]
+	}
+	if len(h.dirty) > 0 {
+		h.schedule()
+	}
+	return act
+}
+
+// handle handles every complete packet gnet holds for c, and notes the size of a cut one
+// left at the end (s.need).
+func (h *handler) handle(c gnet.Conn, s *session) gnet.Action {
 	buf, _ := c.Peek(-1)
 	used := 0
 	act := gnet.None
@@ -196,13 +242,11 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 		_, _ = c.Discard(used)
 		h.c.bytesIn.Add(uint64(used))
 	}
-	if len(h.out) > 0 {
-		_, _ = c.Write(h.out)
-		h.c.bytesOut.Add(uint64(len(h.out)))
-		h.out = h.out[:0]
-	}
-	if len(h.dirty) > 0 {
-		h.schedule()
+	h.hold(s, len(buf)-used)
+	s.need = 0
+	if act == gnet.None && s.held > 0 {
+		n, _ := codec.PacketLen(buf[used:]) // 0 while its fixed header is cut
+		s.need = int32(n)
 	}
 	return act
 }
@@ -215,7 +259,9 @@ func (h *handler) fail(s *session, err error) gnet.Action {
 	if !s.connected {
 		return gnet.Close // counted as refused in OnClose
 	}
-	h.c.protocolErrors.Add(1)
+	if !errors.Is(err, errHeldOver) {
+		h.c.protocolErrors.Add(1)
+	}
 	if s.v == codec.V5 {
 		h.disc = codec.Disconnect{Reason: codec.ReasonProtocolError}
 		var ce *codec.Error

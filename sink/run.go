@@ -64,15 +64,15 @@ func Run(ctx context.Context, cfg Config, o RunOptions) error {
 func WriteSummary(w io.Writer, l *Line) {
 	s := &l.Stats
 	fmt.Fprintf(w, "sink %s: %d process(es), %.1fs, cpu %.2fs, rss %.1f MiB\n", l.Addr, s.Procs, l.TS, l.CPUS, float64(l.RSSBytes)/(1<<20))
-	fmt.Fprintf(w, "  connections  %d open, %d accepted, %d connected, %d refused, %d closed for protocol errors\n",
-		s.Connections, s.ConnectionsTotal, s.Connected, s.Refused, s.ProtocolErrors)
+	fmt.Fprintf(w, "  connections  %d open, %d accepted, %d connected, %d refused, %d closed for protocol errors, %d over --max-held\n",
+		s.Connections, s.ConnectionsTotal, s.Connected, s.Refused, s.ProtocolErrors, s.HeldOver)
 	fmt.Fprintf(w, "  publish in   %d (qos0 %d, qos1 %d, qos2 %d), %d matched no subscription\n",
 		s.PublishInTotal(), s.PublishIn[0], s.PublishIn[1], s.PublishIn[2], s.NoSubscribers)
 	fmt.Fprintf(w, "  relayed      %d (qos0 %d, qos1 %d, qos2 %d) in %d writes; acked %d, unacked %d\n",
 		s.RelayedTotal(), s.Relayed[0], s.Relayed[1], s.Relayed[2], s.Writes, s.Acked, s.Unacked)
 	fmt.Fprintf(w, "  dropped      %d (output_full %d, too_large %d, receive_maximum %d)\n",
 		s.Dropped.Total(), s.Dropped.OutputFull, s.Dropped.TooLarge, s.Dropped.ReceiveMaximum)
-	fmt.Fprintf(w, "  bytes        in %d, out %d\n", s.BytesIn, s.BytesOut)
+	fmt.Fprintf(w, "  bytes        in %d, out %d, held now for packets not yet whole %d\n", s.BytesIn, s.BytesOut, s.HeldBytes)
 	if n := s.RelayedTotal(); n > 0 {
 		fmt.Fprintf(w, "  cpu per relayed message %.3f µs\n", l.CPUS*1e6/float64(n))
 	}

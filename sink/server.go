@@ -16,8 +16,9 @@ import (
 // Defaults of Config's zero fields.
 const (
 	DefaultReceiveMaximum = 65535
-	DefaultMaxPacketSize  = 1 << 20 // bytes, whole packet
-	DefaultMaxOutput      = 1 << 20 // bytes of unsent output per connection
+	DefaultMaxPacketSize  = 1 << 20  // bytes, whole packet
+	DefaultMaxOutput      = 1 << 20  // bytes of unsent output per connection
+	DefaultMaxHeld        = 64 << 20 // bytes held for cut packets, over all of a process's connections
 	// readBufferCap is gnet's read buffer, one per event loop (not per connection).
 	readBufferCap = 64 << 10
 	// writeBufferCap is the static part of gnet's per-connection outbound buffer, allocated
@@ -54,6 +55,12 @@ type Config struct {
 	// that would pass it is dropped and counted in Stats.Dropped.OutputFull. 0 means
 	// DefaultMaxOutput.
 	MaxOutput int
+	// MaxHeld bounds the bytes held, over all connections, for packets that have not arrived
+	// whole (a packet cut by a read waits in gnet's buffer for the rest): a connection whose
+	// cut packet takes them past it is closed (a 5.0 client first gets a DISCONNECT Quota
+	// exceeded) and counted in Stats.HeldOver. 0 means DefaultMaxHeld; it is at least
+	// MaxPacketSize, so that a packet of any accepted size can arrive.
+	MaxHeld int
 	// MaxConnections refuses connections beyond this many open ones; 0 means no limit.
 	MaxConnections int
 	// FlushDelay is the shortest time between two flushes of the relay buffers: 0 writes them
@@ -78,6 +85,10 @@ func (c *Config) fill() {
 	if c.MaxOutput <= 0 {
 		c.MaxOutput = DefaultMaxOutput
 	}
+	if c.MaxHeld <= 0 {
+		c.MaxHeld = DefaultMaxHeld
+	}
+	c.MaxHeld = max(c.MaxHeld, c.MaxPacketSize)
 }
 
 // CheckAddr reports whether addr may be listened on: a loopback address, or any address with

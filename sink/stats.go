@@ -13,6 +13,7 @@ type Stats struct {
 	Connected        uint64    `json:"connected"`         // answered with a successful CONNACK
 	Refused          uint64    `json:"refused"`           // closed before a successful CONNACK (malformed, unsupported version, over MaxConnections)
 	ProtocolErrors   uint64    `json:"protocol_errors"`   // closed after CONNACK for a malformed or forbidden packet
+	HeldOver         uint64    `json:"held_over"`         // closed because their cut packet took the bytes held past Config.MaxHeld
 	Subscriptions    int64     `json:"subscriptions"`     // in place now
 	PublishIn        [3]uint64 `json:"publish_in"`        // PUBLISH received, by QoS
 	NoSubscribers    uint64    `json:"no_subscribers"`    // PUBLISH received that matched no subscription
@@ -20,7 +21,8 @@ type Stats struct {
 	Dropped          Dropped   `json:"dropped"`           // copies not relayed, by cause
 	Acked            uint64    `json:"acked"`             // QoS 1/2 deliveries acknowledged (PUBACK, PUBCOMP)
 	Unacked          int64     `json:"unacked"`           // QoS 1/2 deliveries in flight now
-	BytesIn          uint64    `json:"bytes_in"`
+	BytesIn          uint64    `json:"bytes_in"`          // read and handled, or dropped with their connection
+	HeldBytes        int64     `json:"held_bytes"`        // read and held now: packets not yet whole
 	BytesOut         uint64    `json:"bytes_out"`
 	Writes           uint64    `json:"writes"` // relay batches handed to the socket (one per subscriber per flush)
 	// LoopCPU is the CPU time of the event loop's thread (Config.LockOSThread on Linux; zero
@@ -56,6 +58,7 @@ func (s *Stats) Add(o *Stats) {
 	s.Connected += o.Connected
 	s.Refused += o.Refused
 	s.ProtocolErrors += o.ProtocolErrors
+	s.HeldOver += o.HeldOver
 	s.Subscriptions += o.Subscriptions
 	for q := range 3 {
 		s.PublishIn[q] += o.PublishIn[q]
@@ -68,6 +71,7 @@ func (s *Stats) Add(o *Stats) {
 	s.Acked += o.Acked
 	s.Unacked += o.Unacked
 	s.BytesIn += o.BytesIn
+	s.HeldBytes += o.HeldBytes
 	s.BytesOut += o.BytesOut
 	s.Writes += o.Writes
 	s.LoopCPU += o.LoopCPU
@@ -82,6 +86,7 @@ type counters struct {
 	connected        atomic.Uint64
 	refused          atomic.Uint64
 	protocolErrors   atomic.Uint64
+	heldOver         atomic.Uint64
 	subscriptions    atomic.Int64
 	publishIn        [3]atomic.Uint64
 	noSubscribers    atomic.Uint64
@@ -92,6 +97,7 @@ type counters struct {
 	acked            atomic.Uint64
 	unacked          atomic.Int64
 	bytesIn          atomic.Uint64
+	heldBytes        atomic.Int64
 	bytesOut         atomic.Uint64
 	writes           atomic.Uint64
 }
@@ -103,6 +109,7 @@ func (c *counters) stats() Stats {
 		Connected:        c.connected.Load(),
 		Refused:          c.refused.Load(),
 		ProtocolErrors:   c.protocolErrors.Load(),
+		HeldOver:         c.heldOver.Load(),
 		Subscriptions:    c.subscriptions.Load(),
 		NoSubscribers:    c.noSubscribers.Load(),
 		Dropped: Dropped{
@@ -110,12 +117,13 @@ func (c *counters) stats() Stats {
 			TooLarge:       c.tooLarge.Load(),
 			ReceiveMaximum: c.receiveMaximum.Load(),
 		},
-		Acked:    c.acked.Load(),
-		Unacked:  c.unacked.Load(),
-		BytesIn:  c.bytesIn.Load(),
-		BytesOut: c.bytesOut.Load(),
-		Writes:   c.writes.Load(),
-		Procs:    1,
+		Acked:     c.acked.Load(),
+		Unacked:   c.unacked.Load(),
+		BytesIn:   c.bytesIn.Load(),
+		HeldBytes: c.heldBytes.Load(),
+		BytesOut:  c.bytesOut.Load(),
+		Writes:    c.writes.Load(),
+		Procs:     1,
 	}
 	for q := range 3 {
 		st.PublishIn[q] = c.publishIn[q].Load()

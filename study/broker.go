@@ -219,7 +219,7 @@ func (p *brokerProc) running() (bool, string) {
 
 // pid is the process to sample: the broker's pid option, else the local listener on its
 // port, else the process the study started.
-func (p *brokerProc) pid() int {
+func (p *brokerProc) pid(ctx context.Context) int {
 	if p.b.PID > 0 {
 		return p.b.PID
 	}
@@ -231,7 +231,7 @@ func (p *brokerProc) pid() int {
 	}
 	if _, port, err := net.SplitHostPort(p.addr); err == nil {
 		if n, err := strconv.Atoi(port); err == nil && isLocal(p.addr) {
-			if pid, err := tuning.FindListener(n); err == nil {
+			if pid, err := tuning.FindListener(ctx, n); err == nil {
 				return pid
 			}
 		}

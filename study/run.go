@@ -382,7 +382,7 @@ func (r *runner) runCell(ctx context.Context, p cellPlan) {
 		defer func() { _ = bp.stop() }()
 	}
 	_ = os.Remove(filepath.Join(r.opt.Dir, result))
-	pid := bp.pid()
+	pid := bp.pid(ctx)
 	if pid > 0 {
 		argv = append(argv, "--broker-pid", strconv.Itoa(pid))
 		rec.Command = argv

@@ -21,7 +21,8 @@
 // [KernelCounters.Delta] turns two readings into what happened between them, and
 // [KernelFindings] says which of those deltas matter, what they mean and what fixes them.
 // [ReadProcess] and [ReadCgroup] sample a process's or a cgroup's CPU and memory;
-// [FindListener] finds the local process behind a TCP port (a local broker), and
+// [FindListeners] finds the local process behind a TCP port (a local broker) in bounded time
+// and memory, whatever the host's connections, and
 // [SameNetNS] tells whether two processes share a namespace, so one reading serves both.
 // Sampling is the caller's job; these only read.
 //

@@ -2,7 +2,10 @@
 
 package tuning
 
-import "errors"
+import (
+	"context"
+	"errors"
+)
 
 // errNoProcNet is returned where a network namespace or socket is only found on Linux.
 var errNoProcNet = errors.New("tuning: sockets are only found through /proc on Linux")
@@ -11,7 +14,9 @@ var errNoProcNet = errors.New("tuning: sockets are only found through /proc on L
 func SameNetNS(rootA, rootB string) bool { return false }
 
 // FindListener returns the pid listening on TCP port; only on Linux.
-func FindListener(port int) (int, error) { return 0, errNoProcNet }
+func FindListener(ctx context.Context, port int) (int, error) { return 0, errNoProcNet }
 
 // FindListeners returns the pids listening on TCP port; only on Linux.
-func FindListeners(port int) ([]int, error) { return nil, errNoProcNet }
+func FindListeners(ctx context.Context, port int) (Listeners, error) {
+	return Listeners{}, errNoProcNet
+}

@@ -27,6 +27,7 @@ type sinkFlags struct {
 	aliasMax    int
 	maxPacket   string
 	maxOutput   string
+	maxHeld     string
 	flushDelay  time.Duration
 	maxConns    int
 	child       bool // internal: a process of a --procs parent
@@ -53,6 +54,9 @@ Relaying happens only WITHIN each process: a publisher and its subscribers on di
 processes do not meet, so messaging runs use one process (the default). Each process has one
 event loop.
 
+A packet cut by a read waits for the rest; --max-held bounds the bytes a process holds so
+over all its connections: the connection whose cut packet passes it is closed and counted.
+
 Counters (connections, publishes in by QoS, relayed, dropped by cause, bytes) are printed on
 stderr at exit (SIGINT/SIGTERM); --stats-json writes them as one JSON line on stdout every
 --interval and at exit (the parent of --procs sums its processes).`,
@@ -73,6 +77,7 @@ stderr at exit (SIGINT/SIGTERM); --stats-json writes them as one JSON line on st
 	fl.IntVar(&sf.aliasMax, "topic-alias-maximum", 16, "5.0 CONNACK Topic Alias Maximum (0-65535; 0: no aliases)")
 	fl.StringVar(&sf.maxPacket, "max-packet-size", "1MiB", "largest packet accepted, also the 5.0 CONNACK Maximum Packet Size")
 	fl.StringVar(&sf.maxOutput, "max-output", "1MiB", "unsent bytes per connection beyond which relayed copies are dropped (counted)")
+	fl.StringVar(&sf.maxHeld, "max-held", "64MiB", "bytes held per process for packets not yet whole; the connection whose cut packet passes it is closed (counted)")
 	fl.DurationVar(&sf.flushDelay, "flush-delay", 0, "shortest time between two writes of relayed copies to a subscriber: a copy waits at most this long, none after a quiet spell (0: at the end of the loop's round; at most 1s)")
 	fl.IntVar(&sf.maxConns, "max-connections", 0, "refuse connections beyond this many per process (0: no limit; at most what the descriptor hard limit lets one process hold)")
 	fl.BoolVar(&sf.child, "child", false, "internal: run as one process of a --procs parent")
@@ -103,6 +108,10 @@ func sinkConfig(sf *sinkFlags) (sink.Config, error) {
 	}
 	if cfg.MaxOutput, err = scenario.ParseSize(sf.maxOutput); err != nil || cfg.MaxOutput < 1024 {
 		return cfg, fmt.Errorf("--max-output %q: want a size of at least 1KiB (bytes, or with a unit: %s), e.g. 1MiB", sf.maxOutput, scenario.SizeUnits)
+	}
+	if cfg.MaxHeld, err = scenario.ParseSize(sf.maxHeld); err != nil || cfg.MaxHeld < cfg.MaxPacketSize {
+		return cfg, fmt.Errorf("--max-held %q: want a size of at least --max-packet-size (%s; bytes, or with a unit: %s), e.g. 64MiB",
+			sf.maxHeld, sf.maxPacket, scenario.SizeUnits)
 	}
 	if sf.interval <= 0 {
 		return cfg, fmt.Errorf("--interval %v: want a positive duration, e.g. 1s", sf.interval)
@@ -154,7 +163,7 @@ func runSink(cmd *cobra.Command, sf *sinkFlags) error {
 			return []string{"sink", "--child", "--listen", addr, "--allow-remote=" + strconv.FormatBool(sf.allowRemote),
 				"--interval", sf.interval.String(), "--receive-maximum", strconv.Itoa(sf.recvMax),
 				"--topic-alias-maximum", strconv.Itoa(sf.aliasMax), "--max-packet-size", sf.maxPacket,
-				"--max-output", sf.maxOutput, "--flush-delay", sf.flushDelay.String(),
+				"--max-output", sf.maxOutput, "--max-held", sf.maxHeld, "--flush-delay", sf.flushDelay.String(),
 				"--max-connections", strconv.Itoa(sf.maxConns)}
 		}})
 }

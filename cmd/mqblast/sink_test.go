@@ -37,6 +37,7 @@ func TestSinkRefusesRemote(t *testing.T) {
 		{"sink", "--receive-maximum", "0"},
 		{"sink", "--max-packet-size", "12"},
 		{"sink", "--max-output", "lots"},
+		{"sink", "--max-held", "512KiB"}, // under --max-packet-size
 	} {
 		if _, stderr, code, _ := execCLI(args...); code != exitUsage || !strings.Contains(stderr, args[1]) {
 			t.Errorf("%v: exit %d, stderr %q; want %d naming %s", args, code, stderr, exitUsage, args[1])
