@@ -198,8 +198,8 @@ func TestThresholdPathsFollowTheType(t *testing.T) {
 	doc := map[string]any{"messages": map[string]any{"in_flight_at_end": 3.0}}
 	for p, want := range map[string]float64{"messages.unsent.back_pressure": 0, "messages.in_flight_at_end": 3,
 		"broker_stalled.lag_us.p99": 0} {
-		if v, err := lookupNumber(doc, strings.Split(p, ".")); err != nil || v != want {
-			t.Errorf("%s = %v, %v; want %v", p, v, err, want)
+		if v, known, err := lookupNumber(doc, strings.Split(p, ".")); err != nil || v != want || !known {
+			t.Errorf("%s = %v (known %v), %v; want %v", p, v, known, err, want)
 		}
 	}
 }

@@ -29,6 +29,8 @@ type runFlags struct {
 	shard    string
 	startAt  string       // --start-at
 	start    *run.StartAt // parsed from startAt when the run begins
+	runID    string       // --run-id
+	runFrom  string       // --run-id-from: a worker's, where its parent's identity came from
 	format   string
 	outputs  run.Outputs // --csv, --hlog, --metrics (outputs.go)
 	noCheck  bool
@@ -55,6 +57,9 @@ func (rf *runFlags) registerShardFlags(fl *pflag.FlagSet) {
 		"auto: I from $"+run.EnvShardIndex+" (a Kubernetes Indexed Job), N from $"+run.EnvShardCount)
 	fl.StringVar(&rf.startAt, "start-at", "", "connect and subscribe, then start publishing at this wall-clock time: "+
 		"RFC 3339 (2026-01-02T15:04:05Z) or +DURATION from now (+90s); a run not ready by then starts at once, late (start.late_ms)")
+	fl.StringVar(&rf.runID, "run-id", "", "the run's identity, any text (e.g. a Kubernetes Job's uid): every measured message carries 16 bits "+
+		"derived from it, and copies of other runs count as unexpected.other_run; shards of one run need the same one "+
+		"(default: derived from --start-at, else random; a sub counts every run's copies unless given the publishers' --run-id)")
 }
 
 func (rf *runFlags) register(cmd *cobra.Command) {
@@ -78,7 +83,9 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.Var(packetSize{&rf.maxPkt}, "max-packet-size", "largest packet a client accepts from the broker (bytes, or 64KiB, 1MiB ...), announced in 5.0 (0: payload_size + 64 KiB, at least 1 MiB)")
 	fl.BoolVar(&rf.sink, "sink", false, "start mqblast sink on loopback in a child process and run against it: a calibration run (the client host's own ceiling)")
 	fl.DurationVar(&rf.sinkWait, "sink-flush-delay", 0, "with --sink: the sink's --flush-delay (fewer, larger writes at that cost in latency)")
+	fl.StringVar(&rf.runFrom, "run-id-from", run.RunIDGiven, "internal: where a worker's --run-id came from")
 	_ = fl.MarkHidden("worker")
+	_ = fl.MarkHidden("run-id-from")
 	rf.registerPasswordFile(fl)
 	rf.net.register(fl)
 }
@@ -171,7 +178,17 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		return err
 	}
 	rf.shard = shard
+	id, err := run.ResolveRunID(rf.runID, rf.start)
+	if err != nil {
+		return err
+	}
+	if rf.worker && id.From == run.RunIDGiven { // the parent's identity, as it came to the parent
+		id.From = rf.runFrom
+	}
 	if !rf.worker {
+		if err := run.CheckShardIdentity(rf.shard, id); err != nil {
+			return err
+		}
 		if err := checkInputs(cmd, rf); err != nil {
 			return err
 		}
@@ -195,7 +212,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		return withCode(exitInvalid, err)
 	}
 	o := run.Options{Loops: rf.loops, IDStart: rf.idStart, MaxPacket: rf.maxPkt, TLS: rf.tls, Sink: rf.sink,
-		SinkFlushDelay: rf.sinkWait, BrokerPID: rf.brokerPID, BrokerCgroup: rf.brokerCgroup, Start: rf.start,
+		SinkFlushDelay: rf.sinkWait, BrokerPID: rf.brokerPID, BrokerCgroup: rf.brokerCgroup, Start: rf.start, Run: id,
 		Network: rf.netInfo, ToolVersion: version, Log: cmd.ErrOrStderr()}
 	if rf.shard != "" {
 		if o.Shard, err = run.ParseShard(rf.shard); err != nil {
