@@ -755,7 +755,7 @@ type Message struct {
 	Seq        uint32
 	Run        uint16 // the publishing run's tag (Config.RunTag)
 	Dup        bool   // the DUP flag was set
-	Unmeasured bool // the payload has no measurement header: not one of mqblast's
+	Unmeasured bool   // the payload has no measurement header: not one of mqblast's
 }
 
 // PutHeader writes the measurement header of publisher's message seq of the run tagged

@@ -25,6 +25,9 @@ type Result struct {
 	Interrupted bool      `json:"interrupted,omitempty"`
 	MeasureFrom time.Time `json:"measure_from,omitzero"`
 	MeasureTo   time.Time `json:"measure_to,omitzero"`
+	// Run is the run's identity, which every measured header carries (nil in documents
+	// written before runs had one): merge takes only documents of one run.
+	Run *RunInfo `json:"run,omitempty"`
 	// Start is the --start-at instant and when this run was ready for it (nil without).
 	Start *StartInfo `json:"start,omitempty"`
 	// FirstPublishAt is when the run's first PUBLISH was written (the earliest of the shards').
@@ -33,9 +36,6 @@ type Result struct {
 	Scenario       json.RawMessage `json:"scenario,omitempty"`
 	Host           HostInfo        `json:"host"`
 	Shard          *ShardInfo      `json:"shard,omitempty"` // --shard I/N; nil for a whole run
-	// Run is the run's identity, which every measured header carries (nil in documents
-	// written before runs had one): merge takes only documents of one run.
-	Run *RunInfo `json:"run,omitempty"`
 	Connections    Connections     `json:"connections"`
 	Messages       Messages        `json:"messages"`
 	Throughput     Throughput      `json:"throughput"`
