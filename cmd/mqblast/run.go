@@ -112,7 +112,11 @@ Kubernetes Indexed Job) and N from $JOB_COMPLETIONS (which its manifest sets: se
 deploy/kubernetes). --start-at T (RFC 3339, or +90s from now) connects and subscribes, then
 starts publishing at T on every shard; a run not ready by T starts at once and records
 start.late_ms. The result has first_publish_at and host.clock (the adjtimex error estimate);
-a clock that is not synchronised is warned about. The broker password comes from --password-file, else
+a clock that is not synchronised is warned about. Every measured message carries the run's
+identity (--run-id TEXT, else derived from --start-at, else random; the result's run), so
+another mqblast run on the same topics counts as unexpected.other_run, never as received or
+duplicated (16 bits: two random identities agree once in 65,536); the shards of one run need
+the same one, so --shard without --run-id or --start-at is refused. The broker password comes from --password-file, else
 --set server.password or the file's server.password, else $MQBLAST_PASSWORD; results
 never hold it.
 
