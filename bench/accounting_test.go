@@ -81,7 +81,8 @@ func p2pRecorder(t *testing.T, loops int) (*Recorder, int64) {
 
 // TestRecorderStreams: only copies on expected streams count as received; the others
 // are unexpected by kind, foreign and implausible payloads unmeasured, an earlier run's
-// messages stale; none of them offsets a loss.
+// messages stale, another run's (its tag in the header) other_run; none of them offsets a
+// loss or counts as a duplicate.
 func TestRecorderStreams(t *testing.T) {
 	t.Parallel()
 	rec, now := p2pRecorder(t, 1)
@@ -102,6 +103,11 @@ func TestRecorderStreams(t *testing.T) {
 	future := msg(1, 2)
 	future.Due = now + int64(time.Hour) // not a due time of ours: foreign bytes
 	rec.Received(0, 1, future)
+	for _, seq := range []uint32{0, 1, 1, 5} { // another run's copies on subscriber 0's stream: never received, duplicated or lost
+		other := msg(0, seq)
+		other.Run = 0x5eed
+		rec.Received(0, 0, other)
+	}
 	rec.Published(0, 2, 1, now, now, 0)
 	rec.Published(0, 2, 1, now, now, 0)
 	rec.Published(0, 3, 1, now, now, 0)
@@ -112,7 +118,7 @@ func TestRecorderStreams(t *testing.T) {
 	if s.Received != 3 || s.Duplicated != 1 || s.Unmeasured != 2 {
 		t.Errorf("received %d duplicated %d unmeasured %d, want 3 1 2", s.Received, s.Duplicated, s.Unmeasured)
 	}
-	want := map[string]int64{"not_expected": 1, "unknown_publisher": 1, "not_subscribed": 1, "stale": 1}
+	want := map[string]int64{"not_expected": 1, "unknown_publisher": 1, "not_subscribed": 1, "stale": 1, "other_run": 4}
 	for k, v := range want {
 		if s.Unexpected[k] != v {
 			t.Errorf("unexpected %v, want %v", s.Unexpected, want)
@@ -123,6 +129,27 @@ func TestRecorderStreams(t *testing.T) {
 	r.SetTotal(s)
 	if r.Messages.Lost != 1 || r.Messages.Expected != 4 {
 		t.Errorf("lost %d of %d expected, want 1 of 4 (the strays hide nothing)", r.Messages.Lost, r.Messages.Expected)
+	}
+}
+
+// TestRecorderAnyRun: a recorder told to accept every run's copies (a Subscribe run not
+// given its publishers' run identity) takes them as its own; one that is not counts them
+// other_run, also without a plan of its streams.
+func TestRecorderAnyRun(t *testing.T) {
+	t.Parallel()
+	now := time.Now().UnixNano()
+	for _, anyRun := range []bool{true, false} {
+		rec := NewRecorder(1)
+		rec.RunTag, rec.AnyRun = 0x0101, anyRun
+		rec.SetStart(now - int64(time.Millisecond))
+		for seq := range uint32(3) {
+			rec.Received(0, 0, reactor.Message{Due: now, Now: now + 1000, Publisher: 2, Seq: seq, Run: 0x0202})
+		}
+		s := result.NewSnapshot()
+		rec.Take(0, s)
+		if anyRun && (s.Received != 3 || s.UnexpectedTotal() != 0) || !anyRun && (s.Received != 0 || s.Unexpected["other_run"] != 3) {
+			t.Errorf("any run %v: received %d, unexpected %v", anyRun, s.Received, s.Unexpected)
+		}
 	}
 }
 

@@ -18,8 +18,10 @@
 // + unsent (by cause, from the reactor). Every expected copy too: each stream a receiving
 // client sees is classified once by the plan (scenario.Plan.Stream); copies on expected
 // streams go into the stream's received set (sorted ranges: duplicates and late arrivals are
-// exact), the others are unexpected by kind, payloads without mqblast's header or with an
-// implausible due time unmeasured, and neither offsets a loss. After the run, Recorder.Finish
+// exact), the others are unexpected by kind, a copy whose header carries another run's tag
+// other_run (unless AnyRun: a Subscribe run not told its publishers' identity), payloads
+// without mqblast's header or with an implausible due time unmeasured, and neither offsets
+// a loss. After the run, Recorder.Finish
 // joins the publishers' messages still in flight (or dropped with a session) with the
 // received sets, so that expected = received + lost + in_flight_at_end + in_flight_lost.
 // Within one process this is exact; across worker processes or shards the join sees only

@@ -25,6 +25,11 @@ type Recorder struct {
 	// (scenario.Plan.Stream); nil accepts every stream as the client's own (the plan does
 	// not know its publishers, as in a Subscribe run).
 	Stream func(client int, publisher uint32) (kind scenario.StreamKind, share int)
+	// RunTag is this run's tag (reactor.Config.RunTag): a measured copy that carries
+	// another is another run's, unexpected other_run, unless AnyRun accepts the copies of
+	// every run (a Subscribe run that was not told its publishers' run identity).
+	RunTag uint16
+	AnyRun bool
 }
 
 type loopRec struct {
@@ -230,15 +235,20 @@ const (
 	staleSlack = time.Second
 )
 
-// Received implements reactor.Observer: the stream's received set (a copy already in it is
-// a duplicate, one below the highest is out of order), then latency from the due time (and
-// from the write time when the payload carries it). Called per message: the stream is
-// classified once, on its first message.
+// Received implements reactor.Observer: a copy of another run (its header's run tag is not
+// this run's) is unexpected other_run, one due before publishing began stale; otherwise
+// the stream's received set (a copy already in it is a duplicate, one below the highest is
+// out of order), then latency from the due time (and from the write time when the payload
+// carries it). Called per message: the stream is classified once, on its first message.
 func (r *Recorder) Received(loop, client int, m reactor.Message) {
 	lr := r.loops[loop]
 	s := lr.snap
 	if m.Unmeasured || m.Due > m.Now+int64(futureSlack) || m.Due < m.Now-int64(pastSlack) {
 		s.Unmeasured++
+		return
+	}
+	if m.Run != r.RunTag && !r.AnyRun {
+		s.Unexpected["other_run"]++
 		return
 	}
 	if start := r.start.Load(); r.Stream != nil && (start == 0 || m.Due < start-int64(staleSlack)) {

@@ -49,6 +49,10 @@ type Runner struct {
 	// Stream classifies a receiving client's stream of a publisher (Recorder.Stream); nil
 	// accepts every stream.
 	Stream func(client int, publisher uint32) (scenario.StreamKind, int)
+	// AnyRun accepts measured copies of any run as this run's (Recorder.AnyRun): for a
+	// plan that does not know its publishers, when their run identity was not given.
+	// Otherwise a copy whose header does not carry Engine.RunTag is another run's.
+	AnyRun bool
 }
 
 // subscribeTimeout bounds the wait for SUBACKs.
@@ -104,7 +108,7 @@ func (cr *Runner) start(ctx context.Context) (*run, error) {
 		cfg.Loops = runtime.NumCPU()
 	}
 	rec := NewRecorder(cfg.Loops)
-	rec.Stream = cr.Stream
+	rec.Stream, rec.RunTag, rec.AnyRun = cr.Stream, cfg.RunTag, cr.AnyRun
 	cfg.Observer = rec
 	eng, err := reactor.New(cfg)
 	if err != nil {
@@ -281,6 +285,9 @@ func (r *run) finish(interrupted bool) {
 	res.Intervals = r.log.list
 	res.EndedAt = time.Now().UTC()
 	res.Interrupted = interrupted
+	// A plan that does not know its publishers (a Subscribe run) cannot say what should
+	// have arrived: expected and lost are unknown, not 0.
+	res.Messages.ExpectedUnknown = r.Messaging && r.Stream == nil
 	res.SetTotal(total)
 	res.Connections.ConnectPhaseS = r.connectPhase.Seconds()
 	if r.connectPhase > 0 {

@@ -96,7 +96,7 @@ func feed(srv *sink.Server, topic string, n int) error {
 		buf = buf[:0]
 		now := time.Now().UnixNano()
 		for ; seq < n && len(buf) < 60<<10; seq++ {
-			reactor.PutHeader(pl[:], now, 0, uint32(seq))
+			reactor.PutHeader(pl[:], now, 0, 0, uint32(seq))
 			buf = codec.AppendPublish(buf, &p, codec.V311)
 		}
 		if _, err := nc.Write(buf); err != nil {

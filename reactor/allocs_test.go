@@ -16,7 +16,7 @@ import (
 func TestReceiveAllocs(t *testing.T) {
 	l, s, peer := testSession(t, 4)
 	payload := make([]byte, HeaderSize)
-	PutHeader(payload, time.Now().UnixNano(), 0, 0)
+	PutHeader(payload, time.Now().UnixNano(), 0, 0, 0)
 	// The stream is one packet over and over; each read takes the tail of a packet cut by
 	// the previous read, 49 whole ones and the head of the next.
 	p := codec.AppendPublish(nil, &codec.Publish{QoS: 1, ID: 7, Topic: []byte("bench/x"), Payload: payload}, codec.V311)

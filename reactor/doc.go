@@ -69,8 +69,9 @@
 //
 // A publisher's state (pubState) exists from its first dial to the end, whatever happens
 // to its connections. Message k of its schedule is due at start + Phase + k/Rate, and its
-// payload starts with the measurement header (HeaderSize bytes: the due time, the publisher
-// number, the sequence number), so that latency runs from the due time; it takes a
+// payload starts with the measurement header (HeaderSize bytes: the due time, the run's tag,
+// the publisher number, the sequence number), so that latency runs from the due time and
+// a receiver tells its run's messages from another's; it takes a
 // sequence number only when it is encoded, so a stream carries exactly the numbers its
 // publisher sent. A message is published when the kernel has taken its last byte (the
 // positions of the messages in a connection's queue are kept until flush writes them); the

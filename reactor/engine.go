@@ -68,6 +68,10 @@ type Config struct {
 	// HandshakeWorkers bounds the goroutines that run TCP connects, TLS handshakes and
 	// WebSocket upgrades for TLS and WebSocket brokers (default 4 per loop, at least 8).
 	HandshakeWorkers int
+	// RunTag is the run's identity, carried in every measured header (HeaderSize): a
+	// receiver tells this run's messages from those of any other mqblast run on the same
+	// topics. The shards and worker processes of one run share it.
+	RunTag uint16
 	// PortLo and PortHi are the local port range (0: read from /proc); the capacity check
 	// and IP_LOCAL_PORT_RANGE use them.
 	PortLo, PortHi int

@@ -436,7 +436,7 @@ func TestEngineReceiveLatencyFromArrival(t *testing.T) {
 			_, _ = c.Write(codec.AppendSuback(nil, &codec.Suback{ID: sub.ID, Reasons: []codec.ReasonCode{0}}, codec.V311))
 			for seq := range 3 {
 				pl := make([]byte, reactor.HeaderSize)
-				reactor.PutHeader(pl, time.Now().UnixNano(), 0, uint32(seq))
+				reactor.PutHeader(pl, time.Now().UnixNano(), 0, 0, uint32(seq))
 				_, _ = c.Write(codec.AppendPublish(nil, &codec.Publish{Topic: []byte("t"), Payload: pl}, codec.V311))
 				time.Sleep(10 * time.Millisecond)
 			}

@@ -27,3 +27,18 @@ func TestDialGrainFor(t *testing.T) {
 	check(1000, 4*time.Millisecond)
 	check(1, 8*time.Millisecond)
 }
+
+// TestDueNear: a due time comes back from its low 48 bits when it is less than 2^47 ns
+// (39 h) from the receiver's clock, either way; further off it wraps to the other side.
+func TestDueNear(t *testing.T) {
+	now := time.Now().UnixNano()
+	const half = int64(1) << 47
+	for _, due := range []int64{now, now - 1, now + 1, now - half, now + half - 1, now - int64(time.Hour)} {
+		if got := dueNear(uint64(due)&(1<<48-1), now); got != due {
+			t.Errorf("dueNear(%d, now %d) = %d (off by %d)", due, now, got, got-due)
+		}
+	}
+	if got, due := dueNear(uint64(now-half-1)&(1<<48-1), now), now-half-1; got != due+1<<48 {
+		t.Errorf("39 h + 1 ns back: %d, want it wrapped to %d", got, due+1<<48)
+	}
+}

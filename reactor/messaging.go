@@ -10,11 +10,15 @@ import (
 )
 
 // HeaderSize is the size of the measurement header at the start of every measured payload,
-// which lets a receiver measure latency from the time the message was due: the due time (int64 ns, CLOCK_REALTIME), a magic byte (headerMagic) and
-// the publisher number (24 bits), and the sequence number (uint32), big-endian. A payload
-// of 24 bytes or more also carries the actual write time (int64 ns) after it, so that
-// receivers can report raw latency. A payload whose ninth byte is not the magic is not
-// mqblast's (unmeasured); bench also checks that the due time is plausible.
+// which lets a receiver measure latency from the time the message was due and tell its
+// run's messages from any other's. Big-endian: bytes 0-5 the due time's low 48 bits
+// (CLOCK_REALTIME ns; the receiver takes the value nearest its own clock, so up to 39 h
+// either way, clock skew between hosts and negative latencies included), bytes 6-7 the
+// run's tag (Config.RunTag), byte 8 the magic (headerMagic), bytes 9-11 the publisher
+// number, bytes 12-15 the sequence number. A payload of 24 bytes or more also carries the
+// actual write time (int64 ns) after it, so that receivers can report raw latency. A
+// payload whose ninth byte is not the magic is not mqblast's (unmeasured); bench also
+// checks that the due time is plausible and the tag the run's own.
 const HeaderSize = 16
 
 // headerMagic marks a measurement header; numberMask keeps the publisher number beside it
@@ -257,7 +261,7 @@ func (l *loop) message(p *pubState, seq uint32, due int64, pid uint16, dup bool,
 	e := l.e
 	sp := p.spec
 	pl := l.payload[:sp.PayloadSize]
-	binary.BigEndian.PutUint64(pl[0:8], uint64(due))
+	binary.BigEndian.PutUint64(pl[0:8], uint64(due)<<16|uint64(e.cfg.RunTag))
 	binary.BigEndian.PutUint32(pl[8:12], headerMagic<<24|sp.Number&numberMask)
 	binary.BigEndian.PutUint32(pl[12:16], seq)
 	if sp.PayloadSize >= sentAtSize {
@@ -727,11 +731,13 @@ func (l *loop) received(s *session, pk *codec.Publish) {
 		l.e.cfg.Observer.Received(l.idx, int(s.client), Message{Unmeasured: true})
 		return
 	}
+	w, now := binary.BigEndian.Uint64(pl[0:8]), l.arrival()
 	m := Message{
-		Due:       int64(binary.BigEndian.Uint64(pl[0:8])),
+		Due:       dueNear(w>>16, now),
 		Publisher: binary.BigEndian.Uint32(pl[8:12]) & numberMask,
 		Seq:       binary.BigEndian.Uint32(pl[12:16]),
-		Now:       l.arrival(),
+		Now:       now,
+		Run:       uint16(w),
 		Dup:       pk.Dup,
 	}
 	if len(pl) >= sentAtSize {
@@ -747,15 +753,30 @@ type Message struct {
 	Now        int64 // when it was received
 	Publisher  uint32
 	Seq        uint32
-	Dup        bool // the DUP flag was set
-	Unmeasured bool // the payload has no measurement header: not one of mqblast's
+	Run        uint16 // the publishing run's tag (Config.RunTag)
+	Dup        bool   // the DUP flag was set
+	Unmeasured bool   // the payload has no measurement header: not one of mqblast's
 }
 
-// PutHeader writes the measurement header of publisher's message seq, due at due
-// (CLOCK_REALTIME ns), into the first HeaderSize bytes of pl, as publishers do: for
-// servers and tests that send messages of their own in mqblast's format.
-func PutHeader(pl []byte, due int64, publisher, seq uint32) {
-	binary.BigEndian.PutUint64(pl[0:8], uint64(due))
+// PutHeader writes the measurement header of publisher's message seq of the run tagged
+// run, due at due (CLOCK_REALTIME ns), into the first HeaderSize bytes of pl, as publishers
+// do: for servers and tests that send messages of their own in mqblast's format.
+func PutHeader(pl []byte, due int64, run uint16, publisher, seq uint32) {
+	binary.BigEndian.PutUint64(pl[0:8], uint64(due)<<16|uint64(run))
 	binary.BigEndian.PutUint32(pl[8:12], headerMagic<<24|publisher&numberMask)
 	binary.BigEndian.PutUint32(pl[12:16], seq)
+}
+
+// RunTagOf returns the run tag of a payload in mqblast's format (ok false: not one).
+func RunTagOf(pl []byte) (tag uint16, ok bool) {
+	if len(pl) < HeaderSize || pl[8] != headerMagic {
+		return 0, false
+	}
+	return binary.BigEndian.Uint16(pl[6:8]), true
+}
+
+// dueNear rebuilds a due time from its low 48 bits d, as the header carries it: the value
+// nearest to now (CLOCK_REALTIME ns), within 2^47 ns (39 h) either way. Branch-free.
+func dueNear(d uint64, now int64) int64 {
+	return now + int64((d-uint64(now))<<16)>>16
 }

@@ -124,7 +124,7 @@ func (w *wire) len() int { w.mu.Lock(); defer w.mu.Unlock(); return len(w.pkts) 
 // measured returns a payload of size bytes (at least the header) carrying seq.
 func measured(seq uint32, size int) []byte {
 	pl := make([]byte, max(size, reactor.HeaderSize))
-	reactor.PutHeader(pl, time.Now().UnixNano(), 0, seq)
+	reactor.PutHeader(pl, time.Now().UnixNano(), 0, 0, seq)
 	return pl
 }
 

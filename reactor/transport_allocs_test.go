@@ -30,7 +30,7 @@ func TestWSReceiveAllocs(t *testing.T) {
 	l, s, peer := testSession(t, 4)
 	l.setTransport(s, &transport{ws: true})
 	payload := make([]byte, HeaderSize)
-	PutHeader(payload, time.Now().UnixNano(), 0, 0)
+	PutHeader(payload, time.Now().UnixNano(), 0, 0, 0)
 	p := codec.AppendPublish(nil, &codec.Publish{QoS: 1, ID: 7, Topic: []byte("bench/x"), Payload: payload}, codec.V311)
 	f := serverFrame(p)
 	batch := append([]byte(nil), f[5:]...)
@@ -94,7 +94,7 @@ func TestWSPublishAllocs(t *testing.T) {
 func TestTLSAllocs(t *testing.T) {
 	l, s, srv, peer := tlsPair(t, 4)
 	payload := make([]byte, HeaderSize)
-	PutHeader(payload, time.Now().UnixNano(), 0, 0)
+	PutHeader(payload, time.Now().UnixNano(), 0, 0, 0)
 	p := codec.AppendPublish(nil, &codec.Publish{QoS: 1, ID: 7, Topic: []byte("bench/x"), Payload: payload}, codec.V311)
 	var batch []byte
 	for range 50 {

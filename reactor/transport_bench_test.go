@@ -112,7 +112,7 @@ func BenchmarkTransportReceive(b *testing.B) {
 		b.Run(tr.name, func(b *testing.B) {
 			l, s, peer, seal := benchSession(b, tr.ws, tr.tls)
 			payload := make([]byte, HeaderSize)
-			PutHeader(payload, time.Now().UnixNano(), 0, 0)
+			PutHeader(payload, time.Now().UnixNano(), 0, 0, 0)
 			p := codec.AppendPublish(nil, &codec.Publish{Topic: []byte("bench/x"), Payload: payload}, codec.V311)
 			var plain []byte
 			for range b.N {

@@ -136,7 +136,7 @@ func TestTLSOverMemory(t *testing.T) {
 func TestTLSReadPath(t *testing.T) {
 	l, s, srv, _ := tlsPair(t, 4)
 	payload := make([]byte, HeaderSize)
-	PutHeader(payload, time.Now().UnixNano(), 0, 0)
+	PutHeader(payload, time.Now().UnixNano(), 0, 0, 0)
 	p := codec.AppendPublish(nil, &codec.Publish{QoS: 1, ID: 7, Topic: []byte("bench/x"), Payload: payload}, codec.V311)
 	go func() {
 		for range 50 {

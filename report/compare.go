@@ -174,7 +174,9 @@ var metrics = []metric{
 	}},
 	{"connect latency p50", false, usv, pctl(conn, func(p result.Percentiles) int64 { return p.P50 })},
 	{"connect latency p99", false, usv, pctl(conn, func(p result.Percentiles) int64 { return p.P99 })},
-	{"lost", false, count, msgs(func(m *result.Messages) int64 { return m.Lost })},
+	{"lost", false, count, func(r *result.Result) (float64, bool) {
+		return float64(r.Messages.Lost), messaging(r) && !r.Messages.ExpectedUnknown
+	}},
 	{"duplicated", false, count, msgs(func(m *result.Messages) int64 { return m.Duplicated })},
 	{"out of order", false, count, msgs(func(m *result.Messages) int64 { return m.OutOfOrder })},
 	{"unsent", false, count, msgs(func(m *result.Messages) int64 { return m.UnsentTotal })},

@@ -183,6 +183,9 @@ func SummaryRows(r *result.Result) []Row {
 		status = "interrupted (partial result)"
 	}
 	add("run", "", "%s, %s", status, r.EndedAt.Sub(r.StartedAt).Round(1e6))
+	if r.Run != nil {
+		add("run id", "", "%s", r.Run)
+	}
 	c := &r.Connections
 	cls := ""
 	if c.Failed > 0 || c.Established < int64(c.Target) {
@@ -210,7 +213,11 @@ func SummaryRows(r *result.Result) []Row {
 		if m.Lost > 0 {
 			cls = "bad"
 		}
-		add("delivery", cls, "%d expected: %d received, %d lost; %d duplicated, %d out of order", m.Expected, m.Received, m.Lost, m.Duplicated, m.OutOfOrder)
+		if m.ExpectedUnknown {
+			add("delivery", cls, "%s: %d received; %d duplicated, %d out of order", unknownExpected, m.Received, m.Duplicated, m.OutOfOrder)
+		} else {
+			add("delivery", cls, "%d expected: %d received, %d lost; %d duplicated, %d out of order", m.Expected, m.Received, m.Lost, m.Duplicated, m.OutOfOrder)
+		}
 		cls = ""
 		if m.UnsentTotal > 0 {
 			cls = "warn"
@@ -255,7 +262,7 @@ func summaryPanel(r *result.Result) Panel {
 			if !th.OK {
 				v = "FAIL"
 			}
-			t.Rows = append(t.Rows, []string{th.Expr, result.FormatThresholdValue(th.Value), v})
+			t.Rows = append(t.Rows, []string{th.Expr, th.ValueText(), v})
 		}
 		p.Tables = append(p.Tables, t)
 	}
@@ -435,9 +442,9 @@ func deliveryPanel(r *result.Result) Panel {
 		{"published (written)", fmt.Sprint(m.Published), ""},
 		{"acknowledged (QoS 1/2)", fmt.Sprint(m.Acked), ""},
 		{"unsent", fmt.Sprintf("%d%s", m.UnsentTotal, countfmt.ByCause(m.Unsent)), warn(m.UnsentTotal)},
-		{"expected copies", fmt.Sprint(m.Expected), ""},
+		{"expected copies", knownCount(m.Expected, m.ExpectedUnknown), ""},
 		{"received", fmt.Sprint(m.Received), ""},
-		{"lost", fmt.Sprint(m.Lost), bad(m.Lost)},
+		{"lost", knownCount(m.Lost, m.ExpectedUnknown), bad(m.Lost)},
 		{"in flight at the end", fmt.Sprint(m.InFlightAtEnd), warn(m.InFlightAtEnd)},
 		{"in flight when a session ended", fmt.Sprintf("%d lost of %d dropped", m.InFlightLost, m.InFlightDropped), warn(m.InFlightLost)},
 		{"duplicated", fmt.Sprint(m.Duplicated), warn(m.Duplicated)},
@@ -531,4 +538,12 @@ func scenarioPanel(r *result.Result) Panel {
 	}
 	p.Pre = b.String()
 	return p
+}
+
+// knownCount writes n, or "unknown" when the run does not know it (messages.expected_unknown).
+func knownCount(n int64, unknown bool) string {
+	if unknown {
+		return "unknown"
+	}
+	return fmt.Sprint(n)
 }

@@ -31,6 +31,9 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 		status = "interrupted (partial result)"
 	}
 	fmt.Fprintf(tw, "run\t%s, %s\n", status, r.EndedAt.Sub(r.StartedAt).Round(1e6))
+	if r.Run != nil {
+		fmt.Fprintf(tw, "run id\t%s\n", termtext.Line(r.Run.String()))
+	}
 	fmt.Fprintf(tw, "broker\t%s\n", termtext.Line(strings.Join(r.Broker, ", ")))
 	if r.Calibration {
 		fmt.Fprintf(tw, "calibration\tagainst mqblast %s: this measures the client host's own ceiling, not a broker\n", termtext.Line(r.BrokerKind))
@@ -62,8 +65,12 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 	if messaging {
 		fmt.Fprintf(tw, "scheduled\t%d messages: %d published (written), %d unsent%s\n",
 			m.Scheduled, m.Published, m.UnsentTotal, termtext.Line(countfmt.ByCause(m.Unsent)))
-		fmt.Fprintf(tw, "delivery\t%d expected: %d received, %d lost, %d in flight at the end, %d in flight when a session ended; %d duplicated, %d out of order\n",
-			m.Expected, m.Received, m.Lost, m.InFlightAtEnd, m.InFlightLost, m.Duplicated, m.OutOfOrder)
+		if m.ExpectedUnknown {
+			fmt.Fprintf(tw, "delivery\t%s: %d received, %d duplicated, %d out of order\n", unknownExpected, m.Received, m.Duplicated, m.OutOfOrder)
+		} else {
+			fmt.Fprintf(tw, "delivery\t%d expected: %d received, %d lost, %d in flight at the end, %d in flight when a session ended; %d duplicated, %d out of order\n",
+				m.Expected, m.Received, m.Lost, m.InFlightAtEnd, m.InFlightLost, m.Duplicated, m.OutOfOrder)
+		}
 		if m.Acked > 0 || m.InFlightDropped > 0 {
 			fmt.Fprintf(tw, "acknowledged\t%d of %d published (QoS 1/2); %d unacknowledged when their session ended\n",
 				m.Acked, m.Published, m.InFlightDropped)
@@ -143,6 +150,10 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 	return tw.Flush()
 }
 
+// unknownExpected says why a run that does not know its publishers (messages.expected_unknown)
+// shows no expected or lost copies.
+const unknownExpected = "expected unknown, so lost unknown (the run does not know its publishers)"
+
 // writeThresholds writes one summary line per threshold:
 // "threshold  messages.lost==0  value 12  FAILED".
 func writeThresholds(w io.Writer, ts []result.Threshold) {
@@ -151,6 +162,6 @@ func writeThresholds(w io.Writer, ts []result.Threshold) {
 		if !t.OK {
 			verdict = "FAILED"
 		}
-		fmt.Fprintf(w, "threshold\t%s  value %s  %s\n", termtext.Line(t.Expr), result.FormatThresholdValue(t.Value), verdict)
+		fmt.Fprintf(w, "threshold\t%s  value %s  %s\n", termtext.Line(t.Expr), t.ValueText(), verdict)
 	}
 }

@@ -20,8 +20,10 @@
 //     back shows it in its fields. The figures that are not sums (rates over a window, the
 //     client's per-connection costs, the start and the clocks) combine by their own rules.
 //   - Thresholds (PATH OP NUMBER over the document's JSON form, k6 style): parsing, the
-//     check that a path names a numeric field of the Result type, evaluation.
-//   - CheckShards: whether documents are the distinct shards of one run, and mergeable.
+//     check that a path names a numeric field of the Result type, evaluation (a value
+//     the document writes as null, such as an unknown expected, is unknown: it fails).
+//   - CheckShards: whether documents are the distinct shards of one run (one run
+//     identity, one scenario, each shard once), and mergeable.
 //   - CheckDocument: whether a document read back (ReadFile) can be a run's: counts and
 //     percentiles not negative, percentiles in order, the accounting identities, each
 //     problem named by its JSON path; a field the document lacks is not judged.

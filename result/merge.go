@@ -56,6 +56,7 @@ func Merge(rs []*Result) *Result {
 			out.EndedAt = r.EndedAt
 		}
 		out.Interrupted = out.Interrupted || r.Interrupted
+		out.Messages.ExpectedUnknown = out.Messages.ExpectedUnknown || r.Messages.ExpectedUnknown
 		if k := r.Kernel; k != nil { // shards on several hosts: their counters add
 			if out.Kernel == nil {
 				out.Kernel = &Kernel{Client: map[string]int64{}, SameNamespace: k.SameNamespace}

@@ -25,6 +25,9 @@ type Result struct {
 	Interrupted bool      `json:"interrupted,omitempty"`
 	MeasureFrom time.Time `json:"measure_from,omitzero"`
 	MeasureTo   time.Time `json:"measure_to,omitzero"`
+	// Run is the run's identity, which every measured header carries (nil in documents
+	// written before runs had one): merge takes only documents of one run.
+	Run *RunInfo `json:"run,omitempty"`
 	// Start is the --start-at instant and when this run was ready for it (nil without).
 	Start *StartInfo `json:"start,omitempty"`
 	// FirstPublishAt is when the run's first PUBLISH was written (the earliest of the shards').
@@ -107,6 +110,25 @@ type HostInfo struct {
 	LimitedEvidence []string `json:"limited_evidence,omitempty"`
 }
 
+// RunInfo is a run's identity. ID is --run-id as given, else derived from the --start-at
+// instant, else generated; Tag is the 16 bits derived from it that every measured header
+// carries, so that a receiver tells the run's messages from those of any other mqblast run
+// on the same topics. From says which: "run-id", "start-at" or "generated". The shards and
+// worker processes of one run share it.
+type RunInfo struct {
+	ID   string `json:"id"`
+	Tag  uint16 `json:"tag"`
+	From string `json:"from"`
+}
+
+// String returns the identity as the summary shows it: the ID and its tag in hex.
+func (r *RunInfo) String() string {
+	if r == nil {
+		return "none (written before runs had an identity)"
+	}
+	return fmt.Sprintf("%s (tag %04x, %s)", r.ID, r.Tag, r.From)
+}
+
 // StartInfo is a run's agreed start (--start-at): At, the wall-clock instant every shard
 // starts publishing; ReadyAt, when this run's subscriptions were in place; LateMS, how far
 // ReadyAt was past At (the run then started at once, late; 0: on time). A merged result
@@ -147,7 +169,8 @@ type Connections struct {
 // Messages counts the messages of the whole run, warm-up and drain included, so that they
 // can be held against the broker's own counters (zero in a Connections run). Every
 // scheduled message is accounted for: scheduled = published + unsent_total; and every
-// expected copy: expected = received + lost + in_flight_at_end + in_flight_lost.
+// expected copy: expected = received + lost + in_flight_at_end + in_flight_lost, unless
+// ExpectedUnknown (then expected and lost are written as null).
 type Messages struct {
 	// Scheduled are the messages due on the publishers' schedules before the stop.
 	Scheduled int64 `json:"scheduled"`
@@ -163,6 +186,10 @@ type Messages struct {
 	Acked       int64            `json:"acked"`
 	// Expected are the copies the broker should deliver of what was published, by the plan.
 	Expected int64 `json:"expected"`
+	// ExpectedUnknown says the plan does not know its publishers (a Subscribe run): what
+	// should have arrived, and so what was lost, is unknown; the document writes expected
+	// and lost as null, and a threshold on them does not hold.
+	ExpectedUnknown bool `json:"expected_unknown,omitempty"`
 	// Received are the distinct copies that arrived on expected streams.
 	Received int64 `json:"received"`
 	// Lost are expected copies that did not arrive by the end of the drain, of messages
@@ -178,8 +205,9 @@ type Messages struct {
 	InFlightLost    int64 `json:"in_flight_lost"`
 	Duplicated      int64 `json:"duplicated"`
 	OutOfOrder      int64 `json:"out_of_order"`
-	// Unexpected are measured copies for no expected stream, by kind: unknown_publisher,
-	// not_subscribed, not_expected, stale (due before this run's publishing began).
+	// Unexpected are measured copies for no expected stream, by kind: other_run (the header
+	// carries another run's tag), unknown_publisher, not_subscribed, not_expected, stale
+	// (due before this run's publishing began).
 	Unexpected      map[string]int64 `json:"unexpected"`
 	UnexpectedTotal int64            `json:"unexpected_total"`
 	// Unmeasured are payloads without mqblast's measurement header (another publisher's).
@@ -189,6 +217,19 @@ type Messages struct {
 	// SubscribeRefused counts refused filters by SUBACK reason (the last failing filter's
 	// reason for a SUBACK that refuses several).
 	SubscribeRefused map[string]int64 `json:"subscribe_refused,omitempty"`
+}
+
+// MarshalJSON writes m, with expected and lost as null when they are unknown.
+func (m Messages) MarshalJSON() ([]byte, error) {
+	type plain Messages // without this method
+	if !m.ExpectedUnknown {
+		return json.Marshal(plain(m))
+	}
+	return json.Marshal(struct {
+		plain
+		Expected *int64 `json:"expected"` // the outer fields hide plain's
+		Lost     *int64 `json:"lost"`
+	}{plain: plain(m)})
 }
 
 // Throughput covers the measure window: messages written (publish) and arrived (receive)
@@ -378,7 +419,10 @@ func (r *Result) SetTotal(total *Snapshot) {
 	m := &r.Messages
 	m.UnsentTotal = total.UnsentTotal()
 	m.UnexpectedTotal = total.UnexpectedTotal()
-	m.Lost = max(total.Expected-total.Received-total.InFlightAtEnd-total.InFlightLost, 0)
+	m.Lost = 0
+	if !m.ExpectedUnknown {
+		m.Lost = max(total.Expected-total.Received-total.InFlightAtEnd-total.InFlightLost, 0)
+	}
 	if total.FirstPublish > 0 {
 		r.FirstPublishAt = time.Unix(0, total.FirstPublish).UTC()
 	}

@@ -40,8 +40,10 @@ func (e *ShardError) Error() string {
 
 // CheckShards reports whether rs can be merged exactly (Merge): each result carries the
 // histograms its counts say it has, and together they are the distinct shards of one run —
-// the same scenario (apart from parameters.bind: each host has its own source addresses),
-// no shard twice, and, when they say how many shards the run has, none missing. Results
+// the same run identity (documents written before runs had one are taken among
+// themselves), the same scenario (apart from parameters.bind: each host has its own
+// source addresses), no shard twice, and, when they say how many shards the run has, none
+// missing. Results
 // without a shard are whole runs: one of them can be merged alone, two cannot. It returns
 // every problem found, each a *ShardError, joined; nil when rs can be merged.
 func CheckShards(rs []*Result) error {
@@ -80,6 +82,14 @@ func CheckShards(rs []*Result) error {
 				add(i, j, "result %d is a whole run (no --shard) but the other is shard %s", whole, part)
 			case a.Shard.Count != b.Shard.Count:
 				add(i, j, "shard %s and shard %s split the run differently", a.Shard, b.Shard)
+			}
+			switch ra, rb := a.Run, b.Run; {
+			case ra == nil && rb == nil: // both written before runs had an identity
+			case ra == nil || rb == nil:
+				add(i, j, "one has a run identity and the other none (an older mqblast wrote it): not shards of one run")
+			case ra.ID != rb.ID || ra.Tag != rb.Tag:
+				add(i, j, "different runs: run %s in one and %s in the other, so each counted the other's messages "+
+					"as another run's; run every shard with the same --run-id (or the same --start-at)", ra, rb)
 			}
 			if d := diffJSON(scen[i], scen[j]); d != "" {
 				add(i, j, "different scenarios: %s", d)

@@ -59,6 +59,16 @@ func TestCheckShards(t *testing.T) {
 	bad("both are whole runs", whole, &w2)
 	bad("is a whole run (no --shard) but the other is shard 1/2", whole, shardResult(1, 2, scen))
 
+	// One run identity, or none (documents written before runs had one).
+	withRun := func(r *Result, id string, tag uint16) *Result {
+		r.Run = &RunInfo{ID: id, Tag: tag, From: "run-id"}
+		return r
+	}
+	ok(withRun(shardResult(0, 2, scen), "x", 1), withRun(shardResult(1, 2, scen), "x", 1))
+	bad("different runs: run x (tag 0001, run-id) in one and y (tag 0002, run-id) in the other", withRun(shardResult(0, 2, scen), "x", 1),
+		withRun(shardResult(1, 2, scen), "y", 2))
+	bad("one has a run identity and the other none", shardResult(0, 2, scen), withRun(shardResult(1, 2, scen), "x", 1))
+
 	// A merged set is a whole run again.
 	if m := Merge([]*Result{shardResult(0, 2, scen), shardResult(1, 2, scen)}); m.Shard != nil {
 		t.Errorf("merged result has shard %v", m.Shard)

@@ -19,6 +19,17 @@ type Threshold struct {
 	Expr  string  `json:"expr"`
 	Value float64 `json:"value"`
 	OK    bool    `json:"ok"`
+	// Unknown says the document does not know the value (it is null there, as expected
+	// and lost of a run that does not know its publishers): the threshold does not hold.
+	Unknown bool `json:"unknown,omitempty"`
+}
+
+// ValueText is the threshold's value as people read it, or "unknown".
+func (t Threshold) ValueText() string {
+	if t.Unknown {
+		return "unknown"
+	}
+	return FormatThresholdValue(t.Value)
 }
 
 // ThresholdExpr is a parsed threshold expression: PATH OP NUMBER, e.g.
@@ -223,7 +234,8 @@ func jsonKind(t reflect.Type) string {
 }
 
 // marshalerKind marshals the zero value of a type with its own MarshalJSON and reads the
-// kind of JSON it writes: time.Time writes a string, Hist null or a string.
+// kind of JSON it writes: time.Time writes a string, Hist null or a string. A struct that
+// writes an object (Messages) writes its own fields, so checkPath walks them.
 func marshalerKind(t reflect.Type) (kind string) {
 	defer func() {
 		if recover() != nil {
@@ -240,6 +252,9 @@ func marshalerKind(t reflect.Type) (kind string) {
 	case '[':
 		return kindList
 	case '{':
+		if t.Kind() == reflect.Struct {
+			return kindObject
+		}
 		return kindOpen
 	case 't', 'f', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		return kindNumber
@@ -317,8 +332,9 @@ func nearest(s string, names []string, n int) []string {
 
 // EvaluateThresholds evaluates every expression against r and sets r.Thresholds, one
 // entry per expression in order. It reads r as its JSON document, so any numeric field
-// works, booleans read as 0 (false) and 1 (true), and a field or map key absent from the
-// document (omitted when empty) reads as 0. It returns an error, and leaves r.Thresholds
+// works, booleans read as 0 (false) and 1 (true), a field or map key absent from the
+// document (omitted when empty) reads as 0, and one that is null there is unknown: the
+// threshold does not hold. It returns an error, and leaves r.Thresholds
 // unchanged, when an expression is malformed or names no numeric field (CheckThresholdPaths).
 func (r *Result) EvaluateThresholds(exprs []string) error {
 	parsed, err := parseThresholds(exprs)
@@ -342,41 +358,43 @@ func (r *Result) EvaluateThresholds(exprs []string) error {
 	}
 	out := make([]Threshold, 0, len(parsed))
 	for _, e := range parsed {
-		v, err := lookupNumber(doc, e.Path)
+		v, known, err := lookupNumber(doc, e.Path)
 		if err != nil {
 			return fmt.Errorf("threshold %q: %w", e.Expr, err)
 		}
-		out = append(out, Threshold{Expr: e.Expr, Value: v, OK: e.Holds(v)})
+		out = append(out, Threshold{Expr: e.Expr, Value: v, OK: known && e.Holds(v), Unknown: !known})
 	}
 	r.Thresholds = out
 	return nil
 }
 
-// lookupNumber reads the number at path in a decoded JSON document.
-func lookupNumber(doc any, path []string) (float64, error) {
-	v := doc
+// lookupNumber reads the number at path in a decoded JSON document: 0 where the path is
+// absent, not known where it is null.
+func lookupNumber(doc any, path []string) (v float64, known bool, err error) {
+	x := doc
+	present := true
 	for i, k := range path {
-		m, ok := v.(map[string]any)
+		m, ok := x.(map[string]any)
 		if !ok {
-			if v == nil {
-				return 0, nil
+			if x == nil {
+				return 0, true, nil
 			}
-			return 0, fmt.Errorf("%s is not an object", strings.Join(path[:i], "."))
+			return 0, false, fmt.Errorf("%s is not an object", strings.Join(path[:i], "."))
 		}
-		v = m[k]
+		x, present = m[k]
 	}
-	switch x := v.(type) {
+	switch y := x.(type) {
 	case nil:
-		return 0, nil
+		return 0, !present, nil
 	case float64:
-		return x, nil
+		return y, true, nil
 	case bool:
-		if x {
-			return 1, nil
+		if y {
+			return 1, true, nil
 		}
-		return 0, nil
+		return 0, true, nil
 	}
-	return 0, fmt.Errorf("%s holds %T, not a number", strings.Join(path, "."), v)
+	return 0, false, fmt.Errorf("%s holds %T, not a number", strings.Join(path, "."), x)
 }
 
 // FailedThresholds returns the thresholds of r that did not hold.

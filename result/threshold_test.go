@@ -1,6 +1,7 @@
 package result
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -198,8 +199,62 @@ func TestThresholdPathsFollowTheType(t *testing.T) {
 	doc := map[string]any{"messages": map[string]any{"in_flight_at_end": 3.0}}
 	for p, want := range map[string]float64{"messages.unsent.back_pressure": 0, "messages.in_flight_at_end": 3,
 		"broker_stalled.lag_us.p99": 0} {
-		if v, err := lookupNumber(doc, strings.Split(p, ".")); err != nil || v != want {
-			t.Errorf("%s = %v, %v; want %v", p, v, err, want)
+		if v, known, err := lookupNumber(doc, strings.Split(p, ".")); err != nil || v != want || !known {
+			t.Errorf("%s = %v (known %v), %v; want %v", p, v, known, err, want)
 		}
+	}
+}
+
+// TestExpectedUnknown: a result whose plan does not know its publishers writes expected and
+// lost as null (and says expected_unknown), reads back as unknown, and a threshold on them
+// does not hold (unknown) while one on a known figure still does; a merge with such a
+// shard is unknown too.
+func TestExpectedUnknown(t *testing.T) {
+	t.Parallel()
+	total := NewSnapshot()
+	total.Received = 16002
+	r := &Result{Messages: Messages{ExpectedUnknown: true}}
+	r.SetTotal(total)
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Messages map[string]any `json:"messages"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"expected", "lost"} {
+		if v, ok := doc.Messages[k]; !ok || v != nil {
+			t.Errorf("messages.%s = %v (present %v), want null", k, v, ok)
+		}
+	}
+	if doc.Messages["expected_unknown"] != true || doc.Messages["received"] != 16002.0 {
+		t.Errorf("messages %v", doc.Messages)
+	}
+	var back Result
+	if err := json.Unmarshal(b, &back); err != nil || !back.Messages.ExpectedUnknown || back.Messages.Received != 16002 {
+		t.Fatalf("read back: %v %+v", err, back.Messages)
+	}
+	if err := back.EvaluateThresholds([]string{"messages.lost==0", "messages.expected>=0", "messages.received>0"}); err != nil {
+		t.Fatal(err)
+	}
+	want := []Threshold{{Expr: "messages.lost==0", Unknown: true}, {Expr: "messages.expected>=0", Unknown: true},
+		{Expr: "messages.received>0", Value: 16002, OK: true}}
+	if !reflect.DeepEqual(back.Thresholds, want) || back.Thresholds[0].ValueText() != "unknown" {
+		t.Errorf("thresholds %+v, want %+v", back.Thresholds, want)
+	}
+	known := &Result{}
+	known.SetTotal(NewSnapshot())
+	if b, _ := json.Marshal(known); !strings.Contains(string(b), `"expected":0,`) || strings.Contains(string(b), "expected_unknown") {
+		t.Errorf("a known expected is written as before: %s", b)
+	}
+	if m := Merge([]*Result{known, &back}); !m.Messages.ExpectedUnknown || m.Messages.Lost != 0 {
+		t.Errorf("merged with an unknown shard: %+v", m.Messages)
+	}
+	if err := CheckThresholdPaths([]string{"messages.expected_unknown==0", "messages.nope==0"}); err == nil ||
+		!strings.Contains(err.Error(), `messages has no field "nope"`) || strings.Contains(err.Error(), "expected_unknown") {
+		t.Errorf("paths under messages are still checked: %v", err)
 	}
 }

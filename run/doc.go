@@ -7,9 +7,10 @@
 // It owns what a run needs besides the engine: the command line's changes to the scenario
 // (Overrides, the password, thresholds), the checks of its inputs that need the host (source
 // addresses, output files, descriptor limits and the host checks, the broker process to
-// watch, TLS files), the start time of publishing (--start-at), the run's outputs (CSV, hlog,
-// live metrics, HTML) and the result's records of how the run was made (shard, start,
-// network, calibration, host checks). Launch runs a plan as the command starts it (processes,
+// watch, TLS files), the start time of publishing (--start-at), the run's identity
+// (--run-id, ResolveRunID: handed to its workers, required of shards), the run's outputs
+// (CSV, hlog, live metrics, HTML) and the result's records of how the run was made (shard,
+// run, start, network, calibration, host checks). Launch runs a plan as the command starts it (processes,
 // host check, outputs) and Report.Finish writes its end (thresholds evaluated, result,
 // outputs, HTML) and returns its outcome. It also holds the bodies of the verbs around a run:
 // validate (ValidateAll), net show and net apply (ShowProfiles, Apply), net emulate and clear.

@@ -56,7 +56,7 @@ func (rp Report) Finish(ctx context.Context, res *result.Result, runErr error) e
 	}
 	parts := make([]string, len(failed))
 	for i, t := range failed {
-		parts[i] = fmt.Sprintf("%s (value %s)", t.Expr, result.FormatThresholdValue(t.Value))
+		parts[i] = fmt.Sprintf("%s (value %s)", t.Expr, t.ValueText())
 	}
 	return kind(ErrThreshold, fmt.Errorf("%d of %d thresholds failed: %s",
 		len(failed), len(res.Thresholds), strings.Join(parts, ", ")))

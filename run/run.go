@@ -44,6 +44,12 @@ type Options struct {
 	Start *StartAt
 	// Shard, if set, is the shard of the scenario this run is, for the result.
 	Shard *result.ShardInfo
+	// Run is the run's identity (ResolveRunID), shared by its shards and workers: every
+	// measured header carries its tag, and copies of other runs are unexpected other_run.
+	// A plan that does not know its publishers (Subscribe) filters them only when the
+	// identity was given (--run-id), since its publishers cannot share one otherwise.
+	// Nil: one is drawn.
+	Run *result.RunInfo
 	// Checks are the host checks' findings (Preflight), for the result's host.checks.
 	Checks json.RawMessage
 	// Network is the network profile the run goes through, for its result (Net's, or
@@ -65,6 +71,12 @@ func Execute(ctx context.Context, plan *scenario.Plan, o Options) (*result.Resul
 		o.Log = io.Discard
 	}
 	o.Start.announce(o.Log, plan, time.Now())
+	if o.Run == nil {
+		var err error
+		if o.Run, err = ResolveRunID("", nil); err != nil {
+			return nil, err
+		}
+	}
 	brokers := plan.Brokers()
 	embeddedPID := 0
 	if o.Sink {
@@ -106,6 +118,7 @@ func Execute(ctx context.Context, plan *scenario.Plan, o Options) (*result.Resul
 		return nil, err
 	}
 	res.Shard = o.Shard
+	res.Run = o.Run
 	res.Start = o.Start.info()
 	if o.Sink {
 		res.BrokerKind, res.Calibration = "sink", true
@@ -148,6 +161,10 @@ func newRunner(plan *scenario.Plan, brokers []string, o *Options, tlsConf *tls.C
 	r.Engine.TLS = tlsConf
 	r.Engine.Loops = o.Loops
 	r.Engine.MaxInbound = cmp.Or(o.MaxPacket, r.Engine.MaxInbound)
+	if o.Run != nil {
+		r.Engine.RunTag = o.Run.Tag
+		r.AnyRun = r.Stream == nil && o.Run.From != RunIDGiven
+	}
 	r.ToolVersion, r.Scenario = o.ToolVersion, effectiveJSON(plan.Scenario())
 	return r, nil
 }

@@ -59,7 +59,8 @@ func runWorkers(ctx context.Context, plan *scenario.Plan, o *Options, brokers []
 	for i := 0; i < procs; i++ {
 		args := []string{"run", scen.Name(), "--worker", "--no-check", "--shard", fmt.Sprintf("%d/%d", i, procs),
 			"--broker", strings.Join(brokers, ","), "--loops", strconv.Itoa(loops),
-			"--id-start", strconv.Itoa(o.IDStart), "--max-packet-size", strconv.Itoa(o.MaxPacket)}
+			"--id-start", strconv.Itoa(o.IDStart), "--max-packet-size", strconv.Itoa(o.MaxPacket),
+			"--run-id", o.Run.ID, "--run-id-from", o.Run.From}
 		args = append(args, tlsArgs(o.TLS)...)
 		w, err := child.Start(child.Spec{Name: fmt.Sprintf("worker %d", i), Args: args, Env: secret.Env(os.Environ(), s.Server.Password),
 			Log: o.Log, Stdin: true})

@@ -226,9 +226,15 @@ func newSubCmd() *cobra.Command {
 		Short: "N clients subscribe and count what arrives (emqtt-bench sub)",
 		Long: `N clients connect and subscribe to -t (placeholders %i %c %u) with -q, then receive for
 --duration. Messages whose payload starts with mqblast's 16-byte header (from 'mqblast pub'
-or a scenario) give latency from their due time; others are counted as unmeasured.`,
+or a scenario) give latency from their due time; others are counted as unmeasured.
+
+sub does not know what its publishers sent: expected and lost are unknown (null in the
+result; a threshold on them fails). It counts the messages of every mqblast run, unless it is
+given the publishers' --run-id (pub --run-id T, sub --run-id T): then another run's are
+unexpected.other_run.`,
 		Example: `  mqblast sub -H 10.0.0.5 -c 100 -t 'bench/#' -q 1 --duration 2m
   mqblast sub -c 10 -t 'bench/%i' --format json | jq .latency_us
+  mqblast sub -H 10.0.0.5 -c 10 -t 'bench/#' --run-id t1   # beside: mqblast pub -H 10.0.0.5 -t 'bench/%i' --run-id t1
   mqblast sub -c 10 -t 'bench/#' --set subscribers.no_local=true -V 5 --threshold 'messages.received>0'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

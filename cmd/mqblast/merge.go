@@ -22,11 +22,12 @@ Intervals are added index by index (their percentiles are those of the first sha
 
 The inputs must be the distinct shards of one run (each written by 'mqblast run --shard I/N',
 which records the shard in the document): merge refuses, with the reason and exit 2, the same
-file or shard twice, a missing shard, results of different scenarios or parameters (only
-parameters.bind may differ), whole runs without --shard, a result whose histograms are
-missing although its counts say it has values, and a file that is not a result document or
-whose figures do not add up (a negative count, percentiles out of order, an accounting
-identity broken), naming the file and the field.`,
+file or shard twice, a missing shard, results of different runs (their run identities differ:
+run every shard with the same --run-id, or the same --start-at), of different scenarios or
+parameters (only parameters.bind may differ), whole runs without --shard, a result whose
+histograms are missing although its counts say it has values, and a file that is not a result
+document or whose figures do not add up (a negative count, percentiles out of order, an
+accounting identity broken), naming the file and the field.`,
 		Example: `  mqblast merge host1.json host2.json host3.json -o run.json
   mqblast merge shard-*.json --format json | jq .latency_us`,
 		Args: func(_ *cobra.Command, args []string) error {

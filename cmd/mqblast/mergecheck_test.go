@@ -10,16 +10,17 @@ import (
 	"github.com/mqblast/mqblast/internal/testbroker"
 )
 
-// TestMergeRefusesNonShards: the result files of two real shard runs record their shard and
-// merge; the same file twice, one shard alone (the other missing), a shard of another
-// scenario and a result whose histograms were lost are refused (exit 2) with the reason.
+// TestMergeRefusesNonShards: the result files of two real shard runs of one run identity
+// record their shard and merge; the same file twice, one shard alone (the other missing), a
+// shard of another scenario, a shard of another run (another --run-id) and a result whose
+// histograms were lost are refused (exit 2) with the reason.
 func TestMergeRefusesNonShards(t *testing.T) {
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	dir := t.TempDir()
-	run := func(name, shard string, sets ...string) string {
+	run := func(name, shard, runID string, sets ...string) string {
 		t.Helper()
 		f := filepath.Join(dir, name)
-		args := []string{"run", "quick-conn-100", "--broker", m.Addr, "--shard", shard, "--duration", "300ms",
+		args := []string{"run", "quick-conn-100", "--broker", m.Addr, "--shard", shard, "--run-id", runID, "--duration", "300ms",
 			"--set", "parameters.connection_rate=2000", "--out", f, "--format", "json"}
 		for _, s := range sets {
 			args = append(args, "--set", s)
@@ -33,8 +34,9 @@ func TestMergeRefusesNonShards(t *testing.T) {
 		}
 		return f
 	}
-	s0, s1 := run("s0.json", "0/2"), run("s1.json", "1/2")
-	other := run("other.json", "1/2", "parameters.keep_alive_sec=30")
+	s0, s1 := run("s0.json", "0/2", "merge-check"), run("s1.json", "1/2", "merge-check")
+	other := run("other.json", "1/2", "merge-check", "parameters.keep_alive_sec=30")
+	otherRun := run("other-run.json", "1/2", "another-run")
 
 	// A copy of s1 whose histograms are gone (a document edited or written by another tool).
 	b, err := os.ReadFile(s1)
@@ -65,6 +67,8 @@ func TestMergeRefusesNonShards(t *testing.T) {
 		{"missing-shard", []string{s0}, "shard 1/2 missing"},
 		{"other-scenario", []string{s0, other}, "different scenarios: parameters.keep_alive_sec is 60 in one and 30 in the other"},
 		{"no-histogram", []string{s0, noHist}, noHist + ": connections.connect_latency_us counts"},
+		{"other-run", []string{s0, otherRun}, "different runs: run merge-check (tag "},
+		{"other-run-fix", []string{otherRun, s0}, "run every shard with the same --run-id (or the same --start-at)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runBin(t, append([]string{"merge"}, tc.files...)...)

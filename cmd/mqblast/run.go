@@ -29,6 +29,8 @@ type runFlags struct {
 	shard    string
 	startAt  string       // --start-at
 	start    *run.StartAt // parsed from startAt when the run begins
+	runID    string       // --run-id
+	runFrom  string       // --run-id-from: a worker's, where its parent's identity came from
 	format   string
 	outputs  run.Outputs // --csv, --hlog, --metrics (outputs.go)
 	noCheck  bool
@@ -55,6 +57,9 @@ func (rf *runFlags) registerShardFlags(fl *pflag.FlagSet) {
 		"auto: I from $"+run.EnvShardIndex+" (a Kubernetes Indexed Job), N from $"+run.EnvShardCount)
 	fl.StringVar(&rf.startAt, "start-at", "", "connect and subscribe, then start publishing at this wall-clock time: "+
 		"RFC 3339 (2026-01-02T15:04:05Z) or +DURATION from now (+90s), at most 24h ahead; a run not ready by then starts at once, late (start.late_ms), up to 10m after it")
+	fl.StringVar(&rf.runID, "run-id", "", "the run's identity, any text (e.g. a Kubernetes Job's uid): every measured message carries 16 bits "+
+		"derived from it, and copies of other runs count as unexpected.other_run; shards of one run need the same one "+
+		"(default: derived from --start-at, else random; a sub counts every run's copies unless given the publishers' --run-id)")
 }
 
 func (rf *runFlags) register(cmd *cobra.Command) {
@@ -78,7 +83,9 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	rf.registerMaxPacket(fl)
 	fl.BoolVar(&rf.sink, "sink", false, "start mqblast sink on loopback in a child process and run against it: a calibration run (the client host's own ceiling)")
 	fl.DurationVar(&rf.sinkWait, "sink-flush-delay", 0, "with --sink: the sink's --flush-delay, 0 to 1s (fewer, larger writes at that cost in latency)")
+	fl.StringVar(&rf.runFrom, "run-id-from", run.RunIDGiven, "internal: where a worker's --run-id came from")
 	_ = fl.MarkHidden("worker")
+	_ = fl.MarkHidden("run-id-from")
 	rf.registerPasswordFile(fl)
 	rf.net.register(fl)
 }
@@ -111,9 +118,14 @@ Kubernetes Indexed Job) and N from $JOB_COMPLETIONS (which its manifest sets: se
 deploy/kubernetes). --start-at T (RFC 3339, or +90s from now) connects and subscribes, then
 starts publishing at T on every shard; a run not ready by T starts at once and records
 start.late_ms. The result has first_publish_at and host.clock (the adjtimex error estimate);
-a clock that is not synchronised is warned about. The broker password comes from --password-file, else
---set server.password or the file's server.password, else $MQBLAST_PASSWORD when the run
-gives a username; results never hold it. MQTT 3.1.1 sends a password only with a username.
+a clock that is not synchronised is warned about. Every measured message carries the run's
+identity (--run-id TEXT, else derived from --start-at, else random; the result's run), so
+another mqblast run on the same topics counts as unexpected.other_run, never as received or
+duplicated (16 bits: two random identities agree once in 65,536); the shards of one run need
+the same one, so --shard without --run-id or --start-at is refused. The broker password comes
+from --password-file, else --set server.password or the file's server.password, else
+$MQBLAST_PASSWORD when the run gives a username; results never hold it. MQTT 3.1.1 sends a
+password only with a username.
 
 Progress goes to stderr once a second. Ctrl-C disconnects, writes the partial result and
 exits 130.
@@ -177,7 +189,17 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		return err
 	}
 	rf.shard = shard
+	id, err := run.ResolveRunID(rf.runID, rf.start)
+	if err != nil {
+		return err
+	}
+	if rf.worker && id.From == run.RunIDGiven { // the parent's identity, as it came to the parent
+		id.From = rf.runFrom
+	}
 	if !rf.worker {
+		if err := run.CheckShardIdentity(rf.shard, id); err != nil {
+			return err
+		}
 		if err := checkInputs(cmd, rf); err != nil {
 			return err
 		}
@@ -201,7 +223,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		return withCode(exitInvalid, err)
 	}
 	o := run.Options{Loops: rf.loops, IDStart: rf.idStart, MaxPacket: rf.maxPkt, TLS: rf.tls, Sink: rf.sink,
-		SinkFlushDelay: rf.sinkWait, BrokerPID: rf.brokerPID, BrokerCgroup: rf.brokerCgroup, Start: rf.start,
+		SinkFlushDelay: rf.sinkWait, BrokerPID: rf.brokerPID, BrokerCgroup: rf.brokerCgroup, Start: rf.start, Run: id,
 		Network: rf.netInfo, ToolVersion: version, Log: cmd.ErrOrStderr()}
 	if rf.shard != "" {
 		if o.Shard, err = run.ParseShard(rf.shard); err != nil {

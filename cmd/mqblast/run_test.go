@@ -232,7 +232,7 @@ func TestMergeShards(t *testing.T) {
 	var files []string
 	for i := 0; i < 2; i++ {
 		f := filepath.Join(dir, fmt.Sprintf("shard%d.json", i))
-		r := runBin(t, "run", "quick-conn-100", "--broker", m.Addr, "--shard", fmt.Sprintf("%d/2", i),
+		r := runBin(t, "run", "quick-conn-100", "--broker", m.Addr, "--shard", fmt.Sprintf("%d/2", i), "--run-id", "merge-shards",
 			"--duration", "500ms", "--set", "parameters.connection_rate=1000", "--out", f)
 		if r.code != 0 {
 			t.Fatalf("shard %d: exit %d\n%s", i, r.code, r.stderr)

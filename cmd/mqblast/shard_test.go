@@ -238,7 +238,7 @@ func TestQuickVerbShardAndStartAt(t *testing.T) {
 	host, port, _ := net.SplitHostPort(m.Addr)
 	for i := range 2 {
 		r := runBin(t, "conn", "-H", host, "-p", port, "-c", "20", "-R", "200", "--duration", "1s", "--no-check",
-			"--procs", "1", "--format", "json", "--shard", fmt.Sprintf("%d/2", i))
+			"--procs", "1", "--format", "json", "--shard", fmt.Sprintf("%d/2", i), "--run-id", "quick-verb-shards")
 		if r.code != exitOK {
 			t.Fatalf("conn shard %d/2: exit %d\n%s", i, r.code, r.stderr)
 		}

@@ -47,8 +47,8 @@ func envOf(c *corev1.Container, name string) *corev1.EnvVar {
 
 // TestJobManifest: job.yaml is a batch/v1 Job of N shards (Indexed, parallelism ==
 // completions == JOB_COMPLETIONS), one pod per node, a privileged init container gated by
-// the ConfigMap and run as root, the run's flags for --shard auto, --start-at and a JSON
-// result on stdout, as a non-root user.
+// the ConfigMap and run as root, the run's flags for --shard auto, --start-at, the Job's uid
+// as every pod's --run-id and a JSON result on stdout, as a non-root user.
 func TestJobManifest(t *testing.T) {
 	var job batchv1.Job
 	decodeStrict(t, "job.yaml", &job)
@@ -77,7 +77,13 @@ func TestJobManifest(t *testing.T) {
 	if e := envOf(c, "START_AT"); e == nil || e.Value != "__START_AT__" {
 		t.Errorf("START_AT %+v, want the placeholder __START_AT__ that README.md's apply replaces", e)
 	}
-	for _, want := range [][]string{{"--shard", "auto"}, {"--start-at", "$(START_AT)"}, {"--format", "json"}, {"--broker", "$(MQBLAST_BROKER)"}} {
+	// One run identity for every pod: the Job's uid, a label Kubernetes sets on each of its pods.
+	if e := envOf(c, "MQBLAST_RUN_ID"); e == nil || e.ValueFrom == nil || e.ValueFrom.FieldRef == nil ||
+		e.ValueFrom.FieldRef.FieldPath != "metadata.labels['"+batchv1.ControllerUidLabel+"']" {
+		t.Errorf("MQBLAST_RUN_ID %+v, want the pod's label %s (the Job's uid, the same in every pod)", e, batchv1.ControllerUidLabel)
+	}
+	for _, want := range [][]string{{"--shard", "auto"}, {"--start-at", "$(START_AT)"}, {"--run-id", "$(MQBLAST_RUN_ID)"},
+		{"--format", "json"}, {"--broker", "$(MQBLAST_BROKER)"}} {
 		i := slices.Index(c.Args, want[0])
 		if i < 0 || i+1 >= len(c.Args) || c.Args[i+1] != want[1] {
 			t.Errorf("args %q lack %s %s", c.Args, want[0], want[1])

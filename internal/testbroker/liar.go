@@ -15,12 +15,15 @@ import (
 // Liar is a scripted MQTT 3.1.1 server for the paths where a broker misbehaves: it
 // accepts every client and subscription, acknowledges every PUBLISH (QoS 1 and 2) and
 // delivers none of them; instead, after each SUBACK it sends Strays messages in mqblast's
-// format from a publisher number no plan has, on the subscribed topic, After the SUBACK.
+// format from a publisher number no plan has, on the subscribed topic, After the SUBACK
+// and once a PUBLISH has come: the strays carry the run tag of the first PUBLISH, so that
+// they are the run's own messages, of a publisher it does not have.
 type Liar struct {
 	Addr   string
 	Acked  atomic.Int64 // PUBLISH packets acknowledged (and dropped)
 	Strays int          // stray messages per subscription
 	After  time.Duration
+	run    atomic.Uint32 // 1<<16 | the run tag of the first PUBLISH (0: none yet)
 }
 
 // StartLiar starts a Liar on a free loopback port; it stops with the test.
@@ -84,10 +87,13 @@ func (l *Liar) serve(c net.Conn) {
 					_, topic, _ = strings.Cut(topic[len("$share/"):], "/")
 				}
 				time.AfterFunc(l.After, func() {
+					for wait := time.Now().Add(10 * time.Second); l.run.Load() == 0 && time.Now().Before(wait); {
+						time.Sleep(10 * time.Millisecond)
+					}
 					var b []byte
 					for k := range l.Strays {
 						pl := make([]byte, reactor.HeaderSize)
-						reactor.PutHeader(pl, time.Now().UnixNano(), 1<<20, uint32(k))
+						reactor.PutHeader(pl, time.Now().UnixNano(), uint16(l.run.Load()), 1<<20, uint32(k))
 						b = codec.AppendPublish(b, &codec.Publish{Topic: []byte(topic), Payload: pl}, v)
 					}
 					mu.Lock()
@@ -100,6 +106,9 @@ func (l *Liar) serve(c net.Conn) {
 					return
 				}
 				l.Acked.Add(1)
+				if tag, ok := reactor.RunTagOf(p.Payload); ok {
+					l.run.CompareAndSwap(0, 1<<16|uint32(tag))
+				}
 				switch p.QoS {
 				case 1:
 					out = codec.AppendPuback(out, &codec.Ack{ID: p.ID}, v)
