@@ -169,7 +169,7 @@ func runRefused(t *testing.T, env []string, args ...string) (stderr string, code
 func TestShardAndStartAtInputs(t *testing.T) {
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	eight := []string{"run", "quick-conn-100", "--broker", m.Addr, "--set", "publishers.client_count=8", "--duration", "1s",
-		"--no-check", "--procs", "1"}
+		"--no-check", "--procs", "1", "--run-id", "inputs"}
 	p2p := []string{"run", "quick-p2p-100", "--broker", m.Addr, "--set", "publishers.client_count=5", "--set", "subscribers.client_count=5",
 		"--duration", "1s", "--set", "parameters.warmup_sec=0", "--no-check", "--procs", "1"}
 	for _, tc := range []struct {
