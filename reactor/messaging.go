@@ -65,6 +65,7 @@ type PublishSpec struct {
 type pubState struct {
 	spec      *PublishSpec
 	s         *session // nil while disconnected
+	client    int32    // the client it publishes for, also while disconnected
 	interval  int64    // ns between messages
 	k         int64    // schedule index of the next due message
 	nextDue   int64    // engine clock of message k
@@ -402,11 +403,7 @@ func (l *loop) unholdPub(p *pubState, now int64) {
 		p.holdFrom = 0
 		return
 	}
-	client := -1
-	if p.s != nil {
-		client = int(p.s.client)
-	}
-	l.e.cfg.Observer.Held(l.idx, client, p.hold, time.Duration(max(now-p.holdFrom, 0)))
+	l.e.cfg.Observer.Held(l.idx, int(p.client), p.hold, time.Duration(max(now-p.holdFrom, 0)))
 	p.holdFrom, p.heldUntil = 0, now
 }
 
@@ -414,7 +411,7 @@ func (l *loop) unholdPub(p *pubState, now int64) {
 func (l *loop) publisher(client int32, sp *PublishSpec) *pubState {
 	p := l.pubs[client]
 	if p == nil {
-		p = &pubState{spec: sp, heapIdx: -1, interval: int64(float64(time.Second) / sp.Rate)}
+		p = &pubState{spec: sp, client: client, heapIdx: -1, interval: int64(float64(time.Second) / sp.Rate)}
 		if l.pubs == nil {
 			l.pubs = map[int32]*pubState{}
 		}
@@ -521,10 +518,7 @@ func (l *loop) dropInflight(p *pubState) {
 	}
 	l.seqs = sent[:0]
 	p.fl, p.flHead, p.flN = p.fl[:0], 0, 0
-	client := -1
-	if p.s != nil {
-		client = int(p.s.client)
-	}
+	client := int(p.client)
 	if queuedN > 0 {
 		l.e.cfg.Observer.Unsent(l.idx, client, UnsentDisconnected, queuedN)
 	}
