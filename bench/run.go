@@ -49,6 +49,9 @@ type Runner struct {
 	// Stream classifies a receiving client's stream of a publisher (Recorder.Stream); nil
 	// accepts every stream.
 	Stream func(client int, publisher uint32) (scenario.StreamKind, int)
+	// Placement, if set, places a part of a run in the whole (Recorder.Placement): its
+	// result then carries what crosses parts (result.Join).
+	Placement *Placement
 }
 
 // subscribeTimeout bounds the wait for SUBACKs.
@@ -104,7 +107,7 @@ func (cr *Runner) start(ctx context.Context) (*run, error) {
 		cfg.Loops = runtime.NumCPU()
 	}
 	rec := NewRecorder(cfg.Loops)
-	rec.Stream = cr.Stream
+	rec.Stream, rec.Placement = cr.Stream, cr.Placement
 	cfg.Observer = rec
 	eng, err := reactor.New(cfg)
 	if err != nil {
@@ -276,8 +279,10 @@ func (r *run) disconnect(interrupted bool) {
 // finish fills the result from the run's totals and what the phases measured.
 func (r *run) finish(interrupted bool) {
 	total := r.src.total
-	total.Add(r.rec.Finish())
+	fix, join := r.rec.Finish()
+	total.Add(fix)
 	res := r.res
+	res.Join = join
 	res.Intervals = r.log.list
 	res.EndedAt = time.Now().UTC()
 	res.Interrupted = interrupted

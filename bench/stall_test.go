@@ -11,7 +11,6 @@ import (
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/internal/tier"
 	"github.com/mqblast/mqblast/result"
-	"github.com/mqblast/mqblast/scenario"
 )
 
 // TestWindowsFullAtEnd: QoS 1 with a window of 16, Mosquitto stopped (SIGSTOP) for the last
@@ -140,17 +139,7 @@ func TestHeldPublishersCountsPublishers(t *testing.T) {
 			s := builtin(t, "quick-p2p-100", map[string]string{"publishers.client_count": "20",
 				"subscribers.client_count": "20", "parameters.duration_sec": "3s", "parameters.warmup_sec": "500ms",
 				"parameters.drain_sec": "300ms"})
-			if err := s.SetBrokers([]string{m.Addr}); err != nil {
-				t.Fatal(err)
-			}
-			p, err := scenario.NewPlan(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := NewRunner(p, nil, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := testRunner(t, m.Addr, s)
 			r.Engine.Loops = loops
 			go func() {
 				time.Sleep(1500 * time.Millisecond) // the connect phase, then ~1 s of publishing

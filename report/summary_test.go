@@ -56,3 +56,17 @@ func TestSummaryOfOldDocuments(t *testing.T) {
 		golden(t, name, buf.String())
 	}
 }
+
+// TestSummaryInexact: a merged result whose joins left pieces out says which figures are
+// inexact, under the delivery line.
+func TestSummaryInexact(t *testing.T) {
+	r := &result.Result{Schema: result.Schema}
+	r.Messages.Published, r.Messages.Inexact = 10, "lost counts only what each part saw: 1 share-group sets left out"
+	var buf bytes.Buffer
+	if err := WriteSummary(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "inexact          lost counts only what each part saw: 1 share-group sets left out") {
+		t.Errorf("summary:\n%s", buf.String())
+	}
+}

@@ -61,6 +61,11 @@ type Result struct {
 	// network.
 	Network *NetworkInfo `json:"network,omitempty"`
 
+	// Join is what this part of a run leaves for the figures that need every stream at
+	// once, where its streams meet other parts' (a worker's result, a shard's document);
+	// nil for a whole run and when nothing crosses parts.
+	Join *Join `json:"join,omitempty"`
+
 	// Total is the additive snapshot the document's counts and histograms were derived
 	// from (SetTotal). It is not written: a document read back derives it from its own
 	// fields when it is merged.
@@ -188,6 +193,9 @@ type Messages struct {
 	// SubscribeRefused counts refused filters by SUBACK reason (the last failing filter's
 	// reason for a SUBACK that refuses several).
 	SubscribeRefused map[string]int64 `json:"subscribe_refused,omitempty"`
+	// Inexact, when set, says which of these figures are not exact, and why: a merge whose
+	// parts left pieces of their joins out (Join.Omitted).
+	Inexact string `json:"inexact,omitempty"`
 }
 
 // Throughput covers the measure window: messages written (publish) and arrived (receive)

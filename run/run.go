@@ -105,6 +105,9 @@ func Execute(ctx context.Context, plan *scenario.Plan, o Options) (*result.Resul
 		return nil, err
 	}
 	res.Shard = o.Shard
+	if o.Shard == nil {
+		res.Join = nil // a whole run: nothing crosses it
+	}
 	res.Start = o.Start.info()
 	if o.Sink {
 		res.BrokerKind, res.Calibration = "sink", true

@@ -92,6 +92,7 @@ func runWorkers(ctx context.Context, plan *scenario.Plan, o *Options, brokers []
 	}
 	res.Broker = brokers
 	res.Scenario = effectiveJSON(s)
+	res.Join = res.Join.Prune(plan.Publishes, plan.ReceivedOutside) // what crosses this shard
 	return res, gerr
 }
 
