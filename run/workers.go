@@ -55,9 +55,13 @@ func runWorkers(ctx context.Context, plan *scenario.Plan, o *Options, brokers []
 		}
 	}()
 	for i := 0; i < procs; i++ {
-		args := []string{"run", scen.Name(), "--worker", "--no-check", "--shard", fmt.Sprintf("%d/%d", i, procs),
-			"--broker", strings.Join(brokers, ","), "--loops", strconv.Itoa(loops),
-			"--id-start", strconv.Itoa(o.IDStart), "--max-packet-size", strconv.Itoa(o.MaxPacket)}
+		// Worker i runs part i of this process's plan: of the shard, when this is one.
+		args := []string{"run", scen.Name(), "--worker", "--no-check", "--part", fmt.Sprintf("%d/%d", i, procs)}
+		if o.Shard != nil {
+			args = append(args, "--shard", o.Shard.String())
+		}
+		args = append(args, "--broker", strings.Join(brokers, ","), "--loops", strconv.Itoa(loops),
+			"--id-start", strconv.Itoa(o.IDStart), "--max-packet-size", strconv.Itoa(o.MaxPacket))
 		args = append(args, tlsArgs(o.TLS)...)
 		w, err := child.Start(child.Spec{Name: fmt.Sprintf("worker %d", i), Args: args, Env: workerEnv(s.Server.Password),
 			Log: o.Log, Stdin: true})

@@ -34,6 +34,7 @@ type runFlags struct {
 	noCheck  bool
 	loops    int
 	worker   bool
+	part     string // --part: a worker's part of the plan (of the shard, with --shard)
 	idStart  int
 	maxPkt   int
 	sink     bool          // --sink: a calibration run against mqblast sink (sink.go)
@@ -73,12 +74,14 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&rf.noCheck, "no-check", false, "skip the host checks (mqblast check) before the run")
 	fl.IntVar(&rf.loops, "loops", 0, "event loops per process (0: one per core)")
 	fl.BoolVar(&rf.worker, "worker", false, "internal: run as a worker process streaming snapshots on stdout")
+	fl.StringVar(&rf.part, "part", "", "internal: with --worker, run part I of N of the (shard's) plan")
 	fl.IntVar(&rf.idStart, "id-start", 0, "number client ids from this instead of 0 (Connections runs)")
 	rf.registerWatchFlags(fl)
 	fl.Var(packetSize{&rf.maxPkt}, "max-packet-size", "largest packet a client accepts from the broker (bytes, or 64KiB, 1MiB ...), announced in 5.0 (0: payload_size + 64 KiB, at least 1 MiB)")
 	fl.BoolVar(&rf.sink, "sink", false, "start mqblast sink on loopback in a child process and run against it: a calibration run (the client host's own ceiling)")
 	fl.DurationVar(&rf.sinkWait, "sink-flush-delay", 0, "with --sink: the sink's --flush-delay (fewer, larger writes at that cost in latency)")
 	_ = fl.MarkHidden("worker")
+	_ = fl.MarkHidden("part")
 	rf.registerPasswordFile(fl)
 	rf.net.register(fl)
 }
@@ -204,6 +207,13 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		plan = plan.Shard(o.Shard.Index, o.Shard.Count)
 	}
 	if rf.worker {
+		if rf.part != "" {
+			part, err := run.ParseShard(rf.part)
+			if err != nil {
+				return err
+			}
+			plan = plan.Shard(part.Index, part.Count)
+		}
 		return run.Worker(cmd.Context(), plan, o, cmd.InOrStdin(), cmd.OutOrStdout(), codeOf)
 	}
 	return run.Launch{Procs: rf.procs, Check: !rf.noCheck, Outputs: &rf.outputs, Brokers: len(rf.brokers) > 0,
