@@ -753,3 +753,12 @@ func PutHeader(pl []byte, due int64, publisher, seq uint32) {
 	binary.BigEndian.PutUint32(pl[8:12], headerMagic<<24|publisher&numberMask)
 	binary.BigEndian.PutUint32(pl[12:16], seq)
 }
+
+// ReadHeader reads the publisher and sequence number of a payload's measurement header
+// (ok false: the payload has none), for servers and tests that route mqblast's messages.
+func ReadHeader(pl []byte) (publisher, seq uint32, ok bool) {
+	if len(pl) < HeaderSize || pl[8] != headerMagic {
+		return 0, 0, false
+	}
+	return binary.BigEndian.Uint32(pl[8:12]) & numberMask, binary.BigEndian.Uint32(pl[12:16]), true
+}
