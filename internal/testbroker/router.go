@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/mqblast/mqblast/codec"
 	"github.com/mqblast/mqblast/reactor"
@@ -44,10 +43,11 @@ type routed struct {
 	pid uint16
 }
 
-func (rc *routed) write(b []byte) {
+func (rc *routed) write(b []byte) error {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	_, _ = rc.c.Write(b)
+	_, err := rc.c.Write(b)
+	return err
 }
 
 // StartRouter starts a Router on a free loopback port; it stops with the test.
@@ -82,7 +82,6 @@ func StartRouter(t testing.TB, ack func(pub, seq uint32) bool, to func(filter st
 
 func (r *Router) serve(c net.Conn) {
 	defer c.Close() //nolint:errcheck
-	_ = c.SetDeadline(time.Now().Add(5 * time.Minute))
 	rc := &routed{c: c, v: codec.V311}
 	id := ""
 	defer func() {
@@ -92,84 +91,64 @@ func (r *Router) serve(c net.Conn) {
 		}
 		r.mu.Unlock()
 	}()
-	var buf, out []byte
-	tmp := make([]byte, 64<<10)
-	for {
-		n, err := c.Read(tmp)
-		if err != nil {
-			return
-		}
-		buf = append(buf, tmp[:n]...)
-		out = out[:0]
-		for {
-			h, body, used, err := codec.Split(buf, 1<<24)
+	servePackets(c, rc.write, func(h codec.Header, body, out []byte) ([]byte, bool) {
+		switch h.Type {
+		case codec.TypeConnect:
+			var cn codec.Connect
+			v, err := codec.DecodeConnect(body, &cn)
 			if err != nil {
-				return
+				return out, false
 			}
-			if used == 0 {
-				break
+			rc.v, id = v, string(cn.ClientID)
+			r.mu.Lock()
+			r.conns[id] = rc
+			r.mu.Unlock()
+			out = codec.AppendConnack(out, &codec.Connack{}, rc.v)
+		case codec.TypeSubscribe:
+			var s codec.Subscribe
+			if codec.DecodeSubscribe(body, rc.v, &s) != nil {
+				return out, false
 			}
-			switch h.Type {
-			case codec.TypeConnect:
-				var cn codec.Connect
-				if rc.v, err = codec.DecodeConnect(body, &cn); err != nil {
-					return
+			codes := make([]codec.ReasonCode, len(s.Filters))
+			r.mu.Lock()
+			for i, f := range s.Filters {
+				codes[i] = codec.ReasonCode(min(f.QoS, 1))
+				ids := r.subs[string(f.Filter)]
+				if k, found := slices.BinarySearch(ids, id); !found {
+					r.subs[string(f.Filter)] = slices.Insert(ids, k, id)
 				}
-				id = string(cn.ClientID)
-				r.mu.Lock()
-				r.conns[id] = rc
-				r.mu.Unlock()
-				out = codec.AppendConnack(out, &codec.Connack{}, rc.v)
-			case codec.TypeSubscribe:
-				var s codec.Subscribe
-				if codec.DecodeSubscribe(body, rc.v, &s) != nil {
-					return
-				}
-				codes := make([]codec.ReasonCode, len(s.Filters))
-				r.mu.Lock()
-				for i, f := range s.Filters {
-					codes[i] = codec.ReasonCode(min(f.QoS, 1))
-					ids := r.subs[string(f.Filter)]
-					if k, found := slices.BinarySearch(ids, id); !found {
-						r.subs[string(f.Filter)] = slices.Insert(ids, k, id)
-					}
-				}
-				r.mu.Unlock()
-				out = codec.AppendSuback(out, &codec.Suback{ID: s.ID, Reasons: codes}, rc.v)
-			case codec.TypePublish:
-				var p codec.Publish
-				if codec.DecodePublish(h, body, rc.v, &p) != nil {
-					return
-				}
-				pub, seq, ok := reactor.ReadHeader(p.Payload)
-				switch {
-				case ok && !r.Ack(pub, seq): // left in flight
-				case p.QoS == 1:
-					out = codec.AppendPuback(out, &codec.Ack{ID: p.ID}, rc.v)
-				case p.QoS == 2:
-					out = codec.AppendPubrec(out, &codec.Ack{ID: p.ID}, rc.v)
-				}
-				if ok {
-					r.route(&p, pub, seq)
-				}
-			case codec.TypePubrel:
-				var a codec.Ack
-				if codec.DecodePubrel(body, rc.v, &a) != nil {
-					return
-				}
-				out = codec.AppendPubcomp(out, &codec.Ack{ID: a.ID}, rc.v)
-			case codec.TypePingreq:
-				out = codec.AppendPingresp(out)
-			case codec.TypeDisconnect:
-				rc.write(out)
-				return
 			}
-			buf = buf[used:]
+			r.mu.Unlock()
+			out = codec.AppendSuback(out, &codec.Suback{ID: s.ID, Reasons: codes}, rc.v)
+		case codec.TypePublish:
+			var p codec.Publish
+			if codec.DecodePublish(h, body, rc.v, &p) != nil {
+				return out, false
+			}
+			pub, seq, ok := reactor.ReadHeader(p.Payload)
+			switch {
+			case ok && !r.Ack(pub, seq): // left in flight
+			case p.QoS == 1:
+				out = codec.AppendPuback(out, &codec.Ack{ID: p.ID}, rc.v)
+			case p.QoS == 2:
+				out = codec.AppendPubrec(out, &codec.Ack{ID: p.ID}, rc.v)
+			}
+			if ok {
+				r.route(&p, pub, seq)
+			}
+		case codec.TypePubrel:
+			var a codec.Ack
+			if codec.DecodePubrel(body, rc.v, &a) != nil {
+				return out, false
+			}
+			out = codec.AppendPubcomp(out, &codec.Ack{ID: a.ID}, rc.v)
+		case codec.TypePingreq:
+			out = codec.AppendPingresp(out)
+		case codec.TypeDisconnect:
+			return out, false
 		}
-		if len(out) > 0 {
-			rc.write(out)
-		}
-	}
+		return out, true
+	})
 }
 
 // route delivers message seq of publisher pub, published as p, to the subscribers To
