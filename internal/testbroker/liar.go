@@ -45,7 +45,7 @@ func StartLiar(t testing.TB, strays int, after time.Duration) *Liar {
 }
 
 func (l *Liar) serve(c net.Conn) {
-	defer c.Close() //nolint:errcheck
+	defer c.Close()   //nolint:errcheck
 	var mu sync.Mutex // writes come from the packet loop and from the strays' timer
 	write := func(b []byte) error {
 		mu.Lock()
