@@ -61,12 +61,13 @@ func TestSummaryOfOldDocuments(t *testing.T) {
 // inexact, under the delivery line.
 func TestSummaryInexact(t *testing.T) {
 	r := &result.Result{Schema: result.Schema}
-	r.Messages.Published, r.Messages.Inexact = 10, "lost counts only what each part saw: 1 share-group sets left out"
+	r.Messages.Published, r.Messages.Inexact = 10, "1 share-group sets left out over the 16 MiB bound"
 	var buf bytes.Buffer
 	if err := WriteSummary(&buf, r); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), "inexact          lost counts only what each part saw: 1 share-group sets left out") {
+	if !strings.Contains(buf.String(), "inexact          received, duplicated, lost and in flight count only what each part saw of some streams: "+
+		"1 share-group sets left out over the 16 MiB bound") {
 		t.Errorf("summary:\n%s", buf.String())
 	}
 }

@@ -179,15 +179,6 @@ func joinNotes(a, b string) string {
 	return a + "; " + b
 }
 
-// inexactNote is Messages.Inexact for joins that left pieces out.
-func inexactNote(omitted string) string {
-	if omitted == "" {
-		return ""
-	}
-	return "received, duplicated, lost, in_flight_at_end and in_flight_lost count only what each part saw " +
-		"of the streams whose join was left out: " + omitted
-}
-
 // shareID names a share group's stream of one publisher.
 type shareID struct {
 	share int

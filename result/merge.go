@@ -97,10 +97,13 @@ func MergeParts(rs []*Result) *Result {
 	var joins []*Join
 	for _, r := range rs {
 		joins = append(joins, r.Join)
+		if r.Join == nil { // a whole run's, or one whose join a gather left inexact
+			out.Messages.Inexact = joinNotes(out.Messages.Inexact, r.Messages.Inexact)
+		}
 	}
 	if slices.ContainsFunc(joins, func(j *Join) bool { return j != nil }) {
 		out.Join = joinParts(total, joins)
-		out.Messages.Inexact = inexactNote(out.Join.Omitted)
+		out.Messages.Inexact = joinNotes(out.Messages.Inexact, out.Join.Omitted)
 	}
 	out.SetTotal(total)
 	out.Throughput = throughput

@@ -193,8 +193,9 @@ type Messages struct {
 	// SubscribeRefused counts refused filters by SUBACK reason (the last failing filter's
 	// reason for a SUBACK that refuses several).
 	SubscribeRefused map[string]int64 `json:"subscribe_refused,omitempty"`
-	// Inexact, when set, says which of these figures are not exact, and why: a merge whose
-	// parts left pieces of their joins out (Join.Omitted).
+	// Inexact, when set, says that received, duplicated, lost, in_flight_at_end and
+	// in_flight_lost count only what each part saw of some streams, and which: the pieces
+	// the merged parts' joins left out over their bound (Join.Omitted).
 	Inexact string `json:"inexact,omitempty"`
 }
 
