@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -148,30 +152,47 @@ func TestJoinSharedAcrossProcesses(t *testing.T) {
 	checkJoined(t, runs, "expected 114 received 87 lost 9 in_flight_at_end 18 in_flight_lost 0 duplicated 21")
 }
 
-// TestJoinMosquittoStopped: against Mosquitto stopped (SIGSTOP) 1 s into publishing, so
-// that the run ends with full windows of messages in flight, a QoS 1 fan-out and a shared
-// subscription in three worker processes account for every expected copy: expected =
-// received + lost + in_flight_at_end + in_flight_lost, and nothing Mosquitto acknowledged
-// is lost. Which messages are in flight depends on when the stop lands; the scripted
-// broker's tests pin the figures themselves.
+// TestJoinMosquittoStopped: against Mosquitto stopped (SIGSTOP) half a second after the
+// first interval line that shows messages sent, so that the run ends with full windows of
+// messages in flight, a QoS 1 fan-out and a shared subscription in three worker processes
+// account for every expected copy: expected = received + lost + in_flight_at_end +
+// in_flight_lost, and nothing Mosquitto acknowledged is lost. Which messages are in flight
+// depends on when the stop lands; the scripted broker's tests pin the figures themselves.
 func TestJoinMosquittoStopped(t *testing.T) {
 	for _, c := range []struct{ typ, topic, filter string }{
 		{"Fan-Out", "join/fanout", "join/fanout"}, {"Shared-Subscription", "join/shared/$clientindex", "$share/g/join/shared/#"}} {
 		t.Run(c.typ, func(t *testing.T) {
 			m := testbroker.StartMosquitto(t, testbroker.Options{})
 			t.Cleanup(func() { _ = m.Cmd.Process.Signal(syscall.SIGCONT) })
-			scen := joinScenario(t, c.typ, 3, c.topic, c.filter)
-			go func() {
-				time.Sleep(2500 * time.Millisecond) // three workers connect and subscribe, then ~1 s of publishing
-				_ = m.Cmd.Process.Signal(syscall.SIGSTOP)
-			}()
-			r := runBin(t, "run", scen, "--broker", m.Addr, "--no-check", "--procs", "3", "--format", "json",
-				"--set", "parameters.publish_rate=200")
-			_ = m.Cmd.Process.Signal(syscall.SIGCONT)
-			if r.code != 0 {
-				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			cmd := exec.Command(mqblastBin(t), "run", joinScenario(t, c.typ, 3, c.topic, c.filter), "--broker", m.Addr,
+				"--no-check", "--procs", "3", "--format", "json", "--set", "parameters.publish_rate=200",
+				"--set", "parameters.duration_sec=4s")
+			var out bytes.Buffer
+			cmd.Stdout = &out
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
 			}
-			msg := decodeResult(t, r).Messages
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			var log strings.Builder
+			sc := bufio.NewScanner(stderr)
+			stopped := false
+			for sc.Scan() {
+				log.WriteString(sc.Text() + "\n")
+				if !stopped && sendingRE.MatchString(sc.Text()) {
+					time.Sleep(500 * time.Millisecond)
+					_ = m.Cmd.Process.Signal(syscall.SIGSTOP)
+					stopped = true
+				}
+			}
+			err = cmd.Wait()
+			_ = m.Cmd.Process.Signal(syscall.SIGCONT)
+			if err != nil || !stopped {
+				t.Fatalf("run: %v, stopped %v\n%s", err, stopped, log.String())
+			}
+			msg := decodeResult(t, cliRun{stdout: out.String(), stderr: log.String()}).Messages
 			t.Logf("expected %d received %d lost %d in_flight_at_end %d in_flight_lost %d duplicated %d; unsent %v",
 				msg.Expected, msg.Received, msg.Lost, msg.InFlightAtEnd, msg.InFlightLost, msg.Duplicated, msg.Unsent)
 			if msg.Expected != msg.Received+msg.Lost+msg.InFlightAtEnd+msg.InFlightLost || msg.Lost != 0 {
@@ -184,3 +205,6 @@ func TestJoinMosquittoStopped(t *testing.T) {
 		})
 	}
 }
+
+// sendingRE matches an interval line of a run whose publishers are sending.
+var sendingRE = regexp.MustCompile(`sent [1-9][0-9]*/s`)
