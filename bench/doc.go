@@ -24,9 +24,11 @@
 // a loss. After the run, Recorder.Finish
 // joins the publishers' messages still in flight (or dropped with a session) with the
 // received sets, so that expected = received + lost + in_flight_at_end + in_flight_lost.
-// Within one process this is exact; across worker processes or shards the join sees only
-// each process's own receivers (exact for Point-To-Point, whose pairs share a shard), and a
-// share group's members in different processes are not checked against each other.
+// A part of a run (a worker process, a shard: Placement) joins its own streams and leaves
+// in its result what crosses parts (result.Join: its publishers' in-flight messages with
+// receivers outside, what its streams received of other parts' publishers, its share
+// groups' sets); Gather and result.Merge join those, so that workers and shards give what
+// one process gives. A Point-To-Point part, whose pairs share a shard, leaves nothing.
 //
 // The client is saturated (client.saturated) only on its own evidence: its CPU near its
 // cores' limit, or lateness of its own (schedule lag excludes the time the broker held a

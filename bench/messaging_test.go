@@ -42,8 +42,8 @@ func runWatched(t *testing.T, broker string, s *scenario.Scenario, w *Watch) *re
 	return runFull(t, broker, s, nil, w)
 }
 
-// runFull runs s against broker, with during beside it and watched by w (both optional).
-func runFull(t *testing.T, broker string, s *scenario.Scenario, during func(), w *Watch) *result.Result {
+// testRunner prepares the run of s against broker.
+func testRunner(t *testing.T, broker string, s *scenario.Scenario) *Runner {
 	t.Helper()
 	if err := s.SetBrokers([]string{broker}); err != nil {
 		t.Fatal(err)
@@ -56,6 +56,13 @@ func runFull(t *testing.T, broker string, s *scenario.Scenario, during func(), w
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+// runFull runs s against broker, with during beside it and watched by w (both optional).
+func runFull(t *testing.T, broker string, s *scenario.Scenario, during func(), w *Watch) *result.Result {
+	t.Helper()
+	r := testRunner(t, broker, s)
 	r.Watch = w
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()

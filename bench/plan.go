@@ -128,6 +128,7 @@ func NewRunner(p *scenario.Plan, brokers []string, idStart int) (*Runner, error)
 	r := &Runner{Engine: cfg, Duration: par.Duration, Warmup: par.Warmup, Drain: par.Drain}
 	if !p.Open() {
 		r.Stream = p.Stream
+		r.Placement = &Placement{Publishes: p.Publishes, Outside: p.ReceivedOutside}
 	}
 	if s.Type != scenario.TypeConnections {
 		// Every shard runs the messaging phases, also one without publishers (its

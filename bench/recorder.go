@@ -2,7 +2,9 @@ package bench
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -30,6 +32,17 @@ type Recorder struct {
 	// every run (a Subscribe run that was not told its publishers' run identity).
 	RunTag uint16
 	AnyRun bool
+	// Placement, if set, says that this process runs a part of the run (a worker, a
+	// shard): Finish then leaves what crosses parts for the merge (result.Join).
+	Placement *Placement
+}
+
+// Placement is where a part of a run stands in the whole: which publishers it runs, and
+// which have expected receivers in other parts (scenario.Plan's Publishes and
+// ReceivedOutside).
+type Placement struct {
+	Publishes func(publisher uint32) bool
+	Outside   func(publisher uint32) bool
 }
 
 type loopRec struct {
@@ -320,78 +333,105 @@ func (lr *loopRec) newStream(r *Recorder, client int, pub uint32, key uint64) *s
 // no longer deliver): the copies a share group received in more than one loop are
 // duplicates; of the messages still in flight at the end (QoS 1/2, written, never
 // acknowledged), the copies that did not arrive are in_flight_at_end rather than lost, and
-// of those dropped with a session, in_flight_lost. It
-// returns those corrections as a snapshot to add to the run's total.
-func (r *Recorder) Finish() *result.Snapshot {
+// of those dropped with a session, in_flight_lost. It returns those corrections as a
+// snapshot to add to the run's total, and, for a part of a run (Placement), what of its
+// streams the other parts' figures need (nil: nothing crosses parts).
+func (r *Recorder) Finish() (*result.Snapshot, *result.Join) {
 	out := result.NewSnapshot()
 	// Share groups received in several loops: the union is what the group received.
-	groups := map[uint64][]*seqSet{}
+	groups := map[uint64][]result.Seqs{}
+	counts := map[uint64]int64{}
+	// The own streams (not share groups) of the publishers with messages in flight at the
+	// end, and, in a part of a run, of the publishers other parts run.
+	own := map[uint32][]result.Seqs{}
+	pl := r.Placement
+	wanted := map[uint32]bool{}
+	for _, lr := range r.loops {
+		for _, e := range lr.ends {
+			wanted[e.number] = true
+		}
+	}
+	want := func(pub uint32) bool {
+		w, ok := wanted[pub]
+		if !ok {
+			w = pl != nil && !pl.Publishes(pub)
+			wanted[pub] = w
+		}
+		return w
+	}
 	for _, lr := range r.loops {
 		for k, st := range lr.streams {
-			if k&shareKey != 0 {
-				groups[k] = append(groups[k], &st.set)
+			switch {
+			case k&shareKey != 0:
+				groups[k] = append(groups[k], st.set.r)
+				counts[k] += st.set.n
+			case st.kind == scenario.StreamExpected && st.to == nil && want(st.pub):
+				own[st.pub] = append(own[st.pub], st.set.r)
 			}
 		}
 	}
-	union := map[uint64]*seqSet{}
+	union := map[uint64]result.Seqs{}
 	for k, sets := range groups {
 		if len(sets) == 1 {
 			union[k] = sets[0]
 			continue
 		}
-		u := &seqSet{}
-		var n int64
-		for _, x := range sets {
-			n += x.n
-			u.union(x)
-		}
+		u := result.UnionSeqs(sets...)
 		union[k] = u
-		out.Duplicated += n - u.n
-		out.Received -= n - u.n
+		out.Duplicated += counts[k] - u.Len()
+		out.Received -= counts[k] - u.Len()
 	}
-	// The received sets of each publisher with messages in flight at the end.
-	var ends []publisherEnd
+	sharesOf := map[uint32][]uint64{}
+	for k := range union {
+		sharesOf[uint32(k)] = append(sharesOf[uint32(k)], k)
+	}
+	// Each message in flight at the end: the copies its expected streams hold.
+	join := &result.Join{}
 	for _, lr := range r.loops {
-		ends = append(ends, lr.ends...)
-	}
-	if len(ends) == 0 {
-		return out
-	}
-	byPub := map[uint32][]*seqSet{}
-	want := map[uint32]bool{}
-	for _, e := range ends {
-		want[e.number] = true
-	}
-	for _, lr := range r.loops {
-		for k, st := range lr.streams {
-			if k&shareKey != 0 || st.kind != scenario.StreamExpected || st.to != nil || !want[st.pub] {
-				continue
-			}
-			byPub[st.pub] = append(byPub[st.pub], &st.set)
-		}
-	}
-	for k, u := range union {
-		if pub := uint32(k); want[pub] {
-			byPub[pub] = append(byPub[pub], u)
-		}
-	}
-	for _, e := range ends {
-		sets := byPub[e.number]
-		for _, seq := range e.inFlight {
-			got := 0
-			for _, x := range sets {
-				if x.has(seq) {
-					got++
+		for _, e := range lr.ends {
+			cover := result.CoverOf(own[e.number])
+			var crosses []uint32
+			var got []int64
+			for _, seq := range e.inFlight {
+				n := cover.At(seq)
+				for _, k := range sharesOf[e.number] {
+					if union[k].Has(seq) {
+						n++
+					}
+				}
+				missing := max(int64(e.receivers)-n, 0)
+				if e.dropped {
+					out.InFlightLost += missing
+				} else {
+					out.InFlightAtEnd += missing
+				}
+				if missing > 0 && pl != nil {
+					crosses, got = append(crosses, seq), append(got, n)
 				}
 			}
-			if e.dropped {
-				out.InFlightLost += int64(max(e.receivers-got, 0))
-			} else {
-				out.InFlightAtEnd += int64(max(e.receivers-got, 0))
+			if len(crosses) > 0 && pl.Outside(e.number) {
+				join.Ends = append(join.Ends, result.JoinEnd{Publisher: e.number, Receivers: int64(e.receivers),
+					Dropped: e.dropped, Seqs: crosses, Got: got})
 			}
 		}
 	}
-	return out
+	if pl == nil {
+		return out, nil
+	}
+	// What other parts' publishers' messages reached here, and the share groups with
+	// members elsewhere.
+	for _, pub := range slices.Sorted(maps.Keys(own)) {
+		if !pl.Publishes(pub) && len(own[pub]) > 0 {
+			join.Streams = append(join.Streams, result.JoinStreams{Publisher: pub, Cover: result.CoverOf(own[pub])})
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(union)) {
+		if pub := uint32(k); pl.Outside(pub) && len(union[k]) > 0 {
+			join.Shares = append(join.Shares, result.JoinShare{Share: int(uint32(k>>32) &^ (shareKey >> 32)),
+				Publisher: pub, Seqs: union[k]})
+		}
+	}
+	return out, join.Seal()
 }
 
 // Take adds loop's figures since the last Take into dst and resets them. Call it on that

@@ -53,6 +53,9 @@ type Runner struct {
 	// plan that does not know its publishers, when their run identity was not given.
 	// Otherwise a copy whose header does not carry Engine.RunTag is another run's.
 	AnyRun bool
+	// Placement, if set, places a part of a run in the whole (Recorder.Placement): its
+	// result then carries what crosses parts (result.Join).
+	Placement *Placement
 }
 
 // subscribeTimeout bounds the wait for SUBACKs.
@@ -108,7 +111,7 @@ func (cr *Runner) start(ctx context.Context) (*run, error) {
 		cfg.Loops = runtime.NumCPU()
 	}
 	rec := NewRecorder(cfg.Loops)
-	rec.Stream, rec.RunTag, rec.AnyRun = cr.Stream, cfg.RunTag, cr.AnyRun
+	rec.Stream, rec.RunTag, rec.AnyRun, rec.Placement = cr.Stream, cfg.RunTag, cr.AnyRun, cr.Placement
 	cfg.Observer = rec
 	eng, err := reactor.New(cfg)
 	if err != nil {
@@ -280,8 +283,10 @@ func (r *run) disconnect(interrupted bool) {
 // finish fills the result from the run's totals and what the phases measured.
 func (r *run) finish(interrupted bool) {
 	total := r.src.total
-	total.Add(r.rec.Finish())
+	fix, join := r.rec.Finish()
+	total.Add(fix)
 	res := r.res
+	res.Join = join
 	res.Intervals = r.log.list
 	res.EndedAt = time.Now().UTC()
 	res.Interrupted = interrupted

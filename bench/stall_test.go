@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -122,4 +124,39 @@ func saturatedByItself(t *testing.T, res *result.Result) bool {
 	}
 	t.Logf("saturated by the host: %v", res.Client.SaturationEvidence)
 	return false
+}
+
+// TestHeldPublishersCountsPublishers: Mosquitto killed 1 s into the publishing of 20 P2P
+// publishers, no reconnect: every publisher is held (disconnected) to the end, and
+// broker_stalled counts 20 publishers under one event loop and under two, not one per loop.
+func TestHeldPublishersCountsPublishers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills Mosquitto during a run")
+	}
+	for _, loops := range []int{1, 2} {
+		t.Run(fmt.Sprintf("loops%d", loops), func(t *testing.T) {
+			m := testbroker.StartMosquitto(t, testbroker.Options{})
+			s := builtin(t, "quick-p2p-100", map[string]string{"publishers.client_count": "20",
+				"subscribers.client_count": "20", "parameters.duration_sec": "3s", "parameters.warmup_sec": "500ms",
+				"parameters.drain_sec": "300ms"})
+			r := testRunner(t, m.Addr, s)
+			r.Engine.Loops = loops
+			go func() {
+				time.Sleep(1500 * time.Millisecond) // the connect phase, then ~1 s of publishing
+				m.Kill(t)
+			}()
+			res, err := r.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := res.BrokerStalled
+			if b.Publishers != 20 || b.Holds["disconnected"] != 20 {
+				t.Errorf("broker_stalled: %d publishers held, %v holds; want 20 and 20 disconnected (%v)",
+					b.Publishers, b.Holds, b.Evidence)
+			}
+			if len(b.Evidence) == 0 || !strings.Contains(b.Evidence[0], "20 publishers held") {
+				t.Errorf("evidence %q: want 20 publishers held", b.Evidence)
+			}
+		})
+	}
 }

@@ -15,17 +15,8 @@ import (
 // runTLS runs s against broker (a URL) with the TLS configuration tc.
 func runTLS(t *testing.T, broker string, s *scenario.Scenario, tc reactor.TLSOptions) *result.Result {
 	t.Helper()
-	if err := s.SetBrokers([]string{broker}); err != nil {
-		t.Fatal(err)
-	}
-	p, err := scenario.NewPlan(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewRunner(p, nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := testRunner(t, broker, s)
+	var err error
 	if r.Engine.TLS, err = reactor.TLSConfig(tc); err != nil {
 		t.Fatal(err)
 	}

@@ -123,7 +123,8 @@ type GatherOptions struct {
 }
 
 // Gather reads the workers' line streams, prints one merged interval line per interval,
-// and returns their results merged into one, as if one process had done the run. It
+// and returns their results merged into one, as if one process had done the run (with
+// what the workers' joins leave for parts outside them: result.MergeParts). It
 // returns when every stream has ended. Intervals are merged by sequence number from their
 // snapshots, so their percentiles are exact.
 func Gather(o GatherOptions) (*result.Result, error) {
@@ -306,7 +307,7 @@ func gathered(results []*result.Result, errs []error, merged []result.Interval, 
 	for _, r := range got { // the merged intervals come from the snapshots: result.Merge need not add them
 		r.Intervals = nil
 	}
-	res := result.Merge(got)
+	res := result.MergeParts(got)
 	res.Intervals = merged
 	if watch != nil {
 		watch.Finish(res)

@@ -67,7 +67,8 @@ func TestHeaderCarriesRunTag(t *testing.T) {
 	obs.pmu.Lock()
 	defer obs.pmu.Unlock()
 	for i, pl := range payloads.all() {
-		if got, ok := reactor.RunTagOf(pl); !ok || got != tag || pl[6] != 0xbe || pl[7] != 0xef || pl[8] != 0xb7 ||
+		run, pub, seq, ok := reactor.ReadHeader(pl)
+		if !ok || run != tag || pub != number || seq != uint32(i) || pl[6] != 0xbe || pl[7] != 0xef || pl[8] != 0xb7 ||
 			pl[9] != 0 || pl[10] != number>>8 || pl[11] != number&0xff || pl[15] != byte(i) {
 			t.Errorf("payload %d: % x: want the tag beef at bytes 6-7, magic b7, publisher %d, sequence %d", i, pl[:16], number, i)
 		}

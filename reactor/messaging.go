@@ -69,6 +69,7 @@ type PublishSpec struct {
 type pubState struct {
 	spec      *PublishSpec
 	s         *session // nil while disconnected
+	client    int32    // the client it publishes for, also while disconnected
 	interval  int64    // ns between messages
 	k         int64    // schedule index of the next due message
 	nextDue   int64    // engine clock of message k
@@ -406,11 +407,7 @@ func (l *loop) unholdPub(p *pubState, now int64) {
 		p.holdFrom = 0
 		return
 	}
-	client := -1
-	if p.s != nil {
-		client = int(p.s.client)
-	}
-	l.e.cfg.Observer.Held(l.idx, client, p.hold, time.Duration(max(now-p.holdFrom, 0)))
+	l.e.cfg.Observer.Held(l.idx, int(p.client), p.hold, time.Duration(max(now-p.holdFrom, 0)))
 	p.holdFrom, p.heldUntil = 0, now
 }
 
@@ -418,7 +415,7 @@ func (l *loop) unholdPub(p *pubState, now int64) {
 func (l *loop) publisher(client int32, sp *PublishSpec) *pubState {
 	p := l.pubs[client]
 	if p == nil {
-		p = &pubState{spec: sp, heapIdx: -1, interval: int64(float64(time.Second) / sp.Rate)}
+		p = &pubState{spec: sp, client: client, heapIdx: -1, interval: int64(float64(time.Second) / sp.Rate)}
 		if l.pubs == nil {
 			l.pubs = map[int32]*pubState{}
 		}
@@ -525,10 +522,7 @@ func (l *loop) dropInflight(p *pubState) {
 	}
 	l.seqs = sent[:0]
 	p.fl, p.flHead, p.flN = p.fl[:0], 0, 0
-	client := -1
-	if p.s != nil {
-		client = int(p.s.client)
-	}
+	client := int(p.client)
 	if queuedN > 0 {
 		l.e.cfg.Observer.Unsent(l.idx, client, UnsentDisconnected, queuedN)
 	}
@@ -767,12 +761,14 @@ func PutHeader(pl []byte, due int64, run uint16, publisher, seq uint32) {
 	binary.BigEndian.PutUint32(pl[12:16], seq)
 }
 
-// RunTagOf returns the run tag of a payload in mqblast's format (ok false: not one).
-func RunTagOf(pl []byte) (tag uint16, ok bool) {
+// ReadHeader reads the run tag, publisher and sequence number of a payload's measurement
+// header (ok false: the payload has none), for servers and tests that route mqblast's
+// messages.
+func ReadHeader(pl []byte) (run uint16, publisher, seq uint32, ok bool) {
 	if len(pl) < HeaderSize || pl[8] != headerMagic {
-		return 0, false
+		return 0, 0, 0, false
 	}
-	return binary.BigEndian.Uint16(pl[6:8]), true
+	return binary.BigEndian.Uint16(pl[6:8]), binary.BigEndian.Uint32(pl[8:12]) & numberMask, binary.BigEndian.Uint32(pl[12:16]), true
 }
 
 // dueNear rebuilds a due time from its low 48 bits d, as the header carries it: the value

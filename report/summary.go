@@ -71,6 +71,9 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 			fmt.Fprintf(tw, "delivery\t%d expected: %d received, %d lost, %d in flight at the end, %d in flight when a session ended; %d duplicated, %d out of order\n",
 				m.Expected, m.Received, m.Lost, m.InFlightAtEnd, m.InFlightLost, m.Duplicated, m.OutOfOrder)
 		}
+		if m.Inexact != "" {
+			fmt.Fprintf(tw, "inexact\treceived, duplicated, lost and in flight count only what each part saw of some streams: %s\n", termtext.Line(m.Inexact))
+		}
 		if m.Acked > 0 || m.InFlightDropped > 0 {
 			fmt.Fprintf(tw, "acknowledged\t%d of %d published (QoS 1/2); %d unacknowledged when their session ended\n",
 				m.Acked, m.Published, m.InFlightDropped)

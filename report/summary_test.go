@@ -56,3 +56,18 @@ func TestSummaryOfOldDocuments(t *testing.T) {
 		golden(t, name, buf.String())
 	}
 }
+
+// TestSummaryInexact: a merged result whose joins left pieces out says which figures are
+// inexact, under the delivery line.
+func TestSummaryInexact(t *testing.T) {
+	r := &result.Result{Schema: result.Schema}
+	r.Messages.Published, r.Messages.Inexact = 10, "1 share-group sets left out over the 16 MiB bound"
+	var buf bytes.Buffer
+	if err := WriteSummary(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "inexact          received, duplicated, lost and in flight count only what each part saw of some streams: "+
+		"1 share-group sets left out over the 16 MiB bound") {
+		t.Errorf("summary:\n%s", buf.String())
+	}
+}

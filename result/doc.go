@@ -19,6 +19,10 @@
 //     sum, never averaged; a result carries its snapshot (Result.Total), and a document read
 //     back shows it in its fields. The figures that are not sums (rates over a window, the
 //     client's per-connection costs, the start and the clocks) combine by their own rules.
+//   - Join, what a part of a run (a worker, a shard) carries for the figures that need
+//     every stream at once (in-flight copies, share-group duplicates), with its sets
+//     (Seqs, Cover); Merge and MergeParts join the parts' joins, bounded (JoinLimit) and
+//     marked inexact past the bound.
 //   - Thresholds (PATH OP NUMBER over the document's JSON form, k6 style): parsing, the
 //     check that a path names a numeric field of the Result type, evaluation (a value
 //     the document writes as null, such as an unknown expected, is unknown: it fails).

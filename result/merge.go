@@ -15,8 +15,19 @@ import (
 // clock are kept. Intervals are added index by index (their percentiles then come from
 // the merged interval histograms, or the first shard's without them; worker processes'
 // intervals are better merged from their snapshots). A shard's threshold verdicts do not hold for the whole:
-// the merged result has none. The inputs are not changed.
+// the merged result has none. The figures that need every stream at once come from the
+// shards' joins (Join), joined. The inputs are not changed.
 func Merge(rs []*Result) *Result {
+	out := MergeParts(rs)
+	out.Join = nil // the shards make up the whole run: nothing is left to join
+	return out
+}
+
+// MergeParts merges results of parts of one run as Merge does, and keeps in the merged
+// result's Join what the parts' joins leave for parts outside them: for the worker
+// processes of one shard, whose merged result is merged again (Join.Prune then keeps what
+// crosses the shard).
+func MergeParts(rs []*Result) *Result {
 	out := *rs[0]
 	out.Connections = Connections{}
 	out.Client = ClientInfo{}
@@ -82,6 +93,18 @@ func Merge(rs []*Result) *Result {
 		out.Client.CPUPerConnectUS += cl.CPUPerConnectUS * float64(c.Target)
 		out.Client.Saturated = out.Client.Saturated || cl.Saturated
 		out.Client.SaturationEvidence = append(out.Client.SaturationEvidence, cl.SaturationEvidence...)
+	}
+	out.Join, out.Messages.Inexact = nil, ""
+	var joins []*Join
+	for _, r := range rs {
+		joins = append(joins, r.Join)
+		if r.Join == nil { // a whole run's, or one whose join a gather left inexact
+			out.Messages.Inexact = joinNotes(out.Messages.Inexact, r.Messages.Inexact)
+		}
+	}
+	if slices.ContainsFunc(joins, func(j *Join) bool { return j != nil }) {
+		out.Join = joinParts(total, joins)
+		out.Messages.Inexact = joinNotes(out.Messages.Inexact, out.Join.Omitted)
 	}
 	out.SetTotal(total)
 	out.Throughput = throughput

@@ -64,6 +64,11 @@ type Result struct {
 	// network.
 	Network *NetworkInfo `json:"network,omitempty"`
 
+	// Join is what this part of a run leaves for the figures that need every stream at
+	// once, where its streams meet other parts' (a worker's result, a shard's document);
+	// nil for a whole run and when nothing crosses parts.
+	Join *Join `json:"join,omitempty"`
+
 	// Total is the additive snapshot the document's counts and histograms were derived
 	// from (SetTotal). It is not written: a document read back derives it from its own
 	// fields when it is merged.
@@ -217,6 +222,10 @@ type Messages struct {
 	// SubscribeRefused counts refused filters by SUBACK reason (the last failing filter's
 	// reason for a SUBACK that refuses several).
 	SubscribeRefused map[string]int64 `json:"subscribe_refused,omitempty"`
+	// Inexact, when set, says that received, duplicated, lost, in_flight_at_end and
+	// in_flight_lost count only what each part saw of some streams, and which: the pieces
+	// the merged parts' joins left out over their bound (Join.Omitted).
+	Inexact string `json:"inexact,omitempty"`
 }
 
 // MarshalJSON writes m, with expected and lost as null when they are unknown.

@@ -119,6 +119,9 @@ func Execute(ctx context.Context, plan *scenario.Plan, o Options) (*result.Resul
 	}
 	res.Shard = o.Shard
 	res.Run = o.Run
+	if o.Shard == nil {
+		res.Join = nil // a whole run: nothing crosses it
+	}
 	res.Start = o.Start.info()
 	if o.Sink {
 		res.BrokerKind, res.Calibration = "sink", true

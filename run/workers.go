@@ -57,10 +57,14 @@ func runWorkers(ctx context.Context, plan *scenario.Plan, o *Options, brokers []
 		}
 	}()
 	for i := 0; i < procs; i++ {
-		args := []string{"run", scen.Name(), "--worker", "--no-check", "--shard", fmt.Sprintf("%d/%d", i, procs),
-			"--broker", strings.Join(brokers, ","), "--loops", strconv.Itoa(loops),
+		// Worker i runs part i of this process's plan: of the shard, when this is one.
+		args := []string{"run", scen.Name(), "--worker", "--no-check", "--part", fmt.Sprintf("%d/%d", i, procs)}
+		if o.Shard != nil {
+			args = append(args, "--shard", o.Shard.String())
+		}
+		args = append(args, "--broker", strings.Join(brokers, ","), "--loops", strconv.Itoa(loops),
 			"--id-start", strconv.Itoa(o.IDStart), "--max-packet-size", strconv.Itoa(o.MaxPacket),
-			"--run-id", o.Run.ID, "--run-id-from", o.Run.From}
+			"--run-id", o.Run.ID, "--run-id-from", o.Run.From)
 		args = append(args, tlsArgs(o.TLS)...)
 		w, err := child.Start(child.Spec{Name: fmt.Sprintf("worker %d", i), Args: args, Env: secret.Env(os.Environ(), s.Server.Password),
 			Log: o.Log, Stdin: true})
@@ -95,6 +99,7 @@ func runWorkers(ctx context.Context, plan *scenario.Plan, o *Options, brokers []
 	}
 	res.Broker = brokers
 	res.Scenario = effectiveJSON(s)
+	res.Join = res.Join.Prune(plan.Publishes, plan.ReceivedOutside) // what crosses this shard
 	return res, gerr
 }
 

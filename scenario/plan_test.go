@@ -471,3 +471,34 @@ func TestTotalDigits(t *testing.T) {
 }
 
 func near(a, b float64) bool { return a-b < 1e-6*b && b-a < 1e-6*b }
+
+// TestReceivedOutside: which publishers a shard runs, and which of its own have receivers
+// in other shards: none for a P2P shard (each pair in one shard), a whole plan or a
+// Round-Trip shard; every publisher of a fan-out or shared-subscription shard; for a
+// fan-in, every publisher but in the shard that holds the one subscriber.
+func TestReceivedOutside(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		outside func(shard int) bool
+	}{{"quick-p2p-100", func(int) bool { return false }}, {"quick-roundtrip-10", func(int) bool { return false }},
+		{"quick-fanout-1-100", func(int) bool { return true }}, {"quick-sharedsub-100-5", func(int) bool { return true }},
+		{"quick-fanin-100-1", func(i int) bool { return i != 2 }}} {
+		p := mustPlan(t, c.name)
+		pubs := p.Scenario().Publishers.ClientCount
+		for i := range 3 {
+			sh := p.Shard(i, 3)
+			for pub := range pubs {
+				if got, want := sh.Publishes(uint32(pub)), pubs*i/3 <= pub && pub < pubs*(i+1)/3; got != want {
+					t.Errorf("%s shard %d/3: Publishes(%d) = %v, want %v", c.name, i, pub, got, want)
+				}
+				if got := sh.ReceivedOutside(uint32(pub)); sh.Publishes(uint32(pub)) && got != c.outside(i) {
+					t.Errorf("%s shard %d/3: ReceivedOutside(%d) = %v, want %v", c.name, i, pub, got, c.outside(i))
+				}
+				if p.ReceivedOutside(uint32(pub)) || !p.Publishes(uint32(pub)) {
+					t.Errorf("%s whole: publisher %d: outside %v, publishes %v", c.name, pub, p.ReceivedOutside(uint32(pub)), p.Publishes(uint32(pub)))
+				}
+			}
+		}
+	}
+}

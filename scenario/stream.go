@@ -79,3 +79,63 @@ func (p *Plan) Stream(i int, pub uint32) (kind StreamKind, share int) {
 	}
 	return StreamNotExpected, -1
 }
+
+// Publishes reports whether the publisher numbered pub (its index in the publishers group)
+// is one of this plan's clients: a shard holds a slice of the publishers.
+func (p *Plan) Publishes(pub uint32) bool {
+	for _, seg := range p.segs {
+		if seg.role.Publishes() && int64(pub) >= int64(seg.lo) && int64(pub) < int64(seg.hi) {
+			return true
+		}
+	}
+	return false
+}
+
+// ReceivedOutside reports whether a client outside this plan (in another shard of the
+// whole) may receive the messages of the publisher numbered pub on an expected stream,
+// its own or its share group's: never for a whole plan. Like Stream it expands topics, so
+// call it once per publisher, not per message.
+func (p *Plan) ReceivedOutside(pub uint32) bool {
+	sh := p.shared
+	s := sh.s
+	g := s.Publishers
+	if p.n == sh.whole || s.Type == TypeSubscribe || g == nil || int64(pub) >= int64(g.ClientCount) {
+		return false
+	}
+	if s.Type == TypeRoundTrip { // each client receives its own messages alone (Stream)
+		return !p.subscribes(int(pub))
+	}
+	topic := sh.m.pub.expand(int(pub), g.IDPrefix)
+	for k := range sh.m.filters {
+		j, ok := sh.m.filters[k].match(topic, sh.m.prefix)
+		switch {
+		case !ok || j >= sh.m.subs:
+		case j >= 0 && !p.subscribes(j): // a filter of one subscriber's
+			return true
+		case j < 0 && !p.subscribesAll(): // every subscriber's, or a share group's
+			return true
+		}
+	}
+	return false
+}
+
+// subscribes reports whether client j of the subscribing group is in this plan.
+func (p *Plan) subscribes(j int) bool {
+	for _, seg := range p.segs {
+		if seg.role.Subscribes() && j >= seg.lo && j < seg.hi {
+			return true
+		}
+	}
+	return false
+}
+
+// subscribesAll reports whether every client of the subscribing group is in this plan.
+func (p *Plan) subscribesAll() bool {
+	n := 0
+	for _, seg := range p.segs {
+		if seg.role.Subscribes() {
+			n += seg.hi - seg.lo
+		}
+	}
+	return n == p.shared.wholeSubscribing
+}

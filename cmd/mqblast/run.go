@@ -36,6 +36,7 @@ type runFlags struct {
 	noCheck  bool
 	loops    int
 	worker   bool
+	part     string // --part: a worker's part of the plan (of the shard, with --shard)
 	idStart  int
 	maxPkt   int
 	sink     bool          // --sink: a calibration run against mqblast sink (sink.go)
@@ -78,6 +79,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&rf.noCheck, "no-check", false, "skip the host checks (mqblast check) before the run")
 	fl.IntVar(&rf.loops, "loops", 0, "event loops per process (0: one per core; at most 4 per core)")
 	fl.BoolVar(&rf.worker, "worker", false, "internal: run as a worker process streaming snapshots on stdout")
+	fl.StringVar(&rf.part, "part", "", "internal: with --worker, run part I of N of the (shard's) plan")
 	fl.IntVar(&rf.idStart, "id-start", 0, "number client ids from this instead of 0 (Connections runs)")
 	rf.registerWatchFlags(fl)
 	rf.registerMaxPacket(fl)
@@ -86,6 +88,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&rf.runFrom, "run-id-from", run.RunIDGiven, "internal: where a worker's --run-id came from")
 	_ = fl.MarkHidden("worker")
 	_ = fl.MarkHidden("run-id-from")
+	_ = fl.MarkHidden("part")
 	rf.registerPasswordFile(fl)
 	rf.net.register(fl)
 }
@@ -237,6 +240,13 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		plan = plan.Shard(o.Shard.Index, o.Shard.Count)
 	}
 	if rf.worker {
+		if rf.part != "" {
+			part, err := run.ParseShard(rf.part)
+			if err != nil {
+				return err
+			}
+			plan = plan.Shard(part.Index, part.Count)
+		}
 		return run.Worker(cmd.Context(), plan, o, cmd.InOrStdin(), cmd.OutOrStdout(), codeOf)
 	}
 	return run.Launch{Procs: rf.procs, Check: !rf.noCheck, Outputs: &rf.outputs, Brokers: len(rf.brokers) > 0,

@@ -48,12 +48,83 @@ func StartLiar(t testing.TB, strays int, after time.Duration) *Liar {
 }
 
 func (l *Liar) serve(c net.Conn) {
-	defer c.Close() //nolint:errcheck
+	defer c.Close()   //nolint:errcheck
+	var mu sync.Mutex // writes come from the packet loop and from the strays' timer
+	write := func(b []byte) error {
+		mu.Lock()
+		defer mu.Unlock()
+		_, err := c.Write(b)
+		return err
+	}
+	v := codec.V311
+	servePackets(c, write, func(h codec.Header, body, out []byte) ([]byte, bool) {
+		switch h.Type {
+		case codec.TypeConnect:
+			out = codec.AppendConnack(out, &codec.Connack{}, v)
+		case codec.TypeSubscribe:
+			var s codec.Subscribe
+			if codec.DecodeSubscribe(body, v, &s) != nil {
+				return out, false
+			}
+			codes := make([]codec.ReasonCode, len(s.Filters))
+			for i, f := range s.Filters {
+				codes[i] = codec.ReasonCode(f.QoS)
+			}
+			out = codec.AppendSuback(out, &codec.Suback{ID: s.ID, Reasons: codes}, v)
+			topic := strings.NewReplacer("#", "stray", "+", "stray").Replace(string(s.Filters[0].Filter))
+			if strings.HasPrefix(topic, "$share/") {
+				_, topic, _ = strings.Cut(topic[len("$share/"):], "/")
+			}
+			time.AfterFunc(l.After, func() {
+				for wait := time.Now().Add(10 * time.Second); l.run.Load() == 0 && time.Now().Before(wait); {
+					time.Sleep(10 * time.Millisecond)
+				}
+				var b []byte
+				for k := range l.Strays {
+					pl := make([]byte, reactor.HeaderSize)
+					reactor.PutHeader(pl, time.Now().UnixNano(), uint16(l.run.Load()), 1<<20, uint32(k))
+					b = codec.AppendPublish(b, &codec.Publish{Topic: []byte(topic), Payload: pl}, v)
+				}
+				_ = write(b)
+			})
+		case codec.TypePublish:
+			var p codec.Publish
+			if codec.DecodePublish(h, body, v, &p) != nil {
+				return out, false
+			}
+			l.Acked.Add(1)
+			if tag, _, _, ok := reactor.ReadHeader(p.Payload); ok {
+				l.run.CompareAndSwap(0, 1<<16|uint32(tag))
+			}
+			switch p.QoS {
+			case 1:
+				out = codec.AppendPuback(out, &codec.Ack{ID: p.ID}, v)
+			case 2:
+				out = codec.AppendPubrec(out, &codec.Ack{ID: p.ID}, v)
+			}
+		case codec.TypePubrel:
+			var a codec.Ack
+			if codec.DecodePubrel(body, v, &a) != nil {
+				return out, false
+			}
+			out = codec.AppendPubcomp(out, &codec.Ack{ID: a.ID}, v)
+		case codec.TypePingreq:
+			out = codec.AppendPingresp(out)
+		case codec.TypeDisconnect:
+			return out, false
+		}
+		return out, true
+	})
+}
+
+// servePackets reads c's MQTT packets and hands each to handle, which appends its replies
+// to out and returns false to end the connection; what one read brought is answered in one
+// write. It returns when c fails, a packet is malformed or handle ends it (its replies
+// written), or after five minutes.
+func servePackets(c net.Conn, write func([]byte) error, handle func(h codec.Header, body, out []byte) ([]byte, bool)) {
 	_ = c.SetDeadline(time.Now().Add(5 * time.Minute))
 	var buf, out []byte
-	var mu sync.Mutex // writes come from the loop below and from the strays' timer
 	tmp := make([]byte, 64<<10)
-	v := codec.V311
 	for {
 		n, err := c.Read(tmp)
 		if err != nil {
@@ -69,75 +140,15 @@ func (l *Liar) serve(c net.Conn) {
 			if used == 0 {
 				break
 			}
-			switch h.Type {
-			case codec.TypeConnect:
-				out = codec.AppendConnack(out, &codec.Connack{}, v)
-			case codec.TypeSubscribe:
-				var s codec.Subscribe
-				if codec.DecodeSubscribe(body, v, &s) != nil {
-					return
-				}
-				codes := make([]codec.ReasonCode, len(s.Filters))
-				for i, f := range s.Filters {
-					codes[i] = codec.ReasonCode(f.QoS)
-				}
-				out = codec.AppendSuback(out, &codec.Suback{ID: s.ID, Reasons: codes}, v)
-				topic := strings.NewReplacer("#", "stray", "+", "stray").Replace(string(s.Filters[0].Filter))
-				if strings.HasPrefix(topic, "$share/") {
-					_, topic, _ = strings.Cut(topic[len("$share/"):], "/")
-				}
-				time.AfterFunc(l.After, func() {
-					for wait := time.Now().Add(10 * time.Second); l.run.Load() == 0 && time.Now().Before(wait); {
-						time.Sleep(10 * time.Millisecond)
-					}
-					var b []byte
-					for k := range l.Strays {
-						pl := make([]byte, reactor.HeaderSize)
-						reactor.PutHeader(pl, time.Now().UnixNano(), uint16(l.run.Load()), 1<<20, uint32(k))
-						b = codec.AppendPublish(b, &codec.Publish{Topic: []byte(topic), Payload: pl}, v)
-					}
-					mu.Lock()
-					_, _ = c.Write(b)
-					mu.Unlock()
-				})
-			case codec.TypePublish:
-				var p codec.Publish
-				if codec.DecodePublish(h, body, v, &p) != nil {
-					return
-				}
-				l.Acked.Add(1)
-				if tag, ok := reactor.RunTagOf(p.Payload); ok {
-					l.run.CompareAndSwap(0, 1<<16|uint32(tag))
-				}
-				switch p.QoS {
-				case 1:
-					out = codec.AppendPuback(out, &codec.Ack{ID: p.ID}, v)
-				case 2:
-					out = codec.AppendPubrec(out, &codec.Ack{ID: p.ID}, v)
-				}
-			case codec.TypePubrel:
-				var a codec.Ack
-				if codec.DecodePubrel(body, v, &a) != nil {
-					return
-				}
-				out = codec.AppendPubcomp(out, &codec.Ack{ID: a.ID}, v)
-			case codec.TypePingreq:
-				out = codec.AppendPingresp(out)
-			case codec.TypeDisconnect:
-				mu.Lock()
-				_, _ = c.Write(out)
-				mu.Unlock()
+			var more bool
+			if out, more = handle(h, body, out); !more {
+				_ = write(out)
 				return
 			}
 			buf = buf[used:]
 		}
-		if len(out) > 0 {
-			mu.Lock()
-			_, err := c.Write(out)
-			mu.Unlock()
-			if err != nil {
-				return
-			}
+		if len(out) > 0 && write(out) != nil {
+			return
 		}
 	}
 }

@@ -1,6 +1,9 @@
 // Package testbroker starts real MQTT brokers for tests: Mosquitto from the host (Debian's
 // package in CI) on a free loopback port with a config the test writes, or the embedded one.
-// Outside CI a missing mosquitto skips the test; in CI (CI=true) it fails it.
+// Outside CI a missing mosquitto skips the test; in CI (CI=true) it fails it. Beside them,
+// scripted servers on loopback for the paths a real broker does not take on demand: Liar
+// (acknowledges everything, delivers nothing, sends strays) and Router (routes, and
+// acknowledges and delivers by a script of publisher and sequence numbers).
 package testbroker
 
 import (

@@ -1,0 +1,249 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/mqblast/mqblast/reactor"
+	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/scenario"
+)
+
+// A scripted run for the recorders of a whole plan and of its parts: what each publisher
+// published and had in flight, and what each subscriber received.
+type (
+	pubScript struct {
+		pub      int
+		n        int      // messages published
+		inFlight []uint32 // in flight at the end
+		dropped  []uint32 // in flight when a session ended
+	}
+	recvScript struct {
+		sub int // the subscriber's index in its group
+		pub uint32
+		seq uint32
+	}
+)
+
+// recordScript plays the script on the recorders of plan p (two loops), as the part of the
+// run p is, and returns the part's result: its total and its join.
+func recordScript(t *testing.T, p *scenario.Plan, pubs []pubScript, recvs []recvScript) *result.Result {
+	t.Helper()
+	rec := NewRecorder(2)
+	rec.Stream = p.Stream
+	rec.Placement = &Placement{Publishes: p.Publishes, Outside: p.ReceivedOutside}
+	now := time.Now().UnixNano()
+	rec.SetStart(now - int64(time.Millisecond))
+	rec.SetWindow(now-int64(time.Millisecond), now+int64(time.Hour))
+	type key struct {
+		role  scenario.Role
+		index int
+	}
+	local := map[key]int{}
+	for i := range p.Len() {
+		c := p.Client(i)
+		local[key{c.Role, c.Index}] = i
+	}
+	for _, e := range pubs {
+		i, ok := local[key{scenario.RolePublisher, e.pub}]
+		if !ok {
+			continue
+		}
+		c := p.Client(i)
+		for range e.n {
+			rec.Published(i%2, i, c.Receivers, now, now, 0)
+		}
+		end := reactor.PublisherEnd{Number: uint32(c.Index), Receivers: c.Receivers}
+		if len(e.dropped) > 0 {
+			end.InFlight = e.dropped
+			rec.InFlightDropped(i%2, i, &end)
+		}
+		end.InFlight, end.Scheduled = e.inFlight, int64(e.n)
+		rec.PublisherEnd(i%2, i, &end)
+	}
+	for _, e := range recvs {
+		if i, ok := local[key{scenario.RoleSubscriber, e.sub}]; ok {
+			rec.Received(i%2, i, reactor.Message{Due: now, Now: now, Publisher: e.pub, Seq: e.seq})
+		}
+	}
+	s := result.NewSnapshot()
+	rec.Take(0, s)
+	rec.Take(1, s)
+	fix, join := rec.Finish()
+	s.Add(fix)
+	res := &result.Result{Schema: result.Schema}
+	res.SetTotal(s)
+	res.Join = join
+	return res
+}
+
+// reread writes r as a document and reads it back, as merge reads a shard's file.
+func reread(t *testing.T, r *result.Result) *result.Result {
+	t.Helper()
+	var b bytes.Buffer
+	if err := r.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	var out result.Result
+	if err := json.Unmarshal(b.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	return &out
+}
+
+// joinFigures are the figures a join corrects, with the identities' terms.
+func joinFigures(m result.Messages) string {
+	return fmt.Sprintf("expected %d received %d lost %d in_flight_at_end %d in_flight_lost %d duplicated %d out_of_order %d",
+		m.Expected, m.Received, m.Lost, m.InFlightAtEnd, m.InFlightLost, m.Duplicated, m.OutOfOrder)
+}
+
+// TestJoinAcrossParts: a fan-out and a shared-subscription run whose publishers end with
+// messages in flight (some delivered to some receivers) and whose share group's members
+// receive copies twice, recorded as one process and as parts: three shards merged (from
+// their documents), three workers gathered, and a shard of two workers merged with the two
+// other shards. Every way gives the one process's lost, in_flight_at_end, in_flight_lost,
+// received and duplicated; the parts' own figures, summed without their joins, do not.
+func TestJoinAcrossParts(t *testing.T) {
+	t.Parallel()
+	fanout := func() (*scenario.Scenario, []pubScript, []recvScript) {
+		s := builtin(t, "quick-fanout-1-100", map[string]string{"publishers.client_count": "2", "subscribers.client_count": "6"})
+		var pubs []pubScript
+		var recvs []recvScript
+		for pub := range 2 {
+			pubs = append(pubs, pubScript{pub: pub, n: 20, inFlight: []uint32{15, 16, 17, 18, 19}, dropped: []uint32{3, 4}})
+			for sub := range 6 {
+				for seq := range uint32(15) {
+					if seq == uint32(sub) && seq != 3 { // lost: acknowledged, never delivered
+						continue
+					}
+					if (seq == 3 || seq == 4) && sub != 1 { // dropped with the session: subscriber 1 got them
+						continue
+					}
+					recvs = append(recvs, recvScript{sub, uint32(pub), seq})
+				}
+				// In flight at the end: 15 reached everyone, 16 the even subscribers, 17
+				// subscriber 5 of publisher 1 only, 18 and 19 nobody.
+				recvs = append(recvs, recvScript{sub, uint32(pub), 15})
+				if sub%2 == 0 {
+					recvs = append(recvs, recvScript{sub, uint32(pub), 16})
+				}
+				if sub == 5 && pub == 1 {
+					recvs = append(recvs, recvScript{sub, uint32(pub), 17})
+				}
+			}
+		}
+		return s, pubs, recvs
+	}
+	shared := func() (*scenario.Scenario, []pubScript, []recvScript) {
+		s := builtin(t, "quick-sharedsub-100-5", map[string]string{"publishers.client_count": "3", "subscribers.client_count": "6"})
+		var pubs []pubScript
+		var recvs []recvScript
+		for pub := range 3 {
+			pubs = append(pubs, pubScript{pub: pub, n: 30, inFlight: []uint32{25, 26, 27, 28, 29}})
+			for seq := range uint32(25) {
+				if seq == 7 && pub == 2 { // lost
+					continue
+				}
+				// Round robin over the members, and every fifth again to the next member.
+				m := int(seq+uint32(pub)) % 6
+				recvs = append(recvs, recvScript{m, uint32(pub), seq})
+				if seq%5 == 0 {
+					recvs = append(recvs, recvScript{(m + 1) % 6, uint32(pub), seq})
+				}
+			}
+			// In flight: 25 reached a member, 26 two members, 27-29 none.
+			recvs = append(recvs, recvScript{pub, uint32(pub), 25}, recvScript{3, uint32(pub), 26}, recvScript{4, uint32(pub), 26})
+		}
+		return s, pubs, recvs
+	}
+	for name, mk := range map[string]func() (*scenario.Scenario, []pubScript, []recvScript){"fanout": fanout, "shared": shared} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s, pubs, recvs := mk()
+			plan, err := scenario.NewPlan(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole := recordScript(t, plan, pubs, recvs)
+			want := joinFigures(whole.Messages)
+			m := whole.Messages
+			if whole.Join != nil || m.InFlightAtEnd == 0 || m.Lost == 0 || (name == "shared") != (m.Duplicated > 0) {
+				t.Fatalf("one process: %s, join %+v: want no join, something in flight, lost and (shared) duplicated", want, whole.Join)
+			}
+			if m.Expected != m.Received+m.Lost+m.InFlightAtEnd+m.InFlightLost {
+				t.Fatalf("one process: %s: the identity does not hold", want)
+			}
+			var shards, workers, alone []*result.Result
+			for i := range 3 {
+				r := recordScript(t, plan.Shard(i, 3), pubs, recvs)
+				if r.Join == nil {
+					t.Errorf("shard %d/3 left no join", i)
+				}
+				workers = append(workers, r)
+				shards = append(shards, reread(t, r))
+				a := *r
+				a.Join = nil
+				alone = append(alone, &a)
+			}
+			if got := joinFigures(result.Merge(shards).Messages); got != want {
+				t.Errorf("3 shards merged:\n got %s\nwant %s", got, want)
+			}
+			gathered := result.MergeParts(workers)
+			if got := joinFigures(gathered.Messages); got != want {
+				t.Errorf("3 workers gathered:\n got %s\nwant %s", got, want)
+			}
+			if j := gathered.Join.Prune(plan.Publishes, plan.ReceivedOutside); j != nil {
+				t.Errorf("the whole run's workers leave a join: %+v", j)
+			}
+			// Shard 0 of 3 run in two workers, merged with the other two shards.
+			shard0 := plan.Shard(0, 3)
+			w0 := result.MergeParts([]*result.Result{recordScript(t, shard0.Shard(0, 2), pubs, recvs),
+				recordScript(t, shard0.Shard(1, 2), pubs, recvs)})
+			w0.Join = w0.Join.Prune(shard0.Publishes, shard0.ReceivedOutside)
+			nested := result.Merge([]*result.Result{reread(t, w0), shards[1], shards[2]})
+			if got := joinFigures(nested.Messages); got != want {
+				t.Errorf("a shard of two workers and two shards merged:\n got %s\nwant %s", got, want)
+			}
+			if nested.Join != nil || nested.Messages.Inexact != "" {
+				t.Errorf("merged: join %+v, inexact %q", nested.Join, nested.Messages.Inexact)
+			}
+			if got := joinFigures(result.Merge(alone).Messages); got == want {
+				t.Errorf("the parts without their joins give the one process's figures too (%s): the script tests nothing", got)
+			}
+		})
+	}
+}
+
+// TestJoinNotNeededP2P: a P2P run cut in three parts keeps each pair in one part, so its
+// parts leave no join, even with messages in flight at the end.
+func TestJoinNotNeededP2P(t *testing.T) {
+	t.Parallel()
+	s := builtin(t, "quick-p2p-100", map[string]string{"publishers.client_count": "6", "subscribers.client_count": "6"})
+	plan, err := scenario.NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pubs []pubScript
+	var recvs []recvScript
+	for pub := range 6 {
+		pubs = append(pubs, pubScript{pub: pub, n: 10, inFlight: []uint32{8, 9}})
+		for seq := range uint32(9) {
+			recvs = append(recvs, recvScript{pub, uint32(pub), seq})
+		}
+	}
+	want := joinFigures(recordScript(t, plan, pubs, recvs).Messages)
+	var shards []*result.Result
+	for i := range 3 {
+		r := recordScript(t, plan.Shard(i, 3), pubs, recvs)
+		if r.Join != nil {
+			t.Errorf("shard %d/3 of a P2P run left a join: %+v", i, r.Join)
+		}
+		shards = append(shards, reread(t, r))
+	}
+	if got := joinFigures(result.Merge(shards).Messages); got != want {
+		t.Errorf("3 shards merged:\n got %s\nwant %s", got, want)
+	}
+}

@@ -1,0 +1,284 @@
+package result
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Join is what one part of a run (a worker process, a shard) leaves for the figures that
+// need every stream at once where its streams meet another part's: of the messages in
+// flight at the end (or when a session ended), the copies that arrived anywhere are
+// received and the others in_flight_at_end (in_flight_lost), and a share group's copy
+// that members in two parts received is a duplicate. A part's own figures join only its
+// own streams; Merge joins the parts'. A Join holds only what crosses parts: a whole run
+// has none, nor has a part whose publishers' receivers are all inside it (P2P pairs).
+type Join struct {
+	// Ends are the part's publishers' messages in flight at the end, or when a session
+	// ended, whose copies did not all arrive inside the part, of publishers with receivers
+	// outside it.
+	Ends []JoinEnd `json:"ends,omitempty"`
+	// Streams are what the part's own streams (not share groups) of publishers in other
+	// parts received.
+	Streams []JoinStreams `json:"streams,omitempty"`
+	// Shares are what the part's share groups with members in other parts received.
+	Shares []JoinShare `json:"shares,omitempty"`
+	// Omitted says what was left out to keep the join within JoinLimit: the figures it
+	// would have corrected then count what each part saw alone (Messages.Inexact).
+	Omitted string `json:"omitted,omitempty"`
+}
+
+// JoinEnd is one publisher's messages in flight at the end of publishing (or dropped with
+// a session) whose copies did not all arrive inside the part: sequence number Seqs[i]
+// reached Got[i] of the publisher's Receivers streams there.
+type JoinEnd struct {
+	Publisher uint32   `json:"publisher"`
+	Receivers int64    `json:"receivers"`
+	Dropped   bool     `json:"dropped,omitempty"` // in flight when a session ended, not at the end
+	Seqs      []uint32 `json:"seqs"`
+	Got       []int64  `json:"got"`
+}
+
+// JoinStreams is what the part's own streams of one publisher received: how many of them
+// hold each sequence number.
+type JoinStreams struct {
+	Publisher uint32 `json:"publisher"`
+	Cover     Cover  `json:"cover"`
+}
+
+// JoinShare is what a share group (the index of its shared filter) received of one
+// publisher inside the part, its members' copies together.
+type JoinShare struct {
+	Share     int    `json:"share"`
+	Publisher uint32 `json:"publisher"`
+	Seqs      Seqs   `json:"seqs"`
+}
+
+// JoinLimit bounds a join's JSON, in bytes, so that a worker's result stays a line its
+// parent reads and a shard's document stays a file: past it, the largest pieces are left
+// out, and the figures that needed them are marked inexact rather than silently wrong. A
+// part's in-flight messages are bounded by its publishers' windows, its received sets by
+// the streams it holds of other parts' publishers.
+const JoinLimit = 16 << 20
+
+// Seal bounds j to JoinLimit and returns it, or nil when it holds nothing.
+func (j *Join) Seal() *Join {
+	if j == nil {
+		return nil
+	}
+	j.bound(JoinLimit)
+	if len(j.Ends)+len(j.Streams)+len(j.Shares) == 0 && j.Omitted == "" {
+		return nil
+	}
+	return j
+}
+
+// Prune returns what of j parts outside this one still need, sealed: the ends and share
+// groups of publishers with receivers outside (outside), the streams of publishers that
+// run outside (publishes false). It is for a part made of parts (the worker processes of a
+// shard), whose joins Merge joined.
+func (j *Join) Prune(publishes, outside func(pub uint32) bool) *Join {
+	if j == nil {
+		return nil
+	}
+	out := &Join{Omitted: j.Omitted}
+	for _, e := range j.Ends {
+		if outside(e.Publisher) {
+			out.Ends = append(out.Ends, e)
+		}
+	}
+	for _, s := range j.Streams {
+		if !publishes(s.Publisher) {
+			out.Streams = append(out.Streams, s)
+		}
+	}
+	for _, s := range j.Shares {
+		if outside(s.Publisher) {
+			out.Shares = append(out.Shares, s)
+		}
+	}
+	return out.Seal()
+}
+
+// bound leaves out j's largest pieces until its JSON is within limit bytes, and says so.
+func (j *Join) bound(limit int) {
+	type piece struct{ kind, i, size int }
+	var ps []piece
+	total := 0
+	add := func(kind, i, size int) {
+		ps = append(ps, piece{kind, i, size})
+		total += size
+	}
+	for i, e := range j.Ends {
+		n := 64
+		for k, s := range e.Seqs {
+			n += digits(s) + 2
+			if k < len(e.Got) {
+				n += len(fmt.Sprint(e.Got[k]))
+			}
+		}
+		add(0, i, n)
+	}
+	for i, s := range j.Streams {
+		add(1, i, s.Cover.jsonSize()+40)
+	}
+	for i, s := range j.Shares {
+		add(2, i, s.Seqs.jsonSize()+50)
+	}
+	if total <= limit {
+		return
+	}
+	slices.SortStableFunc(ps, func(a, b piece) int { return cmp.Compare(b.size, a.size) })
+	drop := [3]map[int]bool{{}, {}, {}}
+	for _, p := range ps {
+		if total <= limit {
+			break
+		}
+		drop[p.kind][p.i] = true
+		total -= p.size
+	}
+	j.Ends = without(j.Ends, drop[0])
+	j.Streams = without(j.Streams, drop[1])
+	j.Shares = without(j.Shares, drop[2])
+	var left []string
+	for k, what := range []string{"in-flight lists", "received-stream summaries", "share-group sets"} {
+		if n := len(drop[k]); n > 0 {
+			left = append(left, fmt.Sprintf("%d %s", n, what))
+		}
+	}
+	bound := fmt.Sprintf("%d-byte", limit)
+	if limit%(1<<20) == 0 {
+		bound = fmt.Sprintf("%d MiB", limit>>20)
+	}
+	j.Omitted = joinNotes(j.Omitted, fmt.Sprintf("%s left out over the %s bound", strings.Join(left, ", "), bound))
+}
+
+// without returns list without the indexes in drop.
+func without[T any](list []T, drop map[int]bool) []T {
+	if len(drop) == 0 {
+		return list
+	}
+	var out []T
+	for i, x := range list {
+		if !drop[i] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func joinNotes(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}
+
+// shareID names a share group's stream of one publisher.
+type shareID struct {
+	share int
+	pub   uint32
+}
+
+// joinParts joins the parts' joins (nil: a part that left none) and adds the corrections
+// to total, the sum of the parts' snapshots: share-group copies that reached members in
+// several parts are duplicates, not received; copies of in-flight messages that arrived in
+// another part are received, not in flight. It returns what the joined parts leave for
+// parts outside them (the joins' pieces, joined, and the ends not yet complete).
+func joinParts(total *Snapshot, js []*Join) *Join {
+	out := &Join{}
+	partShares := make([]map[shareID]Seqs, len(js))
+	byShare := map[shareID][]Seqs{}
+	covers := map[uint32]map[int]Cover{} // publisher -> part -> cover
+	for i, j := range js {
+		if j == nil {
+			continue
+		}
+		out.Omitted = joinNotes(out.Omitted, j.Omitted)
+		partShares[i] = map[shareID]Seqs{}
+		for _, s := range j.Shares {
+			id := shareID{s.Share, s.Publisher}
+			partShares[i][id] = UnionSeqs(partShares[i][id], s.Seqs)
+			byShare[id] = append(byShare[id], s.Seqs)
+		}
+		for _, s := range j.Streams {
+			if covers[s.Publisher] == nil {
+				covers[s.Publisher] = map[int]Cover{}
+			}
+			covers[s.Publisher][i] = addCovers(covers[s.Publisher][i], s.Cover)
+		}
+	}
+	// A share group's copies are its members' union; what members in several parts
+	// received is counted once.
+	union := map[shareID]Seqs{}
+	sharesOf := map[uint32][]shareID{}
+	ids := slices.SortedFunc(maps.Keys(byShare), func(a, b shareID) int {
+		return cmp.Or(cmp.Compare(a.pub, b.pub), cmp.Compare(a.share, b.share))
+	})
+	for _, id := range ids {
+		sets := byShare[id]
+		u := UnionSeqs(sets...)
+		var n int64
+		for _, s := range sets {
+			n += s.Len()
+		}
+		total.Duplicated += n - u.Len()
+		total.Received -= n - u.Len()
+		union[id] = u
+		sharesOf[id.pub] = append(sharesOf[id.pub], id)
+		out.Shares = append(out.Shares, JoinShare{Share: id.share, Publisher: id.pub, Seqs: u})
+	}
+	// Each in-flight message: the copies its part saw, and the other parts' streams.
+	for i, j := range js {
+		if j == nil {
+			continue
+		}
+		for _, e := range j.Ends {
+			rest := JoinEnd{Publisher: e.Publisher, Receivers: e.Receivers, Dropped: e.Dropped}
+			var delta int64
+			for k, s := range e.Seqs {
+				var had int64
+				if k < len(e.Got) {
+					had = e.Got[k]
+				}
+				got := had
+				for part, c := range covers[e.Publisher] {
+					if part != i {
+						got += c.At(s)
+					}
+				}
+				for _, id := range sharesOf[e.Publisher] {
+					if union[id].Has(s) && !partShares[i][id].Has(s) {
+						got++
+					}
+				}
+				delta += max(e.Receivers-got, 0) - max(e.Receivers-had, 0)
+				if got < e.Receivers {
+					rest.Seqs = append(rest.Seqs, s)
+					rest.Got = append(rest.Got, got)
+				}
+			}
+			if e.Dropped {
+				total.InFlightLost += delta
+			} else {
+				total.InFlightAtEnd += delta
+			}
+			if len(rest.Seqs) > 0 {
+				out.Ends = append(out.Ends, rest)
+			}
+		}
+	}
+	for _, pub := range slices.Sorted(maps.Keys(covers)) {
+		var c Cover
+		for _, part := range slices.Sorted(maps.Keys(covers[pub])) {
+			c = addCovers(c, covers[pub][part])
+		}
+		out.Streams = append(out.Streams, JoinStreams{Publisher: pub, Cover: c})
+	}
+	return out
+}
