@@ -3,6 +3,7 @@ package netemu
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -218,7 +219,7 @@ func (b *bridge) run() {
 	readUp, readDown := true, true // which sides may have frames waiting
 	for {
 		now := nanotime()
-		realOffset := realtime() - now
+		realOffset := clockOffset()
 		prof := b.prof.Load()
 		if readUp {
 			readUp = b.read(&b.up, &prof.Up, now, realOffset)
@@ -299,6 +300,24 @@ func realtime() int64 {
 	return ts.Nano()
 }
 
+// clockOffset returns CLOCK_REALTIME minus CLOCK_MONOTONIC. Each reading of the real clock
+// is bracketed by two of the monotonic one, and the tightest of three brackets is kept: a
+// thread preempted between two readings (a busy host, the hypervisor's steal) would
+// otherwise overstate the offset by the preemption, and date the kernel's receive stamps,
+// and with them the frames' due times, that much too early.
+func clockOffset() int64 {
+	best, width := int64(0), int64(math.MaxInt64)
+	for range 3 {
+		m0 := nanotime()
+		r := realtime()
+		m1 := nanotime()
+		if m1-m0 < width {
+			best, width = r-(m0+(m1-m0)/2), m1-m0
+		}
+	}
+	return best
+}
+
 // cmsgTimestamp returns the SCM_TIMESTAMPNS stamp in control, 0 if there is none.
 func cmsgTimestamp(control []byte) int64 {
 	for len(control) >= unix.SizeofCmsghdr {
@@ -359,16 +378,25 @@ func (b *bridge) read(d *direction, p *tuning.Path, now, realOffset int64) bool 
 			d.st.queued.Store(uint64(q.n))
 			return false // EAGAIN: nothing more waits
 		}
-		arrival := now
+		var arrival int64
 		if rt := cmsgTimestamp(b.cmsg[:msg.Controllen]); rt != 0 {
 			// The kernel's receive stamp (CLOCK_REALTIME) on the monotonic clock: the delay
-			// counts from when the frame came, not from when this thread woke to read it.
-			arrival = min(rt-realOffset, now)
+			// counts from when the frame came, not from when this thread woke to read it. A
+			// frame stamped after the wake's clock reading came while this loop read the
+			// ones before it (or the thread was preempted): the clock is read again, since
+			// the wake's reading would date it before it came and let it leave early.
+			arrival = rt - realOffset
+			if arrival > now {
+				now = nanotime()
+				arrival = min(arrival, now)
+			}
 			lag := uint64(now - arrival)
 			d.st.readLagNs.Add(lag)
 			if lag > d.st.maxReadLagNs.Load() {
 				d.st.maxReadLagNs.Store(lag)
 			}
+		} else {
+			arrival = nanotime() // no stamp: as read, never as of the wake
 		}
 		n := int(r)
 		d.st.frames.Add(1)
