@@ -138,6 +138,9 @@ func WriteCSV(w io.Writer, r *result.Result) error {
 		}
 		for j, c := range csvColumns {
 			row[j] = c.cell(iv, prev)
+			if c.name == "expected" && r.Messages.ExpectedUnknown {
+				row[j] = "" // the plan does not know its publishers (a sub alone): not 0
+			}
 		}
 		for j, k := range kernel {
 			row[len(csvColumns)+j] = i64(iv.Kernel[k])

@@ -140,6 +140,24 @@ func TestWriteCSVGolden(t *testing.T) {
 	}
 }
 
+// TestWriteCSVExpectedUnknown: a document whose plan did not know its publishers (a sub
+// alone) writes empty expected cells, not 0 of them beside the copies it received.
+func TestWriteCSVExpectedUnknown(t *testing.T) {
+	r := loadFixture(t)
+	r.Messages.ExpectedUnknown = true
+	var b bytes.Buffer
+	if err := WriteCSV(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	col := slices.Index(strings.Split(lines[0], ","), "expected")
+	for _, l := range lines[1:] {
+		if f := strings.Split(l, ","); f[col] != "" {
+			t.Errorf("expected cell %q, want empty: %s", f[col], l)
+		}
+	}
+}
+
 func atoi(t *testing.T, s string) int64 {
 	t.Helper()
 	var n int64
