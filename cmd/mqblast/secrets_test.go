@@ -64,12 +64,24 @@ func watchCmdlines(secret string) *cmdlineWatch {
 	return w
 }
 
-// end stops the watch and forgets the process whose command line the test wrote, if any.
-func (w *cmdlineWatch) end(ignore int) {
+// end stops the watch and forgets the processes with the command line the test wrote
+// (argv; nil: none): the test's own process, and its forks between their fork and their
+// exec, which show their parent's command line until they exec. No child of it can have
+// that command line for longer: a run that started itself again with its own argv would
+// never end.
+func (w *cmdlineWatch) end(argv []string) {
 	close(w.stop)
 	<-w.done
-	delete(w.leaks, ignore)
-	delete(w.cells, ignore)
+	if argv == nil {
+		return
+	}
+	own := strings.Join(argv, " ")
+	for pid, args := range w.leaks {
+		if strings.TrimSpace(args) == own {
+			delete(w.leaks, pid)
+			delete(w.cells, pid)
+		}
+	}
 }
 
 // check fails t when a command line held the secret, or when the watch saw fewer than
@@ -115,7 +127,7 @@ func TestStudySecretStaysOut(t *testing.T) {
 
 	w := watchCmdlines(secret)
 	r := runBin(t, "study", campaign, "--out", out, "--no-check", "--run-arg=--procs=2")
-	w.end(-1)
+	w.end(nil)
 	if r.code != 0 {
 		t.Fatalf("study: exit %d\n%s", r.code, r.stderr)
 	}
@@ -304,7 +316,7 @@ func TestNetPasswordNotInArgv(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := c.Wait()
-	w.end(c.Process.Pid) // the user's own command line holds it
+	w.end(c.Args) // the user's own command line holds it
 	res := decodeResult(t, cliRun{stdout: stdout.String(), stderr: stderr.String()})
 	if err != nil || res.Connections.Established != int64(res.Connections.Target) {
 		t.Fatalf("run --net: %v, established %d of %d, refused %v\n%s", err, res.Connections.Established,
