@@ -141,11 +141,14 @@ func TestHeldPublishersCountsPublishers(t *testing.T) {
 				"parameters.drain_sec": "300ms"})
 			r := testRunner(t, m.Addr, s)
 			r.Engine.Loops = loops
+			killed := make(chan struct{})
 			go func() {
+				defer close(killed)
 				time.Sleep(1500 * time.Millisecond) // the connect phase, then ~1 s of publishing
 				m.Kill(t)
 			}()
 			res, err := r.Run(context.Background())
+			<-killed // before the broker's cleanup waits on it too
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -74,7 +74,9 @@ func TestHeldBudget(t *testing.T) {
 	if least := uint64(clients*len(connect) + (clients-fits)*(budget-fits*cut)); st.BytesIn < least {
 		t.Errorf("bytes in %d, want at least %d: what the closed clients sent is not counted", st.BytesIn, least)
 	}
-	if grew := st.RSS - before.RSS; grew > int64(3*fits*cut) {
+	// Under the race detector the child is a race build, whose shadow memory grows with
+	// every byte it touches: its RSS says nothing of the sink's.
+	if grew := st.RSS - before.RSS; grew > int64(3*fits*cut) && !tier.Race {
 		t.Errorf("the sink's RSS grew by %.1f MiB holding %d cut packets of %d bytes, want under three times that",
 			float64(grew)/(1<<20), fits, cut)
 	}
