@@ -97,8 +97,11 @@ func TestWSBrokerFrameRules(t *testing.T) {
 			if !errors.As(err, &ce) || ce.Code != tc.status {
 				t.Errorf("the broker read %v, want a close frame with status %d", err, tc.status)
 			}
+			// The loop counts the connection closed (Open) just before it reports the drop
+			// to the observer: wait for both.
+			reported := func() bool { obs.mu.Lock(); defer obs.mu.Unlock(); return len(obs.examples) > 0 }
 			deadline := time.Now().Add(5 * time.Second)
-			for e.Open() != 0 && time.Now().Before(deadline) {
+			for (e.Open() != 0 || !reported()) && time.Now().Before(deadline) {
 				time.Sleep(10 * time.Millisecond)
 			}
 			obs.mu.Lock()
