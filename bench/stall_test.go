@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -141,14 +142,18 @@ func TestHeldPublishersCountsPublishers(t *testing.T) {
 				"parameters.drain_sec": "300ms"})
 			r := testRunner(t, m.Addr, s)
 			r.Engine.Loops = loops
+			// Killed once an interval has seen messages published: after the connect phase
+			// however long it takes (the race detector slows it), not at a fixed time.
 			killed := make(chan struct{})
-			go func() {
-				defer close(killed)
-				time.Sleep(1500 * time.Millisecond) // the connect phase, then ~1 s of publishing
-				m.Kill(t)
-			}()
+			var once sync.Once
+			r.OnInterval = func(iv result.Interval, _ *result.Snapshot) {
+				if iv.Published > 0 {
+					once.Do(func() { go func() { defer close(killed); m.Kill(t) }() })
+				}
+			}
 			res, err := r.Run(context.Background())
-			<-killed // before the broker's cleanup waits on it too
+			once.Do(func() { close(killed) }) // never published: the checks below fail
+			<-killed                          // before the broker's cleanup waits on it too
 			if err != nil {
 				t.Fatal(err)
 			}
