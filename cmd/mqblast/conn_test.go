@@ -14,6 +14,7 @@ import (
 // one) drops a sub client with a line that says to raise the limit with --max-packet-size,
 // and sub takes that flag: with --max-packet-size 4MiB the message arrives.
 func TestQuickVerbsMaxPacketSize(t *testing.T) {
+	t.Parallel() // its own broker and runs: it waits on them, beside the other such tests
 	pub, err := exec.LookPath("mosquitto_pub")
 	if err != nil {
 		if os.Getenv("CI") != "" {

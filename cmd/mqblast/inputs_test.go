@@ -36,6 +36,7 @@ func hasAddr(a string) bool {
 // the run exited 0); a source address of the other family is refused before any socket
 // opens, naming the broker's family and the fix.
 func TestBindInterfaceBrokerFamily(t *testing.T) {
+	t.Parallel() // its own broker and runs: it waits on them, beside the other such tests
 	const clients = 20
 	quick := []string{"--set", "publishers.client_count=" + strconv.Itoa(clients), "--set", "parameters.connection_rate=400",
 		"--duration", "1s", "--no-check", "--procs", "1", "--format", "json"}
@@ -167,6 +168,7 @@ func runRefused(t *testing.T, env []string, args ...string) (stderr string, code
 // ahead or long past are refused before any connection (exit 2), each saying the fix; a
 // --start-at ahead says that the clients hold their connections until then.
 func TestShardAndStartAtInputs(t *testing.T) {
+	t.Parallel() // its own broker and runs: it waits on them, beside the other such tests
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	eight := []string{"run", "quick-conn-100", "--broker", m.Addr, "--set", "publishers.client_count=8", "--duration", "1s",
 		"--no-check", "--procs", "1", "--run-id", "inputs"}

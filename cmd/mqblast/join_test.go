@@ -108,6 +108,7 @@ func checkJoined(t *testing.T, runs map[string]*result.Result, want string) {
 // count 8 lost, 38 in flight at the end and 182 received of 228 expected. Before the join crossed processes, the
 // workers and shards counted what arrived in another process as in flight too.
 func TestJoinFanOutAcrossProcesses(t *testing.T) {
+	t.Parallel() // its own broker and runs: it waits on them, beside the other such tests
 	br := testbroker.StartRouter(t, func(_, seq uint32) bool { return seq < joinCut },
 		func(_ string, subs []string, _, seq uint32) []string {
 			if seq >= joinCut {
@@ -133,6 +134,7 @@ func TestJoinFanOutAcrossProcesses(t *testing.T) {
 // 21 duplicated, 9 lost, 18 in flight at the end and 87 received of 114 expected. Before, copies that two members in
 // different processes received counted as received twice.
 func TestJoinSharedAcrossProcesses(t *testing.T) {
+	t.Parallel() // its own broker and runs: it waits on them, beside the other such tests
 	br := testbroker.StartRouter(t, func(_, seq uint32) bool { return seq < joinCut },
 		func(_ string, subs []string, pub, seq uint32) []string {
 			m := int(seq+pub) % len(subs)
@@ -159,6 +161,7 @@ func TestJoinSharedAcrossProcesses(t *testing.T) {
 // in_flight_lost, and nothing Mosquitto acknowledged is lost. Which messages are in flight
 // depends on when the stop lands; the scripted broker's tests pin the figures themselves.
 func TestJoinMosquittoStopped(t *testing.T) {
+	t.Parallel() // its own broker and runs: it waits on them, beside the other such tests
 	for _, c := range []struct{ typ, topic, filter string }{
 		{"Fan-Out", "join/fanout", "join/fanout"}, {"Shared-Subscription", "join/shared/$clientindex", "$share/g/join/shared/#"}} {
 		t.Run(c.typ, func(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 // of each result document, no scenario warning; and with a warning that names the
 // parameter when one result's scenario differs.
 func TestCompareMosquittoAndEmbedded(t *testing.T) {
+	t.Parallel() // its own broker and runs: it waits on them, beside the other such tests
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	dir := t.TempDir()
 	short := []string{"--duration", "1500ms", "--set", "parameters.warmup_sec=500ms", "--set", "parameters.drain_sec=500ms"}

@@ -103,6 +103,7 @@ func checkIdentities(t *testing.T, name string, m result.Messages) {
 // subscriber's broker. The stranger's copies are unexpected.other_run, never received: every
 // expected copy is lost, and --threshold messages.lost==0 fails (exit 5).
 func TestStrangerFillsNoLoss(t *testing.T) {
+	t.Parallel() // its own broker and runs: it waits on them, beside the other such tests
 	a := testbroker.StartMosquitto(t, testbroker.Options{})
 	b := testbroker.StartMosquitto(t, testbroker.Options{})
 	brokers := []string{a.Addr, b.Addr}
@@ -147,6 +148,7 @@ func TestStrangerFillsNoLoss(t *testing.T) {
 // its own (nothing lost, nothing duplicated, the identities hold) and the stranger's copies
 // are unexpected.other_run; the stranger, a Publish run, expects nothing of anyone.
 func TestStrangerBesideHealthyRun(t *testing.T) {
+	t.Parallel() // its own broker and runs: it waits on them, beside the other such tests
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	stop := stranger(t, m.Addr, "quick/p2p/%i", 5)
 	r := runBin(t, "run", "quick-p2p-100", "--broker", m.Addr, "--no-check", "--procs", "1", "--format", "json",
@@ -177,6 +179,7 @@ func TestStrangerBesideHealthyRun(t *testing.T) {
 // its subscribers in both) without --run-id: the parent draws the identity and hands it to
 // both, so every copy is received, none is another run's.
 func TestWorkersShareRunIdentity(t *testing.T) {
+	t.Parallel() // its own broker and runs: it waits on them, beside the other such tests
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	r := runBin(t, "run", "quick-fanout-1-100", "--broker", m.Addr, "--no-check", "--procs", "2", "--format", "json",
 		"--set", "subscribers.client_count=10", "--set", "parameters.duration_sec=2s", "--set", "parameters.warmup_sec=500ms")
@@ -200,6 +203,7 @@ func TestWorkersShareRunIdentity(t *testing.T) {
 // subscribers of shard 1 receive shard 0's messages and the merge loses nothing; a shard
 // without --run-id or --start-at is refused before it connects, saying how to fix it.
 func TestShardsShareRunIdentity(t *testing.T) {
+	t.Parallel() // its own broker and runs: it waits on them, beside the other such tests
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	dir := t.TempDir()
 	at := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339Nano)
@@ -246,6 +250,7 @@ func TestShardsShareRunIdentity(t *testing.T) {
 // publishers' --run-id, sub counts a stranger's copies as other_run; without it, it takes
 // every run's copies.
 func TestSubAloneExpectedUnknown(t *testing.T) {
+	t.Parallel() // its own broker and runs: it waits on them, beside the other such tests
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	host, port, _ := net.SplitHostPort(m.Addr)
 	stranger(t, m.Addr, "sub/%i", 1) // until the test ends

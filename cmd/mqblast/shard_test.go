@@ -234,6 +234,7 @@ func maxTime(a, b time.Time) time.Time {
 // Two `conn` shards of 20 clients against Mosquitto each hold their half; a `pub` with
 // --start-at two seconds ahead publishes no sooner, and its result records the start.
 func TestQuickVerbShardAndStartAt(t *testing.T) {
+	t.Parallel() // its own broker and runs: it waits on them, beside the other such tests
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	host, port, _ := net.SplitHostPort(m.Addr)
 	for i := range 2 {
