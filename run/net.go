@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/mqblast/mqblast/internal/child"
 	"github.com/mqblast/mqblast/internal/secret"
 	"github.com/mqblast/mqblast/result"
@@ -26,10 +28,6 @@ import (
 
 // netBrokerPort is the port the broker listens on in the emulator's broker namespace.
 const netBrokerPort = "1883"
-
-// interruptedCode is the exit code of a command in the client namespace that a signal
-// ended: the shell's for SIGINT.
-const interruptedCode = 130
 
 // ParseProfile reads a network profile; an error is a usage error.
 func ParseProfile(s string) (tuning.Profile, error) {
@@ -178,10 +176,11 @@ func runInClient(ctx context.Context, l *netemu.Link, argv []string, env []strin
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		code := ee.ExitCode()
-		if code < 0 {
-			code = interruptedCode
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() { // a shell's code for it
+			return &ExitStatus{Code: 128 + int(ws.Signal()), Err: fmt.Errorf("%s was killed by signal %s",
+				filepath.Base(argv[0]), strings.TrimPrefix(unix.SignalName(ws.Signal()), "SIG"))}
 		}
+		code := ee.ExitCode()
 		return &ExitStatus{Code: code, Err: fmt.Errorf("%s exited with code %d", filepath.Base(argv[0]), code)}
 	}
 	return err

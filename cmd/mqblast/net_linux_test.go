@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -170,6 +171,18 @@ func TestNetEmulateMissingCommand(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, want) || strings.Contains(stderr, "namespace") {
 			t.Errorf("net emulate -- %s: exit %d:\n%s\nwant exit %d with %q and no namespace made", cmd, code, stderr, exitUsage, want)
 		}
+	}
+}
+
+// TestNetEmulateKilledCommand: a client command that a signal ends is reported as killed
+// by it, with the shell's exit code for it (128 + the signal), not as "exited with code 130"
+// whatever the signal was.
+func TestNetEmulateKilledCommand(t *testing.T) {
+	needRoot(t)
+	_, stderr, code := runMQ(t, "net", "emulate", "local", "--", "sh", "-c", "kill -TERM $$")
+	if code != 128+int(syscall.SIGTERM) || !strings.Contains(stderr, "sh was killed by signal TERM") {
+		t.Errorf("net emulate -- sh -c 'kill -TERM $$': exit %d:\n%s\nwant exit %d and \"sh was killed by signal TERM\"",
+			code, stderr, 128+int(syscall.SIGTERM))
 	}
 }
 
