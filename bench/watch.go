@@ -41,6 +41,8 @@ type Watch struct {
 	rssAtMost int64 // the broker's RSS then
 	fds       int
 	cpuAt     []cpuSample // the broker's CPU at each interval
+
+	remote *remoteWatch // the broker host's endpoints (SetRemote); nil: none
 }
 
 // cpuSample is the broker's CPU time at an instant.
@@ -78,6 +80,9 @@ func (w *Watch) Start() {
 	if w.BrokerCgroup != "" {
 		w.cg0, w.cgErr = tuning.ReadCgroup(w.sysFS, w.BrokerCgroup)
 	}
+	if w.remote != nil {
+		w.remote.start()
+	}
 }
 
 // Interval samples at the end of interval iv, fills its kernel deltas and broker figures,
@@ -111,6 +116,17 @@ func (w *Watch) Interval(iv *result.Interval, progress io.Writer) {
 			}
 		}
 	}
+	w.sampleProcess(iv, now, dt)
+	if w.remote != nil {
+		w.remote.interval(iv, progress, w.local())
+	}
+}
+
+// local reports whether the broker process is sampled here, through /proc.
+func (w *Watch) local() bool { return w.BrokerPID > 0 && (w.procErr == nil || w.prevP != w.p0) }
+
+// sampleProcess samples the local broker process at now, dt seconds after the last sample.
+func (w *Watch) sampleProcess(iv *result.Interval, now time.Time, dt float64) {
 	if w.BrokerPID > 0 && w.procErr == nil {
 		p, err := tuning.ReadProcess(w.BrokerPID)
 		if err != nil {
@@ -132,12 +148,12 @@ func (w *Watch) Interval(iv *result.Interval, progress io.Writer) {
 	}
 }
 
-// windowCPU returns the broker's CPU per second over the samples inside [from, to]: the
+// windowCPUOf returns the broker's CPU per second over the samples inside [from, to]: the
 // steady state of the measure window, without the connect and disconnect phases.
-func (w *Watch) windowCPU(from, to time.Time) (perSecond float64, ok bool) {
+func windowCPUOf(at []cpuSample, from, to time.Time) (perSecond float64, ok bool) {
 	var a, b *cpuSample
-	for i := range w.cpuAt {
-		x := &w.cpuAt[i]
+	for i := range at {
+		x := &at[i]
 		if x.at.Before(from) || x.at.After(to) {
 			continue
 		}
@@ -190,8 +206,8 @@ func (w *Watch) Finish(res *result.Result) {
 			res.Host.LimitedEvidence = append(res.Host.LimitedEvidence, f.String())
 		}
 	}
-	if w.BrokerPID > 0 && (w.procErr == nil || w.prevP != w.p0) {
-		bp := &result.BrokerProcess{PID: w.BrokerPID, CPUS: (w.prevP.CPU - w.p0.CPU).Seconds(),
+	if w.local() {
+		bp := &result.BrokerProcess{Source: "/proc", PID: w.BrokerPID, CPUS: (w.prevP.CPU - w.p0.CPU).Seconds(),
 			RSSBytes: w.prevP.RSSBytes, RSSPeakBytes: w.peakRSS, FDs: w.fds, CPUPercentPeak: w.peakPct}
 		if d := w.last.Sub(w.started).Seconds(); d > 0 {
 			bp.CPUPercentAvg = 100 * bp.CPUS / d
@@ -199,12 +215,7 @@ func (w *Watch) Finish(res *result.Result) {
 		if w.procErr != nil {
 			bp.Error = w.procErr.Error()
 		}
-		rate := res.Throughput.PublishPerS + res.Throughput.ReceivePerS
-		if perS, ok := w.windowCPU(res.MeasureFrom, res.MeasureTo); ok && rate > 0 {
-			bp.CPUPerMessageUS = perS * 1e6 / rate
-		} else if n := res.Messages.Published + res.Messages.Received + res.Messages.Duplicated; n > 0 {
-			bp.CPUPerMessageUS = bp.CPUS * 1e6 / float64(n) // no window to go by: the whole run
-		}
+		bp.CPUPerMessageUS = cpuPerMessage(w.cpuAt, res, bp.CPUS)
 		if w.mostOpen > 0 && w.rssAtMost > w.p0.RSSBytes {
 			bp.RSSPerConnectionBytes = float64(w.rssAtMost-w.p0.RSSBytes) / float64(w.mostOpen)
 		}
@@ -228,6 +239,43 @@ func (w *Watch) Finish(res *result.Result) {
 		}
 		res.BrokerProcess.Cgroup = cg
 	}
+	if w.remote != nil {
+		w.remote.finish(res, w.local())
+	}
+	w.busy(res)
+}
+
+// busy fills the verdict on the broker's CPU from whatever watched the broker: its host's
+// endpoints, or its process (local or through an endpoint).
+func (w *Watch) busy(res *result.Result) {
+	var ev []string
+	if w.local() {
+		if perS, ok := windowCPUOf(w.cpuAt, res.MeasureFrom, res.MeasureTo); ok && perS >= busyShare {
+			ev = append(ev, fmt.Sprintf("broker process CPU %.0f%% of a core over the measure window (pid %d, /proc): "+
+				"the limit of a broker that runs on one thread (Mosquitto does)", 100*perS, w.BrokerPID))
+		}
+	}
+	if w.remote != nil {
+		ev = append(ev, w.remote.busy(res)...)
+	}
+	if res.BrokerProcess == nil && res.BrokerHost == nil {
+		return
+	}
+	res.BrokerBusy = &result.BrokerBusy{Busy: len(ev) > 0, Evidence: ev}
+}
+
+// cpuPerMessage returns the broker's CPU per message it handled (taken in and delivered):
+// over the samples inside the measure window, or, with fewer than two there, cpu over the
+// whole run.
+func cpuPerMessage(at []cpuSample, res *result.Result, cpu float64) float64 {
+	rate := res.Throughput.PublishPerS + res.Throughput.ReceivePerS
+	if perS, ok := windowCPUOf(at, res.MeasureFrom, res.MeasureTo); ok && rate > 0 {
+		return perS * 1e6 / rate
+	}
+	if n := res.Messages.Published + res.Messages.Received + res.Messages.Duplicated; n > 0 {
+		return cpu * 1e6 / float64(n)
+	}
+	return 0
 }
 
 // findings converts tuning's kernel findings into the result document's.

@@ -93,8 +93,24 @@ var csvColumns = slices.Concat(
 			}
 			return i64(iv.BrokerRSSBytes)
 		}},
+		{"broker_host_cpu_percent", hostCell(func(b *result.IntervalBrokerHost) string { return f1(b.CPUPercent) })},
+		{"broker_host_mem_used_bytes", hostCell(func(b *result.IntervalBrokerHost) string { return f3(b.MemUsedBytes) })},
+		{"broker_host_rx_bytes_per_s", hostCell(func(b *result.IntervalBrokerHost) string { return f3(b.RxBytesPerS) })},
+		{"broker_host_tx_bytes_per_s", hostCell(func(b *result.IntervalBrokerHost) string { return f3(b.TxBytesPerS) })},
+		{"broker_host_tcp_established", hostCell(func(b *result.IntervalBrokerHost) string { return f3(b.TCPEstab) })},
 	},
 )
+
+// hostCell is a column of the interval's broker host figures (--broker-metrics), empty
+// where the interval has none (a gap, or no node_exporter).
+func hostCell(f func(b *result.IntervalBrokerHost) string) func(iv, _ *result.Interval) string {
+	return func(iv, _ *result.Interval) string {
+		if iv.BrokerHost == nil || !iv.BrokerHost.HasHost {
+			return ""
+		}
+		return f(iv.BrokerHost)
+	}
+}
 
 // CSVColumns returns the names of the CSV's fixed columns, in order. Kernel counter
 // columns (kernel_NAME) follow them, one per counter that moved in any interval.

@@ -484,13 +484,73 @@ func clientPanel(r *result.Result) Panel {
 }
 
 func brokerHostPanel(r *result.Result) Panel {
-	p := Panel{ID: "broker", Title: "Broker process and kernel counters"}
+	p := Panel{ID: "broker", Title: "Broker process, host and kernel counters"}
+	src := "/proc"
+	if b := r.BrokerProcess; b != nil && b.Source != "" {
+		src = b.Source
+	}
 	cpu := timeChart("broker_cpu", "Broker CPU (100% = one core)", "percent", false, r,
-		series(r, "broker CPU", 2, func(iv *result.Interval) float64 { return nz(iv.BrokerCPUPercent) }))
+		series(r, "broker CPU ("+src+")", 2, func(iv *result.Interval) float64 { return nz(iv.BrokerCPUPercent) }))
 	rss := timeChart("broker_rss", "Broker resident memory", "bytes", false, r,
 		series(r, "broker RSS", 3, func(iv *result.Interval) float64 { return nz(float64(iv.BrokerRSSBytes)) }))
-	why := "the broker process was not sampled (a remote broker: give --broker-pid or run it locally)"
+	if h := r.BrokerHost; h != nil && h.Process != nil { // an endpoint's figures beside /proc's
+		cpu.Series = append(cpu.Series, series(r, "broker CPU ("+h.Process.Source+")", 4, func(iv *result.Interval) float64 {
+			if iv.BrokerHost == nil || !iv.BrokerHost.HasProcess {
+				return math.NaN()
+			}
+			return iv.BrokerHost.ProcessCPUPercent
+		}))
+		cpu.Series[len(cpu.Series)-1].Dash = true
+	}
+	why := "the broker process was not sampled (a remote broker: give --broker-metrics with process-exporter's URL, or --broker-pid when it is local)"
 	p.Charts = []Chart{cpu.finish(why), rss.finish(why)}
+	if h := r.BrokerHost; h != nil {
+		p.Intro = fmt.Sprintf("The broker's host as its Prometheus endpoints said, scraped once per interval; %d intervals have a gap (a failed scrape): "+
+			"they are left out, never guessed.", h.Gaps)
+		hostWhy := "no endpoint served node_exporter's figures"
+		hcpu := timeChart("broker_host_cpu", "Broker host CPU (100% = every CPU busy)", "percent", false, r,
+			series(r, "host CPU", 2, func(iv *result.Interval) float64 {
+				return hostFig(iv, func(b *result.IntervalBrokerHost) float64 { return b.CPUPercent })
+			}))
+		net := timeChart("broker_host_net", "Broker host network (every device but lo)", "bytes", false, r,
+			series(r, "in per s", 0, func(iv *result.Interval) float64 {
+				return hostFig(iv, func(b *result.IntervalBrokerHost) float64 { return b.RxBytesPerS })
+			}),
+			series(r, "out per s", 1, func(iv *result.Interval) float64 {
+				return hostFig(iv, func(b *result.IntervalBrokerHost) float64 { return b.TxBytesPerS })
+			}))
+		mem := timeChart("broker_host_mem", "Broker host memory used", "bytes", false, r,
+			series(r, "used", 3, func(iv *result.Interval) float64 {
+				return hostFig(iv, func(b *result.IntervalBrokerHost) float64 { return b.MemUsedBytes })
+			}))
+		p.Charts = append(p.Charts, hcpu.finish(hostWhy), net.finish(hostWhy), mem.finish(hostWhy))
+		var ss []Series
+		for i, k := range sortedKeys(h.Series) {
+			ss = append(ss, series(r, k, i, func(iv *result.Interval) float64 {
+				if iv.BrokerHost == nil {
+					return math.NaN()
+				}
+				v, ok := iv.BrokerHost.Series[k]
+				if !ok {
+					return math.NaN()
+				}
+				return v
+			}))
+		}
+		if len(ss) > 0 {
+			sc := timeChart("broker_series", "Broker series (--broker-metric: a counter's rate per second, a gauge's value)", "count", false, r, ss...)
+			p.Charts = append(p.Charts, sc.finish("no --broker-metric series had a value"))
+		}
+		t := Table{Caption: "Broker metrics endpoints", Head: []string{"endpoint", "recognised as", "scrapes ok", "failed", "slowest ms", "last error"}}
+		for _, s := range h.Sources {
+			t.Rows = append(t.Rows, []string{s.URL, strings.Join(s.Kinds, ", "), fmt.Sprint(s.ScrapesOK), fmt.Sprint(s.Failed),
+				fmt.Sprintf("%.1f", s.TookMSMax), s.LastError})
+		}
+		p.Tables = append(p.Tables, t)
+	}
+	if b := r.BrokerBusy; b != nil && b.Busy {
+		p.Tables = append(p.Tables, Table{Caption: "The broker's CPU was the limit", Head: []string{"evidence"}, Rows: rowsOf(b.Evidence)})
+	}
 	keys := map[string]bool{}
 	for _, iv := range r.Intervals {
 		for k := range iv.Kernel {
@@ -546,4 +606,22 @@ func knownCount(n int64, unknown bool) string {
 		return "unknown"
 	}
 	return fmt.Sprint(n)
+}
+
+// hostFig is f of the interval's broker host figures, or NaN where the interval has none
+// (a gap, or no node_exporter gave them).
+func hostFig(iv *result.Interval, f func(b *result.IntervalBrokerHost) float64) float64 {
+	if iv.BrokerHost == nil || !iv.BrokerHost.HasHost {
+		return math.NaN()
+	}
+	return f(iv.BrokerHost)
+}
+
+// rowsOf returns one single-cell row per line.
+func rowsOf(lines []string) [][]string {
+	rows := make([][]string, len(lines))
+	for i, l := range lines {
+		rows[i] = []string{l}
+	}
+	return rows
 }

@@ -121,8 +121,11 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 		if b.RSSPerConnectionBytes > 0 && perConn {
 			line += fmt.Sprintf(", %.0f B rss per connection", b.RSSPerConnectionBytes)
 		}
-		if b.PID > 0 {
+		switch {
+		case b.PID > 0:
 			fmt.Fprintf(tw, "broker process\tpid %d: %s\n", b.PID, line)
+		case b.Source != "":
+			fmt.Fprintf(tw, "broker process\t%s: %s\n", termtext.Line(b.Source), line)
 		}
 		if c := b.Cgroup; c != nil {
 			if c.Error != "" {
@@ -133,6 +136,7 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 			}
 		}
 	}
+	writeBrokerHost(tw, r)
 	for _, e := range r.Errors {
 		fmt.Fprintf(tw, "error\t%s: %d (e.g. %s)\n", termtext.Line(e.Kind), e.Count, termtext.Line(e.Example))
 	}
@@ -167,4 +171,72 @@ func writeThresholds(w io.Writer, ts []result.Threshold) {
 		}
 		fmt.Fprintf(w, "threshold\t%s  value %s  %s\n", termtext.Line(t.Expr), t.ValueText(), verdict)
 	}
+}
+
+// writeBrokerHost writes what the broker host's endpoints said (--broker-metrics) and the
+// verdict on the broker's CPU.
+func writeBrokerHost(tw io.Writer, r *result.Result) {
+	if h := r.BrokerHost; h != nil {
+		for _, s := range h.Sources {
+			kinds := "no series mqblast knows"
+			if len(s.Kinds) > 0 {
+				kinds = strings.Join(s.Kinds, ", ")
+			}
+			line := fmt.Sprintf("%s (%s): %d scrapes, %d failed", s.URL, kinds, s.ScrapesOK+s.Failed, s.Failed)
+			if s.LastError != "" {
+				line += ", last error: " + s.LastError
+			}
+			fmt.Fprintf(tw, "broker metrics\t%s\n", termtext.Line(line))
+		}
+		if h.Gaps > 0 {
+			fmt.Fprintf(tw, "broker metrics\t%d intervals with a gap (a scrape failed or timed out): no figure was guessed for them\n", h.Gaps)
+		}
+		if h.CPUs > 0 {
+			fmt.Fprintf(tw, "broker host\tcpu avg %.0f%%, peak %.0f%% of %d CPUs; memory used avg %.1f MiB, peak %.1f MiB, available min %.1f MiB; "+
+				"network in %s/s avg (peak %s/s), out %s/s avg (peak %s/s); tcp established max %.0f, time-wait max %.0f",
+				h.CPUPercentAvg, h.CPUPercentPeak, h.CPUs, h.MemUsedAvgBytes/(1<<20), h.MemUsedPeakBytes/(1<<20), h.MemAvailableMinBytes/(1<<20),
+				bytesText(h.RxBytesPerSAvg), bytesText(h.RxBytesPerSPeak), bytesText(h.TxBytesPerSAvg), bytesText(h.TxBytesPerSPeak),
+				h.TCPEstablishedMax, h.TCPTimeWaitMax)
+			if h.ListenDrops > 0 || h.ListenOverflows > 0 {
+				fmt.Fprintf(tw, "; LISTEN DROPS %.0f, overflows %.0f (its accept queue was full)", h.ListenDrops, h.ListenOverflows)
+			}
+			fmt.Fprintln(tw)
+		}
+		if p := h.Process; p != nil {
+			fmt.Fprintf(tw, "broker process\t%s: cpu %.2fs (avg %.0f%%, peak %.0f%% of a core), rss %.1f MiB, %d fds, %.2f µs cpu per message\n",
+				termtext.Line(p.Source), p.CPUS, p.CPUPercentAvg, p.CPUPercentPeak, float64(p.RSSBytes)/(1<<20), p.FDs, p.CPUPerMessageUS)
+		}
+		for _, k := range sortedKeys(h.Series) {
+			x := h.Series[k]
+			unit := ""
+			if x.Counter {
+				unit = "/s"
+			}
+			fmt.Fprintf(tw, "broker series\t%s: avg %s%s, peak %s%s over %d intervals\n", termtext.Line(k), num(x.Avg), unit, num(x.Peak), unit, x.Samples)
+		}
+	}
+	if b := r.BrokerBusy; b != nil && b.Busy {
+		fmt.Fprintf(tw, "BROKER BUSY\tthe broker's CPU was the limit: %s\n", termtext.Line(strings.Join(b.Evidence, "; ")))
+	}
+}
+
+// bytesText is a byte count in B, KiB, MiB or GiB.
+func bytesText(b float64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", b/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", b/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", b/(1<<10))
+	}
+	return fmt.Sprintf("%.0f B", b)
+}
+
+// num is a figure with the precision it needs.
+func num(v float64) string {
+	if v == float64(int64(v)) || v >= 100 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
 }

@@ -31,6 +31,10 @@ type Kernel struct {
 
 // BrokerProcess is what the broker's own process (or cgroup) used during the run.
 type BrokerProcess struct {
+	// Source says where the figures came from: "/proc" (a local process, sampled), or the
+	// endpoint that published them ("process-exporter mosquitto at http://…", "process
+	// collector at http://…"). Empty in documents written before it was recorded: /proc.
+	Source         string  `json:"source,omitempty"`
 	PID            int     `json:"pid,omitempty"`
 	CPUS           float64 `json:"cpu_s"`
 	CPUPercentAvg  float64 `json:"cpu_percent_avg"`

@@ -119,7 +119,27 @@ func MergeParts(rs []*Result) *Result {
 		out.Client.CPUPerConnectUS /= float64(out.Connections.Target)
 	}
 	out.Intervals = mergeIntervals(rs)
+	out.mergeBroker(rs)
 	return &out
+}
+
+// mergeBroker keeps the first part's figures of the broker (every part watched the same
+// broker), with its CPU per message over the whole run's messages, not the first part's
+// alone; the broker was busy when any part found it so.
+func (out *Result) mergeBroker(rs []*Result) {
+	if bp := rs[0].BrokerProcess; bp != nil {
+		c := *bp
+		first := rs[0].Throughput.PublishPerS + rs[0].Throughput.ReceivePerS
+		if all := out.Throughput.PublishPerS + out.Throughput.ReceivePerS; first > 0 && all > 0 {
+			c.CPUPerMessageUS *= first / all
+		}
+		out.BrokerProcess = &c
+	}
+	for _, r := range rs {
+		if b := r.BrokerBusy; b != nil && (out.BrokerBusy == nil || b.Busy && !out.BrokerBusy.Busy) {
+			out.BrokerBusy = b
+		}
+	}
 }
 
 // mergeIntervals adds the shards' intervals index by index: counts, rates, the client

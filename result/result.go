@@ -50,9 +50,14 @@ type Result struct {
 	Kernel *Kernel `json:"kernel,omitempty"`
 	// BrokerProcess is the broker's own CPU and memory, when it was sampled (Watch).
 	BrokerProcess *BrokerProcess `json:"broker_process,omitempty"`
-	Thresholds    []Threshold    `json:"thresholds,omitempty"`
-	Histograms    Histograms     `json:"histograms"`
-	Errors        []ErrorCount   `json:"errors"`
+	// BrokerHost is the broker's host as its Prometheus endpoints saw it (--broker-metrics).
+	BrokerHost *BrokerHost `json:"broker_host,omitempty"`
+	// BrokerBusy says whether the broker's CPU was the limit, from the broker host's or the
+	// broker process's figures (nil: the broker was not watched).
+	BrokerBusy *BrokerBusy  `json:"broker_busy,omitempty"`
+	Thresholds []Threshold  `json:"thresholds,omitempty"`
+	Histograms Histograms   `json:"histograms"`
+	Errors     []ErrorCount `json:"errors"`
 
 	// BrokerKind is "sink" when the run started mqblast sink itself (run --sink); empty for
 	// a broker it was given.
@@ -270,10 +275,12 @@ type Interval struct {
 	Kernel           map[string]int64 `json:"kernel,omitempty"`
 	BrokerCPUPercent float64          `json:"broker_cpu_percent,omitempty"`
 	BrokerRSSBytes   int64            `json:"broker_rss_bytes,omitempty"`
-	PublishPerS      float64          `json:"publish_per_s"`
-	ReceivePerS      float64          `json:"receive_per_s"`
-	LatencyUS        Percentiles      `json:"latency_us"`
-	LatencyRawUS     Percentiles      `json:"latency_raw_us"`
+	// BrokerHost is the broker's host and process as its endpoints said (--broker-metrics).
+	BrokerHost   *IntervalBrokerHost `json:"broker_host,omitempty"`
+	PublishPerS  float64             `json:"publish_per_s"`
+	ReceivePerS  float64             `json:"receive_per_s"`
+	LatencyUS    Percentiles         `json:"latency_us"`
+	LatencyRawUS Percentiles         `json:"latency_raw_us"`
 	// ScheduleLagUS is the client's own lateness in building the interval's messages (see
 	// ClientInfo.ScheduleLagUS): when in the run the client fell behind.
 	ScheduleLagUS Percentiles `json:"schedule_lag_us"`

@@ -40,6 +40,10 @@ type Options struct {
 	// when the broker is local).
 	BrokerPID    int
 	BrokerCgroup string
+	// BrokerMetrics are the broker host's Prometheus endpoints (--broker-metrics), scraped
+	// once per interval; Metrics their settings.
+	BrokerMetrics []string
+	Metrics       MetricsOptions
 	// Start, if set, is when publishing starts (--start-at).
 	Start *StartAt
 	// Shard, if set, is the shard of the scenario this run is, for the result.

@@ -10,11 +10,13 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mqblast/mqblast/bench"
 	"github.com/mqblast/mqblast/internal/termtext"
 	"github.com/mqblast/mqblast/reactor"
 	"github.com/mqblast/mqblast/tuning"
+	"github.com/mqblast/mqblast/tuning/exporter"
 )
 
 // newWatch returns the watch of the host and the broker for a run against brokers:
@@ -53,7 +55,13 @@ func newWatch(ctx context.Context, w io.Writer, o *Options, brokers []string, em
 			return nil, usage(fmt.Errorf("--broker-cgroup %s: %w", o.BrokerCgroup, err))
 		}
 	}
-	return bench.NewWatch(pid, o.BrokerCgroup), nil
+	s, err := newScraper(w, o)
+	if err != nil {
+		return nil, err
+	}
+	wt := bench.NewWatch(pid, o.BrokerCgroup)
+	wt.SetRemote(s)
+	return wt, nil
 }
 
 // localPort returns the port of a host:port whose host is an address of this host.
@@ -93,4 +101,62 @@ func processName(pid int) string {
 		return "?"
 	}
 	return termtext.Line(strings.TrimSpace(string(b))) // any process may name itself anything
+}
+
+// MetricsOptions are the settings of the broker host's endpoints (--broker-metrics).
+type MetricsOptions struct {
+	// Series are the other series to record (--broker-metric NAME{labels}).
+	Series []string
+	// AuthFile holds the scrape's credentials (--broker-metrics-auth); without it they
+	// come from the environment (exporter.LoadAuth).
+	AuthFile string
+	// Process is the process-exporter group that is the broker ("": found).
+	Process string
+	// Timeout bounds one scrape (0: 800ms); it must be shorter than the interval.
+	Timeout time.Duration
+}
+
+// maxScrapeTimeout is the longest scrape an interval of a second leaves room for.
+const maxScrapeTimeout = 900 * time.Millisecond
+
+// newScraper returns the scraper of o.BrokerMetrics (nil without), after a first scrape of
+// each: an endpoint that does not answer with Prometheus text before the run is a usage
+// error that names it, before the first socket of the run.
+func newScraper(w io.Writer, o *Options) (*exporter.Scraper, error) {
+	m := &o.Metrics
+	if len(o.BrokerMetrics) == 0 {
+		if len(m.Series) > 0 {
+			return nil, usage(errors.New("--broker-metric needs --broker-metrics URL: the endpoint that publishes the series"))
+		}
+		return nil, nil
+	}
+	if m.Timeout < 0 || m.Timeout > maxScrapeTimeout {
+		return nil, usage(fmt.Errorf("--broker-metrics-timeout %v: want at most %v, so that a scrape ends within its one-second interval", m.Timeout, maxScrapeTimeout))
+	}
+	auth, err := exporter.LoadAuth(m.AuthFile, os.Getenv)
+	if err != nil {
+		return nil, usage(fmt.Errorf("--broker-metrics-auth: %w", err))
+	}
+	s, err := exporter.New(o.BrokerMetrics, exporter.Options{Timeout: m.Timeout, Auth: auth, Series: m.Series, Process: m.Process})
+	if err != nil {
+		return nil, usage(err)
+	}
+	rd := s.Scrape(context.Background())
+	for _, t := range rd.Targets {
+		if t.Err != "" {
+			return nil, usage(fmt.Errorf("--broker-metrics %s: %s (is the exporter running and reachable from this host?)",
+				termtext.Line(t.URL), termtext.Line(t.Err)))
+		}
+		what := "no series mqblast knows (only --broker-metric series are recorded)"
+		if len(t.Kinds) > 0 {
+			what = strings.Join(t.Kinds, ", ")
+		}
+		fmt.Fprintf(w, "broker metrics: %s: %d metric families, %s; scraped once per interval\n", termtext.Line(t.URL), t.Families, what)
+	}
+	for _, spec := range m.Series {
+		if _, ok := rd.Series[spec]; !ok {
+			fmt.Fprintf(w, "broker metrics: --broker-metric %s: no such series at the endpoints yet; recorded when it appears\n", termtext.Line(spec))
+		}
+	}
+	return s, nil
 }

@@ -42,14 +42,16 @@ type runFlags struct {
 	sink     bool          // --sink: a calibration run against mqblast sink (sink.go)
 	sinkWait time.Duration // --sink-flush-delay
 
-	thresholds   []string            // --threshold
-	evaluate     []string            // every threshold of the run: the scenario's, then --threshold's
-	passwordFile string              // --password-file (password.go)
-	brokerPID    int                 // --broker-pid (watch.go)
-	brokerCgroup string              // --broker-cgroup
-	net          netFlags            // --net, --net-broker-cmd (net.go)
-	netInfo      *result.NetworkInfo // the profile the run goes through, for its result
-	tls          reactor.TLSOptions  // --cacert, --cert, ... (tls.go)
+	thresholds    []string            // --threshold
+	evaluate      []string            // every threshold of the run: the scenario's, then --threshold's
+	passwordFile  string              // --password-file (password.go)
+	brokerPID     int                 // --broker-pid (watch.go)
+	brokerCgroup  string              // --broker-cgroup
+	brokerMetrics []string            // --broker-metrics
+	metrics       run.MetricsOptions  // --broker-metric, --broker-metrics-*
+	net           netFlags            // --net, --net-broker-cmd (net.go)
+	netInfo       *result.NetworkInfo // the profile the run goes through, for its result
+	tls           reactor.TLSOptions  // --cacert, --cert, ... (tls.go)
 }
 
 // registerShardFlags adds --shard and --start-at, for run and the quick verbs.
@@ -227,6 +229,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	}
 	o := run.Options{Loops: rf.loops, IDStart: rf.idStart, MaxPacket: rf.maxPkt, TLS: rf.tls, Sink: rf.sink,
 		SinkFlushDelay: rf.sinkWait, BrokerPID: rf.brokerPID, BrokerCgroup: rf.brokerCgroup, Start: rf.start, Run: id,
+		BrokerMetrics: rf.brokerMetrics, Metrics: rf.metrics,
 		Network: rf.netInfo, ToolVersion: version, Log: cmd.ErrOrStderr()}
 	if rf.shard != "" {
 		if o.Shard, err = run.ParseShard(rf.shard); err != nil {

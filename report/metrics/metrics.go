@@ -280,10 +280,35 @@ var defs = []def{
 			cpu := float64(l.total.CPUNS) / 1e9 / max(l.last.TS, 1e-9) / float64(l.cores)
 			return flag(lag > saturationLagUS || (l.last.TS >= 1 && cpu > saturationCPU))
 		}},
-	{"mqblast_broker_process_cpu_seconds_total", "CPU time of the broker process, when it is watched (--broker-pid, --broker-cgroup, the embedded broker).", counter, nil,
+	{"mqblast_broker_process_cpu_seconds_total", "CPU time of the broker process, when it is watched (--broker-pid, --broker-cgroup, the embedded broker, or an endpoint of --broker-metrics).", counter, nil,
 		func(l *Live) []sample { return one(l.brokerCPUS) }},
 	{"mqblast_broker_process_resident_memory_bytes", "Resident set of the broker process at the latest interval's end, when it is watched.", gauge, nil,
 		func(l *Live) []sample { return one64(l.last.BrokerRSSBytes) }},
+	{"mqblast_broker_host_cpu_ratio", "CPU busy of the broker's host over the latest interval (1 = every CPU), from its node_exporter (--broker-metrics); absent in a gap.", gauge, nil,
+		func(l *Live) []sample {
+			return hostSample(l, func(b *result.IntervalBrokerHost) float64 { return b.CPUPercent / 100 })
+		}},
+	{"mqblast_broker_host_memory_used_bytes", "Memory in use on the broker's host (total - available) at the latest interval's end, from its node_exporter.", gauge, nil,
+		func(l *Live) []sample {
+			return hostSample(l, func(b *result.IntervalBrokerHost) float64 { return b.MemUsedBytes })
+		}},
+	{"mqblast_broker_host_network_receive_bytes_per_second", "Bytes per second the broker's host received over the latest interval (every device but lo).", gauge, nil,
+		func(l *Live) []sample {
+			return hostSample(l, func(b *result.IntervalBrokerHost) float64 { return b.RxBytesPerS })
+		}},
+	{"mqblast_broker_host_network_transmit_bytes_per_second", "Bytes per second the broker's host sent over the latest interval (every device but lo).", gauge, nil,
+		func(l *Live) []sample {
+			return hostSample(l, func(b *result.IntervalBrokerHost) float64 { return b.TxBytesPerS })
+		}},
+}
+
+// hostSample is f of the latest interval's broker host figures; none in a gap or without
+// node_exporter.
+func hostSample(l *Live, f func(b *result.IntervalBrokerHost) float64) []sample {
+	if b := l.last.BrokerHost; b != nil && b.HasHost {
+		return one(f(b))
+	}
+	return nil
 }
 
 // hdefs are the histograms, in Live.hists order.
