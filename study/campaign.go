@@ -52,6 +52,10 @@ type Broker struct {
 	Restart string `json:"restart,omitempty"`
 	PID     int    `json:"pid,omitempty"`    // the process to sample (default: the listener, when local)
 	Cgroup  string `json:"cgroup,omitempty"` // the cgroup to sample
+	// Metrics are the broker host's Prometheus endpoints (--broker-metrics of each cell),
+	// Metric the other series to record from them (--broker-metric).
+	Metrics []string `json:"metrics,omitempty"`
+	Metric  []string `json:"metric,omitempty"`
 	// StartTimeout bounds the wait for a started broker to accept connections.
 	StartTimeout time.Duration `json:"-"`
 }
@@ -216,7 +220,7 @@ func (c *Campaign) decode(obj *object, l *errList) {
 	}
 }
 
-var brokerFields = []string{"name", "type", "address", "start", "stop", "restart", "pid", "cgroup", "start_timeout_sec"}
+var brokerFields = []string{"name", "type", "address", "start", "stop", "restart", "pid", "cgroup", "metrics", "metric", "start_timeout_sec"}
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
@@ -240,6 +244,15 @@ func decodeBroker(v any, path string, l *errList) Broker {
 		l.Add(join(path, "name"), "missing: every broker needs a name (it labels the report)")
 	} else if !nameRE.MatchString(b.Name) {
 		l.Add(join(path, "name"), "%q: want letters, digits, '.', '_' or '-' (it names files)", b.Name)
+	}
+	if v, ok := obj.Get("metrics"); ok {
+		b.Metrics = strs(v, join(path, "metrics"), l)
+	}
+	if v, ok := obj.Get("metric"); ok {
+		b.Metric = strs(v, join(path, "metric"), l)
+		if len(b.Metrics) == 0 {
+			l.Add(join(path, "metric"), "needs \"metrics\": the endpoints that publish these series")
+		}
 	}
 	if v, ok := obj.Get("pid"); ok {
 		n, ok := integer(v)

@@ -39,6 +39,8 @@ func TestCampaignErrors(t *testing.T) {
 		{"warmup past duration", `{"brokers":[{"name":"a","type":"embedded"}],"scenarios":[{"scenario":"quick-p2p-100"}],"duration_sec":2,"warmup_sec":3}`,
 			[]string{"warmup_sec: 3 is not shorter than duration_sec 2"}},
 		{"syntax", `{"brokers": [}`, []string{"c.json: line 1, column"}},
+		{"metric without metrics", `{"brokers":[{"name":"a","address":"10.0.0.5:1883","metric":["x_total"],"metrics":"http://h:9100/metrics"}],"scenarios":[{"scenario":"quick-p2p-100"}]}`,
+			[]string{`brokers[0].metric: needs "metrics"`, `brokers[0].metrics: "http://h:9100/metrics": want an array of strings`}},
 		{"secrets", `{"brokers":[{"name":"a","type":"embedded"}],"scenarios":[{"scenario":"quick-p2p-100","set":{"server.username":"u","server.password":["hunter2"]},"sweep":{"server.password":["hunter2","hunter3"]}}]}`,
 			[]string{"scenarios[0].set.server.password: want a string (the value is not shown: it is a secret)",
 				`scenarios[0].sweep.server.password: a secret is not swept (its values would name the cells in study.json and the report): give the password in "set" or $MQBLAST_PASSWORD`}},
@@ -141,5 +143,33 @@ func TestRunOrder(t *testing.T) {
 			t.Errorf("cell %s twice", p.rec.ID)
 		}
 		seen[p.rec.ID] = true
+	}
+}
+
+// TestBrokerMetricsReachCells: a broker's metrics endpoints and series are every cell's
+// --broker-metrics and --broker-metric, in the command that runs and the one that redoes it.
+func TestBrokerMetricsReachCells(t *testing.T) {
+	t.Parallel()
+	c, err := Parse("c.json", ".", []byte(`{"brokers":[{"name":"prod","address":"10.0.0.5:1883",
+		"metrics":["http://10.0.0.5:9100/metrics","http://10.0.0.5:9256/metrics"],"metric":["emqx_messages_received"]}],
+		"scenarios":[{"scenario":"quick-p2p-100"}],"repetitions":2}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, err := DryRun(c, Options{Exe: "mqblast", Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) != 2 {
+		t.Fatalf("%d cells", len(cells))
+	}
+	for _, cell := range cells {
+		cmd := strings.Join(cell.Command, " ")
+		for _, want := range []string{"--broker-metrics http://10.0.0.5:9100/metrics", "--broker-metrics http://10.0.0.5:9256/metrics",
+			"--broker-metric emqx_messages_received"} {
+			if !strings.Contains(cmd, want) || !strings.Contains(cell.Reproduce, strings.Fields(want)[1]) {
+				t.Errorf("cell %d: %q not in %q (reproduce %q)", cell.Seq, want, cmd, cell.Reproduce)
+			}
+		}
 	}
 }

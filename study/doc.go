@@ -18,7 +18,8 @@
 //	    {"name": "embedded", "type": "embedded"},
 //	    {"name": "sink", "type": "sink"},
 //	    {"name": "mine", "start": "/opt/b/run --port {port}", "stop": "/opt/b/stop", "cgroup": "/system.slice/b.service"},
-//	    {"name": "prod", "address": "10.0.0.5:1883", "restart": "ssh b systemctl restart mosquitto", "pid": 0}
+//	    {"name": "prod", "address": "10.0.0.5:1883", "restart": "ssh b systemctl restart mosquitto", "pid": 0,
+//	     "metrics": ["http://10.0.0.5:9100/metrics", "http://10.0.0.5:9256/metrics"]}
 //	  ],
 //	  "scenarios": [{"scenario": "quick-p2p-100", "label": "p2p",
 //	                 "set": {"parameters.publish_rate": 50},
@@ -31,7 +32,10 @@
 // Broker types: external (a running broker at address), command (start is a /bin/sh
 // command), embedded (mqblast broker), mosquitto (started with a config the study writes),
 // sink (mqblast sink). In commands {port} is a free port the study picks, {addr}, {host},
-// {mqblast} (this binary), {dir} (the broker's directory in the study) and {conf}.
+// {mqblast} (this binary), {dir} (the broker's directory in the study) and {conf}. A
+// broker's "metrics" are its host's Prometheus endpoints and "metric" other series to
+// record from them: each cell gets them as --broker-metrics and --broker-metric, so the
+// study's tables show a remote broker's CPU and memory as they show a local one's.
 // Profiles are tuning.ParseProfile's: names or delay/jitter/loss items.
 //
 // # Running

@@ -461,6 +461,12 @@ func (r *runner) command(p cellPlan, bp *brokerProc) []string {
 	if bp.b.Cgroup != "" {
 		argv = append(argv, "--broker-cgroup", bp.b.Cgroup)
 	}
+	for _, u := range bp.b.Metrics {
+		argv = append(argv, "--broker-metrics", u)
+	}
+	for _, m := range bp.b.Metric {
+		argv = append(argv, "--broker-metric", m)
+	}
 	return append(argv, r.opt.RunArgs...)
 }
 
