@@ -24,7 +24,8 @@ import (
 // summed over CPUs: "conntrack_drop", "conntrack_early_drop", "conntrack_insert_failed".
 // From /proc/…/net/softnet_stat, summed over CPUs: "softnet_dropped" and
 // "softnet_time_squeeze". With root /proc/self, from /proc/stat (the host's, over all
-// CPUs, in clock ticks): "cpu_ticks" and "cpu_steal_ticks", the time a hypervisor took.
+// CPUs, in clock ticks): "cpu_ticks", "cpu_busy_ticks" (every state but idle and iowait, as
+// node_exporter's busy is counted) and "cpu_steal_ticks", the time a hypervisor took.
 // A counter the kernel does not have is absent (reads as 0).
 //
 // Everything but the gauges counts up from boot (or from the namespace's creation); what a
@@ -39,6 +40,7 @@ const (
 	counterTCPMemHigh     = "tcp_mem_high_pages"
 	counterCPU            = "cpu_ticks"
 	counterSteal          = "cpu_steal_ticks"
+	counterBusy           = "cpu_busy_ticks"
 )
 
 // kernelTables lists the counters read from netstat and snmp, by table prefix.
@@ -218,15 +220,16 @@ func sumHexRows(b []byte, cols map[int]string, k KernelCounters) error {
 }
 
 // parseCPUStat reads the first line of /proc/stat, the host's CPU time over all CPUs in
-// clock ticks: "cpu_ticks" (every state) and "cpu_steal_ticks" (the time the hypervisor
-// ran something else while a virtual CPU had work).
+// clock ticks: "cpu_ticks" (every state), "cpu_busy_ticks" (all but idle and iowait) and
+// "cpu_steal_ticks" (the time the hypervisor ran something else while a virtual CPU had
+// work).
 func parseCPUStat(b []byte, k KernelCounters) error {
 	line, _, _ := bytes.Cut(b, []byte{'\n'})
 	f := bytes.Fields(line)
 	if len(f) < 9 || string(f[0]) != "cpu" {
 		return fmt.Errorf("first line %q: want cpu and at least 8 times", line)
 	}
-	var total int64
+	var total, idle int64
 	for i, v := range f[1:] {
 		n, err := strconv.ParseInt(string(v), 10, 64)
 		if err != nil {
@@ -235,11 +238,14 @@ func parseCPUStat(b []byte, k KernelCounters) error {
 		if i < 8 { // user nice system idle iowait irq softirq steal; guest time is in user already
 			total += n
 		}
-		if i == 7 {
+		switch i {
+		case 3, 4: // idle, iowait
+			idle += n
+		case 7:
 			k[counterSteal] = n
 		}
 	}
-	k[counterCPU] = total
+	k[counterCPU], k[counterBusy] = total, total-idle
 	return nil
 }
 

@@ -31,10 +31,16 @@ type Mosquitto struct {
 	bin                      string
 	conf                     string
 	nice                     int
+	netns                    string
 }
 
-// brokerCommand is mosquitto -c conf, under nice(1) when nice > 0.
-func brokerCommand(bin, conf string, nice int) *exec.Cmd {
+// brokerCommand is mosquitto -c conf, under nice(1) when nice > 0, in the network
+// namespace netns when it is not "" (ip netns exec, which execs it: the command's process
+// is Mosquitto's).
+func brokerCommand(bin, conf string, nice int, netns string) *exec.Cmd {
+	if netns != "" {
+		return exec.Command("ip", "netns", "exec", netns, bin, "-c", conf)
+	}
 	if nice > 0 {
 		if n, err := exec.LookPath("nice"); err == nil {
 			return exec.Command(n, "-n", fmt.Sprint(nice), bin, "-c", conf)
@@ -52,6 +58,9 @@ type Options struct {
 	// Nice, when > 0, runs the broker at that lower scheduling priority (nice(1)), so that a
 	// test overloading it on a shared 2-core host takes CPU from the broker, not the client.
 	Nice int
+	// Netns, when set, runs the broker in that network namespace (netnstest.Host's, with
+	// Host its address there): a broker on a host of its own.
+	Netns string
 	// TLS, WebSocket and WSS add a TLS listener, a WebSocket one and a WebSocket one over
 	// TLS, each on its own free port, beside the plain one; the TLS ones use Certs (which
 	// they need), and with RequireCert the broker asks for a client certificate its CA
@@ -112,7 +121,12 @@ func StartMosquitto(t testing.TB, opts Options) *Mosquitto {
 // it; it stops when the test ends.
 func startMosquitto(t testing.TB, bin, dir, logPath string, opts Options) *Mosquitto {
 	t.Helper()
-	port := FreePort(t, opts.Host)
+	var port int
+	if opts.Netns != "" { // a namespace of the test's own: nothing else listens there
+		port = 10000 + rand.IntN(20000)
+	} else {
+		port = FreePort(t, opts.Host)
+	}
 	_ = os.Remove(logPath)
 	conf := []string{
 		fmt.Sprintf("listener %d %s", port, opts.Host),
@@ -147,11 +161,11 @@ func startMosquitto(t testing.TB, bin, dir, logPath string, opts Options) *Mosqu
 	if err := os.WriteFile(confPath, []byte(strings.Join(conf, "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := brokerCommand(bin, confPath, opts.Nice)
+	cmd := brokerCommand(bin, confPath, opts.Nice, opts.Netns)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("cannot start mosquitto: %v", err)
 	}
-	m.Addr, m.Cmd, m.Log, m.bin, m.conf, m.nice = net.JoinHostPort(opts.Host, fmt.Sprint(port)), cmd, logPath, bin, confPath, opts.Nice
+	m.Addr, m.Cmd, m.Log, m.bin, m.conf, m.nice, m.netns = net.JoinHostPort(opts.Host, fmt.Sprint(port)), cmd, logPath, bin, confPath, opts.Nice, opts.Netns
 	t.Cleanup(func() {
 		_ = m.Cmd.Process.Kill()
 		_ = m.Cmd.Wait()
@@ -208,7 +222,7 @@ func (m *Mosquitto) Stop(t testing.TB) {
 // Restart starts the broker again with the same configuration, on the same port.
 func (m *Mosquitto) Restart(t testing.TB) {
 	t.Helper()
-	cmd := brokerCommand(m.bin, m.conf, m.nice)
+	cmd := brokerCommand(m.bin, m.conf, m.nice, m.netns)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("cannot restart mosquitto: %v", err)
 	}
