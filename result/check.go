@@ -32,6 +32,13 @@ var docCounts = []string{
 	"intervals[].received", "intervals[].duplicated", "intervals[].unexpected", "intervals[].unmeasured",
 	"intervals[].broker_cpu_percent", "intervals[].broker_rss_bytes", "intervals[].publish_per_s",
 	"intervals[].receive_per_s", "intervals[].client_cpu_percent", "intervals[].client_rss_bytes",
+	"broker_process.cpu_s", "broker_process.cpu_percent_avg", "broker_process.cpu_percent_peak", "broker_process.rss_bytes",
+	"broker_process.rss_peak_bytes", "broker_process.fds", "broker_process.cpu_per_message_us",
+	"broker_host.gaps", "broker_host.cpus", "broker_host.cpu_percent_avg", "broker_host.cpu_percent_peak",
+	"broker_host.mem_used_avg_bytes", "broker_host.mem_used_peak_bytes", "broker_host.rx_bytes_per_s_avg",
+	"broker_host.tx_bytes_per_s_avg", "broker_host.sources[].scrapes_ok", "broker_host.sources[].scrapes_failed",
+	"intervals[].broker_host.cpu_percent", "intervals[].broker_host.mem_used_bytes",
+	"intervals[].broker_host.rx_bytes_per_s", "intervals[].broker_host.tx_bytes_per_s",
 }
 
 // docPercentiles are the Percentiles objects: their fields never negative, and

@@ -62,6 +62,9 @@ func TestReadFileRefusesBadFigures(t *testing.T) {
 			[]string{"p.json: connections.refused.not_authorized: -2 is negative"}},
 		{"unsent-cause", "shard0", func(d map[string]any) { obj(d, "messages.unsent")["disconnected"] = -1 },
 			[]string{"p.json: messages.unsent.disconnected: -1 is negative"}},
+		{"broker-host", "p2p", func(d map[string]any) {
+			d["broker_host"] = map[string]any{"gaps": -3, "sources": []any{map[string]any{"url": "http://h/metrics", "scrapes_ok": 1, "scrapes_failed": -1}}}
+		}, []string{"p.json: broker_host.gaps: -3 is negative", "p.json: broker_host.sources[0].scrapes_failed: -1 is negative"}},
 		{"scheduled", "shard0", func(d map[string]any) { obj(d, "messages")["scheduled"] = 10001 },
 			[]string{"p.json: messages.scheduled: 10001 is not published 9970 + unsent_total 30 (10000): the document does not add up"}},
 		{"unsent-total", "shard0", func(d map[string]any) {

@@ -32,7 +32,17 @@ type cliRun struct {
 
 func runBin(t *testing.T, args ...string) cliRun {
 	t.Helper()
+	return runBinEnvVars(t, nil, args...)
+}
+
+// runBinEnvVars runs mqblast with args, and env (NAME=value) added to this process's
+// environment.
+func runBinEnvVars(t *testing.T, env []string, args ...string) cliRun {
+	t.Helper()
 	c := exec.Command(mqblastBin(t), args...)
+	if env != nil {
+		c.Env = append(os.Environ(), env...)
+	}
 	var out, errOut bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errOut
 	start := time.Now()
