@@ -7,10 +7,17 @@ package netnstest
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/netip"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/mqblast/mqblast/internal/tier"
 )
@@ -51,4 +58,80 @@ func Sh(t testing.TB, name string, args ...string) string {
 		t.Fatalf("%s %s: %v: %s", name, strings.Join(args, " "), err, out)
 	}
 	return string(out)
+}
+
+// hosts counts the Host namespaces of this process, for their device names.
+var hosts atomic.Int32
+
+// Host creates a network namespace as New does, joined to this one by a veth pair with
+// addresses in a private /30 of 10.231.0.0/16 chosen at random (one no interface of this
+// namespace already has): a host of its own, reached over a link as a broker's host would
+// be. It returns the namespace and its address; this side's address is that address - 1.
+// The pair goes with the namespace when the test ends.
+func Host(t testing.TB, name string) (ns string, addr netip.Addr) {
+	t.Helper()
+	ns = New(t, name)
+	n := hosts.Add(1)
+	outer := fmt.Sprintf("mq%dh%d", os.Getpid(), n)
+	inner := fmt.Sprintf("mq%dn%d", os.Getpid(), n)
+	Sh(t, "ip", "link", "add", outer, "type", "veth", "peer", "name", inner, "netns", ns)
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", outer).Run() })
+	used := Sh(t, "ip", "-o", "-4", "addr", "show")
+	var here netip.Addr
+	for try := 0; ; try++ {
+		i := 1 + rand.IntN(1<<14-2) // a /30 of 10.231.0.0/16, not the first or last
+		base := netip.AddrFrom4([4]byte{10, 231, byte(i >> 6), byte(i&63) << 2})
+		here, addr = base.Next(), base.Next().Next()
+		if !strings.Contains(used, " "+here.String()+"/") && !strings.Contains(used, " "+addr.String()+"/") {
+			break
+		}
+		if try == 100 {
+			t.Fatalf("no free /30 in 10.231.0.0/16 for namespace %s", ns)
+		}
+	}
+	Sh(t, "ip", "addr", "add", here.String()+"/30", "dev", outer)
+	Sh(t, "ip", "link", "set", outer, "up")
+	Sh(t, "ip", "-n", ns, "addr", "add", addr.String()+"/30", "dev", inner)
+	Sh(t, "ip", "-n", ns, "link", "set", inner, "up")
+	Sh(t, "ip", "-n", ns, "route", "add", "default", "via", here.String())
+	return ns, addr
+}
+
+// Listen opens a listener inside the network namespace ns (a socket stays in the
+// namespace it was made in, whichever thread uses it later), closed when the test ends.
+func Listen(t testing.TB, ns, network, address string) net.Listener {
+	t.Helper()
+	var l net.Listener
+	err := Do(ns, func() error {
+		var err error
+		l, err = net.Listen(network, address)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("listen on %s %s in namespace %s: %v", network, address, ns, err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	return l
+}
+
+// Do runs fn on a new OS thread moved into the network namespace ns. The thread is never
+// moved back: the goroutine ends locked, so the runtime discards the thread.
+func Do(ns string, fn func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
+		f, err := os.Open("/run/netns/" + ns)
+		if err != nil {
+			errc <- err
+			return
+		}
+		err = unix.Setns(int(f.Fd()), unix.CLONE_NEWNET)
+		_ = f.Close()
+		if err != nil {
+			errc <- fmt.Errorf("cannot enter network namespace %s: %w", ns, err)
+			return
+		}
+		errc <- fn()
+	}()
+	return <-errc
 }

@@ -1,7 +1,9 @@
 package exporter
 
 import (
+	"bytes"
 	"context"
+	"net/http"
 	"time"
 )
 
@@ -19,7 +21,9 @@ type Options struct {
 	Series []string
 	// Process names the process-exporter group to read ("": the only group there is, or
 	// the one whose name contains "mosquitto", "emqx", "rabbitmq", "beam", "vernemq",
-	// "hivemq", "nanomq", "flashmq", in that order; several and none of those: none read).
+	// "hivemq", "nanomq", "flashmq", in that order, the first by name when several hold
+	// the same word; several and none of those: none read). A group with no process
+	// running is not read.
 	Process string
 }
 
@@ -42,14 +46,20 @@ func (a Auth) String() string {
 
 // Scraper scrapes a broker host's Prometheus endpoints. Safe for use by one goroutine.
 type Scraper struct {
-	urls []string
-	o    Options
+	urls   []string
+	o      Options
+	specs  []spec
+	client *http.Client
+	bufs   []*bytes.Buffer // one per URL, reused from scrape to scrape
+	// grouped is set once a scrape has seen process-exporter's series: from then on the
+	// process collector is never the broker process, even when process-exporter fails.
+	grouped bool
 }
 
-// New checks the URLs (http or https, a host) and the series specs, and returns a scraper.
-// It sends nothing.
+// New checks the URLs (http or https, a host, no credentials in them) and the series
+// specs, and returns a scraper. It sends nothing.
 func New(urls []string, o Options) (*Scraper, error) {
-	panic("unimplemented")
+	return newScraper(urls, o)
 }
 
 // URLs returns the scraper's URLs, as given (without any userinfo).
@@ -58,7 +68,7 @@ func (s *Scraper) URLs() []string { return s.urls }
 // Scrape scrapes every URL at once, each bounded by the timeout, and returns what they
 // said. It returns when all have answered or timed out, or ctx ends.
 func (s *Scraper) Scrape(ctx context.Context) Reading {
-	panic("unimplemented")
+	return s.scrape(ctx)
 }
 
 // Reading is one scrape of every URL.
@@ -84,6 +94,9 @@ type Target struct {
 	Kinds    []string
 	Families int           // metric families parsed
 	Took     time.Duration // from request to parsed body
+	// Groups are the process-exporter groups this URL published, sorted, so that a caller
+	// can name the one to read when Options.Process chose none.
+	Groups []string
 	// Err is why the scrape failed ("" when it did not): one line, no secrets, terminal-safe.
 	Err string
 }
@@ -101,6 +114,15 @@ type HostCounters struct {
 	TCPTimeWait                            float64 // node_sockstat_TCP_tw
 	ListenDrops                            float64 // node_netstat_TcpExt_ListenDrops (a counter)
 	ListenOverflows                        float64 // node_netstat_TcpExt_ListenOverflows (a counter)
+	// Devices are the network counters by device (lo left out), which the totals sum;
+	// Between takes each device's own delta, so that a device that comes, goes or is
+	// recreated between two readings does not move the rates.
+	Devices map[string]DeviceCounters
+}
+
+// DeviceCounters are one network device's counters.
+type DeviceCounters struct {
+	RxBytes, TxBytes, RxPackets, TxPackets float64
 }
 
 // ProcessCounters are the broker process's figures at one scrape.
@@ -121,13 +143,16 @@ type SeriesValue struct {
 // Rates are the figures of the span between two readings.
 type Rates struct {
 	Seconds float64 // cur.At - prev.At
-	// Host (nil without HostCounters in both): CPU busy percent of the whole host
-	// (100 = every CPU busy; busy = every mode but idle and iowait), memory used
-	// (total - available) and available at cur, network per second, TCP gauges at cur,
-	// listen drops and overflows in the span.
+	// Host (nil without HostCounters in both, or when a CPU or listen counter went down):
+	// CPU busy percent of the whole host, 100 * (the sum over modes but idle and iowait of
+	// node_cpu_seconds_total's delta) / (the sum over every mode of its delta), so 100 =
+	// every CPU busy; memory used (total - available) and available at cur; network per
+	// second (devices in both readings, a device whose counter went down left out); TCP
+	// gauges at cur; listen drops and overflows in the span.
 	Host *HostRates
-	// Process (nil without ProcessCounters in both, or when their Source differs): CPU
-	// percent (100 = one core), RSS and descriptors at cur.
+	// Process (nil without ProcessCounters in both, when their Source differs, or when its
+	// CPU counter went down: the process restarted): CPU percent (100 = one core), RSS and
+	// descriptors at cur.
 	Process *ProcessRates
 	// Series: a counter's rate per second over the span, a gauge's value at cur; specs
 	// missing from either reading (counters) or from cur (gauges) are absent.
@@ -155,5 +180,5 @@ type ProcessRates struct {
 // Between returns the figures of the span from prev to cur. A counter that went down (the
 // exporter restarted) gives no rate for that span.
 func Between(prev, cur Reading) Rates {
-	panic("unimplemented")
+	return between(prev, cur)
 }
