@@ -1,0 +1,153 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mqblast/mqblast/internal/netnstest"
+	"github.com/mqblast/mqblast/internal/testbroker"
+)
+
+// needExporter returns the path of a Prometheus exporter, skipping (in CI failing) the test
+// when it is not installed.
+func needExporter(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not installed; .ci/run installs it (apt-get install -y %s)", name, name)
+		}
+		t.Skipf("%s is not installed (apt-get install -y %s)", name, name)
+	}
+	return p
+}
+
+// startExporter starts an exporter inside the namespace ns, listening on addr there only,
+// and waits until it answers; it stops when the test ends. It returns its metrics URL.
+func startExporter(t *testing.T, ns, addr string, argv ...string) string {
+	t.Helper()
+	c := exec.Command("ip", append([]string{"netns", "exec", ns}, argv...)...)
+	var log strings.Builder
+	c.Stdout, c.Stderr = &log, &log
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+	url := "http://" + addr + "/metrics"
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if r, err := http.Get(url); err == nil { //nolint:noctx // a test's wait
+			_ = r.Body.Close()
+			if r.StatusCode == 200 {
+				return url
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s does not answer at %s after 10s: %s", argv[0], url, log.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// brokerHost is Mosquitto on a host of its own (a network namespace reached over a veth
+// pair) with node_exporter and process-exporter beside it, listening only there.
+type brokerHost struct {
+	ns            string
+	m             *testbroker.Mosquitto
+	node, process string // metrics URLs
+}
+
+func newBrokerHost(t *testing.T) *brokerHost {
+	t.Helper()
+	node, procExp := needExporter(t, "prometheus-node-exporter"), needExporter(t, "prometheus-process-exporter")
+	ns, addr := netnstest.Host(t, "bhost")
+	h := &brokerHost{ns: ns}
+	h.m = testbroker.StartMosquitto(t, testbroker.Options{Host: addr.String(), Netns: ns})
+	a := addr.String()
+	h.node = startExporter(t, ns, net.JoinHostPort(a, "9100"), node, "--web.listen-address="+net.JoinHostPort(a, "9100"),
+		"--collector.disable-defaults", "--collector.cpu", "--collector.meminfo", "--collector.netdev", "--collector.netstat",
+		"--collector.sockstat", "--collector.stat")
+	h.process = startExporter(t, ns, net.JoinHostPort(a, "9256"), procExp, "-web.listen-address", net.JoinHostPort(a, "9256"),
+		"-procnames", "mosquitto")
+	return h
+}
+
+// TestBrokerHostAgreesWithProc: a P2P run past Mosquitto's limit, the broker on a host of
+// its own watched through node_exporter and process-exporter, and through /proc as well
+// (--broker-pid: the namespace shares this kernel). Per interval of the measure window the
+// endpoints' broker CPU and host CPU agree with /proc's within 5 percentage points, the
+// broker's CPU per message within 10 %, and the verdict names the broker's CPU from them.
+func TestBrokerHostAgreesWithProc(t *testing.T) {
+	h := newBrokerHost(t)
+	host, port, _ := net.SplitHostPort(h.m.Addr)
+	r := runBin(t, "run", "quick-p2p-100", "--broker", net.JoinHostPort(host, port), "--set", "parameters.publish_rate=2000",
+		"--duration", "8s", "--set", "parameters.warmup_sec=2", "--loops", "1", "--procs", "1", "--no-check", "--format", "json",
+		"--broker-pid", strconv.Itoa(h.m.Cmd.Process.Pid), "--broker-metrics", h.node, "--broker-metrics", h.process)
+	res := decodeResult(t, r)
+	bh := res.BrokerHost
+	if bh == nil || len(bh.Sources) != 2 {
+		t.Fatalf("broker_host %+v\n%s", bh, r.stderr)
+	}
+	for i, want := range []string{"node_exporter", "process-exporter"} {
+		s := bh.Sources[i]
+		if !strings.Contains(strings.Join(s.Kinds, ","), want) || s.Failed != 0 || s.ScrapesOK < 8 {
+			t.Errorf("source %d %+v: want %s, every scrape answered", i, s, want)
+		}
+	}
+	if bh.Gaps != 0 || bh.CPUs == 0 {
+		t.Errorf("gaps %d, cpus %d", bh.Gaps, bh.CPUs)
+	}
+	bp, rp := res.BrokerProcess, bh.Process
+	if bp == nil || bp.Source != "/proc" || rp == nil || !strings.HasPrefix(rp.Source, "process-exporter mosquitto") {
+		t.Fatalf("broker_process %+v, broker_host.process %+v", bp, rp)
+	}
+	t.Logf("throughput %.0f written, %.0f arrived; broker cpu per message %.3f µs (/proc) vs %.3f µs (process-exporter); host cpu avg %.1f%%",
+		res.Throughput.PublishPerS, res.Throughput.ReceivePerS, bp.CPUPerMessageUS, rp.CPUPerMessageUS, bh.CPUPercentAvg)
+	if d := math.Abs(rp.CPUPerMessageUS-bp.CPUPerMessageUS) / bp.CPUPerMessageUS; bp.CPUPerMessageUS <= 0 || d > 0.10 {
+		t.Errorf("broker cpu per message %.3f µs from process-exporter, %.3f µs from /proc: %.1f %% apart, want within 10 %%",
+			rp.CPUPerMessageUS, bp.CPUPerMessageUS, 100*d)
+	}
+	from, to := res.MeasureFrom.Sub(res.StartedAt).Seconds(), res.MeasureTo.Sub(res.StartedAt).Seconds()
+	compared := 0
+	for _, iv := range res.Intervals {
+		if iv.TS <= from+1 || iv.TS > to || iv.BrokerHost == nil {
+			continue
+		}
+		b := iv.BrokerHost
+		ticks, busy := iv.Kernel["cpu_ticks"], iv.Kernel["cpu_busy_ticks"]
+		if !b.HasProcess || !b.HasHost || ticks == 0 {
+			t.Errorf("t=%.1fs: broker_host %+v, kernel cpu_ticks %d: figures missing", iv.TS, b, ticks)
+			continue
+		}
+		local := 100 * float64(busy) / float64(ticks)
+		line := fmt.Sprintf("t=%.1fs: broker process %.1f%% (/proc) vs %.1f%% (process-exporter); host %.1f%% (/proc/stat) vs %.1f%% (node_exporter)",
+			iv.TS, iv.BrokerCPUPercent, b.ProcessCPUPercent, local, b.CPUPercent)
+		t.Log(line)
+		if math.Abs(iv.BrokerCPUPercent-b.ProcessCPUPercent) > 5 || math.Abs(local-b.CPUPercent) > 5 {
+			t.Errorf("%s: want within 5 percentage points", line)
+		}
+		compared++
+	}
+	if compared < 4 {
+		t.Errorf("%d intervals compared in the measure window [%.1f, %.1f]", compared, from, to)
+	}
+	// The broker's "host" shares this machine's two cores with the client: its host CPU is
+	// at 100 %, and Mosquitto at 100 % of its core when the client leaves it one.
+	if ev := strings.Join(res.BrokerBusy.Evidence, ";"); !res.BrokerBusy.Busy ||
+		!strings.Contains(ev, "(node_exporter)") && !strings.Contains(ev, "(process-exporter") {
+		t.Errorf("broker_busy %+v: want the broker's CPU named, from its endpoints", res.BrokerBusy)
+	}
+	sum := summary(t, res)
+	for _, want := range []string{"BROKER BUSY", "broker host ", "process-exporter mosquitto"} {
+		if !strings.Contains(sum, want) {
+			t.Errorf("summary lacks %q:\n%s", want, sum)
+		}
+	}
+}
