@@ -174,6 +174,7 @@ func secs(s float64) time.Duration { return time.Duration(s * float64(time.Secon
 // finish fills broker_host, and broker_process from the endpoint when no local process
 // was sampled.
 func (r *remoteWatch) finish(res *result.Result, local bool) {
+	r.s.Close() // its idle connections to the endpoints
 	bh := &result.BrokerHost{Sources: r.sources, Gaps: r.gaps}
 	in := r.window(res.MeasureFrom, res.MeasureTo)
 	var n, np int
