@@ -144,8 +144,7 @@ func newScraper(w io.Writer, o *Options) (*exporter.Scraper, error) {
 	rd := s.Scrape(context.Background())
 	for _, t := range rd.Targets {
 		if t.Err != "" {
-			return nil, usage(fmt.Errorf("--broker-metrics %s: %s (is the exporter running and reachable from this host?)",
-				termtext.Line(t.URL), termtext.Line(t.Err)))
+			return nil, usage(fmt.Errorf("--broker-metrics %s: %s", termtext.Line(t.URL), termtext.Line(t.Err)))
 		}
 		what := "no series mqblast knows (only --broker-metric series are recorded)"
 		if len(t.Kinds) > 0 {
