@@ -193,6 +193,26 @@ var metrics = []metric{
 	{"broker rss peak", false, mib, func(r *result.Result) (float64, bool) {
 		return brokerFig(r, func(b *result.BrokerProcess) float64 { return float64(b.RSSPeakBytes) })
 	}},
+	{"broker cpu per message", false, func(v float64) string { return fmt.Sprintf("%.2f µs", v) }, func(r *result.Result) (float64, bool) {
+		return brokerFig(r, func(b *result.BrokerProcess) float64 { return b.CPUPerMessageUS })
+	}},
+	{"broker host cpu avg", false, func(v float64) string { return fmt.Sprintf("%.0f%%", v) }, func(r *result.Result) (float64, bool) {
+		return hostFigure(r, func(h *result.BrokerHost) float64 { return h.CPUPercentAvg })
+	}},
+	{"broker host memory peak", false, mib, func(r *result.Result) (float64, bool) {
+		return hostFigure(r, func(h *result.BrokerHost) float64 { return h.MemUsedPeakBytes })
+	}},
+	{"broker host net in avg", false, func(v float64) string { return bytesText(v) + "/s" }, func(r *result.Result) (float64, bool) {
+		return hostFigure(r, func(h *result.BrokerHost) float64 { return h.RxBytesPerSAvg })
+	}},
+}
+
+// hostFigure is f of r's broker host figures, when an endpoint gave them (node_exporter).
+func hostFigure(r *result.Result, f func(h *result.BrokerHost) float64) (float64, bool) {
+	if r.BrokerHost == nil || r.BrokerHost.CPUs == 0 {
+		return 0, false
+	}
+	return f(r.BrokerHost), true
 }
 
 func brokerFig(r *result.Result, f func(b *result.BrokerProcess) float64) (float64, bool) {
