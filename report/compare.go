@@ -194,7 +194,8 @@ var metrics = []metric{
 		return brokerFig(r, func(b *result.BrokerProcess) float64 { return float64(b.RSSPeakBytes) })
 	}},
 	{"broker cpu per message", false, func(v float64) string { return fmt.Sprintf("%.2f µs", v) }, func(r *result.Result) (float64, bool) {
-		return brokerFig(r, func(b *result.BrokerProcess) float64 { return b.CPUPerMessageUS })
+		v, ok := brokerFig(r, func(b *result.BrokerProcess) float64 { return b.CPUPerMessageUS })
+		return v, ok && v > 0 // a run without messages has none
 	}},
 	{"broker host cpu avg", false, func(v float64) string { return fmt.Sprintf("%.0f%%", v) }, func(r *result.Result) (float64, bool) {
 		return hostFigure(r, func(h *result.BrokerHost) float64 { return h.CPUPercentAvg })
