@@ -32,6 +32,9 @@ var docCounts = []string{
 	"intervals[].received", "intervals[].duplicated", "intervals[].unexpected", "intervals[].unmeasured",
 	"intervals[].broker_cpu_percent", "intervals[].broker_rss_bytes", "intervals[].publish_per_s",
 	"intervals[].receive_per_s", "intervals[].client_cpu_percent", "intervals[].client_rss_bytes",
+	"broker_sys.read", "broker_sys.read_counted", "broker_sys.totals.*", "broker_sys.clients_connected_max",
+	"broker_sys.refresh_s", "broker_sys.gaps", "intervals[].broker_sys.per_s.*", "intervals[].broker_sys.clients_connected",
+	"intervals[].broker_sys.age_s",
 }
 
 // docPercentiles are the Percentiles objects: their fields never negative, and

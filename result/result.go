@@ -50,6 +50,7 @@ type Result struct {
 	Kernel *Kernel `json:"kernel,omitempty"`
 	// BrokerProcess is the broker's own CPU and memory, when it was sampled (Watch).
 	BrokerProcess *BrokerProcess `json:"broker_process,omitempty"`
+	BrokerSys     *BrokerSys     `json:"broker_sys,omitempty"` // the broker's $SYS (--broker-sys)
 	Thresholds    []Threshold    `json:"thresholds,omitempty"`
 	Histograms    Histograms     `json:"histograms"`
 	Errors        []ErrorCount   `json:"errors"`
@@ -284,6 +285,7 @@ type Interval struct {
 	// Histograms are the interval's own histograms, so that an interval log (.hlog) can be
 	// written from a result, merged ones included.
 	Histograms *IntervalHistograms `json:"histograms,omitempty"`
+	BrokerSys  *IntervalBrokerSys  `json:"broker_sys,omitempty"` // the broker's $SYS (--broker-sys)
 }
 
 // IntervalHistograms are one interval's histograms in HdrHistogram V2 form (null when
