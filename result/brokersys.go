@@ -38,8 +38,9 @@ type BrokerSys struct {
 	Topics []string `json:"topics,omitempty"`
 	// Read counts the $SYS messages the reader got. ReadCounted are those among them
 	// that fell between the broker's first and last publish_sent values: a broker that
-	// counts its $SYS messages as sent counts these too, so Totals[SysPublishSent] minus
-	// ReadCounted is what it sent to the run's clients.
+	// counts its $SYS messages as sent (Mosquitto) counts these too, so
+	// Totals[SysPublishSent] minus ReadCounted is what it sent to everyone else: the run's
+	// clients, and any other client of the broker, other $SYS readers included.
 	Read        int64 `json:"read"`
 	ReadCounted int64 `json:"read_counted,omitempty"`
 	// Totals are the broker's counters over the run (keys Sys*): the last reading after

@@ -46,6 +46,7 @@ type runFlags struct {
 	evaluate     []string            // every threshold of the run: the scenario's, then --threshold's
 	passwordFile string              // --password-file (password.go)
 	brokerPID    int                 // --broker-pid (watch.go)
+	brokerSys    bool                // --broker-sys (watch.go)
 	brokerCgroup string              // --broker-cgroup
 	net          netFlags            // --net, --net-broker-cmd (net.go)
 	netInfo      *result.NetworkInfo // the profile the run goes through, for its result
@@ -226,7 +227,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		return withCode(exitInvalid, err)
 	}
 	o := run.Options{Loops: rf.loops, IDStart: rf.idStart, MaxPacket: rf.maxPkt, TLS: rf.tls, Sink: rf.sink,
-		SinkFlushDelay: rf.sinkWait, BrokerPID: rf.brokerPID, BrokerCgroup: rf.brokerCgroup, Start: rf.start, Run: id,
+		SinkFlushDelay: rf.sinkWait, BrokerPID: rf.brokerPID, BrokerCgroup: rf.brokerCgroup, BrokerSys: rf.brokerSys, Start: rf.start, Run: id,
 		Network: rf.netInfo, ToolVersion: version, Log: cmd.ErrOrStderr()}
 	if rf.shard != "" {
 		if o.Shard, err = run.ParseShard(rf.shard); err != nil {

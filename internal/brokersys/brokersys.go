@@ -71,6 +71,9 @@ type Value struct {
 	// message read since Start).
 	At  time.Time
 	Seq int64
+	// Retained says the broker sent it because the reader subscribed (its retained
+	// value, computed before the reader was there), not as a refresh.
+	Retained bool
 }
 
 // Reading is what the reader has read so far.
@@ -290,7 +293,7 @@ func (rd *Reader) handle(buf *[]byte) error {
 			if err := codec.DecodePublish(h, body, rd.o.Version, &p); err != nil {
 				return fmt.Errorf("the broker at %s sent a malformed PUBLISH to the $SYS reader: %w", rd.o.Addr, err)
 			}
-			rd.record(p.Topic, p.Payload, time.Now())
+			rd.record(p.Topic, p.Payload, p.Retain, time.Now())
 		}
 		b = b[used:]
 	}
@@ -299,7 +302,7 @@ func (rd *Reader) handle(buf *[]byte) error {
 }
 
 // record keeps one $SYS message.
-func (rd *Reader) record(topic, payload []byte, at time.Time) {
+func (rd *Reader) record(topic, payload []byte, retained bool, at time.Time) {
 	rd.mu.Lock()
 	defer rd.mu.Unlock()
 	r := &rd.r
@@ -315,7 +318,7 @@ func (rd *Reader) record(topic, payload []byte, at time.Time) {
 	if len(text) > maxTextLen {
 		text = text[:maxTextLen]
 	}
-	r.Topics[t] = Value{Num: num, Numeric: numeric, Text: termtext.Line(string(text)), At: at, Seq: r.Read}
+	r.Topics[t] = Value{Num: num, Numeric: numeric, Text: termtext.Line(string(text)), At: at, Seq: r.Read, Retained: retained}
 	switch t {
 	case TopicVersion:
 		r.Version = termtext.Line(string(text))
