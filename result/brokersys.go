@@ -21,8 +21,8 @@ const (
 const (
 	// SysNoteNone: the broker published nothing on $SYS while the run went on.
 	SysNoteNone = "the broker published no $SYS topics"
-	// SysNoteQoS2: Mosquitto 2.0 leaves QoS 2 out of its publish counters.
-	SysNoteQoS2 = "the broker's publish totals exclude QoS 2 messages (Mosquitto counts QoS 0 and 1 only): not compared with mqblast's"
+	// SysNoteQoS2: Mosquitto 2.0 leaves the QoS 2 PUBLISH it receives out of its counter.
+	SysNoteQoS2 = "the broker's publish totals exclude QoS 2: Mosquitto leaves the QoS 2 PUBLISH it receives out of publish/messages/received, so they are not compared with mqblast's"
 	// SysNoteStale: no refresh of $SYS arrived after the run's end within the wait.
 	SysNoteStale = "no $SYS refresh arrived after the run's end: the broker's totals may miss the last messages"
 )
