@@ -353,6 +353,7 @@ func (rd *Reader) loop(ctx context.Context, buf []byte) {
 		rd.mu.Lock()
 		rd.finished, rd.r.Connected = true, false
 		if rd.conn != nil {
+			_ = rd.conn.SetWriteDeadline(time.Now().Add(time.Second)) // a broker that does not read
 			_, _ = rd.conn.Write(codec.AppendDisconnect(nil, &codec.Disconnect{}, rd.o.Version))
 			_ = rd.conn.Close()
 		}
