@@ -43,6 +43,7 @@ type Watch struct {
 	cpuAt     []cpuSample // the broker's CPU at each interval
 
 	remote *remoteWatch // the broker host's endpoints (SetRemote); nil: none
+	sys    *sysWatch    // the broker's $SYS (ReadBrokerSys; nil: not read)
 }
 
 // cpuSample is the broker's CPU time at an instant.
@@ -62,6 +63,7 @@ func NewWatch(pid int, cgroup string) *Watch {
 func (w *Watch) Start() {
 	w.started = time.Now()
 	w.last = w.started
+	w.sysStart()
 	if k, err := tuning.ReadKernel(w.clientRoot, w.procSys); err == nil {
 		w.k0c, w.prevC = k, k
 	}
@@ -91,6 +93,7 @@ func (w *Watch) Interval(iv *result.Interval, progress io.Writer) {
 	now := time.Now()
 	dt := now.Sub(w.last).Seconds()
 	w.last = now
+	w.sysInterval(iv, progress)
 	var found []tuning.KernelFinding
 	if w.prevC != nil {
 		if k, err := tuning.ReadKernel(w.clientRoot, w.procSys); err == nil {
@@ -192,6 +195,7 @@ func nonZero(m map[string]int64, prefix string, d tuning.KernelCounters) map[str
 // Finish fills the result's kernel deltas over the run and their findings, host.limited,
 // and broker_process. Call it once, after the run.
 func (w *Watch) Finish(res *result.Result) {
+	w.sysFinish(res)
 	if w.k0c != nil {
 		k := &result.Kernel{Client: map[string]int64(w.prevC.Delta(w.k0c)), SameNamespace: w.brokerRoot == ""}
 		k.Findings = findings(tuning.KernelFindings(w.prevC.Delta(w.k0c), w.clientWhere()))

@@ -122,10 +122,29 @@ func CSVColumns() []string {
 	return names
 }
 
+// csvSysKeys are the broker's $SYS counters that any interval has a rate of (sorted), and
+// whether any has its count of clients.
+func csvSysKeys(r *result.Result) (keys []string, clients bool) {
+	for _, iv := range r.Intervals {
+		if b := iv.BrokerSys; b != nil {
+			clients = clients || b.ClientsConnected > 0
+			for k := range b.PerS {
+				if !slices.Contains(keys, k) {
+					keys = append(keys, k)
+				}
+			}
+		}
+	}
+	slices.Sort(keys)
+	return keys, clients
+}
+
 // WriteCSV writes one row per interval of r (the measure window and every other phase, the
 // last partial interval included): the fixed columns of CSVColumns, then one kernel_NAME
 // column per kernel counter that moved in any interval (sorted by name; the broker's
-// namespace's counters are named kernel_broker.NAME). Counts are per interval, rates per
+// namespace's counters are named kernel_broker.NAME), then, for a run that read the
+// broker's $SYS (--broker-sys), broker_sys_NAME_per_s per counter the broker published
+// (publish_received, publish_sent, messages_*, bytes_*) and broker_sys_clients_connected. Counts are per interval, rates per
 // second over it, latencies in µs (empty cells when the interval has no value).
 func WriteCSV(w io.Writer, r *result.Result) error {
 	var kernel []string
@@ -137,10 +156,17 @@ func WriteCSV(w io.Writer, r *result.Result) error {
 		}
 	}
 	slices.Sort(kernel)
+	sys, sysClients := csvSysKeys(r)
 	cw := csv.NewWriter(w)
 	header := CSVColumns()
 	for _, k := range kernel {
 		header = append(header, "kernel_"+termtext.Line(k)) // a name from the document; the prefix also keeps a spreadsheet from reading it as a formula
+	}
+	for _, k := range sys {
+		header = append(header, "broker_sys_"+termtext.Line(k)+"_per_s")
+	}
+	if sysClients {
+		header = append(header, "broker_sys_clients_connected")
 	}
 	if err := cw.Write(header); err != nil {
 		return fmt.Errorf("cannot write the CSV: %w", err)
@@ -160,6 +186,21 @@ func WriteCSV(w io.Writer, r *result.Result) error {
 		}
 		for j, k := range kernel {
 			row[len(csvColumns)+j] = i64(iv.Kernel[k])
+		}
+		at := len(csvColumns) + len(kernel)
+		for j, k := range sys {
+			row[at+j] = ""
+			if b := iv.BrokerSys; b != nil {
+				if v, ok := b.PerS[k]; ok {
+					row[at+j] = f3(v)
+				}
+			}
+		}
+		if sysClients {
+			row[len(row)-1] = ""
+			if b := iv.BrokerSys; b != nil && b.ClientsConnected > 0 {
+				row[len(row)-1] = i64(b.ClientsConnected)
+			}
 		}
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("cannot write the CSV: %w", err)

@@ -132,7 +132,7 @@ func TestPrintersEscapeDocuments(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkClean(t, "summary", b.Bytes())
-	for _, want := range []string{"broker ", "error ", "KERNEL ", "threshold ", "BROKER STALLED ", "SATURATED "} {
+	for _, want := range []string{"broker ", "error ", "KERNEL ", "threshold ", "BROKER STALLED ", "SATURATED ", "broker $SYS "} {
 		if !strings.Contains(b.String(), "\n"+want) {
 			t.Errorf("summary: no %q line to check:\n%s", want, b.String())
 		}

@@ -232,6 +232,9 @@ func SummaryRows(r *result.Result) []Row {
 		add("broker process", "", "cpu %.2fs (avg %.0f%%, peak %.0f%% of a core), rss %.1f MiB (peak %.1f MiB)",
 			b.CPUS, b.CPUPercentAvg, b.CPUPercentPeak, float64(b.RSSBytes)/(1<<20), float64(b.RSSPeakBytes)/(1<<20))
 	}
+	for _, l := range brokerSysLines(r) {
+		add("broker $SYS", "", "%s", l)
+	}
 	return rows
 }
 
@@ -563,6 +566,20 @@ func brokerHostPanel(r *result.Result) Panel {
 	}
 	kc := timeChart("kernel", "Kernel counter deltas per interval (log axis; zero not drawn)", "count", true, r, ks...)
 	p.Charts = append(p.Charts, kc.finish("no kernel counter moved in any interval (or they were not sampled)"))
+	if r.BrokerSys != nil {
+		perS := func(k string) func(iv *result.Interval) float64 {
+			return func(iv *result.Interval) float64 {
+				if iv.BrokerSys == nil {
+					return math.NaN()
+				}
+				return iv.BrokerSys.PerS[k]
+			}
+		}
+		sc := timeChart("broker_sys", "The broker's own PUBLISH counts per second ($SYS, as fresh as its refresh)", "msg/s", false, r,
+			series(r, "publish received", 0, perS(result.SysPublishReceived)), series(r, "publish sent", 1, perS(result.SysPublishSent)))
+		p.Charts = append(p.Charts, sc.finish("the broker published no $SYS/broker/publish/messages counters"))
+		p.Lists = append(p.Lists, List{"Broker $SYS (--broker-sys): the broker's own counts over the run", "", brokerSysLines(r)})
+	}
 	if k := r.Kernel; k != nil {
 		t := Table{Caption: "Kernel counters over the run (those that moved; tcp_mem_* are gauges, in pages)", Head: []string{"counter", "client host", "broker host"}}
 		names := map[string]bool{}

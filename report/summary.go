@@ -137,6 +137,9 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 		}
 	}
 	writeBrokerHost(tw, r)
+	for _, l := range brokerSysLines(r) {
+		fmt.Fprintf(tw, "broker $SYS\t%s\n", l)
+	}
 	for _, e := range r.Errors {
 		fmt.Fprintf(tw, "error\t%s: %d (e.g. %s)\n", termtext.Line(e.Kind), e.Count, termtext.Line(e.Example))
 	}

@@ -39,6 +39,9 @@ var docCounts = []string{
 	"broker_host.tx_bytes_per_s_avg", "broker_host.sources[].scrapes_ok", "broker_host.sources[].scrapes_failed",
 	"intervals[].broker_host.cpu_percent", "intervals[].broker_host.mem_used_bytes",
 	"intervals[].broker_host.rx_bytes_per_s", "intervals[].broker_host.tx_bytes_per_s",
+	"broker_sys.read", "broker_sys.read_counted", "broker_sys.totals.*", "broker_sys.clients_connected_max",
+	"broker_sys.refresh_s", "broker_sys.gaps", "intervals[].broker_sys.per_s.*", "intervals[].broker_sys.clients_connected",
+	"intervals[].broker_sys.age_s",
 }
 
 // docPercentiles are the Percentiles objects: their fields never negative, and

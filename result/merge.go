@@ -120,6 +120,15 @@ func MergeParts(rs []*Result) *Result {
 	}
 	out.Intervals = mergeIntervals(rs)
 	out.mergeBroker(rs)
+	// The broker's $SYS figures are the first shard's: every shard's reader saw the whole
+	// broker over its own run, so they do not add, and one shard's window need not cover
+	// the others': they are not compared with the merged counts.
+	if b := out.BrokerSys; b != nil && len(rs) > 1 {
+		c := *b
+		c.Comparable = false
+		c.Notes = append(append([]string(nil), b.Notes...), "merged from shards: the broker's $SYS figures are the first shard's reader's, over that shard's run")
+		out.BrokerSys = &c
+	}
 	return &out
 }
 
@@ -145,7 +154,7 @@ func (out *Result) mergeBroker(rs []*Result) {
 // mergeIntervals adds the shards' intervals index by index: counts, rates, the client
 // processes' CPU and RSS, kernel counters, and the interval histograms, whose percentiles
 // are then exact (an interval without histograms keeps the first shard's percentiles). The
-// time and the broker's figures are the first shard's. The inputs are not changed.
+// time and the broker's figures (its process, its $SYS) are the first shard's. The inputs are not changed.
 func mergeIntervals(rs []*Result) []Interval {
 	var out []Interval
 	for _, r := range rs {

@@ -55,6 +55,7 @@ type Result struct {
 	// BrokerBusy says whether the broker's CPU was the limit, from the broker host's or the
 	// broker process's figures (nil: the broker was not watched).
 	BrokerBusy *BrokerBusy  `json:"broker_busy,omitempty"`
+	BrokerSys  *BrokerSys   `json:"broker_sys,omitempty"` // the broker's $SYS (--broker-sys)
 	Thresholds []Threshold  `json:"thresholds,omitempty"`
 	Histograms Histograms   `json:"histograms"`
 	Errors     []ErrorCount `json:"errors"`
@@ -291,6 +292,7 @@ type Interval struct {
 	// Histograms are the interval's own histograms, so that an interval log (.hlog) can be
 	// written from a result, merged ones included.
 	Histograms *IntervalHistograms `json:"histograms,omitempty"`
+	BrokerSys  *IntervalBrokerSys  `json:"broker_sys,omitempty"` // the broker's $SYS (--broker-sys)
 }
 
 // IntervalHistograms are one interval's histograms in HdrHistogram V2 form (null when

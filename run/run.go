@@ -44,6 +44,9 @@ type Options struct {
 	// once per interval; Metrics their settings.
 	BrokerMetrics []string
 	Metrics       MetricsOptions
+	// BrokerSys reads the broker's $SYS topics on a connection of its own, not counted in
+	// the run's figures, into the result's broker_sys.
+	BrokerSys bool
 	// Start, if set, is when publishing starts (--start-at).
 	Start *StartAt
 	// Shard, if set, is the shard of the scenario this run is, for the result.
@@ -104,14 +107,18 @@ func Execute(ctx context.Context, plan *scenario.Plan, o Options) (*result.Resul
 		defer b.Close()
 		brokers, embeddedPID = []string{b.addr}, b.p.Pid()
 	}
-	watch, err := newWatch(ctx, o.Log, &o, brokers, embeddedPID)
-	if err != nil {
-		return nil, err
-	}
 	tlsConf, err := tlsConfig(o.TLS, brokers)
 	if err != nil {
 		return nil, err
 	}
+	watch, err := newWatch(ctx, o.Log, &o, brokers, embeddedPID)
+	if err != nil {
+		return nil, err
+	}
+	if err := readBrokerSys(ctx, watch, &o, plan, brokers, tlsConf); err != nil {
+		return nil, err
+	}
+	defer watch.Close()
 	var res *result.Result
 	if o.Procs > 1 {
 		res, err = runWorkers(ctx, plan, &o, brokers, watch)

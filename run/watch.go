@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -13,8 +14,10 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/internal/brokersys"
 	"github.com/mqblast/mqblast/internal/termtext"
 	"github.com/mqblast/mqblast/reactor"
+	"github.com/mqblast/mqblast/scenario"
 	"github.com/mqblast/mqblast/tuning"
 	"github.com/mqblast/mqblast/tuning/exporter"
 )
@@ -62,6 +65,57 @@ func newWatch(ctx context.Context, w io.Writer, o *Options, brokers []string, em
 	wt := bench.NewWatch(pid, o.BrokerCgroup)
 	wt.SetRemote(s)
 	return wt, nil
+}
+
+// readBrokerSys starts the reader of the broker's $SYS topics (--broker-sys) and gives it
+// to watch: one connection to the first of brokers, logged in as the plan's clients are,
+// over TLS for an mqtts:// broker. A broker that cannot be read is a usage error, before
+// the run's first socket.
+func readBrokerSys(ctx context.Context, watch *bench.Watch, o *Options, plan *scenario.Plan, brokers []string, tlsConf *tls.Config) error {
+	if !o.BrokerSys {
+		return nil
+	}
+	if o.Sink {
+		return usage(errors.New("--broker-sys with --sink: the sink is no broker and publishes no $SYS topics; leave out one of them"))
+	}
+	b := brokers[0]
+	scheme, host, port, _, err := reactor.ParseBroker(b)
+	if err != nil {
+		return usage(fmt.Errorf("--broker-sys: %w", err))
+	}
+	bo := brokersys.Options{Addr: net.JoinHostPort(host, strconv.Itoa(port))}
+	switch scheme {
+	case "ws", "wss":
+		return usage(fmt.Errorf("--broker-sys reads $SYS over MQTT on TCP or TLS, not over WebSocket (%s): leave out --broker-sys", termtext.Line(b)))
+	case "mqtts":
+		bo.TLS = tlsConf
+	}
+	s := plan.Scenario()
+	bo.Username, bo.Password = s.Server.Username, s.Server.Password
+	rd, err := brokersys.Start(ctx, bo)
+	if err != nil {
+		return usage(fmt.Errorf("--broker-sys: %w", err))
+	}
+	qos2 := false
+	for _, g := range []*scenario.Group{s.Publishers, s.Subscribers} {
+		qos2 = qos2 || g != nil && g.QoS == 2
+	}
+	watch.ReadBrokerSys(rd, qos2)
+	r := rd.Snapshot()
+	if len(brokers) > 1 {
+		fmt.Fprintf(o.Log, "broker $SYS: reading %s's only (the first of %d brokers)\n", bo.Addr, len(brokers))
+	}
+	switch {
+	case r.Read == 0:
+		fmt.Fprintf(o.Log, "broker $SYS: %s has sent no $SYS topic yet (connection not counted in the run)\n", bo.Addr)
+	default:
+		ver := r.Version
+		if ver == "" {
+			ver = "version not published"
+		}
+		fmt.Fprintf(o.Log, "broker $SYS: reading %d topics from %s (%s; connection not counted in the run)\n", len(r.Topics), bo.Addr, ver)
+	}
+	return nil
 }
 
 // localPort returns the port of a host:port whose host is an address of this host.

@@ -47,6 +47,7 @@ type runFlags struct {
 	passwordFile  string              // --password-file (password.go)
 	brokerPID     int                 // --broker-pid (watch.go)
 	brokerCgroup  string              // --broker-cgroup
+	brokerSys     bool                // --broker-sys (watch.go)
 	brokerMetrics []string            // --broker-metrics
 	metrics       run.MetricsOptions  // --broker-metric, --broker-metrics-*
 	net           netFlags            // --net, --net-broker-cmd (net.go)
@@ -228,7 +229,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		return withCode(exitInvalid, err)
 	}
 	o := run.Options{Loops: rf.loops, IDStart: rf.idStart, MaxPacket: rf.maxPkt, TLS: rf.tls, Sink: rf.sink,
-		SinkFlushDelay: rf.sinkWait, BrokerPID: rf.brokerPID, BrokerCgroup: rf.brokerCgroup, Start: rf.start, Run: id,
+		SinkFlushDelay: rf.sinkWait, BrokerPID: rf.brokerPID, BrokerCgroup: rf.brokerCgroup, BrokerSys: rf.brokerSys, Start: rf.start, Run: id,
 		BrokerMetrics: rf.brokerMetrics, Metrics: rf.metrics,
 		Network: rf.netInfo, ToolVersion: version, Log: cmd.ErrOrStderr()}
 	if rf.shard != "" {

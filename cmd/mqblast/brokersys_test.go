@@ -1,0 +1,150 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/internal/tier"
+	"github.com/mqblast/mqblast/result"
+)
+
+// sysRun runs a 2-s fan-out (1 publisher, 100 subscribers) at qos with --broker-sys against
+// broker ("" : the embedded one) and returns its result file and text summary.
+func sysRun(t *testing.T, broker, qos string) (*result.Result, string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "r.json")
+	args := []string{"run", "quick-fanout-1-100", "--duration", "2s", "--set", "parameters.warmup_sec=500ms",
+		"--set", "publishers.qos=" + qos, "--set", "subscribers.qos=" + qos, "--broker-sys", "--out", out}
+	if broker != "" {
+		args = append(args, "--broker", broker)
+	}
+	r := runBin(t, args...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := result.CheckDocument(b); err != nil {
+		t.Errorf("result document: %v", err)
+	}
+	var res result.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.BrokerSys == nil {
+		t.Fatalf("no broker_sys in the result\nstderr:\n%s", r.stderr)
+	}
+	return &res, r.stdout
+}
+
+// TestBrokerSysAgreesWithMosquitto: at QoS 0 and 1, a fresh Mosquitto's own PUBLISH counts
+// over the run (sys_interval 1) equal mqblast's exactly: received = published, and sent
+// less the $SYS messages the reader got = received; the summary says they agree.
+func TestBrokerSysAgreesWithMosquitto(t *testing.T) {
+	tier.Integration(t)
+	for _, qos := range []string{"0", "1"} {
+		t.Run("qos"+qos, func(t *testing.T) {
+			t.Parallel()
+			m := testbroker.StartMosquitto(t, testbroker.Options{Extra: []string{"sys_interval 1"}})
+			res, summary := sysRun(t, m.Addr, qos)
+			b, msg := res.BrokerSys, res.Messages
+			rx, okRx := b.Total(result.SysPublishReceived)
+			tx, okTx := b.Total(result.SysPublishSent)
+			t.Logf("mqblast: published %d received %d; broker: publish received %d sent %d (%d $SYS to the reader, %d read), "+
+				"clients max %d, fresh %v", msg.Published, msg.Received, rx, tx, b.ReadCounted, b.Read, b.ClientsConnectedMax, b.Fresh)
+			if msg.Published == 0 || msg.Received != msg.Expected {
+				t.Fatalf("the run itself: %+v", msg)
+			}
+			if !okRx || !okTx || !b.Fresh || !b.Comparable || b.Gaps != 0 {
+				t.Fatalf("broker_sys %+v", b)
+			}
+			if rx != msg.Published || tx-b.ReadCounted != msg.Received {
+				t.Errorf("the broker's counts disagree with mqblast's")
+			}
+			if b.ReadCounted <= 0 || b.ReadCounted >= b.Read {
+				t.Errorf("read_counted %d of %d read", b.ReadCounted, b.Read)
+			}
+			if !strings.HasPrefix(b.Version, "mosquitto version 2.") || b.ClientsConnectedMax != 102 ||
+				!slices.Contains(b.Topics, "$SYS/broker/uptime") || b.Load["publish/sent/1min"] <= 0 {
+				t.Errorf("version %q, clients max %d (want 101 clients and the reader), topics %d, load %v",
+					b.Version, b.ClientsConnectedMax, len(b.Topics), b.Load)
+			}
+			if !slices.ContainsFunc(res.Intervals, func(iv result.Interval) bool {
+				return iv.BrokerSys != nil && iv.BrokerSys.PerS[result.SysPublishSent] > 0
+			}) {
+				t.Errorf("no interval has the broker's publish_sent rate")
+			}
+			if !strings.Contains(summary, "broker $SYS") || !strings.Contains(summary, "they agree") {
+				t.Errorf("summary:\n%s", summary)
+			}
+		})
+	}
+}
+
+// TestBrokerSysQoS2Note: Mosquitto leaves the QoS 2 PUBLISH it receives out of its counter:
+// a QoS 2 run says so and makes no comparison.
+func TestBrokerSysQoS2Note(t *testing.T) {
+	m := testbroker.StartMosquitto(t, testbroker.Options{Extra: []string{"sys_interval 1"}})
+	res, summary := sysRun(t, m.Addr, "2")
+	b := res.BrokerSys
+	if b.Comparable || !slices.Contains(b.Notes, result.SysNoteQoS2) {
+		t.Errorf("broker_sys %+v", b)
+	}
+	if !strings.Contains(summary, "note: the broker's publish totals exclude QoS 2") ||
+		strings.Contains(summary, "they agree") || strings.Contains(summary, "they differ") {
+		t.Errorf("summary:\n%s", summary)
+	}
+}
+
+// TestBrokerSysWithoutSys: a Mosquitto whose $SYS is off (sys_interval 0) publishes
+// nothing there: the run succeeds and says so.
+func TestBrokerSysWithoutSys(t *testing.T) {
+	m := testbroker.StartMosquitto(t, testbroker.Options{Extra: []string{"sys_interval 0"}})
+	res, summary := sysRun(t, m.Addr, "0")
+	b := res.BrokerSys
+	if b.Read != 0 || len(b.Totals) != 0 || !slices.Contains(b.Notes, result.SysNoteNone) {
+		t.Errorf("broker_sys %+v", b)
+	}
+	if !strings.Contains(summary, "broker $SYS      the broker published no $SYS topics") {
+		t.Errorf("summary:\n%s", summary)
+	}
+}
+
+// TestBrokerSysEmbedded: the embedded broker (mochi-mqtt) publishes its own $SYS tree,
+// without publish/messages counters: its message counts are shown, not compared.
+func TestBrokerSysEmbedded(t *testing.T) {
+	tier.Integration(t)
+	res, summary := sysRun(t, "", "1")
+	b := res.BrokerSys
+	rx, ok := b.Total(result.SysMessagesReceived)
+	t.Logf("embedded: version %q, read %d, totals %v, notes %q", b.Version, b.Read, b.Totals, b.Notes)
+	if b.Read == 0 || b.Version == "" || !ok || rx < res.Messages.Published || b.Comparable {
+		t.Errorf("broker_sys %+v", b)
+	}
+	if !strings.Contains(summary, "as the broker counts them") || !strings.Contains(summary, "no $SYS/broker/publish/messages counters") {
+		t.Errorf("summary:\n%s", summary)
+	}
+}
+
+// TestBrokerSysRefused: --broker-sys over WebSocket, or against a broker that is not
+// there, is a usage error before the run.
+func TestBrokerSysRefused(t *testing.T) {
+	tier.Integration(t)
+	r := runBin(t, "run", "quick-conn-100", "--broker", "ws://127.0.0.1:1/mqtt", "--broker-sys", "--no-check")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "--broker-sys") || !strings.Contains(r.stderr, "WebSocket") {
+		t.Errorf("ws: exit %d\n%s", r.code, r.stderr)
+	}
+	port := testbroker.FreePort(t, "127.0.0.1")
+	r = runBin(t, "run", "quick-conn-100", "--broker", "127.0.0.1:"+strconv.Itoa(port), "--broker-sys", "--no-check")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "--broker-sys: cannot reach") || strings.Contains(r.stderr, "connecting") {
+		t.Errorf("nothing listening: exit %d\n%s", r.code, r.stderr)
+	}
+}
