@@ -10,6 +10,7 @@ import (
 
 	"github.com/mqblast/mqblast/internal/termtext"
 	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/tuning"
 	"github.com/mqblast/mqblast/tuning/exporter"
 )
 
@@ -240,6 +241,17 @@ func (r *remoteWatch) finish(res *result.Result, local bool) {
 			bh.Series = map[string]result.SeriesSummary{}
 		}
 		bh.Series[k] = *x
+	}
+	if bh.ListenDrops > 0 || bh.ListenOverflows > 0 { // beside the client host's kernel findings
+		d := tuning.KernelCounters{"ListenOverflows": int64(bh.ListenOverflows), "ListenDrops": int64(bh.ListenDrops)}
+		if res.Kernel == nil {
+			res.Kernel = &result.Kernel{}
+		}
+		for _, f := range findings(tuning.KernelFindings(d, "broker host")) {
+			res.Kernel.Findings = append(res.Kernel.Findings, f)
+			res.Host.Limited = true
+			res.Host.LimitedEvidence = append(res.Host.LimitedEvidence, f.String())
+		}
 	}
 	if p := r.process(res); p != nil {
 		if local {

@@ -22,10 +22,18 @@ type fakeExporter struct {
 	token string // a bearer token it wants ("": none)
 	bad   func(call int64) bool
 	serve func(w http.ResponseWriter)
+	// killAfter > 0: the exporter goes away (its listener and connections closed) at the
+	// call after that one.
+	killAfter int64
+	stop      func()
 }
 
 func (f *fakeExporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	n := f.calls.Add(1)
+	if f.killAfter > 0 && n > f.killAfter {
+		go f.stop()
+		panic(http.ErrAbortHandler) // the connection is dropped without an answer
+	}
 	if f.token != "" && r.Header.Get("Authorization") != "Bearer "+f.token {
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
@@ -49,7 +57,9 @@ node_memory_MemAvailable_bytes 3e+09
 # TYPE node_network_receive_bytes_total counter
 node_network_receive_bytes_total{device="eth0"} %f
 node_network_receive_bytes_total{device="lo"} 1e+12
-`, 1000+s/2, 1000+s/2, 1000+s, 1e6*s)
+# TYPE node_netstat_TcpExt_ListenOverflows untyped
+node_netstat_TcpExt_ListenOverflows %.0f
+`, 1000+s/2, 1000+s/2, 1000+s, 1e6*s, 10*s)
 }
 
 // serveExporter serves f on loopback; stop closes the listener (the exporter is gone).
@@ -63,7 +73,8 @@ func serveExporter(t *testing.T, f *fakeExporter) (url string, stop func()) {
 	srv := &http.Server{Handler: f, ReadHeaderTimeout: time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
-	return "http://" + ln.Addr().String() + "/metrics", func() { _ = srv.Close() }
+	f.stop = func() { _ = srv.Close() }
+	return "http://" + ln.Addr().String() + "/metrics", f.stop
 }
 
 // TestBrokerMetricsFaults: an endpoint that dies, stalls, answers garbage or 50 MB in the
@@ -80,15 +91,14 @@ func TestBrokerMetricsFaults(t *testing.T) {
 	cases := []struct {
 		name  string
 		f     *fakeExporter
-		kill  bool // close the listener after 3 s
 		error string
 	}{
-		{"killed", &fakeExporter{}, true, "connect"},
-		{"slow", &fakeExporter{bad: after(4), serve: func(w http.ResponseWriter) { time.Sleep(3 * time.Second) }}, false, "timeout"},
+		{"killed", &fakeExporter{killAfter: 4}, "connect"},
+		{"slow", &fakeExporter{bad: after(4), serve: func(w http.ResponseWriter) { time.Sleep(3 * time.Second) }}, "timeout"},
 		{"garbage", &fakeExporter{bad: after(4), serve: func(w http.ResponseWriter) {
 			w.Header().Set("Content-Type", "text/html")
 			fmt.Fprint(w, "<html><body>\x1b]0;pwned\x07 oops</body></html>\n")
-		}}, false, "not Prometheus text"},
+		}}, "not Prometheus text"},
 		{"50MB", &fakeExporter{bad: after(4), serve: func(w http.ResponseWriter) {
 			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 			line := []byte("# HELP x " + strings.Repeat("y", 1000) + "\n")
@@ -97,15 +107,12 @@ func TestBrokerMetricsFaults(t *testing.T) {
 					return
 				}
 			}
-		}}, false, "over"},
+		}}, "over"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			url, stop := serveExporter(t, tc.f)
-			if tc.kill {
-				time.AfterFunc(3*time.Second, stop)
-			}
+			url, _ := serveExporter(t, tc.f)
 			r := runBin(t, append(conn, "--prefix", "faults-"+tc.name+"-", "--broker-metrics", url)...)
 			if r.code != 0 {
 				t.Fatalf("exit %d, want 0 (a failing endpoint is a gap, not a failed run)\n%s", r.code, r.stderr)
@@ -130,6 +137,15 @@ func TestBrokerMetricsFaults(t *testing.T) {
 			// fewer intervals or a longer run.
 			if len(res.Intervals) < 5 || r.took > 12*time.Second {
 				t.Errorf("%d intervals in %v: the run waited for the endpoint", len(res.Intervals), r.took)
+			}
+			found := false // the broker host's listen overflows beside the client's kernel findings
+			if k := res.Kernel; k != nil {
+				for _, f := range k.Findings {
+					found = found || f.Counter == "ListenOverflows" && f.Where == "broker host" && f.Delta >= 10
+				}
+			}
+			if !found || !res.Host.Limited {
+				t.Errorf("kernel %+v, host.limited %v: want the broker host's ListenOverflows found", res.Kernel, res.Host.Limited)
 			}
 			if !strings.Contains(r.stderr, "broker metrics: "+url+": ") || !strings.Contains(r.stderr, "gap") {
 				t.Errorf("stderr does not say the endpoint failed:\n%s", r.stderr)
