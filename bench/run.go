@@ -237,7 +237,7 @@ func (r *run) measure() error {
 	r.res.MeasureFrom, r.res.MeasureTo = from.UTC(), to.UTC()
 	r.publishing = true
 	err := r.wait(from, nil)
-	cpu0 := tuning.SelfCPU()
+	cpu0, t0 := tuning.SelfCPU(), time.Now()
 	wait0, ok0 := tuning.SelfRunDelay()
 	if err == nil {
 		err = r.wait(to, nil)
@@ -246,6 +246,19 @@ func (r *run) measure() error {
 	wait1, ok1 := tuning.SelfRunDelay()
 	if ok0 && ok1 {
 		r.measureWait = max(wait1-wait0, 0)
+	}
+	// The readings bracket the window as closely as the interval loop allows: an interval
+	// it was busy with (a slow --broker-metrics endpoint, up to its timeout) moves them
+	// later, so the CPU and the wait are taken at their rate over the time they spanned.
+	start := from
+	if t0.After(from) {
+		start = t0
+	}
+	if span, w := time.Since(t0), to.Sub(start); err == nil && span > w && w > 0 {
+		r.measureCPU = time.Duration(float64(r.measureCPU) * float64(w) / float64(span))
+		if r.measureWait > 0 {
+			r.measureWait = time.Duration(float64(r.measureWait) * float64(w) / float64(span))
+		}
 	}
 	r.eng.StopPublishing()
 	if now := time.Now(); err != nil && now.Before(to) { // the window ends at the interrupt
