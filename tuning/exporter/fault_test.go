@@ -117,8 +117,8 @@ func TestNotPrometheusText(t *testing.T) {
 	}
 }
 
-// TestBodyOverLimit: a 50 MB body is cut at MaxBody, plain or gzipped (the limit holds on
-// what is decompressed), and the endpoint cannot make the scraper read it all.
+// TestBodyOverLimit: a 50 MB body is cut at MaxBody, and the endpoint cannot make the
+// scraper read it all; a gzip bomb is never inflated (no compression is asked for).
 func TestBodyOverLimit(t *testing.T) {
 	t.Parallel()
 	const size = 50 << 20
@@ -139,14 +139,19 @@ func TestBodyOverLimit(t *testing.T) {
 		_, _ = zw.Write(line)
 	}
 	_ = zw.Close()
+	var acceptEncoding atomic.Value
 	gz := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		acceptEncoding.Store(r.Header.Get("Accept-Encoding"))
 		w.Header().Set("Content-Encoding", "gzip")
 		_, _ = w.Write(zipped.Bytes())
 	})
 	s := scraperFor(t, []string{plain.URL, gz.URL}, Options{Timeout: 5 * time.Second})
 	r := s.Scrape(context.Background())
 	oneLine(t, "plain", r.Targets[0].Err, "body over 16777216 bytes")
-	oneLine(t, "gzip", r.Targets[1].Err, "body over 16777216 bytes")
+	oneLine(t, "gzip", r.Targets[1].Err, "not Prometheus text: line 1")
+	if ae := acceptEncoding.Load(); ae != "" {
+		t.Errorf("Accept-Encoding %q: the scraper asks for no compression", ae)
+	}
 	// The loopback socket buffers hold a few MB beyond what was read.
 	if w := written.Load(); w >= size || w > 16<<20+16<<20 {
 		t.Errorf("the endpoint wrote %d bytes of %d: the scraper read past its limit", w, size)
@@ -311,4 +316,53 @@ func TestStatusErrors(t *testing.T) {
 	}()
 	r = scraperFor(t, []string{"http://" + l.Addr().String() + "/metrics"}, Options{}).Scrape(context.Background())
 	oneLine(t, "escaped status", r.Targets[0].Err, `HTTP 503 Busy\x1b]0;pwned\x07`)
+}
+
+// TestKeptConnectionReset: an endpoint that resets a kept connection as the next request
+// arrives costs the scrape a retry on a new connection (net/http's), not a failure; a new
+// connection reset at once is a failure.
+func TestKeptConnectionReset(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	var conns, resetFirst atomic.Int64
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			go func(c *net.TCPConn) {
+				defer c.Close()
+				buf := make([]byte, 4096)
+				for n := 0; ; n++ {
+					if _, err := c.Read(buf); err != nil {
+						return
+					}
+					if n == 1 || resetFirst.Load() == 1 { // the kept connection's second request
+						_ = c.SetLinger(0)
+						return
+					}
+					_, _ = fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(good), good)
+				}
+			}(c.(*net.TCPConn))
+		}
+	}()
+	s := scraperFor(t, []string{"http://" + l.Addr().String() + "/metrics"}, Options{})
+	for i := range 3 {
+		if r := s.Scrape(context.Background()); r.Targets[0].Err != "" {
+			t.Errorf("scrape %d: %s", i, r.Targets[0].Err)
+		}
+	}
+	// Each kept connection is reset at its second request: scrapes 1 and 2 retried.
+	if n := conns.Load(); n != 3 {
+		t.Errorf("%d connections for 3 scrapes: want 3", n)
+	}
+	s.Close()
+	resetFirst.Store(1)
+	oneLine(t, "reset", s.Scrape(context.Background()).Targets[0].Err, "connection reset by peer")
 }
