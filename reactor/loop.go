@@ -111,6 +111,7 @@ type loop struct {
 	connack  codec.Connack
 	heap     dueheap.Heap[*pubState] // publishers by next due time
 	pubs     map[int32]*pubState     // by client: survives reconnects
+	prof     *profile                // the rate profile the heap's due times follow (nil: none)
 	rx       map[int32]*rxState      // by client: QoS 2 ids survive reconnects to a persistent session
 	payload  []byte                  // scratch payload, header written per message
 	topic    []byte                  // scratch topic for %rand_N
