@@ -114,10 +114,11 @@ type Engine struct {
 	closing  atomic.Bool  // Disconnect or Stop called: closes are not drops
 	stopped  atomic.Bool
 
-	connStart   atomic.Int64 // engine clock of the connect phase's start (0: not started)
-	dialStop    atomic.Bool  // Connect's context ended: no more first dials
-	started     atomic.Int64 // first dials started
-	verdicts    atomic.Int64 // first dials with their verdict
+	connStart   atomic.Int64                // engine clock of the connect phase's start (0: not started)
+	pace        atomic.Pointer[connectPace] // SetConnectRate's pace (nil: Config.ConnectRate)
+	dialStop    atomic.Bool                 // Connect's context ended: no more first dials
+	started     atomic.Int64                // first dials started
+	verdicts    atomic.Int64                // first dials with their verdict
 	allVerdicts chan struct{}
 
 	errMu   sync.Mutex
