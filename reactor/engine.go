@@ -346,9 +346,10 @@ func (e *Engine) OnLoops(f func(loop int)) {
 
 // Connect dials every client and returns when every client has a verdict (connected,
 // refused or failed) or ctx ends. Each loop dials its own clients (client i is loop
-// i%Loops's) at the phase's start plus i/ConnectRate, with at most MaxConnecting/Loops
-// without a verdict. progress, if not nil, is called every 100 ms and at the end with the
-// number of dials started (from the calling goroutine). Call it once.
+// i%Loops's) at the phase's start plus i/ConnectRate (SetConnectRate re-paces the rest),
+// with at most MaxConnecting/Loops without a verdict. progress, if not nil, is called every
+// 100 ms and at the end with the number of dials started (from the calling goroutine). Call
+// it once.
 func (e *Engine) Connect(ctx context.Context, progress func(started int)) error {
 	report := func() {
 		if progress != nil {

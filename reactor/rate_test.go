@@ -294,3 +294,53 @@ func TestRateWhileDisconnected(t *testing.T) {
 		t.Errorf("published %d, unsent %v of %d scheduled: want the rest as disconnected", obs.published, obs.unsent, obs.scheduled)
 	}
 }
+
+// TestSetConnectRate: 300 clients at 100 connects/s would take 3 s; half a second in, the
+// rate goes to 1,000/s, and the other 250 follow within about a quarter of a second, the
+// first of them no sooner than the new pace allows.
+func TestSetConnectRate(t *testing.T) {
+	tier.Integration(t)
+	srv, err := sink.Start(context.Background(), sink.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	e := startEngine(t, reactor.Config{Brokers: []string{srv.Addr()}, Clients: 300, Loops: 2, ConnectRate: 100,
+		Observer: reactor.NopObserver{}, Client: specs(4, 0, "", "")})
+	var mu sync.Mutex
+	var at500 int
+	var sped time.Time
+	began := time.Now()
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		mu.Lock()
+		defer mu.Unlock()
+		sped = time.Now()
+		if err := e.SetConnectRate(1000); err != nil {
+			t.Error(err)
+		}
+	}()
+	err = e.Connect(context.Background(), func(started int) {
+		mu.Lock()
+		if sped.IsZero() {
+			at500 = started
+		}
+		mu.Unlock()
+	})
+	took := time.Since(began)
+	if err != nil || e.Open() != 300 {
+		t.Fatalf("connect: %v, open %d", err, e.Open())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// 50 dials by 0.5 s at 100/s, the other 250 at 1,000/s: done at 0.75 s.
+	if at500 > 60 {
+		t.Errorf("%d dials before the change at 0.5 s, want about 50", at500)
+	}
+	if rest := took - sped.Sub(began); rest < 230*time.Millisecond || rest > 600*time.Millisecond {
+		t.Errorf("the last 250 dials took %v after the change to 1,000/s, want about 250 ms", rest)
+	}
+	if err := e.SetConnectRate(-1); err == nil {
+		t.Error("a negative connect rate was taken")
+	}
+}
