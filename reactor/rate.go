@@ -310,6 +310,7 @@ func (l *loop) syncProfile() {
 	for _, p := range l.pubs {
 		p.seg = 0
 		if !p.done {
+			p.seg = int32(pr.firstSeg(float64(int64(p.spec.Phase) + p.k*p.interval)))
 			p.nextDue = p.dueAt(pr, p.k)
 		}
 	}
