@@ -87,6 +87,18 @@
 // packet ids (PUBREL for those PUBREC'd) when the CONNACK says session present
 // [MQTT-4.4.0-1], and are dropped and reported otherwise.
 //
+// # Rate changes inside a run
+//
+// The scale on every publisher's rate can change inside a run (Engine.SetRate: steps, linear
+// ramps, pauses; rate.go): message k is then due when the schedule time τ = ∫ scale dt from
+// the start reaches Phase + k/Rate. A change is an immutable profile behind an atomic pointer;
+// each loop compares it with its own at every tick and recomputes its publishers' next due
+// times from their k (messages already encoded keep theirs), and since τ is continuous no
+// change makes a burst or a gap. Counts (unsent, Scheduled, ScheduledBefore) come from the
+// same due times, so the accounts stay exact under any profile; without a change the loops
+// use the formula above, a nil test per message. Engine.SetConnectRate re-paces the first
+// dials still to come from the client due now.
+//
 // # What a strict broker checks
 //
 // A QoS 2 packet id the client has answered with PUBREC is remembered until its PUBREL:

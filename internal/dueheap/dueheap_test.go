@@ -14,8 +14,9 @@ type item struct {
 func (p *item) Due() int64       { return p.due }
 func (p *item) SetIndex(i int32) { p.idx = i }
 
-// TestOrderAndIndexes pushes, re-keys and pops random items against a sorted copy: items
-// come out earliest first, and every item knows its index (-1 once popped).
+// TestOrderAndIndexes pushes, re-keys (one by one, then many at once) and pops random items
+// against a sorted copy: items come out earliest first, and every item knows its index (-1
+// once popped).
 func TestOrderAndIndexes(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
@@ -30,6 +31,10 @@ func TestOrderAndIndexes(t *testing.T) {
 		p.due = r.Int64N(1000)
 		h.Fix(int(p.idx))
 	}
+	for _, p := range all[200:] { // re-key more than half of them at once
+		p.due = r.Int64N(1000)
+	}
+	h.Init()
 	check := func() {
 		for i, p := range h {
 			if int(p.idx) != i {
