@@ -90,6 +90,12 @@ const (
 // (an interval without histograms adds its counts only), the verdicts. An interval spans
 // from the previous one's t_s (0 for the first) to its own.
 func Window(r *Result, from, to float64) StageSummary {
+	return summarize(r, from, to, func(_ *Interval, mid float64) bool { return mid >= from && mid < to })
+}
+
+// summarize summarises the intervals of r that pick takes (given each with its middle, in
+// t_s) as the window [from, to).
+func summarize(r *Result, from, to float64, pick func(iv *Interval, mid float64) bool) StageSummary {
 	s := StageSummary{FromS: from, ToS: to}
 	lat, raw, lag := NewHist(), NewHist(), NewHist()
 	var heldUS int64
@@ -98,7 +104,7 @@ func Window(r *Result, from, to float64) StageSummary {
 		iv := &r.Intervals[i]
 		start := prev
 		prev = iv.TS
-		if mid := (start + iv.TS) / 2; mid < from || mid >= to {
+		if !pick(iv, (start+iv.TS)/2) {
 			continue
 		}
 		s.Intervals++
@@ -146,14 +152,18 @@ func Window(r *Result, from, to float64) StageSummary {
 	return s
 }
 
-// SummarizeStages computes every stage's summary anew from r's intervals (Window over the
-// stage's from_s and to_s), keeping each stage's definition: after a merge, whose intervals
-// are the shards' added.
+// SummarizeStages computes every stage's summary anew from r's intervals, keeping each
+// stage's definition and thresholds: the intervals the run marked as the stage's (their
+// stage), less those whose middle lies before the stage's from_s (a warm-up in the first
+// stage). A merge calls it on the added intervals.
 func (r *Result) SummarizeStages() {
 	for i := range r.Stages {
 		st := &r.Stages[i]
 		th := st.Thresholds
-		st.StageSummary = Window(r, st.FromS, st.ToS)
+		from := st.FromS
+		st.StageSummary = summarize(r, st.FromS, st.ToS, func(iv *Interval, mid float64) bool {
+			return iv.Stage != nil && *iv.Stage == i && mid >= from
+		})
 		st.Thresholds = th
 	}
 }
