@@ -2,6 +2,7 @@ package reactor
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"net/netip"
 	"time"
@@ -47,10 +48,18 @@ func (l *loop) dialDue(now int64) int64 {
 	if start == 0 || e.dialStop.Load() || e.closing.Load() {
 		return never
 	}
+	pc := e.pace.Load()
+	if pc != l.pace {
+		l.pace = pc
+		l.dialGrain = int64(dialGrainFor(pc.rate / float64(len(e.loops))))
+	}
 	for l.nextClient < e.cfg.Clients {
 		due := start
-		if e.cfg.ConnectRate > 0 {
+		switch {
+		case pc == nil && e.cfg.ConnectRate > 0:
 			due += int64(float64(l.nextClient) * float64(time.Second) / e.cfg.ConnectRate)
+		case pc != nil:
+			due = pc.due(l.nextClient, start)
 		}
 		if due > now+l.dialGrain {
 			return due
@@ -64,6 +73,62 @@ func (l *loop) dialDue(now int64) int64 {
 		l.dial(i, 0)
 	}
 	return never
+}
+
+// connectPace is the connect schedule after SetConnectRate: client i is dialed at t +
+// (i-from)/rate (engine ns; t 0: the connect phase's start), at once with rate 0.
+type connectPace struct {
+	t    int64
+	from float64
+	rate float64
+}
+
+// due returns when client i is due, the connect phase having started at start.
+func (pc *connectPace) due(i int, start int64) int64 {
+	t := pc.t
+	if t == 0 {
+		t = start
+	}
+	if pc.rate <= 0 {
+		return t
+	}
+	return t + int64((float64(i)-pc.from)*float64(time.Second)/pc.rate)
+}
+
+// SetConnectRate changes the pace of the first dials still to come to rate connections a
+// second (0: as fast as MaxConnecting allows) from now on: the schedule goes on from where
+// it is, so that the change makes no burst. Before Connect it replaces Config.ConnectRate.
+// rate must be finite and >= 0.
+func (e *Engine) SetConnectRate(rate float64) error {
+	if math.IsNaN(rate) || math.IsInf(rate, 0) || rate < 0 {
+		return errors.New("reactor: connect rate must be a finite number >= 0 (0: as fast as MaxConnecting allows)")
+	}
+	e.rates.mu.Lock()
+	start := e.connStart.Load()
+	next := &connectPace{rate: rate}
+	if start != 0 {
+		now := e.now()
+		pc := e.pace.Load()
+		if pc == nil {
+			pc = &connectPace{rate: e.cfg.ConnectRate}
+		}
+		t := pc.t
+		if t == 0 {
+			t = start
+		}
+		// Where the schedule is now: the client index due at now.
+		pos := float64(e.started.Load())
+		if pc.rate > 0 {
+			pos = pc.from + float64(now-t)*pc.rate/float64(time.Second)
+		}
+		next.t, next.from = now, max(pos, 0)
+	}
+	e.pace.Store(next)
+	e.rates.mu.Unlock()
+	for _, l := range e.loops {
+		l.wakeup()
+	}
+	return nil
 }
 
 // reconnect schedules the first reconnect attempt of a client whose connection dropped.

@@ -114,23 +114,26 @@ type Engine struct {
 	closing  atomic.Bool  // Disconnect or Stop called: closes are not drops
 	stopped  atomic.Bool
 
-	connStart   atomic.Int64 // engine clock of the connect phase's start (0: not started)
-	dialStop    atomic.Bool  // Connect's context ended: no more first dials
-	started     atomic.Int64 // first dials started
-	verdicts    atomic.Int64 // first dials with their verdict
+	connStart   atomic.Int64                // engine clock of the connect phase's start (0: not started)
+	pace        atomic.Pointer[connectPace] // SetConnectRate's pace (nil: Config.ConnectRate)
+	dialStop    atomic.Bool                 // Connect's context ended: no more first dials
+	started     atomic.Int64                // first dials started
+	verdicts    atomic.Int64                // first dials with their verdict
 	allVerdicts chan struct{}
 
 	errMu   sync.Mutex
 	loopErr error // the first error that ended a loop
 
 	maxPayload int
-	realEpoch  int64        // CLOCK_REALTIME ns at epoch: headers carry realtime
-	pubStart   atomic.Int64 // engine clock of publishing's start (0: not started)
-	pubStop    atomic.Int64 // engine clock from which no message is due (0: none)
-	subscribed atomic.Int64 // SUBACKs received
-	finished   atomic.Bool  // FinishPublishing ran: closes account for nothing more
-	limited    atomic.Int64 // CONNACKs whose Maximum Packet Size is below the publisher's largest PUBLISH
-	maxIn      int          // Config.MaxInbound or its default
+	realEpoch  int64                   // CLOCK_REALTIME ns at epoch: headers carry realtime
+	pubStart   atomic.Int64            // engine clock of publishing's start (0: not started)
+	pubStop    atomic.Int64            // engine clock from which no message is due (0: none)
+	rates      rates                   // SetRate's changes
+	prof       atomic.Pointer[profile] // the rate profile once publishing started (nil: none, the plan's rates)
+	subscribed atomic.Int64            // SUBACKs received
+	finished   atomic.Bool             // FinishPublishing ran: closes account for nothing more
+	limited    atomic.Int64            // CONNACKs whose Maximum Packet Size is below the publisher's largest PUBLISH
+	maxIn      int                     // Config.MaxInbound or its default
 }
 
 // New validates cfg and prepares an engine. It checks the source-port capacity per broker
@@ -255,11 +258,17 @@ func (e *Engine) firstVerdict() {
 func (e *Engine) now() int64 { return int64(time.Since(e.epoch)) }
 
 // StartPublishing starts every publisher's schedule at the engine clock's now plus
-// delay: message k of a publisher is due at start + Phase + k/Rate. It returns the start
-// as wall-clock time.
+// delay: message k of a publisher is due at start + Phase + k/Rate, or with a rate profile
+// (SetRate) when the schedule time τ reaches Phase + k/Rate. It returns the start as
+// wall-clock time.
 func (e *Engine) StartPublishing(delay time.Duration) time.Time {
 	start := e.now() + int64(delay)
+	e.rates.mu.Lock()
+	if len(e.rates.changes) > 0 { // before the start: a loop that sees the start sees the profile
+		e.prof.Store(buildProfile(start, e.rates.changes))
+	}
 	e.pubStart.Store(start)
+	e.rates.mu.Unlock()
 	e.OnLoops(func(i int) { e.loops[i].beginPublishing() })
 	return e.epoch.Add(time.Duration(start))
 }

@@ -89,13 +89,14 @@ type loop struct {
 	connecting  int // dials without a verdict
 	maxConn     int // cap on connecting
 	redials     []redialAt
-	dueRedials  []redialAt // scratch for redialDue
-	lastScan    int64      // engine clock of the last timeout and keepalive scan
-	lastPublish int64      // engine clock of the last publish pass
-	lastYield   int64      // engine clock the loop last passed through the Go scheduler
-	dialGrain   int64      // ns: the dials due within it of now go out now
-	lastHarvest int64      // engine clock of the last harvest
-	pending     []*session // sessions whose CONNACK harvest collects
+	dueRedials  []redialAt   // scratch for redialDue
+	lastScan    int64        // engine clock of the last timeout and keepalive scan
+	lastPublish int64        // engine clock of the last publish pass
+	lastYield   int64        // engine clock the loop last passed through the Go scheduler
+	dialGrain   int64        // ns: the dials due within it of now go out now
+	pace        *connectPace // the connect pace dialGrain is for (nil: Config.ConnectRate)
+	lastHarvest int64        // engine clock of the last harvest
+	pending     []*session   // sessions whose CONNACK harvest collects
 
 	msg struct { // recvmsg's header and vector, reused
 		hdr unix.Msghdr
@@ -111,6 +112,7 @@ type loop struct {
 	connack  codec.Connack
 	heap     dueheap.Heap[*pubState] // publishers by next due time
 	pubs     map[int32]*pubState     // by client: survives reconnects
+	prof     *profile                // the rate profile the heap's due times follow (nil: none)
 	rx       map[int32]*rxState      // by client: QoS 2 ids survive reconnects to a persistent session
 	payload  []byte                  // scratch payload, header written per message
 	topic    []byte                  // scratch topic for %rand_N

@@ -61,7 +61,8 @@ type PublishSpec struct {
 // its first dial on, so that it survives reconnects: the schedule goes on, nothing is
 // re-timed, and a persistent session's messages in flight are re-sent.
 //
-// Message k of the schedule is due at start + Phase + k/Rate. Sequence numbers count the
+// Message k of the schedule is due at start + Phase + k/Rate, or under a rate profile
+// (loop.prof) when its schedule time reaches Phase + k/Rate. Sequence numbers count the
 // messages encoded (0, 1, 2, ...), so the numbers a stream carries are exactly those its
 // publisher sent; a scheduled message that is never encoded (its publisher disconnected,
 // its socket not draining, too large for the broker) advances k but takes no number, and is
@@ -73,6 +74,7 @@ type pubState struct {
 	interval  int64    // ns between messages
 	k         int64    // schedule index of the next due message
 	nextDue   int64    // engine clock of message k
+	seg       int32    // the rate profile's segment of message k (loop.prof; 0 without one)
 	seq       uint32   // next sequence number
 	heapIdx   int32
 	window    int
@@ -128,8 +130,11 @@ type queued struct {
 const queueLimit = 1 << 20
 
 // dueBefore returns how many of p's messages are due before engine time t, publishing
-// having started at start (message_count included).
-func (p *pubState) dueBefore(t, start int64) int64 {
+// having started at start, under rate profile pr (nil: none; message_count included).
+func (p *pubState) dueBefore(t, start int64, pr *profile) int64 {
+	if pr != nil {
+		return p.dueCount(pr, t)
+	}
 	base := start + int64(p.spec.Phase)
 	if start == 0 || t <= base {
 		return 0
@@ -141,10 +146,19 @@ func (p *pubState) dueBefore(t, start int64) int64 {
 	return n
 }
 
+// dueOf returns when p's message k is due, publishing having started at start, under rate
+// profile pr (nil: none).
+func (p *pubState) dueOf(start int64, pr *profile) int64 {
+	if pr == nil {
+		return start + int64(p.spec.Phase) + p.k*p.interval
+	}
+	return p.dueAt(pr, p.k)
+}
+
 // advance moves p's schedule on by one message.
-func (p *pubState) advance(start int64) {
+func (p *pubState) advance(start int64, pr *profile) {
 	p.k++
-	p.nextDue = start + int64(p.spec.Phase) + p.k*p.interval
+	p.nextDue = p.dueOf(start, pr)
 	if c := p.spec.Count; c > 0 && p.k >= int64(c) {
 		p.done = true
 	}
@@ -152,10 +166,10 @@ func (p *pubState) advance(start int64) {
 
 // skipTo moves p's schedule to message k (k greater than p.k): the messages passed are
 // unsent.
-func (p *pubState) skipTo(k, start int64) int {
+func (p *pubState) skipTo(k, start int64, pr *profile) int {
 	n := int(k - p.k)
 	p.k = k - 1
-	p.advance(start)
+	p.advance(start, pr)
 	return n
 }
 
@@ -175,6 +189,7 @@ func (l *loop) publishDue(now int64) {
 	e := l.e
 	stop := e.pubStop.Load()
 	start := e.pubStart.Load()
+	pr := l.prof
 	for len(l.heap) > 0 {
 		p := l.heap[0]
 		if p.nextDue > now || (stop != 0 && p.nextDue >= stop) {
@@ -187,12 +202,12 @@ func (l *loop) publishDue(now int64) {
 		}
 		if s.unsent() > queueLimit {
 			l.holdPub(p, HoldBackPressure, now)
-			k := p.dueBefore(now+1, start)
+			k := p.dueBefore(now+1, start, pr)
 			if stop != 0 {
-				k = min(k, p.dueBefore(stop, start))
+				k = min(k, p.dueBefore(stop, start, pr))
 			}
 			if k > p.k {
-				e.cfg.Observer.Unsent(l.idx, int(s.client), UnsentBackPressure, p.skipTo(k, start))
+				e.cfg.Observer.Unsent(l.idx, int(s.client), UnsentBackPressure, p.skipTo(k, start, pr))
 			}
 			if !p.done {
 				l.heap.Push(p)
@@ -209,7 +224,7 @@ func (l *loop) publishDue(now int64) {
 			pk := l.message(p, p.seq, e.realEpoch+p.nextDue, 0, false, now)
 			if s.maxOut > 0 && codec.SizePublish(pk, codec.Version(s.version)) > int(s.maxOut) {
 				e.cfg.Observer.Unsent(l.idx, int(s.client), UnsentTooLarge, 1) // [MQTT-3.1.2-24]
-				p.advance(start)
+				p.advance(start, pr)
 				if p.done {
 					break
 				}
@@ -227,7 +242,7 @@ func (l *loop) publishDue(now int64) {
 			marks = append(marks, queued{end: int64(len(buf)), due: p.nextDue,
 				lag: now - max(p.nextDue, p.heldUntil), pid: pk.ID, first: true})
 			p.seq++
-			p.advance(start)
+			p.advance(start, pr)
 			if p.done {
 				break
 			}
@@ -455,17 +470,19 @@ func (l *loop) startPublisher(s *session, sp *PublishSpec, receiveMax, aliasMax 
 	if start == 0 || p.done {
 		return
 	}
+	l.syncProfile()
+	pr := l.prof
 	if p.holdFrom != 0 && p.hold == HoldDisconnected { // what fell due meanwhile is unsent
 		t := now
 		if stop := e.pubStop.Load(); stop != 0 {
 			t = min(t, stop)
 		}
-		if k := p.dueBefore(t, start); k > p.k {
-			e.cfg.Observer.Unsent(l.idx, int(s.client), UnsentDisconnected, p.skipTo(k, start))
+		if k := p.dueBefore(t, start, pr); k > p.k {
+			e.cfg.Observer.Unsent(l.idx, int(s.client), UnsentDisconnected, p.skipTo(k, start, pr))
 		}
 		l.unholdPub(p, now)
 	}
-	p.nextDue = start + int64(sp.Phase) + p.k*p.interval
+	p.nextDue = p.dueOf(start, pr)
 	switch {
 	case p.heapIdx >= 0: // still queued from its last connection
 		l.heap.Fix(int(p.heapIdx))
@@ -571,11 +588,12 @@ func (l *loop) detach(s *session) {
 // starts.
 func (l *loop) beginPublishing() {
 	start := l.e.pubStart.Load()
+	l.syncProfile()
 	for _, p := range l.pubs {
 		if p.done || p.heapIdx >= 0 {
 			continue
 		}
-		p.nextDue = start + int64(p.spec.Phase) + p.k*p.interval
+		p.nextDue = p.dueOf(start, l.prof)
 		if p.s == nil || p.s.state != stConnected {
 			l.holdPub(p, HoldDisconnected, start)
 			continue
@@ -593,13 +611,15 @@ func (l *loop) finishPublishing(interrupted bool) {
 	if stop == 0 {
 		stop = now
 	}
+	l.syncProfile()
+	pr := l.prof
 	obs := e.cfg.Observer
 	seqs := l.seqs[:0]
 	for client, p := range l.pubs {
 		c := int(client)
 		s := p.s
 		connected := s != nil && s.state == stConnected
-		if rest := p.dueBefore(stop, start) - p.k; rest > 0 {
+		if rest := p.dueBefore(stop, start, pr) - p.k; rest > 0 {
 			cause := UnsentBehind
 			switch {
 			case !connected:
@@ -646,7 +666,7 @@ func (l *loop) finishPublishing(interrupted bool) {
 		}
 		p.done = true
 		obs.PublisherEnd(l.idx, c, &PublisherEnd{Number: p.spec.Number, Receivers: p.spec.Receivers,
-			Scheduled: p.dueBefore(stop, start), InFlight: seqs})
+			Scheduled: p.dueBefore(stop, start, pr), InFlight: seqs})
 	}
 	l.heap = l.heap[:0]
 	l.seqs = seqs[:0]

@@ -14,6 +14,9 @@ import (
 // keepalive scan.
 func (l *loop) tick(now int64) int64 {
 	e := l.e
+	if e.prof.Load() != l.prof {
+		l.syncProfile()
+	}
 	wake := l.lastScan + int64(scanInterval)
 	if now >= wake {
 		l.lastScan = now

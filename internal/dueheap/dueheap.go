@@ -37,6 +37,13 @@ func (h *Heap[T]) Pop() T {
 	return p
 }
 
+// Init restores the order after any number of items changed their Due.
+func (h Heap[T]) Init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
 // Fix restores the order after the item at index i changed its Due.
 func (h Heap[T]) Fix(i int) {
 	h.down(i)

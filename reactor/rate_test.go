@@ -1,0 +1,296 @@
+package reactor_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mqblast/mqblast/codec"
+	"github.com/mqblast/mqblast/internal/tier"
+	"github.com/mqblast/mqblast/reactor"
+	"github.com/mqblast/mqblast/sink"
+)
+
+// dueObs is acct plus the due time of every message published (written whole).
+type dueObs struct {
+	*acct
+	dmu  sync.Mutex
+	dues []int64
+}
+
+func (o *dueObs) Published(loop, client, receivers int, due, at int64, lag time.Duration) {
+	o.acct.Published(loop, client, receivers, due, at, lag)
+	o.dmu.Lock()
+	o.dues = append(o.dues, due)
+	o.dmu.Unlock()
+}
+
+// ratedRun is a run of n publishers at rate msg/s each (publisher i at phase i/(n*rate),
+// so that the plan's messages are evenly spread) against a real sink.
+type ratedRun struct {
+	e     *reactor.Engine
+	obs   *dueObs
+	start time.Time
+	// stopLo and stopHi bracket the StopPublishing call.
+	stopLo, stopHi time.Time
+}
+
+func startRated(t *testing.T, n int, rate float64, count int, before func(e *reactor.Engine)) *ratedRun {
+	t.Helper()
+	tier.Integration(t)
+	srv, err := sink.Start(context.Background(), sink.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	obs := &dueObs{acct: newAcct()}
+	e := startEngine(t, reactor.Config{Brokers: []string{srv.Addr()}, Clients: n, Loops: 2, Observer: obs,
+		Client: func(i int) reactor.ClientSpec {
+			return reactor.ClientSpec{ID: fmt.Sprintf("p%d", i), Version: 4, CleanStart: true, Publish: &reactor.PublishSpec{
+				Topic: []byte("r/x"), Rate: rate, Count: count, PayloadSize: 24, Receivers: 0,
+				Phase: time.Duration(float64(i) * float64(time.Second) / (rate * float64(n)))}}
+		}})
+	if err := e.Connect(context.Background(), nil); err != nil || e.Open() != int64(n) {
+		t.Fatalf("connect: %v, open %d", err, e.Open())
+	}
+	if before != nil {
+		before(e)
+	}
+	return &ratedRun{e: e, obs: obs, start: e.StartPublishing(0)}
+}
+
+// until stops publishing at start+d, finishes and disconnects.
+func (r *ratedRun) until(t *testing.T, d time.Duration) {
+	t.Helper()
+	time.Sleep(time.Until(r.start.Add(d)))
+	r.stopLo = time.Now()
+	r.e.StopPublishing()
+	r.stopHi = time.Now()
+	time.Sleep(100 * time.Millisecond)
+	r.e.FinishPublishing(false)
+	r.e.Disconnect(time.Second)
+	o := r.obs
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if int64(o.published+o.unsentTotal()) != o.scheduled {
+		t.Errorf("scheduled %d != published %d + unsent %v", o.scheduled, o.published, o.unsent)
+	}
+	if lo, hi := r.e.ScheduledBefore(r.stopLo), r.e.ScheduledBefore(r.stopHi); o.scheduled < lo || o.scheduled > hi {
+		t.Errorf("the publishers' accounts say %d scheduled, ScheduledBefore the stop %d to %d", o.scheduled, lo, hi)
+	}
+}
+
+// bins counts the due times published in bins of width w from the start, up to the last
+// bin that ended before the stop.
+func (r *ratedRun) bins(w time.Duration) []int {
+	r.obs.dmu.Lock()
+	defer r.obs.dmu.Unlock()
+	start := r.start.UnixNano()
+	out := make([]int, int(r.stopLo.Sub(r.start)/w))
+	for _, d := range r.obs.dues {
+		if b := (d - start) / int64(w); d >= start && b < int64(len(out)) {
+			out[b]++
+		}
+	}
+	return out
+}
+
+// TestRateStep: 100 publishers at 10 msg/s each; a second into the run the rate is set to 3
+// times the plan's from 2 s on. The due times published give 1,000/s before and 3,000/s
+// after to within 2 % in every 100 ms, with neither a burst nor a gap at the step: the
+// publishers are re-phased, not restarted.
+func TestRateStep(t *testing.T) {
+	r := startRated(t, 100, 10, 0, nil)
+	time.Sleep(time.Second)
+	if err := r.e.SetRate(r.start.Add(2*time.Second), 3, 0); err != nil {
+		t.Fatal(err)
+	}
+	if s := r.e.RateScale(r.start.Add(1999 * time.Millisecond)); s != 1 {
+		t.Errorf("scale just before the step %v, want 1", s)
+	}
+	if s := r.e.RateScale(r.start.Add(2 * time.Second)); s != 3 {
+		t.Errorf("scale at the step %v, want 3", s)
+	}
+	r.until(t, 3500*time.Millisecond)
+	bins := r.bins(100 * time.Millisecond)
+	if len(bins) < 35 {
+		t.Fatalf("%d bins of 100 ms", len(bins))
+	}
+	for i, n := range bins {
+		want := 100
+		if i >= 20 {
+			want = 300
+		}
+		if n < want*98/100 || n > want*102/100 {
+			t.Errorf("due times in [%v, %v): %d, want %d (bins %v)", time.Duration(i)*100*time.Millisecond,
+				time.Duration(i+1)*100*time.Millisecond, n, want, bins)
+		}
+		if n > 330 || n < 90 {
+			t.Errorf("bin %d: %d due times: a burst or a gap", i, n)
+		}
+	}
+}
+
+// TestRateRamp: a ramp of the scale from 1 to 5 over 5 s, set before the run starts: the
+// per-second counts of the due times published follow it within 2 %.
+func TestRateRamp(t *testing.T) {
+	var r *ratedRun
+	r = startRated(t, 100, 10, 0, func(e *reactor.Engine) {
+		// Before the start: the ramp begins at the start.
+		if err := e.SetRate(time.Time{}, 5, 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	})
+	r.until(t, 5100*time.Millisecond)
+	bins := r.bins(time.Second)
+	if len(bins) != 5 {
+		t.Fatalf("%d bins of 1 s", len(bins))
+	}
+	for i, n := range bins {
+		// ∫ 1000 (1 + 0.8 t) dt over [i, i+1) s.
+		want := 1000 * (1 + 0.8*(float64(i)+0.5))
+		if d := float64(n) - want; d > want*0.02 || d < -want*0.02 {
+			t.Errorf("second %d: %d due times, the ramp says %.0f (all: %v)", i, n, want, bins)
+		}
+	}
+}
+
+// TestRatePause: the scale goes to 0 half a second in, until a change a second later brings
+// it back: no message falls due in between, the schedule resumes at 1,000/s without a
+// burst, and the accounts add up.
+func TestRatePause(t *testing.T) {
+	r := startRated(t, 100, 10, 0, nil)
+	if err := r.e.SetRate(r.start.Add(500*time.Millisecond), 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(r.start.Add(1500 * time.Millisecond)))
+	resumed := time.Now()
+	if err := r.e.SetRate(time.Time{}, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	r.until(t, 2600*time.Millisecond)
+	bins := r.bins(100 * time.Millisecond)
+	r.obs.dmu.Lock()
+	dues := slices.Clone(r.obs.dues)
+	r.obs.dmu.Unlock()
+	slices.Sort(dues)
+	pauseFrom, pauseTo := r.start.Add(500*time.Millisecond).UnixNano(), resumed.UnixNano()
+	for i, d := range dues {
+		if d > pauseFrom && d < pauseTo { // one due at the pause's first ns is before it
+			t.Fatalf("message due at start+%v, in the pause", time.Duration(d-r.start.UnixNano()))
+		}
+		if d >= pauseTo && (i == 0 || dues[i-1] <= pauseFrom) {
+			if late := time.Duration(d - pauseTo); late > 2*time.Millisecond {
+				t.Errorf("first due time after the resume %v after it", late)
+			}
+		}
+	}
+	for i := range 5 {
+		if bins[i] != 100 {
+			t.Errorf("before the pause, bin %d: %d due times, want 100", i, bins[i])
+		}
+	}
+	// From the resume on: 100 due times per 100 ms, counted from the resume.
+	after := make([]int, int(r.stopLo.Sub(resumed)/(100*time.Millisecond)))
+	for _, d := range dues {
+		if b := (d - pauseTo) / int64(100*time.Millisecond); d >= pauseTo && b < int64(len(after)) {
+			after[b]++
+		}
+	}
+	for i, n := range after {
+		if n < 98 || n > 102 {
+			t.Errorf("after the resume, bin %d: %d due times, want 100 (%v)", i, n, after)
+		}
+	}
+}
+
+// TestRateCountAndStartScale: a scale of 4 set before the start applies from the start,
+// and Count still bounds the schedule: 50 messages at 100 msg/s times 4, every 2.5 ms.
+func TestRateCountAndStartScale(t *testing.T) {
+	r := startRated(t, 1, 100, 50, func(e *reactor.Engine) {
+		if err := e.SetRate(time.Time{}, 4, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.SetRate(time.Time{}, -1, 0); err == nil {
+			t.Error("a negative scale was taken")
+		}
+	})
+	r.until(t, 400*time.Millisecond)
+	r.obs.dmu.Lock()
+	defer r.obs.dmu.Unlock()
+	dues := slices.Clone(r.obs.dues)
+	slices.Sort(dues)
+	if len(dues) != 50 || r.obs.scheduled != 50 {
+		t.Fatalf("published %d, scheduled %d; want the Count, 50", len(dues), r.obs.scheduled)
+	}
+	for i, d := range dues {
+		if want := r.start.UnixNano() + int64(i)*2_500_000; d != want {
+			t.Errorf("message %d due at start+%v, want %v", i, time.Duration(d-r.start.UnixNano()), time.Duration(want-r.start.UnixNano()))
+		}
+	}
+}
+
+// TestRateWhileDisconnected: the broker closes the publisher's connection after 10
+// messages and refuses it from then on; a change to twice the rate while it has no
+// connection counts in its unsent messages: what the profile scheduled meanwhile.
+func TestRateWhileDisconnected(t *testing.T) {
+	var mu sync.Mutex
+	got := 0
+	addr := scriptServer(t, func(k int, c net.Conn, _ []byte, h codec.Header, _ []byte) bool {
+		switch h.Type {
+		case codec.TypeConnect:
+			if k > 0 {
+				_, _ = c.Write(codec.AppendConnack(nil, &codec.Connack{Reason: codec.Reason311ServerUnavailable}, codec.V311))
+				return false
+			}
+			_, _ = c.Write(codec.AppendConnack(nil, &codec.Connack{}, codec.V311))
+		case codec.TypePublish:
+			mu.Lock()
+			defer mu.Unlock()
+			got++
+			return got < 10
+		}
+		return true
+	})
+	obs := newAcct()
+	e := startEngine(t, reactor.Config{Brokers: []string{addr}, Clients: 1, Observer: obs, Reconnect: true,
+		ReconnectMin: 50 * time.Millisecond, ReconnectMax: 100 * time.Millisecond,
+		Client: func(int) reactor.ClientSpec {
+			return reactor.ClientSpec{ID: "p", Version: 4, CleanStart: true, Publish: &reactor.PublishSpec{
+				Topic: []byte("t"), Rate: 100, PayloadSize: 16, Receivers: 1}}
+		}})
+	if err := e.Connect(context.Background(), nil); err != nil || e.Open() != 1 {
+		t.Fatalf("connect: %v, open %d", err, e.Open())
+	}
+	start := e.StartPublishing(0)
+	time.Sleep(time.Until(start.Add(300 * time.Millisecond)))
+	if err := e.SetRate(start.Add(400*time.Millisecond), 2, 0); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(start.Add(time.Second)))
+	lo := time.Now()
+	e.StopPublishing()
+	hi := time.Now()
+	time.Sleep(100 * time.Millisecond)
+	e.FinishPublishing(false)
+	e.Disconnect(time.Second)
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if int64(obs.published+obs.unsentTotal()) != obs.scheduled {
+		t.Errorf("scheduled %d != published %d + unsent %v", obs.scheduled, obs.published, obs.unsent)
+	}
+	if a, b := e.ScheduledBefore(lo), e.ScheduledBefore(hi); obs.scheduled < a || obs.scheduled > b {
+		t.Errorf("scheduled %d, ScheduledBefore the stop %d to %d", obs.scheduled, a, b)
+	}
+	// 40 messages in the first 400 ms, 200/s from then: 160 by 1 s (100 without the change).
+	if obs.scheduled < 160 || obs.scheduled > 175 {
+		t.Errorf("scheduled %d, want 160 and what the stop's delay adds", obs.scheduled)
+	}
+	if obs.unsent[reactor.UnsentDisconnected] != int(obs.scheduled)-obs.published || obs.published > 12 {
+		t.Errorf("published %d, unsent %v of %d scheduled: want the rest as disconnected", obs.published, obs.unsent, obs.scheduled)
+	}
+}
