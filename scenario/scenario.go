@@ -285,11 +285,14 @@ func (s *Scenario) applyDefaults() {
 	p := &s.Parameters
 	var rate float64
 	var warmup, drain time.Duration
-	if len(p.Stages) > 0 {
+	if len(p.Stages) > 0 && s.Type.hasMessages() {
 		// The stages say how long publishers publish and at which rates: the schedule is
-		// built at the highest and scaled to each stage's.
-		p.Duration = StagesTotal(p.Stages)
-		if peak := StagesPeak(p.Stages); peak > 0 {
+		// built at the highest and scaled to each stage's. Stages that checkStages refuses
+		// leave the two alone, so that only their own problems are reported.
+		if total := StagesTotal(p.Stages); total > 0 && total <= maxSpan {
+			p.Duration = total
+		}
+		if peak := StagesPeak(p.Stages); peak > 0 && peak <= maxPublishRate {
 			p.PublishRate = peak
 			p.given |= givenPublishRate
 		}

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -61,8 +62,8 @@ func parseStage(item string) (Stage, error) {
 	}
 	d, ok := seconds(strings.TrimSpace(parts[0]))
 	if !ok {
-		if x, err := strconv.ParseFloat(strings.TrimSpace(parts[0]), 64); err == nil {
-			d, ok = seconds(x)
+		if _, err := strconv.ParseFloat(strings.TrimSpace(parts[0]), 64); err == nil {
+			d, ok = seconds(json.Number(strings.TrimSpace(parts[0])))
 		}
 	}
 	if !ok {
@@ -132,6 +133,12 @@ func decodeStages(d *[]Stage, v any, path string, l *errList) {
 		return
 	}
 	out := make([]Stage, 0, len(arr))
+	n := len(l.Errs)
+	defer func() {
+		if len(l.Errs) == n { // a list with a bad stage keeps the default, as any field
+			*d = out
+		}
+	}()
 	for i, e := range arr {
 		p := strictjson.Index(path, i)
 		obj, ok := e.(*object)
@@ -161,7 +168,6 @@ func decodeStages(d *[]Stage, v any, path string, l *errList) {
 		}
 		out = append(out, st)
 	}
-	*d = out
 }
 
 // checkStages checks parameters.stages: at least one stage, each with a duration > 0 and a
