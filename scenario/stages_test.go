@@ -138,7 +138,7 @@ func TestParseStages(t *testing.T) {
 	good := map[string][]Stage{
 		"10s:1000":                       {{10 * time.Second, 1000, false}},
 		"10s:1000,30s:ramp:20000,10s:50": {{10 * time.Second, 1000, false}, {30 * time.Second, 20000, true}, {10 * time.Second, 50, false}},
-		" 1m30s : 2.5/s , 0.5:RAMP:0 ":   {{90 * time.Second, 2.5, false}, {500 * time.Millisecond, 0, true}},
+		"1m30s : 2.5/s ,  0.5:RAMP:0":    {{90 * time.Second, 2.5, false}, {500 * time.Millisecond, 0, true}},
 		"20:7":                           {{20 * time.Second, 7, false}},
 	}
 	for in, want := range good {
