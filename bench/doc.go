@@ -39,6 +39,16 @@
 // 5 % of the window or more; the hypervisor's steal is a kernel finding (cpu_steal_ticks).
 // Intervals carry their own schedule lag, so a verdict can be placed in time.
 //
+// # Stages
+//
+// A staged run (Runner.Stages, the scenario's parameters.stages) gives the engine its rate
+// profile before publishing starts (reactor.Engine.SetRate: the schedule is built at the
+// peak rate and scaled to each stage's), aligns its intervals to the start of publishing,
+// and marks each interval with its stage and what the schedule made due in it
+// (Engine.ScheduledBefore); worker processes number those intervals by their slot after the
+// start, so that the parent merges each instant's together. The result's stages are
+// summarised from the marked intervals (result.Result.SummarizeStages).
+//
 // # Watching the host
 //
 // A Watch reads, once per interval, the kernel's network counters of the client's

@@ -84,8 +84,9 @@ type intervalLog struct {
 
 // add records the interval whose snapshot is s, taken over d and ending ts seconds into the
 // run with open sessions established. s is handed to onInterval, the caller's to keep.
-func (l *intervalLog) add(ts float64, open int64, s *result.Snapshot, d time.Duration) {
+func (l *intervalLog) add(ts float64, open int64, s *result.Snapshot, d time.Duration, m intervalMark) {
 	iv := result.NewInterval(ts, open, s, d)
+	iv.Stage, iv.Slot = m.stage, m.slot
 	if l.watch != nil {
 		l.watch.Interval(&iv, l.progress)
 	}
@@ -108,6 +109,7 @@ type recorderSource struct {
 	start   time.Time          // intervals are timed from it
 	prevCPU time.Duration
 	prevAt  time.Time
+	clock   *stageClock // a staged run's, once it publishes: marks the intervals
 }
 
 func newRecorderSource(eng *reactor.Engine, rec *Recorder, loops int, every time.Duration) *recorderSource {
@@ -145,6 +147,20 @@ func (s *recorderSource) interval(log *intervalLog) {
 	cpu, now := tuning.SelfCPU(), time.Now()
 	c.CPUNS, c.RSSBytes, s.prevCPU = int64(cpu-s.prevCPU), tuning.SelfRSS(), cpu
 	d := now.Sub(s.prevAt)
+	var m intervalMark
+	if s.clock != nil {
+		m, c.Offered = s.clock.mark(s.prevAt, now)
+	}
 	s.prevAt = now
-	log.add(now.Sub(s.start).Seconds(), s.eng.Open(), c, d)
+	log.add(now.Sub(s.start).Seconds(), s.eng.Open(), c, d, m)
+}
+
+// align makes the intervals end at whole intervals from now (the start of publishing): the
+// current one ends now, unless it began less than a tenth of an interval ago (it then runs
+// on to the first aligned end).
+func (s *recorderSource) align(log *intervalLog, every time.Duration) {
+	if time.Since(s.prevAt) >= every/10 {
+		s.interval(log)
+	}
+	s.tick.Reset(every)
 }

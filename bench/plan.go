@@ -126,6 +126,9 @@ func NewRunner(p *scenario.Plan, brokers []string, idStart int) (*Runner, error)
 	par := &s.Parameters
 	est := p.Estimate()
 	r := &Runner{Engine: cfg, Duration: par.Duration, Warmup: par.Warmup, Drain: par.Drain}
+	if len(par.Stages) > 0 && est.Publishers > 0 {
+		r.Stages, r.BaseRate = par.Stages, par.PublishRate
+	}
 	if !p.Open() {
 		r.Stream = p.Stream
 		r.Placement = &Placement{Publishes: p.Publishes, Outside: p.ReceivedOutside}

@@ -56,6 +56,11 @@ type Runner struct {
 	// Placement, if set, places a part of a run in the whole (Recorder.Placement): its
 	// result then carries what crosses parts (result.Join).
 	Placement *Placement
+	// Stages, if set, change the publishers' rate through the run (scenario's
+	// parameters.stages, whose total is Duration); BaseRate is the rate of each publisher
+	// the engine's schedule was built for (the stages' peak), the rate scale's 1.
+	Stages   []scenario.Stage
+	BaseRate float64
 }
 
 // subscribeTimeout bounds the wait for SUBACKs.
@@ -99,6 +104,7 @@ type run struct {
 	publishing            bool          // the measure phase started publishing
 	measureCPU            time.Duration // this process's CPU time over the measure window
 	measureWait           time.Duration // its wait for a CPU over the window; -1: not known
+	stages                *stageClock   // a staged run's stages, once it publishes
 }
 
 // start makes the engine and starts it (and the Watch): the run's intervals begin.
@@ -229,6 +235,11 @@ func (r *run) measure() error {
 		}
 		delay = max(time.Until(at), 0)
 	}
+	if len(r.Stages) > 0 {
+		if err := setStageRates(r.eng, r.Stages, r.BaseRate, time.Now().Add(delay)); err != nil {
+			return err
+		}
+	}
 	pubStart := r.eng.StartPublishing(delay)
 	r.rec.SetStart(pubStart.UnixNano())
 	from := pubStart.Add(r.Warmup)
@@ -236,7 +247,17 @@ func (r *run) measure() error {
 	r.rec.SetWindow(from.UnixNano(), to.UnixNano())
 	r.res.MeasureFrom, r.res.MeasureTo = from.UTC(), to.UTC()
 	r.publishing = true
-	err := r.wait(from, nil)
+	var err error
+	if len(r.Stages) > 0 {
+		r.stages = newStageClock(r.eng, r.Stages, pubStart, r.Interval)
+		r.src.clock = r.stages
+		if err = r.wait(pubStart, nil); err == nil {
+			r.src.align(r.log, r.Interval)
+		}
+	}
+	if err == nil {
+		err = r.wait(from, nil)
+	}
 	cpu0, t0 := tuning.SelfCPU(), time.Now()
 	wait0, ok0 := tuning.SelfRunDelay()
 	if err == nil {
@@ -301,6 +322,10 @@ func (r *run) finish(interrupted bool) {
 	res := r.res
 	res.Join = join
 	res.Intervals = r.log.list
+	if r.stages != nil {
+		res.Stages = r.stages.resultStages(r.src.start, res.MeasureFrom)
+		res.SummarizeStages()
+	}
 	res.EndedAt = time.Now().UTC()
 	res.Interrupted = interrupted
 	// A plan that does not know its publishers (a Subscribe run) cannot say what should

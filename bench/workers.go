@@ -37,7 +37,13 @@ type WorkerInterval struct {
 	TS       float64          `json:"t_s"`
 	Open     int64            `json:"open"`
 	Snapshot *result.Snapshot `json:"snapshot"`
+	Stage    *int             `json:"stage,omitempty"` // a staged run's stage (result.Interval.Stage)
 }
+
+// slotSeq numbers the intervals of a run aligned to its start of publishing (a staged
+// run's): interval k after the start is slotSeq+k in every worker, whatever number of
+// intervals each had before, so that the workers' intervals of one instant merge together.
+const slotSeq = 1 << 20
 
 // WorkerWriter streams a worker's lines. Safe for use from one goroutine.
 type WorkerWriter struct {
@@ -51,7 +57,11 @@ func NewWorkerWriter(w io.Writer) *WorkerWriter { return &WorkerWriter{enc: json
 // Interval writes one interval line.
 func (ww *WorkerWriter) Interval(iv result.Interval, s *result.Snapshot) error {
 	ww.seq++
-	return ww.enc.Encode(WorkerLine{Interval: &WorkerInterval{Seq: ww.seq, TS: iv.TS, Open: iv.Established, Snapshot: s}})
+	if iv.Slot > 0 {
+		ww.seq = max(ww.seq, slotSeq+iv.Slot)
+	}
+	return ww.enc.Encode(WorkerLine{Interval: &WorkerInterval{Seq: ww.seq, TS: iv.TS, Open: iv.Established, Snapshot: s,
+		Stage: iv.Stage}})
 }
 
 // Ready writes the line that says the worker's subscriptions are in place.
@@ -278,16 +288,20 @@ func (s *workerSource) merge(seq int, log *intervalLog) {
 	}
 	sn := result.NewSnapshot()
 	ts := 0.0
+	var m intervalMark
 	for _, x := range ivs {
 		sn.Add(x.iv.Snapshot)
 		ts = max(ts, x.iv.TS)
+		if m.stage == nil {
+			m.stage = x.iv.Stage
+		}
 		s.open[x.w] = x.iv.Open // a worker without this interval counts with its last one
 	}
 	var open int64
 	for _, o := range s.open {
 		open += o
 	}
-	log.add(ts, open, sn, s.interval)
+	log.add(ts, open, sn, s.interval, m)
 }
 
 // gathered merges the workers' results (nil where a worker sent none) and gives the merged
@@ -309,6 +323,7 @@ func gathered(results []*result.Result, errs []error, merged []result.Interval, 
 	}
 	res := result.MergeParts(got)
 	res.Intervals = merged
+	res.SummarizeStages()
 	if watch != nil {
 		watch.Finish(res)
 	}

@@ -25,6 +25,15 @@ type Chart struct {
 	SpanGaps bool   `json:"span_gaps,omitempty"`
 	Note     string `json:"note,omitempty"`  // a line under the chart
 	Empty    string `json:"empty,omitempty"` // why there is no chart
+	// Marks are vertical lines across a time chart: the start of each stage of a staged
+	// run, and the end of its last.
+	Marks []Mark `json:"marks,omitempty"`
+}
+
+// Mark is a vertical line across a chart at X, with a label.
+type Mark struct {
+	X     float64 `json:"x"`
+	Label string  `json:"label"`
 }
 
 // Series is one line of a chart; NaN values are gaps.

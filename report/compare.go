@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -208,6 +209,50 @@ var metrics = []metric{
 	}},
 }
 
+// stageMetrics are the rows of the stages of staged runs: a group of rows per stage that
+// at least two inputs have (an input without that stage shows "–").
+func stageMetrics(in []Input) []metric {
+	n := 0
+	counts := map[int]int{}
+	for _, x := range in {
+		for i := range x.Result.Stages {
+			counts[i]++
+			if counts[i] >= 2 {
+				n = max(n, i+1)
+			}
+		}
+	}
+	var out []metric
+	for i := range n {
+		st := func(f func(s *result.Stage) float64) func(r *result.Result) (float64, bool) {
+			return func(r *result.Result) (float64, bool) {
+				if i >= len(r.Stages) {
+					return 0, false
+				}
+				return f(&r.Stages[i]), true
+			}
+		}
+		latOK := func(f func(p result.Percentiles) int64) func(r *result.Result) (float64, bool) {
+			return func(r *result.Result) (float64, bool) {
+				if i >= len(r.Stages) || r.Stages[i].LatencyUS.Count == 0 {
+					return 0, false
+				}
+				return float64(f(r.Stages[i].LatencyUS)), true
+			}
+		}
+		name := fmt.Sprintf("stage %d ", i)
+		out = append(out,
+			metric{name + "offered msg/s", true, rate, st(func(s *result.Stage) float64 { return s.OfferedPerS })},
+			metric{name + "sent msg/s", true, rate, st(func(s *result.Stage) float64 { return s.Throughput.PublishPerS })},
+			metric{name + "received msg/s", true, rate, st(func(s *result.Stage) float64 { return s.Throughput.ReceivePerS })},
+			metric{name + "latency p50", false, usv, latOK(func(p result.Percentiles) int64 { return p.P50 })},
+			metric{name + "latency p99", false, usv, latOK(func(p result.Percentiles) int64 { return p.P99 })},
+			metric{name + "lost", false, count, st(func(s *result.Stage) float64 { return float64(s.Messages.Lost) })},
+		)
+	}
+	return out
+}
+
 // hostFigure is f of r's broker host figures, when an endpoint gave them (node_exporter).
 func hostFigure(r *result.Result, f func(h *result.BrokerHost) float64) (float64, bool) {
 	if r.BrokerHost == nil || r.BrokerHost.CPUs == 0 {
@@ -229,7 +274,7 @@ func brokerFig(r *result.Result, f func(b *result.BrokerProcess) float64) (float
 // have it and they differ.
 func CompareTable(in []Input) Table {
 	t := Table{Head: append([]string{""}, Labels(in)...)}
-	for _, m := range metrics {
+	for _, m := range slices.Concat(metrics, stageMetrics(in)) {
 		row := []string{m.name}
 		vals := make([]float64, len(in))
 		has := make([]bool, len(in))

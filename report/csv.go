@@ -57,6 +57,12 @@ var csvColumns = slices.Concat(
 			}
 			return f3(iv.TS - prev.TS)
 		}},
+		{"stage", func(iv, _ *result.Interval) string {
+			if iv.Stage == nil {
+				return ""
+			}
+			return strconv.Itoa(*iv.Stage)
+		}},
 		{"established", func(iv, _ *result.Interval) string { return i64(iv.Established) }},
 		{"connected", func(iv, _ *result.Interval) string { return i64(iv.Connected) }},
 		{"failed", func(iv, _ *result.Interval) string { return i64(iv.Failed) }},
@@ -72,6 +78,12 @@ var csvColumns = slices.Concat(
 		{"duplicated", func(iv, _ *result.Interval) string { return i64(iv.Duplicated) }},
 		{"unexpected", func(iv, _ *result.Interval) string { return i64(iv.Unexpected) }},
 		{"unmeasured", func(iv, _ *result.Interval) string { return i64(iv.Unmeasured) }},
+		{"offered_per_s", func(iv, _ *result.Interval) string {
+			if iv.Stage == nil && iv.Offered == 0 { // a staged run's figure
+				return ""
+			}
+			return f3(iv.OfferedPerS)
+		}},
 		{"publish_per_s", func(iv, _ *result.Interval) string { return f3(iv.PublishPerS) }},
 		{"receive_per_s", func(iv, _ *result.Interval) string { return f3(iv.ReceivePerS) }},
 	},

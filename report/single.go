@@ -78,7 +78,11 @@ func (p *Page) Charts() []Chart {
 func NewReport(r *result.Result, name string) *Page {
 	sc := scenarioInfo(r)
 	p := &Page{Title: "mqblast report: " + cmpOr(sc.Name, name), Subtitle: subtitle(r, name)}
-	p.Panels = append(p.Panels, summaryPanel(r), throughputPanel(r), latencyPanel(r), spectrumPanel(r),
+	p.Panels = append(p.Panels, summaryPanel(r), throughputPanel(r))
+	if len(r.Stages) > 0 {
+		p.Panels = append(p.Panels, stagesPanel(r))
+	}
+	p.Panels = append(p.Panels, latencyPanel(r), spectrumPanel(r),
 		connectionsPanel(r), deliveryPanel(r), clientPanel(r), brokerHostPanel(r), scenarioPanel(r))
 	return p
 }
@@ -332,7 +336,60 @@ func nz(v float64) float64 {
 }
 
 func timeChart(id, title, unit string, ylog bool, r *result.Result, s ...Series) *Chart {
-	return &Chart{ID: id, Title: title, X: times(r), XKind: "time", YUnit: unit, YLog: ylog, Series: s}
+	return &Chart{ID: id, Title: title, X: times(r), XKind: "time", YUnit: unit, YLog: ylog, Series: s, Marks: StageMarks(r)}
+}
+
+// StageMarks are the marks of a staged run's stages on its time charts: a line where each
+// stage starts (seconds into the run) and one where the last ends.
+func StageMarks(r *result.Result) []Mark {
+	var ms []Mark
+	for _, st := range r.Stages {
+		ms = append(ms, Mark{X: st.ToS - st.DurationS, Label: fmt.Sprintf("stage %d", st.Index)})
+	}
+	if n := len(r.Stages); n > 0 {
+		ms = append(ms, Mark{X: r.Stages[n-1].ToS, Label: "end"})
+	}
+	return ms
+}
+
+// stagesPanel is the table of a staged run's stages: each one's offered and achieved rates,
+// latency, losses and verdicts.
+func stagesPanel(r *result.Result) Panel {
+	p := Panel{ID: "stages", Title: "Stages"}
+	if len(r.Stages) == 0 {
+		p.Empty = "no stages in this run (parameters.stages)"
+		return p
+	}
+	t := Table{Head: []string{"stage", "seconds", "rate per publisher", "offered/s", "written/s", "arrived/s",
+		"latency p50", "p99", "p99.9", "lost", "unsent", "client", "broker"}}
+	for _, st := range r.Stages {
+		how := "step to "
+		if st.Ramp {
+			how = "ramp to "
+		}
+		lat := func(v int64) string {
+			if st.LatencyUS.Count == 0 {
+				return "–"
+			}
+			return result.Micros(v)
+		}
+		client, broker := "ok", "ok"
+		if st.Client.Saturated {
+			client = "SATURATED"
+		}
+		if st.BrokerStalled.Stalled {
+			broker = "STALLED"
+		}
+		t.Rows = append(t.Rows, []string{fmt.Sprint(st.Index), num(st.StartS) + "–" + num(st.StartS+st.DurationS),
+			how + num(st.PublishRate) + "/s", fmt.Sprintf("%.0f", st.OfferedPerS), fmt.Sprintf("%.0f", st.Throughput.PublishPerS),
+			fmt.Sprintf("%.0f", st.Throughput.ReceivePerS), lat(st.LatencyUS.P50), lat(st.LatencyUS.P99), lat(st.LatencyUS.P999),
+			fmt.Sprint(st.Messages.Lost), fmt.Sprint(st.Messages.UnsentTotal), client, broker})
+	}
+	p.Tables = []Table{t}
+	p.Intro = "Each stage's intervals (seconds from the start of publishing; the first stage's after a warm-up): what the schedule offered, " +
+		"what was written and arrived per second, latency from the due time, lost (expected minus received over the stage's intervals) " +
+		"and unsent; the client is saturated when its schedule lag p99 passed 10 ms, the broker stalled when it held the publishers."
+	return p
 }
 
 func throughputPanel(r *result.Result) Panel {
@@ -340,6 +397,16 @@ func throughputPanel(r *result.Result) Panel {
 		series(r, "sent (written)", 0, func(iv *result.Interval) float64 { return iv.PublishPerS }),
 		series(r, "received", 1, func(iv *result.Interval) float64 { return iv.ReceivePerS }))
 	c.Series[1].Dash = true // over "sent", which it often covers
+	if len(r.Stages) > 0 {
+		off := series(r, "offered (the schedule)", 2, func(iv *result.Interval) float64 {
+			if iv.Stage == nil && iv.Offered == 0 {
+				return math.NaN()
+			}
+			return iv.OfferedPerS
+		})
+		off.Dash = true
+		c.Series = append(c.Series, off)
+	}
 	if !messaging(r) {
 		c.Series = nil
 	}

@@ -102,6 +102,9 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 		if r.Client.Saturated {
 			fmt.Fprintf(tw, "SATURATED\tthe client, not the broker, limited this run: %s\n", termtext.Line(strings.Join(r.Client.SaturationEvidence, "; ")))
 		}
+		for _, st := range r.Stages {
+			fmt.Fprintf(tw, "stage %d\t%s\n", st.Index, StageLine(&st))
+		}
 	}
 	writeThresholds(tw, r.Thresholds)
 	if k := r.Kernel; k != nil {
@@ -158,6 +161,36 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 		fmt.Fprintf(tw, "client\tcpu %.2fs, max rss %.1f MiB\n", cl.CPUS, float64(cl.MaxRSSBytes)/(1<<20))
 	}
 	return tw.Flush()
+}
+
+// StageLine is the summary of a stage on one line: its span and rate, what was offered,
+// written and arrived per second, latency, lost and unsent, and its verdicts.
+func StageLine(st *result.Stage) string {
+	how := "step to"
+	if st.Ramp {
+		how = "ramp to"
+	}
+	lat := "latency -"
+	if l := st.LatencyUS; l.Count > 0 {
+		lat = "latency p50 " + result.Micros(l.P50) + " p99 " + result.Micros(l.P99)
+	}
+	line := fmt.Sprintf("%s-%ss, %s %s msg/s per publisher: offered %.0f/s, written %.0f/s, arrived %.0f/s, %s, lost %d, unsent %d",
+		num(st.StartS), num(st.StartS+st.DurationS), how, num(st.PublishRate), st.OfferedPerS, st.Throughput.PublishPerS,
+		st.Throughput.ReceivePerS, lat, st.Messages.Lost, st.Messages.UnsentTotal)
+	if st.Client.Saturated {
+		line += "; CLIENT SATURATED"
+	}
+	if st.BrokerStalled.Stalled {
+		line += "; BROKER STALLED"
+	}
+	for _, t := range st.Thresholds {
+		verdict := "ok"
+		if !t.OK {
+			verdict = "FAILED"
+		}
+		line += fmt.Sprintf("; %s %s", termtext.Line(t.Expr), verdict)
+	}
+	return line
 }
 
 // unknownExpected says why a run that does not know its publishers (messages.expected_unknown)

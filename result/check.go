@@ -41,7 +41,10 @@ var docCounts = []string{
 	"intervals[].broker_host.rx_bytes_per_s", "intervals[].broker_host.tx_bytes_per_s",
 	"broker_sys.read", "broker_sys.read_counted", "broker_sys.totals.*", "broker_sys.clients_connected_max",
 	"broker_sys.refresh_s", "broker_sys.gaps", "intervals[].broker_sys.per_s.*", "intervals[].broker_sys.clients_connected",
-	"intervals[].broker_sys.age_s",
+	"intervals[].broker_sys.age_s", "intervals[].offered", "intervals[].offered_per_s", "intervals[].held_us",
+	"intervals[].stage", "stages[].start_s", "stages[].duration_s", "stages[].publish_rate", "stages[].intervals",
+	"stages[].span_s", "stages[].offered_per_s", "stages[].throughput.*", "stages[].messages.*",
+	"stages[].broker_stalled.held_s", "stages[].broker_stalled.dropped",
 }
 
 // docPercentiles are the Percentiles objects: their fields never negative, and
@@ -50,6 +53,7 @@ var docPercentiles = []string{
 	"latency_us", "latency_raw_us", "connections.connect_latency_us", "connections.ping_rtt_us",
 	"connections.tls_handshake_us", "connections.ws_upgrade_us", "client.schedule_lag_us",
 	"intervals[].latency_us", "intervals[].latency_raw_us", "intervals[].connect_latency_us", "intervals[].schedule_lag_us",
+	"stages[].latency_us", "stages[].latency_raw_us", "stages[].schedule_lag_us",
 }
 
 // percentileOrder are the fields of Percentiles that never decrease, in order.

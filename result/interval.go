@@ -17,6 +17,7 @@ func NewInterval(ts float64, open int64, s *Snapshot, d time.Duration) Interval 
 		PublishPerS: float64(s.Published) / d.Seconds(), ReceivePerS: float64(s.Received) / d.Seconds(),
 		LatencyUS: s.Latency.Summary(), LatencyRawUS: s.LatencyRaw.Summary(), ScheduleLagUS: s.ScheduleLag.Summary(),
 		ClientCPUPercent: 100 * float64(s.CPUNS) / float64(d.Nanoseconds()), ClientRSSBytes: s.RSSBytes,
+		Offered: s.Offered, OfferedPerS: float64(s.Offered) / d.Seconds(), HeldUS: sum(s.HeldUS),
 		Histograms: (&IntervalHistograms{Latency: s.Latency, LatencyRaw: s.LatencyRaw, ConnectLatency: s.ConnectLatency,
 			ScheduleLag: s.ScheduleLag}).pack(),
 	}

@@ -119,6 +119,13 @@ func MergeParts(rs []*Result) *Result {
 		out.Client.CPUPerConnectUS /= float64(out.Connections.Target)
 	}
 	out.Intervals = mergeIntervals(rs)
+	if len(rs[0].Stages) > 0 { // the first shard's stages, their figures from the merged intervals
+		out.Stages = slices.Clone(rs[0].Stages)
+		for i := range out.Stages {
+			out.Stages[i].Thresholds = nil
+		}
+		out.SummarizeStages()
+	}
 	out.mergeBroker(rs)
 	// The broker's $SYS figures are the first shard's: every shard's reader saw the whole
 	// broker over its own run, so they do not add, and one shard's window need not cover
@@ -185,6 +192,9 @@ func mergeIntervals(rs []*Result) []Interval {
 			m.ReceivePerS += iv.ReceivePerS
 			m.ClientCPUPercent += iv.ClientCPUPercent
 			m.ClientRSSBytes += iv.ClientRSSBytes
+			m.Offered += iv.Offered
+			m.OfferedPerS += iv.OfferedPerS
+			m.HeldUS += iv.HeldUS
 			if len(iv.Kernel) > 0 {
 				if m.Kernel == nil {
 					m.Kernel = map[string]int64{}

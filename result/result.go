@@ -54,9 +54,11 @@ type Result struct {
 	BrokerHost *BrokerHost `json:"broker_host,omitempty"`
 	// BrokerBusy says whether the broker's CPU was the limit, from the broker host's or the
 	// broker process's figures (nil: the broker was not watched).
-	BrokerBusy *BrokerBusy  `json:"broker_busy,omitempty"`
-	BrokerSys  *BrokerSys   `json:"broker_sys,omitempty"` // the broker's $SYS (--broker-sys)
-	Thresholds []Threshold  `json:"thresholds,omitempty"`
+	BrokerBusy *BrokerBusy `json:"broker_busy,omitempty"`
+	BrokerSys  *BrokerSys  `json:"broker_sys,omitempty"` // the broker's $SYS (--broker-sys)
+	Thresholds []Threshold `json:"thresholds,omitempty"`
+	// Stages are the stages of a staged run with their figures (nil without stages).
+	Stages     []Stage      `json:"stages,omitempty"`
 	Histograms Histograms   `json:"histograms"`
 	Errors     []ErrorCount `json:"errors"`
 
@@ -293,6 +295,20 @@ type Interval struct {
 	// written from a result, merged ones included.
 	Histograms *IntervalHistograms `json:"histograms,omitempty"`
 	BrokerSys  *IntervalBrokerSys  `json:"broker_sys,omitempty"` // the broker's $SYS (--broker-sys)
+	// Stage is the index of the stage of a staged run the interval lies in (Result.Stages;
+	// nil outside publishing and in runs without stages); Offered what the publishers'
+	// schedule made due in it, published or not, and OfferedPerS that per second (staged
+	// runs only).
+	Stage       *int    `json:"stage,omitempty"`
+	Offered     int64   `json:"offered,omitempty"`
+	OfferedPerS float64 `json:"offered_per_s,omitempty"`
+	// HeldUS is the publisher time held by the broker (flow control, back pressure, no
+	// connection) in holds that ended in the interval, µs.
+	HeldUS int64 `json:"held_us,omitempty"`
+	// Slot numbers the intervals of a run aligned to its start of publishing (a staged
+	// run's): the interval ending Slot intervals after it. Worker processes number their
+	// lines by it, so that every part's interval of one instant merges together. Not written.
+	Slot int `json:"-"`
 }
 
 // IntervalHistograms are one interval's histograms in HdrHistogram V2 form (null when

@@ -67,6 +67,9 @@ type Snapshot struct {
 	// resident set at its end, summed over processes; only interval snapshots carry them.
 	CPUNS    int64 `json:"cpu_ns,omitempty"`
 	RSSBytes int64 `json:"rss_bytes,omitempty"`
+	// Offered is what the publishers' schedule made due over an interval of a staged run
+	// (published or not); only interval snapshots carry it.
+	Offered int64 `json:"offered,omitempty"`
 }
 
 // The fields of a Snapshot by how they add; Add, Reset and NewSnapshot go through these
@@ -75,11 +78,11 @@ type Snapshot struct {
 // every field is listed.
 
 // counts are the counters that add.
-func (s *Snapshot) counts() [24]*int64 {
+func (s *Snapshot) counts() [25]*int64 {
 	return [...]*int64{&s.Connected, &s.Reconnected, &s.Pings, &s.TLSHandshakes, &s.TLSResumed, &s.TLSCPUUS,
 		&s.Subscribed, &s.SubscribeFailed, &s.Scheduled, &s.Published, &s.Expected, &s.Acked,
 		&s.InFlightDropped, &s.InFlightLost, &s.InFlightAtEnd, &s.Received, &s.Unmeasured, &s.Duplicated,
-		&s.OutOfOrder, &s.HeldPublishers, &s.PublishedMeasured, &s.ReceivedMeasured, &s.CPUNS, &s.RSSBytes}
+		&s.OutOfOrder, &s.HeldPublishers, &s.PublishedMeasured, &s.ReceivedMeasured, &s.CPUNS, &s.RSSBytes, &s.Offered}
 }
 
 // maps are the counts by key that add key by key.

@@ -126,12 +126,18 @@ func CheckThresholdPaths(exprs []string) error {
 }
 
 func parseThresholds(exprs []string) ([]ThresholdExpr, error) {
+	return parseThresholdsOf(exprs, reflect.TypeFor[Result](), "the result")
+}
+
+// parseThresholdsOf parses every expression and checks its path below the JSON form of
+// type t, which messages call what.
+func parseThresholdsOf(exprs []string, t reflect.Type, what string) ([]ThresholdExpr, error) {
 	var errs []error
 	out := make([]ThresholdExpr, 0, len(exprs))
 	for _, s := range exprs {
 		e, err := ParseThreshold(s)
 		if err == nil {
-			err = checkPath(reflect.TypeFor[Result](), e.Path)
+			err = checkPath(t, what, e.Path)
 			if err != nil {
 				err = fmt.Errorf("threshold %q: %w", s, err)
 			}
@@ -152,8 +158,8 @@ var (
 
 // checkPath checks that path, below a value of type t, leads to a number or a boolean in
 // t's JSON form.
-func checkPath(t reflect.Type, path []string) error {
-	at := "the result"
+func checkPath(t reflect.Type, what string, path []string) error {
+	at := what
 	for i := 0; ; i++ {
 		for t.Kind() == reflect.Pointer {
 			t = t.Elem()
@@ -347,25 +353,34 @@ func (r *Result) EvaluateThresholds(exprs []string) error {
 	}
 	saved := r.Thresholds
 	r.Thresholds = nil // the document is read without the thresholds of an earlier call
-	b, err := json.Marshal(r)
+	out, err := evaluate(r, parsed)
 	r.Thresholds = saved
 	if err != nil {
-		return fmt.Errorf("cannot read the result to evaluate thresholds: %w", err)
+		return err
+	}
+	r.Thresholds = out
+	return nil
+}
+
+// evaluate evaluates parsed expressions over v's JSON document.
+func evaluate(v any, parsed []ThresholdExpr) ([]Threshold, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the result to evaluate thresholds: %w", err)
 	}
 	var doc any
 	if err := json.Unmarshal(b, &doc); err != nil {
-		return fmt.Errorf("cannot read the result to evaluate thresholds: %w", err)
+		return nil, fmt.Errorf("cannot read the result to evaluate thresholds: %w", err)
 	}
 	out := make([]Threshold, 0, len(parsed))
 	for _, e := range parsed {
 		v, known, err := lookupNumber(doc, e.Path)
 		if err != nil {
-			return fmt.Errorf("threshold %q: %w", e.Expr, err)
+			return nil, fmt.Errorf("threshold %q: %w", e.Expr, err)
 		}
 		out = append(out, Threshold{Expr: e.Expr, Value: v, OK: known && e.Holds(v), Unknown: !known})
 	}
-	r.Thresholds = out
-	return nil
+	return out, nil
 }
 
 // lookupNumber reads the number at path in a decoded JSON document: 0 where the path is

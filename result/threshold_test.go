@@ -189,11 +189,11 @@ func TestThresholdPathsFollowTheType(t *testing.T) {
 	typ := reflect.TypeFor[later]()
 	for _, p := range []string{"messages.unsent.back_pressure", "messages.in_flight_at_end",
 		"broker_stalled.lag_us.p99", "kernel.listen_overflows"} {
-		if err := checkPath(typ, strings.Split(p, ".")); err != nil {
+		if err := checkPath(typ, "the result", strings.Split(p, ".")); err != nil {
 			t.Errorf("%s: %v", p, err)
 		}
 	}
-	if err := checkPath(typ, []string{"messages", "unsent"}); err == nil || !strings.Contains(err.Error(), "is a map") {
+	if err := checkPath(typ, "the result", []string{"messages", "unsent"}); err == nil || !strings.Contains(err.Error(), "is a map") {
 		t.Errorf("messages.unsent: %v", err)
 	}
 	doc := map[string]any{"messages": map[string]any{"in_flight_at_end": 3.0}}

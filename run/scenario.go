@@ -20,6 +20,9 @@ type Overrides struct {
 	Bind     []string      // source addresses, ranges, CIDRs or interfaces (--bind)
 	BindFlag string        // the name of the flag of Bind: --bind (the default), or --ifaddr
 	Sink     bool          // the run goes to the sink on loopback (--sink), not to the scenario's server
+	// Stages replaces parameters.stages with a stage list in the compact form
+	// (scenario.ParseStages), when not empty (--stages).
+	Stages string
 }
 
 // Apply applies the overrides to s. A field the scenario cannot take makes it invalid
@@ -35,9 +38,19 @@ func (ov Overrides) Apply(s *scenario.Scenario) error {
 		}
 	}
 	if ov.Duration > 0 {
+		if ov.Stages != "" {
+			return usage(errors.New("--duration and --stages: the stages' total is the duration; give one of them"))
+		}
 		if err := s.Set("parameters.duration_sec", ov.Duration.String()); err != nil {
 			return kind(ErrInvalid, err)
 		}
+	}
+	if ov.Stages != "" {
+		st, err := scenario.ParseStages(ov.Stages)
+		if err != nil {
+			return usage(fmt.Errorf("--stages %q: %w", ov.Stages, err))
+		}
+		s.Parameters.Stages = st
 	}
 	if len(ov.Brokers) > 0 {
 		if err := s.SetBrokers(ov.Brokers); err != nil {

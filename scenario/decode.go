@@ -320,6 +320,7 @@ var paramFields = []field{
 	{name: "drain_sec", ptr: func(o any) any { return &o.(*Parameters).Drain }, given: givenDrain},
 	{name: "reconnect", ptr: func(o any) any { return &o.(*Parameters).Reconnect }},
 	{name: "bind", ptr: func(o any) any { return &o.(*Parameters).Bind }},
+	{name: "stages", ptr: func(o any) any { return &o.(*Parameters).Stages }},
 }
 
 func findField(fields []field, name string) (field, bool) {
@@ -446,6 +447,12 @@ func decodeValue(dst, v any, path string, l *errList) {
 		decodeStrings(d, v, path, l)
 	case *[]Property:
 		decodeProperties(d, v, path, l)
+	case *[]Stage:
+		if v == nil {
+			*d = nil
+			return
+		}
+		decodeStages(d, v, path, l)
 	case groupSlot:
 		if v == nil {
 			*d.g = nil

@@ -46,6 +46,9 @@ func WritePlanSize(w io.Writer, arg string, s *Scenario, p *Plan) {
 		fmt.Fprintf(w, "  receive      %s (what others publish to the filters)\n", span(par.Duration))
 	default:
 		fmt.Fprintf(w, "  publish      %s (warm-up %s, then drain %s)\n", span(par.Duration), span(par.Warmup), span(par.Drain))
+		if len(par.Stages) > 0 {
+			fmt.Fprintf(w, "  stages       %s (msgs/s per publisher; messages above are at the peak)\n", FormatStages(par.Stages))
+		}
 	}
 	if e.SourceAddresses > 0 {
 		fmt.Fprintf(w, "  sources      %d addresses\n", e.SourceAddresses)

@@ -43,19 +43,25 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 		Scheme   string   `json:"scheme,omitempty"`
 		Path     string   `json:"path,omitempty"`
 	}
+	type jsonStage struct {
+		Duration    float64 `json:"duration_sec"`
+		PublishRate float64 `json:"publish_rate"`
+		Ramp        bool    `json:"ramp,omitempty"`
+	}
 	type jsonParams struct {
-		ConnectionRate float64  `json:"connection_rate"`
-		Duration       float64  `json:"duration_sec"`
-		PayloadSize    int      `json:"payload_size"`
-		PublishRate    float64  `json:"publish_rate"`
-		KeepAlive      float64  `json:"keep_alive_sec"`
-		MaxInflight    int      `json:"max_inflight_messages"`
-		MessageCount   int      `json:"message_count"`
-		Warmup         float64  `json:"warmup_sec"`
-		Drain          float64  `json:"drain_sec"`
-		Payload        string   `json:"payload,omitempty"`
-		Reconnect      string   `json:"reconnect,omitempty"`
-		Bind           []string `json:"bind,omitempty"`
+		ConnectionRate float64     `json:"connection_rate"`
+		Duration       float64     `json:"duration_sec"`
+		PayloadSize    int         `json:"payload_size"`
+		PublishRate    float64     `json:"publish_rate"`
+		KeepAlive      float64     `json:"keep_alive_sec"`
+		MaxInflight    int         `json:"max_inflight_messages"`
+		MessageCount   int         `json:"message_count"`
+		Warmup         float64     `json:"warmup_sec"`
+		Drain          float64     `json:"drain_sec"`
+		Payload        string      `json:"payload,omitempty"`
+		Reconnect      string      `json:"reconnect,omitempty"`
+		Bind           []string    `json:"bind,omitempty"`
+		Stages         []jsonStage `json:"stages,omitempty"`
 	}
 	type jsonScenario struct {
 		Name        string      `json:"name"`
@@ -131,6 +137,10 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 			Payload:        p.Payload,
 			Bind:           p.Bind,
 		},
+	}
+	for _, st := range p.Stages {
+		out.Parameters.Stages = append(out.Parameters.Stages, jsonStage{Duration: st.Duration.Seconds(),
+			PublishRate: st.PublishRate, Ramp: st.Ramp})
 	}
 	if p.Reconnect != ReconnectOff {
 		out.Parameters.Reconnect = string(p.Reconnect)

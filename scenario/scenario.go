@@ -213,6 +213,12 @@ type Parameters struct {
 	// prefixes "10.0.0.0/24". Interface names are accepted by Validate but must be resolved
 	// to addresses by the caller (SetBind) before NewPlan.
 	Bind []string
+	// Stages ("stages", mqblast's addition) change the offered rate while the connections
+	// stay up: each publisher publishes at each stage's rate in turn (see Stage). With
+	// stages, Duration is their total and PublishRate their highest rate (the schedule's
+	// base, which the estimates and host checks assume): values given for those two are
+	// replaced. Warmup defaults to 0 and lies in the first stage. Nil: no stages.
+	Stages []Stage
 
 	given     uint32 // fields the file or Set gave explicitly (given* bits)
 	defaulted uint32 // fields applyDefaults filled in, recomputed on each call
@@ -279,9 +285,24 @@ func (s *Scenario) applyDefaults() {
 	p := &s.Parameters
 	var rate float64
 	var warmup, drain time.Duration
+	if len(p.Stages) > 0 && s.Type.hasMessages() {
+		// The stages say how long publishers publish and at which rates: the schedule is
+		// built at the highest and scaled to each stage's. Stages that checkStages refuses
+		// leave the two alone, so that only their own problems are reported.
+		if total := StagesTotal(p.Stages); total > 0 && total <= maxSpan {
+			p.Duration = total
+		}
+		if peak := StagesPeak(p.Stages); peak > 0 && peak <= maxPublishRate {
+			p.PublishRate = peak
+			p.given |= givenPublishRate
+		}
+	}
 	if s.Type.hasMessages() {
 		rate = 1
 		warmup = min(p.Duration/10, maxDefaultWarmup)
+		if len(p.Stages) > 0 {
+			warmup = 0 // a stage's figures cover the whole stage
+		}
 		drain = defaultDrain
 	}
 	fill(p, givenPublishRate, &p.PublishRate, rate)
@@ -312,6 +333,9 @@ func (s *Scenario) Clone() *Scenario {
 	c.Subscribers = s.Subscribers.clone()
 	c.Server.Brokers = append([]string(nil), s.Server.Brokers...)
 	c.Parameters.Bind = append([]string(nil), s.Parameters.Bind...)
+	if s.Parameters.Stages != nil {
+		c.Parameters.Stages = append([]Stage{}, s.Parameters.Stages...)
+	}
 	c.Thresholds = append([]string(nil), s.Thresholds...)
 	return &c
 }

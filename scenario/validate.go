@@ -357,6 +357,7 @@ func (s *Scenario) checkParameters(l *errList, msgs bool) {
 			l.Add(fmt.Sprintf("%sbind[%d]", pp, i), "%s %v", show(b), err)
 		}
 	}
+	s.checkStages(l, msgs)
 }
 
 // Limits of parameters.

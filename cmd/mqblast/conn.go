@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -163,7 +164,10 @@ stamped with the time it was due. Every payload starts with mqblast's 16-byte he
 
 -I takes fractions of a millisecond as emqtt-bench does (-I 0.1 is 10,000 messages per
 second per client); --msg-rate says the same in messages per second per client
-(--msg-rate 10000). -R/--rate is the connect rate, not the publish rate.
+(--msg-rate 10000). -R/--rate is the connect rate, not the publish rate. --stages changes
+the rate through one run instead, the connections staying up: DURATION:RATE or
+DURATION:ramp:RATE stages, comma-separated, RATE per client as --msg-rate
+(--stages 10s:100,30s:ramp:1000,10s:100 publishes for 50 s).
 
 Topic placeholders: %i the client's index (from 0), %c its client id, %u the username,
 %rand_N a random number from 1 to N drawn for every message. -L stops each client after that
@@ -172,7 +176,8 @@ starts once every client has connected (emqtt-bench's -w is always on).`,
 		Example: `  mqblast pub -H 10.0.0.5 -c 100 -I 10 -t bench/%i -s 256 -q 1
   mqblast pub -H 10.0.0.5 -c 10 -I 0.1 -t bench/%i        # 10,000 msg/s per client
   mqblast pub -H 10.0.0.5 -c 10 --msg-rate 500 -t bench/%i --threshold 'client.saturated==0'
-  mqblast pub -c 10 -t 'sensors/%rand_1000' -I 1 --duration 1m --out pub.json`,
+  mqblast pub -c 10 -t 'sensors/%rand_1000' -I 1 --duration 1m --out pub.json
+  mqblast pub -c 50 -t bench/%i --stages 10s:100,30s:ramp:1000,10s:100 --csv pub.csv`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if topic == "" {
@@ -181,6 +186,13 @@ starts once every client has connected (emqtt-bench's -w is always on).`,
 			rate, err := scenario.QuickPublishRate(interval, msgRate, cmd.Flags().Changed("interval-of-msg"), cmd.Flags().Changed("msg-rate"))
 			if err != nil {
 				return usageError(err)
+			}
+			if f.run.stages != "" {
+				for _, name := range []string{"interval-of-msg", "msg-rate", "duration"} {
+					if cmd.Flags().Changed(name) {
+						return usageError(fmt.Errorf("--stages and --%s: the stages give the rate and the duration; give one of them", name))
+					}
+				}
 			}
 			t, err := f.topicTemplate(topic)
 			if err != nil {
@@ -210,6 +222,7 @@ starts once every client has connected (emqtt-bench's -w is always on).`,
 	fl.IntVarP(&limit, "limit", "L", 0, "messages per client, then stop (0: until --duration)")
 	fl.IntVarP(&inflight, "inflight", "F", 0, "QoS 1/2 messages awaiting acknowledgement per client (0: the default 1024)")
 	fl.DurationVar(&warmup, "warmup", 0, "the first part of --duration, not measured")
+	f.run.registerStages(fl)
 	// emqtt-bench's -w: accepted, and always true here.
 	fl.BoolP("wait-before-publishing", "w", true, "accepted for emqtt-bench compatibility: publishing always waits for every connect")
 	return cmd

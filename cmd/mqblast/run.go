@@ -25,6 +25,7 @@ type runFlags struct {
 	out      string
 	html     string // --html (run.Report)
 	duration time.Duration
+	stages   string // --stages (run and pub)
 	procs    string
 	shard    string
 	startAt  string       // --start-at
@@ -75,6 +76,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&rf.out, "out", "", "write the result document (JSON) to this file")
 	fl.StringVar(&rf.html, "html", "", "write the HTML report of the run to this file (also of an interrupted run)")
 	fl.DurationVar(&rf.duration, "duration", 0, "override parameters.duration_sec (how long connections are held)")
+	rf.registerStages(fl)
 	fl.StringVar(&rf.procs, "procs", "auto", "worker processes: auto (as many as the descriptor limit needs) or N")
 	rf.registerShardFlags(fl)
 	fl.StringVar(&rf.format, "format", "text", "stdout format: text (summary) or json (the result document)")
@@ -94,6 +96,12 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	_ = fl.MarkHidden("part")
 	rf.registerPasswordFile(fl)
 	rf.net.register(fl)
+}
+
+// registerStages registers --stages, which run and pub share.
+func (rf *runFlags) registerStages(fl *pflag.FlagSet) {
+	fl.StringVar(&rf.stages, "stages", "", "change the publish rate through the run, connections staying up: "+scenario.StagesSyntax+
+		"; replaces parameters.stages, and the run lasts their total (not with --duration)")
 }
 
 // registerMaxPacket registers --max-packet-size, which run and the quick verbs share: the
@@ -133,6 +141,14 @@ from --password-file, else --set server.password or the file's server.password, 
 $MQBLAST_PASSWORD when the run gives a username; results never hold it. MQTT 3.1.1 sends a
 password only with a username.
 
+--stages changes the offered rate while the connections stay up: DURATION:RATE stages (a step
+to RATE at the stage's start) or DURATION:ramp:RATE (linear from the previous stage's rate),
+comma-separated, RATE in messages per second of each publisher as publish_rate, e.g.
+--stages 10s:1000,30s:ramp:20000,10s:500. It sets parameters.stages (which a file or
+--set parameters.stages=... gives as well); the run then publishes for the stages' total,
+its intervals follow the start of publishing, each with its stage and offered_per_s, and the
+result has stages[]: per stage its offered and achieved rates, latency, losses and verdicts.
+
 Progress goes to stderr once a second. Ctrl-C disconnects, writes the partial result and
 exits 130.
 
@@ -147,6 +163,7 @@ the run exits 5 when one failed (a failed or interrupted run keeps its own exit 
   mqblast run conn.json --set parameters.connection_rate=2000 --bind 127.0.0.2-127.0.0.9
   JOB_COMPLETION_INDEX=0 JOB_COMPLETIONS=3 mqblast run p2p.json --shard auto --start-at 2026-01-02T15:04:05Z --format json
   mqblast run quick-p2p-100 --threshold messages.lost==0 --threshold 'latency_us.p99<50000'
+  mqblast run quick-p2p-100 --stages 10s:10,30s:ramp:100,10s:20 --html stages.html
   mqblast run singlenode-conn-tcp-1M-5K --broker 10.0.0.5:1883 --procs auto --format json | jq .connections`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -260,5 +277,5 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 // applyOverrides applies --set, --duration, --broker and --bind (or --ifaddr) to s.
 func applyOverrides(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) error {
 	return run.Overrides{Sets: rf.sets, Duration: rf.duration, Brokers: rf.brokers, Bind: rf.bind,
-		BindFlag: bindFlag(cmd), Sink: rf.sink}.Apply(s)
+		BindFlag: bindFlag(cmd), Sink: rf.sink, Stages: rf.stages}.Apply(s)
 }

@@ -70,13 +70,39 @@
     return n;
   }
 
-  function record(c, u) {
+  // drawMarks draws the chart's marks (the stages of a staged run) as dashed vertical lines
+  // with their labels, in the muted colour (no series has it); it returns the labels of
+  // those inside the plot.
+  function drawMarks(c, u) {
+    const drawn = [];
+    if (!c.marks) return drawn;
+    const ctx = u.ctx, b = u.bbox, px = window.devicePixelRatio || 1;
+    ctx.save();
+    ctx.strokeStyle = ctx.fillStyle = css("--muted") || "#888888";
+    ctx.lineWidth = px;
+    ctx.setLineDash([4 * px, 3 * px]);
+    ctx.font = (10 * px) + "px sans-serif";
+    for (const m of c.marks) {
+      const x = Math.round(u.valToPos(m.x, "x", true));
+      if (!(x >= b.left && x <= b.left + b.width)) continue;
+      ctx.beginPath();
+      ctx.moveTo(x, b.top);
+      ctx.lineTo(x, b.top + b.height);
+      ctx.stroke();
+      ctx.fillText(m.label, x + 3 * px, b.top + 10 * px);
+      drawn.push(m.label);
+    }
+    ctx.restore();
+    return drawn;
+  }
+
+  function record(c, u, marks) {
     let points = 0;
     for (let i = 1; i < u.data.length; i++) {
       for (const v of u.data[i]) if (v != null) points++;
     }
     state.charts[c.id] = { drawn: true, points: points, series: u.series.length - 1, painted: painted(u, c.series),
-      canvas: !!u.root.querySelector("canvas"), width: u.width, height: u.height };
+      canvas: !!u.root.querySelector("canvas"), width: u.width, height: u.height, marks: marks };
   }
 
   function build(widthOverride) {
@@ -112,7 +138,7 @@
           }))),
         legend: { live: true },
         cursor: { drag: { x: true, y: false } },
-        hooks: { draw: [u => record(c, u)] },
+        hooks: { draw: [u => record(c, u, drawMarks(c, u))] },
       };
       const data = [c.x].concat(c.series.map(s => s.values));
       plots.push(new uPlot(opts, data, el));
