@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/tuning"
+	"github.com/mqblast/mqblast/tuning/exporter"
 )
 
 // Watch samples the host while a run goes on: the kernel's network counters of the client's namespace, and of the broker's
@@ -93,6 +95,11 @@ func (w *Watch) Interval(iv *result.Interval, progress io.Writer) {
 	now := time.Now()
 	dt := now.Sub(w.last).Seconds()
 	w.last = now
+	var scraped chan exporter.Reading
+	if w.remote != nil { // the endpoints read their /proc while this one is read
+		scraped = make(chan exporter.Reading, 1)
+		go func() { scraped <- w.remote.s.Scrape(context.Background()) }()
+	}
 	w.sysInterval(iv, progress)
 	var found []tuning.KernelFinding
 	if w.prevC != nil {
@@ -121,7 +128,7 @@ func (w *Watch) Interval(iv *result.Interval, progress io.Writer) {
 	}
 	w.sampleProcess(iv, now, dt)
 	if w.remote != nil {
-		w.remote.interval(iv, progress, w.local())
+		w.remote.interval(iv, <-scraped, progress, w.local())
 	}
 }
 

@@ -77,10 +77,14 @@ func (r *remoteWatch) start() {
 	}
 }
 
-// scrape scrapes every source, counts its outcome, and prints a source's failure the first
+// scrape scrapes every source and accounts for it.
+func (r *remoteWatch) scrape(progress io.Writer, ts float64) (exporter.Reading, bool) {
+	return r.account(r.s.Scrape(context.Background()), progress, ts)
+}
+
+// account counts a scrape's outcome per source, and prints a source's failure the first
 // time it fails after a success (and its return).
-func (r *remoteWatch) scrape(progress io.Writer, ts float64) (rd exporter.Reading, failed bool) {
-	rd = r.s.Scrape(context.Background())
+func (r *remoteWatch) account(rd exporter.Reading, progress io.Writer, ts float64) (_ exporter.Reading, failed bool) {
 	for i, t := range rd.Targets {
 		if i >= len(r.sources) {
 			break
@@ -112,10 +116,11 @@ func (r *remoteWatch) scrape(progress io.Writer, ts float64) (rd exporter.Readin
 	return rd, failed
 }
 
-// interval scrapes at the end of interval iv and fills its broker_host figures; with no
-// local process sampled, the endpoint's process figures fill the interval's broker columns.
-func (r *remoteWatch) interval(iv *result.Interval, progress io.Writer, local bool) {
-	rd, failed := r.scrape(progress, iv.TS)
+// interval takes rd, the scrape at the end of interval iv, and fills iv's broker_host
+// figures; with no local process sampled, the endpoint's process figures fill the
+// interval's broker columns.
+func (r *remoteWatch) interval(iv *result.Interval, rd exporter.Reading, progress io.Writer, local bool) {
+	rd, failed := r.account(rd, progress, iv.TS)
 	if failed {
 		r.gaps++
 	}

@@ -58,7 +58,7 @@ func brokerSysLines(r *result.Result) []string {
 		parts = append(parts, fmt.Sprintf("bytes received %s / sent %s", n(rx), n(tx)))
 	}
 	if rx, ok := b.Load["publish/received/1min"]; ok {
-		parts = append(parts, fmt.Sprintf("load 1min: publish received %.1f/s, sent %.1f/s", rx, b.Load["publish/sent/1min"]))
+		parts = append(parts, fmt.Sprintf("load 1min: publish received %.0f, sent %.0f per minute (the broker's moving average)", rx, b.Load["publish/sent/1min"]))
 	}
 	ver := "version not published"
 	if b.Version != "" {

@@ -50,7 +50,7 @@ type BrokerSys struct {
 	// reader included.
 	ClientsConnectedMax int64 `json:"clients_connected_max,omitempty"`
 	// Load is the latest value of every $SYS/broker/load/ topic, by the rest of its name
-	// (Mosquitto's rates: "messages/received/1min" …).
+	// (Mosquitto's moving averages of a count per minute: "messages/received/1min" …).
 	Load map[string]float64 `json:"load,omitempty"`
 	// RefreshS is how often the broker refreshed $SYS, as seen (0: not known).
 	RefreshS float64 `json:"refresh_s,omitempty"`

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mqblast/mqblast/internal/netnstest"
 	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/internal/tier"
 )
 
 // needExporter returns the path of a Prometheus exporter, skipping (in CI failing) the test
@@ -84,7 +85,10 @@ func newBrokerHost(t *testing.T) *brokerHost {
 // (--broker-pid: the namespace shares this kernel). Per interval of the measure window the
 // endpoints' broker CPU and host CPU agree with /proc's within 5 percentage points, the
 // broker's CPU per message within 10 %, and the verdict names the broker's CPU from them.
+// A timing test: the endpoints read /proc when their scrape is served, some milliseconds
+// after this process's own reading, which a host busy with other tests stretches.
 func TestBrokerHostAgreesWithProc(t *testing.T) {
+	tm := tier.Timing(t) // the endpoints read /proc some milliseconds after this process does
 	h := newBrokerHost(t)
 	host, port, _ := net.SplitHostPort(h.m.Addr)
 	r := runBin(t, "run", "quick-p2p-100", "--broker", net.JoinHostPort(host, port), "--set", "parameters.publish_rate=2000",
@@ -111,7 +115,7 @@ func TestBrokerHostAgreesWithProc(t *testing.T) {
 	t.Logf("throughput %.0f written, %.0f arrived; broker cpu per message %.3f µs (/proc) vs %.3f µs (process-exporter); host cpu avg %.1f%%",
 		res.Throughput.PublishPerS, res.Throughput.ReceivePerS, bp.CPUPerMessageUS, rp.CPUPerMessageUS, bh.CPUPercentAvg)
 	if d := math.Abs(rp.CPUPerMessageUS-bp.CPUPerMessageUS) / bp.CPUPerMessageUS; bp.CPUPerMessageUS <= 0 || d > 0.10 {
-		t.Errorf("broker cpu per message %.3f µs from process-exporter, %.3f µs from /proc: %.1f %% apart, want within 10 %%",
+		tm.Errorf("broker cpu per message %.3f µs from process-exporter, %.3f µs from /proc: %.1f %% apart, want within 10 %%",
 			rp.CPUPerMessageUS, bp.CPUPerMessageUS, 100*d)
 	}
 	from, to := res.MeasureFrom.Sub(res.StartedAt).Seconds(), res.MeasureTo.Sub(res.StartedAt).Seconds()
@@ -131,7 +135,7 @@ func TestBrokerHostAgreesWithProc(t *testing.T) {
 			iv.TS, iv.BrokerCPUPercent, b.ProcessCPUPercent, local, b.CPUPercent)
 		t.Log(line)
 		if math.Abs(iv.BrokerCPUPercent-b.ProcessCPUPercent) > 5 || math.Abs(local-b.CPUPercent) > 5 {
-			t.Errorf("%s: want within 5 percentage points", line)
+			tm.Errorf("%s: want within 5 percentage points", line)
 		}
 		compared++
 	}

@@ -114,24 +114,39 @@ func Listen(t testing.TB, ns, network, address string) net.Listener {
 	return l
 }
 
-// Do runs fn on a new OS thread moved into the network namespace ns. The thread is never
-// moved back: the goroutine ends locked, so the runtime discards the thread.
+// Do runs fn on an OS thread moved into the network namespace ns, and moves the thread back
+// after. The thread must live on: a child started from it with a parent-death signal
+// (SysProcAttr.Pdeathsig, internal/child) gets that signal when the thread exits, not the
+// process; so it is discarded (the goroutine ends locked) only when it cannot be moved back.
 func Do(ns string, fn func() error) error {
 	errc := make(chan error, 1)
 	go func() {
-		runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
+		runtime.LockOSThread()
+		orig, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			runtime.UnlockOSThread()
+			errc <- err
+			return
+		}
+		defer orig.Close()
 		f, err := os.Open("/run/netns/" + ns)
 		if err != nil {
+			runtime.UnlockOSThread()
 			errc <- err
 			return
 		}
 		err = unix.Setns(int(f.Fd()), unix.CLONE_NEWNET)
 		_ = f.Close()
 		if err != nil {
+			runtime.UnlockOSThread()
 			errc <- fmt.Errorf("cannot enter network namespace %s: %w", ns, err)
 			return
 		}
-		errc <- fn()
+		err = fn()
+		if unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		}
+		errc <- err
 	}()
 	return <-errc
 }

@@ -48,7 +48,13 @@ func startIn(t testing.TB, ns, url string, argv ...string) *exec.Cmd {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("%s's output:\n%s", argv[0], out.String())
+		}
+	})
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		resp, err := http.Get(url)
