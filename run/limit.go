@@ -184,12 +184,12 @@ func (s *search) control(ctx context.Context, rc bench.RateControl, pubStart, ru
 			s.out.Ended = "max_duration"
 			return
 		}
-		st, ok := s.probe(ctx, rc, rate, at, runStart)
+		st, next, ok := s.probe(ctx, rc, rate, at, runStart)
 		if !ok { // the context ended
 			s.out.Ended = "interrupted"
 			return
 		}
-		at = at.Add(lo.Step + lo.Pause)
+		at = next
 		if st.OK {
 			good = max(good, rate)
 		} else if bad == 0 || rate < bad {
@@ -213,9 +213,11 @@ func (s *search) control(ctx context.Context, rc bench.RateControl, pubStart, ru
 	}
 }
 
-// probe holds rate for a step from at, then pauses the schedule, waits for the intervals
-// that cover both and judges the step. ok is false when ctx ended first.
-func (s *search) probe(ctx context.Context, rc bench.RateControl, rate float64, at, runStart time.Time) (*result.LimitStep, bool) {
+// probe holds rate for a step from at, then pauses the schedule until what the broker
+// still held has arrived (at least Pause, at most maxDrain), and judges the step over the
+// intervals that cover both: an overloaded broker's backlog is the step's, not the next
+// one's. It returns the step and when the next may start; ok is false when ctx ended first.
+func (s *search) probe(ctx context.Context, rc bench.RateControl, rate float64, at, runStart time.Time) (_ *result.LimitStep, next time.Time, ok bool) {
 	lo := &s.lo
 	scale := rate / lo.StartRate
 	end, resume := at.Add(lo.Step), at.Add(lo.Step+lo.Pause)
@@ -231,8 +233,18 @@ func (s *search) probe(ctx context.Context, rc bench.RateControl, rate float64, 
 	wait0, ok0 := tuning.SelfRunDelay()
 	t0 := time.Now()
 	if !s.until(ctx, rel(resume)) {
-		return nil, false
+		return nil, next, false
 	}
+	for { // until an interval in which nothing arrived nor was written (a QoS 1/2 re-send)
+		last := s.seen.Intervals[len(s.seen.Intervals)-1]
+		if last.Received == 0 && last.Published == 0 || time.Since(resume) > maxDrain {
+			break
+		}
+		if !s.until(ctx, last.TS+1) {
+			return nil, next, false
+		}
+	}
+	resume = runStart.Add(time.Duration(s.seen.Intervals[len(s.seen.Intervals)-1].TS * float64(time.Second)))
 	wait1, ok1 := tuning.SelfRunDelay()
 	win := result.Window(&s.seen, rel(at.Add(lo.Settle)), rel(end))
 	all := result.Window(&s.seen, rel(at), rel(resume)) // the pause after it let the copies in flight arrive
@@ -264,8 +276,11 @@ func (s *search) probe(ctx context.Context, rc bench.RateControl, rate float64, 
 	fmt.Fprintf(s.log, "limit: step %d: %s msg/s achieved %s, p99 %s, lost %d: %s\n", st.Index+1, report.RateText(rate),
 		report.RateText(st.Throughput.ReceivePerS), result.Micros(st.LatencyUS.P99), st.Messages.Lost, verdict)
 	s.out.Steps = append(s.out.Steps, *st)
-	return &s.out.Steps[len(s.out.Steps)-1], true
+	return &s.out.Steps[len(s.out.Steps)-1], resume, true
 }
+
+// maxDrain bounds the wait after a step for what the broker still held.
+const maxDrain = 30 * time.Second
 
 // until reads intervals until one ends at or after t seconds into the run.
 func (s *search) until(ctx context.Context, t float64) bool {
