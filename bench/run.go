@@ -61,6 +61,18 @@ type Runner struct {
 	// the engine's schedule was built for (the stages' peak), the rate scale's 1.
 	Stages   []scenario.Stage
 	BaseRate float64
+	// Controller, if set, drives the publish rate while the run publishes (a search for
+	// the broker's limit): it is called once, in a goroutine of its own, when publishing
+	// starts, with the engine's rate control, the instant publishing started and the one
+	// intervals are timed from (their t_s); the intervals are aligned to the start of
+	// publishing. The measure phase ends when it returns, at Duration, or at the context's
+	// end (which it sees too).
+	Controller func(ctx context.Context, rc RateControl, pubStart, runStart time.Time)
+}
+
+// RateControl changes the publish rate of a running schedule: reactor.Engine.SetRate.
+type RateControl interface {
+	SetRate(at time.Time, scale float64, ramp time.Duration) error
 }
 
 // subscribeTimeout bounds the wait for SUBACKs.
@@ -255,13 +267,25 @@ func (r *run) measure() error {
 			r.src.align(r.log, r.Interval)
 		}
 	}
+	var controlled func() bool // the controller returned
+	if r.Controller != nil && err == nil {
+		if err = r.wait(pubStart, nil); err == nil {
+			r.src.align(r.log, r.Interval)
+			var done atomic.Bool
+			controlled = done.Load
+			go func() {
+				r.Controller(r.ctx, r.eng, pubStart, r.src.start)
+				done.Store(true)
+			}()
+		}
+	}
 	if err == nil {
-		err = r.wait(from, nil)
+		err = r.wait(from, controlled)
 	}
 	cpu0, t0 := tuning.SelfCPU(), time.Now()
 	wait0, ok0 := tuning.SelfRunDelay()
-	if err == nil {
-		err = r.wait(to, nil)
+	if err == nil && (controlled == nil || !controlled()) {
+		err = r.wait(to, controlled)
 	}
 	r.measureCPU = tuning.SelfCPU() - cpu0
 	wait1, ok1 := tuning.SelfRunDelay()
@@ -282,7 +306,7 @@ func (r *run) measure() error {
 		}
 	}
 	r.eng.StopPublishing()
-	if now := time.Now(); err != nil && now.Before(to) { // the window ends at the interrupt
+	if now := time.Now(); (err != nil || controlled != nil) && now.Before(to) { // the window ends at the interrupt, or when the controller is done
 		r.rec.SetWindow(from.UnixNano(), max(now.UnixNano(), from.UnixNano()))
 		r.res.MeasureTo = now.UTC()
 		if now.Before(from) {

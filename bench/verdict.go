@@ -31,7 +31,7 @@ func measured(r *result.Result, total *result.Snapshot, window, cpu, wait time.D
 	if lag := time.Duration(c.ScheduleLagUS.P99) * time.Microsecond; lag > saturationLag {
 		c.Saturated = true
 		ev := fmt.Sprintf("schedule lag p99 %v > %v: the client built messages late while the broker was taking them", lag, saturationLag)
-		if share := c.RunDelayS / w; share >= runDelayShare {
+		if share := c.RunDelayS / w; share >= RunDelayShare {
 			wait := fmt.Sprintf("its threads waited %.2f s for a CPU in the %.1f s window (%.0f%% of one core's time): "+
 				"the host's cores are short (the broker or other work shares them)", c.RunDelayS, w, 100*share)
 			ev += "; " + wait
@@ -47,6 +47,6 @@ func measured(r *result.Result, total *result.Snapshot, window, cpu, wait time.D
 	}
 }
 
-// runDelayShare is the share of the measure window (of one core's time) that the client's
+// RunDelayShare is the share of the measure window (of one core's time) that the client's
 // threads may wait for a CPU before its lateness is said to be the host's as much as its own.
-const runDelayShare = 0.05
+const RunDelayShare = 0.05

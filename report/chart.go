@@ -14,8 +14,8 @@ type Chart struct {
 	ID    string    `json:"id"`
 	Title string    `json:"title"`
 	X     []float64 `json:"x"`
-	// XKind is "time" (seconds into the run) or "spectrum" (1/(1−p) on a log axis, labelled
-	// with the percentile).
+	// XKind is "time" (seconds into the run), "spectrum" (1/(1−p) on a log axis, labelled
+	// with the percentile) or "offered" (a search's offered rate, msg/s, on a log axis).
 	XKind string `json:"x_kind"`
 	// YUnit is "us" (latency in µs), "per_s", "count", "percent" (100 = one core) or "bytes".
 	YUnit  string   `json:"y_unit"`

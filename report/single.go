@@ -82,6 +82,9 @@ func NewReport(r *result.Result, name string) *Page {
 	if len(r.Stages) > 0 {
 		p.Panels = append(p.Panels, stagesPanel(r))
 	}
+	if r.Limit != nil {
+		p.Panels = append(p.Panels, limitPanel(r))
+	}
 	p.Panels = append(p.Panels, latencyPanel(r), spectrumPanel(r),
 		connectionsPanel(r), deliveryPanel(r), clientPanel(r), brokerHostPanel(r), scenarioPanel(r))
 	return p

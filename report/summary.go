@@ -106,6 +106,7 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 			fmt.Fprintf(tw, "stage %d\t%s\n", st.Index, StageLine(&st))
 		}
 	}
+	writeLimit(tw, r)
 	writeThresholds(tw, r.Thresholds)
 	if k := r.Kernel; k != nil {
 		for _, f := range k.Findings {

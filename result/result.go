@@ -58,7 +58,10 @@ type Result struct {
 	BrokerSys  *BrokerSys  `json:"broker_sys,omitempty"` // the broker's $SYS (--broker-sys)
 	Thresholds []Threshold `json:"thresholds,omitempty"`
 	// Stages are the stages of a staged run with their figures (nil without stages).
-	Stages     []Stage      `json:"stages,omitempty"`
+	Stages []Stage `json:"stages,omitempty"`
+	// Limit is the answer of a search for the broker's limit (mqblast limit); nil for
+	// any other run.
+	Limit      *Limit       `json:"limit,omitempty"`
 	Histograms Histograms   `json:"histograms"`
 	Errors     []ErrorCount `json:"errors"`
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/scenario"
 )
 
@@ -20,6 +21,9 @@ type Launch struct {
 	Brokers bool
 	// Report is what the end of the run writes (Report.Finish).
 	Report Report
+	// Limit, if set, makes the run a search for the broker's limit (Limit): plan was
+	// prepared for it (PrepareLimit).
+	Limit *LimitOptions
 }
 
 // Run chooses the processes, checks the host, serves the outputs, executes plan with o and
@@ -42,7 +46,12 @@ func (l Launch) Run(ctx context.Context, plan *scenario.Plan, o Options) error {
 		return usage(errors.New("--sink and --broker: pick one (--sink starts its own server on loopback)"))
 	}
 	o.OnInterval = l.Outputs.OnInterval(o.Log)
-	res, err := Execute(ctx, plan, o)
+	var res *result.Result
+	if l.Limit != nil {
+		res, err = Limit(ctx, plan, o, *l.Limit)
+	} else {
+		res, err = Execute(ctx, plan, o)
+	}
 	if res == nil {
 		return err
 	}

@@ -68,6 +68,10 @@ type Options struct {
 	Log io.Writer
 	// OnInterval, if set, receives every interval's snapshot (merged over the workers).
 	OnInterval func(result.Interval, *result.Snapshot)
+
+	// tune, if set, changes the runner of a run in this process before it runs (Limit's
+	// search).
+	tune func(r *bench.Runner)
 }
 
 // Execute runs plan as o says and returns its result, with the error of a run that failed
@@ -153,6 +157,9 @@ func runHere(ctx context.Context, plan *scenario.Plan, o *Options, brokers []str
 		return nil, err
 	}
 	r.Progress, r.Watch, r.OnInterval = o.Log, watch, o.OnInterval
+	if o.tune != nil {
+		o.tune(r)
+	}
 	if st := o.Start; st != nil {
 		r.StartGate = func() (time.Time, error) { return st.ready(o.Log), nil }
 	}

@@ -196,8 +196,8 @@ func (s *Scenario) checkStages(l *errList, msgs bool) {
 		switch {
 		case !(st.PublishRate >= 0) || math.IsInf(st.PublishRate, 0):
 			l.Add(at+".publish_rate", "%s is not a rate (must be ≥ 0)", show(st.PublishRate))
-		case st.PublishRate > maxPublishRate:
-			l.Add(at+".publish_rate", "%s is more than one publisher can send (max %d msgs/s)", show(st.PublishRate), maxPublishRate)
+		case st.PublishRate > MaxPublishRate:
+			l.Add(at+".publish_rate", "%s is more than one publisher can send (max %d msgs/s)", show(st.PublishRate), MaxPublishRate)
 		}
 		total += max(st.Duration, 0)
 		if total > maxSpan || total < 0 {

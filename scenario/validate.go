@@ -311,8 +311,8 @@ func (s *Scenario) checkParameters(l *errList, msgs bool) {
 		switch {
 		case !(p.PublishRate > 0) || math.IsInf(p.PublishRate, 0):
 			l.Add(pp+"publish_rate", "%s is not a rate (must be > 0)", show(p.PublishRate))
-		case p.PublishRate > maxPublishRate:
-			l.Add(pp+"publish_rate", "%s is more than one publisher can send (max %d msgs/s)", show(p.PublishRate), maxPublishRate)
+		case p.PublishRate > MaxPublishRate:
+			l.Add(pp+"publish_rate", "%s is more than one publisher can send (max %d msgs/s)", show(p.PublishRate), MaxPublishRate)
 		}
 		switch {
 		case p.PayloadSize < MinPayloadSize:
@@ -362,7 +362,8 @@ func (s *Scenario) checkParameters(l *errList, msgs bool) {
 
 // Limits of parameters.
 const (
-	maxPublishRate = 1_000_000
+	// MaxPublishRate is the most messages per second one publisher is asked to send.
+	MaxPublishRate = 1_000_000
 	maxKeepAlive   = 65535 * 1e9
 )
 

@@ -54,6 +54,7 @@ type runFlags struct {
 	net           netFlags            // --net, --net-broker-cmd (net.go)
 	netInfo       *result.NetworkInfo // the profile the run goes through, for its result
 	tls           reactor.TLSOptions  // --cacert, --cert, ... (tls.go)
+	limit         *run.LimitOptions   // mqblast limit's search (limit.go); nil for run
 }
 
 // registerShardFlags adds --shard and --start-at, for run and the quick verbs.
@@ -241,6 +242,15 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	if err := run.ResolvePassword(s, rf.passwordFile, cmd.ErrOrStderr()); err != nil {
 		return err
 	}
+	if rf.limit != nil { // the search sets the rate, the duration and the stages
+		p, err := scenario.NewPlan(s)
+		if err != nil {
+			return withCode(exitInvalid, err)
+		}
+		if err := run.PrepareLimit(s, p.Estimate().Publishers, rf.limit); err != nil {
+			return err
+		}
+	}
 	plan, err := scenario.NewPlan(s)
 	if err != nil {
 		return withCode(exitInvalid, err)
@@ -271,7 +281,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		return run.Worker(cmd.Context(), plan, o, cmd.InOrStdin(), cmd.OutOrStdout(), codeOf)
 	}
 	return run.Launch{Procs: rf.procs, Check: !rf.noCheck, Outputs: &rf.outputs, Brokers: len(rf.brokers) > 0,
-		Report: runReport(cmd, rf)}.Run(cmd.Context(), plan, o)
+		Report: runReport(cmd, rf), Limit: rf.limit}.Run(cmd.Context(), plan, o)
 }
 
 // applyOverrides applies --set, --duration, --broker and --bind (or --ifaddr) to s.

@@ -115,22 +115,24 @@
       const el = document.getElementById("plot-" + c.id);
       if (!el) throw new Error("no element for chart " + c.id);
       const width = widthOverride || Math.max(320, el.clientWidth || 600);
-      const spectrum = c.x_kind === "spectrum";
+      const spectrum = c.x_kind === "spectrum", offered = c.x_kind === "offered";
       const axis = { stroke: fg, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } };
       const opts = {
         width: width, height: 250,
         scales: {
-          x: spectrum ? { time: false, distr: 3, log: 10 } : { time: false },
+          x: spectrum || offered ? { time: false, distr: 3, log: 10 } : { time: false },
           y: c.y_log ? { distr: 3, log: 10 } : { range: (u, min, max) => [0, max > 0 ? max * 1.08 : 1] },
         },
         axes: [
           Object.assign({}, axis, {
-            label: spectrum ? "percentile (x = 1/(1−p))" : "seconds into the run",
-            values: spectrum ? (u, xs) => xs.map(x => (isPow10(x) ? pct(x) : "")) : (u, xs) => xs.map(x => x + "s"),
+            label: spectrum ? "percentile (x = 1/(1−p))" : offered ? "offered (msg/s, log axis)" : "seconds into the run",
+            values: spectrum ? (u, xs) => xs.map(x => (isPow10(x) ? pct(x) : ""))
+              : offered ? (u, xs) => xs.map(x => fmt("per_s", x)) : (u, xs) => xs.map(x => x + "s"),
           }),
           Object.assign({}, axis, { size: 72, values: (u, ys) => ys.map(y => (y == null ? "" : fmt(c.y_unit, y))) }),
         ],
-        series: [{ label: spectrum ? "percentile" : "t", value: (u, x) => (x == null ? "–" : spectrum ? pct(x) : x.toFixed(1) + "s") }]
+        series: [{ label: spectrum ? "percentile" : offered ? "offered" : "t",
+          value: (u, x) => (x == null ? "–" : spectrum ? pct(x) : offered ? fmt("per_s", x) : x.toFixed(1) + "s") }]
           .concat(c.series.map(s => ({
             label: s.label, stroke: s.color, width: 2, dash: s.dash ? [6, 4] : undefined, spanGaps: !!c.span_gaps,
             points: { show: c.x.length <= 60, size: 4, fill: s.color },

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mqblast/mqblast/run"
+	"github.com/mqblast/mqblast/scenario"
+)
+
+func init() { register(newLimitCmd) }
+
+func newLimitCmd() *cobra.Command {
+	var (
+		rf run.LimitOptions
+		f  runFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "limit SCENARIO --slo EXPR [--slo EXPR ...] [flags]",
+		Short: "Find the highest publish rate a broker sustains within an SLO, and who set the limit",
+		Long: `Find a broker's limit: connect the scenario's clients once, then step the offered publish
+rate up geometrically (--factor) from --start-rate until a step fails its SLO, then bisect
+between the last step that held and the first that failed until they are --precision apart.
+Each step holds its rate for --step, is judged after --settle, and is followed by --pause
+in which nothing is due, so that what was in flight arrives and the step's losses are its
+own. Rates are totals: messages per second offered by every publisher together (the
+per-publisher rate is printed beside them: --set parameters.publish_rate=<it> redoes a step
+as a plain run).
+
+An SLO is a threshold expression over a step's summary: latency_us.p99<50000,
+messages.lost==0, messages.unsent_total==0, throughput.receive_per_s>=45000,
+client.saturated==0 (the paths of a stage's summary in the result). A step also fails
+when the broker stalls (it held the publishers: flow control, a socket it did not read,
+dropped connections), since an overloaded broker can meet a latency SLO by not reading.
+
+The answer says who set the limit, from the first failed step's evidence: the client
+(schedule lag, CPU), the host (kernel findings, steal) or the broker (stalls, its CPU with
+--broker-pid or --broker-metrics). When the client or the host set it, the figure is a
+lower bound for the broker, and the output says so with the fix. The search runs in one
+process (--procs 1) and ends at --max-rate or --max-duration; Ctrl-C gives what is known.
+Exit 0 when a limit was found, 5 when even the start rate fails the SLO, 1 when the run
+failed, 2 on bad input.`,
+		Example: `  mqblast limit quick-p2p-100 --broker 127.0.0.1:1883 --slo 'latency_us.p99<50000' --slo messages.lost==0
+  mqblast limit p2p.json --sink --slo 'latency_us.p99<20000' --start-rate 10000 --max-rate 2000000 --html limit.html
+  mqblast limit quick-p2p-100 --broker 10.0.0.5:1883 --broker-metrics http://10.0.0.5:9100/metrics --slo 'latency_us.p99<50000'`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError(fmt.Errorf("limit takes one scenario (a file or a built-in name), got %d arguments", len(args)))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case f.stages != "":
+				return usageError(errors.New("--stages: limit sets the rate itself, step by step"))
+			case f.duration != 0:
+				return usageError(errors.New("--duration: limit runs until its answer; bound it with --max-duration"))
+			case f.shard != "" || f.startAt != "":
+				return usageError(errors.New("--shard and --start-at: limit runs in one process on one host"))
+			case f.net.profile != "":
+				return usageError(errors.New("--net: not with limit yet; run the search on a host whose network is the one to measure"))
+			}
+			s, err := scenario.Resolve(args[0])
+			if err != nil {
+				return withCode(exitInvalid, err)
+			}
+			f.limit = &rf
+			return executeScenario(cmd, s, &f)
+		},
+	}
+	f.register(cmd)
+	fl := cmd.Flags()
+	_ = fl.Set("procs", "1")
+	fl.Lookup("procs").DefValue = "1"
+	fl.StringArrayVar(&rf.SLO, "slo", nil, "what a step must hold: a threshold expression over its summary (repeatable), e.g. 'latency_us.p99<50000', messages.lost==0")
+	fl.Float64Var(&rf.StartRate, "start-rate", 0, "the first step's rate, messages per second of all publishers together (default: the scenario's, publish_rate × publishers)")
+	fl.Float64Var(&rf.MaxRate, "max-rate", 0, "the highest rate tried (default: 1000 × the start rate)")
+	fl.Float64Var(&rf.Precision, "precision", 0.05, "stop when the first failed rate is within this fraction above the sustained one")
+	fl.Float64Var(&rf.Factor, "factor", 2, "the step up from one rate to the next until a step fails")
+	fl.DurationVar(&rf.Step, "step", 10e9, "how long each rate is held (whole seconds)")
+	fl.DurationVar(&rf.Settle, "settle", 3e9, "how much of each step's start is not judged")
+	fl.DurationVar(&rf.Pause, "pause", 2e9, "how long nothing is due after each step, so that its copies in flight arrive (whole seconds)")
+	fl.DurationVar(&rf.MaxDuration, "max-duration", 600e9, "the longest the search publishes")
+	fl.StringVar(&rf.Vary, "vary", run.VaryPublishRate, "the rate field varied (only "+run.VaryPublishRate+" in this version)")
+	return cmd
+}

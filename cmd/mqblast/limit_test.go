@@ -1,0 +1,151 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/result"
+)
+
+// TestLimitBadInput: each input a search cannot use is one line and exit 2 (3 for a
+// scenario that does not validate), before any socket: the broker address is one nothing
+// listens on, so a run that started would fail otherwise.
+func TestLimitBadInput(t *testing.T) {
+	t.Parallel()
+	base := []string{"limit", "quick-p2p-100", "--broker", "127.0.0.1:9", "--no-check"}
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no slo", nil, exitUsage, "needs at least one --slo"},
+		{"bad path", []string{"--slo", "latency_us.p77<5"}, exitUsage, "latency_us.p77"},
+		{"bad expr", []string{"--slo", "latency_us.p99 about 5"}, exitUsage, "--slo"},
+		{"start above max", []string{"--slo", "messages.lost==0", "--start-rate", "5000", "--max-rate", "1000"}, exitUsage, "--start-rate 5000 is above --max-rate 1000"},
+		{"vary", []string{"--slo", "messages.lost==0", "--vary", "parameters.connection_rate"}, exitUsage, "only parameters.publish_rate"},
+		{"settle", []string{"--slo", "messages.lost==0", "--step", "2s", "--settle", "2s"}, exitUsage, "--settle 2s is not shorter than --step 2s"},
+		{"stages", []string{"--slo", "messages.lost==0", "--stages", "10s:100"}, exitUsage, "--stages: limit sets the rate itself"},
+		{"procs", []string{"--slo", "messages.lost==0", "--procs", "2"}, exitUsage, "limit runs in one process"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := runBin(t, append(base, c.args...)...)
+			if r.code != c.code || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stderr, "connecting") {
+				t.Errorf("exit %d, want %d with %q before connecting:\n%s", r.code, c.code, c.want, r.stderr)
+			}
+		})
+	}
+	r := runBin(t, "limit", "quick-conn-100", "--broker", "127.0.0.1:9", "--no-check", "--slo", "messages.lost==0")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "has no publishers") {
+		t.Errorf("a Connections scenario: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// limitRun runs mqblast limit with args and --out, and returns its result and output.
+func limitRun(t *testing.T, wantCode int, args ...string) (*result.Result, string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "limit.json")
+	r := runBin(t, append(append([]string{"limit"}, args...), "--no-check", "--out", out, "--step", "2s", "--settle", "1s",
+		"--pause", "1s")...)
+	if r.code != wantCode {
+		t.Fatalf("exit %d, want %d\n%s", r.code, wantCode, r.stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res result.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Limit == nil {
+		t.Fatalf("no limit in the result\n%s", r.stderr)
+	}
+	return &res, r.stdout + r.stderr
+}
+
+// checkSearch asserts what every search's steps must show: the geometric climb from the
+// start rate, the bisection between the last step that held and the first that failed, and
+// an answer that is those two.
+func checkSearch(t *testing.T, l *result.Limit, start, factor float64) {
+	t.Helper()
+	good, bad := 0.0, 0.0
+	for i, st := range l.Steps {
+		t.Logf("step %d: %.0f msg/s, arrived %.0f, p99 %d µs, lost %d, ok %v %v", i+1, st.Rate, st.Throughput.ReceivePerS,
+			st.LatencyUS.P99, st.Messages.Lost, st.OK, st.Failed)
+		want := start
+		switch {
+		case i == 0:
+		case bad == 0:
+			want = l.Steps[i-1].Rate * factor
+		default:
+			want = math.Sqrt(good * bad)
+		}
+		if d := st.Rate/want - 1; d > 1e-6 || d < -1e-6 {
+			t.Errorf("step %d: rate %.1f, want %.1f", i+1, st.Rate, want)
+		}
+		if st.OK {
+			good = max(good, st.Rate)
+		} else if bad == 0 || st.Rate < bad {
+			bad = st.Rate
+		}
+		if st.PerClient*float64(l.Publishers) < st.Rate*0.999 || st.Throughput.WindowS <= 0 {
+			t.Errorf("step %d: per client %.2f × %d publishers, window %.1fs", i+1, st.PerClient, l.Publishers, st.Throughput.WindowS)
+		}
+	}
+	if l.Sustained != good || l.FirstFailed != bad || l.Found != (good > 0) {
+		t.Errorf("answer sustained %.1f first failed %.1f found %v, the steps say %.1f and %.1f", l.Sustained, l.FirstFailed, l.Found, good, bad)
+	}
+}
+
+
+// TestLimitSink: a search against mqblast sink finds the client host's own ceiling, and
+// says that the client or the host set it, never the broker, with the words that make it
+// a lower bound and the fix; the HTML report of the search draws its charts.
+func TestLimitSink(t *testing.T) {
+	t.Parallel()
+	html := filepath.Join(t.TempDir(), "limit.html")
+	res, output := limitRun(t, 0, "quick-p2p-100", "--sink", "--slo", "latency_us.p99<2000", "--slo", "messages.lost==0",
+		"--start-rate", "2000", "--factor", "4", "--precision", "0.25", "--max-duration", "90s", "--html", html)
+	l := res.Limit
+	checkSearch(t, l, 2000, 4)
+	if !l.Found || l.FirstFailed == 0 || l.Ended != "precision" || l.Reached > 0.25 {
+		t.Errorf("limit %+v: want a limit within 25 %%", l)
+	}
+	if l.LimitedBy != "client" && l.LimitedBy != "host" || !l.LowerBound || !strings.Contains(l.Fix, "lower bound") {
+		t.Errorf("limited by %q, lower bound %v, fix %q: against the sink, the client or the host sets the limit", l.LimitedBy, l.LowerBound, l.Fix)
+	}
+	if !strings.Contains(output, "LIMIT") || !strings.Contains(output, "sustains") {
+		t.Errorf("the summary does not give the answer:\n%s", output)
+	}
+	b, err := os.ReadFile(html)
+	if err != nil || !strings.Contains(string(b), "limit_achieved") {
+		t.Errorf("the HTML report has no limit chart (%v)", err)
+	}
+}
+
+// TestLimitMosquitto: a search against Mosquitto with a latency SLO ends with an answer whose
+// steps hold below it and fail above it, and whose first failed step names what it broke.
+func TestLimitMosquitto(t *testing.T) {
+	t.Parallel()
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	res, _ := limitRun(t, 0, "quick-p2p-100", "--broker", m.Addr, "--procs", "1", "--broker-pid", strconv.Itoa(m.Cmd.Process.Pid),
+		"--slo", "latency_us.p99<5000", "--start-rate", "1000", "--factor", "4", "--precision", "0.25", "--max-duration", "90s")
+	l := res.Limit
+	checkSearch(t, l, 1000, 4)
+	if !l.Found || len(l.FailedSLO) == 0 || !strings.Contains(strings.Join(l.FailedSLO, ";"), "latency_us.p99") {
+		t.Errorf("limit %+v: want a limit with the SLO it broke", l)
+	}
+	for _, st := range l.Steps {
+		if st.BrokerCPUPercent <= 0 {
+			t.Errorf("step %d: no broker CPU (--broker-pid)", st.Index+1)
+		}
+	}
+}

@@ -1,0 +1,62 @@
+package result
+
+// Limit is the answer of a search for the highest rate a broker sustains within an SLO
+// (mqblast limit): the publish rate was stepped up geometrically from a start rate until a
+// step failed, then bisected between the last step that held and the first that failed.
+// Rates are totals, every publisher together, in messages per second offered; the
+// per-client figures beside them are what `--set parameters.publish_rate=` takes to redo a
+// step as a plain run.
+type Limit struct {
+	// Found is false when no step held (even the start rate failed the SLO), or none ran.
+	Found bool `json:"found"`
+	// Sustained is the highest rate whose step held; FirstFailed the lowest whose step
+	// failed (0: none failed up to MaxRate or the time allowed).
+	Sustained            float64 `json:"sustained"`
+	SustainedPerClient   float64 `json:"sustained_per_client"`
+	FirstFailed          float64 `json:"first_failed"`
+	FirstFailedPerClient float64 `json:"first_failed_per_client"`
+	// Precision is the precision asked for (0.05: the answer within 5 %); Reached the one
+	// the search reached (FirstFailed/Sustained - 1), 0 when nothing failed.
+	Precision float64 `json:"precision"`
+	Reached   float64 `json:"reached"`
+	// Publishers is how many publishers share the rate; Vary the scenario field varied.
+	Publishers int    `json:"publishers"`
+	Vary       string `json:"vary"`
+	// SLO are the expressions each step was held to; FailedSLO those the first failed
+	// step broke (with "broker stalled" when it failed by the broker holding publishers).
+	SLO       []string `json:"slo"`
+	FailedSLO []string `json:"failed_slo,omitempty"`
+	// LimitedBy is who set the limit, from the first failed step's evidence: "broker",
+	// "client" or "host"; LowerBound says the figure is a lower bound for the broker (the
+	// client or the host set it), Fix what to change then.
+	LimitedBy  string   `json:"limited_by,omitempty"`
+	LowerBound bool     `json:"lower_bound,omitempty"`
+	Evidence   []string `json:"evidence,omitempty"`
+	Fix        string   `json:"fix,omitempty"`
+	// Ended says why the search stopped: "precision" (reached), "max_rate" (every step up
+	// to it held), "max_duration", "interrupted", "start_failed".
+	Ended string      `json:"ended"`
+	Steps []LimitStep `json:"steps"`
+}
+
+// LimitStep is one probe of the search: a rate held for a step, its window's summary (after
+// the settle time; loss and unsent over the whole step and the pause after it, when the
+// schedule was idle so that what was in flight arrived), and whether it held.
+type LimitStep struct {
+	Index     int     `json:"index"`
+	Rate      float64 `json:"rate"`
+	PerClient float64 `json:"per_client"`
+	OK        bool    `json:"ok"`
+	// Failed are the expressions it broke, and "broker stalled" when the broker held it.
+	Failed []string `json:"failed,omitempty"`
+	// BrokerCPUPercent is the broker process's CPU over the step's window (100 = one
+	// core), BrokerHostCPUPercent its host's (100 = every CPU), ClientCPUPercent the
+	// client's, when known (0: not sampled).
+	BrokerCPUPercent     float64 `json:"broker_cpu_percent,omitempty"`
+	BrokerHostCPUPercent float64 `json:"broker_host_cpu_percent,omitempty"`
+	ClientCPUPercent     float64 `json:"client_cpu_percent,omitempty"`
+	// RunDelayShare is the share of the step's time (and its pause's) the client's threads
+	// waited for a CPU (of one core's time).
+	RunDelayShare float64 `json:"run_delay_share,omitempty"`
+	StageSummary
+}

@@ -1,0 +1,398 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/report"
+	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/scenario"
+	"github.com/mqblast/mqblast/tuning"
+)
+
+// LimitOptions are the settings of a search for the broker's limit (Limit). Rates are
+// totals, messages per second offered by every publisher together.
+type LimitOptions struct {
+	// SLO are threshold expressions over a step's summary (result.StageSummary's paths:
+	// latency_us.p99<50000, messages.lost==0, throughput.receive_per_s>=...).
+	SLO []string
+	// StartRate is the first step's rate (0: the scenario's, publish_rate × publishers);
+	// MaxRate the highest the search tries (0: 1000 × the start rate).
+	StartRate, MaxRate float64
+	// Precision is where the bisection stops: first failed / sustained - 1 at most this
+	// (0: 0.05). Factor is the geometric step up before a step fails (0: 2).
+	Precision, Factor float64
+	// Step is how long each rate is held (0: 10s), Settle how much of its start is not
+	// judged (0: 3s), Pause how long the schedule idles after it so that what is in flight
+	// arrives before the next step (0: 2s): whole seconds, the intervals' length.
+	Step, Settle, Pause time.Duration
+	// MaxDuration bounds the search (0: 10m).
+	MaxDuration time.Duration
+	// Vary is the rate field varied: parameters.publish_rate ("" means it).
+	Vary string
+}
+
+// VaryPublishRate is the only rate field a search varies: the publishers' rate.
+const VaryPublishRate = "parameters.publish_rate"
+
+// defaults fills lo's zero fields.
+func (lo *LimitOptions) defaults() {
+	lo.Precision = cmpPositive(lo.Precision, 0.05)
+	lo.Factor = cmpPositive(lo.Factor, 2)
+	lo.Step = cmpDuration(lo.Step, 10*time.Second)
+	lo.Settle = cmpDuration(lo.Settle, 3*time.Second)
+	lo.Pause = cmpDuration(lo.Pause, 2*time.Second)
+	lo.MaxDuration = cmpDuration(lo.MaxDuration, 10*time.Minute)
+	if lo.Vary == "" {
+		lo.Vary = VaryPublishRate
+	}
+}
+
+func cmpPositive(v, def float64) float64 {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+func cmpDuration(v, def time.Duration) time.Duration {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// PrepareLimit checks a search's options against its scenario before any socket (each
+// problem a usage error that names the flag), fills their defaults, and sets s up for it:
+// publishing at the start rate for the whole search, no warm-up, no stages. It returns the
+// number of publishers the rate is shared by.
+func PrepareLimit(s *scenario.Scenario, pubs int, lo *LimitOptions) error {
+	lo.defaults()
+	switch {
+	case lo.Vary != VaryPublishRate:
+		return usage(fmt.Errorf("--vary %s: only %s can be varied (the search steps the publishers' rate; the connection rate's is not built)",
+			lo.Vary, VaryPublishRate))
+	case pubs == 0:
+		return usage(fmt.Errorf("the scenario (type %s) has no publishers: limit varies the publish rate, and there is none to vary", s.Type))
+	case len(lo.SLO) == 0:
+		return usage(errors.New("limit needs at least one --slo, e.g. --slo 'latency_us.p99<50000' --slo 'messages.lost==0'"))
+	case lo.Factor <= 1:
+		return usage(fmt.Errorf("--factor %v: want more than 1 (the step up from one rate to the next)", lo.Factor))
+	case lo.Precision >= 1 || lo.Precision < 0.001:
+		return usage(fmt.Errorf("--precision %v: want from 0.001 to 0.99 (0.05: within 5 %%)", lo.Precision))
+	case lo.Step%time.Second != 0 || lo.Pause%time.Second != 0:
+		return usage(fmt.Errorf("--step %v and --pause %v: want whole seconds (the intervals' length)", lo.Step, lo.Pause))
+	case lo.Settle >= lo.Step:
+		return usage(fmt.Errorf("--settle %v is not shorter than --step %v: nothing of a step would be judged", lo.Settle, lo.Step))
+	case lo.MaxDuration < lo.Step+lo.Pause:
+		return usage(fmt.Errorf("--max-duration %v is shorter than one step and its pause (%v)", lo.MaxDuration, lo.Step+lo.Pause))
+	}
+	if err := result.CheckStageThresholdPaths(lo.SLO); err != nil {
+		return usage(fmt.Errorf("--slo: %w", err))
+	}
+	if lo.StartRate == 0 {
+		lo.StartRate = s.Parameters.PublishRate * float64(pubs)
+	}
+	if lo.MaxRate == 0 {
+		lo.MaxRate = 1000 * lo.StartRate
+	}
+	switch {
+	case lo.StartRate <= 0:
+		return usage(fmt.Errorf("--start-rate %v: want a rate above 0 (messages per second, all publishers together)", lo.StartRate))
+	case lo.StartRate > lo.MaxRate:
+		return usage(fmt.Errorf("--start-rate %v is above --max-rate %v", lo.StartRate, lo.MaxRate))
+	case lo.MaxRate/float64(pubs) > scenario.MaxPublishRate:
+		return usage(fmt.Errorf("--max-rate %v is %v per publisher, above the most one publisher sends (%v): lower it or add publishers",
+			lo.MaxRate, lo.MaxRate/float64(pubs), scenario.MaxPublishRate))
+	}
+	p := &s.Parameters
+	p.PublishRate = lo.StartRate / float64(pubs)
+	p.Stages = nil
+	p.Warmup = 0
+	p.Duration = lo.MaxDuration
+	return nil
+}
+
+// Limit runs plan (prepared by PrepareLimit) once, connecting once, and searches for the
+// highest rate its broker sustains within lo.SLO: each probe a step of that run. It runs
+// in this process (a search changes the rate of one engine). The result has Limit; the
+// error is ErrThreshold's kind when even the start rate failed.
+func Limit(ctx context.Context, plan *scenario.Plan, o Options, lo LimitOptions) (*result.Result, error) {
+	if o.Procs > 1 {
+		return nil, usage(fmt.Errorf("--procs %d: limit runs in one process (it changes the rate of one engine); "+
+			"give --procs 1, or fewer clients than one process holds", o.Procs))
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	pubs := plan.Estimate().Publishers
+	s := &search{lo: lo, pubs: pubs, log: o.Log, ivs: make(chan result.Interval, 64),
+		out: &result.Limit{Precision: lo.Precision, Publishers: pubs, Vary: lo.Vary, SLO: lo.SLO}}
+	prev := o.OnInterval
+	o.OnInterval = func(iv result.Interval, snap *result.Snapshot) {
+		if prev != nil {
+			prev(iv, snap)
+		}
+		select {
+		case s.ivs <- iv:
+		default: // the search is not reading (it ended): nothing waits on it
+		}
+	}
+	o.tune = func(r *bench.Runner) {
+		r.Controller = s.control
+		r.Warmup, r.Stages = 0, nil
+	}
+	res, err := Execute(ctx, plan, o)
+	if res == nil {
+		return nil, err
+	}
+	s.finish(res)
+	res.Limit = s.out
+	if err == nil && !s.out.Found {
+		err = kind(ErrThreshold, fmt.Errorf("even the start rate %s msg/s failed the SLO: lower --start-rate", report.RateText(lo.StartRate)))
+	}
+	return res, err
+}
+
+// search is the state of one search: its steps so far and the intervals it has seen.
+type search struct {
+	lo   LimitOptions
+	pubs int
+	log  io.Writer
+	ivs  chan result.Interval
+	seen result.Result // the intervals so far
+	out  *result.Limit
+	last *result.LimitStep // the first failed step, for the verdict
+}
+
+// control runs the search on a running schedule: step, judge, step again.
+func (s *search) control(ctx context.Context, rc bench.RateControl, pubStart, runStart time.Time) {
+	lo := &s.lo
+	deadline := pubStart.Add(lo.MaxDuration)
+	at := pubStart
+	good, bad := 0.0, 0.0
+	rate := lo.StartRate
+	s.out.Ended = "precision"
+	for {
+		if at.Add(lo.Step + lo.Pause).After(deadline) {
+			s.out.Ended = "max_duration"
+			return
+		}
+		st, next, ok := s.probe(ctx, rc, rate, at, runStart)
+		if !ok { // the context ended
+			s.out.Ended = "interrupted"
+			return
+		}
+		at = next
+		if st.OK {
+			good = max(good, rate)
+		} else if bad == 0 || rate < bad {
+			bad = rate
+			s.last = st
+		}
+		switch {
+		case bad == lo.StartRate:
+			s.out.Ended = "start_failed"
+			return
+		case bad == 0 && rate >= lo.MaxRate:
+			s.out.Ended = "max_rate"
+			return
+		case bad == 0:
+			rate = min(rate*lo.Factor, lo.MaxRate)
+		case bad/good-1 <= lo.Precision:
+			return
+		default:
+			rate = math.Sqrt(good * bad) // halfway on a log scale
+		}
+	}
+}
+
+// probe holds rate for a step from at, then pauses the schedule until what the broker
+// still held has arrived (at least Pause, at most maxDrain), and judges the step over the
+// intervals that cover both: an overloaded broker's backlog is the step's, not the next
+// one's. It returns the step and when the next may start; ok is false when ctx ended first.
+func (s *search) probe(ctx context.Context, rc bench.RateControl, rate float64, at, runStart time.Time) (_ *result.LimitStep, next time.Time, ok bool) {
+	lo := &s.lo
+	scale := rate / lo.StartRate
+	end, resume := at.Add(lo.Step), at.Add(lo.Step+lo.Pause)
+	if err := rc.SetRate(at, scale, 0); err == nil {
+		err = rc.SetRate(end, 0, 0)
+		if err != nil {
+			fmt.Fprintf(s.log, "limit: cannot pause the schedule: %v\n", err)
+		}
+	}
+	fmt.Fprintf(s.log, "limit: step %d: %s msg/s (%s per publisher) for %v\n", len(s.out.Steps)+1, report.RateText(rate),
+		report.RateText(rate/float64(s.pubs)), lo.Step)
+	rel := func(t time.Time) float64 { return t.Sub(runStart).Seconds() }
+	wait0, ok0 := tuning.SelfRunDelay()
+	t0 := time.Now()
+	if !s.until(ctx, rel(resume)) {
+		return nil, next, false
+	}
+	for { // until an interval in which nothing arrived nor was written (a QoS 1/2 re-send)
+		last := s.seen.Intervals[len(s.seen.Intervals)-1]
+		if last.Received == 0 && last.Published == 0 || time.Since(resume) > maxDrain {
+			break
+		}
+		if !s.until(ctx, last.TS+1) {
+			return nil, next, false
+		}
+	}
+	resume = runStart.Add(time.Duration(s.seen.Intervals[len(s.seen.Intervals)-1].TS * float64(time.Second)))
+	wait1, ok1 := tuning.SelfRunDelay()
+	win := result.Window(&s.seen, rel(at.Add(lo.Settle)), rel(end))
+	all := result.Window(&s.seen, rel(at), rel(resume)) // the pause after it let the copies in flight arrive
+	win.Messages = all.Messages
+	win.BrokerStalled = all.BrokerStalled
+	st := &result.LimitStep{Index: len(s.out.Steps), Rate: rate, PerClient: rate / float64(s.pubs), StageSummary: win}
+	s.cpu(st, rel(at.Add(lo.Settle)), rel(end))
+	if span := time.Since(t0).Seconds(); ok0 && ok1 && span > 0 {
+		st.RunDelayShare = (wait1 - wait0).Seconds() / span
+	}
+	if err := st.EvaluateThresholds(lo.SLO); err != nil { // checked before the run
+		fmt.Fprintf(s.log, "limit: %v\n", err)
+	}
+	st.OK = true
+	for _, t := range st.Thresholds {
+		if !t.OK {
+			st.OK = false
+			st.Failed = append(st.Failed, fmt.Sprintf("%s (was %s)", t.Expr, t.ValueText()))
+		}
+	}
+	if st.BrokerStalled.Stalled {
+		st.OK = false
+		st.Failed = append(st.Failed, "broker stalled: "+strings.Join(st.BrokerStalled.Evidence, "; "))
+	}
+	verdict := "holds"
+	if !st.OK {
+		verdict = "FAILS: " + strings.Join(st.Failed, "; ")
+	}
+	fmt.Fprintf(s.log, "limit: step %d: %s msg/s achieved %s, p99 %s, lost %d: %s\n", st.Index+1, report.RateText(rate),
+		report.RateText(st.Throughput.ReceivePerS), result.Micros(st.LatencyUS.P99), st.Messages.Lost, verdict)
+	s.out.Steps = append(s.out.Steps, *st)
+	return &s.out.Steps[len(s.out.Steps)-1], resume, true
+}
+
+// maxDrain bounds the wait after a step for what the broker still held.
+const maxDrain = 30 * time.Second
+
+// until reads intervals until one ends at or after t seconds into the run.
+func (s *search) until(ctx context.Context, t float64) bool {
+	for {
+		if n := len(s.seen.Intervals); n > 0 && s.seen.Intervals[n-1].TS >= t-0.05 {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case iv := <-s.ivs:
+			s.seen.Intervals = append(s.seen.Intervals, iv)
+		}
+	}
+}
+
+// cpu sets the step's CPU figures: the averages of the intervals whose middle lies in
+// [from, to).
+func (s *search) cpu(st *result.LimitStep, from, to float64) {
+	var n, nb, nh float64
+	prev := 0.0
+	for _, iv := range s.seen.Intervals {
+		mid := (prev + iv.TS) / 2
+		prev = iv.TS
+		if mid < from || mid >= to {
+			continue
+		}
+		n++
+		st.ClientCPUPercent += iv.ClientCPUPercent
+		if iv.BrokerCPUPercent > 0 {
+			nb++
+			st.BrokerCPUPercent += iv.BrokerCPUPercent
+		}
+		if h := iv.BrokerHost; h != nil && h.HasHost {
+			nh++
+			st.BrokerHostCPUPercent += h.CPUPercent
+		}
+	}
+	if n > 0 {
+		st.ClientCPUPercent /= n
+	}
+	if nb > 0 {
+		st.BrokerCPUPercent /= nb
+	}
+	if nh > 0 {
+		st.BrokerHostCPUPercent /= nh
+	}
+}
+
+// finish sets the answer from the steps and, from the first failed step's evidence, who
+// set the limit.
+func (s *search) finish(res *result.Result) {
+	out := s.out
+	if res.Interrupted && out.Ended != "start_failed" {
+		out.Ended = "interrupted"
+	}
+	for _, st := range out.Steps {
+		if st.OK && st.Rate > out.Sustained {
+			out.Sustained, out.SustainedPerClient, out.Found = st.Rate, st.PerClient, true
+		}
+		if !st.OK && (out.FirstFailed == 0 || st.Rate < out.FirstFailed) {
+			out.FirstFailed, out.FirstFailedPerClient = st.Rate, st.PerClient
+		}
+	}
+	if out.Found && out.FirstFailed > 0 {
+		out.Reached = out.FirstFailed/out.Sustained - 1
+	}
+	st := s.last
+	if st == nil {
+		return
+	}
+	out.FailedSLO = st.Failed
+	cores := float64(max(res.Host.Cores, 1))
+	var client, host, broker []string
+	if st.Client.Saturated {
+		client = append(client, st.Client.SaturationEvidence...)
+	}
+	if st.ClientCPUPercent > 90*cores {
+		client = append(client, fmt.Sprintf("client CPU %.0f%% of its %d cores", st.ClientCPUPercent, int(cores)))
+	}
+	if st.RunDelayShare >= bench.RunDelayShare {
+		host = append(host, fmt.Sprintf("the client's threads waited for a CPU %.0f%% of the step's time: the host's cores are short "+
+			"(the broker or other work shares them)", 100*st.RunDelayShare))
+	}
+	if res.Host.Limited {
+		host = append(host, res.Host.LimitedEvidence...)
+	}
+	if res.Calibration && len(client) == 0 && len(host) == 0 { // the sink shares the host: it is never the limit
+		host = append(host, "a calibration run: mqblast sink on this host relays what the client sends, so the host's ceiling is the limit")
+	}
+	if st.BrokerStalled.Stalled {
+		broker = append(broker, st.BrokerStalled.Evidence...)
+	}
+	if st.BrokerCPUPercent > 0 {
+		broker = append(broker, fmt.Sprintf("broker process CPU %.0f%% of a core", st.BrokerCPUPercent))
+	}
+	if st.BrokerHostCPUPercent > 0 {
+		broker = append(broker, fmt.Sprintf("broker host CPU %.0f%% of its CPUs", st.BrokerHostCPUPercent))
+	}
+	switch {
+	case len(client) > 0:
+		out.LimitedBy, out.LowerBound, out.Evidence = "client", true, append(client, broker...)
+		out.Fix = "the client set this limit, so it is a lower bound for the broker: run the load from more client hosts " +
+			"(--shard on each) or a larger one, and not on the broker's host"
+	case len(host) > 0:
+		out.LimitedBy, out.LowerBound, out.Evidence = "host", true, append(host, broker...)
+		out.Fix = "the host set this limit, so it is a lower bound for the broker: fix the kernel findings, or run on a quieter " +
+			"host (dedicated vCPUs, no other work), not on the broker's host"
+	default:
+		out.LimitedBy, out.Evidence = "broker", broker
+		if len(broker) == 0 {
+			out.Evidence = []string{"the step failed its SLO while the client kept its schedule (schedule lag within 10 ms) and the host showed nothing"}
+		}
+	}
+}
