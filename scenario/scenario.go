@@ -292,7 +292,7 @@ func (s *Scenario) applyDefaults() {
 		if total := StagesTotal(p.Stages); total > 0 && total <= maxSpan {
 			p.Duration = total
 		}
-		if peak := StagesPeak(p.Stages); peak > 0 && peak <= maxPublishRate {
+		if peak := StagesPeak(p.Stages); peak > 0 && peak <= MaxPublishRate {
 			p.PublishRate = peak
 			p.given |= givenPublishRate
 		}
