@@ -127,10 +127,10 @@ func checkPage(t *testing.T, b *browsertest.Browser, file string, p *Page, shot 
 func TestBrowser(t *testing.T) {
 	b := browsertest.Start(t)
 	results := map[string]*result.Result{"empty": {Schema: result.Schema}}
-	for _, name := range []string{"p2p.json", "conn.json", "roundtrip.json", "brokerhost.json"} {
+	for _, name := range []string{"p2p.json", "conn.json", "roundtrip.json", "brokerhost.json", "limit.json"} {
 		results[strings.TrimSuffix(name, ".json")] = load(t, name)
 	}
-	for _, name := range []string{"p2p", "conn", "roundtrip", "empty", "brokerhost"} {
+	for _, name := range []string{"p2p", "conn", "roundtrip", "empty", "brokerhost", "limit"} {
 		t.Run(name, func(t *testing.T) {
 			r := results[name]
 			file := filepath.Join(t.TempDir(), "report.html")
