@@ -247,6 +247,7 @@ func (s *search) probe(ctx context.Context, rc bench.RateControl, rate float64, 
 	resume = runStart.Add(time.Duration(s.seen.Intervals[len(s.seen.Intervals)-1].TS * float64(time.Second)))
 	wait1, ok1 := tuning.SelfRunDelay()
 	win := result.Window(&s.seen, rel(at.Add(lo.Settle)), rel(end))
+	kept := win.Messages // the judged window's: what was expected in it and what arrived in it
 	all := result.Window(&s.seen, rel(at), rel(resume)) // the pause after it let the copies in flight arrive
 	win.Messages = all.Messages
 	win.BrokerStalled = all.BrokerStalled
@@ -265,6 +266,15 @@ func (s *search) probe(ctx context.Context, rc bench.RateControl, rate float64, 
 			st.Failed = append(st.Failed, fmt.Sprintf("%s (was %s)", t.Expr, t.ValueText()))
 		}
 	}
+	if w := st.Throughput.PublishPerS; w < offeredShare*rate {
+		st.OK = false
+		st.Failed = append(st.Failed, fmt.Sprintf("offered rate not kept: %s msg/s written of %s", report.RateText(w), report.RateText(rate)))
+	}
+	if e := kept.Expected; e > 0 && float64(kept.Received) < offeredShare*float64(e) {
+		st.OK = false
+		st.Failed = append(st.Failed, fmt.Sprintf("arrivals fell behind: %s msg/s arrived of %s expected (a backlog grew)",
+			report.RateText(st.Throughput.ReceivePerS), report.RateText(float64(e)/max(st.Throughput.WindowS, 1e-9))))
+	}
 	if st.BrokerStalled.Stalled {
 		st.OK = false
 		st.Failed = append(st.Failed, "broker stalled: "+strings.Join(st.BrokerStalled.Evidence, "; "))
@@ -278,6 +288,12 @@ func (s *search) probe(ctx context.Context, rc bench.RateControl, rate float64, 
 	s.out.Steps = append(s.out.Steps, *st)
 	return &s.out.Steps[len(s.out.Steps)-1], resume, true
 }
+
+// offeredShare is the share of a step's rate that must be written in its window, and of the
+// copies expected in it that must arrive in it, for the step to hold: a schedule that falls
+// behind has not offered the rate it names, and a broker whose backlog grows does not
+// sustain it, whatever its latency and losses look like while the step lasts.
+const offeredShare = 0.95
 
 // maxDrain bounds the wait after a step for what the broker still held.
 const maxDrain = 30 * time.Second
