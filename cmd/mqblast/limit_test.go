@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/result"
@@ -105,7 +106,6 @@ func checkSearch(t *testing.T, l *result.Limit, start, factor float64) {
 	}
 }
 
-
 // TestLimitSink: a search against mqblast sink finds the client host's own ceiling, and
 // says that the client or the host set it, never the broker, with the words that make it
 // a lower bound and the fix; the HTML report of the search draws its charts.
@@ -168,4 +168,21 @@ func TestLimitRoundTrip(t *testing.T) {
 			t.Errorf("step %d: p99 %d µs over %d round trips, ok %v", st.Index+1, st.LatencyUS.P99, st.LatencyUS.Count, st.OK)
 		}
 	}
+}
+
+// TestLimitInterrupted: Ctrl-C during a search writes what is known: the steps that ran and
+// the answer they give, marked interrupted, with exit 130.
+func TestLimitInterrupted(t *testing.T) {
+	t.Parallel()
+	b, stderr := interruptedRun(t, 9*time.Second, "limit", "quick-p2p-100", "--sink", "--no-check", "--slo", "latency_us.p99<900000",
+		"--start-rate", "500", "--factor", "1.5", "--step", "2s", "--settle", "1s", "--pause", "1s")
+	var res result.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	l := res.Limit
+	if l == nil || l.Ended != "interrupted" || len(l.Steps) == 0 || !l.Found {
+		t.Fatalf("limit %+v: want the steps so far and their answer, interrupted\n%s", l, stderr)
+	}
+	checkSearch(t, l, 500, 1.5)
 }
