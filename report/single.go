@@ -343,7 +343,8 @@ func timeChart(id, title, unit string, ylog bool, r *result.Result, s ...Series)
 }
 
 // StageMarks are the marks of a staged run's stages on its time charts: a line where each
-// stage starts (seconds into the run) and one where the last ends.
+// stage starts (seconds into the run) and one where the last ends; and of a limit search's
+// steps, where each step's judged window starts.
 func StageMarks(r *result.Result) []Mark {
 	var ms []Mark
 	for _, st := range r.Stages {
@@ -351,6 +352,11 @@ func StageMarks(r *result.Result) []Mark {
 	}
 	if n := len(r.Stages); n > 0 {
 		ms = append(ms, Mark{X: r.Stages[n-1].ToS, Label: "end"})
+	}
+	if l := r.Limit; l != nil { // a search's steps: where each step's judged window starts
+		for _, st := range l.Steps {
+			ms = append(ms, Mark{X: st.FromS, Label: fmt.Sprintf("step %d: %s/s", st.Index+1, RateText(st.Rate))})
+		}
 	}
 	return ms
 }
