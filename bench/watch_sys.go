@@ -238,6 +238,6 @@ func (s *sysWatch) result(last *brokersys.Reading, end time.Time) *result.Broker
 	if last.Gaps > 0 {
 		b.Notes = append(b.Notes, fmt.Sprintf("the $SYS reader's connection dropped %d times: the broker counted $SYS messages it did not read", last.Gaps))
 	}
-	b.Comparable = hasPublish && b.Fresh && !restarted && last.Gaps == 0 && !(s.qos2 && mosquitto)
+	b.Comparable = hasPublish && b.Fresh && !restarted && last.Gaps == 0 && (!s.qos2 || !mosquitto)
 	return b
 }

@@ -133,8 +133,8 @@ func (pr *profile) at(x float64, i int) int64 {
 	s := &pr.segs[i]
 	r := x - s.tau
 	var d float64
-	switch {
-	case s.slope == 0:
+	switch s.slope {
+	case 0:
 		if s.m0 <= 0 {
 			return never // the last segment, a pause for good
 		}
@@ -233,7 +233,8 @@ func (e *Engine) SetRate(at time.Time, scale float64, ramp time.Duration) error 
 			kept = append(kept, c)
 		}
 	}
-	r.changes = append(kept, rateChange{at: t, scale: scale, ramp: int64(ramp)})
+	kept = append(kept, rateChange{at: t, scale: scale, ramp: int64(ramp)})
+	r.changes = kept
 	if start := e.pubStart.Load(); start != 0 {
 		e.prof.Store(buildProfile(start, r.changes))
 	}

@@ -138,8 +138,7 @@ func TestRateStep(t *testing.T) {
 // TestRateRamp: a ramp of the scale from 1 to 5 over 5 s, set before the run starts: the
 // per-second counts of the due times published follow it within 2 %.
 func TestRateRamp(t *testing.T) {
-	var r *ratedRun
-	r = startRated(t, 100, 10, 0, func(e *reactor.Engine) {
+	r := startRated(t, 100, 10, 0, func(e *reactor.Engine) {
 		// Before the start: the ramp begins at the start.
 		if err := e.SetRate(time.Time{}, 5, 5*time.Second); err != nil {
 			t.Fatal(err)

@@ -247,7 +247,7 @@ func (s *search) probe(ctx context.Context, rc bench.RateControl, rate float64, 
 	resume = runStart.Add(time.Duration(s.seen.Intervals[len(s.seen.Intervals)-1].TS * float64(time.Second)))
 	wait1, ok1 := tuning.SelfRunDelay()
 	win := result.Window(&s.seen, rel(at.Add(lo.Settle)), rel(end))
-	kept := win.Messages // the judged window's: what was expected in it and what arrived in it
+	kept := win.Messages                                // the judged window's: what was expected in it and what arrived in it
 	all := result.Window(&s.seen, rel(at), rel(resume)) // the pause after it let the copies in flight arrive
 	win.Messages = all.Messages
 	win.BrokerStalled = all.BrokerStalled
@@ -398,11 +398,13 @@ func (s *search) finish(res *result.Result) {
 	}
 	switch {
 	case len(client) > 0:
-		out.LimitedBy, out.LowerBound, out.Evidence = "client", true, append(client, broker...)
+		out.LimitedBy, out.LowerBound = "client", true
+		out.Evidence = append(append(out.Evidence, client...), broker...)
 		out.Fix = "the client set this limit, so it is a lower bound for the broker: run the load from more client hosts " +
 			"(--shard on each) or a larger one, and not on the broker's host"
 	case len(host) > 0:
-		out.LimitedBy, out.LowerBound, out.Evidence = "host", true, append(host, broker...)
+		out.LimitedBy, out.LowerBound = "host", true
+		out.Evidence = append(append(out.Evidence, host...), broker...)
 		out.Fix = "the host set this limit, so it is a lower bound for the broker: fix the kernel findings, or run on a quieter " +
 			"host (dedicated vCPUs, no other work), not on the broker's host"
 	default:

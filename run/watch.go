@@ -105,16 +105,15 @@ func readBrokerSys(ctx context.Context, watch *bench.Watch, o *Options, plan *sc
 	if len(brokers) > 1 {
 		fmt.Fprintf(o.Log, "broker $SYS: reading %s's only (the first of %d brokers)\n", bo.Addr, len(brokers))
 	}
-	switch {
-	case r.Read == 0:
+	if r.Read == 0 {
 		fmt.Fprintf(o.Log, "broker $SYS: %s has sent no $SYS topic yet (connection not counted in the run)\n", bo.Addr)
-	default:
-		ver := r.Version
-		if ver == "" {
-			ver = "version not published"
-		}
-		fmt.Fprintf(o.Log, "broker $SYS: reading %d topics from %s (%s; connection not counted in the run)\n", len(r.Topics), bo.Addr, ver)
+		return nil
 	}
+	ver := r.Version
+	if ver == "" {
+		ver = "version not published"
+	}
+	fmt.Fprintf(o.Log, "broker $SYS: reading %d topics from %s (%s; connection not counted in the run)\n", len(r.Topics), bo.Addr, ver)
 	return nil
 }
 

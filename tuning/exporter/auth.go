@@ -39,7 +39,7 @@ func LoadAuth(file string, env func(string) string) (Auth, error) {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return Auth{}, fmt.Errorf("exporter: cannot read the metrics credentials file %q: %v", termtext.Line(file), err)
+		return Auth{}, fmt.Errorf("exporter: cannot read the metrics credentials file %q: %w", termtext.Line(file), err)
 	}
 	a, err := parseAuth(string(b), file)
 	if err != nil {

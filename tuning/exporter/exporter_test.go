@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -137,7 +138,7 @@ func TestOpenMetrics(t *testing.T) {
 	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "broker_latency_seconds", Help: "h"})
 	h.Observe(0.5)
 	h.Observe(1.5)
-	reg.MustRegister(c, g, h, prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	reg.MustRegister(c, g, h, collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var ct, asked string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The scraper prefers text 0.0.4, which client_golang also serves: ask for

@@ -110,7 +110,7 @@ func checkURL(raw string) error {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return fmt.Errorf("exporter: metrics URL %q: cannot parse it: %v", termtext.Line(stripUserinfo(raw)), err)
+		return fmt.Errorf("exporter: metrics URL %q: cannot parse it: %w", termtext.Line(stripUserinfo(raw)), err)
 	}
 	if u.User != nil {
 		u.User = nil
@@ -384,9 +384,10 @@ func appendSample(out, line []byte) []byte {
 		for i++; i < len(line); i++ {
 			c := line[i]
 			if quoted {
-				if c == '\\' {
+				switch c {
+				case '\\':
 					i++
-				} else if c == '"' {
+				case '"':
 					quoted = false
 				}
 				continue
