@@ -50,6 +50,7 @@ type loopRec struct {
 	first   int64              // the loop's earliest PUBLISH write (CLOCK_REALTIME ns); MaxInt64: none
 	streams map[uint64]*stream // subscriber<<32 | publisher (or a share group's key)
 	held    map[int]bool       // publishers held at least once
+	behaved map[behaved]bool   // the clients of each per-client behaviour, counted once each
 	ends    []publisherEnd
 	// last is streams[lastKey], the stream of the last message (nil: none yet).
 	last    *stream
@@ -84,7 +85,8 @@ type stream struct {
 func NewRecorder(n int) *Recorder {
 	r := &Recorder{loops: make([]*loopRec, n)}
 	for i := range r.loops {
-		r.loops[i] = &loopRec{snap: result.NewSnapshot(), first: math.MaxInt64, streams: map[uint64]*stream{}, held: map[int]bool{}}
+		r.loops[i] = &loopRec{snap: result.NewSnapshot(), first: math.MaxInt64, streams: map[uint64]*stream{}, held: map[int]bool{},
+			behaved: map[behaved]bool{}}
 	}
 	return r
 }
@@ -175,8 +177,13 @@ func (r *Recorder) Subscribed(loop, _, failed int, code byte) {
 	s := r.loops[loop].snap
 	s.Subscribed++
 	if failed > 0 {
+		name := ReasonName(5, code) // 3.1.1's 0x80 is 5.0's unspecified error
 		s.SubscribeFailed += int64(failed)
-		s.SubscribeRefused[ReasonName(5, code)] += int64(failed) // 3.1.1's 0x80 is 5.0's unspecified error
+		s.SubscribeRefused[name] += int64(failed)
+		s.Behaviour[result.SubscribeRefusedBehaviour(name)] += int64(failed)
+		if k := "behaviour:" + result.SubscribeRefusedBehaviour(name); s.Examples[k] == "" {
+			s.Examples[k] = fmt.Sprintf("SUBACK reason code 0x%02x", code)
+		}
 		if _, ok := s.Examples["subscribe_failed"]; !ok {
 			s.Examples["subscribe_failed"] = fmt.Sprintf("SUBACK reason code 0x%02x", code)
 		}
@@ -235,6 +242,71 @@ func (r *Recorder) PublisherEnd(loop, _ int, end *reactor.PublisherEnd) {
 
 // Acked implements reactor.Observer.
 func (r *Recorder) Acked(loop, _ int) { r.loops[loop].snap.Acked++ }
+
+// PublishRefused implements reactor.Observer: the message is refused, not acknowledged,
+// and its copies are not expected to arrive.
+func (r *Recorder) PublishRefused(loop, _, receivers int, code byte) {
+	s := r.loops[loop].snap
+	name := ReasonName(5, code)
+	s.PublishRefused[name]++
+	s.RefusedCopies += int64(receivers)
+	if k := "behaviour:publish_refused:" + name; s.Examples[k] == "" {
+		s.Examples[k] = fmt.Sprintf("PUBACK or PUBREC reason code 0x%02x", code)
+	}
+}
+
+// BrokerDisconnect implements reactor.Observer: a drop whose cause is the DISCONNECT's
+// reason (result.DisconnectCause and its name), its example the code and reason string.
+func (r *Recorder) BrokerDisconnect(loop, _ int, code byte, reason []byte) {
+	s := r.loops[loop].snap
+	cause := result.DisconnectCause + DisconnectName(code)
+	s.Dropped[cause]++
+	if _, ok := s.Examples["dropped:"+cause]; !ok {
+		ex := fmt.Sprintf("DISCONNECT reason code 0x%02x", code)
+		if len(reason) > 0 {
+			ex += `, reason string "` + termtext.Line(string(reason)) + `"`
+		}
+		s.Examples["dropped:"+cause] = ex
+		s.Examples["behaviour:"+cause] = ex
+	}
+}
+
+// behaved is a per-client behaviour of one client.
+type behaved struct {
+	what   string
+	client int
+}
+
+// Behaved implements reactor.Observer: counts by result.BrokerBehaviour.What. A
+// publisher's (Maximum QoS, retain, closed at QoS 2) counts once per client, however often
+// it reconnected; filters count each time.
+func (r *Recorder) Behaved(loop, client int, b reactor.Behaviour, asked, got byte, n int) {
+	lr := r.loops[loop]
+	s := lr.snap
+	what := b.String()
+	perClient := true
+	switch b {
+	case reactor.BehaviourMaxQoS:
+		what = fmt.Sprintf("max_qos_%d_for_qos_%d", got, asked)
+	case reactor.BehaviourGrantedQoS:
+		what, perClient = fmt.Sprintf("granted_qos_%d_for_qos_%d", got, asked), false
+	case reactor.BehaviourNoShared, reactor.BehaviourNoWildcard:
+		perClient = false
+	case reactor.BehaviourAnswered311:
+		if k := "behaviour:" + what; s.Examples[k] == "" {
+			s.Examples[k] = fmt.Sprintf("0x%02x", got)
+			s.Examples["refused:"+ReasonName(4, got)] = fmt.Sprintf("the broker does not support MQTT 5.0 (it answered as 3.1.1: 0x%02x)", got)
+		}
+	}
+	if perClient {
+		k := behaved{what, client}
+		if lr.behaved[k] {
+			return
+		}
+		lr.behaved[k] = true
+	}
+	s.Behaviour[what] += int64(n)
+}
 
 // Plausibility of a header's due time against the receiver's clock: a payload whose due
 // time is further off is not one of mqblast's (unmeasured). Hosts of a sharded run may

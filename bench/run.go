@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/mqblast/mqblast/internal/countfmt"
 	"github.com/mqblast/mqblast/reactor"
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/scenario"
@@ -68,6 +72,11 @@ type Runner struct {
 	// publishing. The measure phase ends when it returns, at Duration, or at the context's
 	// end (which it sees too).
 	Controller func(ctx context.Context, rc RateControl, pubStart, runStart time.Time)
+	// AcceptDowngrade runs a plan the broker cannot serve as it is at what the broker
+	// grants (its 5.0 CONNACK's Maximum QoS, no retain, no shared or wildcard
+	// subscriptions), and says so in the result's broker_behaviour. Without it such a run
+	// ends after the connect phase with the error broker_lacks.
+	AcceptDowngrade bool
 }
 
 // RateControl changes the publish rate of a running schedule: reactor.Engine.SetRate.
@@ -172,8 +181,14 @@ func (r *run) phases() error {
 	case !r.Messaging:
 		return r.hold()
 	}
+	if r.lacks() {
+		return nil
+	}
 	if err := r.subscribe(); err != nil {
 		return err
+	}
+	if r.noSubscription() {
+		return nil
 	}
 	if err := r.measure(); err != nil {
 		return err
@@ -208,21 +223,71 @@ func (r *run) connect() error {
 // hold keeps a Connections run's clients connected (with keepalive) for Duration.
 func (r *run) hold() error { return r.wait(time.Now().Add(r.Duration), nil) }
 
-// subscribe waits, up to subscribeTimeout, for every subscriber's SUBACK. SUBACKs missing
-// then are an error count of the result, not the end of the run.
+// subscribe waits, up to subscribeTimeout, for every subscriber's SUBACK, refused or
+// not; a subscriber whose connection ended before it (or was never established) is not
+// waited for. SUBACKs missing then are an error count of the result, not the end of the
+// run.
 func (r *run) subscribe() error {
 	if r.Subscribers <= 0 {
 		return nil
 	}
 	want := int64(r.Subscribers)
-	if err := r.wait(time.Now().Add(subscribeTimeout), func() bool { return r.eng.Subscribed() >= want }); err != nil {
+	if err := r.wait(time.Now().Add(subscribeTimeout), func() bool { return r.eng.SubscribeSettled() >= want }); err != nil {
 		return err
 	}
-	if got := r.eng.Subscribed(); got < want {
+	if got := r.eng.SubscribeSettled(); got < want {
 		r.res.Errors = append(r.res.Errors, result.ErrorCount{Kind: "subscribe_timeout", Count: want - got,
 			Example: fmt.Sprintf("%d of %d SUBACKs after %v", got, want, subscribeTimeout)})
 	}
 	return nil
+}
+
+// noSubscription reports whether the run has subscribers and not one subscription was
+// made (every SUBACK refused every filter, or no subscriber got one): the run ends there,
+// with the error no_subscription and the broker's reasons, as publishing would reach
+// nobody.
+func (r *run) noSubscription() bool {
+	if r.Subscribers <= 0 || r.eng.SubscribeGranted() > 0 {
+		return false
+	}
+	r.src.collect()
+	t := r.src.total
+	why := "no subscriber received a SUBACK"
+	if len(t.SubscribeRefused) > 0 {
+		why = "the broker refused every subscription" + countfmt.ByCause(t.SubscribeRefused)
+	} else if len(t.Dropped)+len(t.Failed)+len(t.Refused) > 0 {
+		why = "every subscriber's connection ended before its SUBACK"
+	}
+	ex := fmt.Sprintf("%s (%d subscribers)", why, r.Subscribers)
+	r.res.Errors = append(r.res.Errors, result.ErrorCount{Kind: result.ErrorNoSubscription, Count: int64(r.Subscribers), Example: ex})
+	if r.Progress != nil {
+		fmt.Fprintln(r.Progress, "no subscription:", ex)
+	}
+	return true
+}
+
+// lacks reports whether the broker's CONNACKs said it lacks what the plan needs and the
+// run may not run at what it grants (AcceptDowngrade): the run then ends after the connect
+// phase with the error broker_lacks, in the broker's words.
+func (r *run) lacks() bool {
+	n := r.eng.Lacking()
+	if n == 0 || r.AcceptDowngrade {
+		return false
+	}
+	r.src.collect()
+	t := r.src.total
+	var words []string
+	for _, k := range slices.Sorted(maps.Keys(t.Behaviour)) {
+		if result.IsCapability(k) {
+			words = append(words, result.BehaviourEvidence(k, t.Behaviour[k], ""))
+		}
+	}
+	ex := strings.Join(words, "; ") + "; give --accept-downgrade to run at what the broker grants, or change the plan"
+	r.res.Errors = append(r.res.Errors, result.ErrorCount{Kind: result.ErrorBrokerLacks, Count: n, Example: ex})
+	if r.Progress != nil {
+		fmt.Fprintln(r.Progress, "the broker lacks what the plan needs:", ex)
+	}
+	return true
 }
 
 // measure publishes on the open-loop schedule through Warmup and the measure window, from
@@ -325,7 +390,8 @@ func (r *run) drain() error {
 			return false
 		}
 		r.src.collect()
-		return r.src.total.Received >= r.src.total.Expected
+		t := r.src.total
+		return t.Received+t.RefusedCopies >= t.Expected // the broker delivers no refused message
 	})
 }
 
@@ -410,7 +476,7 @@ func (p *progressLine) print(w io.Writer, iv result.Interval, target int) {
 	p.connects += iv.Connected
 	p.failed += iv.Failed
 	p.dropped += iv.Dropped
-	p.expected += iv.Expected
+	p.expected += iv.Expected - iv.RefusedCopies // the broker delivers no message it refused
 	p.received += iv.Received
 	p.unsent += iv.Unsent
 	p.unexpected += iv.Unexpected

@@ -195,6 +195,9 @@ func (l *loop) dial(i, attempt int) {
 	if !spec.CleanStart {
 		s.flags |= sfPersistent
 	}
+	if attempt == 0 && len(spec.Subscriptions) > 0 {
+		s.flags |= sfSubPending // until its SUBACK, or its end: the subscribe phase waits for one of them
+	}
 	if spec.Publish != nil {
 		l.publisher(s.client, spec.Publish) // its schedule is accounted for from now on
 	}

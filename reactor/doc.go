@@ -117,6 +117,20 @@
 // broker's protocol error. A 5.0 session ended on a broken rule sends DISCONNECT with the
 // rule's reason code before it closes.
 //
+// # What a broker does differently
+//
+// A 5.0 PUBACK or PUBREC of 0x80 and up refuses its message (Observer.PublishRefused, not
+// Acked). A broker's 5.0 DISCONNECT ends the connection there, reported with its reason
+// code and string (Observer.BrokerDisconnect) instead of Dropped. A 5.0 CONNACK's Maximum
+// QoS and Retain Available bound what the publisher sends (pubState.qos, noRetain), and
+// Shared and Wildcard Subscription Available 0 keep a SUBSCRIBE with such filters unsent
+// (refused with 0x9E or 0xA2); each is Behaved and counted in Engine.Lacking. A SUBACK that
+// grants less than asked, a 3.1.1 publisher closed with QoS 2 messages in flight, and a 5.0
+// CONNECT answered with a 3.1.1 CONNACK (reported Refused as 3.1.1's return code) are
+// Behaved too. A first connect's subscriptions are settled by their SUBACK or by the end of
+// the connection (Engine.SubscribeSettled), so that nobody waits for a SUBACK that cannot
+// come; Engine.SubscribeGranted counts the SUBACKs that granted a filter.
+//
 // # Transports
 //
 // Config.Brokers takes host:port and mqtt:// (TCP), mqtts:// (TLS), ws:// and wss:// (MQTT

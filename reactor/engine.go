@@ -131,6 +131,9 @@ type Engine struct {
 	rates      rates                   // SetRate's changes
 	prof       atomic.Pointer[profile] // the rate profile once publishing started (nil: none, the plan's rates)
 	subscribed atomic.Int64            // SUBACKs received
+	subGranted atomic.Int64            // SUBACKs that granted at least one filter
+	subGone    atomic.Int64            // first connects whose subscriptions will get no SUBACK: the connection ended first
+	lacking    atomic.Int64            // CONNACKs that announced a capability the client's plan needs is missing
 	finished   atomic.Bool             // FinishPublishing ran: closes account for nothing more
 	limited    atomic.Int64            // CONNACKs whose Maximum Packet Size is below the publisher's largest PUBLISH
 	maxIn      int                     // Config.MaxInbound or its default
@@ -314,6 +317,19 @@ func (e *Engine) FinishPublishing(interrupted bool) {
 // payload, the topic, QoS and properties): those messages cannot be sent on that connection
 // [MQTT-3.2.2-15], so a run can warn before its publish phase.
 func (e *Engine) PacketLimited() int64 { return e.limited.Load() }
+
+// SubscribeSettled returns how many subscribing clients need no more waiting for: those
+// with their SUBACK (granted or refused), plus those whose first connection ended, or never
+// was established, before it.
+func (e *Engine) SubscribeSettled() int64 { return e.subscribed.Load() + e.subGone.Load() }
+
+// SubscribeGranted returns how many SUBACKs granted at least one filter.
+func (e *Engine) SubscribeGranted() int64 { return e.subGranted.Load() }
+
+// Lacking returns how many connections' 5.0 CONNACKs said the broker lacks something their
+// plan needs (Maximum QoS below the publisher's, no retain, no shared or wildcard
+// subscriptions): the engine runs them at what the broker grants (Observer.Behaved).
+func (e *Engine) Lacking() int64 { return e.lacking.Load() }
 
 // Subscribed returns the number of SUBACKs received (one per subscribing client), and of
 // SUBSCRIBEs the client did not send because they exceed the broker's Maximum Packet Size

@@ -301,6 +301,10 @@ func (l *loop) lost(s *session, err error) {
 		if err != nil {
 			cause, ex = classify(err)
 		}
+		if p := s.pub; cause == CauseClosed && s.version < 5 && p != nil && p.s == s && p.qos == 2 && p.flN > 0 {
+			// 3.1.1 has no word for "QoS 2 not supported": such a broker closes the connection.
+			e.cfg.Observer.Behaved(l.idx, int(s.client), BehaviourClosedQoS2, 2, 0, 1)
+		}
 		e.cfg.Observer.Dropped(l.idx, int(s.client), cause, ex)
 		l.close(s)
 		l.reconnect(s.client)
@@ -327,6 +331,10 @@ func (l *loop) close(s *session) {
 		l.connecting--
 	}
 	s.state = stClosing
+	if s.flags&sfSubPending != 0 { // no SUBACK will come: the subscribe phase need not wait for it
+		s.flags &^= sfSubPending
+		l.e.subGone.Add(1)
+	}
 	l.detach(s)
 	l.remove(s)
 	if s.flags&sfHandshake != 0 {

@@ -33,6 +33,7 @@ const (
 	sfPersistent             // clean session / clean start 0: the broker may keep its session
 	sfTransport              // TLS or WebSocket: loop.tr holds the transport at the slot
 	sfHandshake              // a handshake worker has the socket: the loop must not close it
+	sfSubPending             // a first connect's subscriptions await their SUBACK
 )
 
 // session is one MQTT client connection, owned by its loop. An idle connected session is
@@ -120,6 +121,7 @@ type loop struct {
 	inPub    codec.Publish
 	ack      codec.Ack
 	suback   codec.Suback
+	disc     codec.Disconnect
 	// propsOf and propsAlias are the spec and alias flag whose 5.0 properties pub holds.
 	propsOf    *PublishSpec
 	propsAlias bool

@@ -80,6 +80,8 @@ type pubState struct {
 	window    int
 	pid       uint16
 	done      bool
+	qos       byte  // the QoS it publishes at: the plan's, or the broker's Maximum QoS below it
+	noRetain  bool  // 5.0: the broker has no retained messages: the retain flag stays off
 	alias     bool  // 5.0: the broker takes topic alias 1 (Topic Alias Maximum >= 1)
 	aliasSet  bool  // alias 1 names the topic on this connection: send it empty
 	hold      Hold  // what holds it since holdFrom
@@ -227,7 +229,7 @@ func (l *loop) publishDue(now int64) {
 		buf := l.out[:0]
 		marks := l.marks[:0]
 		for p.nextDue <= now && (stop == 0 || p.nextDue < stop) && len(buf) < maxBatch {
-			if p.spec.QoS > 0 && p.flN >= p.window {
+			if p.qos > 0 && p.flN >= p.window {
 				l.holdPub(p, HoldFlowControl, now)
 				break
 			}
@@ -242,7 +244,7 @@ func (l *loop) publishDue(now int64) {
 				}
 				continue
 			}
-			if p.spec.QoS > 0 {
+			if p.qos > 0 {
 				pk.ID = p.nextPid()
 				p.fl = append(p.fl, inflight{due: p.nextDue, seq: p.seq, pid: pk.ID, state: flQueued})
 				p.flN++
@@ -268,7 +270,7 @@ func (l *loop) publishDue(now int64) {
 		if p.s != s || p.done {
 			continue
 		}
-		if p.spec.QoS > 0 && p.flN >= p.window {
+		if p.qos > 0 && p.flN >= p.window {
 			l.holdPub(p, HoldFlowControl, max(p.nextDue, now)) // re-queued on its next ack
 			continue
 		}
@@ -304,7 +306,10 @@ func (l *loop) message(p *pubState, seq uint32, due int64, pid uint16, dup bool,
 	if props {
 		l.propsOf, l.propsAlias = sp, p.alias
 	}
-	pk.Payload, pk.ID, pk.Dup = pl, pid, dup
+	pk.Payload, pk.ID, pk.Dup, pk.QoS = pl, pid, dup, codec.QoS(p.qos)
+	if p.noRetain {
+		pk.Retain = false
+	}
 	if sp.RandN > 0 {
 		l.topic = append(l.topic[:0], sp.Topic...)
 		l.topic = strconv.AppendInt(l.topic, int64(rand.IntN(sp.RandN)+1), 10)
@@ -638,7 +643,7 @@ func (l *loop) finishPublishing(interrupted bool) {
 			switch {
 			case !connected:
 				cause = UnsentDisconnected
-			case p.spec.QoS > 0 && p.flN >= p.window:
+			case p.qos > 0 && p.flN >= p.window:
 				cause = UnsentFlowControl
 			case s.unsent() > queueLimit:
 				cause = UnsentBackPressure
@@ -686,9 +691,10 @@ func (l *loop) finishPublishing(interrupted bool) {
 	l.seqs = seqs[:0]
 }
 
-// acked ends the QoS 1 or 2 exchange of packet id pid on s: PUBACK, PUBCOMP, or a PUBREC
-// that refuses the message. An id that is not in flight is ignored.
-func (l *loop) acked(s *session, pid uint16) {
+// acked ends the QoS 1 or 2 exchange of packet id pid on s: PUBACK, PUBCOMP, or a PUBACK
+// or PUBREC whose reason (0x80 and up) refuses the message. An id that is not in flight is
+// ignored.
+func (l *loop) acked(s *session, pid uint16, reason codec.ReasonCode) {
 	p := s.pub
 	if p == nil || p.s != s {
 		return
@@ -709,7 +715,11 @@ func (l *loop) acked(s *session, pid uint16) {
 		p.fl, p.flHead = p.fl[:n], 0
 	}
 	e := l.e
-	e.cfg.Observer.Acked(l.idx, int(s.client))
+	if reason >= 0x80 {
+		e.cfg.Observer.PublishRefused(l.idx, int(s.client), p.spec.Receivers, byte(reason))
+	} else {
+		e.cfg.Observer.Acked(l.idx, int(s.client))
+	}
 	if p.holdFrom != 0 && p.hold == HoldFlowControl && p.flN < p.window {
 		l.unholdPub(p, e.now())
 	}

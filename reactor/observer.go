@@ -73,10 +73,67 @@ type Observer interface {
 	InFlightDropped(loop int, client int, end *PublisherEnd)
 	// PublisherEnd reports a publisher's account at the end of publishing.
 	PublisherEnd(loop int, client int, end *PublisherEnd)
-	// Acked reports the end of a QoS 1 or 2 exchange (PUBACK, PUBCOMP, or a refusing PUBREC).
+	// Acked reports the end of a QoS 1 or 2 exchange the broker accepted (PUBACK or
+	// PUBCOMP).
 	Acked(loop int, client int)
+	// PublishRefused reports a QoS 1 or 2 message the broker refused: a 5.0 PUBACK or
+	// PUBREC whose reason code (code) is 0x80 or more. Its exchange ends there, Acked is
+	// not called for it, and receivers are the copies the plan expected of it: the broker
+	// said it will deliver none.
+	PublishRefused(loop int, client int, receivers int, code byte)
+	// BrokerDisconnect reports an established 5.0 connection the broker ended with a
+	// DISCONNECT, in place of Dropped: code is its reason code, reason its Reason String
+	// (nil: none), valid only during the call.
+	BrokerDisconnect(loop int, client int, code byte, reason []byte)
+	// Behaved reports something the broker did or announced that the plan did not ask for
+	// (Behaviour), for n filters or messages of one client at once: asked is what the plan
+	// asked for, got what the broker granted or said.
+	Behaved(loop int, client int, b Behaviour, asked, got byte, n int)
 	// Received reports one PUBLISH delivered to a client. Called per message: keep it cheap.
 	Received(loop int, client int, m Message)
+}
+
+// Behaviour is something a broker did or announced that differs from what the plan asked
+// for; the engine adapts where MQTT says it must, and reports it (Observer.Behaved).
+type Behaviour uint8
+
+// Behaviours of a broker.
+const (
+	// BehaviourMaxQoS: a 5.0 CONNACK's Maximum QoS (got) is below the QoS the client
+	// publishes at (asked); the publisher sends at the broker's maximum [MQTT-3.2.2-11].
+	BehaviourMaxQoS Behaviour = iota
+	// BehaviourNoRetain: a 5.0 CONNACK says Retain Available 0 and the client retains; the
+	// publisher sends without the retain flag [MQTT-3.2.2-14].
+	BehaviourNoRetain
+	// BehaviourNoShared: a 5.0 CONNACK says Shared Subscription Available 0 and the client
+	// subscribes to n "$share/" filters; they are not sent.
+	BehaviourNoShared
+	// BehaviourNoWildcard: a 5.0 CONNACK says Wildcard Subscription Available 0 and the
+	// client subscribes to n filters with '+' or '#'; they are not sent.
+	BehaviourNoWildcard
+	// BehaviourGrantedQoS: a SUBACK granted QoS got to n filters that asked QoS asked.
+	BehaviourGrantedQoS
+	// BehaviourClosedQoS2: the broker closed a 3.1.1 publisher's connection while QoS 2
+	// messages were in flight, without a word (3.1.1 has none): a broker whose maximum QoS
+	// is 1 does.
+	BehaviourClosedQoS2
+	// BehaviourAnswered311: a 5.0 CONNECT was answered by a 3.1.1 CONNACK whose return
+	// code is got: the broker does not speak MQTT 5.0. The client is reported Refused.
+	BehaviourAnswered311
+	NumBehaviours // number of behaviours, for arrays indexed by Behaviour
+)
+
+var behaviourNames = [NumBehaviours]string{
+	"max_qos", "retain_unavailable", "shared_unavailable", "wildcard_unavailable", "granted_qos",
+	"closed_qos2_publisher", "answered_as_3_1_1",
+}
+
+// String returns the snake_case name used in results.
+func (b Behaviour) String() string {
+	if b < NumBehaviours {
+		return behaviourNames[b]
+	}
+	return "unknown"
 }
 
 // Unsent says why a scheduled message was never written to its socket, so that every
@@ -181,6 +238,15 @@ func (NopObserver) PublisherEnd(int, int, *PublisherEnd) {}
 
 // Acked implements Observer.
 func (NopObserver) Acked(int, int) {}
+
+// PublishRefused implements Observer.
+func (NopObserver) PublishRefused(int, int, int, byte) {}
+
+// BrokerDisconnect implements Observer.
+func (NopObserver) BrokerDisconnect(int, int, byte, []byte) {}
+
+// Behaved implements Observer.
+func (NopObserver) Behaved(int, int, Behaviour, byte, byte, int) {}
 
 // Received implements Observer.
 func (NopObserver) Received(int, int, Message) {}

@@ -1,6 +1,7 @@
 package reactor
 
 import (
+	"bytes"
 	"errors"
 	"strconv"
 	"time"
@@ -75,16 +76,18 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 			return 0, errUnexpected
 		}
 		ca := &l.connack
+		e := l.e
 		if err := codec.DecodeConnack(body, v, ca); err != nil {
+			if code, ok := answered311(body, v); ok { // aedes, RabbitMQ 3.10: 3.1.1's "unacceptable protocol version"
+				e.cfg.Observer.Behaved(l.idx, int(s.client), BehaviourAnswered311, s.version, code, 1)
+				l.refused(s, 4, code)
+				return n, nil
+			}
 			return 0, err
 		}
-		e := l.e
 		now := e.now()
 		if ca.Reason != 0 {
-			e.cfg.Observer.Refused(l.idx, int(s.client), s.version, byte(ca.Reason))
-			l.verdict(s)
-			l.close(s)
-			l.retry(s)
+			l.refused(s, s.version, byte(ca.Reason))
 			return n, nil
 		}
 		s.state = stConnected
@@ -132,13 +135,13 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 		if err := codec.DecodePuback(body, v, &l.ack); err != nil {
 			return 0, err
 		}
-		l.acked(s, l.ack.ID)
+		l.acked(s, l.ack.ID, l.ack.Reason) // a PUBACK of 0x80 and up refuses the message
 	case codec.TypePubrec:
 		if err := codec.DecodePubrec(body, v, &l.ack); err != nil {
 			return 0, err
 		}
 		if l.ack.Reason >= 0x80 { // the broker refused the message: the exchange ends here
-			l.acked(s, l.ack.ID)
+			l.acked(s, l.ack.ID, l.ack.Reason)
 			break
 		}
 		l.released(s, l.ack.ID)
@@ -157,12 +160,21 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 		if err := codec.DecodeSuback(body, v, sa); err != nil {
 			return 0, err
 		}
-		failed, code := 0, byte(0)
+		failed, code, granted := 0, byte(0), byte(2)
 		for _, r := range sa.Reasons {
 			if r >= 0x80 {
 				failed++
 				code = byte(r)
+			} else {
+				granted = min(granted, byte(r))
 			}
+		}
+		if granted < 2 {
+			l.grantedBelow(s, sa.Reasons)
+		}
+		s.flags &^= sfSubPending
+		if failed < len(sa.Reasons) {
+			l.e.subGranted.Add(1)
 		}
 		l.e.subscribed.Add(1)
 		l.e.cfg.Observer.Subscribed(l.idx, int(s.client), failed, code)
@@ -172,9 +184,63 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 			s.pingSent = 0
 		}
 	case codec.TypeDisconnect:
-		// The broker's DISCONNECT (5.0) precedes its close; lost reports the drop.
+		d := &l.disc
+		if err := codec.DecodeDisconnect(body, v, d); err != nil {
+			return 0, err
+		}
+		if s.state != stConnected {
+			break // lost reports the close that follows
+		}
+		// The broker ends the connection and says why [MQTT-3.14.4-1]: its words are the drop.
+		e := l.e
+		e.open.Add(-1)
+		e.cfg.Observer.BrokerDisconnect(l.idx, int(s.client), byte(d.Reason), d.Props.ReasonString)
+		l.close(s)
+		l.reconnect(s.client)
 	}
 	return n, nil
+}
+
+// refused ends s, whose CONNACK refused it with code (a return code of protocol level
+// version).
+func (l *loop) refused(s *session, version, code byte) {
+	l.e.cfg.Observer.Refused(l.idx, int(s.client), version, code)
+	l.verdict(s)
+	l.close(s)
+	l.retry(s)
+}
+
+// answered311 reports whether body, the CONNACK of a 5.0 CONNECT that did not decode as
+// 5.0, is a 3.1.1 CONNACK refusing the connection, and its return code: a broker that does
+// not speak 5.0 answers "unacceptable protocol version" (1) that way.
+func answered311(body []byte, v codec.Version) (byte, bool) {
+	if v != codec.V5 || len(body) != 2 || body[0] != 0 || body[1] == 0 || body[1] > 5 {
+		return 0, false
+	}
+	return body[1], true
+}
+
+// grantedBelow reports the filters of s's SUBSCRIBE that a SUBACK (reasons) granted a
+// lower QoS than asked. The plan's filters are read again (Client): once per subscriber,
+// off the message path.
+func (l *loop) grantedBelow(s *session, reasons []codec.ReasonCode) {
+	spec := l.e.cfg.Client(int(s.client))
+	var count [3][3]int // [asked][granted]
+	for k, f := range spec.Subscriptions {
+		if k >= len(reasons) {
+			break
+		}
+		if r := reasons[k]; r < 0x80 && byte(r) < byte(f.QoS) {
+			count[min(byte(f.QoS), 2)][r]++
+		}
+	}
+	for asked := range 3 {
+		for got := range 3 {
+			if n := count[asked][got]; n > 0 {
+				l.e.cfg.Observer.Behaved(l.idx, int(s.client), BehaviourGrantedQoS, byte(asked), byte(got), n)
+			}
+		}
+	}
 }
 
 // established starts what a client does once connected: its SUBSCRIBE, its publisher.
@@ -187,8 +253,15 @@ func (l *loop) established(s *session, ca *codec.Connack) {
 	}
 	if len(spec.Subscriptions) > 0 { // one SUBSCRIBE per connection: packet id 1
 		sub := codec.Subscribe{ID: 1, Filters: spec.Subscriptions}
-		if s.maxOut > 0 && codec.SizeSubscribe(&sub, v) > int(s.maxOut) { // [MQTT-3.2.2-15]
+		if code := l.unsupported(s, ca, spec.Subscriptions); code != 0 {
+			// Not sent: the broker said it does not take such filters; refused, so that the
+			// subscribe phase ends.
+			s.flags &^= sfSubPending
+			l.e.subscribed.Add(1)
+			l.e.cfg.Observer.Subscribed(l.idx, int(s.client), len(sub.Filters), byte(code))
+		} else if s.maxOut > 0 && codec.SizeSubscribe(&sub, v) > int(s.maxOut) { // [MQTT-3.2.2-15]
 			// Not sent: reported as refused, so that the subscribe phase ends.
+			s.flags &^= sfSubPending
 			l.e.subscribed.Add(1)
 			l.e.cfg.Observer.Subscribed(l.idx, int(s.client), len(sub.Filters), byte(codec.ReasonPacketTooLarge))
 		} else {
@@ -206,9 +279,73 @@ func (l *loop) established(s *session, ca *codec.Connack) {
 		if s.maxOut > 0 && l.largestPublish(spec.Publish, v, am) > int(s.maxOut) {
 			l.e.limited.Add(1)
 		}
+		p := l.publisher(s.client, spec.Publish)
+		p.qos, p.noRetain = spec.Publish.QoS, false
+		if v == codec.V5 {
+			l.grants(s, p, ca)
+		}
 		l.startPublisher(s, spec.Publish, rm, am, ca.SessionPresent)
 	}
 }
+
+// grants runs publisher p of s at what its 5.0 CONNACK ca grants: the broker's Maximum QoS
+// when it is below the plan's [MQTT-3.2.2-11], no retain flag when Retain Available is 0
+// [MQTT-3.2.2-14]; each reported (Behaved) and counted (Lacking).
+func (l *loop) grants(s *session, p *pubState, ca *codec.Connack) {
+	e := l.e
+	sp := p.spec
+	if ca.Props.Has(codec.PropMaximumQoS) && ca.Props.MaximumQoS < sp.QoS {
+		p.qos = ca.Props.MaximumQoS
+		e.lacking.Add(1)
+		e.cfg.Observer.Behaved(l.idx, int(s.client), BehaviourMaxQoS, sp.QoS, ca.Props.MaximumQoS, 1)
+	}
+	if sp.Retain && ca.Props.Has(codec.PropRetainAvailable) && ca.Props.RetainAvailable == 0 {
+		p.noRetain = true
+		e.lacking.Add(1)
+		e.cfg.Observer.Behaved(l.idx, int(s.client), BehaviourNoRetain, 1, 0, 1)
+	}
+}
+
+// unsupported returns the reason code for subs, the filters of s, when its 5.0 CONNACK ca
+// says the broker does not take some of them (0: it takes them all): shared subscriptions
+// (0x9E) or wildcards (0xA2) not available. Each is reported (Behaved) and counted
+// (Lacking); the SUBSCRIBE is then not sent, as the broker would end the connection for it
+// (sections 3.2.2.3.13 and 3.2.2.3.15) rather than refuse the filter.
+func (l *loop) unsupported(s *session, ca *codec.Connack, subs []codec.Subscription) codec.ReasonCode {
+	if s.version != 5 {
+		return 0
+	}
+	noShared := ca.Props.Has(codec.PropSharedSubAvailable) && ca.Props.SharedSubAvailable == 0
+	noWild := ca.Props.Has(codec.PropWildcardSubAvailable) && ca.Props.WildcardSubAvailable == 0
+	if !noShared && !noWild {
+		return 0
+	}
+	shared, wild := 0, 0
+	for _, f := range subs {
+		if noShared && bytes.HasPrefix(f.Filter, sharePrefix) {
+			shared++
+		}
+		if noWild && bytes.ContainsAny(f.Filter, "+#") {
+			wild++
+		}
+	}
+	var code codec.ReasonCode
+	e := l.e
+	if wild > 0 {
+		code = codec.ReasonWildcardSubsNotSupported
+		e.cfg.Observer.Behaved(l.idx, int(s.client), BehaviourNoWildcard, 1, 0, wild)
+	}
+	if shared > 0 {
+		code = codec.ReasonSharedSubsNotSupported
+		e.cfg.Observer.Behaved(l.idx, int(s.client), BehaviourNoShared, 1, 0, shared)
+	}
+	if code != 0 {
+		e.lacking.Add(1)
+	}
+	return code
+}
+
+var sharePrefix = []byte("$share/")
 
 // largestPublish returns the size of the largest PUBLISH sp produces on a connection whose
 // broker takes aliasMax topic aliases: the first message, with the whole topic and the

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mqblast/mqblast/internal/countfmt"
+	"github.com/mqblast/mqblast/internal/termtext"
 	"github.com/mqblast/mqblast/result"
 )
 
@@ -170,6 +171,9 @@ func Verdicts(r *result.Result) []Badge {
 	if r.BrokerStalled.Stalled {
 		b = append(b, Badge{"broker stalled: it held the publishers back", "bad"})
 	}
+	if n := len(r.BrokerBehaviour); n > 0 {
+		b = append(b, Badge{fmt.Sprintf("broker behaved differently: %d kinds (broker panel)", n), "warn"})
+	}
 	if r.Host.Limited {
 		b = append(b, Badge{"host limited: the host (kernel or hypervisor) shaped these figures", "bad"})
 	}
@@ -241,6 +245,9 @@ func SummaryRows(r *result.Result) []Row {
 	}
 	for _, l := range brokerSysLines(r) {
 		add("broker $SYS", "", "%s", l)
+	}
+	for _, b := range r.BrokerBehaviour {
+		add("broker behaved", "warn", "%s", termtext.Line(b.Evidence))
 	}
 	return rows
 }
@@ -629,6 +636,13 @@ func brokerHostPanel(r *result.Result) Panel {
 	}
 	if b := r.BrokerBusy; b != nil && b.Busy {
 		p.Tables = append(p.Tables, Table{Caption: "The broker's CPU was the limit", Head: []string{"evidence"}, Rows: rowsOf(b.Evidence)})
+	}
+	if len(r.BrokerBehaviour) > 0 {
+		t := Table{Caption: "What the broker did differently from what the plan asked", Head: []string{"what", "count", "in words", "as the client saw it"}}
+		for _, b := range r.BrokerBehaviour {
+			t.Rows = append(t.Rows, []string{termtext.Line(b.What), fmt.Sprint(b.Count), termtext.Line(b.Evidence), termtext.Line(b.Example)})
+		}
+		p.Tables = append([]Table{t}, p.Tables...)
 	}
 	keys := map[string]bool{}
 	for _, iv := range r.Intervals {

@@ -70,20 +70,27 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 		} else {
 			fmt.Fprintf(tw, "delivery\t%d expected: %d received, %d lost, %d in flight at the end, %d in flight when a session ended; %d duplicated, %d out of order\n",
 				m.Expected, m.Received, m.Lost, m.InFlightAtEnd, m.InFlightLost, m.Duplicated, m.OutOfOrder)
+			if m.RefusedCopies > 0 {
+				fmt.Fprintf(tw, "not delivered\t%d expected copies of messages the broker refused (not lost: it said no)\n", m.RefusedCopies)
+			}
 		}
 		if m.Inexact != "" {
 			fmt.Fprintf(tw, "inexact\treceived, duplicated, lost and in flight count only what each part saw of some streams: %s\n", termtext.Line(m.Inexact))
 		}
-		if m.Acked > 0 || m.InFlightDropped > 0 {
-			fmt.Fprintf(tw, "acknowledged\t%d of %d published (QoS 1/2); %d unacknowledged when their session ended\n",
-				m.Acked, m.Published, m.InFlightDropped)
+		if m.Acked > 0 || m.InFlightDropped > 0 || m.RefusedTotal > 0 {
+			refused := ""
+			if m.RefusedTotal > 0 {
+				refused = fmt.Sprintf("; %d refused by the broker%s", m.RefusedTotal, termtext.Line(countfmt.ByCause(m.Refused)))
+			}
+			fmt.Fprintf(tw, "acknowledged\t%d of %d published (QoS 1/2)%s; %d unacknowledged when their session ended\n",
+				m.Acked, m.Published, refused, m.InFlightDropped)
 		}
 		if m.UnexpectedTotal > 0 || m.Unmeasured > 0 {
 			fmt.Fprintf(tw, "not ours\t%d unexpected%s, %d unmeasured (no mqblast header); neither offsets a loss\n",
 				m.UnexpectedTotal, termtext.Line(countfmt.ByCause(m.Unexpected)), m.Unmeasured)
 		}
 		if m.SubscribeFailed > 0 {
-			fmt.Fprintf(tw, "subscriptions\t%d refused\n", m.SubscribeFailed)
+			fmt.Fprintf(tw, "subscriptions\t%d refused%s\n", m.SubscribeFailed, termtext.Line(countfmt.ByCause(m.SubscribeRefused)))
 		}
 		t := &r.Throughput
 		fmt.Fprintf(tw, "throughput\t%.0f msg/s written, %.0f msg/s arrived (measure window %.1fs)\n", t.PublishPerS, t.ReceivePerS, t.WindowS)
@@ -105,6 +112,9 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 		for _, st := range r.Stages {
 			fmt.Fprintf(tw, "stage %d\t%s\n", st.Index, StageLine(&st))
 		}
+	}
+	for _, b := range r.BrokerBehaviour {
+		fmt.Fprintf(tw, "BROKER BEHAVED\t%s\n", termtext.Line(b.Evidence))
 	}
 	writeLimit(tw, r)
 	writeThresholds(tw, r.Thresholds)

@@ -21,7 +21,8 @@ var docCounts = []string{
 	"connections.failed_by_cause.*", "connections.dropped", "connections.reconnected", "connections.dropped_by_cause.*",
 	"connections.connect_rate_per_s", "connections.connect_phase_s", "connections.pings", "connections.tls_handshakes",
 	"connections.tls_resumed", "connections.tls_handshake_cpu_us",
-	"messages.*", "messages.unsent.*", "messages.unexpected.*", "messages.subscribe_refused.*",
+	"messages.*", "messages.unsent.*", "messages.unexpected.*", "messages.subscribe_refused.*", "messages.refused.*",
+	"broker_behaviour[].count",
 	"throughput.*",
 	"client.cpu_s", "client.cpu_per_connect_us", "client.max_rss_bytes", "client.rss_per_connection_bytes",
 	"client.cpu_measure_s", "client.run_delay_s",
@@ -60,8 +61,9 @@ var docPercentiles = []string{
 var percentileOrder = []string{"p50", "p90", "p99", "p999", "max"}
 
 // docIdentity is an accounting identity of the document: the field at Total is the sum of
-// the fields at Parts ("x.*": every value of object x). It is checked when every field is
-// present and a number, and When (if set) says it holds for the document.
+// the fields at Parts ("x.*": every value of object x; "x?": 0 when absent, a field later
+// writers added). It is checked when every field is present and a number, and When (if
+// set) says it holds for the document.
 type docIdentity struct {
 	Total string
 	Parts []string
@@ -73,12 +75,14 @@ var docIdentities = []docIdentity{
 	{Total: "messages.scheduled", Parts: []string{"messages.published", "messages.unsent_total"}},
 	{Total: "messages.unsent_total", Parts: []string{"messages.unsent.*"}},
 	{Total: "messages.unexpected_total", Parts: []string{"messages.unexpected.*"}},
+	{Total: "messages.refused_total", Parts: []string{"messages.refused.*?"}},
 	{Total: "connections.failed", Parts: []string{"connections.refused.*", "connections.failed_by_cause.*"}},
 	{Total: "connections.dropped", Parts: []string{"connections.dropped_by_cause.*"}},
 	// A shard's publishers expect copies that its subscribers do not receive (they are on
 	// other shards), and a Subscribe run's publishers are outside the plan: the identity
 	// holds for a whole run whose scenario knows its publishers.
-	{Total: "messages.expected", Parts: []string{"messages.received", "messages.lost", "messages.in_flight_at_end", "messages.in_flight_lost"},
+	{Total: "messages.expected", Parts: []string{"messages.received", "messages.lost", "messages.in_flight_at_end", "messages.in_flight_lost",
+		"messages.refused_copies?"},
 		When: func(doc map[string]any) bool {
 			typ, _ := leafAt(doc, "scenario.type").(string)
 			return leafAt(doc, "shard") == nil && typ != "" && typ != "Subscribe"
@@ -164,6 +168,10 @@ func (id docIdentity) check(doc map[string]any) []string {
 	var sum int64
 	var terms []string
 	for _, p := range id.Parts {
+		p, optional := strings.CutSuffix(p, "?")
+		if optional && leafAt(doc, strings.TrimSuffix(p, ".*")) == nil {
+			continue
+		}
 		if name, ok := strings.CutSuffix(p, ".*"); ok {
 			obj, isObj := leafAt(doc, name).(map[string]any)
 			if !isObj {

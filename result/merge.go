@@ -184,6 +184,7 @@ func mergeIntervals(rs []*Result) []Interval {
 			m.Published += iv.Published
 			m.Unsent += iv.Unsent
 			m.Expected += iv.Expected
+			m.RefusedCopies += iv.RefusedCopies
 			m.Received += iv.Received
 			m.Duplicated += iv.Duplicated
 			m.Unexpected += iv.Unexpected

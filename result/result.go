@@ -46,6 +46,10 @@ type Result struct {
 	// BrokerStalled is the evidence that the broker, not the client, held the publishers
 	// back: flow control, a socket it did not read, connections it lost.
 	BrokerStalled BrokerStalled `json:"broker_stalled"`
+	// BrokerBehaviour is what the broker did differently from what the plan asked: its
+	// refusals (of messages, subscriptions), its DISCONNECTs, the capabilities its CONNACK
+	// said it lacks, the QoS its SUBACKs granted below the asked (nil: none).
+	BrokerBehaviour []BrokerBehaviour `json:"broker_behaviour,omitempty"`
 	// Kernel is the kernel's network counters over the run, with findings (Watch).
 	Kernel *Kernel `json:"kernel,omitempty"`
 	// BrokerProcess is the broker's own CPU and memory, when it was sampled (Watch).
@@ -186,7 +190,7 @@ type Connections struct {
 // can be held against the broker's own counters (zero in a Connections run). Every
 // scheduled message is accounted for: scheduled = published + unsent_total; and every
 // expected copy: expected = received + lost + in_flight_at_end + in_flight_lost, unless
-// ExpectedUnknown (then expected and lost are written as null).
+// refused_copies, unless ExpectedUnknown (then expected and lost are written as null).
 type Messages struct {
 	// Scheduled are the messages due on the publishers' schedules before the stop.
 	Scheduled int64 `json:"scheduled"`
@@ -199,7 +203,16 @@ type Messages struct {
 	// behind (the client had not sent them by the end).
 	Unsent      map[string]int64 `json:"unsent"`
 	UnsentTotal int64            `json:"unsent_total"`
-	Acked       int64            `json:"acked"`
+	// Acked are the QoS 1/2 messages the broker accepted (PUBACK, PUBCOMP); Refused those it
+	// refused, by reason (a 5.0 PUBACK or PUBREC reason code of 0x80 and up:
+	// not_authorized, quota_exceeded, ...), RefusedTotal their sum. A QoS 1/2 message
+	// written is acked, refused, or in flight at its session's end or the run's.
+	Acked        int64            `json:"acked"`
+	Refused      map[string]int64 `json:"refused,omitempty"`
+	RefusedTotal int64            `json:"refused_total,omitempty"`
+	// RefusedCopies are the expected copies of the refused messages: the broker said it
+	// would not deliver them, so they are neither received nor lost.
+	RefusedCopies int64 `json:"refused_copies,omitempty"`
 	// Expected are the copies the broker should deliver of what was published, by the plan.
 	Expected int64 `json:"expected"`
 	// ExpectedUnknown says the plan does not know its publishers (a Subscribe run): what
@@ -272,10 +285,13 @@ type Interval struct {
 	Published        int64       `json:"published"`
 	Unsent           int64       `json:"unsent"`
 	Expected         int64       `json:"expected"`
-	Received         int64       `json:"received"`
-	Duplicated       int64       `json:"duplicated"`
-	Unexpected       int64       `json:"unexpected"`
-	Unmeasured       int64       `json:"unmeasured"`
+	// RefusedCopies are the expected copies of the messages the broker refused in the
+	// interval (Messages.RefusedCopies): not to arrive.
+	RefusedCopies int64 `json:"refused_copies,omitempty"`
+	Received      int64 `json:"received"`
+	Duplicated    int64 `json:"duplicated"`
+	Unexpected    int64 `json:"unexpected"`
+	Unmeasured    int64 `json:"unmeasured"`
 	// Kernel are the counters that moved in the interval (broker.-prefixed: the broker's
 	// namespace); BrokerCPUPercent and BrokerRSSBytes the broker process's, when sampled.
 	Kernel           map[string]int64 `json:"kernel,omitempty"`
@@ -456,14 +472,16 @@ func (r *Result) SetTotal(total *Snapshot) {
 	m := &r.Messages
 	m.UnsentTotal = total.UnsentTotal()
 	m.UnexpectedTotal = total.UnexpectedTotal()
+	m.RefusedTotal = total.PublishRefusedTotal()
 	m.Lost = 0
 	if !m.ExpectedUnknown {
-		m.Lost = max(total.Expected-total.Received-total.InFlightAtEnd-total.InFlightLost, 0)
+		m.Lost = max(total.Expected-total.Received-total.InFlightAtEnd-total.InFlightLost-total.RefusedCopies, 0)
 	}
 	if total.FirstPublish > 0 {
 		r.FirstPublishAt = time.Unix(0, total.FirstPublish).UTC()
 	}
 	r.stalled(total)
+	r.behaviour(total)
 	r.LatencyUS = total.Latency.Summary()
 	r.LatencyRaw = total.LatencyRaw.Summary()
 	r.Client.ScheduleLagUS = total.ScheduleLag.Summary()
@@ -504,7 +522,7 @@ func (r *Result) pairs(s *Snapshot) (f figures) {
 	f.counts = []pair[int64]{
 		{&c.Established, &s.Connected}, {&c.Reconnected, &s.Reconnected}, {&c.Pings, &s.Pings},
 		{&c.TLSHandshakes, &s.TLSHandshakes}, {&c.TLSResumed, &s.TLSResumed},
-		{&m.Scheduled, &s.Scheduled}, {&m.Published, &s.Published}, {&m.Acked, &s.Acked},
+		{&m.Scheduled, &s.Scheduled}, {&m.Published, &s.Published}, {&m.Acked, &s.Acked}, {&m.RefusedCopies, &s.RefusedCopies},
 		{&m.Expected, &s.Expected}, {&m.Received, &s.Received}, {&m.InFlightAtEnd, &s.InFlightAtEnd},
 		{&m.InFlightDropped, &s.InFlightDropped}, {&m.InFlightLost, &s.InFlightLost},
 		{&m.Duplicated, &s.Duplicated}, {&m.OutOfOrder, &s.OutOfOrder}, {&m.Unmeasured, &s.Unmeasured},
@@ -514,6 +532,7 @@ func (r *Result) pairs(s *Snapshot) (f figures) {
 	f.maps = []pair[map[string]int64]{
 		{&c.Refused, &s.Refused}, {&c.FailedBy, &s.Failed}, {&c.DroppedBy, &s.Dropped},
 		{&m.Unsent, &s.Unsent}, {&m.Unexpected, &s.Unexpected}, {&m.SubscribeRefused, &s.SubscribeRefused},
+		{&m.Refused, &s.PublishRefused},
 		{&r.BrokerStalled.Holds, &s.Holds},
 	}
 	f.hists = []pair[*Hist]{
@@ -559,6 +578,7 @@ func (r *Result) snapshot() *Snapshot {
 			s.Examples[e.Kind] = e.Example
 		}
 	}
+	r.behaviourSnapshot(s)
 	return s
 }
 

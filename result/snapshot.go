@@ -36,6 +36,15 @@ type Snapshot struct {
 	Unsent       map[string]int64 `json:"unsent,omitempty"` // scheduled, never written, by cause
 	Expected     int64            `json:"expected"`         // copies the broker should deliver of what was published
 	Acked        int64            `json:"acked"`
+	// PublishRefused are the QoS 1/2 messages the broker refused (a 5.0 PUBACK or PUBREC
+	// reason code of 0x80 and up), by reason; RefusedCopies the copies the plan expected of
+	// them (in Expected: the broker said it will not deliver them, so they are not lost).
+	PublishRefused map[string]int64 `json:"publish_refused,omitempty"`
+	RefusedCopies  int64            `json:"refused_copies,omitempty"`
+	// Behaviour counts what the broker did or announced that the plan did not ask for,
+	// beside its refusals and DISCONNECTs, by what (BrokerBehaviour.What): publishers or
+	// filters.
+	Behaviour map[string]int64 `json:"behaviour,omitempty"`
 	// InFlightDropped are written QoS 1/2 messages whose connection ended unacknowledged
 	// and whose session did not survive, InFlightLost the copies of them that did not
 	// arrive; InFlightAtEnd the copies of messages still unacknowledged on open
@@ -78,17 +87,17 @@ type Snapshot struct {
 // every field is listed.
 
 // counts are the counters that add.
-func (s *Snapshot) counts() [25]*int64 {
+func (s *Snapshot) counts() [26]*int64 {
 	return [...]*int64{&s.Connected, &s.Reconnected, &s.Pings, &s.TLSHandshakes, &s.TLSResumed, &s.TLSCPUUS,
-		&s.Subscribed, &s.SubscribeFailed, &s.Scheduled, &s.Published, &s.Expected, &s.Acked,
+		&s.Subscribed, &s.SubscribeFailed, &s.Scheduled, &s.Published, &s.Expected, &s.Acked, &s.RefusedCopies,
 		&s.InFlightDropped, &s.InFlightLost, &s.InFlightAtEnd, &s.Received, &s.Unmeasured, &s.Duplicated,
 		&s.OutOfOrder, &s.HeldPublishers, &s.PublishedMeasured, &s.ReceivedMeasured, &s.CPUNS, &s.RSSBytes, &s.Offered}
 }
 
 // maps are the counts by key that add key by key.
-func (s *Snapshot) maps() [8]*map[string]int64 {
+func (s *Snapshot) maps() [10]*map[string]int64 {
 	return [...]*map[string]int64{&s.Refused, &s.Failed, &s.Dropped, &s.SubscribeRefused, &s.Unsent,
-		&s.Unexpected, &s.Holds, &s.HeldUS}
+		&s.Unexpected, &s.Holds, &s.HeldUS, &s.PublishRefused, &s.Behaviour}
 }
 
 // hists are the histograms, which merge.
@@ -177,6 +186,9 @@ func (s *Snapshot) DroppedTotal() int64 { return sum(s.Dropped) }
 
 // UnsentTotal returns the scheduled messages never written.
 func (s *Snapshot) UnsentTotal() int64 { return sum(s.Unsent) }
+
+// PublishRefusedTotal returns the messages the broker refused.
+func (s *Snapshot) PublishRefusedTotal() int64 { return sum(s.PublishRefused) }
 
 // UnexpectedTotal returns the measured copies that arrived for no expected stream.
 func (s *Snapshot) UnexpectedTotal() int64 { return sum(s.Unexpected) }

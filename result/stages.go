@@ -55,6 +55,7 @@ type StageMessages struct {
 	Offered         int64 `json:"offered"`
 	Published       int64 `json:"published"`
 	Expected        int64 `json:"expected"`
+	RefusedCopies   int64 `json:"refused_copies,omitempty"` // expected copies of messages the broker refused
 	Received        int64 `json:"received"`
 	Lost            int64 `json:"lost"`
 	UnsentTotal     int64 `json:"unsent_total"`
@@ -113,6 +114,7 @@ func summarize(r *Result, from, to float64, pick func(iv *Interval, mid float64)
 		m.Offered += iv.Offered
 		m.Published += iv.Published
 		m.Expected += iv.Expected
+		m.RefusedCopies += iv.RefusedCopies
 		m.Received += iv.Received
 		m.UnsentTotal += iv.Unsent
 		m.Duplicated += iv.Duplicated
@@ -126,7 +128,7 @@ func summarize(r *Result, from, to float64, pick func(iv *Interval, mid float64)
 		}
 	}
 	m := &s.Messages
-	m.Lost = max(m.Expected-m.Received, 0)
+	m.Lost = max(m.Expected-m.Received-m.RefusedCopies, 0)
 	if s.SpanS > 0 {
 		s.OfferedPerS = float64(m.Offered) / s.SpanS
 		s.Throughput = Throughput{PublishPerS: float64(m.Published) / s.SpanS, ReceivePerS: float64(m.Received) / s.SpanS,

@@ -87,6 +87,8 @@ func outcome(res *result.Result, err error, ctx context.Context) error {
 		return err
 	case res.Connections.Established == 0:
 		return fmt.Errorf("no connection was established: %s", firstError(res))
+	case res.Failure() != nil:
+		return errors.New(termtext.Line(res.Failure().Error()))
 	}
 	return nil
 }

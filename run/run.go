@@ -30,6 +30,9 @@ type Options struct {
 	IDStart int
 	// MaxPacket is the largest packet a client accepts (0: the engine's default).
 	MaxPacket int
+	// AcceptDowngrade runs a plan the broker says it cannot serve at what it grants
+	// (bench.Runner.AcceptDowngrade).
+	AcceptDowngrade bool
 	// TLS is for brokers given as mqtts:// or wss:// URLs.
 	TLS reactor.TLSOptions
 	// Sink starts mqblast sink on loopback in a child process and runs against it (a
@@ -182,6 +185,7 @@ func newRunner(plan *scenario.Plan, brokers []string, o *Options, tlsConf *tls.C
 	r.Engine.TLS = tlsConf
 	r.Engine.Loops = o.Loops
 	r.Engine.MaxInbound = cmp.Or(o.MaxPacket, r.Engine.MaxInbound)
+	r.AcceptDowngrade = o.AcceptDowngrade
 	if o.Run != nil {
 		r.Engine.RunTag = o.Run.Tag
 		r.AnyRun = r.Stream == nil && o.Run.From != RunIDGiven

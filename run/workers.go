@@ -66,6 +66,9 @@ func runWorkers(ctx context.Context, plan *scenario.Plan, o *Options, brokers []
 			"--id-start", strconv.Itoa(o.IDStart), "--max-packet-size", strconv.Itoa(o.MaxPacket),
 			"--run-id", o.Run.ID, "--run-id-from", o.Run.From)
 		args = append(args, tlsArgs(o.TLS)...)
+		if o.AcceptDowngrade {
+			args = append(args, "--accept-downgrade")
+		}
 		w, err := child.Start(child.Spec{Name: fmt.Sprintf("worker %d", i), Args: args, Env: secret.Env(os.Environ(), s.Server.Password),
 			Log: o.Log, Stdin: true})
 		if err != nil {

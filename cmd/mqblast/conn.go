@@ -64,6 +64,7 @@ func (f *quickFlags) register(cmd *cobra.Command, prefix string, duration time.D
 	fl.IntVar(&f.run.loops, "loops", 0, "event loops per process (0: one per core; at most 4 per core)")
 	f.run.registerScenarioFlags(cmd)
 	f.run.registerMaxPacket(fl)
+	f.run.registerAcceptDowngrade(fl)
 	fl.BoolVarP(&f.secure, "ssl", "S", false, "connect over TLS (mqtts; with --ws, wss); see --cacert, --cert, --insecure")
 	fl.BoolVar(&f.secure, "tls", false, "same as --ssl")
 	fl.BoolVar(&f.ws, "ws", false, "connect over WebSocket (subprotocol mqtt, path --ws-path)")

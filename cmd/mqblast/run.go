@@ -19,29 +19,30 @@ func init() { register(newRunCmd) }
 
 // runFlags are the flags of `mqblast run`.
 type runFlags struct {
-	brokers  []string
-	sets     []string
-	bind     []string
-	out      string
-	html     string // --html (run.Report)
-	duration time.Duration
-	stages   string // --stages (run and pub)
-	procs    string
-	shard    string
-	startAt  string       // --start-at
-	start    *run.StartAt // parsed from startAt when the run begins
-	runID    string       // --run-id
-	runFrom  string       // --run-id-from: a worker's, where its parent's identity came from
-	format   string
-	outputs  run.Outputs // --csv, --hlog, --metrics (outputs.go)
-	noCheck  bool
-	loops    int
-	worker   bool
-	part     string // --part: a worker's part of the plan (of the shard, with --shard)
-	idStart  int
-	maxPkt   int
-	sink     bool          // --sink: a calibration run against mqblast sink (sink.go)
-	sinkWait time.Duration // --sink-flush-delay
+	brokers         []string
+	sets            []string
+	bind            []string
+	out             string
+	html            string // --html (run.Report)
+	duration        time.Duration
+	stages          string // --stages (run and pub)
+	procs           string
+	shard           string
+	startAt         string       // --start-at
+	start           *run.StartAt // parsed from startAt when the run begins
+	runID           string       // --run-id
+	runFrom         string       // --run-id-from: a worker's, where its parent's identity came from
+	format          string
+	outputs         run.Outputs // --csv, --hlog, --metrics (outputs.go)
+	noCheck         bool
+	loops           int
+	worker          bool
+	part            string // --part: a worker's part of the plan (of the shard, with --shard)
+	idStart         int
+	maxPkt          int
+	acceptDowngrade bool
+	sink            bool          // --sink: a calibration run against mqblast sink (sink.go)
+	sinkWait        time.Duration // --sink-flush-delay
 
 	thresholds    []string            // --threshold
 	evaluate      []string            // every threshold of the run: the scenario's, then --threshold's
@@ -89,6 +90,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&rf.idStart, "id-start", 0, "number client ids from this instead of 0 (Connections runs)")
 	rf.registerWatchFlags(fl)
 	rf.registerMaxPacket(fl)
+	rf.registerAcceptDowngrade(fl)
 	fl.BoolVar(&rf.sink, "sink", false, "start mqblast sink on loopback in a child process and run against it: a calibration run (the client host's own ceiling)")
 	fl.DurationVar(&rf.sinkWait, "sink-flush-delay", 0, "with --sink: the sink's --flush-delay, 0 to 1s (fewer, larger writes at that cost in latency)")
 	fl.StringVar(&rf.runFrom, "run-id-from", run.RunIDGiven, "internal: where a worker's --run-id came from")
@@ -109,6 +111,13 @@ func (rf *runFlags) registerStages(fl *pflag.FlagSet) {
 // engine's errors for a packet over the limit name it.
 func (rf *runFlags) registerMaxPacket(fl *pflag.FlagSet) {
 	fl.Var(packetSize{&rf.maxPkt}, "max-packet-size", "largest packet a client accepts from the broker (bytes, or 64KiB, 1MiB ...), announced in 5.0 (0: payload_size + 64 KiB, at least 1 MiB)")
+}
+
+// registerAcceptDowngrade registers --accept-downgrade, which run and the quick verbs share.
+func (rf *runFlags) registerAcceptDowngrade(fl *pflag.FlagSet) {
+	fl.BoolVar(&rf.acceptDowngrade, "accept-downgrade", false, "when the broker's 5.0 CONNACK says it lacks what the plan needs "+
+		"(Maximum QoS below the plan's, Retain Available 0, no shared or wildcard subscriptions), run at what it grants and say so "+
+		"in broker_behaviour (default: the run fails after connecting, in the broker's words)")
 }
 
 func newRunCmd() *cobra.Command {
@@ -255,7 +264,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 	if err != nil {
 		return withCode(exitInvalid, err)
 	}
-	o := run.Options{Loops: rf.loops, IDStart: rf.idStart, MaxPacket: rf.maxPkt, TLS: rf.tls, Sink: rf.sink,
+	o := run.Options{Loops: rf.loops, IDStart: rf.idStart, MaxPacket: rf.maxPkt, AcceptDowngrade: rf.acceptDowngrade, TLS: rf.tls, Sink: rf.sink,
 		SinkFlushDelay: rf.sinkWait, BrokerPID: rf.brokerPID, BrokerCgroup: rf.brokerCgroup, BrokerSys: rf.brokerSys, Start: rf.start, Run: id,
 		BrokerMetrics: rf.brokerMetrics, Metrics: rf.metrics,
 		Network: rf.netInfo, ToolVersion: version, Log: cmd.ErrOrStderr()}

@@ -21,9 +21,12 @@ import (
 // never by timing or by the order clients connected in, so the run's received, lost,
 // in-flight and duplicated copies follow from them whichever processes its clients run in.
 // It keeps no sessions beyond a connection and delivers at QoS 1 (acknowledgements
-// ignored); it speaks the MQTT version each client connects with.
+// ignored); it speaks the MQTT version each client connects with, and grants a QoS 2
+// subscription QoS 1. Its Script, if any, makes it answer as a broker that refuses, lacks
+// or ends things would.
 type Router struct {
-	Addr string
+	Addr   string
+	Script *Script
 	// Ack reports whether to acknowledge message seq of publisher pub.
 	Ack func(pub, seq uint32) bool
 	// To returns the receivers of message seq of publisher pub among subs, the client ids
@@ -50,14 +53,49 @@ func (rc *routed) write(b []byte) error {
 	return err
 }
 
+// Script makes a Router answer where a real broker cannot be made to on demand: its
+// CONNACK (reason code and 5.0 properties, or bytes of its own), a SUBACK's reason code
+// per filter, the reason code of the PUBACK or PUBREC of a message, and a DISCONNECT with
+// its reason code and string in place of an answer. A nil function keeps the Router's
+// answer. The functions are called from the connections' goroutines, concurrently.
+type Script struct {
+	// Connack returns the CONNACK for client id's CONNECT of version v; raw, when not nil,
+	// is written instead (a 3.1.1 CONNACK to a 5.0 CONNECT, say), and the connection ends
+	// when ca refuses it.
+	Connack func(id string, v codec.Version) (ca codec.Connack, raw []byte)
+	// Suback returns the SUBACK's reason code for filter, asked at QoS qos.
+	Suback func(filter string, qos codec.QoS, v codec.Version) codec.ReasonCode
+	// Puback returns the reason code of the PUBACK (QoS 1) or PUBREC (QoS 2) of message seq
+	// of publisher pub; a code of 0x80 and up refuses it: it is not routed.
+	Puback func(pub, seq uint32) codec.ReasonCode
+	// Disconnect, when ok, ends the connection with a 5.0 DISCONNECT of code and reason
+	// string (a 3.1.1 connection is closed) instead of answering the packet of type typ
+	// (a SUBSCRIBE, a PUBLISH) of client id, at qos (the PUBLISH's, the highest filter's).
+	Disconnect func(id string, typ codec.PacketType, qos codec.QoS) (code codec.ReasonCode, reason string, ok bool)
+}
+
 // StartRouter starts a Router on a free loopback port; it stops with the test.
 func StartRouter(t testing.TB, ack func(pub, seq uint32) bool, to func(filter string, subs []string, pub, seq uint32) []string) *Router {
 	t.Helper()
+	return StartScripted(t, nil, ack, to)
+}
+
+// StartScripted starts a Router that answers by sc (nil: as StartRouter's) on a free
+// loopback port; it stops with the test. A nil ack acknowledges every message, a nil to
+// delivers to every subscriber.
+func StartScripted(t testing.TB, sc *Script, ack func(pub, seq uint32) bool, to func(filter string, subs []string, pub, seq uint32) []string) *Router {
+	t.Helper()
+	if ack == nil {
+		ack = func(uint32, uint32) bool { return true }
+	}
+	if to == nil {
+		to = func(_ string, subs []string, _, _ uint32) []string { return subs }
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Router{Addr: ln.Addr().String(), Ack: ack, To: to, subs: map[string][]string{}, conns: map[string]*routed{}}
+	r := &Router{Addr: ln.Addr().String(), Script: sc, Ack: ack, To: to, subs: map[string][]string{}, conns: map[string]*routed{}}
 	var wg sync.WaitGroup
 	t.Cleanup(func() {
 		_ = ln.Close()
@@ -91,6 +129,30 @@ func (r *Router) serve(c net.Conn) {
 		}
 		r.mu.Unlock()
 	}()
+	sc := r.Script
+	if sc == nil {
+		sc = &Script{}
+	}
+	// disconnect ends the connection instead of answering a packet of type typ at qos, if
+	// the script says so.
+	disconnect := func(out []byte, typ codec.PacketType, qos codec.QoS) ([]byte, bool) {
+		if sc.Disconnect == nil {
+			return out, false
+		}
+		code, reason, ok := sc.Disconnect(id, typ, qos)
+		if !ok {
+			return out, false
+		}
+		if rc.v == codec.V5 {
+			d := codec.Disconnect{Reason: code}
+			if reason != "" {
+				d.Props.Set(codec.PropReasonString)
+				d.Props.ReasonString = []byte(reason)
+			}
+			out = codec.AppendDisconnect(out, &d, rc.v)
+		}
+		return out, true
+	}
 	servePackets(c, rc.write, func(h codec.Header, body, out []byte) ([]byte, bool) {
 		switch h.Type {
 		case codec.TypeConnect:
@@ -103,16 +165,40 @@ func (r *Router) serve(c net.Conn) {
 			r.mu.Lock()
 			r.conns[id] = rc
 			r.mu.Unlock()
-			out = codec.AppendConnack(out, &codec.Connack{}, rc.v)
+			if sc.Connack == nil {
+				out = codec.AppendConnack(out, &codec.Connack{}, rc.v)
+				break
+			}
+			ca, raw := sc.Connack(id, rc.v)
+			if raw != nil {
+				return append(out, raw...), false
+			}
+			out = codec.AppendConnack(out, &ca, rc.v)
+			if ca.Reason != 0 {
+				return out, false
+			}
 		case codec.TypeSubscribe:
 			var s codec.Subscribe
 			if codec.DecodeSubscribe(body, rc.v, &s) != nil {
 				return out, false
 			}
+			top := codec.QoS(0)
+			for _, f := range s.Filters {
+				top = max(top, f.QoS)
+			}
+			if o, end := disconnect(out, h.Type, top); end {
+				return o, false
+			}
 			codes := make([]codec.ReasonCode, len(s.Filters))
 			r.mu.Lock()
 			for i, f := range s.Filters {
 				codes[i] = codec.ReasonCode(min(f.QoS, 1))
+				if sc.Suback != nil {
+					codes[i] = sc.Suback(string(f.Filter), f.QoS, rc.v)
+				}
+				if codes[i] >= 0x80 {
+					continue
+				}
 				ids := r.subs[string(f.Filter)]
 				if k, found := slices.BinarySearch(ids, id); !found {
 					r.subs[string(f.Filter)] = slices.Insert(ids, k, id)
@@ -125,15 +211,22 @@ func (r *Router) serve(c net.Conn) {
 			if codec.DecodePublish(h, body, rc.v, &p) != nil {
 				return out, false
 			}
+			if o, end := disconnect(out, h.Type, p.QoS); end {
+				return o, false
+			}
 			_, pub, seq, ok := reactor.ReadHeader(p.Payload)
+			reply := codec.Ack{ID: p.ID}
+			if ok && sc.Puback != nil && rc.v == codec.V5 {
+				reply.Reason = sc.Puback(pub, seq)
+			}
 			switch {
 			case ok && !r.Ack(pub, seq): // left in flight
 			case p.QoS == 1:
-				out = codec.AppendPuback(out, &codec.Ack{ID: p.ID}, rc.v)
+				out = codec.AppendPuback(out, &reply, rc.v)
 			case p.QoS == 2:
-				out = codec.AppendPubrec(out, &codec.Ack{ID: p.ID}, rc.v)
+				out = codec.AppendPubrec(out, &reply, rc.v)
 			}
-			if ok {
+			if ok && reply.Reason < 0x80 {
 				r.route(&p, pub, seq)
 			}
 		case codec.TypePubrel:

@@ -3,7 +3,9 @@
 // Outside CI a missing mosquitto skips the test; in CI (CI=true) it fails it. Beside them,
 // scripted servers on loopback for the paths a real broker does not take on demand: Liar
 // (acknowledges everything, delivers nothing, sends strays) and Router (routes, and
-// acknowledges and delivers by a script of publisher and sequence numbers).
+// acknowledges and delivers by a script of publisher and sequence numbers; with a Script,
+// answers with the reason codes, properties and DISCONNECTs of a broker that refuses, lacks
+// or ends things).
 package testbroker
 
 import (

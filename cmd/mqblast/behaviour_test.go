@@ -1,0 +1,242 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mqblast/mqblast/codec"
+	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/result"
+)
+
+// The tests of brokers that do not do what the plan asked: they refuse messages or
+// subscriptions, end connections with a reason, lack a capability, speak another version,
+// grant a lower QoS. Each run's document must add up (result.CheckDocument) and say what
+// the broker did in broker_behaviour and the summary.
+
+// aclFile writes a Mosquitto ACL file of lines for anonymous clients and returns the
+// config line that loads it.
+func aclFile(t *testing.T, lines ...string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "acl")
+	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return "acl_file " + p
+}
+
+// behaviour returns the entry of res's broker_behaviour named what (nil: none).
+func behaviour(res *result.Result, what string) *result.BrokerBehaviour {
+	for i := range res.BrokerBehaviour {
+		if res.BrokerBehaviour[i].What == what {
+			return &res.BrokerBehaviour[i]
+		}
+	}
+	return nil
+}
+
+// checkDoc fails the test unless the document on r's stdout adds up.
+func checkDoc(t *testing.T, r cliRun) {
+	t.Helper()
+	if err := result.CheckDocument([]byte(r.stdout)); err != nil {
+		t.Errorf("the document does not add up:\n%v", err)
+	}
+}
+
+// quickP2P are the arguments of a short quick-p2p-100 run against addr at MQTT version v.
+func quickP2P(addr, v string, more ...string) []string {
+	return append([]string{"run", "quick-p2p-100", "--broker", addr, "--no-check", "--format", "json", "--duration", "2s",
+		"--set", "parameters.warmup_sec=500ms", "--set", "parameters.drain_sec=500ms",
+		"--set", "publishers.protocol_version=" + v, "--set", "subscribers.protocol_version=" + v}, more...)
+}
+
+// TestPublishRefusedByACL: Mosquitto with an ACL that lets the clients read the topics but
+// not write them answers every 5.0 QoS 1 PUBLISH with PUBACK 0x87 (not authorized). Those
+// messages are refused, by reason: not acknowledged, and their copies not lost.
+func TestPublishRefusedByACL(t *testing.T) {
+	m := testbroker.StartMosquitto(t, testbroker.Options{Extra: []string{aclFile(t, "topic read quick/p2p/#")}})
+	r := runBin(t, quickP2P(m.Addr, "5")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	res := decodeResult(t, r)
+	checkDoc(t, r)
+	msg := res.Messages
+	if msg.Published < 1000 || msg.Refused["not_authorized"] != msg.Published || msg.RefusedTotal != msg.Published ||
+		msg.Acked != 0 || msg.Lost != 0 || msg.RefusedCopies != msg.Expected || msg.Received != 0 {
+		t.Errorf("published %d: acked %d, refused %v (%d), lost %d, expected %d, refused copies %d, received %d",
+			msg.Published, msg.Acked, msg.Refused, msg.RefusedTotal, msg.Lost, msg.Expected, msg.RefusedCopies, msg.Received)
+	}
+	b := behaviour(res, "publish_refused:not_authorized")
+	if b == nil || b.Count != msg.Published || !strings.Contains(b.Evidence, "0x87") {
+		t.Errorf("broker_behaviour %+v", res.BrokerBehaviour)
+	}
+}
+
+// TestBrokerDisconnectReason: a broker that ends each QoS 2 publisher's connection with a
+// 5.0 DISCONNECT 0x9B (QoS not supported) and a reason string: the drops count by that
+// reason, the example keeps the reason string (escaped), and the summary says it.
+func TestBrokerDisconnectReason(t *testing.T) {
+	sc := &testbroker.Script{Disconnect: func(_ string, typ codec.PacketType, qos codec.QoS) (codec.ReasonCode, string, bool) {
+		return codec.ReasonQoSNotSupported, "QoS 2 is off here\x1b[31m", typ == codec.TypePublish && qos == 2
+	}}
+	rt := testbroker.StartScripted(t, sc, nil, nil)
+	host, port, _ := strings.Cut(rt.Addr, ":")
+	args := []string{"pub", "-H", host, "-p", port, "-c", "3", "-V", "5", "-q", "2", "-t", "x/%i", "-I", "50", "--duration", "1s", "--no-check"}
+	r := runBin(t, append(args, "--format", "json")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	res := decodeResult(t, r)
+	checkDoc(t, r)
+	if n := res.Connections.DroppedBy["disconnect:qos_not_supported"]; n != 3 || res.Connections.DroppedBy["closed_by_broker"] != 0 {
+		t.Errorf("dropped_by_cause %v, want disconnect:qos_not_supported 3", res.Connections.DroppedBy)
+	}
+	b := behaviour(res, "disconnect:qos_not_supported")
+	if b == nil || b.Count != 3 || !strings.Contains(b.Example, `QoS 2 is off here\x1b[31m`) {
+		t.Errorf("broker_behaviour %+v", res.BrokerBehaviour)
+	}
+	text := runBin(t, args...)
+	if !strings.Contains(text.stdout, "the broker ended 3 connections with a DISCONNECT: qos_not_supported") ||
+		strings.Contains(text.stdout, "\x1b") {
+		t.Errorf("summary:\n%s", text.stdout)
+	}
+}
+
+// TestSubscriptionsRefusedEndTheRun: when no subscription can be made the run ends at
+// once, fails (exit 1) and says why: a broker refuses every 3.1.1 SUBSCRIBE (SUBACK 0x80;
+// Mosquitto 2.0.11's ACL file does not refuse a SUBSCRIBE, later ones do), and a broker
+// without shared subscriptions ends each 5.0 subscriber's connection with DISCONNECT 0x9E
+// instead of a SUBACK (which the run waited 30 s for).
+func TestSubscriptionsRefusedEndTheRun(t *testing.T) {
+	refuse := &testbroker.Script{Suback: func(string, codec.QoS, codec.Version) codec.ReasonCode { return 0x80 }}
+	rt := testbroker.StartScripted(t, refuse, nil, nil)
+	r := runBin(t, quickP2P(rt.Addr, "4", "--duration", "20s")...)
+	if r.code != exitFailed || !strings.Contains(r.stderr, "no_subscription: the broker refused every subscription (unspecified_error 100)") {
+		t.Errorf("refused: exit %d\n%s", r.code, r.stderr)
+	}
+	if r.took > 12*time.Second {
+		t.Errorf("the run took %v: it published for its 20 s instead of ending when no subscription was made", r.took)
+	}
+	if res := decodeResult(t, r); res.Messages.Published != 0 || behaviour(res, "subscribe_refused:unspecified_error") == nil {
+		t.Errorf("published %d; broker_behaviour %+v", res.Messages.Published, res.BrokerBehaviour)
+	}
+
+	sc := &testbroker.Script{Disconnect: func(_ string, typ codec.PacketType, _ codec.QoS) (codec.ReasonCode, string, bool) {
+		return codec.ReasonSharedSubsNotSupported, "", typ == codec.TypeSubscribe
+	}}
+	rt = testbroker.StartScripted(t, sc, nil, nil)
+	r = runBin(t, "run", "quick-sharedsub-100-5", "--broker", rt.Addr, "--no-check", "--format", "json", "--duration", "20s",
+		"--set", "publishers.protocol_version=5", "--set", "subscribers.protocol_version=5")
+	if r.code != exitFailed || !strings.Contains(r.stderr, "every subscriber's connection ended before its SUBACK") {
+		t.Errorf("shared subscriptions ended: exit %d\n%s", r.code, r.stderr)
+	}
+	if r.took > 12*time.Second {
+		t.Errorf("the run took %v: it waited for SUBACKs of subscribers the broker had disconnected", r.took)
+	}
+	if res := decodeResult(t, r); res.Connections.DroppedBy["disconnect:shared_subscriptions_not_supported"] != 5 {
+		t.Errorf("dropped_by_cause %v", res.Connections.DroppedBy)
+	}
+}
+
+// TestMaxQoS: Mosquitto with max_qos 1. At 5.0 its CONNACK says Maximum QoS 1: a QoS 2
+// plan fails after connecting, in the broker's words, or runs at QoS 1 with
+// --accept-downgrade (every message acknowledged, no connection lost); at 3.1.1 it closes
+// the QoS 2 publishers, and the result says so, with their number.
+func TestMaxQoS(t *testing.T) {
+	m := testbroker.StartMosquitto(t, testbroker.Options{Extra: []string{"max_qos 1"}})
+	host, port, _ := strings.Cut(m.Addr, ":")
+	pub := func(v string, more ...string) cliRun {
+		return runBin(t, append([]string{"pub", "-H", host, "-p", port, "-c", "5", "-V", v, "-q", "2", "-t", "x/%i", "-I", "50",
+			"--duration", "1s", "--no-check"}, more...)...)
+	}
+	r := pub("5")
+	if r.code != exitFailed || !strings.Contains(r.stderr, "the broker's CONNACK says Maximum QoS 1: 5 publishers of QoS 2") ||
+		!strings.Contains(r.stderr, "--accept-downgrade") {
+		t.Errorf("5.0 without --accept-downgrade: exit %d\n%s", r.code, r.stderr)
+	}
+	r = pub("5", "--accept-downgrade", "--format", "json")
+	if r.code != 0 {
+		t.Fatalf("5.0 with --accept-downgrade: exit %d\n%s", r.code, r.stderr)
+	}
+	checkDoc(t, r)
+	res := decodeResult(t, r)
+	if msg := res.Messages; msg.Published < 50 || msg.Acked != msg.Published || res.Connections.Dropped != 0 {
+		t.Errorf("published %d, acked %d, dropped %d", msg.Published, msg.Acked, res.Connections.Dropped)
+	}
+	if b := behaviour(res, "max_qos_1_for_qos_2"); b == nil || b.Count != 5 {
+		t.Errorf("broker_behaviour %+v", res.BrokerBehaviour)
+	}
+	r = pub("4")
+	if !strings.Contains(r.stdout, "the broker closed 5 QoS 2 publishers (max_qos 1?)") {
+		t.Errorf("3.1.1: exit %d\n%s", r.code, r.stdout)
+	}
+}
+
+// TestRetainUnavailable: Mosquitto with retain_available false says Retain Available 0 in
+// its 5.0 CONNACK: a retaining plan fails after connecting, or publishes without retain
+// with --accept-downgrade, and no connection is lost for it.
+func TestRetainUnavailable(t *testing.T) {
+	m := testbroker.StartMosquitto(t, testbroker.Options{Extra: []string{"retain_available false"}})
+	host, port, _ := strings.Cut(m.Addr, ":")
+	pub := func(more ...string) cliRun {
+		return runBin(t, append([]string{"pub", "-H", host, "-p", port, "-c", "4", "-V", "5", "-q", "1", "-r", "-t", "x/%i", "-I", "50",
+			"--duration", "1s", "--no-check"}, more...)...)
+	}
+	if r := pub(); r.code != exitFailed || !strings.Contains(r.stderr, "Retain Available 0: 4 retaining publishers") {
+		t.Errorf("without --accept-downgrade: exit %d\n%s", r.code, r.stderr)
+	}
+	r := pub("--accept-downgrade", "--format", "json")
+	if r.code != 0 {
+		t.Fatalf("with --accept-downgrade: exit %d\n%s", r.code, r.stderr)
+	}
+	res := decodeResult(t, r)
+	if msg := res.Messages; msg.Published < 40 || msg.Acked != msg.Published || res.Connections.Dropped != 0 {
+		t.Errorf("published %d, acked %d, dropped %v", msg.Published, msg.Acked, res.Connections.DroppedBy)
+	}
+	if b := behaviour(res, "retain_unavailable"); b == nil || b.Count != 4 {
+		t.Errorf("broker_behaviour %+v", res.BrokerBehaviour)
+	}
+}
+
+// TestNot50Broker: a broker that answers a 5.0 CONNECT with 3.1.1's CONNACK "unacceptable
+// protocol version" (aedes, RabbitMQ 3.10) is said not to speak 5.0, not to break the
+// protocol.
+func TestNot50Broker(t *testing.T) {
+	sc := &testbroker.Script{Connack: func(_ string, v codec.Version) (codec.Connack, []byte) {
+		if v == codec.V5 {
+			return codec.Connack{}, []byte{0x20, 0x02, 0x00, 0x01}
+		}
+		return codec.Connack{}, nil
+	}}
+	rt := testbroker.StartScripted(t, sc, nil, nil)
+	host, port, _ := strings.Cut(rt.Addr, ":")
+	r := runBin(t, "conn", "-H", host, "-p", port, "-c", "2", "-V", "5", "--duration", "1s", "--no-check")
+	want := "the broker does not support MQTT 5.0 (it answered as 3.1.1: 0x01)"
+	if r.code != exitFailed || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr+r.stdout, "protocol_error") {
+		t.Errorf("exit %d, want %d and %q\nstdout:\n%s\nstderr:\n%s", r.code, exitFailed, want, r.stdout, r.stderr)
+	}
+}
+
+// TestGrantedQoSBelowAsked: a broker that grants QoS 1 to QoS 2 subscriptions (the Router,
+// as RabbitMQ does): the result records and says the grant.
+func TestGrantedQoSBelowAsked(t *testing.T) {
+	rt := testbroker.StartRouter(t, func(uint32, uint32) bool { return true },
+		func(_ string, subs []string, _, _ uint32) []string { return subs })
+	r := runBin(t, quickP2P(rt.Addr, "5", "--set", "subscribers.qos=2")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	checkDoc(t, r)
+	res := decodeResult(t, r)
+	b := behaviour(res, "granted_qos_1_for_qos_2")
+	if b == nil || b.Count != 100 || b.Evidence != "granted QoS 1 for 100 subscriptions that asked QoS 2" {
+		t.Errorf("broker_behaviour %+v", res.BrokerBehaviour)
+	}
+	if res.Messages.Lost != 0 || res.Messages.Received != res.Messages.Expected {
+		t.Errorf("messages %+v", res.Messages)
+	}
+}

@@ -1,0 +1,170 @@
+package result
+
+import (
+	"fmt"
+	"strings"
+)
+
+// BrokerBehaviour is one thing the broker did differently from what the plan asked, with
+// how often and what it said. What names it, in snake_case:
+//
+//   - "publish_refused:REASON": messages it refused (a 5.0 PUBACK or PUBREC reason code of
+//     0x80 and up, e.g. publish_refused:not_authorized), counted in messages;
+//   - "subscribe_refused:REASON": filters its SUBACK refused (3.1.1's 0x80 is
+//     unspecified_error), or that were not sent because its CONNACK said it lacks them;
+//   - "disconnect:REASON": connections it ended with a 5.0 DISCONNECT (e.g.
+//     disconnect:qos_not_supported), counted in connections; Example has its reason string;
+//   - "max_qos_G_for_qos_A": publishers of QoS A whose 5.0 CONNACK said Maximum QoS G;
+//   - "retain_unavailable": retaining publishers whose 5.0 CONNACK said Retain Available 0;
+//   - "shared_unavailable", "wildcard_unavailable": filters ("$share/", '+' or '#') a 5.0
+//     CONNACK said the broker does not take;
+//   - "granted_qos_G_for_qos_A": filters that asked QoS A and were granted QoS G;
+//   - "closed_qos2_publisher": 3.1.1 publishers of QoS 2 the broker closed without a word
+//     while their messages were in flight (what a broker whose maximum QoS is 1 does);
+//   - "answered_as_3_1_1": 5.0 CONNECTs answered by a 3.1.1 CONNACK (the broker does not
+//     speak 5.0).
+//
+// Evidence says it in words; Example is one instance as the client saw it (a reason code,
+// a reason string: text from the broker, shown through termtext).
+type BrokerBehaviour struct {
+	What     string `json:"what"`
+	Count    int64  `json:"count"`
+	Evidence string `json:"evidence"`
+	Example  string `json:"example,omitempty"`
+}
+
+// The prefixes of BrokerBehaviour.What; the counts of publish refusals and DISCONNECTs
+// live in other fields of the document (messages.refused, connections.dropped_by_cause).
+const (
+	behPublishRefused   = "publish_refused:"
+	behSubscribeRefused = "subscribe_refused:"
+	behDisconnect       = "disconnect:"
+)
+
+// SubscribeRefusedBehaviour is the Snapshot.Behaviour key of filters refused for reason.
+func SubscribeRefusedBehaviour(reason string) string { return behSubscribeRefused + reason }
+
+// DisconnectCause is the prefix of a dropped_by_cause key (and a behaviour's What) for a
+// connection the broker ended with a 5.0 DISCONNECT, followed by its reason's name.
+const DisconnectCause = behDisconnect
+
+// behaviour fills BrokerBehaviour from the run's refusals, DISCONNECTs and behaviours.
+func (r *Result) behaviour(total *Snapshot) {
+	r.BrokerBehaviour = nil
+	add := func(what string, n int64) {
+		if n <= 0 {
+			return
+		}
+		ex := total.Examples["behaviour:"+what]
+		r.BrokerBehaviour = append(r.BrokerBehaviour, BrokerBehaviour{What: what, Count: n,
+			Evidence: behaviourWords(what, n, ex), Example: ex})
+	}
+	for _, k := range sortedKeys(total.PublishRefused) {
+		add(behPublishRefused+k, total.PublishRefused[k])
+	}
+	for _, k := range sortedKeys(total.Dropped) {
+		if strings.HasPrefix(k, behDisconnect) {
+			add(k, total.Dropped[k])
+		}
+	}
+	for _, k := range sortedKeys(total.Behaviour) {
+		add(k, total.Behaviour[k])
+	}
+}
+
+// behaviourSnapshot puts back into s, the snapshot of a document read back, the behaviour
+// counts and examples that only BrokerBehaviour keeps.
+func (r *Result) behaviourSnapshot(s *Snapshot) {
+	for _, b := range r.BrokerBehaviour {
+		if b.Example != "" {
+			s.Examples["behaviour:"+b.What] = b.Example
+		}
+		if strings.HasPrefix(b.What, behPublishRefused) || strings.HasPrefix(b.What, behDisconnect) {
+			continue // counted in their own fields
+		}
+		if s.Behaviour == nil {
+			s.Behaviour = map[string]int64{}
+		}
+		s.Behaviour[b.What] += b.Count
+	}
+}
+
+// Error kinds (ErrorCount.Kind) of a run that ended because of what the broker did.
+const (
+	// ErrorBrokerLacks: the broker's CONNACKs said it lacks what the plan needs, and the
+	// run was not told to run at what it grants.
+	ErrorBrokerLacks = "broker_lacks"
+	// ErrorNoSubscription: the plan has subscribers and not one subscription was made.
+	ErrorNoSubscription = "no_subscription"
+)
+
+// Failure returns the error that makes the run failed by the broker's doing
+// (ErrorBrokerLacks, ErrorNoSubscription), or nil.
+func (r *Result) Failure() error {
+	for _, e := range r.Errors {
+		if e.Kind == ErrorBrokerLacks || e.Kind == ErrorNoSubscription {
+			return fmt.Errorf("%s: %s", e.Kind, e.Example)
+		}
+	}
+	return nil
+}
+
+// IsCapability reports whether what (a BrokerBehaviour.What) is a capability a 5.0
+// CONNACK said the broker lacks.
+func IsCapability(what string) bool {
+	var g, a int
+	switch what {
+	case "retain_unavailable", "shared_unavailable", "wildcard_unavailable":
+		return true
+	}
+	return scan(what, "max_qos_%d_for_qos_%d", &g, &a)
+}
+
+// BehaviourEvidence says behaviour what of count n in words; ex is its example (from the
+// broker: a printer escapes it).
+func BehaviourEvidence(what string, n int64, ex string) string { return behaviourWords(what, n, ex) }
+
+// behaviourWords says a behaviour of n in words; ex is its example (from the broker: the
+// printers escape it).
+func behaviourWords(what string, n int64, ex string) string {
+	var g, a int
+	switch {
+	case strings.HasPrefix(what, behPublishRefused):
+		return fmt.Sprintf("the broker refused %d messages: %s (%s)", n, strings.TrimPrefix(what, behPublishRefused), ex)
+	case strings.HasPrefix(what, behSubscribeRefused):
+		return fmt.Sprintf("the broker refused %d subscriptions: %s", n, strings.TrimPrefix(what, behSubscribeRefused))
+	case strings.HasPrefix(what, behDisconnect):
+		return fmt.Sprintf("the broker ended %d connections with a DISCONNECT: %s (%s)", n, strings.TrimPrefix(what, behDisconnect), ex)
+	case scan(what, "max_qos_%d_for_qos_%d", &g, &a):
+		return fmt.Sprintf("the broker's CONNACK says Maximum QoS %d: %d publishers of QoS %d publish at QoS %d at most", g, n, a, g)
+	case scan(what, "granted_qos_%d_for_qos_%d", &g, &a):
+		return fmt.Sprintf("granted QoS %d for %d subscriptions that asked QoS %d", g, n, a)
+	}
+	switch what {
+	case "retain_unavailable":
+		return fmt.Sprintf("the broker's CONNACK says Retain Available 0: %d retaining publishers publish without retain", n)
+	case "shared_unavailable":
+		return fmt.Sprintf("the broker's CONNACK says Shared Subscription Available 0: %d shared filters not subscribed", n)
+	case "wildcard_unavailable":
+		return fmt.Sprintf("the broker's CONNACK says Wildcard Subscription Available 0: %d wildcard filters not subscribed", n)
+	case "closed_qos2_publisher":
+		return fmt.Sprintf("the broker closed %d QoS 2 publishers (max_qos 1?)", n)
+	case "answered_as_3_1_1":
+		return fmt.Sprintf("the broker does not support MQTT 5.0 (it answered as 3.1.1: %s), %d connections", ex, n)
+	}
+	return fmt.Sprintf("%s: %d", what, n)
+}
+
+// scan reports whether s is exactly format (with %d verbs) filled in.
+func scan(s, format string, args ...any) bool {
+	n, err := fmt.Sscanf(s, format, args...)
+	return err == nil && n == len(args) && fmt.Sprintf(format, derefs(args)...) == s
+}
+
+func derefs(args []any) []any {
+	out := make([]any, len(args))
+	for i, a := range args {
+		out[i] = *a.(*int)
+	}
+	return out
+}
