@@ -314,7 +314,7 @@ func TestNetnsListenOverflow(t *testing.T) {
 	if delta["TCPSynRetrans"] < 15 {
 		t.Errorf("TCPSynRetrans rose by %d, want at least 15", delta["TCPSynRetrans"])
 	}
-	fs := KernelFindings(delta, "broker host")
+	fs := KernelFindings(delta, "broker host", CPUWait{})
 	for _, f := range fs {
 		t.Log(f)
 	}
@@ -354,7 +354,7 @@ func TestNetnsSynDropped(t *testing.T) {
 	if delta["TCPSynRetrans"] < 1 {
 		t.Errorf("TCPSynRetrans rose by %d, want at least 1", delta["TCPSynRetrans"])
 	}
-	fs := KernelFindings(delta, "client host")
+	fs := KernelFindings(delta, "client host", CPUWait{})
 	for _, f := range fs {
 		t.Log(f)
 	}
