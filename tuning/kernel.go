@@ -448,7 +448,7 @@ type CPUWait struct {
 //     (RetransSegs - TCPSynRetrans - TCPDSACKRecv, less the receive-buffer drops), with
 //     timeouts that F-RTO did not find spurious (TCPTimeouts - TCPSpuriousRTOs) or fast
 //     retransmits: a finding when those unanswered retransmissions exceed 1% of OutSegs,
-//     or with any such timeout.
+//     or with any such timeout unless DSACKs answered most retransmissions.
 //   - late ACKs (TCPLossProbes): tail-loss probes at least half of which drew a DSACK
 //     (TCPDSACKRecv): the data had arrived and the ACK came late, because the receiver
 //     was waiting for a CPU; a finding when the retransmissions so answered exceed 1% of
@@ -578,10 +578,13 @@ func dataRetrans(delta KernelCounters) (all, unanswered int64) {
 
 // lossFinding: retransmissions no DSACK answered, by timeouts or fast retransmits.
 func lossFinding(f *KernelFinding, delta KernelCounters) bool {
-	_, lost := dataRetrans(delta)
+	all, lost := dataRetrans(delta)
 	rto := max(delta["TCPTimeouts"]-delta["TCPSpuriousRTOs"], 0)
 	fast := delta["TCPFastRetrans"]
-	if lost <= 0 || (rto <= 0 && fast <= 0) || (rto <= 0 && !matters(lost, delta["OutSegs"])) {
+	// A timeout is enough unless DSACKs answered most retransmissions: then the ACKs came
+	// late, and a timeout among them is likelier one more late ACK than a loss.
+	timedOut := rto > 0 && 2*delta["TCPDSACKRecv"] < all
+	if lost <= 0 || (rto <= 0 && fast <= 0) || (!timedOut && !matters(lost, delta["OutSegs"])) {
 		return false
 	}
 	f.Counter, f.Delta = "TCPTimeouts", delta["TCPTimeouts"]

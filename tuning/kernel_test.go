@@ -218,6 +218,12 @@ func TestKernelFindingsCauses(t *testing.T) {
 			KernelCounters{"OutSegs": 100_000, "RetransSegs": 7, "TCPTimeouts": 7}, "broker host", CPUWait{},
 			[]string{"TCPTimeouts +7 on the broker host: segments were lost: 7 retransmission timeouts and 0 fast retransmits, " +
 				"and 7 retransmitted segments (0.0% of the 100,000 new segments sent) drew no DSACK: the data had not arrived" + lossFix}},
+		{"late ACKs with timeouts and a few retransmissions unanswered: still late ACKs",
+			KernelCounters{"OutSegs": 5_120, "RetransSegs": 117, "TCPLossProbes": 121, "TCPLossProbeRecovery": 38, "TCPDSACKRecv": 79, "TCPTimeouts": 2},
+			"client and broker host", CPUWait{},
+			[]string{"TCPLossProbes +121 on the client and broker host: tail-loss probes were answered by 79 DSACKs (TCPDSACKRecv): " +
+				"the data had arrived and the ACKs came late, because a receiver was waiting for a CPU; nothing was lost " +
+				"(117 segments retransmitted, 2.3% of the 5,120 new segments sent)" + lateACKFix}},
 		{"timeouts all answered by DSACKs, few segments: nothing",
 			KernelCounters{"OutSegs": 100_000, "RetransSegs": 40, "TCPTimeouts": 5, "TCPDSACKRecv": 40}, "client host", CPUWait{}, nil},
 		{"timeouts F-RTO found spurious: nothing",
@@ -228,8 +234,8 @@ func TestKernelFindingsCauses(t *testing.T) {
 				"ListenDrops +18 on the client and broker host: connection requests to a listening socket were dropped (accept queue full or no memory)" + synFix,
 				"TCPSynRetrans +40 on the client and broker host: SYNs were retransmitted because the listen queue was full (ListenOverflows +18): " +
 					"each such connection waited a second or more" + synFix}},
-		{"SYN retransmits alone",
-			KernelCounters{"OutSegs": 2, "RetransSegs": 2, "TCPSynRetrans": 2}, "client host", CPUWait{},
+		{"SYN retransmits alone (their timeouts are not a loss of data)",
+			KernelCounters{"OutSegs": 1, "RetransSegs": 2, "TCPSynRetrans": 2, "TCPTimeouts": 2}, "client host", CPUWait{},
 			[]string{"TCPSynRetrans +2 on the client host: SYNs were retransmitted: connection attempts went unanswered for a second or more, " +
 				"most often because the broker's listen queue was full" + synFix + "; if the broker host's ListenOverflows did not rise, look for packet loss on the way"}},
 		{"receive buffers",
