@@ -107,7 +107,7 @@ func (w *Watch) Interval(iv *result.Interval, progress io.Writer) {
 			d := k.Delta(w.prevC)
 			w.prevC = k
 			iv.Kernel = nonZero(iv.Kernel, "", d)
-			found = append(found, tuning.KernelFindings(d, w.clientWhere())...)
+			found = append(found, tuning.KernelFindings(d, w.clientWhere(), tuning.CPUWait{})...)
 		}
 	}
 	if w.brokerRoot != "" {
@@ -115,7 +115,7 @@ func (w *Watch) Interval(iv *result.Interval, progress io.Writer) {
 			d := k.Delta(w.prevB)
 			w.prevB = k
 			iv.Kernel = nonZero(iv.Kernel, "broker.", d)
-			found = append(found, tuning.KernelFindings(d, "broker host")...)
+			found = append(found, tuning.KernelFindings(d, "broker host", tuning.CPUWait{})...)
 		}
 	}
 	for _, f := range found {
@@ -204,12 +204,13 @@ func nonZero(m map[string]int64, prefix string, d tuning.KernelCounters) map[str
 func (w *Watch) Finish(res *result.Result) {
 	w.sysFinish(res)
 	if w.k0c != nil {
+		wait := clientWait(res)
 		k := &result.Kernel{Client: map[string]int64(w.prevC.Delta(w.k0c)), SameNamespace: w.brokerRoot == ""}
-		k.Findings = findings(tuning.KernelFindings(w.prevC.Delta(w.k0c), w.clientWhere()))
+		k.Findings = findings(tuning.KernelFindings(w.prevC.Delta(w.k0c), w.clientWhere(), wait))
 		if w.brokerRoot != "" {
 			b := w.prevB.Delta(w.k0b)
 			k.Broker = map[string]int64(b)
-			k.Findings = append(k.Findings, findings(tuning.KernelFindings(b, "broker host"))...)
+			k.Findings = append(k.Findings, findings(tuning.KernelFindings(b, "broker host", wait))...)
 		}
 		res.Kernel = k
 		for _, f := range k.Findings {
@@ -287,6 +288,16 @@ func cpuPerMessage(at []cpuSample, res *result.Result, cpu float64) float64 {
 		return cpu * 1e6 / float64(n)
 	}
 	return 0
+}
+
+// clientWait is the client's wait for a CPU over the measure window, the hint a late-ACK
+// finding quotes (none when the window or the wait was not measured).
+func clientWait(res *result.Result) tuning.CPUWait {
+	if res.Throughput.WindowS <= 0 || res.Client.RunDelayS <= 0 {
+		return tuning.CPUWait{}
+	}
+	return tuning.CPUWait{Wait: time.Duration(res.Client.RunDelayS * float64(time.Second)),
+		Span: time.Duration(res.Throughput.WindowS * float64(time.Second))}
 }
 
 // findings converts tuning's kernel findings into the result document's.

@@ -252,7 +252,7 @@ func (r *remoteWatch) finish(res *result.Result, local bool) {
 		if res.Kernel == nil {
 			res.Kernel = &result.Kernel{}
 		}
-		for _, f := range findings(tuning.KernelFindings(d, "broker host")) {
+		for _, f := range findings(tuning.KernelFindings(d, "broker host", tuning.CPUWait{})) {
 			res.Kernel.Findings = append(res.Kernel.Findings, f)
 			res.Host.Limited = true
 			res.Host.LimitedEvidence = append(res.Host.LimitedEvidence, f.String())

@@ -16,10 +16,16 @@
 // the `ip` commands; running them is the caller's job.
 //
 // tuning also watches the host while a run goes: [ReadKernel] reads the network counters of
-// one namespace (listen overflows, SYN retransmits, TCP memory, conntrack and softnet drops;
-// with the client's, the host's CPU time and the hypervisor's steal from /proc/stat),
-// [KernelCounters.Delta] turns two readings into what happened between them, and
-// [KernelFindings] says which of those deltas matter, what they mean and what fixes them.
+// one namespace (listen overflows, SYN retransmits, TCP memory, conntrack and softnet drops,
+// receive-queue drops and pruning, retransmitted segments with the timeouts, fast
+// retransmits, tail-loss probes and DSACKs behind them; with the client's, the host's CPU
+// time and the hypervisor's steal from /proc/stat), [KernelCounters.Delta] turns two
+// readings into what happened between them, and [KernelFindings] says which of those deltas
+// matter, what they mean and what fixes them. Retransmissions get their cause where the
+// counters tell it: probes answered by DSACKs are late ACKs (a receiver short of CPU; a
+// [CPUWait] adds the client's own wait for a CPU), timeouts and fast retransmits no DSACK
+// answered are loss, SYN retransmits a full listen queue, drops at a full receiver its
+// buffers; only retransmissions none of these explains get the generic advice.
 // [ReadProcess] and [ReadCgroup] sample a process's or a cgroup's CPU and memory;
 // [FindListeners] finds the local process behind a TCP port (a local broker) in bounded time
 // and memory, whatever the host's connections, and

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mqblast/mqblast/internal/countfmt"
 )
@@ -16,8 +17,10 @@ import (
 // KernelCounters holds the kernel's network counters of one network namespace, by name.
 //
 // From /proc/…/net/netstat (TcpExt): "ListenOverflows", "ListenDrops", "TCPReqQFullDrop",
-// "TCPBacklogDrop", "TCPRcvQDrop", "TCPTimeouts", "TCPSynRetrans", "TCPMemoryPressures",
-// "TCPAbortOnMemory". From /proc/…/net/snmp (Tcp): "RetransSegs", "OutSegs".
+// "TCPBacklogDrop", "TCPRcvQDrop", "PruneCalled", "TCPTimeouts", "TCPSpuriousRTOs",
+// "TCPFastRetrans", "TCPLossProbes", "TCPLossProbeRecovery", "TCPDSACKRecv",
+// "TCPDSACKIgnoredNoUndo", "TCPSynRetrans", "TCPMemoryPressures", "TCPAbortOnMemory". From
+// /proc/…/net/snmp (Tcp): "RetransSegs", "OutSegs".
 // From /proc/…/net/sockstat: "tcp_mem_pages", the pages TCP holds now (a gauge). From
 // net/ipv4/tcp_mem: "tcp_mem_pressure_pages" (tcp_mem[1]) and "tcp_mem_high_pages"
 // (tcp_mem[2]), gauges. From /proc/…/net/stat/nf_conntrack, only when conntrack is loaded,
@@ -43,11 +46,21 @@ const (
 	counterBusy           = "cpu_busy_ticks"
 )
 
-// kernelTables lists the counters read from netstat and snmp, by table prefix.
-var kernelTables = map[string][]string{
-	"TcpExt": {"ListenOverflows", "ListenDrops", "TCPReqQFullDrop", "TCPBacklogDrop", "TCPRcvQDrop",
-		"TCPTimeouts", "TCPSynRetrans", "TCPMemoryPressures", "TCPAbortOnMemory"},
-	"Tcp": {"RetransSegs", "OutSegs"},
+// kernelTables lists the counters read from netstat and snmp, by table prefix: each name
+// maps to itself, so that a counter is stored under this string, not one made per reading.
+var kernelTables = map[string]map[string]string{
+	"TcpExt": names("ListenOverflows", "ListenDrops", "TCPReqQFullDrop", "TCPBacklogDrop", "TCPRcvQDrop",
+		"PruneCalled", "TCPTimeouts", "TCPSpuriousRTOs", "TCPFastRetrans", "TCPLossProbes", "TCPLossProbeRecovery",
+		"TCPDSACKRecv", "TCPDSACKIgnoredNoUndo", "TCPSynRetrans", "TCPMemoryPressures", "TCPAbortOnMemory"),
+	"Tcp": names("RetransSegs", "OutSegs"),
+}
+
+func names(list ...string) map[string]string {
+	m := make(map[string]string, len(list))
+	for _, n := range list {
+		m[n] = n
+	}
+	return m
 }
 
 // conntrackColumns maps nf_conntrack's column headers to counter names.
@@ -61,8 +74,9 @@ var conntrackColumns = map[string]string{
 // net/ipv4/tcp_mem are read when present. procSys is "/proc/sys" but for tests.
 //
 // It reads six small files; it is meant to run once per sampling interval, not per packet:
-// BenchmarkReadKernel takes about 170 µs and 77 allocations on a 2-core VM, 120 µs of which
-// is the kernel formatting the files (os.ReadFile alone).
+// BenchmarkReadKernel takes 240-300 µs and 71 allocations on a loaded 2-core VM, most of it
+// the kernel formatting the files; parsing netstat and snmp takes ~14 µs and 4 allocations
+// (BenchmarkParseKernelTables).
 func ReadKernel(root, procSys string) (KernelCounters, error) {
 	k := make(KernelCounters, 24)
 	for _, name := range []string{"/net/netstat", "/net/snmp"} {
@@ -111,10 +125,10 @@ func ReadKernel(root, procSys string) (KernelCounters, error) {
 }
 
 // parseTables reads netstat/snmp: pairs of lines "Prefix: name name …" and "Prefix: value
-// value …", keeping the counters kernelTables lists.
+// value …", keeping the counters kernelTables lists. It walks the two lines of a pair field
+// by field, so that it allocates nothing but the counters it keeps.
 func parseTables(b []byte, k KernelCounters) error {
-	var names [][]byte
-	var prefix []byte
+	var names, prefix []byte
 	for len(b) > 0 {
 		var line []byte
 		line, b, _ = bytes.Cut(b, []byte{'\n'})
@@ -123,29 +137,67 @@ func parseTables(b []byte, k KernelCounters) error {
 			continue
 		}
 		if names == nil || !bytes.Equal(p, prefix) {
-			names, prefix = bytes.Fields(rest), p
+			names, prefix = rest, p
 			continue
 		}
-		want := kernelTables[string(p)]
-		values := bytes.Fields(rest)
-		if len(values) != len(names) {
-			return fmt.Errorf("%s: %d names but %d values", p, len(names), len(values))
-		}
-		for i, n := range names {
-			for _, w := range want {
-				if string(n) != w {
-					continue
-				}
-				v, err := strconv.ParseInt(string(values[i]), 10, 64)
-				if err != nil {
-					return fmt.Errorf("%s %s: %w", p, n, err)
-				}
-				k[w] = v
+		if want := kernelTables[string(p)]; want != nil {
+			if err := parseRow(p, names, rest, want, k); err != nil {
+				return err
 			}
 		}
 		names = nil
 	}
 	return nil
+}
+
+// parseRow keeps the values whose names, at the same place in names, are in want.
+func parseRow(prefix, names, values []byte, want map[string]string, k KernelCounters) error {
+	for i := 0; ; i++ {
+		var n, v []byte
+		n, names = nextField(names)
+		v, values = nextField(values)
+		if n == nil || v == nil {
+			if n == nil && v == nil {
+				return nil
+			}
+			return fmt.Errorf("%s: %d names but %d values", prefix, i+countFields(n, names), i+countFields(v, values))
+		}
+		name, ok := want[string(n)]
+		if !ok {
+			continue
+		}
+		x, err := strconv.ParseInt(string(v), 10, 64)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", prefix, n, err)
+		}
+		k[name] = x
+	}
+}
+
+// nextField returns the first field of b, separated by spaces or tabs (nil when there is
+// none), and what follows it.
+func nextField(b []byte) (field, rest []byte) {
+	i := 0
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
+		i++
+	}
+	if i == len(b) {
+		return nil, nil
+	}
+	j := i
+	for j < len(b) && b[j] != ' ' && b[j] != '\t' {
+		j++
+	}
+	return b[i:j], b[j:]
+}
+
+// countFields counts field (when not nil) and the fields of rest.
+func countFields(field, rest []byte) int {
+	n := len(bytes.Fields(rest))
+	if field != nil {
+		n++
+	}
+	return n
 }
 
 // parseSockstatMem reads "mem N" of the "TCP:" line of sockstat.
@@ -318,10 +370,27 @@ const (
 	fixBacklog   = "raise net.core.somaxconn and the broker's backlog, or lower connection_rate"
 	fixConntrack = "raise net.netfilter.nf_conntrack_max (and nf_conntrack_buckets), or exempt the broker's port from tracking (a notrack rule)"
 	fixTCPMem    = "raise net.ipv4.tcp_mem, or use fewer connections or smaller socket buffers (net.ipv4.tcp_rmem, tcp_wmem)"
+	fixRcvBuf    = "give the receiving process more CPU or fewer connections per core, so that it reads sooner, or raise net.ipv4.tcp_rmem and tcp_mem"
+	fixSyn       = fixBacklog + "; if the broker host's ListenOverflows did not rise, look for packet loss on the way"
+	fixLoss      = "look for packet loss between the hosts (a congested link or NIC, a firewall's drops: ip -s link, nstat on both) or a peer that stopped answering, or lower the rate"
+	fixLateACK   = "give the receiving processes CPU: the client and the broker on cores (or hosts) of their own, fewer connections per core, or a lower rate; the network is not at fault"
+	fixRetrans   = "look for packet loss or a congested link between the hosts, or lower the rate"
+)
+
+// Names of the findings that stand for a cause of retransmissions rather than one counter:
+// kernelMeanings holds them at their place in the order, [KernelFindings] decides them.
+const (
+	causeRcvBuf  = "receive buffers"
+	causeSyn     = "SYN retransmits"
+	causeLoss    = "loss"
+	causeLateACK = "late ACKs"
+	causeOther   = "retransmits"
 )
 
 // kernelMeanings lists the counters that matter, most serious first: lost connections,
-// then lost memory, then lost packets, then the retransmissions they cause.
+// then lost memory, then lost packets, then the retransmissions they cause. An entry
+// without a meaning is one KernelFindings words itself; a cause (causeRcvBuf …) reads
+// several counters and names the one that says most.
 var kernelMeanings = []struct{ counter, meaning, fix string }{
 	{"ListenOverflows", "its accept queue was full", fixBacklog},
 	{"ListenDrops", "connection requests to a listening socket were dropped (accept queue full or no memory)", fixBacklog},
@@ -332,12 +401,12 @@ var kernelMeanings = []struct{ counter, meaning, fix string }{
 	{"TCPAbortOnMemory", "connections were reset because TCP ran out of memory", fixTCPMem},
 	{"TCPMemoryPressures", "TCP entered memory pressure (tcp_mem[1]) and shrank socket buffers", fixTCPMem},
 	{counterTCPMem, "", fixTCPMem},
-	{"TCPRcvQDrop", "segments were dropped because a socket's receive queue was full and could not be pruned", "read faster (more CPU for the process), or raise net.ipv4.tcp_rmem and tcp_mem"},
-	{"TCPBacklogDrop", "segments were dropped because a socket's backlog was full while the process held it", "give the process more CPU or fewer connections per core; raise net.ipv4.tcp_rmem"},
+	{causeRcvBuf, "", fixRcvBuf},
 	{"softnet_dropped", "the input backlog (netdev_max_backlog) overflowed: packets were dropped before TCP saw them", "raise net.core.netdev_max_backlog, or spread receive work over more cores (RSS/RPS, irqbalance)"},
-	{"TCPSynRetrans", "SYNs were retransmitted: connection attempts went unanswered for a second or more", "look for a full accept or SYN queue on the broker host (ListenOverflows, somaxconn), packet loss on the way, or lower connection_rate"},
-	{"TCPTimeouts", "retransmission timers fired: segments went unacknowledged for a whole RTO", "look for packet loss between the hosts or an overloaded peer, or lower the rate"},
-	{"RetransSegs", "", "look for packet loss or a congested link between the hosts, or lower the rate"},
+	{causeSyn, "", fixSyn},
+	{causeLoss, "", fixLoss},
+	{causeLateACK, "", fixLateACK},
+	{causeOther, "", fixRetrans},
 	{"softnet_time_squeeze", "the receive softirq ran out of budget with packets still queued", "raise net.core.netdev_budget and netdev_budget_usecs, or spread receive work over more cores"},
 	{counterSteal, "", "run on a host whose CPUs are not shared (dedicated or not overcommitted vCPUs), or quote the figures as distorted by it"},
 }
@@ -346,7 +415,7 @@ var kernelMeanings = []struct{ counter, meaning, fix string }{
 // hypervisor then slows every process on the host, the client's and the broker's alike.
 const stealShare = 0.02
 
-// retransShare is the share of OutSegs above which RetransSegs matters.
+// retransShare is the share of OutSegs above which retransmitted segments matter.
 const retransShare = 0.01
 
 // squeezeShare is the share of OutSegs above which softnet_time_squeeze matters: a
@@ -354,52 +423,216 @@ const retransShare = 0.01
 // so a few in a long run are noise (the 2M msg/s fan-out saw 1-26 in 70 s and ~7M segments).
 const squeezeShare = 1e-4
 
+// clientWaitShare is the share of one core's time the client's threads may wait for a CPU
+// before a late-ACK finding says the client was short of CPU itself (bench's RunDelayShare).
+const clientWaitShare = 0.05
+
+// CPUWait is the client's own wait for a CPU, a hint for [KernelFindings]: how long its
+// threads waited on the kernel's run queues (schedstat's run delay, summed over threads and
+// processes) in Span. The zero value is no hint.
+type CPUWait struct {
+	Wait, Span time.Duration
+}
+
 // KernelFindings interprets the deltas of one namespace (from [KernelCounters.Delta]) seen
 // from where ("client host", "broker host", "client and broker host"): one finding per
-// counter that moved and matters, most serious first (the order is fixed). RetransSegs
-// matters above 1% of OutSegs, softnet_time_squeeze above 0.01% of them, tcp_mem_pages at or
+// counter that moved and matters, or per cause of retransmissions, most serious first (the
+// order is fixed). softnet_time_squeeze matters above 0.01% of OutSegs, tcp_mem_pages at or
 // above tcp_mem_pressure_pages, cpu_steal_ticks above 2% of cpu_ticks; OutSegs, cpu_ticks and
-// the thresholds never appear.
-func KernelFindings(delta KernelCounters, where string) []KernelFinding {
+// the thresholds never appear. wait, when known, is the client's own wait for a CPU over the
+// same time, which a late-ACK finding quotes.
+//
+// Retransmissions are given their cause where the counters tell it, one finding each:
+//   - receive buffers (TCPRcvQDrop, TCPBacklogDrop, with PruneCalled): segments dropped
+//     at a receiver whose buffers were full; any drop is a finding.
+//   - SYN retransmits (TCPSynRetrans): connection attempts unanswered, with the listen
+//     queue named when ListenOverflows rose beside them; any is a finding.
+//   - loss (TCPTimeouts, or TCPFastRetrans): data retransmissions that no DSACK answered
+//     (RetransSegs - TCPSynRetrans - TCPDSACKRecv, less the receive-buffer drops), with
+//     timeouts that F-RTO did not find spurious (TCPTimeouts - TCPSpuriousRTOs) or fast
+//     retransmits: a finding when those unanswered retransmissions exceed 1% of OutSegs,
+//     or with any such timeout unless DSACKs answered most retransmissions.
+//   - late ACKs (TCPLossProbes): tail-loss probes at least half of which drew a DSACK
+//     (TCPDSACKRecv): the data had arrived and the ACK came late, because the receiver
+//     was waiting for a CPU; a finding when the retransmissions so answered exceed 1% of
+//     OutSegs.
+//
+// Data retransmissions (RetransSegs less TCPSynRetrans) above 1% of OutSegs with none of
+// the data's causes (receive buffers, loss, late ACKs) is the generic RetransSegs finding.
+func KernelFindings(delta KernelCounters, where string, wait CPUWait) []KernelFinding {
 	var out []KernelFinding
+	explained := false
 	for _, m := range kernelMeanings {
-		v := delta[m.counter]
-		if v <= 0 {
-			continue
-		}
-		meaning := m.meaning
+		f := KernelFinding{Counter: m.counter, Delta: delta[m.counter], Where: where, Meaning: m.meaning, Fix: m.fix}
+		ok := f.Delta > 0
 		switch m.counter {
 		case counterTCPMem:
-			p := delta[counterTCPMemPressure]
-			if p <= 0 || v < p {
-				continue
-			}
-			meaning = fmt.Sprintf("TCP holds %s pages, at or above the pressure threshold tcp_mem[1] = %s", countfmt.Thousands(v), countfmt.Thousands(p))
-			if h := delta[counterTCPMemHigh]; h > 0 && v >= h {
-				meaning = fmt.Sprintf("TCP holds %s pages, at or above the limit tcp_mem[2] = %s: allocations fail", countfmt.Thousands(v), countfmt.Thousands(h))
-			}
+			ok = ok && tcpMemFinding(&f, delta)
 		case "softnet_time_squeeze":
-			if sent := delta["OutSegs"]; sent > 0 && float64(v) <= squeezeShare*float64(sent) {
-				continue
+			if sent := delta["OutSegs"]; sent > 0 && float64(f.Delta) <= squeezeShare*float64(sent) {
+				ok = false
 			}
 		case counterSteal:
 			all := delta[counterCPU]
-			if all <= 0 || float64(v) <= stealShare*float64(all) {
-				continue
+			if all <= 0 || float64(f.Delta) <= stealShare*float64(all) {
+				ok = false
+				break
 			}
-			meaning = fmt.Sprintf("the hypervisor took %.0f%% of the host's CPU time (steal): every process on it ran slower and later", 100*float64(v)/float64(all))
-		case "RetransSegs":
-			sent := delta["OutSegs"]
-			if sent > 0 && float64(v) <= retransShare*float64(sent) {
-				continue
-			}
-			meaning = "segments were retransmitted (no segments sent counted)"
-			if sent > 0 {
-				// OutSegs counts new segments only, so the share can exceed 100%.
-				meaning = fmt.Sprintf("segments were retransmitted: %.1f%% of the %s new segments sent", 100*float64(v)/float64(sent), countfmt.Thousands(sent))
-			}
+			f.Meaning = fmt.Sprintf("the hypervisor took %.0f%% of the host's CPU time (steal): every process on it ran slower and later", 100*float64(f.Delta)/float64(all))
+		case causeRcvBuf:
+			ok = rcvBufFinding(&f, delta)
+		case causeSyn:
+			ok = synFinding(&f, delta)
+		case causeLoss:
+			ok = lossFinding(&f, delta)
+		case causeLateACK:
+			ok = lateACKFinding(&f, delta, wait)
+		case causeOther:
+			ok = !explained && retransFinding(&f, delta)
 		}
-		out = append(out, KernelFinding{Counter: m.counter, Delta: v, Where: where, Meaning: meaning, Fix: m.fix})
+		if !ok {
+			continue
+		}
+		switch m.counter {
+		case causeRcvBuf, causeLoss, causeLateACK:
+			explained = true
+		}
+		out = append(out, f)
 	}
 	return out
+}
+
+// tcpMemFinding words tcp_mem_pages at or above the pressure threshold.
+func tcpMemFinding(f *KernelFinding, delta KernelCounters) bool {
+	v, p := f.Delta, delta[counterTCPMemPressure]
+	if p <= 0 || v < p {
+		return false
+	}
+	f.Meaning = fmt.Sprintf("TCP holds %s pages, at or above the pressure threshold tcp_mem[1] = %s", countfmt.Thousands(v), countfmt.Thousands(p))
+	if h := delta[counterTCPMemHigh]; h > 0 && v >= h {
+		f.Meaning = fmt.Sprintf("TCP holds %s pages, at or above the limit tcp_mem[2] = %s: allocations fail", countfmt.Thousands(v), countfmt.Thousands(h))
+	}
+	return true
+}
+
+// matters reports whether n segments are more than retransShare of the sent (any, when
+// nothing sent was counted).
+func matters(n, sent int64) bool {
+	return n > 0 && (sent <= 0 || float64(n) > retransShare*float64(sent))
+}
+
+// ofSent words n segments as a share of the new segments sent: "4.2% of the 10,000 new
+// segments sent" (OutSegs counts new segments only, so the share can exceed 100%).
+func ofSent(n, sent int64) string {
+	if sent <= 0 {
+		return "no segments sent counted"
+	}
+	return fmt.Sprintf("%.1f%% of the %s new segments sent", 100*float64(n)/float64(sent), countfmt.Thousands(sent))
+}
+
+// rcvBufFinding: segments dropped at a receiver whose buffers were full.
+func rcvBufFinding(f *KernelFinding, delta KernelCounters) bool {
+	q, b, p := delta["TCPRcvQDrop"], delta["TCPBacklogDrop"], delta["PruneCalled"]
+	if q <= 0 && b <= 0 {
+		return false
+	}
+	var what []string
+	if q > 0 {
+		what = append(what, countfmt.Thousands(q)+" segments dropped with a socket's receive queue full (TCPRcvQDrop)")
+	}
+	if b > 0 {
+		what = append(what, countfmt.Thousands(b)+" dropped with a socket's backlog full while its process held it (TCPBacklogDrop)")
+	}
+	if p > 0 {
+		what = append(what, "receive queues pruned "+countfmt.Thousands(p)+" times to make room (PruneCalled)")
+	}
+	f.Counter, f.Delta = "TCPRcvQDrop", q
+	if q <= 0 {
+		f.Counter, f.Delta = "TCPBacklogDrop", b
+	}
+	f.Meaning = "a receiver's buffers were full: " + strings.Join(what, ", ") + "; the senders retransmit what was dropped"
+	return true
+}
+
+// synFinding: SYNs (or SYN-ACKs) retransmitted, for a full listen queue when ListenOverflows
+// rose beside them.
+func synFinding(f *KernelFinding, delta KernelCounters) bool {
+	f.Counter, f.Delta = "TCPSynRetrans", delta["TCPSynRetrans"]
+	if f.Delta <= 0 {
+		return false
+	}
+	if o := delta["ListenOverflows"]; o > 0 {
+		f.Meaning = "SYNs were retransmitted because the listen queue was full (ListenOverflows +" + countfmt.Thousands(o) +
+			"): each such connection waited a second or more"
+		f.Fix = fixBacklog
+		return true
+	}
+	f.Meaning = "SYNs were retransmitted: connection attempts went unanswered for a second or more, most often because the broker's listen queue was full"
+	return true
+}
+
+// dataRetrans returns the data segments retransmitted (RetransSegs less the SYNs) and how
+// many of them drew no DSACK and are not the receive-buffer drops counted here.
+func dataRetrans(delta KernelCounters) (all, unanswered int64) {
+	all = max(delta["RetransSegs"]-delta["TCPSynRetrans"], 0)
+	unanswered = max(all-delta["TCPDSACKRecv"]-delta["TCPRcvQDrop"]-delta["TCPBacklogDrop"], 0)
+	return all, unanswered
+}
+
+// lossFinding: retransmissions no DSACK answered, by timeouts or fast retransmits.
+func lossFinding(f *KernelFinding, delta KernelCounters) bool {
+	all, lost := dataRetrans(delta)
+	rto := max(delta["TCPTimeouts"]-delta["TCPSpuriousRTOs"], 0)
+	fast := delta["TCPFastRetrans"]
+	// A timeout is enough unless DSACKs answered most retransmissions: then the ACKs came
+	// late, and a timeout among them is likelier one more late ACK than a loss.
+	timedOut := rto > 0 && 2*delta["TCPDSACKRecv"] < all
+	if lost <= 0 || (rto <= 0 && fast <= 0) || (!timedOut && !matters(lost, delta["OutSegs"])) {
+		return false
+	}
+	f.Counter, f.Delta = "TCPTimeouts", delta["TCPTimeouts"]
+	if rto <= 0 {
+		f.Counter, f.Delta = "TCPFastRetrans", fast
+	}
+	f.Meaning = fmt.Sprintf("segments were lost: %s retransmission timeouts and %s fast retransmits, and %s retransmitted segments (%s) drew no DSACK: the data had not arrived",
+		countfmt.Thousands(rto), countfmt.Thousands(fast), countfmt.Thousands(lost), ofSent(lost, delta["OutSegs"]))
+	return true
+}
+
+// lateACKFinding: tail-loss probes answered by DSACKs.
+func lateACKFinding(f *KernelFinding, delta KernelCounters, wait CPUWait) bool {
+	probes, dsack := delta["TCPLossProbes"], delta["TCPDSACKRecv"]
+	all, _ := dataRetrans(delta)
+	answered := min(dsack, all)
+	if probes <= 0 || 2*dsack < probes || !matters(answered, delta["OutSegs"]) {
+		return false
+	}
+	f.Counter, f.Delta = "TCPLossProbes", probes
+	f.Meaning = fmt.Sprintf("tail-loss probes were answered by %s DSACKs (TCPDSACKRecv): the data had arrived and the ACKs came late, "+
+		"because a receiver was waiting for a CPU; nothing was lost (%s segments retransmitted, %s)",
+		countfmt.Thousands(dsack), countfmt.Thousands(delta["RetransSegs"]), ofSent(delta["RetransSegs"], delta["OutSegs"]))
+	if wait.Span > 0 {
+		share := wait.Wait.Seconds() / wait.Span.Seconds()
+		if share >= clientWaitShare {
+			f.Meaning += fmt.Sprintf("; the client's threads waited %.2f s for a CPU in %.1f s (%.0f%% of one core's time): it was short of CPU itself",
+				wait.Wait.Seconds(), wait.Span.Seconds(), 100*share)
+		} else {
+			f.Meaning += fmt.Sprintf("; the client's threads waited only %.2f s for a CPU in %.1f s: it was not short of CPU itself",
+				wait.Wait.Seconds(), wait.Span.Seconds())
+		}
+	}
+	return true
+}
+
+// retransFinding: data retransmissions above 1% of OutSegs, no cause known.
+func retransFinding(f *KernelFinding, delta KernelCounters) bool {
+	f.Counter, f.Delta = "RetransSegs", delta["RetransSegs"]
+	if all, _ := dataRetrans(delta); !matters(all, delta["OutSegs"]) {
+		return false
+	}
+	f.Meaning = "segments were retransmitted (" + ofSent(f.Delta, delta["OutSegs"]) + ")"
+	if delta["OutSegs"] > 0 {
+		f.Meaning = "segments were retransmitted: " + ofSent(f.Delta, delta["OutSegs"])
+	}
+	return true
 }

@@ -21,6 +21,8 @@ func TestReadKernelFakeTree(t *testing.T) {
 		"ListenOverflows": 1204, "ListenDrops": 1210, "TCPReqQFullDrop": 0, "TCPBacklogDrop": 2,
 		"TCPRcvQDrop": 0, "TCPTimeouts": 41, "TCPSynRetrans": 37, "TCPMemoryPressures": 3,
 		"TCPAbortOnMemory": 0, "RetransSegs": 250, "OutSegs": 10000,
+		"PruneCalled": 5, "TCPSpuriousRTOs": 4, "TCPFastRetrans": 90, "TCPLossProbes": 120, "TCPLossProbeRecovery": 6,
+		"TCPDSACKRecv": 110, "TCPDSACKIgnoredNoUndo": 100,
 		"tcp_mem_pages": 3, "tcp_mem_pressure_pages": 383858, "tcp_mem_high_pages": 575784,
 		"conntrack_drop": 0x1a, "conntrack_early_drop": 3, "conntrack_insert_failed": 3,
 		"softnet_dropped": 0x11, "softnet_time_squeeze": 6,
@@ -110,7 +112,7 @@ func TestKernelFindings(t *testing.T) {
 		"softnet_time_squeeze": 5, "conntrack_drop": 5, "TCPTimeouts": 0, "ListenDrops": 1204,
 		"tcp_mem_pages": 400, "tcp_mem_pressure_pages": 383858, "tcp_mem_high_pages": 575784,
 	}
-	got := KernelFindings(delta, "broker host")
+	got := KernelFindings(delta, "broker host", CPUWait{})
 	var names []string
 	for _, f := range got {
 		names = append(names, f.Counter)
@@ -127,26 +129,26 @@ func TestKernelFindings(t *testing.T) {
 	}
 
 	// A few time squeezes in many segments are not a finding (26 in 7M: a long fan-out run).
-	if f := KernelFindings(KernelCounters{"OutSegs": 7_000_000, "softnet_time_squeeze": 26}, "client host"); len(f) != 0 {
+	if f := KernelFindings(KernelCounters{"OutSegs": 7_000_000, "softnet_time_squeeze": 26}, "client host", CPUWait{}); len(f) != 0 {
 		t.Errorf("26 squeezes in 7M segments: %v", f)
 	}
 	// 1% retransmitted is not a finding; OutSegs alone never is.
-	if f := KernelFindings(KernelCounters{"OutSegs": 10000, "RetransSegs": 100}, "client host"); len(f) != 0 {
+	if f := KernelFindings(KernelCounters{"OutSegs": 10000, "RetransSegs": 100}, "client host", CPUWait{}); len(f) != 0 {
 		t.Errorf("1%% retransmitted: %v", f)
 	}
 	// tcp_mem at the pressure threshold is, and says both numbers; at the limit it says so.
-	f := KernelFindings(KernelCounters{"tcp_mem_pages": 383858, "tcp_mem_pressure_pages": 383858, "tcp_mem_high_pages": 575784}, "client and broker host")
+	f := KernelFindings(KernelCounters{"tcp_mem_pages": 383858, "tcp_mem_pressure_pages": 383858, "tcp_mem_high_pages": 575784}, "client and broker host", CPUWait{})
 	if len(f) != 1 || f[0].String() != "tcp_mem_pages 383,858 on the client and broker host: TCP holds 383,858 pages, at or above the pressure threshold tcp_mem[1] = 383,858 — "+fixTCPMem {
 		t.Errorf("tcp_mem at pressure: %v", f)
 	}
-	f = KernelFindings(KernelCounters{"tcp_mem_pages": 600000, "tcp_mem_pressure_pages": 383858, "tcp_mem_high_pages": 575784}, "client host")
+	f = KernelFindings(KernelCounters{"tcp_mem_pages": 600000, "tcp_mem_pressure_pages": 383858, "tcp_mem_high_pages": 575784}, "client host", CPUWait{})
 	if len(f) != 1 || !strings.Contains(f[0].Meaning, "tcp_mem[2] = 575,784") {
 		t.Errorf("tcp_mem at the limit: %v", f)
 	}
-	if f := KernelFindings(KernelCounters{"tcp_mem_pages": 383857, "tcp_mem_pressure_pages": 383858}, "client host"); len(f) != 0 {
+	if f := KernelFindings(KernelCounters{"tcp_mem_pages": 383857, "tcp_mem_pressure_pages": 383858}, "client host", CPUWait{}); len(f) != 0 {
 		t.Errorf("tcp_mem below pressure: %v", f)
 	}
-	// Every counter that matters has a finding with a meaning and a fix.
+	// Every counter that matters, and every cause, has a finding with a meaning and a fix.
 	for _, m := range kernelMeanings {
 		d := KernelCounters{m.counter: 1}
 		switch m.counter {
@@ -154,11 +156,118 @@ func TestKernelFindings(t *testing.T) {
 			d[counterTCPMemPressure] = 1
 		case counterSteal:
 			d[counterCPU] = 1
+		case causeRcvBuf:
+			d = KernelCounters{"TCPRcvQDrop": 1}
+		case causeSyn:
+			d = KernelCounters{"TCPSynRetrans": 1}
+		case causeLoss:
+			d = KernelCounters{"RetransSegs": 1, "TCPTimeouts": 1}
+		case causeLateACK:
+			d = KernelCounters{"RetransSegs": 1, "TCPLossProbes": 1, "TCPDSACKRecv": 1}
+		case causeOther:
+			d = KernelCounters{"RetransSegs": 1}
 		}
-		f := KernelFindings(d, "client host")
+		f := KernelFindings(d, "client host", CPUWait{})
 		if len(f) != 1 || f[0].Meaning == "" || f[0].Fix == "" {
 			t.Errorf("%s moved by 1: %v", m.counter, f)
 		}
+	}
+}
+
+// TestKernelFindingsCauses gives retransmissions their cause, word for word: probes answered
+// by DSACKs are late ACKs (with the client's own wait for a CPU when it is known), timeouts
+// and fast retransmits that no DSACK answered are loss, SYN retransmits name the listen
+// queue, drops at a full receiver are its buffers; the generic RetransSegs finding is left
+// for retransmissions none of those explains.
+func TestKernelFindingsCauses(t *testing.T) {
+	t.Parallel()
+	const (
+		lateACK1M = "TCPLossProbes +909,241 on the client and broker host: tail-loss probes were answered by 907,838 DSACKs (TCPDSACKRecv): " +
+			"the data had arrived and the ACKs came late, because a receiver was waiting for a CPU; nothing was lost " +
+			"(899,118 segments retransmitted, 7.5% of the 11,988,240 new segments sent)"
+		lateACKFix = " — give the receiving processes CPU: the client and the broker on cores (or hosts) of their own, fewer connections per core, or a lower rate; the network is not at fault"
+		lossFix    = " — look for packet loss between the hosts (a congested link or NIC, a firewall's drops: ip -s link, nstat on both) or a peer that stopped answering, or lower the rate"
+		synFix     = " — raise net.core.somaxconn and the broker's backlog, or lower connection_rate"
+		rcvBufFix  = " — give the receiving process more CPU or fewer connections per core, so that it reads sooner, or raise net.ipv4.tcp_rmem and tcp_mem"
+	)
+	// The 1M-connection loopback run: 7.5% retransmitted, every probe answered by a DSACK.
+	run1M := KernelCounters{"OutSegs": 11_988_240, "RetransSegs": 899_118, "TCPLossProbes": 909_241, "TCPLossProbeRecovery": 310,
+		"TCPDSACKRecv": 907_838, "TCPDSACKIgnoredNoUndo": 905_120, "TCPTimeouts": 1_200, "TCPFastRetrans": 420}
+	for _, c := range []struct {
+		name  string
+		delta KernelCounters
+		where string
+		wait  CPUWait
+		want  []string
+	}{
+		{"late ACKs", run1M, "client and broker host", CPUWait{}, []string{lateACK1M + lateACKFix}},
+		{"late ACKs, the client waited", run1M, "client and broker host", CPUWait{Wait: 14200 * time.Millisecond, Span: time.Minute}, []string{lateACK1M +
+			"; the client's threads waited 14.20 s for a CPU in 60.0 s (24% of one core's time): it was short of CPU itself" + lateACKFix}},
+		{"late ACKs, the client did not wait", run1M, "client and broker host", CPUWait{Wait: 100 * time.Millisecond, Span: time.Minute}, []string{lateACK1M +
+			"; the client's threads waited only 0.10 s for a CPU in 60.0 s: it was not short of CPU itself" + lateACKFix}},
+		{"loss: timeouts and fast retransmits without DSACK",
+			KernelCounters{"OutSegs": 20_000, "RetransSegs": 1_200, "TCPTimeouts": 30, "TCPSpuriousRTOs": 2, "TCPFastRetrans": 900,
+				"TCPLossProbes": 200, "TCPLossProbeRecovery": 150, "TCPDSACKRecv": 3}, "client host", CPUWait{Wait: time.Second, Span: time.Second},
+			[]string{"TCPTimeouts +30 on the client host: segments were lost: 28 retransmission timeouts and 900 fast retransmits, " +
+				"and 1,197 retransmitted segments (6.0% of the 20,000 new segments sent) drew no DSACK: the data had not arrived" + lossFix}},
+		{"loss: fast retransmits only",
+			KernelCounters{"OutSegs": 20_000, "RetransSegs": 500, "TCPFastRetrans": 480}, "broker host", CPUWait{},
+			[]string{"TCPFastRetrans +480 on the broker host: segments were lost: 0 retransmission timeouts and 480 fast retransmits, " +
+				"and 500 retransmitted segments (2.5% of the 20,000 new segments sent) drew no DSACK: the data had not arrived" + lossFix}},
+		{"loss: a dead peer's timeouts, few segments",
+			KernelCounters{"OutSegs": 100_000, "RetransSegs": 7, "TCPTimeouts": 7}, "broker host", CPUWait{},
+			[]string{"TCPTimeouts +7 on the broker host: segments were lost: 7 retransmission timeouts and 0 fast retransmits, " +
+				"and 7 retransmitted segments (0.0% of the 100,000 new segments sent) drew no DSACK: the data had not arrived" + lossFix}},
+		{"late ACKs with timeouts and a few retransmissions unanswered: still late ACKs",
+			KernelCounters{"OutSegs": 5_120, "RetransSegs": 117, "TCPLossProbes": 121, "TCPLossProbeRecovery": 38, "TCPDSACKRecv": 79, "TCPTimeouts": 2},
+			"client and broker host", CPUWait{},
+			[]string{"TCPLossProbes +121 on the client and broker host: tail-loss probes were answered by 79 DSACKs (TCPDSACKRecv): " +
+				"the data had arrived and the ACKs came late, because a receiver was waiting for a CPU; nothing was lost " +
+				"(117 segments retransmitted, 2.3% of the 5,120 new segments sent)" + lateACKFix}},
+		{"timeouts all answered by DSACKs, few segments: nothing",
+			KernelCounters{"OutSegs": 100_000, "RetransSegs": 40, "TCPTimeouts": 5, "TCPDSACKRecv": 40}, "client host", CPUWait{}, nil},
+		{"timeouts F-RTO found spurious: nothing",
+			KernelCounters{"OutSegs": 100_000, "RetransSegs": 5, "TCPTimeouts": 5, "TCPSpuriousRTOs": 5}, "client host", CPUWait{}, nil},
+		{"SYN retransmits beside a full listen queue",
+			KernelCounters{"OutSegs": 100, "RetransSegs": 40, "TCPSynRetrans": 40, "ListenOverflows": 18, "ListenDrops": 18}, "client and broker host", CPUWait{},
+			[]string{"ListenOverflows +18 on the client and broker host: its accept queue was full" + synFix,
+				"ListenDrops +18 on the client and broker host: connection requests to a listening socket were dropped (accept queue full or no memory)" + synFix,
+				"TCPSynRetrans +40 on the client and broker host: SYNs were retransmitted because the listen queue was full (ListenOverflows +18): " +
+					"each such connection waited a second or more" + synFix}},
+		{"SYN retransmits alone (their timeouts are not a loss of data)",
+			KernelCounters{"OutSegs": 1, "RetransSegs": 2, "TCPSynRetrans": 2, "TCPTimeouts": 2}, "client host", CPUWait{},
+			[]string{"TCPSynRetrans +2 on the client host: SYNs were retransmitted: connection attempts went unanswered for a second or more, " +
+				"most often because the broker's listen queue was full" + synFix + "; if the broker host's ListenOverflows did not rise, look for packet loss on the way"}},
+		{"receive buffers",
+			KernelCounters{"OutSegs": 1_000, "RetransSegs": 15, "TCPRcvQDrop": 12, "TCPBacklogDrop": 3, "PruneCalled": 40, "TCPFastRetrans": 15}, "client and broker host", CPUWait{},
+			[]string{"TCPRcvQDrop +12 on the client and broker host: a receiver's buffers were full: 12 segments dropped with a socket's receive queue full (TCPRcvQDrop), " +
+				"3 dropped with a socket's backlog full while its process held it (TCPBacklogDrop), receive queues pruned 40 times to make room (PruneCalled); " +
+				"the senders retransmit what was dropped" + rcvBufFix}},
+		{"receive buffers: a backlog drop",
+			KernelCounters{"TCPBacklogDrop": 2}, "broker host", CPUWait{},
+			[]string{"TCPBacklogDrop +2 on the broker host: a receiver's buffers were full: 2 dropped with a socket's backlog full while its process held it (TCPBacklogDrop); " +
+				"the senders retransmit what was dropped" + rcvBufFix}},
+		{"pruning alone: nothing", KernelCounters{"OutSegs": 1_000, "PruneCalled": 40}, "client host", CPUWait{}, nil},
+		{"no cause known: the generic finding",
+			KernelCounters{"OutSegs": 10_000, "RetransSegs": 250, "TCPSynRetrans": 10, "TCPDSACKRecv": 30}, "client host", CPUWait{},
+			[]string{"TCPSynRetrans +10 on the client host: SYNs were retransmitted: connection attempts went unanswered for a second or more, " +
+				"most often because the broker's listen queue was full" + synFix + "; if the broker host's ListenOverflows did not rise, look for packet loss on the way",
+				"RetransSegs +250 on the client host: segments were retransmitted: 2.5% of the 10,000 new segments sent — look for packet loss or a congested link between the hosts, or lower the rate"}},
+		{"probes answered by few DSACKs are not late ACKs",
+			KernelCounters{"OutSegs": 10_000, "RetransSegs": 300, "TCPLossProbes": 300, "TCPDSACKRecv": 100}, "client host", CPUWait{},
+			[]string{"RetransSegs +300 on the client host: segments were retransmitted: 3.0% of the 10,000 new segments sent — look for packet loss or a congested link between the hosts, or lower the rate"}},
+		{"late ACKs below 1% of the segments: nothing",
+			KernelCounters{"OutSegs": 10_000, "RetransSegs": 100, "TCPLossProbes": 100, "TCPDSACKRecv": 100}, "client host", CPUWait{}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var got []string
+			for _, f := range KernelFindings(c.delta, c.where, c.wait) {
+				got = append(got, f.String())
+			}
+			if d := cmp.Diff(c.want, got); d != "" {
+				t.Errorf("findings (-want +got):\n%s", d)
+			}
+		})
 	}
 }
 
@@ -254,12 +363,12 @@ func TestCPUSteal(t *testing.T) {
 			t.Errorf("parseCPUStat(%q) took it", bad)
 		}
 	}
-	f := KernelFindings(KernelCounters{"cpu_ticks": 670, "cpu_steal_ticks": 190}, "client host")
+	f := KernelFindings(KernelCounters{"cpu_ticks": 670, "cpu_steal_ticks": 190}, "client host", CPUWait{})
 	if len(f) != 1 || f[0].String() != "cpu_steal_ticks +190 on the client host: the hypervisor took 28% of the host's CPU time (steal): every process on it ran slower and later — "+
 		"run on a host whose CPUs are not shared (dedicated or not overcommitted vCPUs), or quote the figures as distorted by it" {
 		t.Errorf("findings %v", f)
 	}
-	if f := KernelFindings(KernelCounters{"cpu_ticks": 1000, "cpu_steal_ticks": 20}, "client host"); len(f) != 0 {
+	if f := KernelFindings(KernelCounters{"cpu_ticks": 1000, "cpu_steal_ticks": 20}, "client host", CPUWait{}); len(f) != 0 {
 		t.Errorf("2%% steal: %v", f)
 	}
 	// The real host: the client's read has the CPU time, and it moves.

@@ -60,15 +60,18 @@ func SelfPeakRSS() int64 {
 // SelfRunDelay returns how long this process's threads have waited on a run queue for a
 // CPU (the second field of /proc/self/task/*/schedstat, ns; threads that exited are not
 // counted), and false where the kernel does not keep it (no CONFIG_SCHED_INFO).
-func SelfRunDelay() (time.Duration, bool) {
-	tasks, err := os.ReadDir("/proc/self/task")
+func SelfRunDelay() (time.Duration, bool) { return runDelay("/proc/self") }
+
+// runDelay is SelfRunDelay of the process whose /proc directory is root.
+func runDelay(root string) (time.Duration, bool) {
+	tasks, err := os.ReadDir(root + "/task")
 	if err != nil {
 		return 0, false
 	}
 	var sum int64
 	ok := false
 	for _, t := range tasks {
-		b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/schedstat")
+		b, err := os.ReadFile(root + "/task/" + t.Name() + "/schedstat")
 		if err != nil {
 			continue
 		}
