@@ -287,19 +287,8 @@ func (p *brokerProc) stop() error {
 	return err
 }
 
-// groupAlive reports whether a process of group pg is left, zombies aside: a broker whose
-// sh died with it is reaped by init, which may take its time, and kill(-pg, 0) counts it.
-func groupAlive(pg int) bool {
-	if syscall.Kill(-pg, 0) != nil {
-		return false
-	}
-	for _, st := range procStats() {
-		if st.pgrp == pg && st.state != 'Z' {
-			return true
-		}
-	}
-	return false
-}
+// groupAlive reports whether a process of group pg is left, zombies aside.
+func groupAlive(pg int) bool { return len(child.GroupLeft(pg)) > 0 }
 
 // kill ends the broker's process group at once and waits for it.
 func (p *brokerProc) kill() {
