@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"time"
 )
 
 // aedesDir is where `npm install --prefix` puts aedes.
@@ -29,7 +28,7 @@ func findAedes() (*Installation, error) {
 	if _, err := os.Stat(lib); err != nil {
 		return nil, &notInstalled{Aedes, fmt.Sprintf("%s has no aedes.js (aedes %s; mqblast starts aedes 1.x)", mod, pkg.Version), Install(Aedes)}
 	}
-	return &Installation{Kind: Aedes, Version: pkg.Version, StartTimeout: 30 * time.Second, bin: node, lib: lib}, nil
+	return &Installation{Kind: Aedes, Version: pkg.Version, StartTimeout: StartTimeout(Aedes), bin: node, lib: lib}, nil
 }
 
 // aedesServer is the server: aedes 1.x (an ES module: Aedes.createBroker) behind
@@ -52,10 +51,8 @@ process.once('SIGINT', stop)
 `, version, u.String())
 }
 
-func (in *Installation) prepareAedes(c Config) (*Start, error) {
-	p, err := writeFile(c.Dir, "server.mjs", aedesServer(in.lib, in.Version), 0o644)
-	if err != nil {
-		return nil, err
-	}
-	return &Start{Line: fmt.Sprintf("cd %s && exec %s %s %d %s", Quote(c.Dir), Quote(in.bin), Quote(p), c.Port, Quote(c.Host))}, nil
+func (in *Installation) planAedes(c Config) *Start {
+	st := &Start{Dir: c.Dir, Files: []File{{"server.mjs", aedesServer(in.lib, in.Version), 0o644}}}
+	st.Line = fmt.Sprintf("cd %s && exec %s %s %d %s", Quote(c.Dir), Quote(in.bin), Quote(st.path("server.mjs")), c.Port, Quote(c.Host))
+	return st
 }

@@ -18,7 +18,7 @@ const (
 	GMQTT    = "gmqtt"
 )
 
-// Kinds lists every kind Prepare knows, in the order of the docs.
+// Kinds lists every kind Plan knows, in the order of the docs.
 var Kinds = []string{RabbitMQ, Aedes, GMQTT}
 
 // ErrNotInstalled is returned by Find (errors.Is) when the broker is not on this host; its
@@ -34,14 +34,25 @@ func (e *notInstalled) Is(target error) bool { return target == ErrNotInstalled 
 
 // Installation is a broker found on this host.
 type Installation struct {
-	Kind    string
-	Version string // as far as its files tell, e.g. "3.10.8"; "" when they do not
-	// StartTimeout is how long it may take to accept MQTT on a shared 2-core host.
-	StartTimeout time.Duration
+	Kind         string
+	Version      string        // as far as its files tell, e.g. "3.10.8"; "" when they do not
+	StartTimeout time.Duration // StartTimeout(Kind)
 
 	bin  string // the program (or script) that runs it
 	epmd string // RabbitMQ: Erlang's port mapper
 	lib  string // aedes: the module's entry file
+}
+
+// StartTimeout is how long a broker of kind may take to accept MQTT on a busy 2-core
+// host: RabbitMQ took 14-36 s there, aedes up to 6 s.
+func StartTimeout(kind string) time.Duration {
+	switch kind {
+	case RabbitMQ:
+		return 90 * time.Second
+	case Aedes, GMQTT:
+		return 30 * time.Second
+	}
+	return 15 * time.Second
 }
 
 // Install is the command that installs a broker of kind on a Debian host, with the
@@ -93,23 +104,33 @@ type Config struct {
 	FreePort func() (int, error)
 }
 
-// Start is a prepared broker.
+// Start is a planned broker: the files to write into its directory and the line that
+// runs it.
 type Start struct {
 	Addr string // host:port of its MQTT listener
-	// Line is the /bin/sh command line that runs the broker in the foreground. Every
-	// process it starts stays in its process group, and a SIGTERM to that group stops the
-	// broker cleanly.
+	// Line is the /bin/sh command line that runs the broker in the foreground, once Write
+	// has written its files. Every process it starts stays in its process group, and a
+	// SIGTERM to that group stops the broker cleanly.
 	Line string
 	// Log is the broker's own log file, beside what the line writes to stdout and
 	// stderr; "" when it has none.
-	Log string
+	Log   string
+	Dir   string
+	Files []File // its configuration, written by Write
 }
 
-// Prepare writes the broker's configuration into c.Dir and returns how to start it.
-func (in *Installation) Prepare(c Config) (*Start, error) {
-	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("cannot make the %s directory: %w", in.Kind, err)
-	}
+// File is a file of a broker's directory.
+type File struct {
+	Name    string // in the broker's directory
+	Content string
+	Mode    os.FileMode
+}
+
+// Plan says how to start the broker on c's address in c.Dir (made absolute): the files
+// and the line. It writes nothing; Write does. The extra ports it takes from c.FreePort
+// are in the files, so a planned broker can be written and started again (a study's
+// broker, restarted for each cell) on the same ports.
+func (in *Installation) Plan(c Config) (*Start, error) {
 	dir, err := filepath.Abs(c.Dir)
 	if err != nil {
 		return nil, err
@@ -118,20 +139,36 @@ func (in *Installation) Prepare(c Config) (*Start, error) {
 	var s *Start
 	switch in.Kind {
 	case RabbitMQ:
-		s, err = in.prepareRabbitMQ(c)
+		s, err = in.planRabbitMQ(c)
 	case Aedes:
-		s, err = in.prepareAedes(c)
+		s = in.planAedes(c)
 	case GMQTT:
-		s, err = in.prepareGMQTT(c)
+		s = in.planGMQTT(c)
 	default:
-		return nil, fmt.Errorf("BUG: brokers: Prepare of kind %q", in.Kind)
+		return nil, fmt.Errorf("BUG: brokers: Plan of kind %q", in.Kind)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("cannot prepare %s in %s: %w", in.Kind, c.Dir, err)
+		return nil, fmt.Errorf("cannot plan %s in %s: %w", in.Kind, c.Dir, err)
 	}
-	s.Addr = net.JoinHostPort(c.Host, fmt.Sprint(c.Port))
+	s.Addr, s.Dir = net.JoinHostPort(c.Host, fmt.Sprint(c.Port)), c.Dir
 	return s, nil
 }
+
+// Write makes the broker's directory and writes its files.
+func (s *Start) Write() error {
+	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+		return fmt.Errorf("cannot make the broker's directory: %w", err)
+	}
+	for _, f := range s.Files {
+		if err := os.WriteFile(filepath.Join(s.Dir, f.Name), []byte(f.Content), f.Mode); err != nil {
+			return fmt.Errorf("cannot write the broker's %s: %w", f.Name, err)
+		}
+	}
+	return nil
+}
+
+// path is the absolute path of a file of the broker's directory.
+func (s *Start) path(name string) string { return filepath.Join(s.Dir, name) }
 
 // Handshake sends an MQTT 3.1.1 CONNECT (clean session, client id "mqblast-ready") on
 // conn and waits up to timeout for a CONNACK that accepts it. It does not close conn.
@@ -174,10 +211,4 @@ func Quote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// writeFile writes a file of the broker's directory.
-func writeFile(dir, name, content string, mode os.FileMode) (string, error) {
-	p := filepath.Join(dir, name)
-	return p, os.WriteFile(p, []byte(content), mode)
 }

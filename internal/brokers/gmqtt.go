@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // gmqttModule is the gmqtt release that builds with today's Go (its go.mod says go 1.14;
@@ -27,7 +26,7 @@ func findGMQTT() (*Installation, error) {
 		}
 		bin = p
 	}
-	in := &Installation{Kind: GMQTT, StartTimeout: 30 * time.Second, bin: bin}
+	in := &Installation{Kind: GMQTT, StartTimeout: StartTimeout(GMQTT), bin: bin}
 	if b, err := os.ReadFile(filepath.Join(filepath.Dir(bin), "VERSION")); err == nil {
 		in.Version = strings.TrimSpace(string(b))
 	}
@@ -50,10 +49,8 @@ log:
 `, host, port, strconv.Quote(net.JoinHostPort(host, strconv.Itoa(port))))
 }
 
-func (in *Installation) prepareGMQTT(c Config) (*Start, error) {
-	conf, err := writeFile(c.Dir, "gmqttd.yml", gmqttConf(c.Host, c.Port), 0o644)
-	if err != nil {
-		return nil, err
-	}
-	return &Start{Line: fmt.Sprintf("cd %s && exec %s start -c %s", Quote(c.Dir), Quote(in.bin), Quote(conf))}, nil
+func (in *Installation) planGMQTT(c Config) *Start {
+	st := &Start{Dir: c.Dir, Files: []File{{"gmqttd.yml", gmqttConf(c.Host, c.Port), 0o644}}}
+	st.Line = fmt.Sprintf("cd %s && exec %s start -c %s", Quote(c.Dir), Quote(in.bin), Quote(st.path("gmqttd.yml")))
+	return st
 }

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 )
 
 // rabbitmqServer is the Debian package's start script (/usr/sbin/rabbitmq-server is a
@@ -30,7 +29,7 @@ func findRabbitMQ() (*Installation, error) {
 		}
 		epmd = m[len(m)-1]
 	}
-	in := &Installation{Kind: RabbitMQ, StartTimeout: 90 * time.Second, bin: bin, epmd: epmd}
+	in := &Installation{Kind: RabbitMQ, StartTimeout: StartTimeout(RabbitMQ), bin: bin, epmd: epmd}
 	// The Debian layout: /usr/lib/rabbitmq/lib/rabbitmq_server-3.10.8/plugins/rabbitmq_mqtt-3.10.8.
 	libs, _ := filepath.Glob(filepath.Join(filepath.Dir(filepath.Dir(bin)), "lib", "rabbitmq_server-*"))
 	if len(libs) > 0 {
@@ -63,13 +62,13 @@ func bracket(host string) string {
 	return host
 }
 
-// prepareRabbitMQ writes rabbitmq.conf, enabled_plugins and rabbitmq.sh, the script that
+// planRabbitMQ plans rabbitmq.conf, enabled_plugins and rabbitmq.sh, the script that
 // runs the node in the foreground with everything in dir: its node name, Mnesia, logs,
 // cookie (HOME) and an epmd of its own on a port of its own, started (without -daemon)
 // in the script's process group before the node, which then uses it rather than starting
 // a daemon that would outlive it. The Mnesia directory is emptied at each start: every
 // start is a fresh broker.
-func (in *Installation) prepareRabbitMQ(c Config) (*Start, error) {
+func (in *Installation) planRabbitMQ(c Config) (*Start, error) {
 	if c.FreePort == nil {
 		return nil, fmt.Errorf("BUG: brokers: RabbitMQ needs Config.FreePort")
 	}
@@ -81,15 +80,11 @@ func (in *Installation) prepareRabbitMQ(c Config) (*Start, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no free port for the Erlang distribution: %w", err)
 	}
-	conf, err := writeFile(c.Dir, "rabbitmq.conf", rabbitmqConf(c.Host, c.Port), 0o644)
-	if err != nil {
-		return nil, err
+	st := &Start{Dir: c.Dir, Log: filepath.Join(c.Dir, "rabbit.log")}
+	st.Files = []File{
+		{"rabbitmq.conf", rabbitmqConf(c.Host, c.Port), 0o644},
+		{"enabled_plugins", "[rabbitmq_mqtt].\n", 0o644},
 	}
-	plugins, err := writeFile(c.Dir, "enabled_plugins", "[rabbitmq_mqtt].\n", 0o644)
-	if err != nil {
-		return nil, err
-	}
-	logPath := filepath.Join(c.Dir, "rabbit.log")
 	q := Quote
 	script := fmt.Sprintf(`#!/bin/sh
 # written by mqblast: RabbitMQ %[1]s with its MQTT plugin on %[2]s port %[3]d, in the
@@ -127,10 +122,8 @@ fi
 kill $epmd 2>/dev/null
 wait $epmd 2>/dev/null
 exit $st
-`, in.Version, c.Host, c.Port, epmdPort, q(c.Dir), distPort, q(conf), q(plugins), q(logPath), q(in.epmd), q(in.bin))
-	sh, err := writeFile(c.Dir, "rabbitmq.sh", script, 0o755)
-	if err != nil {
-		return nil, err
-	}
-	return &Start{Line: "exec /bin/sh " + q(sh), Log: logPath}, nil
+`, in.Version, c.Host, c.Port, epmdPort, q(c.Dir), distPort, q(st.path("rabbitmq.conf")), q(st.path("enabled_plugins")), q(st.Log), q(in.epmd), q(in.bin))
+	st.Files = append(st.Files, File{"rabbitmq.sh", script, 0o755})
+	st.Line = "exec /bin/sh " + q(st.path("rabbitmq.sh"))
+	return st, nil
 }

@@ -93,8 +93,11 @@ func StartForeign(t testing.TB, kind string) *Foreign {
 func startForeign(t testing.TB, in *brokers.Installation, dir string) *Foreign {
 	t.Helper()
 	host := "127.0.0.1"
-	st, err := in.Prepare(brokers.Config{Dir: dir, Host: host, Port: FreePort(t, host),
+	st, err := in.Plan(brokers.Config{Dir: dir, Host: host, Port: FreePort(t, host),
 		FreePort: func() (int, error) { return FreePort(t, host), nil }})
+	if err == nil {
+		err = st.Write()
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
