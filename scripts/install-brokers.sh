@@ -2,7 +2,7 @@
 # install-brokers: installs the foreign brokers mqblast's tests and studies start
 # (internal/brokers), each only when it is missing:
 #   rabbitmq  Debian's rabbitmq-server (3.10 on bookworm; its MQTT plugin ships with it)
-#   aedes     npm's aedes@1 into $CACHE/aedes (node_modules there)
+#   aedes     npm's aedes@1 into $CACHE/aedes (node_modules there; Node.js 20 or later)
 #   gmqtt     gmqttd of github.com/DrmagicE/gmqtt v0.5.0, built into $CACHE/gmqtt
 # CACHE is $XDG_CACHE_HOME/mqblast, else ~/.cache/mqblast (Go's os.UserCacheDir).
 # Usage: scripts/install-brokers.sh [rabbitmq] [aedes] [gmqtt]   (none: all three)
@@ -25,8 +25,9 @@ for k in "${kinds[@]}"; do
   aedes)
     if [ ! -f "$CACHE/aedes/node_modules/aedes/aedes.js" ]; then
       if ! command -v npm >/dev/null 2>&1; then
-        apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+        # Not Debian's nodejs: bookworm's is 18, and aedes 1.x wants 20 or later.
+        echo "install-brokers: aedes 1.x needs Node.js 20 or later with npm on PATH" >&2
+        exit 1
       fi
       mkdir -p "$CACHE/aedes"
       npm install --prefix "$CACHE/aedes" --no-audit --no-fund --loglevel=error aedes@1 >/dev/null

@@ -15,7 +15,7 @@ func aedesDir() string { return filepath.Join(CacheDir(), "aedes") }
 func findAedes() (*Installation, error) {
 	node, err := exec.LookPath("node")
 	if err != nil {
-		return nil, &notInstalled{Aedes, "no node on PATH", "apt-get install -y nodejs npm; " + Install(Aedes)}
+		return nil, &notInstalled{Aedes, "no node on PATH", "Node.js 20 or later with npm (nodejs.org), then " + Install(Aedes)}
 	}
 	mod := filepath.Join(aedesDir(), "node_modules", "aedes")
 	b, err := os.ReadFile(filepath.Join(mod, "package.json"))
