@@ -64,8 +64,8 @@ func Install(kind string) string {
 	case Aedes:
 		return fmt.Sprintf("npm install --prefix %s aedes@1", Quote(aedesDir()))
 	case GMQTT:
-		return fmt.Sprintf("go mod download -json %s (then go build ./cmd/gmqttd from its Dir into %s), which scripts/install-brokers.sh gmqtt does",
-			gmqttModule, Quote(gmqttBin()))
+		return fmt.Sprintf("GOBIN=%s go install github.com/DrmagicE/gmqtt/cmd/gmqttd@%s (or scripts/install-brokers.sh gmqtt of mqblast's source, where the module proxy refuses its version list)",
+			Quote(filepath.Dir(gmqttBin())), gmqttVersion)
 	}
 	return ""
 }

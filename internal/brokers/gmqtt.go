@@ -10,9 +10,9 @@ import (
 	"strings"
 )
 
-// gmqttModule is the gmqtt release that builds with today's Go (its go.mod says go 1.14;
+// gmqttVersion is the gmqtt release that builds with today's Go (its go.mod says go 1.14;
 // its go.sum is complete).
-const gmqttModule = "github.com/DrmagicE/gmqtt@v0.5.0"
+const gmqttVersion = "v0.5.0"
 
 // gmqttBin is where scripts/install-brokers.sh builds gmqttd.
 func gmqttBin() string { return filepath.Join(CacheDir(), "gmqtt", "gmqttd") }

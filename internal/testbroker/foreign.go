@@ -141,7 +141,7 @@ func (f *Foreign) awaitReady(timeout time.Duration) error {
 		last = err
 		time.Sleep(50 * time.Millisecond)
 	}
-	return fmt.Errorf("%s does not accept MQTT on %s after %v: %v", f.Kind, f.Addr, timeout, last)
+	return fmt.Errorf("%s does not accept MQTT on %s after %v: %w", f.Kind, f.Addr, timeout, last)
 }
 
 // Stop stops the broker: SIGTERM to its process group, SIGKILL after 30 s. It returns an
