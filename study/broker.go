@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/mqblast/mqblast/internal/brokers"
 	"github.com/mqblast/mqblast/internal/child"
 	"github.com/mqblast/mqblast/internal/secret"
 	"github.com/mqblast/mqblast/tuning"
@@ -28,6 +29,7 @@ type brokerProc struct {
 	exe  string // the mqblast binary, for {mqblast}
 	addr string // host:port with {port} replaced
 	net  *network
+	plan *brokers.Start // rabbitmq, aedes, gmqtt: its files and start line
 
 	cmd     *exec.Cmd
 	done    chan struct{} // closed when cmd has exited
@@ -60,7 +62,35 @@ func newBrokerProc(b Broker, dir, exe string, n *network) (*brokerProc, error) {
 		port = strconv.Itoa(pn)
 	}
 	p.addr = net.JoinHostPort(host, port)
+	if foreign(b.Type) {
+		in, err := brokers.Find(b.Type)
+		if err != nil {
+			return nil, fmt.Errorf("broker %s: %w", b.Name, err)
+		}
+		pn, _ := strconv.Atoi(port)
+		more := func() (int, error) { return freePort("127.0.0.1") }
+		if inLink {
+			more = n.freePort
+		}
+		if p.plan, err = in.Plan(brokers.Config{Dir: p.dir, Host: host, Port: pn, FreePort: more}); err != nil {
+			return nil, fmt.Errorf("broker %s: %w", b.Name, err)
+		}
+	}
 	return p, nil
+}
+
+// CheckInstalled refuses a campaign whose brokers of internal/brokers' kinds are not
+// installed on this host, with the command that installs each.
+func CheckInstalled(c *Campaign) error {
+	var errs []error
+	for _, b := range c.Brokers {
+		if foreign(b.Type) {
+			if _, err := brokers.Find(b.Type); err != nil {
+				errs = append(errs, fmt.Errorf("broker %s: %w", b.Name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // dial opens a TCP connection to the broker from the client's side.
@@ -107,6 +137,8 @@ func (p *brokerProc) startCommand() string {
 		return p.expand("{mqblast} sink --listen {addr}")
 	case TypeMosquitto:
 		return p.expand(mosquittoBin() + " -c {conf}")
+	case TypeRabbitMQ, TypeAedes, TypeGMQTT:
+		return p.plan.Line
 	}
 	return p.expand(p.b.Start)
 }
@@ -130,6 +162,11 @@ func (p *brokerProc) start(ctx context.Context) error {
 			conf += "user root\n" // keep root: the config and log live in the study's directory
 		}
 		if err := os.WriteFile(filepath.Join(p.dir, "mosquitto.conf"), []byte(conf), 0o644); err != nil {
+			return fmt.Errorf("broker %s: %w", p.b.Name, err)
+		}
+	}
+	if p.plan != nil {
+		if err := p.plan.Write(); err != nil {
 			return fmt.Errorf("broker %s: %w", p.b.Name, err)
 		}
 	}
@@ -162,12 +199,20 @@ func (p *brokerProc) start(ctx context.Context) error {
 	return p.awaitReady(ctx, line)
 }
 
-// awaitReady waits until the broker's address accepts a TCP connection.
+// awaitReady waits until the broker's address accepts a TCP connection; for rabbitmq,
+// aedes and gmqtt, until it answers a CONNECT with a CONNACK (RabbitMQ's listener may
+// accept before its MQTT plugin is ready).
 func (p *brokerProc) awaitReady(ctx context.Context, what string) error {
 	deadline := time.Now().Add(p.b.StartTimeout)
 	for {
 		conn, err := p.dial(500 * time.Millisecond)
-		if err == nil {
+		if err == nil && p.plan != nil {
+			err = brokers.Handshake(conn, 2*time.Second)
+			_ = conn.Close()
+			if err == nil {
+				return nil
+			}
+		} else if err == nil {
 			_ = conn.Close()
 			return nil
 		}
@@ -287,19 +332,8 @@ func (p *brokerProc) stop() error {
 	return err
 }
 
-// groupAlive reports whether a process of group pg is left, zombies aside: a broker whose
-// sh died with it is reaped by init, which may take its time, and kill(-pg, 0) counts it.
-func groupAlive(pg int) bool {
-	if syscall.Kill(-pg, 0) != nil {
-		return false
-	}
-	for _, st := range procStats() {
-		if st.pgrp == pg && st.state != 'Z' {
-			return true
-		}
-	}
-	return false
-}
+// groupAlive reports whether a process of group pg is left, zombies aside.
+func groupAlive(pg int) bool { return len(child.GroupLeft(pg)) > 0 }
 
 // kill ends the broker's process group at once and waits for it.
 func (p *brokerProc) kill() {
@@ -378,12 +412,4 @@ func isLocal(hostport string) bool {
 }
 
 // shellQuote quotes s for /bin/sh when it needs quoting.
-func shellQuote(s string) string {
-	plain := func(r rune) bool {
-		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,@%+", r)
-	}
-	if s != "" && strings.IndexFunc(s, func(r rune) bool { return !plain(r) }) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+func shellQuote(s string) string { return brokers.Quote(s) }

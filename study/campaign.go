@@ -5,10 +5,12 @@ import (
 	"net"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/mqblast/mqblast/internal/brokers"
 	"github.com/mqblast/mqblast/internal/secret"
 	"github.com/mqblast/mqblast/internal/strictjson"
 	"github.com/mqblast/mqblast/scenario"
@@ -43,8 +45,9 @@ type Campaign struct {
 type Broker struct {
 	Name string `json:"name"`
 	// Type is external (a running broker at Address), command (Start starts it),
-	// embedded (mqblast broker), mosquitto (started with a config the study writes) or
-	// sink (mqblast sink).
+	// embedded (mqblast broker), mosquitto (started with a config the study writes),
+	// rabbitmq, aedes or gmqtt (the same, internal/brokers' configurations) or sink
+	// (mqblast sink).
 	Type    string `json:"type"`
 	Address string `json:"address"` // host:port; {port} is a free port the study picks
 	Start   string `json:"start,omitempty"`
@@ -93,9 +96,15 @@ const (
 	TypeEmbedded  = "embedded"
 	TypeMosquitto = "mosquitto"
 	TypeSink      = "sink"
+	TypeRabbitMQ  = brokers.RabbitMQ
+	TypeAedes     = brokers.Aedes
+	TypeGMQTT     = brokers.GMQTT
 )
 
-var brokerTypes = []string{TypeExternal, TypeCommand, TypeEmbedded, TypeMosquitto, TypeSink}
+var brokerTypes = []string{TypeExternal, TypeCommand, TypeEmbedded, TypeMosquitto, TypeRabbitMQ, TypeAedes, TypeGMQTT, TypeSink}
+
+// foreign reports whether a broker type is one of internal/brokers' kinds.
+func foreign(typ string) bool { return slices.Contains(brokers.Kinds, typ) }
 
 // Load reads and validates the campaign file at path.
 func Load(path string) (*Campaign, error) {
@@ -262,9 +271,6 @@ func decodeBroker(v any, path string, l *errList) Broker {
 		b.PID = n
 	}
 	b.StartTimeout = secs(obj, join(path, "start_timeout_sec"), false, l)
-	if b.StartTimeout == 0 {
-		b.StartTimeout = 15 * time.Second
-	}
 	if b.Type == "" {
 		switch {
 		case b.Start != "":
@@ -288,13 +294,16 @@ func decodeBroker(v any, path string, l *errList) Broker {
 		if b.Start == "" {
 			l.Add(join(path, "start"), "missing: a command broker needs the command that starts it, e.g. \"mosquitto -c my.conf\"")
 		}
-	case TypeEmbedded, TypeMosquitto, TypeSink:
+	case TypeEmbedded, TypeMosquitto, TypeSink, TypeRabbitMQ, TypeAedes, TypeGMQTT:
 		if b.Start != "" {
 			l.Add(join(path, "start"), "type %s is started by the study; for a command of your own use type command", b.Type)
 		}
 	default:
 		l.Add(join(path, "type"), "%q is not a broker type (want %s)%s", b.Type, strings.Join(brokerTypes, ", "), suggest(b.Type, brokerTypes))
 		return b
+	}
+	if b.StartTimeout == 0 {
+		b.StartTimeout = brokers.StartTimeout(b.Type) // 15 s but for the slow starters (RabbitMQ: 90 s)
 	}
 	if b.Type == TypeExternal && b.Stop != "" {
 		l.Add(join(path, "stop"), "an external broker is not stopped by the study; for one it starts and stops, give start (type command)")

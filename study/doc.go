@@ -31,7 +31,12 @@
 //
 // Broker types: external (a running broker at address), command (start is a /bin/sh
 // command), embedded (mqblast broker), mosquitto (started with a config the study writes),
-// sink (mqblast sink). In commands {port} is a free port the study picks, {addr}, {host},
+// rabbitmq (3.10's MQTT plugin), aedes (1.x on Node.js) and gmqtt (gmqttd), each with the
+// configuration and directories internal/brokers writes into the broker's directory in
+// the study, sink (mqblast sink). A campaign naming a rabbitmq, aedes or gmqtt broker that
+// is not installed is refused before anything runs (CheckInstalled), with the command that
+// installs it; they wait, by default, 90 s (RabbitMQ) or 30 s for the broker to answer a
+// CONNECT (start_timeout_sec), the others 15 s for it to accept a connection. In commands {port} is a free port the study picks, {addr}, {host},
 // {mqblast} (this binary), {dir} (the broker's directory in the study) and {conf}. A
 // broker's "metrics" are its host's Prometheus endpoints and "metric" other series to
 // record from them: each cell gets them as --broker-metrics and --broker-metric, so the

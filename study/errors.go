@@ -8,7 +8,7 @@ import (
 // Error is one problem with a campaign, on one line: the file, the JSON path of the field
 // and what is wrong with its value, e.g.
 //
-//	edge.json: brokers[1].type: "mosqito" is not a broker type (want external, command, embedded, mosquitto or sink)
+//	edge.json: brokers[1].type: "mosqito" is not a broker type (want external, command, embedded, mosquitto, rabbitmq, aedes, gmqtt, sink)
 //
 // Load and Parse return every problem they find, joined with errors.Join; Errors gives
 // them one by one.

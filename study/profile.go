@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/mqblast/mqblast/internal/child"
 	"github.com/mqblast/mqblast/tuning"
 	"github.com/mqblast/mqblast/tuning/netemu"
 )
@@ -179,49 +178,10 @@ func leafPID(pid int) int {
 
 func children(pid int) []int {
 	var out []int
-	for _, st := range procStats() {
-		if st.ppid == pid {
-			out = append(out, st.pid)
+	for _, st := range child.Procs() {
+		if st.PPID == pid {
+			out = append(out, st.PID)
 		}
-	}
-	return out
-}
-
-// procStat is what procStats reads of a process from /proc/PID/stat.
-type procStat struct {
-	pid, ppid, pgrp int
-	state           byte
-}
-
-// procStats reads every process's state, parent and process group.
-func procStats() []procStat {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var out []procStat
-	for _, e := range ents {
-		n, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses.
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 3 || len(f[0]) == 0 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		pgrp, _ := strconv.Atoi(f[2])
-		out = append(out, procStat{pid: n, ppid: ppid, pgrp: pgrp, state: f[0][0]})
 	}
 	return out
 }

@@ -165,6 +165,9 @@ func runOrder(plans []cellPlan, reps int, shuffled bool, seed int64) []cellPlan 
 // result kept, the cell left to redo) and Run returns ErrInterrupted after writing the
 // index and the report.
 func Run(ctx context.Context, c *Campaign, opt Options) (*Index, error) {
+	if err := CheckInstalled(c); err != nil {
+		return nil, err
+	}
 	prior, priorErr := ReadIndex(opt.Dir)
 	if errors.Is(priorErr, os.ErrNotExist) {
 		if err := checkFresh(opt.Dir); err != nil {

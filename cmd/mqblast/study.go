@@ -125,6 +125,9 @@ func runStudy(cmd *cobra.Command, arg string, sf *studyFlags) error {
 	if sf.dryRun {
 		return dryRun(cmd, c, exe, sf)
 	}
+	if err := study.CheckInstalled(c); err != nil {
+		return withCode(exitNotReady, err) // before the host check: nothing has run
+	}
 	var check json.RawMessage
 	if !sf.noCheck {
 		if check, err = studyPreflight(cmd, c); err != nil {
