@@ -20,6 +20,7 @@ var sysCounters = []struct {
 }{
 	{result.SysPublishReceived, []string{brokersys.TopicPublishRecv}},
 	{result.SysPublishSent, []string{brokersys.TopicPublishSent}},
+	{result.SysPublishDropped, []string{brokersys.TopicPublishDropped}},
 	{result.SysMessagesReceived, []string{brokersys.TopicMessagesRecv}},
 	{result.SysMessagesSent, []string{brokersys.TopicMessagesSent}},
 	{result.SysBytesReceived, []string{brokersys.TopicBytesRecv, brokersys.TopicLoadPrefix + "bytes/received"}},

@@ -41,6 +41,9 @@ func brokerSysLines(r *result.Result) []string {
 			}
 		}
 		parts = append(parts, s)
+		if d, ok := b.Total(result.SysPublishDropped); ok && d > 0 {
+			parts = append(parts, fmt.Sprintf("THE BROKER DROPPED %s publish by its own policy (a subscriber's queue was full: max_queued_messages)", n(d)))
+		}
 		if b.ReadCounted > 0 {
 			parts = append(parts, fmt.Sprintf("its %s $SYS messages to mqblast's reader left out of sent", n(b.ReadCounted)))
 		}

@@ -75,7 +75,10 @@ func writeLimit(tw io.Writer, r *result.Result) {
 	}
 	for _, st := range l.Steps {
 		v := "holds"
-		if !st.OK {
+		switch {
+		case st.Overruled:
+			v = "failed, then held on its repeat: " + strings.Join(st.Failed, "; ")
+		case !st.OK:
 			v = "FAILS " + strings.Join(st.Failed, "; ")
 		}
 		fmt.Fprintf(tw, "step %d\t%s msg/s offered, %s arrived, p99 %s, lost %d, unsent %d: %s\n", st.Index+1, RateText(st.Rate),
@@ -119,7 +122,10 @@ func limitPanel(r *result.Result) Panel {
 		"p50", "p99", "max", "lost", "unsent", "broker cpu", "client cpu", "verdict"}}
 	for _, st := range l.Steps {
 		v := "holds"
-		if !st.OK {
+		switch {
+		case st.Overruled:
+			v = "failed, then held on its repeat: " + strings.Join(st.Failed, "; ")
+		case !st.OK:
 			v = "fails: " + strings.Join(st.Failed, "; ")
 		}
 		bc := "–"

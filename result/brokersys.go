@@ -7,6 +7,9 @@ const (
 	// and sent to them ($SYS/broker/publish/messages/{received,sent}).
 	SysPublishReceived = "publish_received"
 	SysPublishSent     = "publish_sent"
+	// SysPublishDropped are PUBLISH messages the broker dropped by its own policy
+	// ($SYS/broker/publish/messages/dropped: a subscriber's queue full, max_queued_messages).
+	SysPublishDropped = "publish_dropped"
 	// SysMessagesReceived and SysMessagesSent are MQTT messages as the broker counts them
 	// ($SYS/broker/messages/{received,sent}: every packet for Mosquitto, PUBLISH for
 	// mochi-mqtt).

@@ -49,6 +49,9 @@ type LimitStep struct {
 	OK        bool    `json:"ok"`
 	// Failed are the expressions it broke, and "broker stalled" when the broker held it.
 	Failed []string `json:"failed,omitempty"`
+	// Overruled marks a failed step whose repeat at the same rate held (--confirm): the
+	// search went by the repeat.
+	Overruled bool `json:"overruled,omitempty"`
 	// BrokerCPUPercent is the broker process's CPU over the step's window (100 = one
 	// core), BrokerHostCPUPercent its host's (100 = every CPU), ClientCPUPercent the
 	// client's, when known (0: not sampled).

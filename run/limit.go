@@ -34,6 +34,9 @@ type LimitOptions struct {
 	Step, Settle, Pause time.Duration
 	// MaxDuration bounds the search (0: 10m).
 	MaxDuration time.Duration
+	// Confirm repeats a step that failed, once, at the same rate: the search goes by the
+	// repeat (the first is kept, marked overruled when the repeat held).
+	Confirm bool
 	// Vary is the rate field varied: parameters.publish_rate ("" means it).
 	Vary string
 }
@@ -185,6 +188,15 @@ func (s *search) control(ctx context.Context, rc bench.RateControl, pubStart, ru
 			return
 		}
 		st, next, ok := s.probe(ctx, rc, rate, at, runStart)
+		if ok && !st.OK && lo.Confirm && !at.Add(lo.Step+lo.Pause).After(deadline) {
+			// A failure is confirmed by a second step at the same rate: one step spoilt by the
+			// host (a burst of steal, another process) must not steer the search.
+			first := len(s.out.Steps) - 1
+			st, next, ok = s.probe(ctx, rc, rate, next, runStart)
+			if ok && st.OK {
+				s.out.Steps[first].Overruled = true
+			}
+		}
 		if !ok { // the context ended
 			s.out.Ended = "interrupted"
 			return
@@ -354,6 +366,9 @@ func (s *search) finish(res *result.Result) {
 		out.Ended = "interrupted"
 	}
 	for _, st := range out.Steps {
+		if st.Overruled {
+			continue
+		}
 		if st.OK && st.Rate > out.Sustained {
 			out.Sustained, out.SustainedPerClient, out.Found = st.Rate, st.PerClient, true
 		}

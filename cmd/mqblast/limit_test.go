@@ -73,29 +73,38 @@ func limitRun(t *testing.T, wantCode int, args ...string) (*result.Result, strin
 }
 
 // checkSearch asserts what every search's steps must show: the geometric climb from the
-// start rate, the bisection between the last step that held and the first that failed, and
-// an answer that is those two.
+// start rate, each failure repeated once at its rate (--confirm) and the search going by the
+// repeat, the bisection between the last step that held and the first that failed, and an
+// answer that is those two.
 func checkSearch(t *testing.T, l *result.Limit, start, factor float64) {
 	t.Helper()
 	good, bad := 0.0, 0.0
+	confirming := false
+	next := start
 	for i, st := range l.Steps {
-		t.Logf("step %d: %.0f msg/s, arrived %.0f, p99 %d µs, lost %d, ok %v %v", i+1, st.Rate, st.Throughput.ReceivePerS,
-			st.LatencyUS.P99, st.Messages.Lost, st.OK, st.Failed)
-		want := start
-		switch {
-		case i == 0:
-		case bad == 0:
-			want = min(l.Steps[i-1].Rate*factor, 1000*start) // --max-rate's default
-		default:
-			want = math.Sqrt(good * bad)
+		t.Logf("step %d: %.0f msg/s, arrived %.0f, p99 %d µs, lost %d, ok %v %v overruled %v", i+1, st.Rate, st.Throughput.ReceivePerS,
+			st.LatencyUS.P99, st.Messages.Lost, st.OK, st.Failed, st.Overruled)
+		if d := st.Rate/next - 1; d > 1e-6 || d < -1e-6 {
+			t.Errorf("step %d: rate %.1f, want %.1f", i+1, st.Rate, next)
 		}
-		if d := st.Rate/want - 1; d > 1e-6 || d < -1e-6 {
-			t.Errorf("step %d: rate %.1f, want %.1f", i+1, st.Rate, want)
+		if !st.OK && !confirming { // the repeat decides
+			confirming = true
+			continue
 		}
+		if confirming && st.OK != l.Steps[i-1].Overruled {
+			t.Errorf("step %d held %v; the step it repeated is overruled %v", i+1, st.OK, l.Steps[i-1].Overruled)
+		}
+		confirming = false
 		if st.OK {
 			good = max(good, st.Rate)
 		} else if bad == 0 || st.Rate < bad {
 			bad = st.Rate
+		}
+		switch {
+		case bad == 0:
+			next = min(st.Rate*factor, 1000*start) // --max-rate's default
+		default:
+			next = math.Sqrt(good * bad)
 		}
 		if st.PerClient*float64(l.Publishers) < st.Rate*0.999 || st.Throughput.WindowS <= 0 {
 			t.Errorf("step %d: per client %.2f × %d publishers, window %.1fs", i+1, st.PerClient, l.Publishers, st.Throughput.WindowS)

@@ -20,13 +20,16 @@ import (
 
 // Topics of Mosquitto's $SYS tree (mochi-mqtt publishes some of them too).
 const (
-	TopicUptime          = "$SYS/broker/uptime"
-	TopicVersion         = "$SYS/broker/version"
-	TopicClientsConnect  = "$SYS/broker/clients/connected"
-	TopicMessagesRecv    = "$SYS/broker/messages/received"
-	TopicMessagesSent    = "$SYS/broker/messages/sent"
-	TopicPublishRecv     = "$SYS/broker/publish/messages/received"
-	TopicPublishSent     = "$SYS/broker/publish/messages/sent"
+	TopicUptime         = "$SYS/broker/uptime"
+	TopicVersion        = "$SYS/broker/version"
+	TopicClientsConnect = "$SYS/broker/clients/connected"
+	TopicMessagesRecv   = "$SYS/broker/messages/received"
+	TopicMessagesSent   = "$SYS/broker/messages/sent"
+	TopicPublishRecv    = "$SYS/broker/publish/messages/received"
+	TopicPublishSent    = "$SYS/broker/publish/messages/sent"
+	// TopicPublishDropped is what Mosquitto dropped by its own policy (a subscriber's queue
+	// over max_queued_messages, an offline client's QoS 0).
+	TopicPublishDropped  = "$SYS/broker/publish/messages/dropped"
 	TopicBytesRecv       = "$SYS/broker/bytes/received"
 	TopicBytesSent       = "$SYS/broker/bytes/sent"
 	TopicLoadPrefix      = "$SYS/broker/load/"
