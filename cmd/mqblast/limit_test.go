@@ -100,8 +100,8 @@ func checkSearch(t *testing.T, l *result.Limit, start, factor float64) {
 		} else if bad == 0 || st.Rate < bad {
 			bad = st.Rate
 		}
-		switch {
-		case bad == 0:
+		switch bad {
+		case 0:
 			next = min(st.Rate*factor, 1000*start) // --max-rate's default
 		default:
 			next = math.Sqrt(good * bad)
