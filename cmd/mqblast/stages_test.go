@@ -125,7 +125,10 @@ func TestStagesRun(t *testing.T) {
 		if !within(st.Throughput.PublishPerS, want, 0.02) || !within(st.Throughput.ReceivePerS, want, 0.02) {
 			tm.Errorf("stage %d: written %.1f/s, arrived %.1f/s, want %.0f/s", i, st.Throughput.PublishPerS, st.Throughput.ReceivePerS, want)
 		}
-		if st.Intervals != perStage[i] || st.LatencyUS.Count == 0 || st.Messages.Lost != 0 || st.BrokerStalled.Stalled {
+		// A stage's lost is expected minus received over its intervals: copies in flight at its
+		// edges count (a QoS 1 copy crossing a boundary), so it is held to those, a thousandth
+		// of its copies; the run's own messages.lost is exact and held to 0 below.
+		if st.Intervals != perStage[i] || st.LatencyUS.Count == 0 || st.Messages.Lost > st.Messages.Expected/1000 || st.BrokerStalled.Stalled {
 			t.Errorf("stage %d: %d intervals (marked %d), latency %+v, lost %d, stalled %v", i, st.Intervals, perStage[i],
 				st.LatencyUS, st.Messages.Lost, st.BrokerStalled.Stalled)
 		}
