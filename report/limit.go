@@ -74,16 +74,22 @@ func writeLimit(tw io.Writer, r *result.Result) {
 		fmt.Fprintf(tw, "%s\t%s\n", head, termtext.Line(line))
 	}
 	for _, st := range l.Steps {
-		v := "holds"
-		switch {
-		case st.Overruled:
-			v = "failed, then held on its repeat: " + strings.Join(st.Failed, "; ")
-		case !st.OK:
-			v = "FAILS " + strings.Join(st.Failed, "; ")
-		}
+		v := stepVerdict(st, "FAILS ")
 		fmt.Fprintf(tw, "step %d\t%s msg/s offered, %s arrived, p99 %s, lost %d, unsent %d: %s\n", st.Index+1, RateText(st.Rate),
 			RateText(st.Throughput.ReceivePerS), result.Micros(st.LatencyUS.P99), st.Messages.Lost, st.Messages.UnsentTotal, termtext.Line(v))
 	}
+}
+
+// stepVerdict is a step's verdict in words: "holds", its failed SLOs after fails, or that a
+// failure was overruled by its repeat.
+func stepVerdict(st result.LimitStep, fails string) string {
+	switch {
+	case st.Overruled:
+		return "failed, then held on its repeat: " + strings.Join(st.Failed, "; ")
+	case !st.OK:
+		return fails + strings.Join(st.Failed, "; ")
+	}
+	return "holds"
 }
 
 // limitPanel draws a search's steps against the rate they offered: achieved against
@@ -121,13 +127,7 @@ func limitPanel(r *result.Result) Panel {
 	t := Table{Caption: "Steps in the order they ran", Head: []string{"step", "offered msg/s", "per publisher", "arrived msg/s",
 		"p50", "p99", "max", "lost", "unsent", "broker cpu", "client cpu", "verdict"}}
 	for _, st := range l.Steps {
-		v := "holds"
-		switch {
-		case st.Overruled:
-			v = "failed, then held on its repeat: " + strings.Join(st.Failed, "; ")
-		case !st.OK:
-			v = "fails: " + strings.Join(st.Failed, "; ")
-		}
+		v := stepVerdict(st, "fails: ")
 		bc := "–"
 		if st.BrokerCPUPercent > 0 {
 			bc = fmt.Sprintf("%.0f%%", st.BrokerCPUPercent)

@@ -71,3 +71,37 @@ func TestSummaryInexact(t *testing.T) {
 		t.Errorf("summary:\n%s", buf.String())
 	}
 }
+
+// TestLimitStepVerdicts: a search's steps read the same in the text summary and in the HTML
+// panel's table: a step that held, one that failed with the SLO it broke, and one whose
+// failure its repeat overruled.
+func TestLimitStepVerdicts(t *testing.T) {
+	r := load(t, "limit.json")
+	r.Limit.Steps[3].Overruled = true // 32,000 msg/s: failed, then held on its repeat
+	var buf bytes.Buffer
+	if err := WriteSummary(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	var text []string
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "step ") {
+			text = append(text, l[strings.Index(l, "unsent ")+len("unsent 0: "):])
+		}
+	}
+	var table []string
+	for _, row := range limitPanel(r).Tables[0].Rows {
+		table = append(table, row[len(row)-1])
+	}
+	want := []string{"holds", "holds", "fails: latency_us.p99<5000 (was 12703)",
+		"failed, then held on its repeat: latency_us.p99<5000 (was 6507)",
+		"fails: latency_us.p99<5000 (was 7879)", "fails: latency_us.p99<5000 (was 7119)"}
+	if d := cmp.Diff(want, table); d != "" {
+		t.Errorf("panel verdicts (-want +got)\n%s", d)
+	}
+	for i := range want {
+		want[i] = strings.Replace(want[i], "fails: ", "FAILS ", 1)
+	}
+	if d := cmp.Diff(want, text); d != "" {
+		t.Errorf("summary verdicts (-want +got)\n%s\n%s", d, buf.String())
+	}
+}
