@@ -3,13 +3,11 @@ package reactor_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/mqblast/mqblast/codec"
 	"github.com/mqblast/mqblast/internal/tier"
 	"github.com/mqblast/mqblast/reactor"
 	"github.com/mqblast/mqblast/sink"
@@ -237,24 +235,7 @@ func TestRateCountAndStartScale(t *testing.T) {
 // messages and refuses it from then on; a change to twice the rate while it has no
 // connection counts in its unsent messages: what the profile scheduled meanwhile.
 func TestRateWhileDisconnected(t *testing.T) {
-	var mu sync.Mutex
-	got := 0
-	addr := scriptServer(t, func(k int, c net.Conn, _ []byte, h codec.Header, _ []byte) bool {
-		switch h.Type {
-		case codec.TypeConnect:
-			if k > 0 {
-				_, _ = c.Write(codec.AppendConnack(nil, &codec.Connack{Reason: codec.Reason311ServerUnavailable}, codec.V311))
-				return false
-			}
-			_, _ = c.Write(codec.AppendConnack(nil, &codec.Connack{}, codec.V311))
-		case codec.TypePublish:
-			mu.Lock()
-			defer mu.Unlock()
-			got++
-			return got < 10
-		}
-		return true
-	})
+	addr, _ := closeAfter(t, 10)
 	obs := newAcct()
 	e := startEngine(t, reactor.Config{Brokers: []string{addr}, Clients: 1, Observer: obs, Reconnect: true,
 		ReconnectMin: 50 * time.Millisecond, ReconnectMax: 100 * time.Millisecond,
