@@ -289,6 +289,8 @@ func (l *loop) lost(s *session, err error) {
 		cause, ex := CauseClosed, "connection closed before CONNACK"
 		if err != nil {
 			cause, ex = classify(err)
+		} else if s.state == stConnecting && s.version == 5 {
+			ex += ": the broker may not support MQTT 5.0 (it closed the 5.0 CONNECT without a CONNACK, as RabbitMQ 3.x does); run at 3.1.1 (protocol_version 4, -V 4)"
 		}
 		if s.flags&sfTransport != 0 && l.transportOf(s).tls != nil {
 			ex += " (after the TLS handshake: a broker that requires a client certificate ends the connection here; give --cert and --key)"
