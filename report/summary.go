@@ -73,6 +73,9 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 			if m.RefusedCopies > 0 {
 				fmt.Fprintf(tw, "not delivered\t%d expected copies of messages the broker refused (not lost: it said no)\n", m.RefusedCopies)
 			}
+			if m.NotSharedCopies > 0 {
+				fmt.Fprintf(tw, "not delivered\t%d expected copies on $share/ filters of a broker that does not share (not lost: see broker behaviour)\n", m.NotSharedCopies)
+			}
 		}
 		if m.Inexact != "" {
 			fmt.Fprintf(tw, "inexact\treceived, duplicated, lost and in flight count only what each part saw of some streams: %s\n", termtext.Line(m.Inexact))

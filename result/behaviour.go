@@ -1,6 +1,7 @@
 package result
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -22,7 +23,9 @@ import (
 //   - "closed_qos2_publisher": 3.1.1 publishers of QoS 2 the broker closed without a word
 //     while their messages were in flight (what a broker whose maximum QoS is 1 does);
 //   - "answered_as_3_1_1": 5.0 CONNECTs answered by a 3.1.1 CONNACK (the broker does not
-//     speak 5.0).
+//     speak 5.0);
+//   - "not_shared": "$share/" filters of 3.1.1 subscribers the broker granted and delivered
+//     nothing to (it does not share), counted in messages.not_shared_copies.
 //
 // Evidence says it in words; Example is one instance as the client saw it (a reason code,
 // a reason string: text from the broker, shown through termtext).
@@ -70,6 +73,37 @@ func (r *Result) behaviour(total *Snapshot) {
 	for _, k := range sortedKeys(total.Behaviour) {
 		add(k, total.Behaviour[k])
 	}
+	if n := r.Messages.NotSharedCopies; n > 0 {
+		r.BrokerBehaviour = append(r.BrokerBehaviour, BrokerBehaviour{What: behNotShared, Count: total.Subscribed,
+			Evidence: fmt.Sprintf("the broker does not share: it granted %d $share/ filters of 3.1.1 subscribers and delivered "+
+				"none of the %d copies expected on them (it takes such a filter as a topic filter, which matches nothing): "+
+				"counted as not_shared_copies, not lost", total.Subscribed, n)})
+	}
+}
+
+// behNotShared is the BrokerBehaviour of a broker that does not share (notShared).
+const behNotShared = "not_shared"
+
+// notShared reports whether the run is one of 3.1.1 subscribers on "$share/" filters
+// (a Shared-Subscription scenario) that the broker granted and that received nothing of
+// the copies the plan expected of what the broker took: the broker does not share (3.1.1
+// has no shared subscriptions; RabbitMQ 3.10 and aedes 1.x take the filter as a topic
+// filter), and what did not arrive is not a loss.
+func (r *Result) notShared(total *Snapshot) bool {
+	if r.Messages.ExpectedUnknown || total.Received != 0 || total.Subscribed == 0 || r.Messages.Lost == 0 ||
+		total.UnexpectedTotal() != 0 {
+		return false
+	}
+	var sc struct {
+		Type        string `json:"type"`
+		Subscribers *struct {
+			ProtocolVersion json.RawMessage `json:"protocol_version"`
+		} `json:"subscribers"`
+	}
+	if json.Unmarshal(r.Scenario, &sc) != nil || sc.Type != "Shared-Subscription" || sc.Subscribers == nil {
+		return false
+	}
+	return string(sc.Subscribers.ProtocolVersion) != "5"
 }
 
 // behaviourSnapshot puts back into s, the snapshot of a document read back, the behaviour
@@ -79,7 +113,7 @@ func (r *Result) behaviourSnapshot(s *Snapshot) {
 		if b.Example != "" {
 			s.Examples["behaviour:"+b.What] = b.Example
 		}
-		if strings.HasPrefix(b.What, behPublishRefused) || strings.HasPrefix(b.What, behDisconnect) {
+		if strings.HasPrefix(b.What, behPublishRefused) || strings.HasPrefix(b.What, behDisconnect) || b.What == behNotShared {
 			continue // counted in their own fields
 		}
 		if s.Behaviour == nil {

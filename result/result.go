@@ -213,6 +213,12 @@ type Messages struct {
 	// RefusedCopies are the expected copies of the refused messages: the broker said it
 	// would not deliver them, so they are neither received nor lost.
 	RefusedCopies int64 `json:"refused_copies,omitempty"`
+	// NotSharedCopies are the expected copies on the "$share/" filters of 3.1.1 subscribers
+	// of a broker that does not share (3.1.1 has no shared subscriptions: such a broker
+	// takes the filter as a topic filter, which matches nothing): not one copy arrived of
+	// the messages it took, so they are neither received nor lost (broker_behaviour
+	// not_shared says so).
+	NotSharedCopies int64 `json:"not_shared_copies,omitempty"`
 	// Expected are the copies the broker should deliver of what was published, by the plan.
 	Expected int64 `json:"expected"`
 	// ExpectedUnknown says the plan does not know its publishers (a Subscribe run): what
@@ -476,6 +482,10 @@ func (r *Result) SetTotal(total *Snapshot) {
 	m.Lost = 0
 	if !m.ExpectedUnknown {
 		m.Lost = max(total.Expected-total.Received-total.InFlightAtEnd-total.InFlightLost-total.RefusedCopies, 0)
+	}
+	m.NotSharedCopies = 0
+	if r.notShared(total) {
+		m.NotSharedCopies, m.Lost = m.Lost, 0
 	}
 	if total.FirstPublish > 0 {
 		r.FirstPublishAt = time.Unix(0, total.FirstPublish).UTC()
