@@ -203,8 +203,8 @@ func TestRetainUnavailable(t *testing.T) {
 }
 
 // TestNot50Broker: a broker that answers a 5.0 CONNECT with 3.1.1's CONNACK "unacceptable
-// protocol version" (aedes, RabbitMQ 3.10) is said not to speak 5.0, not to break the
-// protocol.
+// protocol version" (aedes) is said not to speak 5.0, not to break the protocol; one that
+// closes the connection without a CONNACK (RabbitMQ 3.10) may not speak it.
 func TestNot50Broker(t *testing.T) {
 	sc := &testbroker.Script{Connack: func(_ string, v codec.Version) (codec.Connack, []byte) {
 		if v == codec.V5 {
@@ -218,6 +218,25 @@ func TestNot50Broker(t *testing.T) {
 	want := "the broker does not support MQTT 5.0 (it answered as 3.1.1: 0x01)"
 	if r.code != exitFailed || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr+r.stdout, "protocol_error") {
 		t.Errorf("exit %d, want %d and %q\nstdout:\n%s\nstderr:\n%s", r.code, exitFailed, want, r.stdout, r.stderr)
+	}
+
+	// RabbitMQ 3.x closes a 5.0 CONNECT's connection without a word.
+	sc = &testbroker.Script{Connack: func(_ string, v codec.Version) (codec.Connack, []byte) {
+		if v == codec.V5 {
+			return codec.Connack{}, []byte{}
+		}
+		return codec.Connack{}, nil
+	}}
+	rt = testbroker.StartScripted(t, sc, nil, nil)
+	host, port, _ = strings.Cut(rt.Addr, ":")
+	r = runBin(t, "conn", "-H", host, "-p", port, "-c", "2", "-V", "5", "--duration", "1s", "--no-check")
+	want = "connection closed before CONNACK: the broker may not support MQTT 5.0"
+	if r.code != exitFailed || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "-V 4") {
+		t.Errorf("closed: exit %d, want %d and %q\nstderr:\n%s", r.code, exitFailed, want, r.stderr)
+	}
+	r = runBin(t, "conn", "-H", host, "-p", port, "-c", "2", "-V", "4", "--duration", "1s", "--no-check")
+	if r.code != 0 {
+		t.Errorf("3.1.1: exit %d\n%s", r.code, r.stderr)
 	}
 }
 
@@ -238,5 +257,35 @@ func TestGrantedQoSBelowAsked(t *testing.T) {
 	}
 	if res.Messages.Lost != 0 || res.Messages.Received != res.Messages.Expected {
 		t.Errorf("messages %+v", res.Messages)
+	}
+}
+
+// TestNotSharedBroker: aedes 1.x takes a 3.1.1 "$share/g/t" filter as a topic filter, which
+// matches nothing: a Shared-Subscription run delivers nothing, and the result says the
+// broker does not share, counts the copies as not_shared_copies and none as lost.
+func TestNotSharedBroker(t *testing.T) {
+	mqblastBin(t)
+	f := testbroker.StartAedes(t)
+	args := []string{"run", "quick-sharedsub-100-5", "--broker", f.Addr, "--no-check", "--duration", "2s",
+		"--set", "parameters.warmup_sec=500ms", "--set", "parameters.drain_sec=500ms",
+		"--set", "publishers.protocol_version=4", "--set", "subscribers.protocol_version=4"}
+	r := runBin(t, append(args, "--format", "json")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	checkDoc(t, r)
+	res := decodeResult(t, r)
+	m := res.Messages
+	if m.Expected < 1000 || m.Received != 0 || m.Lost != 0 || m.NotSharedCopies != m.Expected || m.Acked != m.Published {
+		t.Errorf("expected %d, received %d, lost %d, not shared copies %d, acked %d of %d",
+			m.Expected, m.Received, m.Lost, m.NotSharedCopies, m.Acked, m.Published)
+	}
+	if b := behaviour(res, "not_shared"); b == nil || b.Count != 5 || !strings.Contains(b.Evidence, "the broker does not share") {
+		t.Errorf("broker_behaviour %+v", res.BrokerBehaviour)
+	}
+	text := runBin(t, args...)
+	if !strings.Contains(text.stdout, "the broker does not share: it granted 5 $share/ filters") ||
+		!strings.Contains(text.stdout, "on $share/ filters of a broker that does not share") {
+		t.Errorf("summary:\n%s", text.stdout)
 	}
 }
