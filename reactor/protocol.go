@@ -135,6 +135,11 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 		if err := codec.DecodePuback(body, v, &l.ack); err != nil {
 			return 0, err
 		}
+		if h.Type == codec.TypePuback && l.ack.Reason < 0x80 {
+			if p := s.pub; p != nil && p.s == s && p.qos == 2 && p.find(l.ack.ID) >= 0 {
+				l.e.cfg.Observer.Behaved(l.idx, int(s.client), BehaviourPubackQoS2, 2, 1, 1)
+			}
+		}
 		l.acked(s, l.ack.ID, l.ack.Reason) // a PUBACK of 0x80 and up refuses the message
 	case codec.TypePubrec:
 		if err := codec.DecodePubrec(body, v, &l.ack); err != nil {

@@ -24,6 +24,8 @@ import (
 //     while their messages were in flight (what a broker whose maximum QoS is 1 does);
 //   - "answered_as_3_1_1": 5.0 CONNECTs answered by a 3.1.1 CONNACK (the broker does not
 //     speak 5.0);
+//   - "puback_for_qos_2": QoS 2 messages the broker acknowledged with a PUBACK (it took
+//     them at QoS 1), counted as acked;
 //   - "not_shared": "$share/" filters of 3.1.1 subscribers the broker granted and delivered
 //     nothing to (it does not share), counted in messages.not_shared_copies.
 //
@@ -183,6 +185,8 @@ func behaviourWords(what string, n int64, ex string) string {
 		return fmt.Sprintf("the broker's CONNACK says Wildcard Subscription Available 0: %d wildcard filters not subscribed", n)
 	case "closed_qos2_publisher":
 		return fmt.Sprintf("the broker closed %d QoS 2 publishers (max_qos 1?)", n)
+	case "puback_for_qos_2":
+		return fmt.Sprintf("the broker answered %d QoS 2 messages with PUBACK, QoS 1's acknowledgement: it took them at QoS 1 (at least once), not exactly once", n)
 	case "answered_as_3_1_1":
 		return fmt.Sprintf("the broker does not support MQTT 5.0 (it answered as 3.1.1: %s), %d connections", ex, n)
 	}
