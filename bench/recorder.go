@@ -363,7 +363,11 @@ func (r *Recorder) Received(loop, client int, m reactor.Message) {
 		dup, late = st.set.add(m.Seq)
 	}
 	if dup {
-		s.Duplicated++
+		if m.Dup && m.QoS == 1 { // [MQTT-4.3.2]: at least once
+			s.Redelivered++
+		} else {
+			s.Duplicated++
+		}
 		return
 	}
 	s.Received++

@@ -239,7 +239,11 @@ type Messages struct {
 	InFlightDropped int64 `json:"in_flight_dropped"`
 	InFlightLost    int64 `json:"in_flight_lost"`
 	Duplicated      int64 `json:"duplicated"`
-	OutOfOrder      int64 `json:"out_of_order"`
+	// Redelivered are copies that arrived again at QoS 1 with the DUP flag set: re-deliveries
+	// QoS 1 permits (after a reconnect to a kept session, or a PUBACK the broker did not
+	// get), counted apart from Duplicated, which are copies a broker should not have sent.
+	Redelivered int64 `json:"redelivered,omitempty"`
+	OutOfOrder  int64 `json:"out_of_order"`
 	// Unexpected are measured copies for no expected stream, by kind: other_run (the header
 	// carries another run's tag), unknown_publisher, not_subscribed, not_expected, stale
 	// (due before this run's publishing began).
@@ -535,7 +539,7 @@ func (r *Result) pairs(s *Snapshot) (f figures) {
 		{&m.Scheduled, &s.Scheduled}, {&m.Published, &s.Published}, {&m.Acked, &s.Acked}, {&m.RefusedCopies, &s.RefusedCopies},
 		{&m.Expected, &s.Expected}, {&m.Received, &s.Received}, {&m.InFlightAtEnd, &s.InFlightAtEnd},
 		{&m.InFlightDropped, &s.InFlightDropped}, {&m.InFlightLost, &s.InFlightLost},
-		{&m.Duplicated, &s.Duplicated}, {&m.OutOfOrder, &s.OutOfOrder}, {&m.Unmeasured, &s.Unmeasured},
+		{&m.Duplicated, &s.Duplicated}, {&m.Redelivered, &s.Redelivered}, {&m.OutOfOrder, &s.OutOfOrder}, {&m.Unmeasured, &s.Unmeasured},
 		{&m.Subscribed, &s.Subscribed}, {&m.SubscribeFailed, &s.SubscribeFailed},
 		{&r.BrokerStalled.Publishers, &s.HeldPublishers},
 	}
