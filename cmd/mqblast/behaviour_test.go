@@ -1,9 +1,14 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -288,4 +293,99 @@ func TestNotSharedBroker(t *testing.T) {
 		!strings.Contains(text.stdout, "on $share/ filters of a broker that does not share") {
 		t.Errorf("summary:\n%s", text.stdout)
 	}
+}
+
+// TestRedeliveredAfterTakeover: QoS 1 subscribers with kept sessions at 500 msg/s each
+// against Mosquitto, whose sessions another connection takes over three times: what the
+// broker had sent and not seen acknowledged comes again with the DUP flag after the
+// client reconnects. Those copies are redelivered (QoS 1 permits them), not duplicated,
+// and nothing is lost.
+func TestRedeliveredAfterTakeover(t *testing.T) {
+	mqblastBin(t) // built before the clock of the take-overs starts
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	done := make(chan error, 1)
+	go func() {
+		var errs []error
+		for _, wait := range []time.Duration{1500 * time.Millisecond, 2 * time.Second, 2 * time.Second} {
+			errs = append(errs, takeOver("rdls", 5, "4", wait)(m.Addr))
+		}
+		done <- errors.Join(errs...)
+	}()
+	r := runBin(t, "run", "quick-p2p-100", "--broker", m.Addr, "--no-check", "--format", "json", "--duration", "7s",
+		"--set", "parameters.warmup_sec=500ms", "--set", "parameters.drain_sec=1s", "--set", "parameters.publish_rate=500",
+		"--set", "parameters.reconnect=backoff", "--set", "publishers.client_count=5", "--set", "subscribers.client_count=5",
+		"--set", "publishers.id_prefix=rdlp", "--set", "subscribers.id_prefix=rdls", "--set", "subscribers.clean_session=false")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	checkDoc(t, r)
+	res := decodeResult(t, r)
+	msg := res.Messages
+	t.Logf("published %d, received %d, redelivered %d, duplicated %d, lost %d; dropped %v, reconnected %d",
+		msg.Published, msg.Received, msg.Redelivered, msg.Duplicated, msg.Lost, res.Connections.DroppedBy, res.Connections.Reconnected)
+	if msg.Redelivered == 0 || msg.Duplicated != 0 || msg.Lost != 0 || msg.Received != msg.Expected {
+		t.Errorf("redelivered %d, duplicated %d, lost %d, received %d of %d", msg.Redelivered, msg.Duplicated, msg.Lost, msg.Received, msg.Expected)
+	}
+	if res.Connections.Reconnected < 15 {
+		t.Errorf("reconnected %d, want the 5 subscribers back after each of 3 take-overs", res.Connections.Reconnected)
+	}
+}
+
+// takeOver returns a during function that, after wait, connects as each of the n clients
+// prefix0..prefix(n-1) with their session kept (Clean Session 0; at 5.0 a Session Expiry
+// of 300 s), reads the CONNACK, holds the connection 300 ms acknowledging nothing the
+// broker sends, and closes it: the broker ends the client's own connection (a session
+// taken over), and the messages it sent the intruder stay unacknowledged in the session,
+// for the client to get again when it reconnects.
+func takeOver(prefix string, n int, v string, wait time.Duration) func(addr string) error {
+	return func(addr string) error {
+		time.Sleep(wait)
+		ver := codec.V311
+		if v == "5" {
+			ver = codec.V5
+		}
+		var errs []error
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := intrude(addr, fmt.Sprintf("%s%d", prefix, i), ver); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		return errors.Join(errs...)
+	}
+}
+
+func intrude(addr, id string, v codec.Version) error {
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close() //nolint:errcheck
+	p := codec.Connect{ClientID: []byte(id), KeepAlive: 30}
+	if v == codec.V5 {
+		p.Props.Set(codec.PropSessionExpiry)
+		p.Props.SessionExpiry = 300
+	}
+	if _, err := c.Write(codec.AppendConnect(nil, &p, v)); err != nil {
+		return err
+	}
+	_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	var hdr [2]byte
+	if _, err := io.ReadFull(c, hdr[:]); err != nil || hdr[0] != 0x20 {
+		return fmt.Errorf("%s: no CONNACK (% x, %v)", id, hdr, err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	_, _ = io.Copy(io.Discard, c) // what the session held, unacknowledged
+	return nil
 }
