@@ -389,3 +389,19 @@ func intrude(addr, id string, v codec.Version) error {
 	_, _ = io.Copy(io.Discard, c) // what the session held, unacknowledged
 	return nil
 }
+
+// TestSuback311With50Code: a 3.1.1 SUBACK carrying a failure code of 5.0's (0x91, which
+// mochi 2.7 sends to a resumed session's SUBSCRIBE) is a refusal by that reason, not a
+// malformed packet that drops the connection.
+func TestSuback311With50Code(t *testing.T) {
+	sc := &testbroker.Script{Suback: func(string, codec.QoS, codec.Version) codec.ReasonCode { return 0x91 }}
+	rt := testbroker.StartScripted(t, sc, nil, nil)
+	r := runBin(t, quickP2P(rt.Addr, "4", "--duration", "5s")...)
+	if r.code != exitFailed || !strings.Contains(r.stderr, "the broker refused every subscription (packet_identifier_in_use 100)") ||
+		strings.Contains(r.stderr, "protocol_error") {
+		t.Errorf("exit %d\n%s", r.code, r.stderr)
+	}
+	if res := decodeResult(t, r); res.Connections.Dropped != 0 || behaviour(res, "subscribe_refused:packet_identifier_in_use") == nil {
+		t.Errorf("dropped %v; broker_behaviour %+v", res.Connections.DroppedBy, res.BrokerBehaviour)
+	}
+}
