@@ -55,6 +55,10 @@ type loopRec struct {
 	// last is streams[lastKey], the stream of the last message (nil: none yet).
 	last    *stream
 	lastKey uint64
+	// gens counts each client's reconnects (nil until the loop's first): a QoS 1 copy that
+	// arrives again once its subscriber has reconnected is a re-delivery, with or without
+	// the DUP flag.
+	gens map[int]uint32
 }
 
 // publisherEnd is a publisher's reactor.PublisherEnd, kept for Finish.
@@ -135,7 +139,14 @@ func (r *Recorder) Handshake(loop, _ int, h reactor.Handshake) {
 }
 
 // Reconnected implements reactor.Observer.
-func (r *Recorder) Reconnected(loop, _, _ int, _ time.Duration) { r.loops[loop].snap.Reconnected++ }
+func (r *Recorder) Reconnected(loop, client, _ int, _ time.Duration) {
+	lr := r.loops[loop]
+	lr.snap.Reconnected++
+	if lr.gens == nil {
+		lr.gens = map[int]uint32{}
+	}
+	lr.gens[client]++
+}
 
 // Refused implements reactor.Observer.
 func (r *Recorder) Refused(loop, _ int, version, code byte) {
@@ -363,7 +374,10 @@ func (r *Recorder) Received(loop, client int, m reactor.Message) {
 		dup, late = st.set.add(m.Seq)
 	}
 	if dup {
-		if m.Dup && m.QoS == 1 { // [MQTT-4.3.2]: at least once
+		// [MQTT-4.3.2]: at least once. A re-delivery has DUP set [MQTT-3.3.1-1]; aedes 1.x
+		// sends a kept session's copies again after a reconnect without it, some of them
+		// ones it had sent since.
+		if m.QoS == 1 && (m.Dup || lr.gens[client] > 0) {
 			s.Redelivered++
 		} else {
 			s.Duplicated++

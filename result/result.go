@@ -239,9 +239,10 @@ type Messages struct {
 	InFlightDropped int64 `json:"in_flight_dropped"`
 	InFlightLost    int64 `json:"in_flight_lost"`
 	Duplicated      int64 `json:"duplicated"`
-	// Redelivered are copies that arrived again at QoS 1 with the DUP flag set: re-deliveries
-	// QoS 1 permits (after a reconnect to a kept session, or a PUBACK the broker did not
-	// get), counted apart from Duplicated, which are copies a broker should not have sent.
+	// Redelivered are copies that arrived again at QoS 1 with the DUP flag set, or after
+	// their subscriber reconnected: re-deliveries QoS 1 permits (a kept session's, or of a
+	// PUBACK the broker did not get), counted apart from Duplicated, which are copies a
+	// broker should not have sent.
 	Redelivered int64 `json:"redelivered,omitempty"`
 	OutOfOrder  int64 `json:"out_of_order"`
 	// Unexpected are measured copies for no expected stream, by kind: other_run (the header

@@ -59,9 +59,9 @@ type Snapshot struct {
 	Unmeasured int64            `json:"unmeasured"` // received without mqblast's measurement header
 	Unexpected map[string]int64 `json:"unexpected,omitempty"`
 	Duplicated int64            `json:"duplicated"`
-	// Redelivered counts copies that arrived again at QoS 1 with the DUP flag: a
-	// re-delivery QoS 1 permits (a resumed session, a PUBACK the broker did not get), not
-	// in Duplicated.
+	// Redelivered counts copies that arrived again at QoS 1 with the DUP flag or after
+	// their subscriber reconnected: a re-delivery QoS 1 permits (a resumed session, a
+	// PUBACK the broker did not get), not in Duplicated.
 	Redelivered int64 `json:"redelivered,omitempty"`
 	OutOfOrder  int64 `json:"out_of_order"`
 	// Holds: publisher holds (the broker's flow control, its not reading, no connection)

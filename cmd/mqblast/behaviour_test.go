@@ -296,41 +296,51 @@ func TestNotSharedBroker(t *testing.T) {
 }
 
 // TestRedeliveredAfterTakeover: QoS 1 subscribers with kept sessions at 500 msg/s each
-// against Mosquitto, whose sessions another connection takes over three times: what the
-// broker had sent and not seen acknowledged comes again with the DUP flag after the
-// client reconnects. Those copies are redelivered (QoS 1 permits them), not duplicated,
-// and nothing is lost.
+// against Mosquitto and aedes, whose sessions another connection takes over three times:
+// what the broker had sent and not seen acknowledged comes again after the client
+// reconnects (Mosquitto sets DUP on it, aedes 1.x does not). Those copies are redelivered
+// (QoS 1 permits them), not duplicated, and nothing is lost.
 func TestRedeliveredAfterTakeover(t *testing.T) {
 	mqblastBin(t) // built before the clock of the take-overs starts
-	m := testbroker.StartMosquitto(t, testbroker.Options{})
-	done := make(chan error, 1)
-	go func() {
-		var errs []error
-		for _, wait := range []time.Duration{1500 * time.Millisecond, 2 * time.Second, 2 * time.Second} {
-			errs = append(errs, takeOver("rdls", 5, "4", wait)(m.Addr))
-		}
-		done <- errors.Join(errs...)
-	}()
-	r := runBin(t, "run", "quick-p2p-100", "--broker", m.Addr, "--no-check", "--format", "json", "--duration", "7s",
-		"--set", "parameters.warmup_sec=500ms", "--set", "parameters.drain_sec=1s", "--set", "parameters.publish_rate=500",
-		"--set", "parameters.reconnect=backoff", "--set", "publishers.client_count=5", "--set", "subscribers.client_count=5",
-		"--set", "publishers.id_prefix=rdlp", "--set", "subscribers.id_prefix=rdls", "--set", "subscribers.clean_session=false")
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
-	}
-	checkDoc(t, r)
-	res := decodeResult(t, r)
-	msg := res.Messages
-	t.Logf("published %d, received %d, redelivered %d, duplicated %d, lost %d; dropped %v, reconnected %d",
-		msg.Published, msg.Received, msg.Redelivered, msg.Duplicated, msg.Lost, res.Connections.DroppedBy, res.Connections.Reconnected)
-	if msg.Redelivered == 0 || msg.Duplicated != 0 || msg.Lost != 0 || msg.Received != msg.Expected {
-		t.Errorf("redelivered %d, duplicated %d, lost %d, received %d of %d", msg.Redelivered, msg.Duplicated, msg.Lost, msg.Received, msg.Expected)
-	}
-	if res.Connections.Reconnected < 15 {
-		t.Errorf("reconnected %d, want the 5 subscribers back after each of 3 take-overs", res.Connections.Reconnected)
+	for _, b := range []struct {
+		name  string
+		start func() string
+	}{
+		{"mosquitto", func() string { return testbroker.StartMosquitto(t, testbroker.Options{}).Addr }},
+		{"aedes", func() string { return testbroker.StartAedes(t).Addr }},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			addr := b.start()
+			done := make(chan error, 1)
+			go func() {
+				var errs []error
+				for _, wait := range []time.Duration{1500 * time.Millisecond, 2 * time.Second, 2 * time.Second} {
+					errs = append(errs, takeOver("rdls", 5, "4", wait)(addr))
+				}
+				done <- errors.Join(errs...)
+			}()
+			r := runBin(t, "run", "quick-p2p-100", "--broker", addr, "--no-check", "--format", "json", "--duration", "7s",
+				"--set", "parameters.warmup_sec=500ms", "--set", "parameters.drain_sec=1s", "--set", "parameters.publish_rate=500",
+				"--set", "parameters.reconnect=backoff", "--set", "publishers.client_count=5", "--set", "subscribers.client_count=5",
+				"--set", "publishers.id_prefix=rdlp", "--set", "subscribers.id_prefix=rdls", "--set", "subscribers.clean_session=false")
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			checkDoc(t, r)
+			res := decodeResult(t, r)
+			msg := res.Messages
+			t.Logf("published %d, received %d, redelivered %d, duplicated %d, lost %d; dropped %v, reconnected %d",
+				msg.Published, msg.Received, msg.Redelivered, msg.Duplicated, msg.Lost, res.Connections.DroppedBy, res.Connections.Reconnected)
+			if msg.Redelivered == 0 || msg.Duplicated != 0 || msg.Lost != 0 || msg.Received != msg.Expected {
+				t.Errorf("redelivered %d, duplicated %d, lost %d, received %d of %d", msg.Redelivered, msg.Duplicated, msg.Lost, msg.Received, msg.Expected)
+			}
+			if res.Connections.Reconnected < 15 {
+				t.Errorf("reconnected %d, want the 5 subscribers back after each of 3 take-overs", res.Connections.Reconnected)
+			}
+		})
 	}
 }
 
