@@ -3,6 +3,7 @@ package result
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -26,6 +27,8 @@ import (
 //     speak 5.0);
 //   - "puback_for_qos_2": QoS 2 messages the broker acknowledged with a PUBACK (it took
 //     them at QoS 1), counted as acked;
+//   - "dropped_by_broker": messages the broker says it dropped by its own policy (its
+//     $SYS counter, broker_sys publish_dropped) in a run that lost copies;
 //   - "not_shared": "$share/" filters of 3.1.1 subscribers the broker granted and delivered
 //     nothing to (it does not share), counted in messages.not_shared_copies.
 //
@@ -75,12 +78,36 @@ func (r *Result) behaviour(total *Snapshot) {
 	for _, k := range sortedKeys(total.Behaviour) {
 		add(k, total.Behaviour[k])
 	}
+	r.NoteBrokerDrops()
 	if n := r.Messages.NotSharedCopies; n > 0 {
 		r.BrokerBehaviour = append(r.BrokerBehaviour, BrokerBehaviour{What: behNotShared, Count: total.Subscribed,
 			Evidence: fmt.Sprintf("the broker does not share: it granted %d $share/ filters of 3.1.1 subscribers and delivered "+
 				"none of the %d copies expected on them (it takes such a filter as a topic filter, which matches nothing): "+
 				"counted as not_shared_copies, not lost", total.Subscribed, n)})
 	}
+}
+
+// behDropped is the BrokerBehaviour of messages the broker dropped by its own policy.
+const behDropped = "dropped_by_broker"
+
+// NoteBrokerDrops puts into BrokerBehaviour (anew) the messages the broker says it dropped
+// by its own policy (broker_sys publish_dropped: Mosquitto's $SYS counter of messages a
+// subscriber's full queue refused, max_queued_messages or max_queued_bytes) when copies
+// were lost: the loss is the broker's, with its count as the evidence. Call it after
+// BrokerSys is set.
+func (r *Result) NoteBrokerDrops() {
+	r.BrokerBehaviour = slices.DeleteFunc(r.BrokerBehaviour, func(b BrokerBehaviour) bool { return b.What == behDropped })
+	if r.BrokerSys == nil || r.Messages.Lost == 0 {
+		return
+	}
+	d, ok := r.BrokerSys.Total(SysPublishDropped)
+	if !ok || d <= 0 {
+		return
+	}
+	r.BrokerBehaviour = append(r.BrokerBehaviour, BrokerBehaviour{What: behDropped, Count: d,
+		Evidence: fmt.Sprintf("the broker dropped %d messages by its own policy ($SYS publish dropped: a subscriber's queue was full, "+
+			"e.g. Mosquitto's max_queued_messages or max_queued_bytes): of the %d copies lost, those are the broker's doing, not the client's",
+			d, r.Messages.Lost)})
 }
 
 // behNotShared is the BrokerBehaviour of a broker that does not share (notShared).
@@ -115,7 +142,7 @@ func (r *Result) behaviourSnapshot(s *Snapshot) {
 		if b.Example != "" {
 			s.Examples["behaviour:"+b.What] = b.Example
 		}
-		if strings.HasPrefix(b.What, behPublishRefused) || strings.HasPrefix(b.What, behDisconnect) || b.What == behNotShared {
+		if strings.HasPrefix(b.What, behPublishRefused) || strings.HasPrefix(b.What, behDisconnect) || b.What == behNotShared || b.What == behDropped {
 			continue // counted in their own fields
 		}
 		if s.Behaviour == nil {

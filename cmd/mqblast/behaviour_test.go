@@ -415,3 +415,34 @@ func TestSuback311With50Code(t *testing.T) {
 		t.Errorf("dropped %v; broker_behaviour %+v", res.Connections.DroppedBy, res.BrokerBehaviour)
 	}
 }
+
+// TestBrokerPolicyDrops: a QoS 1 subscriber 10 ms of round trip away (the packet emulator)
+// from Mosquitto with max_inflight_messages 1 and max_queued_messages 10 takes 100 msg/s;
+// 500 msg/s are published to it, and the broker drops what its queue cannot hold. The lost
+// copies are the broker's: broker_behaviour dropped_by_broker counts them from its $SYS
+// counter, and the client, idle, is not called saturated.
+func TestBrokerPolicyDrops(t *testing.T) {
+	needRoot(t)
+	bin := testbroker.Need(t)
+	conf := filepath.Join(t.TempDir(), "mosquitto.conf")
+	if err := os.WriteFile(conf, []byte("listener 1883\nallow_anonymous true\nmax_inflight_messages 1\nmax_queued_messages 10\nsys_interval 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runBin(t, "run", "quick-fanin-100-1", "--net", "delay=5ms", "--net-broker-cmd", bin+" -c "+conf, "--broker-sys",
+		"--no-check", "--format", "json", "--duration", "3s", "--set", "parameters.warmup_sec=500ms", "--set", "parameters.drain_sec=1s",
+		"--set", "publishers.client_count=10", "--set", "parameters.publish_rate=50")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	checkDoc(t, r)
+	res := decodeResult(t, r)
+	m := res.Messages
+	b := behaviour(res, "dropped_by_broker")
+	t.Logf("published %d, received %d, lost %d; broker_behaviour %+v", m.Published, m.Received, m.Lost, res.BrokerBehaviour)
+	if m.Lost < 500 || b == nil || b.Count != m.Lost || !strings.Contains(b.Evidence, "the broker's doing, not the client's") {
+		t.Errorf("lost %d, dropped_by_broker %+v: want the broker's count of its drops beside the loss", m.Lost, b)
+	}
+	if res.Client.Saturated {
+		t.Errorf("the client is called saturated: %v", res.Client.SaturationEvidence)
+	}
+}
