@@ -392,8 +392,11 @@ func intrude(addr, id string, v codec.Version) error {
 	}
 	_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
 	var hdr [2]byte
-	if _, err := io.ReadFull(c, hdr[:]); err != nil || hdr[0] != 0x20 {
-		return fmt.Errorf("%s: no CONNACK (% x, %v)", id, hdr, err)
+	if _, err := io.ReadFull(c, hdr[:]); err != nil {
+		return fmt.Errorf("%s: no CONNACK: %w", id, err)
+	}
+	if hdr[0] != 0x20 {
+		return fmt.Errorf("%s: the answer to CONNECT is not a CONNACK: % x", id, hdr)
 	}
 	_ = c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
 	_, _ = io.Copy(io.Discard, c) // what the session held, unacknowledged
