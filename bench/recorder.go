@@ -59,6 +59,10 @@ type loopRec struct {
 	// arrives again once its subscriber has reconnected is a re-delivery, with or without
 	// the DUP flag.
 	gens map[int]uint32
+	// shareExtra counts copies a share group's member received that another member of
+	// its group (in this loop) had received: one copy to several members. Finish tells a
+	// broker that does not share (most copies so) from a few re-deliveries.
+	shareExtra int64
 }
 
 // publisherEnd is a publisher's reactor.PublisherEnd, kept for Finish.
@@ -366,6 +370,11 @@ func (r *Recorder) Received(loop, client int, m reactor.Message) {
 	var dup, late bool
 	if g := st.to; g != nil {
 		dup, _ = g.set.add(m.Seq)
+		own, _ := st.set.add(m.Seq) // the member's own copies, to tell a second member's
+		if dup && !own {
+			lr.shareExtra++
+			return
+		}
 		if !dup {
 			late = st.seen && m.Seq < st.top
 			st.top, st.seen = max(st.top, m.Seq), true
@@ -461,15 +470,30 @@ func (r *Recorder) Finish() (*result.Snapshot, *result.Join) {
 		}
 	}
 	union := map[uint64]result.Seqs{}
+	var extra, shared int64 // copies to a second member of their group; the groups' copies
+	for _, lr := range r.loops {
+		extra += lr.shareExtra
+	}
 	for k, sets := range groups {
 		if len(sets) == 1 {
 			union[k] = sets[0]
+			shared += sets[0].Len()
 			continue
 		}
 		u := result.UnionSeqs(sets...)
 		union[k] = u
-		out.Duplicated += counts[k] - u.Len()
+		shared += u.Len()
+		extra += counts[k] - u.Len()
 		out.Received -= counts[k] - u.Len()
+	}
+	// A sharing broker gives a copy to a second member now and then (a member's session
+	// ended with it in flight): duplicates. One that gave at least every other copy to
+	// several members does not share: the extra copies are not expected, and it says so.
+	if extra > 0 && extra*2 >= shared {
+		out.Unexpected["not_expected"] += extra
+		out.Behaviour[result.BehaviourEveryMember] += extra
+	} else {
+		out.Duplicated += extra
 	}
 	sharesOf := map[uint32][]uint64{}
 	for k := range union {

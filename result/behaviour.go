@@ -29,6 +29,9 @@ import (
 //     them at QoS 1), counted as acked;
 //   - "dropped_by_broker": messages the broker says it dropped by its own policy (its
 //     $SYS counter, broker_sys publish_dropped) in a run that lost copies;
+//   - "delivered_to_every_member": copies on "$share/" filters a broker gave to more than
+//     one member of their group, at least every other one (it does not share), counted
+//     as unexpected not_expected;
 //   - "not_shared": "$share/" filters of 3.1.1 subscribers the broker granted and delivered
 //     nothing to (it does not share), counted in messages.not_shared_copies.
 //
@@ -109,6 +112,11 @@ func (r *Result) NoteBrokerDrops() {
 			"e.g. Mosquitto's max_queued_messages or max_queued_bytes): of the %d copies lost, those are the broker's doing, not the client's",
 			d, r.Messages.Lost)})
 }
+
+// BehaviourEveryMember is the BrokerBehaviour of a broker that gave the copies on
+// "$share/" filters to several members of their group (at least every other one): it
+// does not share; the extra copies are unexpected not_expected, not duplicated.
+const BehaviourEveryMember = "delivered_to_every_member"
 
 // behNotShared is the BrokerBehaviour of a broker that does not share (notShared).
 const behNotShared = "not_shared"
@@ -212,6 +220,9 @@ func behaviourWords(what string, n int64, ex string) string {
 		return fmt.Sprintf("the broker's CONNACK says Wildcard Subscription Available 0: %d wildcard filters not subscribed", n)
 	case "closed_qos2_publisher":
 		return fmt.Sprintf("the broker closed %d QoS 2 publishers (max_qos 1?)", n)
+	case BehaviourEveryMember:
+		return fmt.Sprintf("the broker does not share: it gave %d copies on $share/ filters to a second member of their group "+
+			"(it delivers to every member): counted as unexpected not_expected, not duplicated", n)
 	case "puback_for_qos_2":
 		return fmt.Sprintf("the broker answered %d QoS 2 messages with PUBACK, QoS 1's acknowledgement: it took them at QoS 1 (at least once), not exactly once", n)
 	case "answered_as_3_1_1":

@@ -449,3 +449,25 @@ func TestBrokerPolicyDrops(t *testing.T) {
 		t.Errorf("the client is called saturated: %v", res.Client.SaturationEvidence)
 	}
 }
+
+// TestSharedToEveryMember: a broker that gives every copy on a "$share/" filter to every
+// member of the group (it takes the filter as a plain one) does not share: of the five
+// members' copies one is received, the other four are unexpected not_expected (not
+// duplicated), and broker_behaviour says so.
+func TestSharedToEveryMember(t *testing.T) {
+	rt := testbroker.StartRouter(t, nil, func(_ string, subs []string, _, _ uint32) []string { return subs })
+	r := runBin(t, "run", "quick-sharedsub-100-5", "--broker", rt.Addr, "--no-check", "--format", "json", "--duration", "2s",
+		"--set", "parameters.warmup_sec=500ms", "--set", "parameters.drain_sec=500ms")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	checkDoc(t, r)
+	res := decodeResult(t, r)
+	m := res.Messages
+	if m.Expected < 1000 || m.Received != m.Expected || m.Lost != 0 || m.Duplicated != 0 || m.Unexpected["not_expected"] != 4*m.Expected {
+		t.Errorf("expected %d, received %d, lost %d, duplicated %d, unexpected %v", m.Expected, m.Received, m.Lost, m.Duplicated, m.Unexpected)
+	}
+	if b := behaviour(res, "delivered_to_every_member"); b == nil || b.Count != 4*m.Expected || !strings.Contains(b.Evidence, "the broker does not share") {
+		t.Errorf("broker_behaviour %+v", res.BrokerBehaviour)
+	}
+}
