@@ -405,7 +405,8 @@ func intrude(addr, id string, v codec.Version) error {
 
 // TestSuback311With50Code: a 3.1.1 SUBACK carrying a failure code of 5.0's (0x91, which
 // mochi 2.7 sends to a resumed session's SUBSCRIBE) is a refusal by that reason, not a
-// malformed packet that drops the connection.
+// malformed packet that drops the connection; a code of neither kind is, and the drop's
+// example shows the packet.
 func TestSuback311With50Code(t *testing.T) {
 	sc := &testbroker.Script{Suback: func(string, codec.QoS, codec.Version) codec.ReasonCode { return 0x91 }}
 	rt := testbroker.StartScripted(t, sc, nil, nil)
@@ -416,6 +417,22 @@ func TestSuback311With50Code(t *testing.T) {
 	}
 	if res := decodeResult(t, r); res.Connections.Dropped != 0 || behaviour(res, "subscribe_refused:packet_identifier_in_use") == nil {
 		t.Errorf("dropped %v; broker_behaviour %+v", res.Connections.DroppedBy, res.BrokerBehaviour)
+	}
+
+	// A code that is no failure (0x05) is malformed: the connection ends as a protocol
+	// error whose example shows the packet.
+	sc = &testbroker.Script{Suback: func(string, codec.QoS, codec.Version) codec.ReasonCode { return 0x05 }}
+	rt = testbroker.StartScripted(t, sc, nil, nil)
+	r = runBin(t, quickP2P(rt.Addr, "4")...)
+	res := decodeResult(t, r)
+	var ex string
+	for _, e := range res.Errors {
+		if e.Kind == "dropped:protocol_error" {
+			ex = e.Example
+		}
+	}
+	if want := "codec: reason code not valid for this packet (SUBACK: 90 03 00 01 05)"; ex != want {
+		t.Errorf("protocol error example %q, want %q; errors %+v", ex, want, res.Errors)
 	}
 }
 
