@@ -353,7 +353,9 @@ func checkInteropCell(t *testing.T, b interopBroker, c *interopCell) string {
 			t.Errorf("pub: published %d, expected %d", m.Published, m.Expected)
 		}
 	case "session":
-		if res.Connections.Dropped != 5 || res.Connections.Reconnected != 5 {
+		// Each of the 5 taken over and back; under load a reconnect can come while the
+		// intruder still holds the session, which the broker then takes over once more.
+		if res.Connections.Dropped < 5 || res.Connections.Reconnected < 5 {
 			t.Errorf("session: %d dropped, %d reconnected, want the 5 subscribers taken over and back", res.Connections.Dropped, res.Connections.Reconnected)
 		}
 	default:
