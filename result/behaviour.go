@@ -123,12 +123,13 @@ const behNotShared = "not_shared"
 
 // notShared reports whether the run is one of 3.1.1 subscribers on "$share/" filters
 // (a Shared-Subscription scenario) that the broker granted and that received nothing of
-// the copies the plan expected of what the broker took: the broker does not share (3.1.1
+// the copies the plan expected of what the broker took, no connection lost: the broker
+// does not share (3.1.1
 // has no shared subscriptions; RabbitMQ 3.10 and aedes 1.x take the filter as a topic
 // filter), and what did not arrive is not a loss.
 func (r *Result) notShared(total *Snapshot) bool {
 	if r.Messages.ExpectedUnknown || total.Received != 0 || total.Subscribed == 0 || r.Messages.Lost == 0 ||
-		total.UnexpectedTotal() != 0 {
+		total.UnexpectedTotal() != 0 || total.DroppedTotal() != 0 { // a broker that went away lost them
 		return false
 	}
 	var sc struct {
