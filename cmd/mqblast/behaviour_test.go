@@ -474,18 +474,20 @@ func TestBrokerPolicyDrops(t *testing.T) {
 // duplicated), and broker_behaviour says so.
 func TestSharedToEveryMember(t *testing.T) {
 	rt := testbroker.StartRouter(t, nil, func(_ string, subs []string, _, _ uint32) []string { return subs })
-	r := runBin(t, "run", "quick-sharedsub-100-5", "--broker", rt.Addr, "--no-check", "--format", "json", "--duration", "2s",
-		"--set", "parameters.warmup_sec=500ms", "--set", "parameters.drain_sec=500ms")
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
-	}
-	checkDoc(t, r)
-	res := decodeResult(t, r)
-	m := res.Messages
-	if m.Expected < 1000 || m.Received != m.Expected || m.Lost != 0 || m.Duplicated != 0 || m.Unexpected["not_expected"] != 4*m.Expected {
-		t.Errorf("expected %d, received %d, lost %d, duplicated %d, unexpected %v", m.Expected, m.Received, m.Lost, m.Duplicated, m.Unexpected)
-	}
-	if b := behaviour(res, "delivered_to_every_member"); b == nil || b.Count != 4*m.Expected || !strings.Contains(b.Evidence, "the broker does not share") {
-		t.Errorf("broker_behaviour %+v", res.BrokerBehaviour)
+	for _, procs := range []string{"1", "3"} { // 3: members in several worker processes
+		r := runBin(t, "run", "quick-sharedsub-100-5", "--broker", rt.Addr, "--no-check", "--format", "json", "--duration", "2s",
+			"--set", "parameters.warmup_sec=500ms", "--set", "parameters.drain_sec=500ms", "--procs", procs)
+		if r.code != 0 {
+			t.Fatalf("--procs %s: exit %d\n%s", procs, r.code, r.stderr)
+		}
+		checkDoc(t, r)
+		res := decodeResult(t, r)
+		m := res.Messages
+		if m.Expected < 1000 || m.Received != m.Expected || m.Lost != 0 || m.Duplicated != 0 || m.Unexpected["not_expected"] != 4*m.Expected {
+			t.Errorf("--procs %s: expected %d, received %d, lost %d, duplicated %d, unexpected %v", procs, m.Expected, m.Received, m.Lost, m.Duplicated, m.Unexpected)
+		}
+		if b := behaviour(res, "delivered_to_every_member"); b == nil || b.Count != 4*m.Expected || !strings.Contains(b.Evidence, "the broker does not share") {
+			t.Errorf("--procs %s: broker_behaviour %+v", procs, res.BrokerBehaviour)
+		}
 	}
 }
