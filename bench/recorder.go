@@ -305,7 +305,7 @@ func (r *Recorder) Behaved(loop, client int, b reactor.Behaviour, asked, got byt
 		what = fmt.Sprintf("max_qos_%d_for_qos_%d", got, asked)
 	case reactor.BehaviourGrantedQoS:
 		what, perClient = fmt.Sprintf("granted_qos_%d_for_qos_%d", got, asked), false
-	case reactor.BehaviourNoShared, reactor.BehaviourNoWildcard, reactor.BehaviourPubackQoS2:
+	case reactor.BehaviourNoShared, reactor.BehaviourNoWildcard, reactor.BehaviourPubackQoS2, reactor.BehaviourPubcompNotFound:
 		perClient = false
 	case reactor.BehaviourAnswered311:
 		if k := "behaviour:" + what; s.Examples[k] == "" {

@@ -131,16 +131,27 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 			break
 		}
 		l.received(s, pk)
-	case codec.TypePuback, codec.TypePubcomp:
+	case codec.TypePuback:
 		if err := codec.DecodePuback(body, v, &l.ack); err != nil {
 			return 0, err
 		}
-		if h.Type == codec.TypePuback && l.ack.Reason < 0x80 {
+		if l.ack.Reason < 0x80 {
 			if p := s.pub; p != nil && p.s == s && p.qos == 2 && p.find(l.ack.ID) >= 0 {
 				l.e.cfg.Observer.Behaved(l.idx, int(s.client), BehaviourPubackQoS2, 2, 1, 1)
 			}
 		}
 		l.acked(s, l.ack.ID, l.ack.Reason) // a PUBACK of 0x80 and up refuses the message
+	case codec.TypePubcomp:
+		if err := codec.DecodePubcomp(body, v, &l.ack); err != nil {
+			return 0, err
+		}
+		// The broker took the message at its PUBREC; a PUBCOMP's 0x92 (packet identifier
+		// not found: mochi 2.7 sends it when its own PUBLISH to this client has the same
+		// id) still ends the exchange, an acknowledgement.
+		if l.ack.Reason != 0 {
+			l.e.cfg.Observer.Behaved(l.idx, int(s.client), BehaviourPubcompNotFound, 0, byte(l.ack.Reason), 1)
+		}
+		l.acked(s, l.ack.ID, 0)
 	case codec.TypePubrec:
 		if err := codec.DecodePubrec(body, v, &l.ack); err != nil {
 			return 0, err

@@ -27,6 +27,8 @@ import (
 //     speak 5.0);
 //   - "puback_for_qos_2": QoS 2 messages the broker acknowledged with a PUBACK (it took
 //     them at QoS 1), counted as acked;
+//   - "pubcomp_id_not_found": QoS 2 exchanges a PUBCOMP 0x92 ended after a PUBREC had
+//     accepted the message, counted as acked;
 //   - "dropped_by_broker": messages the broker says it dropped by its own policy (its
 //     $SYS counter, broker_sys publish_dropped) in a run that lost copies;
 //   - "delivered_to_every_member": copies on "$share/" filters a broker gave to more than
@@ -224,6 +226,8 @@ func behaviourWords(what string, n int64, ex string) string {
 	case BehaviourEveryMember:
 		return fmt.Sprintf("the broker does not share: it gave %d copies on $share/ filters to a second member of their group "+
 			"(it delivers to every member): counted as unexpected not_expected, not duplicated", n)
+	case "pubcomp_id_not_found":
+		return fmt.Sprintf("the broker ended %d QoS 2 exchanges with PUBCOMP 0x92 (packet identifier not found) after accepting the message at PUBREC: counted as acknowledged", n)
 	case "puback_for_qos_2":
 		return fmt.Sprintf("the broker answered %d QoS 2 messages with PUBACK, QoS 1's acknowledgement: it took them at QoS 1 (at least once), not exactly once", n)
 	case "answered_as_3_1_1":
