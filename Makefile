@@ -147,4 +147,9 @@ study-demo: build
 	@mkdir -p study-demo
 	@set -e; for c in $(STUDIES); do ./bin/mqblast study $$c --out study-demo/$$c; done
 	@echo "open study-demo/*/study.html"
-.PHONY: help demo image build bench-conn bench-tls bench-msg bench-floor bench-1m bench-fanout study-demo test test-unit test-integration test-timing race allocs fuzz bench lint check cross clean
+## study-brokers: the brokers-edge campaign (Mosquitto, embedded, RabbitMQ, aedes, gmqtt x local/optimal/worst x 1 KB/10 KB, QoS 1, 5 repetitions; not CI, about 20-30 min, root, scripts/install-brokers.sh first) into study-brokers/
+study-brokers: build
+	@mkdir -p study-brokers
+	./bin/mqblast study brokers-edge --out study-brokers/brokers-edge
+	@echo "open study-brokers/brokers-edge/study.html"
+.PHONY: help demo image build bench-conn bench-tls bench-msg bench-floor bench-1m bench-fanout study-demo study-brokers test test-unit test-integration test-timing race allocs fuzz bench lint check cross clean

@@ -317,6 +317,9 @@ func (r *run) measure() error {
 			return err
 		}
 	}
+	// The recorder has the start before a message can arrive (a round trip's come back at
+	// once): one received before it would be taken for a stale one. Then the engine's.
+	r.rec.SetStart(time.Now().Add(delay).UnixNano())
 	pubStart := r.eng.StartPublishing(delay)
 	r.rec.SetStart(pubStart.UnixNano())
 	from := pubStart.Add(r.Warmup)
