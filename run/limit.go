@@ -37,12 +37,19 @@ type LimitOptions struct {
 	// Confirm repeats a step that failed, once, at the same rate: the search goes by the
 	// repeat (the first is kept, marked overruled when the repeat held).
 	Confirm bool
-	// Vary is the rate field varied: parameters.publish_rate ("" means it).
+	// Vary is the rate field varied: VaryPublishRate ("" means it) or, for a Connections
+	// scenario, VaryConnectionRate.
 	Vary string
 }
 
-// VaryPublishRate is the only rate field a search varies: the publishers' rate.
-const VaryPublishRate = "parameters.publish_rate"
+// The rate fields a search varies: the publishers' rate (messages per second of each
+// publisher, the search's rates being their total) and a Connections scenario's connect
+// rate (connections per second of the whole run). A connect-rate search dials clients
+// that were never connected at each step's rate, so the scenario's clients bound it.
+const (
+	VaryPublishRate    = "parameters.publish_rate"
+	VaryConnectionRate = result.VaryConnectionRate
+)
 
 // defaults fills lo's zero fields.
 func (lo *LimitOptions) defaults() {
@@ -71,18 +78,23 @@ func cmpDuration(v, def time.Duration) time.Duration {
 	return def
 }
 
-// PrepareLimit checks a search's options against its scenario before any socket (each
-// problem a usage error that names the flag), fills their defaults, and sets s up for it:
-// publishing at the start rate for the whole search, no warm-up, no stages. It returns the
-// number of publishers the rate is shared by.
-func PrepareLimit(s *scenario.Scenario, pubs int, lo *LimitOptions) error {
+// PrepareLimit checks a search's options against its scenario (est its plan's estimate)
+// before any socket (each problem a usage error that names the flag), fills their defaults,
+// and sets s up for it: publishing at the start rate for the whole search, no warm-up, no
+// stages; or, varying the connection rate, connecting at the start rate.
+func PrepareLimit(s *scenario.Scenario, est scenario.Estimate, lo *LimitOptions) error {
 	lo.defaults()
+	pubs := est.Publishers
 	switch {
-	case lo.Vary != VaryPublishRate:
-		return usage(fmt.Errorf("--vary %s: only %s can be varied (the search steps the publishers' rate; the connection rate's is not built)",
-			lo.Vary, VaryPublishRate))
-	case pubs == 0:
-		return usage(fmt.Errorf("the scenario (type %s) has no publishers: limit varies the publish rate, and there is none to vary", s.Type))
+	case lo.Vary != VaryPublishRate && lo.Vary != VaryConnectionRate:
+		return usage(fmt.Errorf("--vary %s: want %s (a scenario with publishers) or %s (a Connections scenario)",
+			lo.Vary, VaryPublishRate, VaryConnectionRate))
+	case lo.Vary == VaryConnectionRate && s.Type != scenario.TypeConnections:
+		return usage(fmt.Errorf("--vary %s: only for a Connections scenario (this one, type %s, publishes: vary %s)",
+			lo.Vary, s.Type, VaryPublishRate))
+	case lo.Vary == VaryPublishRate && pubs == 0:
+		return usage(fmt.Errorf("the scenario (type %s) has no publishers: limit varies the publish rate, and there is none to vary"+
+			" (a Connections scenario: --vary %s)", s.Type, VaryConnectionRate))
 	case len(lo.SLO) == 0:
 		return usage(errors.New("limit needs at least one --slo, e.g. --slo 'latency_us.p99<50000' --slo 'messages.lost==0'"))
 	case lo.Factor <= 1:
@@ -98,6 +110,9 @@ func PrepareLimit(s *scenario.Scenario, pubs int, lo *LimitOptions) error {
 	}
 	if err := result.CheckStageThresholdPaths(lo.SLO); err != nil {
 		return usage(fmt.Errorf("--slo: %w", err))
+	}
+	if lo.Vary == VaryConnectionRate {
+		return prepareConnectLimit(s, est.Clients, lo)
 	}
 	if lo.StartRate == 0 {
 		lo.StartRate = s.Parameters.PublishRate * float64(pubs)
@@ -134,8 +149,9 @@ func Limit(ctx context.Context, plan *scenario.Plan, o Options, lo LimitOptions)
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	pubs := plan.Estimate().Publishers
-	s := &search{lo: lo, pubs: pubs, log: o.Log, ivs: make(chan result.Interval, 64),
+	est := plan.Estimate()
+	pubs := est.Publishers
+	s := &search{lo: lo, pubs: pubs, clients: est.Clients, log: o.Log, ivs: make(chan result.Interval, 64),
 		out: &result.Limit{Precision: lo.Precision, Publishers: pubs, Vary: lo.Vary, SLO: lo.SLO}}
 	prev := o.OnInterval
 	o.OnInterval = func(iv result.Interval, snap *result.Snapshot) {
@@ -148,8 +164,12 @@ func Limit(ctx context.Context, plan *scenario.Plan, o Options, lo LimitOptions)
 		}
 	}
 	o.tune = func(r *bench.Runner) {
-		r.Controller = s.control
 		r.Warmup, r.Stages = 0, nil
+		if lo.Vary == VaryConnectionRate {
+			r.ConnectController, r.Duration = s.controlConnect, 0 // no hold after the search
+			return
+		}
+		r.Controller = s.control
 	}
 	res, err := Execute(ctx, plan, o)
 	if res == nil {
@@ -158,16 +178,17 @@ func Limit(ctx context.Context, plan *scenario.Plan, o Options, lo LimitOptions)
 	s.finish(res)
 	res.Limit = s.out
 	if err == nil && !s.out.Found {
-		err = kind(ErrThreshold, fmt.Errorf("even the start rate %s msg/s failed the SLO: lower --start-rate", report.RateText(lo.StartRate)))
+		err = kind(ErrThreshold, fmt.Errorf("even the start rate %s %s failed the SLO: lower --start-rate", report.RateText(lo.StartRate), s.out.Unit()))
 	}
 	return res, err
 }
 
 // search is the state of one search: its steps so far and the intervals it has seen.
 type search struct {
-	lo   LimitOptions
-	pubs int
-	log  io.Writer
+	lo      LimitOptions
+	pubs    int
+	clients int // the plan's: what a connect-rate search can dial
+	log     io.Writer
 	ivs  chan result.Interval
 	seen result.Result // the intervals so far
 	out  *result.Limit
@@ -176,9 +197,18 @@ type search struct {
 
 // control runs the search on a running schedule: step, judge, step again.
 func (s *search) control(ctx context.Context, rc bench.RateControl, pubStart, runStart time.Time) {
+	s.climb(ctx, pubStart, nil, func(rate float64, at time.Time) (*result.LimitStep, time.Time, bool) {
+		return s.probe(ctx, rc, rate, at, runStart)
+	})
+}
+
+// climb runs the search from at: steps up from the start rate until one fails, then
+// bisects, each step probe's (which returns when the next may start, and false when ctx
+// ended). room, if set, says whether a step at a rate can still run (the clients left).
+func (s *search) climb(ctx context.Context, at time.Time, room func(rate float64) bool,
+	probe func(rate float64, at time.Time) (*result.LimitStep, time.Time, bool)) {
 	lo := &s.lo
-	deadline := pubStart.Add(lo.MaxDuration)
-	at := pubStart
+	deadline := at.Add(lo.MaxDuration)
 	good, bad := 0.0, 0.0
 	rate := lo.StartRate
 	s.out.Ended = "precision"
@@ -187,12 +217,16 @@ func (s *search) control(ctx context.Context, rc bench.RateControl, pubStart, ru
 			s.out.Ended = "max_duration"
 			return
 		}
-		st, next, ok := s.probe(ctx, rc, rate, at, runStart)
-		if ok && !st.OK && lo.Confirm && !at.Add(lo.Step+lo.Pause).After(deadline) {
+		if room != nil && !room(rate) {
+			s.out.Ended = "clients_exhausted"
+			return
+		}
+		st, next, ok := probe(rate, at)
+		if ok && !st.OK && lo.Confirm && !next.Add(lo.Step+lo.Pause).After(deadline) && (room == nil || room(rate)) {
 			// A failure is confirmed by a second step at the same rate: one step spoilt by the
 			// host (a burst of steal, another process) must not steer the search.
 			first := len(s.out.Steps) - 1
-			st, next, ok = s.probe(ctx, rc, rate, next, runStart)
+			st, next, ok = probe(rate, next)
 			if ok && st.OK {
 				s.out.Steps[first].Overruled = true
 			}
@@ -268,16 +302,7 @@ func (s *search) probe(ctx context.Context, rc bench.RateControl, rate float64, 
 	if span := time.Since(t0).Seconds(); ok0 && ok1 && span > 0 {
 		st.RunDelayShare = (wait1 - wait0).Seconds() / span
 	}
-	if err := st.EvaluateThresholds(lo.SLO); err != nil { // checked before the run
-		fmt.Fprintf(s.log, "limit: %v\n", err)
-	}
-	st.OK = true
-	for _, t := range st.Thresholds {
-		if !t.OK {
-			st.OK = false
-			st.Failed = append(st.Failed, fmt.Sprintf("%s (was %s)", t.Expr, t.ValueText()))
-		}
-	}
+	s.judge(st)
 	if w := st.Throughput.PublishPerS; w < offeredShare*rate {
 		st.OK = false
 		st.Failed = append(st.Failed, fmt.Sprintf("offered rate not kept: %s msg/s written of %s", report.RateText(w), report.RateText(rate)))
@@ -299,6 +324,20 @@ func (s *search) probe(ctx context.Context, rc bench.RateControl, rate float64, 
 		report.RateText(st.Throughput.ReceivePerS), result.Micros(st.LatencyUS.P99), st.Messages.Lost, verdict)
 	s.out.Steps = append(s.out.Steps, *st)
 	return &s.out.Steps[len(s.out.Steps)-1], resume, true
+}
+
+// judge evaluates the SLO over st's summary: st holds when every expression does.
+func (s *search) judge(st *result.LimitStep) {
+	if err := st.EvaluateThresholds(s.lo.SLO); err != nil { // checked before the run
+		fmt.Fprintf(s.log, "limit: %v\n", err)
+	}
+	st.OK = true
+	for _, t := range st.Thresholds {
+		if !t.OK {
+			st.OK = false
+			st.Failed = append(st.Failed, fmt.Sprintf("%s (was %s)", t.Expr, t.ValueText()))
+		}
+	}
 }
 
 // offeredShare is the share of a step's rate that must be written in its window, and of the
@@ -380,6 +419,12 @@ func (s *search) finish(res *result.Result) {
 		out.Reached = out.FirstFailed/out.Sustained - 1
 	}
 	st := s.last
+	if out.Ended == "clients_exhausted" && st == nil { // no step failed: no limit, only a floor
+		out.LowerBound = true
+		out.Fix = fmt.Sprintf("every step held until the scenario's %d clients ran out: no limit was found, and %s is a lower bound "+
+			"for the broker's connect rate; raise parameters.clients, or shorten --step (each step dials rate × step new clients)",
+			s.clients, report.RateText(out.Sustained)+" "+out.Unit())
+	}
 	if st == nil {
 		return
 	}

@@ -30,7 +30,8 @@ func TestLimitBadInput(t *testing.T) {
 		{"bad path", []string{"--slo", "latency_us.p77<5"}, exitUsage, "latency_us.p77"},
 		{"bad expr", []string{"--slo", "latency_us.p99 about 5"}, exitUsage, "--slo"},
 		{"start above max", []string{"--slo", "messages.lost==0", "--start-rate", "5000", "--max-rate", "1000"}, exitUsage, "--start-rate 5000 is above --max-rate 1000"},
-		{"vary", []string{"--slo", "messages.lost==0", "--vary", "parameters.connection_rate"}, exitUsage, "only parameters.publish_rate"},
+		{"vary", []string{"--slo", "messages.lost==0", "--vary", "parameters.connection_rate"}, exitUsage, "only for a Connections scenario"},
+		{"vary field", []string{"--slo", "messages.lost==0", "--vary", "parameters.qos"}, exitUsage, "--vary parameters.qos: want parameters.publish_rate"},
 		{"settle", []string{"--slo", "messages.lost==0", "--step", "2s", "--settle", "2s"}, exitUsage, "--settle 2s is not shorter than --step 2s"},
 		{"stages", []string{"--slo", "messages.lost==0", "--stages", "10s:100"}, exitUsage, "--stages: limit sets the rate itself"},
 		{"procs", []string{"--slo", "messages.lost==0", "--procs", "2"}, exitUsage, "limit runs in one process"},
@@ -44,8 +45,13 @@ func TestLimitBadInput(t *testing.T) {
 		})
 	}
 	r := runBin(t, "limit", "quick-conn-100", "--broker", "127.0.0.1:9", "--no-check", "--slo", "messages.lost==0")
-	if r.code != exitUsage || !strings.Contains(r.stderr, "has no publishers") {
+	if r.code != exitUsage || !strings.Contains(r.stderr, "has no publishers") || !strings.Contains(r.stderr, "--vary parameters.connection_rate") {
 		t.Errorf("a Connections scenario: exit %d\n%s", r.code, r.stderr)
+	}
+	r = runBin(t, "limit", "quick-conn-100", "--broker", "127.0.0.1:9", "--no-check", "--slo", "connect_latency_us.p99<100000",
+		"--vary", "parameters.connection_rate", "--start-rate", "50")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "the first step needs 500 clients") || strings.Contains(r.stderr, "connecting") {
+		t.Errorf("a connect-rate search with too few clients for its first step: exit %d\n%s", r.code, r.stderr)
 	}
 }
 
@@ -194,4 +200,70 @@ func TestLimitInterrupted(t *testing.T) {
 		t.Fatalf("limit %+v: want the steps so far and their answer, interrupted\n%s", l, stderr)
 	}
 	checkSearch(t, l, 500, 1.5)
+}
+
+// checkConnectSearch asserts what every connect-rate search's steps must show: rates in
+// connections per second (per client the same), each step judged by its connect figures
+// (the rate it established, its connect latency), a step that held having kept its rate
+// within 5 %, and an answer that is the steps'.
+func checkConnectSearch(t *testing.T, l *result.Limit) {
+	t.Helper()
+	good, bad := 0.0, 0.0
+	for i, st := range l.Steps {
+		t.Logf("step %d: %.0f conn/s, established %.0f/s, connect p99 %d µs, failed %d, ok %v %v overruled %v", i+1, st.Rate,
+			st.Connections.ConnectPerS, st.ConnectLatencyUS.P99, st.Connections.Failed, st.OK, st.Failed, st.Overruled)
+		if st.PerClient != st.Rate || st.ConnectLatencyUS.Count == 0 || st.Throughput.WindowS <= 0 {
+			t.Errorf("step %d: per client %.1f of %.1f, %d connect latencies, window %.1fs", i+1, st.PerClient, st.Rate,
+				st.ConnectLatencyUS.Count, st.Throughput.WindowS)
+		}
+		if st.OK && (st.Connections.ConnectPerS < 0.95*st.Rate || st.ConnectLatencyUS.P99 >= 100000) {
+			t.Errorf("step %d held with %.0f/s established of %.0f, p99 %d µs", i+1, st.Connections.ConnectPerS, st.Rate, st.ConnectLatencyUS.P99)
+		}
+		if st.Overruled {
+			continue
+		}
+		if st.OK {
+			good = max(good, st.Rate)
+		} else if bad == 0 || st.Rate < bad {
+			bad = st.Rate
+		}
+	}
+	if l.Sustained != good || l.FirstFailed != bad || l.Vary != "parameters.connection_rate" || l.Publishers != 0 {
+		t.Errorf("answer sustained %.1f first failed %.1f (vary %s, %d publishers), the steps say %.1f and %.1f", l.Sustained,
+			l.FirstFailed, l.Vary, l.Publishers, good, bad)
+	}
+}
+
+// TestLimitConnect: a search that steps a Connections scenario's connect rate. Against
+// Mosquitto on plain TCP (thousands of connects a second here) 3,000 clients run out
+// before any step fails: the answer says that no limit was found and that the rate is a
+// lower bound, and gives no first failed rate. With Mosquitto's CPU capped, a limit is
+// found below what the clients allow, and its first failed step names what it broke.
+func TestLimitConnect(t *testing.T) {
+	t.Parallel()
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	res, output := limitRun(t, 0, "quick-conn-100", "--broker", m.Addr, "--set", "publishers.client_count=3100",
+		"--vary", "parameters.connection_rate", "--slo", "connect_latency_us.p99<100000", "--slo", "connections.failed==0",
+		"--start-rate", "500", "--max-duration", "60s")
+	l := res.Limit
+	checkConnectSearch(t, l)
+	if len(l.Steps) != 2 || l.Ended != "clients_exhausted" || l.FirstFailed != 0 || !l.LowerBound || l.Sustained != 1000 ||
+		!strings.Contains(output, "no limit found") || !strings.Contains(l.Fix, "parameters.clients") {
+		t.Errorf("limit %+v: want 500 and 1,000/s held, then the clients out (4,000 needed of 1,500 left), said so\n%s", l, output)
+	}
+	if c := res.Connections; c.Established < 2990 || c.Established > 3020 {
+		t.Errorf("%d established, want the 3,000 the two steps dialed", c.Established)
+	}
+
+	// Capped at 2 % of a core, Mosquitto accepts some hundreds of connections a second.
+	cm := testbroker.StartMosquitto(t, testbroker.Options{CPUQuota: 0.02})
+	res, output = limitRun(t, 0, "quick-conn-100", "--broker", cm.Addr, "--set", "publishers.client_count=14000",
+		"--vary", "parameters.connection_rate", "--broker-pid", strconv.Itoa(cm.Cmd.Process.Pid),
+		"--slo", "connect_latency_us.p99<100000", "--slo", "connections.failed==0", "--start-rate", "100", "--precision", "0.25",
+		"--max-duration", "120s")
+	l = res.Limit
+	checkConnectSearch(t, l)
+	if !l.Found || l.FirstFailed == 0 || len(l.FailedSLO) == 0 || l.LimitedBy == "" || !strings.Contains(output, "connections/s") {
+		t.Errorf("limit %+v: want a connect rate that held and one that failed, with who set it\n%s", l, output)
+	}
 }
