@@ -238,7 +238,7 @@ func (r *run) connect() error {
 	}()
 	err := runIntervals(r.src, r.log, until{done: done})
 	if r.ConnectController != nil && r.ctx.Err() == nil {
-		err = nil // the controller ended the phase
+		err = nil          // the controller ended the phase
 		if !controlled() { // every client has its verdict: the controller judges its last step
 			err = r.wait(time.Now().Add(24*time.Hour), controlled)
 		}

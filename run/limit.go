@@ -189,10 +189,10 @@ type search struct {
 	pubs    int
 	clients int // the plan's: what a connect-rate search can dial
 	log     io.Writer
-	ivs  chan result.Interval
-	seen result.Result // the intervals so far
-	out  *result.Limit
-	last *result.LimitStep // the first failed step, for the verdict
+	ivs     chan result.Interval
+	seen    result.Result // the intervals so far
+	out     *result.Limit
+	last    *result.LimitStep // the first failed step, for the verdict
 }
 
 // control runs the search on a running schedule: step, judge, step again.
