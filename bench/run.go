@@ -238,8 +238,10 @@ func (r *run) connect() error {
 	}()
 	err := runIntervals(r.src, r.log, until{done: done})
 	if r.ConnectController != nil && r.ctx.Err() == nil {
-		err = nil          // the controller ended the phase
-		if !controlled() { // every client has its verdict: the controller judges its last step
+		// The controller ended the phase, or every client has its verdict and the
+		// controller still judges its last step.
+		err = nil
+		if !controlled() {
 			err = r.wait(time.Now().Add(24*time.Hour), controlled)
 		}
 	}
