@@ -2,6 +2,7 @@ package result
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"time"
 )
@@ -46,6 +47,10 @@ type StageSummary struct {
 	// stepping the connection rate).
 	Connections      StageConnections `json:"connections"`
 	ConnectLatencyUS Percentiles      `json:"connect_latency_us"`
+	// BrokerDropped is what the broker said it dropped by its own policy in the window
+	// ($SYS publish/messages/dropped with --broker-sys: a subscriber's queue full), from
+	// its per-second rates: as exact as its refresh (sys_interval) is short.
+	BrokerDropped int64 `json:"broker_dropped"`
 	// Thresholds are the verdicts of the expressions evaluated over this summary.
 	Thresholds []Threshold `json:"thresholds,omitempty"`
 }
@@ -114,6 +119,7 @@ func summarize(r *Result, from, to float64, pick func(iv *Interval, mid float64)
 	s := StageSummary{FromS: from, ToS: to}
 	lat, raw, lag, conn := NewHist(), NewHist(), NewHist(), NewHist()
 	var heldUS int64
+	dropped := 0.0
 	prev := 0.0
 	for i := range r.Intervals {
 		iv := &r.Intervals[i]
@@ -137,6 +143,9 @@ func summarize(r *Result, from, to float64, pick func(iv *Interval, mid float64)
 		s.Connections.Connected += iv.Connected
 		s.Connections.Failed += iv.Failed
 		heldUS += iv.HeldUS
+		if b := iv.BrokerSys; b != nil {
+			dropped += b.PerS[SysPublishDropped] * (iv.TS - start)
+		}
 		if h := iv.Histograms; h != nil {
 			lat.Merge(h.Latency)
 			raw.Merge(h.LatencyRaw)
@@ -144,6 +153,7 @@ func summarize(r *Result, from, to float64, pick func(iv *Interval, mid float64)
 			conn.Merge(h.ConnectLatency)
 		}
 	}
+	s.BrokerDropped = int64(math.Round(dropped))
 	m := &s.Messages
 	m.Lost = max(m.Expected-m.Received-m.RefusedCopies, 0)
 	if s.SpanS > 0 {

@@ -450,6 +450,13 @@ func (s *search) finish(res *result.Result) {
 	if st.BrokerStalled.Stalled {
 		broker = append(broker, st.BrokerStalled.Evidence...)
 	}
+	// Copies the broker said it dropped by its own policy are its doing, however late the
+	// subscribers read (a late reader fills its queue sooner: the evidence says so too).
+	dropped := st.BrokerDropped > 0 && st.Messages.Lost > 0
+	if dropped {
+		broker = append(broker, fmt.Sprintf("the broker dropped %d messages by its own policy ($SYS publish/messages/dropped: "+
+			"a subscriber's queue was full, max_queued_messages) of the %d lost", st.BrokerDropped, st.Messages.Lost))
+	}
 	if st.BrokerCPUPercent > 0 {
 		broker = append(broker, fmt.Sprintf("broker process CPU %.0f%% of a core", st.BrokerCPUPercent))
 	}
@@ -457,6 +464,9 @@ func (s *search) finish(res *result.Result) {
 		broker = append(broker, fmt.Sprintf("broker host CPU %.0f%% of its CPUs", st.BrokerHostCPUPercent))
 	}
 	switch {
+	case dropped:
+		out.LimitedBy = "broker"
+		out.Evidence = append(append(append(out.Evidence, broker...), client...), host...)
 	case len(client) > 0:
 		out.LimitedBy, out.LowerBound = "client", true
 		out.Evidence = append(append(out.Evidence, client...), broker...)

@@ -267,3 +267,57 @@ func TestLimitConnect(t *testing.T) {
 		t.Errorf("limit %+v: want a connect rate that held and one that failed, with who set it\n%s", l, output)
 	}
 }
+
+// TestLimitDrops: against Mosquitto that keeps at most 100 messages queued for a
+// subscriber (max_queued_messages 100) and drops the rest, a search with the SLO
+// messages.lost==0 over a Fan-In (100 publishers, one subscriber's queue) finds where the
+// drops begin and lays them to the broker ($SYS publish/messages/dropped). Redone as plain
+// fixed-rate runs, the sustained rate runs clean, and 15 % above the first failed rate
+// loses messages that the broker says it dropped itself.
+//
+// The broker is capped at 10 % of a core (5 ms in every 50): it reads what the publishers
+// sent in the 45 ms it waited at once, and drops what overflows the subscriber's queue,
+// so that the drops begin near 2,000 msg/s whatever else runs on the host. Uncapped, they
+// begin where the host's scheduling stalls the subscriber's reader for 120 messages' time,
+// which on a shared 2-core VM moves from run to run (15,000 msg/s clean in one run, 27,852
+// lost in the next).
+func TestLimitDrops(t *testing.T) {
+	t.Parallel()
+	m := testbroker.StartMosquitto(t, testbroker.Options{Extra: []string{"max_queued_messages 100", "sys_interval 1"}, CPUQuota: 0.1})
+	res, output := limitRun(t, 0, "quick-fanin-100-1", "--broker", m.Addr, "--broker-sys", "--broker-pid", strconv.Itoa(m.Cmd.Process.Pid),
+		"--slo", "messages.lost==0", "--start-rate", "250", "--precision", "0.25", "--max-duration", "150s")
+	l := res.Limit
+	checkSearch(t, l, 250, 2)
+	if !l.Found || l.FirstFailed == 0 || !strings.Contains(strings.Join(l.FailedSLO, " "), "messages.lost==0") || l.LimitedBy != "broker" ||
+		!strings.Contains(strings.Join(l.Evidence, " "), "dropped") {
+		t.Fatalf("limit %+v: want drops beginning between two rates, laid to the broker's own drops\n%s", l, output)
+	}
+	fixed := func(perClient float64) *result.Result {
+		r := runBin(t, "run", "quick-fanin-100-1", "--broker", m.Addr, "--broker-sys", "--no-check", "--format", "json",
+			"--set", "parameters.publish_rate="+strconv.FormatFloat(perClient, 'f', 3, 64), "--duration", "6s")
+		if r.code != 0 {
+			t.Fatalf("run at %.1f msg/s per publisher: exit %d\n%s", perClient, r.code, r.stderr)
+		}
+		return decodeResult(t, r)
+	}
+	clean := fixed(l.SustainedPerClient)
+	if clean.Messages.Lost != 0 { // the search confirms a failure by repeating it; so does this check
+		t.Logf("at the sustained rate %.0f msg/s: %d lost; once more", l.Sustained, clean.Messages.Lost)
+		clean = fixed(l.SustainedPerClient)
+	}
+	if clean.Messages.Lost != 0 || clean.Messages.Received == 0 {
+		t.Errorf("a fixed run at the sustained rate %.0f msg/s: %d received, %d lost, want none lost", l.Sustained, clean.Messages.Received,
+			clean.Messages.Lost)
+	}
+	over := fixed(1.15 * l.FirstFailedPerClient)
+	var dropped int64
+	if b := over.BrokerSys; b != nil {
+		dropped, _ = b.Total(result.SysPublishDropped)
+	}
+	if over.Messages.Lost == 0 || dropped < over.Messages.Lost/2 {
+		t.Errorf("a fixed run 15 %% above the first failed rate (%.0f msg/s): %d lost, the broker says it dropped %d: want drops, the broker's",
+			1.15*l.FirstFailed, over.Messages.Lost, dropped)
+	}
+	t.Logf("sustained %.0f msg/s, first failed %.0f; fixed runs: at %.0f lost %d; at %.0f lost %d (broker dropped %d)", l.Sustained,
+		l.FirstFailed, l.Sustained, clean.Messages.Lost, 1.15*l.FirstFailed, over.Messages.Lost, dropped)
+}
