@@ -141,10 +141,14 @@ clean:
 	rm -rf bin $(BENCHOUT)
 
 
+## limit-check: mqblast limit against a local Mosquitto RUNS times (3), then fixed-rate runs 5 % apart around the found limit: do they agree within 10 %? Broker and client pinned to CPUs of their own (PIN=0: not); SCENARIO SLO START STEP SWEEP (not CI)
+limit-check: build
+	scripts/limit-check.sh
+
 ## study-demo: the built-in study campaigns against Mosquitto, the embedded broker and the sink, into study-demo/ (minutes; network profiles need root)
 STUDIES ?= retain-throughput edge-profiles-payloads
 study-demo: build
 	@mkdir -p study-demo
 	@set -e; for c in $(STUDIES); do ./bin/mqblast study $$c --out study-demo/$$c; done
 	@echo "open study-demo/*/study.html"
-.PHONY: help demo image build bench-conn bench-tls bench-msg bench-floor bench-1m bench-fanout study-demo test test-unit test-integration test-timing race allocs fuzz bench lint check cross clean
+.PHONY: help demo image build bench-conn bench-tls bench-msg bench-floor bench-1m bench-fanout limit-check study-demo test test-unit test-integration test-timing race allocs fuzz bench lint check cross clean
