@@ -205,11 +205,36 @@ func (s *search) control(ctx context.Context, rc bench.RateControl, pubStart, ru
 // climb runs the search from at: steps up from the start rate until one fails, then
 // bisects, each step probe's (which returns when the next may start, and false when ctx
 // ended). room, if set, says whether a step at a rate can still run (the clients left).
+//
+// With Confirm, a step that fails is repeated at its rate and the search goes by the
+// repeat; and once the precision is reached, the answer is held once more before it is
+// given: if that fails (and its repeat), the step that held there is overruled, two of
+// three having failed, and the bisection goes on below it. One step spoilt by the host,
+// or one that held in a quiet moment of a shared host, then does not make the answer.
 func (s *search) climb(ctx context.Context, at time.Time, room func(rate float64) bool,
 	probe func(rate float64, at time.Time) (*result.LimitStep, time.Time, bool)) {
 	lo := &s.lo
 	deadline := at.Add(lo.MaxDuration)
-	good, bad := 0.0, 0.0
+	fits := func(from time.Time, rate float64) bool {
+		return !from.Add(lo.Step+lo.Pause).After(deadline) && (room == nil || room(rate))
+	}
+	// try probes rate, and again when it failed (Confirm): the second decides.
+	try := func(rate float64) (*result.LimitStep, bool) {
+		st, next, ok := probe(rate, at)
+		if ok && !st.OK && lo.Confirm && fits(next, rate) {
+			first := len(s.out.Steps) - 1
+			st, next, ok = probe(rate, next)
+			if ok && st.OK {
+				s.out.Steps[first].Overruled = true
+			}
+		}
+		if ok {
+			at = next
+		}
+		return st, ok
+	}
+	good, bad, checked := 0.0, 0.0, 0.0
+	var held []float64 // the rates that held, for a fall back below an answer overruled
 	rate := lo.StartRate
 	s.out.Ended = "precision"
 	for {
@@ -221,27 +246,19 @@ func (s *search) climb(ctx context.Context, at time.Time, room func(rate float64
 			s.out.Ended = "clients_exhausted"
 			return
 		}
-		st, next, ok := probe(rate, at)
-		if ok && !st.OK && lo.Confirm && !next.Add(lo.Step+lo.Pause).After(deadline) && (room == nil || room(rate)) {
-			// A failure is confirmed by a second step at the same rate: one step spoilt by the
-			// host (a burst of steal, another process) must not steer the search.
-			first := len(s.out.Steps) - 1
-			st, next, ok = probe(rate, next)
-			if ok && st.OK {
-				s.out.Steps[first].Overruled = true
-			}
-		}
+		st, ok := try(rate)
 		if !ok { // the context ended
 			s.out.Ended = "interrupted"
 			return
 		}
-		at = next
 		if st.OK {
 			good = max(good, rate)
+			held = append(held, rate)
 		} else if bad == 0 || rate < bad {
 			bad = rate
 			s.last = st
 		}
+	decide:
 		switch {
 		case bad == lo.StartRate:
 			s.out.Ended = "start_failed"
@@ -252,7 +269,35 @@ func (s *search) climb(ctx context.Context, at time.Time, room func(rate float64
 		case bad == 0:
 			rate = min(rate*lo.Factor, lo.MaxRate)
 		case bad/good-1 <= lo.Precision:
-			return
+			if !lo.Confirm || checked == good || !fits(at, good) {
+				return
+			}
+			checked = good
+			first := -1 // the step that held at the answer
+			for i := range s.out.Steps {
+				if st := &s.out.Steps[i]; st.Rate == good && st.OK && !st.Overruled {
+					first = i
+				}
+			}
+			st, ok := try(good)
+			switch {
+			case !ok:
+				s.out.Ended = "interrupted"
+				return
+			case st.OK:
+				return
+			}
+			if first >= 0 {
+				s.out.Steps[first].Overruled = true
+			}
+			bad, s.last = good, st
+			good = 0
+			for _, r := range held {
+				if r < bad {
+					good = max(good, r)
+				}
+			}
+			goto decide
 		default:
 			rate = math.Sqrt(good * bad) // halfway on a log scale
 		}

@@ -80,44 +80,102 @@ func limitRun(t *testing.T, wantCode int, args ...string) (*result.Result, strin
 
 // checkSearch asserts what every search's steps must show: the geometric climb from the
 // start rate, each failure repeated once at its rate (--confirm) and the search going by the
-// repeat, the bisection between the last step that held and the first that failed, and an
-// answer that is those two.
+// repeat, the bisection between the last step that held and the first that failed, the
+// answer held once more at the end (and when that fails twice, the step that held there
+// overruled and the bisection going on below it), and an answer that is those steps'.
 func checkSearch(t *testing.T, l *result.Limit, start, factor float64) {
 	t.Helper()
-	good, bad := 0.0, 0.0
-	confirming := false
-	next := start
 	for i, st := range l.Steps {
 		t.Logf("step %d: %.0f msg/s, arrived %.0f, p99 %d µs, lost %d, ok %v %v overruled %v", i+1, st.Rate, st.Throughput.ReceivePerS,
 			st.LatencyUS.P99, st.Messages.Lost, st.OK, st.Failed, st.Overruled)
-		if d := st.Rate/next - 1; d > 1e-6 || d < -1e-6 {
-			t.Errorf("step %d: rate %.1f, want %.1f", i+1, st.Rate, next)
-		}
-		if !st.OK && !confirming { // the repeat decides
-			confirming = true
-			continue
-		}
-		if confirming && st.OK != l.Steps[i-1].Overruled {
-			t.Errorf("step %d held %v; the step it repeated is overruled %v", i+1, st.OK, l.Steps[i-1].Overruled)
-		}
-		confirming = false
-		if st.OK {
-			good = max(good, st.Rate)
-		} else if bad == 0 || st.Rate < bad {
-			bad = st.Rate
-		}
-		switch bad {
-		case 0:
-			next = min(st.Rate*factor, 1000*start) // --max-rate's default
-		default:
-			next = math.Sqrt(good * bad)
-		}
 		if st.PerClient*float64(l.Publishers) < st.Rate*0.999 || st.Throughput.WindowS <= 0 {
 			t.Errorf("step %d: per client %.2f × %d publishers, window %.1fs", i+1, st.PerClient, l.Publishers, st.Throughput.WindowS)
 		}
 	}
-	if l.Sustained != good || l.FirstFailed != bad || l.Found != (good > 0) {
-		t.Errorf("answer sustained %.1f first failed %.1f found %v, the steps say %.1f and %.1f", l.Sustained, l.FirstFailed, l.Found, good, bad)
+	i := 0
+	// try takes the steps of one rate (a failure and its repeat), false when none is left.
+	try := func(rate float64) (held, ran bool) {
+		if i >= len(l.Steps) {
+			return false, false
+		}
+		st := l.Steps[i]
+		if d := st.Rate/rate - 1; d > 1e-6 || d < -1e-6 {
+			t.Errorf("step %d: rate %.1f, want %.1f", i+1, st.Rate, rate)
+		}
+		i++
+		if st.OK || i >= len(l.Steps) {
+			return st.OK, true
+		}
+		again := l.Steps[i]
+		if d := again.Rate/rate - 1; d > 1e-6 || d < -1e-6 {
+			t.Errorf("step %d repeats %.1f at %.1f", i+1, rate, again.Rate)
+		}
+		if st.Overruled != again.OK {
+			t.Errorf("step %d held %v; the step it repeated is overruled %v", i+1, again.OK, st.Overruled)
+		}
+		i++
+		return again.OK, true
+	}
+	good, bad, checked := 0.0, 0.0, 0.0
+	var held []float64
+	rate := start
+	done := false
+	for !done && i < len(l.Steps) {
+		ok, _ := try(rate)
+		if ok {
+			good = max(good, rate)
+			held = append(held, rate)
+		} else if bad == 0 || rate < bad {
+			bad = rate
+		}
+	decide:
+		switch {
+		case bad == start || bad == 0 && rate >= 1000*start: // --max-rate's default
+			done = true
+		case bad == 0:
+			rate = min(rate*factor, 1000*start)
+		case bad/good-1 <= l.Precision:
+			if checked == good {
+				done = true
+				break
+			}
+			checked = good
+			ok, ran := try(good)
+			if !ran && l.Ended == "precision" {
+				t.Errorf("the answer %.1f was not held once more before it was given", good)
+			}
+			if !ran || ok {
+				done = true
+				break
+			}
+			bad, good = good, 0
+			for _, r := range held {
+				if r < bad {
+					good = max(good, r)
+				}
+			}
+			goto decide
+		default:
+			rate = math.Sqrt(good * bad)
+		}
+	}
+	if done && i < len(l.Steps) {
+		t.Errorf("%d steps after the search had its answer", len(l.Steps)-i)
+	}
+	var sustained, failed float64
+	for _, st := range l.Steps {
+		switch {
+		case st.Overruled:
+		case st.OK:
+			sustained = max(sustained, st.Rate)
+		case failed == 0 || st.Rate < failed:
+			failed = st.Rate
+		}
+	}
+	if l.Sustained != sustained || l.FirstFailed != failed || l.Found != (sustained > 0) || sustained > 0 && sustained != good ||
+		failed > 0 && failed != bad {
+		t.Errorf("answer sustained %.1f first failed %.1f found %v; the steps say %.1f and %.1f, the search %.1f and %.1f", l.Sustained,
+			l.FirstFailed, l.Found, sustained, failed, good, bad)
 	}
 }
 
