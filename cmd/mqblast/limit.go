@@ -92,7 +92,7 @@ failed, 2 on bad input.`,
 	fl.DurationVar(&rf.Settle, "settle", 3e9, "how much of each step's start is not judged")
 	fl.DurationVar(&rf.Pause, "pause", 2e9, "how long nothing is due after each step, so that its copies in flight arrive (whole seconds)")
 	fl.DurationVar(&rf.MaxDuration, "max-duration", 600e9, "the longest the search publishes")
-	fl.BoolVar(&rf.Confirm, "confirm", true, "repeat a failed step once at the same rate and go by the repeat (a step spoilt by the host does not steer the search)")
+	fl.BoolVar(&rf.Confirm, "confirm", true, "repeat a failed step once at the same rate and go by the repeat, and hold the answer once more before giving it (a step spoilt by the host, or one that held in a quiet moment, does not make the answer)")
 	fl.StringVar(&rf.Vary, "vary", run.VaryPublishRate, "the rate field varied: "+run.VaryPublishRate+", or "+run.VaryConnectionRate+" for a Connections scenario")
 	return cmd
 }
