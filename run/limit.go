@@ -35,7 +35,8 @@ type LimitOptions struct {
 	// MaxDuration bounds the search (0: 10m).
 	MaxDuration time.Duration
 	// Confirm repeats a step that failed, once, at the same rate: the search goes by the
-	// repeat (the first is kept, marked overruled when the repeat held).
+	// repeat (the first is kept, marked overruled when the repeat held); and it holds the
+	// answer once more before giving it (climb).
 	Confirm bool
 	// Vary is the rate field varied: VaryPublishRate ("" means it) or, for a Connections
 	// scenario, VaryConnectionRate.

@@ -315,7 +315,8 @@ func TestLimitConnect(t *testing.T) {
 
 	// Capped at 2 % of a core, Mosquitto accepts some hundreds of connections a second.
 	cm := testbroker.StartMosquitto(t, testbroker.Options{CPUQuota: 0.02})
-	res, output = limitRun(t, 0, "quick-conn-100", "--broker", cm.Addr, "--set", "publishers.client_count=14000",
+	html := filepath.Join(t.TempDir(), "limit.html")
+	res, output = limitRun(t, 0, "quick-conn-100", "--broker", cm.Addr, "--set", "publishers.client_count=14000", "--html", html,
 		"--vary", "parameters.connection_rate", "--broker-pid", strconv.Itoa(cm.Cmd.Process.Pid),
 		"--slo", "connect_latency_us.p99<100000", "--slo", "connections.failed==0", "--start-rate", "100", "--precision", "0.25",
 		"--max-duration", "120s")
@@ -323,6 +324,9 @@ func TestLimitConnect(t *testing.T) {
 	checkConnectSearch(t, l)
 	if !l.Found || l.FirstFailed == 0 || len(l.FailedSLO) == 0 || l.LimitedBy == "" || !strings.Contains(output, "connections/s") {
 		t.Errorf("limit %+v: want a connect rate that held and one that failed, with who set it\n%s", l, output)
+	}
+	if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), "Connect latency against offered") {
+		t.Errorf("the HTML report has no connect-latency chart (%v)", err)
 	}
 }
 
