@@ -293,24 +293,24 @@ func checkConnectSearch(t *testing.T, l *result.Limit) {
 }
 
 // TestLimitConnect: a search that steps a Connections scenario's connect rate. Against
-// Mosquitto on plain TCP (thousands of connects a second here) 3,000 clients run out
-// before any step fails: the answer says that no limit was found and that the rate is a
+// Mosquitto on plain TCP (thousands of connects a second here) 330 clients run out at
+// 100/s, before any step fails: the answer says that no limit was found and that the rate is a
 // lower bound, and gives no first failed rate. With Mosquitto's CPU capped, a limit is
 // found below what the clients allow, and its first failed step names what it broke.
 func TestLimitConnect(t *testing.T) {
 	t.Parallel()
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
-	res, output := limitRun(t, 0, "quick-conn-100", "--broker", m.Addr, "--set", "publishers.client_count=3100",
+	res, output := limitRun(t, 0, "quick-conn-100", "--broker", m.Addr, "--set", "publishers.client_count=330",
 		"--vary", "parameters.connection_rate", "--slo", "connect_latency_us.p99<100000", "--slo", "connections.failed==0",
-		"--start-rate", "500", "--max-duration", "60s")
+		"--start-rate", "50", "--max-duration", "60s")
 	l := res.Limit
 	checkConnectSearch(t, l)
-	if len(l.Steps) != 2 || l.Ended != "clients_exhausted" || l.FirstFailed != 0 || !l.LowerBound || l.Sustained != 1000 ||
+	if len(l.Steps) != 2 || l.Ended != "clients_exhausted" || l.FirstFailed != 0 || !l.LowerBound || l.Sustained != 100 ||
 		!strings.Contains(output, "no limit found") || !strings.Contains(l.Fix, "parameters.clients") {
-		t.Errorf("limit %+v: want 500 and 1,000/s held, then the clients out (4,000 needed of 1,500 left), said so\n%s", l, output)
+		t.Errorf("limit %+v: want 50 and 100/s held, then the clients out (400 needed of 30 left), said so\n%s", l, output)
 	}
-	if c := res.Connections; c.Established < 2990 || c.Established > 3020 {
-		t.Errorf("%d established, want the 3,000 the two steps dialed", c.Established)
+	if c := res.Connections; c.Established < 295 || c.Established > 310 {
+		t.Errorf("%d established, want the 300 the two steps dialed", c.Established)
 	}
 
 	// Capped at 2 % of a core, Mosquitto accepts some hundreds of connections a second.
