@@ -132,6 +132,6 @@ if [ "$hand" = 0 ]; then
   echo "by hand: no fixed rate of the sweep held: lower SWEEP's first factor"; exit 1
 fi
 diff=$(awk -v h="$hand" -v l="$lim" 'BEGIN{d=h/l-1; printf "%.3f", (d<0)?-d:d}')
-ok=$(awk -v d="$diff" -v s="$spread" -v t="$TOL" 'BEGIN{print (d<=t && s<=t) ? "yes" : "no"}')
+ok=$(awk -v d="$diff" -v s="$spread" -v t="$TOL" -v n="${#per[@]}" -v r="$RUNS" 'BEGIN{print (d<=t && s<=t && n==r) ? "yes" : "no"}')
 echo "by hand: $(printf '%.0f' "$hand") msg/s held below the first failure; limit's median $(printf '%.0f' "$lim"): $(awk -v d="$diff" 'BEGIN{printf "%.1f", 100*d}') % apart; agree within $(awk -v t="$TOL" 'BEGIN{print 100*t}') % (and the searches with each other): $ok"
 [ "$ok" = yes ]
