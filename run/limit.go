@@ -343,6 +343,9 @@ func (s *search) probe(ctx context.Context, rc bench.RateControl, rate float64, 
 	all := result.Window(&s.seen, rel(at), rel(resume)) // the pause after it let the copies in flight arrive
 	win.Messages = all.Messages
 	win.BrokerStalled = all.BrokerStalled
+	// The broker's own drops with its losses: its $SYS counter shows them up to a refresh
+	// (sys_interval) late, in the pause.
+	win.BrokerDropped = all.BrokerDropped
 	st := &result.LimitStep{Index: len(s.out.Steps), Rate: rate, PerClient: rate / float64(s.pubs), StageSummary: win}
 	s.cpu(st, rel(at.Add(lo.Settle)), rel(end))
 	if span := time.Since(t0).Seconds(); ok0 && ok1 && span > 0 {
