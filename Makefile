@@ -141,7 +141,7 @@ clean:
 	rm -rf bin $(BENCHOUT)
 
 
-## limit-check: mqblast limit against a local Mosquitto RUNS times (3), then fixed-rate runs 5 % apart around the found limit: do they agree within 10 %? Broker and client pinned to CPUs of their own (PIN=0: not); SCENARIO SLO START STEP SWEEP (not CI)
+## limit-check: mqblast limit against a local Mosquitto RUNS times (3), then fixed-rate runs 5 % apart around the found limit: do they agree within 10 %? PIN=1 pins broker and client to CPUs of their own, QUIET=2 waits for a quiet host; SCENARIO SLO START STEP SWEEP (not CI)
 limit-check: build
 	scripts/limit-check.sh
 

@@ -10,10 +10,10 @@
 # spread around their median, the sweep, and whether the two limits agree within TOL
 # (default 10 %); it exits 1 when they do not, or when the searches spread wider.
 #
-# PIN=1 (the default on 2 cores or more) runs the broker on BROKER_CPUS and the client on
-# CLIENT_CPUS (taskset): on a host the two share, they then no longer take turns on the
-# same cores, which moved the knee from search to search. PIN=0 leaves them to the
-# scheduler.
+# PIN=1 runs the broker on BROKER_CPUS and the client on CLIENT_CPUS (taskset), so that
+# they do not take turns on the same cores. On the 2-core VM it was measured on, that gave
+# the client one core as full as the broker's at the knee, and three searches spread +41 %
+# (unpinned: 9.1 %): the default is PIN=0, the scheduler's.
 #
 # QUIET=L waits (up to QUIET_WAIT seconds, 600) before each search and each fixed run until
 # the host's 1-minute load is below L: on a shared host, the figures of a busy minute are the
@@ -40,7 +40,7 @@ QUIET_WAIT=${QUIET_WAIT:-600}
 ADDR=${ADDR:-127.0.0.63}
 OUT=${OUT:-results/limit-check}
 BIN=${BIN:-./bin/mqblast}
-if [ "$(nproc)" -ge 2 ]; then PIN=${PIN:-1}; else PIN=${PIN:-0}; fi
+PIN=${PIN:-0}
 BROKER_CPUS=${BROKER_CPUS:-1}
 CLIENT_CPUS=${CLIENT_CPUS:-0}
 [ -x "$BIN" ] || { echo "limit-check needs $BIN (make build)" >&2; exit 1; }
