@@ -141,6 +141,10 @@ clean:
 	rm -rf bin $(BENCHOUT)
 
 
+## limit-check: mqblast limit against a local Mosquitto RUNS times (3), then fixed-rate runs 5 % apart around the found limit: do they agree within 10 %? PIN=1 pins broker and client to CPUs of their own, QUIET=2 waits for a quiet host; SCENARIO SLO START STEP SWEEP (not CI)
+limit-check: build
+	scripts/limit-check.sh
+
 ## study-demo: the built-in study campaigns against Mosquitto, the embedded broker and the sink, into study-demo/ (minutes; network profiles need root)
 STUDIES ?= retain-throughput edge-profiles-payloads
 study-demo: build
@@ -152,4 +156,4 @@ study-brokers: build
 	@mkdir -p study-brokers
 	./bin/mqblast study brokers-edge --out study-brokers/brokers-edge
 	@echo "open study-brokers/brokers-edge/study.html"
-.PHONY: help demo image build bench-conn bench-tls bench-msg bench-floor bench-1m bench-fanout study-demo study-brokers test test-unit test-integration test-timing race allocs fuzz bench lint check cross clean
+.PHONY: help demo image build bench-conn bench-tls bench-msg bench-floor bench-1m bench-fanout limit-check study-demo study-brokers test test-unit test-integration test-timing race allocs fuzz bench lint check cross clean

@@ -76,15 +76,20 @@ func (l *loop) dialDue(now int64) int64 {
 }
 
 // connectPace is the connect schedule after SetConnectRate: client i is dialed at t +
-// (i-from)/rate (engine ns; t 0: the connect phase's start), at once with rate 0.
+// (i-from)/rate (engine ns; t 0: the connect phase's start), at once with rate 0; none
+// while paused (PauseConnect).
 type connectPace struct {
-	t    int64
-	from float64
-	rate float64
+	t      int64
+	from   float64
+	rate   float64
+	paused bool
 }
 
 // due returns when client i is due, the connect phase having started at start.
 func (pc *connectPace) due(i int, start int64) int64 {
+	if pc.paused {
+		return never
+	}
 	t := pc.t
 	if t == 0 {
 		t = start
@@ -103,9 +108,23 @@ func (e *Engine) SetConnectRate(rate float64) error {
 	if math.IsNaN(rate) || math.IsInf(rate, 0) || rate < 0 {
 		return errors.New("reactor: connect rate must be a finite number >= 0 (0: as fast as MaxConnecting allows)")
 	}
+	e.setPace(&connectPace{rate: rate})
+	return nil
+}
+
+// PauseConnect stops the first dials still to come from now on, until SetConnectRate
+// resumes them from where they stopped (a search steps the connect rate with pauses
+// between its steps). Before Connect, the connect phase starts paused.
+func (e *Engine) PauseConnect() { e.setPace(&connectPace{paused: true}) }
+
+// ConnectPending returns the first dials started that have no verdict yet (connected,
+// refused or failed).
+func (e *Engine) ConnectPending() int64 { return max(e.started.Load()-e.verdicts.Load(), 0) }
+
+// setPace makes next the connect pace from now on, going on from where the schedule is.
+func (e *Engine) setPace(next *connectPace) {
 	e.rates.mu.Lock()
 	start := e.connStart.Load()
-	next := &connectPace{rate: rate}
 	if start != 0 {
 		now := e.now()
 		pc := e.pace.Load()
@@ -118,7 +137,7 @@ func (e *Engine) SetConnectRate(rate float64) error {
 		}
 		// Where the schedule is now: the client index due at now.
 		pos := float64(e.started.Load())
-		if pc.rate > 0 {
+		if pc.rate > 0 && !pc.paused {
 			pos = pc.from + float64(now-t)*pc.rate/float64(time.Second)
 		}
 		next.t, next.from = now, max(pos, 0)
@@ -128,7 +147,6 @@ func (e *Engine) SetConnectRate(rate float64) error {
 	for _, l := range e.loops {
 		l.wakeup()
 	}
-	return nil
 }
 
 // reconnect schedules the first reconnect attempt of a client whose connection dropped.

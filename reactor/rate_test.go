@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -322,5 +323,55 @@ func TestSetConnectRate(t *testing.T) {
 	}
 	if err := e.SetConnectRate(-1); err == nil {
 		t.Error("a negative connect rate was taken")
+	}
+}
+
+// TestPauseConnect: a connect phase that starts paused dials nothing until SetConnectRate;
+// 100 clients at 200/s then take half a second; paused again after 50 of them, it dials
+// none for as long as the pause, and resumed at 1,000/s it dials the other 50 in about
+// 50 ms, from where it stopped (no burst of the dials the pause skipped).
+func TestPauseConnect(t *testing.T) {
+	tier.Integration(t)
+	srv, err := sink.Start(context.Background(), sink.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	e := startEngine(t, reactor.Config{Brokers: []string{srv.Addr()}, Clients: 100, Loops: 2, ConnectRate: 100,
+		Observer: reactor.NopObserver{}, Client: specs(4, 0, "", "")})
+	e.PauseConnect()
+	var started atomic.Int64
+	done := make(chan error, 1)
+	go func() { done <- e.Connect(context.Background(), func(n int) { started.Store(int64(n)) }) }()
+	time.Sleep(300 * time.Millisecond)
+	if n := started.Load(); n != 0 {
+		t.Fatalf("%d dials while the phase was paused from its start", n)
+	}
+	if err := e.SetConnectRate(200); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(250 * time.Millisecond)
+	e.PauseConnect()
+	time.Sleep(150 * time.Millisecond) // progress reports every 100 ms
+	paused := started.Load()
+	if paused < 40 || paused > 60 {
+		t.Errorf("%d dials in 250 ms at 200/s, want about 50", paused)
+	}
+	if e.ConnectPending() != 0 {
+		t.Errorf("%d dials without a verdict 150 ms after the pause (the sink answers at once)", e.ConnectPending())
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := started.Load(); n != paused {
+		t.Errorf("%d dials during the pause", n-paused)
+	}
+	resumed := time.Now()
+	if err := e.SetConnectRate(1000); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil || e.Open() != 100 {
+		t.Fatalf("connect: %v, open %d", err, e.Open())
+	}
+	if took := time.Since(resumed); took < time.Duration(100-paused-1)*time.Millisecond || took > 400*time.Millisecond {
+		t.Errorf("the last %d dials took %v at 1,000/s, want about %d ms", 100-paused, took, 100-paused)
 	}
 }
