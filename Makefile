@@ -103,6 +103,10 @@ bench-floor: build
 bench-1m: build
 	scripts/bench-1m.sh
 
+## bench-conn-curve: the cost per connection as the count grows: bench-1m's run at each of SIZES (RUNS, HOLD, KEEPALIVE, RATE) beside the keepalive floor; writes results/conn-curve.json (not CI)
+bench-conn-curve: build
+	GO=$(GO) scripts/bench-conn-curve.sh
+
 ## bench-fanout: fanout-20-1000-20-2M against mqblast sink and Mosquitto (RUNS, MEASURE, RATE, SUBS, SINK_FLUSH; not CI)
 bench-fanout: build
 	scripts/bench-fanout.sh
@@ -147,4 +151,4 @@ study-demo: build
 	@mkdir -p study-demo
 	@set -e; for c in $(STUDIES); do ./bin/mqblast study $$c --out study-demo/$$c; done
 	@echo "open study-demo/*/study.html"
-.PHONY: help demo image build bench-conn bench-tls bench-msg bench-floor bench-1m bench-fanout study-demo test test-unit test-integration test-timing race allocs fuzz bench lint check cross clean
+.PHONY: help demo image build bench-conn bench-conn-curve bench-tls bench-msg bench-floor bench-1m bench-fanout study-demo test test-unit test-integration test-timing race allocs fuzz bench lint check cross clean
