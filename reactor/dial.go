@@ -188,7 +188,7 @@ func (l *loop) redialDue(now int64) int64 {
 func (l *loop) dial(i, attempt int) {
 	e := l.e
 	spec := e.cfg.Client(i)
-	s := &session{client: int32(i), spec: &spec, keepalive: spec.Keepalive, version: spec.Version,
+	s := &session{client: int32(i), spec: &spec, keepalive: uint16(min(spec.Keepalive/time.Second, 65535)), version: spec.Version,
 		attempt: uint8(min(attempt, 255)), dialStart: e.now(), fd: -1, slot: -1}
 	s.lastWrite = s.dialStart
 	s.maxIn = e.inboundLimit(&spec)
@@ -284,6 +284,7 @@ func (l *loop) dialFailed(s *session, err error) {
 // harvest unless CONNACKs come without arrival stamps here.
 func (l *loop) awaitConnack(s *session) {
 	s.state = stConnecting
+	l.watch(s)
 	if !l.noStamps {
 		s.flags |= sfDeferred
 		l.pending = append(l.pending, s)
