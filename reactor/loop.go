@@ -42,7 +42,7 @@ type session struct {
 	io        *connIO     // bytes not yet sent or not yet a whole packet; nil when none
 	spec      *ClientSpec // until the CONNACK has started its subscriptions and publisher; nil after
 	pub       *pubState   // the client's publisher state, nil if it does not publish
-	dialStart int64 // engine clock, ns
+	dialStart int64       // engine clock, ns
 	lastWrite int64
 	pingSent  int64 // 0: no PINGREQ outstanding
 	client    int32
