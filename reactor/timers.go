@@ -7,7 +7,7 @@ import (
 )
 
 // Timers: what a loop does when its time comes rather than when a socket is ready: the
-// publish passes, the harvest of deferred CONNACKs, and the timeout and keepalive scan.
+// publish passes, the harvest of deferred CONNACKs, and the timeout and keepalive wheel.
 
 // tick runs what is due on the loop at now and returns when it next has something due:
 // publishers, first dials, reconnects, and the sessions whose timeout or keepalive the
