@@ -183,6 +183,7 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 		if s.pingSent != 0 {
 			l.e.cfg.Observer.Ping(l.idx, int(s.client), time.Duration(max(l.arrival()-(l.e.realEpoch+s.pingSent), 0)))
 			s.pingSent = 0
+			l.watch(s) // for its next keepalive: it waited in the wheel for the PINGRESP's timeout
 		}
 	case codec.TypeDisconnect:
 		d := &l.disc
