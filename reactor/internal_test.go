@@ -27,7 +27,8 @@ func TestDialGrainFor(t *testing.T) {
 	check(100_000, time.Millisecond)   // fast: the floor
 	check(2500, 1600*time.Microsecond) // 4 dials a batch
 	check(1000, 4*time.Millisecond)
-	check(1, 8*time.Millisecond)
+	check(100, 40*time.Millisecond) // a slow loop still batches 4
+	check(1, 50*time.Millisecond)
 }
 
 // TestDueNear: a due time comes back from its low 48 bits when it is less than 2^47 ns
