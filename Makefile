@@ -103,7 +103,7 @@ bench-floor: build
 bench-1m: build
 	scripts/bench-1m.sh
 
-## bench-conn-curve: the cost per connection as the count grows: bench-1m's run at each of SIZES (RUNS, HOLD, KEEPALIVE, RATE) beside the keepalive floor; writes results/conn-curve.json (not CI)
+## bench-conn-curve: the cost per connection as the count grows, bench-1m's run at each of SIZES beside the keepalive floor, into results/conn-curve.json (RUNS, HOLD, KEEPALIVE, RATE; not CI)
 bench-conn-curve: build
 	GO=$(GO) scripts/bench-conn-curve.sh
 
