@@ -103,6 +103,10 @@ bench-floor: build
 bench-1m: build
 	scripts/bench-1m.sh
 
+## bench-conn-curve: the cost per connection as the count grows, bench-1m's run at each of SIZES beside the keepalive floor, into results/conn-curve.json (RUNS, HOLD, KEEPALIVE, RATE; not CI)
+bench-conn-curve: build
+	GO=$(GO) scripts/bench-conn-curve.sh
+
 ## bench-fanout: fanout-20-1000-20-2M against mqblast sink and Mosquitto (RUNS, MEASURE, RATE, SUBS, SINK_FLUSH; not CI)
 bench-fanout: build
 	scripts/bench-fanout.sh
@@ -156,4 +160,4 @@ study-brokers: build
 	@mkdir -p study-brokers
 	./bin/mqblast study brokers-edge --out study-brokers/brokers-edge
 	@echo "open study-brokers/brokers-edge/study.html"
-.PHONY: help demo image build bench-conn bench-tls bench-msg bench-floor bench-1m bench-fanout limit-check study-demo study-brokers test test-unit test-integration test-timing race allocs fuzz bench lint check cross clean
+.PHONY: help demo image build bench-conn bench-conn-curve bench-tls bench-msg bench-floor bench-1m bench-fanout limit-check study-demo study-brokers test test-unit test-integration test-timing race allocs fuzz bench lint check cross clean

@@ -107,12 +107,13 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 		l.verdict(s)
 		if v == codec.V5 {
 			if ca.Props.Has(codec.PropServerKeepAlive) {
-				s.keepalive = time.Duration(ca.Props.ServerKeepAlive) * time.Second // [MQTT-3.2.2-21]
+				s.keepalive = ca.Props.ServerKeepAlive // [MQTT-3.2.2-21]
 			}
 			if ca.Props.Has(codec.PropMaximumPacketSize) {
 				s.maxOut = ca.Props.MaximumPacketSize // [MQTT-3.2.2-15]
 			}
 		}
+		l.watch(s) // for its keepalive, the broker's if it set one
 		l.rxConnected(s, ca.SessionPresent)
 		l.established(s, ca)
 	case codec.TypePublish:
@@ -198,6 +199,7 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 		if s.pingSent != 0 {
 			l.e.cfg.Observer.Ping(l.idx, int(s.client), time.Duration(max(l.arrival()-(l.e.realEpoch+s.pingSent), 0)))
 			s.pingSent = 0
+			l.watch(s) // for its next keepalive: it waited in the wheel for the PINGRESP's timeout
 		}
 	case codec.TypeDisconnect:
 		d := &l.disc
