@@ -168,7 +168,7 @@ func (s *side) ping(rounds int) error {
 		}
 		for _, fd := range s.fds {
 			if n, err := unix.Write(fd, pingreq[:]); err != nil || n != len(pingreq) {
-				return fmt.Errorf("floor: write PINGREQ: %d bytes, %v", n, err)
+				return fmt.Errorf("floor: write PINGREQ: %d bytes, %w", n, err)
 			}
 		}
 		for got := 0; got < len(s.fds); {
@@ -182,7 +182,7 @@ func (s *side) ping(rounds int) error {
 			for _, ev := range events[:max(n, 0)] {
 				m, err := unix.Read(int(ev.Fd), buf)
 				if err != nil || m <= 0 {
-					return fmt.Errorf("floor: read PINGRESP: %d bytes, %v", m, err)
+					return fmt.Errorf("floor: read PINGRESP: %d bytes, %w", m, err)
 				}
 				got += m / len(pingresp)
 			}
@@ -216,11 +216,11 @@ func (s *side) serve(want int) error {
 			fd := int(ev.Fd)
 			m, err := unix.Read(fd, buf)
 			if err != nil || m <= 0 {
-				return fmt.Errorf("floor: read PINGREQ: %d bytes, %v", m, err)
+				return fmt.Errorf("floor: read PINGREQ: %d bytes, %w", m, err)
 			}
 			for k := 0; k < m/len(pingreq); k++ {
 				if w, err := unix.Write(fd, pingresp[:]); err != nil || w != len(pingresp) {
-					return fmt.Errorf("floor: write PINGRESP: %d bytes, %v", w, err)
+					return fmt.Errorf("floor: write PINGRESP: %d bytes, %w", w, err)
 				}
 			}
 			got += m / len(pingreq)
