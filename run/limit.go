@@ -324,19 +324,11 @@ func (s *search) probe(ctx context.Context, rc bench.RateControl, rate float64, 
 	rel := func(t time.Time) float64 { return t.Sub(runStart).Seconds() }
 	wait0, ok0 := tuning.SelfRunDelay()
 	t0 := time.Now()
-	if !s.until(ctx, rel(resume)) {
+	// until an interval in which nothing arrived nor was written (a QoS 1/2 re-send)
+	resume, ok = s.pause(ctx, resume, runStart, rel, func(last *result.Interval) bool { return last.Received == 0 && last.Published == 0 })
+	if !ok {
 		return nil, next, false
 	}
-	for { // until an interval in which nothing arrived nor was written (a QoS 1/2 re-send)
-		last := s.seen.Intervals[len(s.seen.Intervals)-1]
-		if last.Received == 0 && last.Published == 0 || time.Since(resume) > maxDrain {
-			break
-		}
-		if !s.until(ctx, last.TS+1) {
-			return nil, next, false
-		}
-	}
-	resume = runStart.Add(time.Duration(s.seen.Intervals[len(s.seen.Intervals)-1].TS * float64(time.Second)))
 	wait1, ok1 := tuning.SelfRunDelay()
 	win := result.Window(&s.seen, rel(at.Add(lo.Settle)), rel(end))
 	kept := win.Messages                                // the judged window's: what was expected in it and what arrived in it
@@ -394,6 +386,25 @@ func (s *search) judge(st *result.LimitStep) {
 // behind has not offered the rate it names, and a broker whose backlog grows does not
 // sustain it, whatever its latency and losses look like while the step lasts.
 const offeredShare = 0.95
+
+// pause waits until resume, then until the last interval is quiet (or maxDrain after
+// resume), and returns the end of that interval; false when ctx ended first.
+func (s *search) pause(ctx context.Context, resume, runStart time.Time, rel func(time.Time) float64,
+	quiet func(last *result.Interval) bool) (time.Time, bool) {
+	if !s.until(ctx, rel(resume)) {
+		return resume, false
+	}
+	for {
+		last := &s.seen.Intervals[len(s.seen.Intervals)-1]
+		if quiet(last) || time.Since(resume) > maxDrain {
+			break
+		}
+		if !s.until(ctx, last.TS+1) {
+			return resume, false
+		}
+	}
+	return runStart.Add(time.Duration(s.seen.Intervals[len(s.seen.Intervals)-1].TS * float64(time.Second))), true
+}
 
 // maxDrain bounds the wait after a step for what the broker still held.
 const maxDrain = 30 * time.Second

@@ -107,19 +107,13 @@ func (s *search) probeConnect(ctx context.Context, cc bench.ConnectControl, rate
 		return nil, next, false
 	}
 	cc.PauseConnect()
-	if !s.until(ctx, rel(resume)) {
+	// until every dial has its verdict and an interval passed in which none connected
+	resume, ok = s.pause(ctx, resume, runStart, rel, func(last *result.Interval) bool {
+		return cc.ConnectPending() == 0 && last.Connected == 0 && last.Failed == 0
+	})
+	if !ok {
 		return nil, next, false
 	}
-	for { // until every dial has its verdict and an interval passed in which none connected
-		last := s.seen.Intervals[len(s.seen.Intervals)-1]
-		if cc.ConnectPending() == 0 && last.Connected == 0 && last.Failed == 0 || time.Since(resume) > maxDrain {
-			break
-		}
-		if !s.until(ctx, last.TS+1) {
-			return nil, next, false
-		}
-	}
-	resume = runStart.Add(time.Duration(s.seen.Intervals[len(s.seen.Intervals)-1].TS * float64(time.Second)))
 	wait1, ok1 := tuning.SelfRunDelay()
 	win := result.Window(&s.seen, rel(at.Add(lo.Settle)), rel(end))
 	tail := result.Window(&s.seen, rel(at.Add(lo.Settle)), rel(resume))
