@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -115,6 +116,42 @@ func TestRecorderStreams(t *testing.T) {
 	r.SetTotal(s)
 	if r.Messages.Lost != 1 || r.Messages.Expected != 4 {
 		t.Errorf("lost %d of %d expected, want 1 of 4 (the strays hide nothing)", r.Messages.Lost, r.Messages.Expected)
+	}
+}
+
+// TestRecorderDuplicatesByQoS: a second copy is a re-delivery at QoS 1 when DUP is set or
+// its subscriber has reconnected since; at QoS 2 it is always duplicated, and one after a
+// reconnect is the broker's breach of exactly once, reported as a behaviour with its
+// example. A reconnect of another client changes nothing for this one.
+func TestRecorderDuplicatesByQoS(t *testing.T) {
+	t.Parallel()
+	rec, now := p2pRecorder(t, 1)
+	msg := func(seq uint32, qos byte, dup bool) reactor.Message {
+		return reactor.Message{Due: now, Now: now + 1000, Publisher: 0, Seq: seq, QoS: qos, Dup: dup}
+	}
+	for seq := range uint32(6) {
+		rec.Received(0, 0, msg(seq, 2, false))
+	}
+	rec.Received(0, 0, msg(0, 1, true))  // QoS 1 with DUP: redelivered
+	rec.Received(0, 0, msg(1, 1, false)) // QoS 1 without DUP, no reconnect: duplicated
+	rec.Received(0, 0, msg(2, 2, true))  // QoS 2 before any reconnect: duplicated
+	rec.Reconnected(0, 1, 1, time.Millisecond)
+	rec.Received(0, 0, msg(3, 2, false)) // client 1 reconnected, not 0: duplicated
+	rec.Reconnected(0, 0, 1, time.Millisecond)
+	rec.Received(0, 0, msg(4, 1, false)) // QoS 1 after the reconnect: redelivered
+	rec.Received(0, 0, msg(5, 2, false)) // QoS 2 after it: duplicated, the broker's doing
+	rec.Received(0, 0, msg(6, 2, false)) // new
+	s := result.NewSnapshot()
+	rec.Take(0, s)
+	if s.Received != 7 || s.Redelivered != 2 || s.Duplicated != 4 || s.Behaviour[result.BehaviourQoS2Again] != 1 {
+		t.Fatalf("received %d, redelivered %d, duplicated %d, behaviour %v; want 7 2 4 and 1 %s",
+			s.Received, s.Redelivered, s.Duplicated, s.Behaviour, result.BehaviourQoS2Again)
+	}
+	var r result.Result
+	r.SetTotal(s)
+	if len(r.BrokerBehaviour) != 1 || !strings.Contains(r.BrokerBehaviour[0].Evidence,
+		"client 0 got publisher 0's message 5 again after it reconnected (DUP 0)") {
+		t.Errorf("broker_behaviour %+v", r.BrokerBehaviour)
 	}
 }
 

@@ -286,6 +286,20 @@ func (r *Recorder) BrokerDisconnect(loop, _ int, code byte, reason []byte) {
 	}
 }
 
+// qos2Again counts a QoS 2 copy that subscriber client got twice, the second time after
+// it reconnected (result.BehaviourQoS2Again), the first one's words its example.
+func (r *Recorder) qos2Again(s *result.Snapshot, client int, m reactor.Message) {
+	s.Behaviour[result.BehaviourQoS2Again]++
+	if k := "behaviour:" + result.BehaviourQoS2Again; s.Examples[k] == "" {
+		dup := "DUP 0"
+		if m.Dup {
+			dup = "DUP 1"
+		}
+		s.Examples[k] = fmt.Sprintf("client %d got publisher %d's message %d again after it reconnected (%s)",
+			client, m.Publisher, m.Seq, dup)
+	}
+}
+
 // behaved is a per-client behaviour of one client.
 type behaved struct {
 	what   string
@@ -386,9 +400,16 @@ func (r *Recorder) Received(loop, client int, m reactor.Message) {
 		// [MQTT-4.3.2]: at least once. A re-delivery has DUP set [MQTT-3.3.1-1]; aedes 1.x
 		// sends a kept session's copies again after a reconnect without it, some of them
 		// ones it had sent since.
-		if m.QoS == 1 && (m.Dup || lr.gens[client] > 0) {
+		switch {
+		case m.QoS == 1 && (m.Dup || lr.gens[client] > 0):
 			s.Redelivered++
-		} else {
+		case m.QoS == 2 && lr.gens[client] > 0:
+			// Exactly once broken across a resumed session: a copy the reactor passed on
+			// came in a new exchange (a packet id not held, or held and released by its
+			// PUBREL), which only the broker starts.
+			s.Duplicated++
+			r.qos2Again(s, client, m)
+		default:
 			s.Duplicated++
 		}
 		return

@@ -34,6 +34,9 @@ import (
 //   - "delivered_to_every_member": copies on "$share/" filters a broker gave to more than
 //     one member of their group, at least every other one (it does not share), counted
 //     as unexpected not_expected;
+//   - "qos2_sent_again_after_reconnect": QoS 2 copies a subscriber got a second time, in a
+//     new exchange, after it reconnected to its kept session (the broker sent a message
+//     again that it had delivered, or had released with PUBREL), counted in duplicated;
 //   - "not_shared": "$share/" filters of 3.1.1 subscribers the broker granted and delivered
 //     nothing to (it does not share), counted in messages.not_shared_copies.
 //
@@ -119,6 +122,12 @@ func (r *Result) NoteBrokerDrops() {
 // "$share/" filters to several members of their group (at least every other one): it
 // does not share; the extra copies are unexpected not_expected, not duplicated.
 const BehaviourEveryMember = "delivered_to_every_member"
+
+// BehaviourQoS2Again is the BrokerBehaviour of QoS 2 copies a subscriber got twice, the
+// second in a new exchange after it reconnected to its kept session: exactly once broken
+// by the broker (aedes 1.x does it when a session is taken over while PUBRELs are on their
+// way). They count in duplicated too.
+const BehaviourQoS2Again = "qos2_sent_again_after_reconnect"
 
 // behNotShared is the BrokerBehaviour of a broker that does not share (notShared).
 const behNotShared = "not_shared"
@@ -228,6 +237,9 @@ func behaviourWords(what string, n int64, ex string) string {
 			"(it delivers to every member): counted as unexpected not_expected, not duplicated", n)
 	case "pubcomp_id_not_found":
 		return fmt.Sprintf("the broker ended %d QoS 2 exchanges with PUBCOMP 0x92 (packet identifier not found) after accepting the message at PUBREC: counted as acknowledged", n)
+	case BehaviourQoS2Again:
+		return fmt.Sprintf("the broker sent %d QoS 2 messages again, in new exchanges, to subscribers that had them and reconnected to "+
+			"their kept sessions: exactly once broken by the broker (%s); counted as duplicated", n, ex)
 	case "puback_for_qos_2":
 		return fmt.Sprintf("the broker answered %d QoS 2 messages with PUBACK, QoS 1's acknowledgement: it took them at QoS 1 (at least once), not exactly once", n)
 	case "answered_as_3_1_1":

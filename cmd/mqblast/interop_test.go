@@ -44,6 +44,12 @@ type interopBroker struct {
 	// in flight (SUBACK 0x91, which at 3.1.1 is not a valid code), and a round trip's
 	// PUBREL of such an identifier gets PUBCOMP 0x92 (not found).
 	pidShared bool
+	// qos2Again: it may send a kept session's QoS 2 message again, in a new exchange, after
+	// a take-over: aedes 1.2 re-sends to the resumed session the PUBLISH of an exchange it
+	// had released with PUBREL when the take-over came while the PUBREL was on its way (the
+	// new connection's queue is a copy taken before the PUBREC was stored, written back
+	// over it), now and then under load.
+	qos2Again bool
 }
 
 var interopBrokers = []interopBroker{
@@ -60,7 +66,7 @@ var interopBrokers = []interopBroker{
 		t.Cleanup(func() { _ = b.Close() })
 		return b.Addr()
 	}},
-	{name: "aedes", sub2: 2, start: func(t *testing.T) string { return testbroker.StartAedes(t).Addr }},
+	{name: "aedes", sub2: 2, qos2Again: true, start: func(t *testing.T) string { return testbroker.StartAedes(t).Addr }},
 	// gmqtt v0.5.0's 5.0 CONNACK says Maximum QoS 1 when it is configured for QoS 2 (its
 	// server/client.go), and takes QoS 2 PUBLISHes all the same.
 	{name: "gmqtt", v5: true, sub2: 2, max5: 1, share: true, start: func(t *testing.T) string { return testbroker.StartGMQTT(t).Addr }},
@@ -321,6 +327,7 @@ func checkInteropCell(t *testing.T, b interopBroker, c *interopCell) string {
 		case c.class == "session" && strings.HasPrefix(x.What, "disconnect:"): // the take-over
 		case c.class == "session" && b.pidShared && x.What == "subscribe_refused:packet_identifier_in_use":
 		case c.class == "roundtrip" && b.pidShared && x.What == "pubcomp_id_not_found": // now and then, at 5.0 QoS 2
+		case c.class == "session" && b.qos2Again && x.What == result.BehaviourQoS2Again: // now and then, under load
 		default:
 			t.Errorf("broker_behaviour %s (%d): %s, not what %s does by design", x.What, x.Count, x.Evidence, b.name)
 		}
@@ -335,7 +342,14 @@ func checkInteropCell(t *testing.T, b interopBroker, c *interopCell) string {
 	if c.class != "session" && m.Redelivered != 0 {
 		t.Errorf("redelivered %d without a reconnect", m.Redelivered)
 	}
-	if m.Lost != 0 || m.Duplicated != 0 || m.InFlightLost != 0 || m.InFlightAtEnd != 0 || m.UnsentTotal != 0 {
+	dup := m.Duplicated
+	if c.class == "session" && b.qos2Again {
+		// The broker's copies sent again, each one reported as its breach of exactly once.
+		if x := behaviour(res, result.BehaviourQoS2Again); x != nil {
+			dup -= x.Count
+		}
+	}
+	if m.Lost != 0 || dup != 0 || m.InFlightLost != 0 || m.InFlightAtEnd != 0 || m.UnsentTotal != 0 {
 		t.Errorf("lost %d, duplicated %d, in flight lost %d, in flight at the end %d, unsent %v: %s",
 			m.Lost, m.Duplicated, m.InFlightLost, m.InFlightAtEnd, m.Unsent, out)
 	}
