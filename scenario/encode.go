@@ -21,18 +21,18 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 		Value any    `json:"value"`
 	}
 	type jsonGroup struct {
-		IDPrefix          string     `json:"id_prefix"`
-		ProtocolVersion   any        `json:"protocol_version"`
-		ClientCount       int        `json:"client_count"`
-		QoS               byte       `json:"qos"`
-		CleanSession      bool       `json:"clean_session"`
-		Topics            any        `json:"topics,omitempty"`
-		Retain            bool       `json:"retain,omitempty"`
-		NoLocal           bool       `json:"no_local,omitempty"`
-		RetainAsPublished bool       `json:"retain_as_published,omitempty"`
-		RetainHandling    byte       `json:"retain_handling,omitempty"`
-		ConnectProperties []jsonProp `json:"connect_properties,omitempty"`
-		PublishProperties []jsonProp `json:"publish_properties,omitempty"`
+		IDPrefix          string `json:"id_prefix"`
+		ProtocolVersion   any    `json:"protocol_version"`
+		ClientCount       int    `json:"client_count"`
+		QoS               byte   `json:"qos"`
+		CleanSession      bool   `json:"clean_session"`
+		Topics            any    `json:"topics,omitempty"`
+		Retain            bool   `json:"retain,omitempty"`
+		NoLocal           bool   `json:"no_local,omitempty"`
+		RetainAsPublished bool   `json:"retain_as_published,omitempty"`
+		RetainHandling    byte   `json:"retain_handling,omitempty"`
+		ConnectProperties any    `json:"connect_properties,omitempty"`
+		PublishProperties any    `json:"publish_properties,omitempty"`
 	}
 	type jsonServer struct {
 		Hostname string   `json:"hostname"`
@@ -72,8 +72,9 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 		Server      *jsonServer `json:"server,omitempty"`
 		Parameters  jsonParams  `json:"parameters"`
 		Thresholds  []string    `json:"thresholds,omitempty"`
+		Groups      []any       `json:"groups,omitempty"`
 	}
-	props := func(ps []Property) []jsonProp {
+	props := func(ps []Property) any {
 		var out []jsonProp
 		for _, p := range ps {
 			jp := jsonProp{Name: p.Name, Key: p.Key, Value: p.Str}
@@ -81,6 +82,9 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 				jp.Value = p.Num
 			}
 			out = append(out, jp)
+		}
+		if out == nil {
+			return nil
 		}
 		return out
 	}
@@ -145,6 +149,11 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 	if p.Reconnect != ReconnectOff {
 		out.Parameters.Reconnect = string(p.Reconnect)
 	}
+	for _, g := range s.Groups {
+		if g != nil {
+			out.Groups = append(out.Groups, marshalClientGroup(g, group(&g.Group), props))
+		}
+	}
 	if sv := s.Server; s.HasServer() || sv.Username != "" || sv.Password != "" {
 		js := &jsonServer{Hostname: sv.Hostname, Port: sv.Port, Username: sv.Username, Brokers: sv.Brokers,
 			Scheme: sv.Scheme, Path: sv.Path}
@@ -154,4 +163,57 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 		out.Server = js
 	}
 	return json.Marshal(out)
+}
+
+// marshalClientGroup writes a "groups" entry: the group's own fields around those of its
+// publisher or subscriber group (jg, which marshals to a JSON object).
+func marshalClientGroup(g *ClientGroup, jg any, props func([]Property) any) any {
+	inner, _ := json.Marshal(jg)
+	var fields map[string]any
+	_ = json.Unmarshal(inner, &fields)
+	out := map[string]any{}
+	for k, v := range fields {
+		out[k] = v
+	}
+	delete(out, "topics")
+	if len(g.Topics) > 0 {
+		out["topics"] = g.Topics[0]
+	}
+	out["name"] = g.Name
+	bs := make([]string, len(g.Behaviours))
+	for i, b := range g.Behaviours {
+		bs[i] = string(b)
+	}
+	out["behaviours"] = bs
+	if len(g.Filters) > 0 {
+		out["filters"] = g.Filters
+	}
+	if g.Publishes() {
+		out["publish_rate"] = g.PublishRate
+		out["payload_size"] = g.PayloadSize
+		if g.has(BehaviourPublish) {
+			out["fraction"] = g.Fraction
+		}
+		if g.Start != 0 {
+			out["start_sec"] = g.Start.Seconds()
+		}
+		if !g.ExpectDelivery {
+			out["expect_delivery"] = false
+		}
+	}
+	out["keep_alive_sec"] = g.KeepAlive.Seconds()
+	if g.given&cgGivenSessionExpiry != 0 {
+		out["session_expiry_sec"] = g.SessionExpiry.Seconds()
+	}
+	if sv := g.Server; sv != nil {
+		js := map[string]any{"hostname": sv.Hostname, "port": sv.Port}
+		if len(sv.Brokers) > 0 {
+			js["brokers"] = sv.Brokers
+		}
+		out["server"] = js
+	}
+	if c := g.Churn; c != nil {
+		out["churn"] = map[string]any{"fraction": c.Fraction, "at_sec": c.At.Seconds(), "clean_session": c.CleanSession}
+	}
+	return out
 }
