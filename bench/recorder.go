@@ -35,6 +35,40 @@ type Recorder struct {
 	// Placement, if set, says that this process runs a part of the run (a worker, a
 	// shard): Finish then leaves what crosses parts for the merge (result.Join).
 	Placement *Placement
+	// gClient and gPub give the group of each client (by plan index) and of each
+	// publisher number of a mixed run (SetGroups); nil: one group, no per-group figures.
+	gClient, gPub []uint8
+	groups        int
+}
+
+// SetGroups makes the recorder keep per-group figures (result.Snapshot.Groups) for n
+// groups: client and publisher give each client's and each publisher number's group.
+// Call it before the run.
+func (r *Recorder) SetGroups(n int, client, publisher []uint8) {
+	r.gClient, r.gPub, r.groups = client, publisher, n
+	for _, lr := range r.loops {
+		lr.snap.Groups = make([]*result.Snapshot, n)
+		for i := range lr.snap.Groups {
+			lr.snap.Groups[i] = result.NewSnapshot()
+		}
+	}
+}
+
+// byClient returns the group snapshot of client in s, nil without groups.
+func (r *Recorder) byClient(s *result.Snapshot, client int) *result.Snapshot {
+	if r.gClient == nil || client < 0 || client >= len(r.gClient) {
+		return nil
+	}
+	return s.Groups[r.gClient[client]]
+}
+
+// byPublisher returns the group snapshot of publisher number pub in s, nil without
+// groups.
+func (r *Recorder) byPublisher(s *result.Snapshot, pub uint32) *result.Snapshot {
+	if r.gPub == nil || int64(pub) >= int64(len(r.gPub)) {
+		return nil
+	}
+	return s.Groups[r.gPub[pub]]
 }
 
 // Placement is where a part of a run stands in the whole: which publishers it runs, and
@@ -110,10 +144,14 @@ func (r *Recorder) inWindow(t int64) bool {
 var _ reactor.Observer = (*Recorder)(nil)
 
 // Connected implements reactor.Observer.
-func (r *Recorder) Connected(loop, _ int, latency time.Duration) {
+func (r *Recorder) Connected(loop, client int, latency time.Duration) {
 	s := r.loops[loop].snap
 	s.Connected++
 	s.ConnectLatency.Record(latency.Microseconds())
+	if g := r.byClient(s, client); g != nil {
+		g.Connected++
+		g.ConnectLatency.Record(latency.Microseconds())
+	}
 }
 
 var _ reactor.HandshakeObserver = (*Recorder)(nil)
@@ -135,31 +173,46 @@ func (r *Recorder) Handshake(loop, _ int, h reactor.Handshake) {
 }
 
 // Reconnected implements reactor.Observer.
-func (r *Recorder) Reconnected(loop, _, _ int, _ time.Duration) { r.loops[loop].snap.Reconnected++ }
+func (r *Recorder) Reconnected(loop, client, _ int, _ time.Duration) {
+	s := r.loops[loop].snap
+	s.Reconnected++
+	if g := r.byClient(s, client); g != nil {
+		g.Reconnected++
+	}
+}
 
 // Refused implements reactor.Observer.
-func (r *Recorder) Refused(loop, _ int, version, code byte) {
+func (r *Recorder) Refused(loop, client int, version, code byte) {
 	s := r.loops[loop].snap
 	name := ReasonName(version, code)
 	s.Refused[name]++
+	if g := r.byClient(s, client); g != nil {
+		g.Refused[name]++
+	}
 	if _, ok := s.Examples["refused:"+name]; !ok {
 		s.Examples["refused:"+name] = fmt.Sprintf("CONNACK reason code 0x%02x (%s)", code, name)
 	}
 }
 
 // Failed implements reactor.Observer.
-func (r *Recorder) Failed(loop, _ int, cause reactor.Cause, example string) {
+func (r *Recorder) Failed(loop, client int, cause reactor.Cause, example string) {
 	s := r.loops[loop].snap
 	s.Failed[cause.String()]++
+	if g := r.byClient(s, client); g != nil {
+		g.Failed[cause.String()]++
+	}
 	if _, ok := s.Examples["failed:"+cause.String()]; !ok {
 		s.Examples["failed:"+cause.String()] = termtext.Line(example)
 	}
 }
 
 // Dropped implements reactor.Observer.
-func (r *Recorder) Dropped(loop, _ int, cause reactor.Cause, example string) {
+func (r *Recorder) Dropped(loop, client int, cause reactor.Cause, example string) {
 	s := r.loops[loop].snap
 	s.Dropped[cause.String()]++
+	if g := r.byClient(s, client); g != nil {
+		g.Dropped[cause.String()]++
+	}
 	if _, ok := s.Examples["dropped:"+cause.String()]; !ok {
 		s.Examples["dropped:"+cause.String()] = termtext.Line(example)
 	}
@@ -173,9 +226,13 @@ func (r *Recorder) Ping(loop, _ int, rtt time.Duration) {
 }
 
 // Subscribed implements reactor.Observer.
-func (r *Recorder) Subscribed(loop, _, failed int, code byte) {
+func (r *Recorder) Subscribed(loop, client, failed int, code byte) {
 	s := r.loops[loop].snap
 	s.Subscribed++
+	if g := r.byClient(s, client); g != nil {
+		g.Subscribed++
+		g.SubscribeFailed += int64(failed)
+	}
 	if failed > 0 {
 		name := ReasonName(5, code) // 3.1.1's 0x80 is 5.0's unspecified error
 		s.SubscribeFailed += int64(failed)
@@ -191,23 +248,35 @@ func (r *Recorder) Subscribed(loop, _, failed int, code byte) {
 }
 
 // Published implements reactor.Observer.
-func (r *Recorder) Published(loop, _, receivers int, _, at int64, lag time.Duration) {
+func (r *Recorder) Published(loop, client, receivers int, _, at int64, lag time.Duration) {
 	lr := r.loops[loop]
 	s := lr.snap
 	s.Published++
+	in := r.inWindow(at)
 	if at < lr.first {
 		lr.first = at
 	}
-	if r.inWindow(at) {
+	if in {
 		s.PublishedMeasured++
 	}
 	s.Expected += int64(receivers)
 	s.ScheduleLag.Record(lag.Microseconds())
+	if g := r.byClient(s, client); g != nil {
+		g.Published++
+		if in {
+			g.PublishedMeasured++
+		}
+		g.Expected += int64(receivers)
+	}
 }
 
 // Unsent implements reactor.Observer.
-func (r *Recorder) Unsent(loop, _ int, cause reactor.Unsent, n int) {
-	r.loops[loop].snap.Unsent[cause.String()] += int64(n)
+func (r *Recorder) Unsent(loop, client int, cause reactor.Unsent, n int) {
+	s := r.loops[loop].snap
+	s.Unsent[cause.String()] += int64(n)
+	if g := r.byClient(s, client); g != nil {
+		g.Unsent[cause.String()] += int64(n)
+	}
 }
 
 // Held implements reactor.Observer.
@@ -223,17 +292,23 @@ func (r *Recorder) Held(loop, client int, hold reactor.Hold, d time.Duration) {
 }
 
 // InFlightDropped implements reactor.Observer.
-func (r *Recorder) InFlightDropped(loop, _ int, end *reactor.PublisherEnd) {
+func (r *Recorder) InFlightDropped(loop, client int, end *reactor.PublisherEnd) {
 	lr := r.loops[loop]
 	lr.snap.InFlightDropped += int64(len(end.InFlight))
+	if g := r.byClient(lr.snap, client); g != nil {
+		g.InFlightDropped += int64(len(end.InFlight))
+	}
 	lr.ends = append(lr.ends, publisherEnd{number: end.Number, receivers: end.Receivers, dropped: true,
 		inFlight: append([]uint32(nil), end.InFlight...)})
 }
 
 // PublisherEnd implements reactor.Observer.
-func (r *Recorder) PublisherEnd(loop, _ int, end *reactor.PublisherEnd) {
+func (r *Recorder) PublisherEnd(loop, client int, end *reactor.PublisherEnd) {
 	lr := r.loops[loop]
 	lr.snap.Scheduled += end.Scheduled
+	if g := r.byClient(lr.snap, client); g != nil {
+		g.Scheduled += end.Scheduled
+	}
 	if len(end.InFlight) > 0 {
 		lr.ends = append(lr.ends, publisherEnd{number: end.Number, receivers: end.Receivers,
 			inFlight: append([]uint32(nil), end.InFlight...)})
@@ -241,15 +316,25 @@ func (r *Recorder) PublisherEnd(loop, _ int, end *reactor.PublisherEnd) {
 }
 
 // Acked implements reactor.Observer.
-func (r *Recorder) Acked(loop, _ int) { r.loops[loop].snap.Acked++ }
+func (r *Recorder) Acked(loop, client int) {
+	s := r.loops[loop].snap
+	s.Acked++
+	if g := r.byClient(s, client); g != nil {
+		g.Acked++
+	}
+}
 
 // PublishRefused implements reactor.Observer: the message is refused, not acknowledged,
 // and its copies are not expected to arrive.
-func (r *Recorder) PublishRefused(loop, _, receivers int, code byte) {
+func (r *Recorder) PublishRefused(loop, client, receivers int, code byte) {
 	s := r.loops[loop].snap
 	name := ReasonName(5, code)
 	s.PublishRefused[name]++
 	s.RefusedCopies += int64(receivers)
+	if g := r.byClient(s, client); g != nil {
+		g.PublishRefused[name]++
+		g.RefusedCopies += int64(receivers)
+	}
 	if k := "behaviour:publish_refused:" + name; s.Examples[k] == "" {
 		s.Examples[k] = fmt.Sprintf("PUBACK or PUBREC reason code 0x%02x", code)
 	}
@@ -257,10 +342,13 @@ func (r *Recorder) PublishRefused(loop, _, receivers int, code byte) {
 
 // BrokerDisconnect implements reactor.Observer: a drop whose cause is the DISCONNECT's
 // reason (result.DisconnectCause and its name), its example the code and reason string.
-func (r *Recorder) BrokerDisconnect(loop, _ int, code byte, reason []byte) {
+func (r *Recorder) BrokerDisconnect(loop, client int, code byte, reason []byte) {
 	s := r.loops[loop].snap
 	cause := result.DisconnectCause + DisconnectName(code)
 	s.Dropped[cause]++
+	if g := r.byClient(s, client); g != nil {
+		g.Dropped[cause]++
+	}
 	if _, ok := s.Examples["dropped:"+cause]; !ok {
 		ex := fmt.Sprintf("DISCONNECT reason code 0x%02x", code)
 		if len(reason) > 0 {
@@ -350,6 +438,9 @@ func (r *Recorder) Received(loop, client int, m reactor.Message) {
 	}
 	if st.kind != scenario.StreamExpected {
 		s.Unexpected[st.kind.String()]++
+		if g := r.byClient(s, client); g != nil {
+			g.Unexpected[st.kind.String()]++
+		}
 		return
 	}
 	var dup, late bool
@@ -361,6 +452,9 @@ func (r *Recorder) Received(loop, client int, m reactor.Message) {
 		}
 	} else {
 		dup, late = st.set.add(m.Seq)
+	}
+	if r.gClient != nil {
+		r.receivedGroups(s, client, &m, dup, late)
 	}
 	if dup {
 		s.Duplicated++
@@ -378,6 +472,36 @@ func (r *Recorder) Received(loop, client int, m reactor.Message) {
 		if m.Sent != 0 {
 			s.LatencyRaw.Record((m.Now - m.Sent) / 1000)
 		}
+	}
+}
+
+// receivedGroups is Received's per-group part, in a mixed run: the copy counts toward
+// its publisher's group (received, latency) and toward the receiving client's group
+// (delivered).
+func (r *Recorder) receivedGroups(s *result.Snapshot, client int, m *reactor.Message, dup, late bool) {
+	gp := r.byPublisher(s, m.Publisher)
+	if gp == nil {
+		return
+	}
+	if dup {
+		gp.Duplicated++
+		return
+	}
+	gp.Received++
+	if late {
+		gp.OutOfOrder++
+	}
+	if r.inWindow(m.Now) {
+		gp.ReceivedMeasured++
+	}
+	if r.inWindow(m.Due) {
+		gp.Latency.Record((m.Now - m.Due) / 1000)
+		if m.Sent != 0 {
+			gp.LatencyRaw.Record((m.Now - m.Sent) / 1000)
+		}
+	}
+	if gc := r.byClient(s, client); gc != nil {
+		gc.Delivered++
 	}
 }
 
@@ -410,6 +534,12 @@ func (lr *loopRec) newStream(r *Recorder, client int, pub uint32, key uint64) *s
 // streams the other parts' figures need (nil: nothing crosses parts).
 func (r *Recorder) Finish() (*result.Snapshot, *result.Join) {
 	out := result.NewSnapshot()
+	if r.gClient != nil {
+		out.Groups = make([]*result.Snapshot, r.groups)
+		for i := range out.Groups {
+			out.Groups[i] = result.NewSnapshot()
+		}
+	}
 	// Share groups received in several loops: the union is what the group received.
 	groups := map[uint64][]result.Seqs{}
 	counts := map[uint64]int64{}
@@ -452,6 +582,10 @@ func (r *Recorder) Finish() (*result.Snapshot, *result.Join) {
 		union[k] = u
 		out.Duplicated += counts[k] - u.Len()
 		out.Received -= counts[k] - u.Len()
+		if g := r.byPublisher(out, uint32(k)); g != nil {
+			g.Duplicated += counts[k] - u.Len()
+			g.Received -= counts[k] - u.Len()
+		}
 	}
 	sharesOf := map[uint32][]uint64{}
 	for k := range union {
@@ -472,10 +606,17 @@ func (r *Recorder) Finish() (*result.Snapshot, *result.Join) {
 					}
 				}
 				missing := max(int64(e.receivers)-n, 0)
+				g := r.byPublisher(out, e.number)
 				if e.dropped {
 					out.InFlightLost += missing
+					if g != nil {
+						g.InFlightLost += missing
+					}
 				} else {
 					out.InFlightAtEnd += missing
+					if g != nil {
+						g.InFlightAtEnd += missing
+					}
 				}
 				if missing > 0 && pl != nil {
 					crosses, got = append(crosses, seq), append(got, n)

@@ -77,6 +77,17 @@ type Runner struct {
 	// subscriptions), and says so in the result's broker_behaviour. Without it such a run
 	// ends after the connect phase with the error broker_lacks.
 	AcceptDowngrade bool
+	// Groups, if set, are the client groups of a mixed run: the result then has each
+	// group's figures (result.Group).
+	Groups *Groups
+}
+
+// Groups maps the clients and publishers of a mixed run's plan to their groups
+// (scenario.Plan.GroupTables) and names the groups.
+type Groups struct {
+	Info      []result.GroupInfo
+	Client    []uint8 // by client of the plan
+	Publisher []uint8 // by publisher number
 }
 
 // RateControl changes the publish rate of a running schedule: reactor.Engine.SetRate.
@@ -139,6 +150,9 @@ func (cr *Runner) start(ctx context.Context) (*run, error) {
 	}
 	rec := NewRecorder(cfg.Loops)
 	rec.Stream, rec.RunTag, rec.AnyRun, rec.Placement = cr.Stream, cfg.RunTag, cr.AnyRun, cr.Placement
+	if g := cr.Groups; g != nil {
+		rec.SetGroups(len(g.Info), g.Client, g.Publisher)
+	}
 	cfg.Observer = rec
 	eng, err := reactor.New(cfg)
 	if err != nil {
@@ -153,6 +167,9 @@ func (cr *Runner) start(ctx context.Context) (*run, error) {
 		Host: result.HostInfo{Hostname: host, Cores: runtime.NumCPU(), Kernel: tuning.KernelRelease(), Procs: 1,
 			Clock: hostClock()},
 		Connections: result.Connections{Target: cfg.Clients},
+	}
+	if g := cr.Groups; g != nil {
+		r.res.SetGroups(g.Info)
 	}
 	runtime.GC()
 	debug.FreeOSMemory()

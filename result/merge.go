@@ -94,6 +94,7 @@ func MergeParts(rs []*Result) *Result {
 		out.Client.Saturated = out.Client.Saturated || cl.Saturated
 		out.Client.SaturationEvidence = append(out.Client.SaturationEvidence, cl.SaturationEvidence...)
 	}
+	out.Groups = mergeGroups(rs)
 	out.Join, out.Messages.Inexact = nil, ""
 	var joins []*Join
 	for _, r := range rs {
@@ -276,4 +277,20 @@ func worseClock(a, b *Clock) *Clock {
 	}
 	return &Clock{MaxErrorUS: max(a.MaxErrorUS, b.MaxErrorUS), EstErrorUS: max(a.EstErrorUS, b.EstErrorUS),
 		Synchronized: a.Synchronized && b.Synchronized}
+}
+
+// mergeGroups returns the groups of the parts rs with their clients added up (their
+// figures come from the merged total's per-group snapshots, SetTotal).
+func mergeGroups(rs []*Result) []Group {
+	var out []Group
+	for _, r := range rs {
+		for i, g := range r.Groups {
+			if i >= len(out) {
+				out = append(out, Group{Name: g.Name, Behaviours: g.Behaviours})
+			}
+			out[i].Clients += g.Clients
+			out[i].Publishers += g.Publishers
+		}
+	}
+	return out
 }

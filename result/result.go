@@ -61,6 +61,9 @@ type Result struct {
 	BrokerBusy *BrokerBusy `json:"broker_busy,omitempty"`
 	BrokerSys  *BrokerSys  `json:"broker_sys,omitempty"` // the broker's $SYS (--broker-sys)
 	Thresholds []Threshold `json:"thresholds,omitempty"`
+	// Groups are the figures of each client group of a mixed run (nil for a run of one
+	// group: its figures are the run's).
+	Groups []Group `json:"groups,omitempty"`
 	// Stages are the stages of a staged run with their figures (nil without stages).
 	Stages []Stage `json:"stages,omitempty"`
 	// Limit is the answer of a search for the broker's limit (mqblast limit); nil for
@@ -500,6 +503,7 @@ func (r *Result) SetTotal(total *Snapshot) {
 	add("refused:", total.Refused)
 	add("failed:", total.Failed)
 	add("dropped:", total.Dropped)
+	r.setGroups(total)
 }
 
 // figures are the fields of a document paired with the snapshot's fields they show.
@@ -579,6 +583,13 @@ func (r *Result) snapshot() *Snapshot {
 		}
 	}
 	r.behaviourSnapshot(s)
+	for i := range r.Groups {
+		g := r.Groups[i].Snapshot
+		if g == nil {
+			g = NewSnapshot()
+		}
+		s.Groups = append(s.Groups, g)
+	}
 	return s
 }
 

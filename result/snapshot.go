@@ -79,6 +79,13 @@ type Snapshot struct {
 	// Offered is what the publishers' schedule made due over an interval of a staged run
 	// (published or not); only interval snapshots carry it.
 	Offered int64 `json:"offered,omitempty"`
+	// Delivered counts, in a group's snapshot (Groups), the copies the group's clients
+	// received on expected streams; its Received counts the copies of the group's own
+	// messages, wherever they arrived. The run's snapshot leaves it 0.
+	Delivered int64 `json:"delivered,omitempty"`
+	// Groups are the figures of each client group of a mixed run, by group (nil: the run
+	// is one group). They add group by group.
+	Groups []*Snapshot `json:"groups,omitempty"`
 }
 
 // The fields of a Snapshot by how they add; Add, Reset and NewSnapshot go through these
@@ -87,8 +94,8 @@ type Snapshot struct {
 // every field is listed.
 
 // counts are the counters that add.
-func (s *Snapshot) counts() [26]*int64 {
-	return [...]*int64{&s.Connected, &s.Reconnected, &s.Pings, &s.TLSHandshakes, &s.TLSResumed, &s.TLSCPUUS,
+func (s *Snapshot) counts() [27]*int64 {
+	return [...]*int64{&s.Delivered, &s.Connected, &s.Reconnected, &s.Pings, &s.TLSHandshakes, &s.TLSResumed, &s.TLSCPUUS,
 		&s.Subscribed, &s.SubscribeFailed, &s.Scheduled, &s.Published, &s.Expected, &s.Acked, &s.RefusedCopies,
 		&s.InFlightDropped, &s.InFlightLost, &s.InFlightAtEnd, &s.Received, &s.Unmeasured, &s.Duplicated,
 		&s.OutOfOrder, &s.HeldPublishers, &s.PublishedMeasured, &s.ReceivedMeasured, &s.CPUNS, &s.RSSBytes, &s.Offered}
@@ -151,6 +158,15 @@ func (s *Snapshot) Add(o *Snapshot) {
 		}
 	}
 	s.FirstPublish = earliest(s.FirstPublish, o.FirstPublish)
+	for i, g := range o.Groups {
+		if g == nil {
+			continue
+		}
+		for len(s.Groups) <= i {
+			s.Groups = append(s.Groups, NewSnapshot())
+		}
+		s.Groups[i].Add(g)
+	}
 }
 
 // Reset empties s, keeping its maps and histograms for reuse.
@@ -168,6 +184,9 @@ func (s *Snapshot) Reset() {
 	}
 	clear(s.Examples)
 	s.FirstPublish = 0
+	for _, g := range s.Groups {
+		g.Reset()
+	}
 }
 
 func sum(m map[string]int64) int64 {

@@ -216,6 +216,9 @@ func (s *Scenario) checkMixed(l *errList) {
 		l.Add("groups", "empty (want at least one client group)")
 		return
 	}
+	if len(s.Groups) > MaxGroups {
+		l.Add("groups", "%d groups, more than a run holds (max %d)", len(s.Groups), MaxGroups)
+	}
 	msgs := s.mixedMessages()
 	s.checkParameters(l, msgs)
 	if len(s.Parameters.Stages) > 0 {

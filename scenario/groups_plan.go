@@ -366,3 +366,66 @@ func (p *Plan) mixedEstimate(e *Estimate, subscribing int) {
 		}
 	}
 }
+
+// MaxGroups is the most groups a scenario lists: a group's number fits a byte.
+const MaxGroups = 255
+
+// GroupTables returns, for a mixed scenario's plan, the GroupID of each of its clients (by
+// plan index) and of each publisher number of the whole plan (Client.Number), as tables
+// a recorder indexes per event; nil, nil for a plain scenario.
+func (p *Plan) GroupTables() (clients, publishers []uint8) {
+	mx := p.shared.mix
+	if mx == nil {
+		return nil, nil
+	}
+	clients = make([]uint8, 0, p.n)
+	for _, seg := range p.segs {
+		for range seg.hi - seg.lo {
+			clients = append(clients, uint8(seg.gid))
+		}
+	}
+	for gid := range mx.groups {
+		for range mx.pubs[gid] {
+			publishers = append(publishers, uint8(gid))
+		}
+	}
+	return clients, publishers
+}
+
+// GroupCounts returns, by GroupID, this plan's clients and its publishing clients (a
+// shard's share of each group); nil, nil for a plain scenario.
+func (p *Plan) GroupCounts() (clients, publishers []int) {
+	mx := p.shared.mix
+	if mx == nil {
+		return nil, nil
+	}
+	clients, publishers = make([]int, len(mx.groups)), make([]int, len(mx.groups))
+	for _, seg := range p.segs {
+		clients[seg.gid] += seg.hi - seg.lo
+		if seg.role.Publishes() {
+			publishers[seg.gid] += seg.hi - seg.lo
+		}
+	}
+	return clients, publishers
+}
+
+// Publishers returns the publisher numbers of the whole plan: Client.Number is below it.
+func (p *Plan) Publishers() int {
+	if mx := p.shared.mix; mx != nil {
+		return mx.pubBase[len(mx.pubBase)-1] + mx.pubs[len(mx.pubs)-1]
+	}
+	if g := p.shared.s.Publishers; g != nil && p.shared.s.Type.hasPublishers() {
+		return g.ClientCount
+	}
+	return 0
+}
+
+// GroupSettings returns the connection settings of each group of the plan (CONNECT and
+// PUBLISH properties among them): a plain scenario's publishers and subscribers (nil when
+// absent), or a mixed scenario's groups by GroupID.
+func (p *Plan) GroupSettings() []*Group {
+	if mx := p.shared.mix; mx != nil {
+		return mx.conf
+	}
+	return []*Group{p.shared.s.Publishers, p.shared.s.Subscribers}
+}

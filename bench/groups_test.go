@@ -1,0 +1,148 @@
+package bench
+
+import (
+	"testing"
+
+	"github.com/mqblast/mqblast/broker"
+	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/result"
+)
+
+// mixedJSON is a mixed run small enough for a test: held devices of which some publish
+// telemetry and all listen for commands, a shared-subscription backend, a wildcard
+// monitor, a command group and a round-trip group, at QoS 1.
+const mixedJSON = `{
+  "name": "mixed",
+  "groups": [
+    {"name": "devices", "behaviours": ["publish", "subscribe"], "client_count": 200, "fraction": 0.1,
+     "topics": "mixed/devices/$clientid/telemetry", "filters": "mixed/devices/$clientindex/commands", "qos": 1,
+     "protocol_version": 5, "keep_alive_sec": 30},
+    {"name": "idle", "behaviours": "hold", "client_count": 100, "keep_alive_sec": 20},
+    {"name": "backend", "behaviours": "subscribe", "client_count": 3, "protocol_version": 5, "qos": 1,
+     "filters": "$share/backend/mixed/devices/+/telemetry"},
+    {"name": "monitor", "behaviours": "subscribe", "client_count": 1, "qos": 1, "filters": "mixed/devices/#"},
+    {"name": "commands", "behaviours": "publish", "client_count": 4, "topics": "mixed/devices/$clientindex/commands",
+     "qos": 1, "publish_rate": 20, "payload_size": 100, "start_sec": 0.5},
+    {"name": "echo", "behaviours": "round-trip", "client_count": 2, "qos": 1, "topics": "mixed/echo/$clientid"}
+  ],
+  "parameters": {"duration_sec": 2, "warmup_sec": 0.5, "drain_sec": 2, "publish_rate": 10, "connection_rate": 2000}
+}`
+
+// TestMixedRun runs a mixed scenario against Mosquitto and the embedded broker: each group
+// connects all its clients, its messages are accounted for (expected = received + lost +
+// in flight, nothing lost at QoS 1), and the groups' figures add up to the run's.
+func TestMixedRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs against two brokers")
+	}
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	emb, err := broker.Start("127.0.0.1:0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = emb.Close() })
+	for name, addr := range map[string]string{"mosquitto": m.Addr, "embedded": emb.Addr()} {
+		t.Run(name, func(t *testing.T) {
+			res := runJSON(t, addr, mixedJSON, nil)
+			for _, g := range res.Groups {
+				t.Logf("%-8s clients %3d connected %3d published %4d expected %4d received %4d delivered %4d latency p50 %d µs",
+					g.Name, g.Clients, g.Connections.Established, g.Messages.Published, g.Messages.Expected, g.Messages.Received,
+					g.Delivered, g.LatencyUS.P50)
+			}
+			checkGroups(t, res)
+			g := groupsByName(res)
+			// Telemetry reaches the backend's share group and the monitor; commands their
+			// device and the monitor; echoes their sender.
+			dev, cmd, echo := g["devices"], g["commands"], g["echo"]
+			if dev.Publishers != 20 || cmd.Publishers != 4 || g["idle"].Publishers != 0 {
+				t.Errorf("publishers: devices %d commands %d idle %d", dev.Publishers, cmd.Publishers, g["idle"].Publishers)
+			}
+			if dev.Messages.Expected != 2*dev.Messages.Published || cmd.Messages.Expected != 2*cmd.Messages.Published ||
+				echo.Messages.Expected != echo.Messages.Published {
+				t.Errorf("expected copies: devices %+v commands %+v echo %+v", dev.Messages, cmd.Messages, echo.Messages)
+			}
+			if got, want := g["backend"].Delivered, dev.Messages.Received/2; got != want {
+				t.Errorf("backend delivered %d, want half of the devices' received %d", got, want)
+			}
+			if got, want := g["monitor"].Delivered, dev.Messages.Received/2+cmd.Messages.Received/2; got != want {
+				t.Errorf("monitor delivered %d, want %d", got, want)
+			}
+			if got, want := dev.Delivered, cmd.Messages.Received/2; got != want {
+				t.Errorf("devices delivered %d commands, want %d", got, want)
+			}
+			// The commands group started half a second later at 20/s: 4 × 20 × 1.5 s.
+			if p := cmd.Messages.Published; p < 100 || p > 140 {
+				t.Errorf("commands published %d, want about 120 (20/s each from 0.5 s to 2 s)", p)
+			}
+			if g["idle"].Connections.Established != 100 || g["idle"].Messages.Published != 0 || g["idle"].Delivered != 0 {
+				t.Errorf("idle: %+v %+v", g["idle"].Connections, g["idle"].Messages)
+			}
+		})
+	}
+}
+
+func groupsByName(res *result.Result) map[string]result.Group {
+	out := map[string]result.Group{}
+	for _, g := range res.Groups {
+		out[g.Name] = g
+	}
+	return out
+}
+
+// checkGroups checks the accounting of a mixed run's result: each group's clients all
+// connected, each group's messages accounted for at QoS 1, and the groups adding up to the
+// run.
+func checkGroups(t *testing.T, res *result.Result) {
+	t.Helper()
+	if len(res.Groups) == 0 {
+		t.Fatal("no groups in the result")
+	}
+	var sum result.Messages
+	var connected, clients, delivered int64
+	for _, g := range res.Groups {
+		c, m := g.Connections, g.Messages
+		if c.Established != int64(g.Clients) || c.Failed != 0 || c.Target != g.Clients {
+			t.Errorf("group %s: %d clients, connections %+v", g.Name, g.Clients, c)
+		}
+		if m.Scheduled != m.Published+m.UnsentTotal {
+			t.Errorf("group %s: scheduled %d != published %d + unsent %d", g.Name, m.Scheduled, m.Published, m.UnsentTotal)
+		}
+		if m.Expected != m.Received+m.Lost+m.InFlightAtEnd+m.InFlightLost+m.RefusedCopies {
+			t.Errorf("group %s: expected %d != received %d + lost %d + in flight %d + %d + refused %d", g.Name,
+				m.Expected, m.Received, m.Lost, m.InFlightAtEnd, m.InFlightLost, m.RefusedCopies)
+		}
+		if m.Lost != 0 || m.Duplicated != 0 || m.Acked != m.Published {
+			t.Errorf("group %s at QoS 1: %+v", g.Name, m)
+		}
+		if g.Publishers > 0 && (m.Published == 0 || g.LatencyUS.Count == 0) {
+			t.Errorf("group %s publishes, but: published %d, latency %+v", g.Name, m.Published, g.LatencyUS)
+		}
+		sum.Scheduled += m.Scheduled
+		sum.Published += m.Published
+		sum.Expected += m.Expected
+		sum.Received += m.Received
+		sum.Lost += m.Lost
+		sum.Acked += m.Acked
+		connected += c.Established
+		clients += int64(g.Clients)
+		delivered += g.Delivered
+	}
+	run := res.Messages
+	if sum.Scheduled != run.Scheduled || sum.Published != run.Published || sum.Expected != run.Expected ||
+		sum.Received != run.Received || sum.Lost != run.Lost || sum.Acked != run.Acked {
+		t.Errorf("groups add up to %+v, the run has %+v", sum, run)
+	}
+	if delivered != run.Received {
+		t.Errorf("groups' clients received %d, the run %d", delivered, run.Received)
+	}
+	if connected != res.Connections.Established || clients != int64(res.Connections.Target) {
+		t.Errorf("groups: %d of %d connected; the run %d of %d", connected, clients, res.Connections.Established, res.Connections.Target)
+	}
+	var lat int64
+	for _, g := range res.Groups {
+		lat += g.LatencyUS.Count
+	}
+	if lat != res.LatencyUS.Count {
+		t.Errorf("groups' latency counts add up to %d, the run's %d", lat, res.LatencyUS.Count)
+	}
+}
