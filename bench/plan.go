@@ -148,7 +148,7 @@ func NewRunner(p *scenario.Plan, brokers []string, idStart int) (*Runner, error)
 		r.Placement = &Placement{Publishes: p.Publishes, Outside: p.ReceivedOutside}
 	}
 	if clients, pubs := p.GroupTables(); clients != nil {
-		r.Groups = &Groups{Client: clients, Publisher: pubs}
+		r.Groups = &Groups{Client: clients, Publisher: pubs, Share: p.ShareGroups()}
 		n, np := p.GroupCounts()
 		for gid, g := range p.Groups() {
 			bs := make([]string, len(g.Behaviours))
@@ -157,6 +157,10 @@ func NewRunner(p *scenario.Plan, brokers []string, idStart int) (*Runner, error)
 			}
 			r.Groups.Info = append(r.Groups.Info, result.GroupInfo{Name: g.Name, Behaviours: bs, Clients: n[gid], Publishers: np[gid]})
 		}
+	}
+	for _, st := range p.Storms() {
+		r.Storms = append(r.Storms, Storm{At: st.At, Clean: st.Clean, Down: st.Down, Group: st.GroupID, Clients: p.StormClients(st),
+			Pick: func(client int) bool { return p.InStorm(st, client) }})
 	}
 	if s.Type != scenario.TypeConnections && (!s.Mixed() || p.Publishers() > 0) {
 		// Every shard runs the messaging phases, also one without publishers (its

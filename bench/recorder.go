@@ -39,13 +39,15 @@ type Recorder struct {
 	// publisher number of a mixed run (SetGroups); nil: one group, no per-group figures.
 	gClient, gPub []uint8
 	groups        int
+	// gShare gives the receiving group of each share index (scenario.Plan.ShareGroups).
+	gShare []uint8
 }
 
 // SetGroups makes the recorder keep per-group figures (result.Snapshot.Groups) for n
-// groups: client and publisher give each client's and each publisher number's group.
-// Call it before the run.
-func (r *Recorder) SetGroups(n int, client, publisher []uint8) {
-	r.gClient, r.gPub, r.groups = client, publisher, n
+// groups: client and publisher give each client's and each publisher number's group, and
+// share each share index's receiving group (nil: none). Call it before the run.
+func (r *Recorder) SetGroups(n int, client, publisher, share []uint8) {
+	r.gClient, r.gPub, r.gShare, r.groups = client, publisher, share, n
 	for _, lr := range r.loops {
 		lr.snap.Groups = make([]*result.Snapshot, n)
 		for i := range lr.snap.Groups {
@@ -173,11 +175,13 @@ func (r *Recorder) Handshake(loop, _ int, h reactor.Handshake) {
 }
 
 // Reconnected implements reactor.Observer.
-func (r *Recorder) Reconnected(loop, client, _ int, _ time.Duration) {
+func (r *Recorder) Reconnected(loop, client, _ int, latency time.Duration) {
 	s := r.loops[loop].snap
 	s.Reconnected++
+	s.ReconnectLatency.Record(latency.Microseconds())
 	if g := r.byClient(s, client); g != nil {
 		g.Reconnected++
+		g.ReconnectLatency.Record(latency.Microseconds())
 	}
 }
 
@@ -585,6 +589,9 @@ func (r *Recorder) Finish() (*result.Snapshot, *result.Join) {
 		if g := r.byPublisher(out, uint32(k)); g != nil {
 			g.Duplicated += counts[k] - u.Len()
 			g.Received -= counts[k] - u.Len()
+		}
+		if share := int(uint32(k>>32) &^ (shareKey >> 32)); share < len(r.gShare) && r.gClient != nil {
+			out.Groups[r.gShare[share]].Delivered -= counts[k] - u.Len()
 		}
 	}
 	sharesOf := map[uint32][]uint64{}

@@ -16,9 +16,23 @@ type Group struct {
 	Messages    Messages    `json:"messages"`
 	Delivered   int64       `json:"delivered"`
 	LatencyUS   Percentiles `json:"latency_us"`
+	// Churn is the group's reconnect storm, if it has one; its reconnects and their
+	// latency are in Connections (reconnected, reconnect_latency_us).
+	Churn *Churn `json:"churn,omitempty"`
 	// Snapshot is the group's additive figures, which merge (MergeParts); the sections
 	// above are derived from it.
 	Snapshot *Snapshot `json:"snapshot"`
+}
+
+// Churn is a group's reconnect storm: when it came, how long its clients stayed away, whether its clients came back with a
+// clean session, how many of them it was to take and how many connections it ended (those
+// of its clients that were connected then).
+type Churn struct {
+	AtS     float64 `json:"at_s"` // from the start of publishing
+	DownS   float64 `json:"down_s,omitempty"`
+	Clean   bool    `json:"clean_session"`
+	Clients int     `json:"clients"`
+	Ended   int64   `json:"ended"`
 }
 
 // GroupInfo names a group of a run before it has figures (bench fills it from the plan).

@@ -290,6 +290,13 @@ func mergeGroups(rs []*Result) []Group {
 			}
 			out[i].Clients += g.Clients
 			out[i].Publishers += g.Publishers
+			if c := g.Churn; c != nil {
+				if out[i].Churn == nil {
+					out[i].Churn = &Churn{AtS: c.AtS, DownS: c.DownS, Clean: c.Clean}
+				}
+				out[i].Churn.Clients += c.Clients
+				out[i].Churn.Ended += c.Ended
+			}
 		}
 	}
 	return out

@@ -187,6 +187,9 @@ type Connections struct {
 	TLSHandshakeUS         *Percentiles `json:"tls_handshake_us,omitempty"`
 	TLSHandshakeCPUUSPerOp float64      `json:"tls_handshake_cpu_us,omitempty"`
 	WSUpgradeUS            *Percentiles `json:"ws_upgrade_us,omitempty"`
+	// ReconnectLatencyUS is the connect latency of the reconnects (Reconnected): a
+	// reconnect storm's, or the backoff's after drops; absent without reconnects.
+	ReconnectLatencyUS *Percentiles `json:"reconnect_latency_us,omitempty"`
 }
 
 // Messages counts the messages of the whole run, warm-up and drain included, so that they
@@ -370,6 +373,8 @@ type Histograms struct {
 	Latency        *Hist `json:"latency"`
 	LatencyRaw     *Hist `json:"latency_raw"`
 	ScheduleLag    *Hist `json:"schedule_lag"`
+	// ReconnectLatency: absent without reconnects.
+	ReconnectLatency *Hist `json:"reconnect_latency,omitempty"`
 }
 
 // ErrorCount is one kind of error with its count and one example.
@@ -472,6 +477,13 @@ func (r *Result) SetTotal(total *Snapshot) {
 	} else {
 		r.Histograms.WSUpgrade = nil
 	}
+	c.ReconnectLatencyUS = nil
+	if h := total.ReconnectLatency; h.Count() > 0 {
+		p := h.Summary()
+		c.ReconnectLatencyUS = &p
+	} else {
+		r.Histograms.ReconnectLatency = nil
+	}
 	m := &r.Messages
 	m.UnsentTotal = total.UnsentTotal()
 	m.UnexpectedTotal = total.UnexpectedTotal()
@@ -542,7 +554,7 @@ func (r *Result) pairs(s *Snapshot) (f figures) {
 	f.hists = []pair[*Hist]{
 		{&h.ConnectLatency, &s.ConnectLatency}, {&h.PingRTT, &s.PingRTT}, {&h.TLSHandshake, &s.TLSHandshake},
 		{&h.WSUpgrade, &s.WSUpgrade}, {&h.Latency, &s.Latency}, {&h.LatencyRaw, &s.LatencyRaw},
-		{&h.ScheduleLag, &s.ScheduleLag},
+		{&h.ScheduleLag, &s.ScheduleLag}, {&h.ReconnectLatency, &s.ReconnectLatency},
 	}
 	return f
 }

@@ -21,6 +21,9 @@ type Snapshot struct {
 	TLSCPUUS      int64 `json:"tls_cpu_us,omitempty"`
 	TLSHandshake  *Hist `json:"tls_handshake"`
 	WSUpgrade     *Hist `json:"ws_upgrade"`
+	// ReconnectLatency is the connect latency of reconnects (a reconnect storm's, or the
+	// backoff's after a drop): from the TCP start of the attempt that succeeded to its CONNACK.
+	ReconnectLatency *Hist `json:"reconnect_latency"`
 
 	Subscribed      int64 `json:"subscribed"`
 	SubscribeFailed int64 `json:"subscribe_failed"`
@@ -108,9 +111,9 @@ func (s *Snapshot) maps() [10]*map[string]int64 {
 }
 
 // hists are the histograms, which merge.
-func (s *Snapshot) hists() [7]**Hist {
+func (s *Snapshot) hists() [8]**Hist {
 	return [...]**Hist{&s.ConnectLatency, &s.PingRTT, &s.TLSHandshake, &s.WSUpgrade, &s.Latency,
-		&s.LatencyRaw, &s.ScheduleLag}
+		&s.LatencyRaw, &s.ScheduleLag, &s.ReconnectLatency}
 }
 
 // NewSnapshot returns an empty snapshot, its maps and histograms made.

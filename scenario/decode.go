@@ -362,6 +362,7 @@ var churnFields = []field{
 	{name: "fraction", ptr: func(o any) any { return &o.(*Churn).Fraction }, given: cgGivenFraction},
 	{name: "at_sec", ptr: func(o any) any { return &o.(*Churn).At }},
 	{name: "clean_session", ptr: func(o any) any { return &o.(*Churn).CleanSession }, given: cgGivenCleanSession},
+	{name: "down_sec", ptr: func(o any) any { return &o.(*Churn).Down }},
 }
 
 // serverSlot is where a group's own "server" is stored.

@@ -156,6 +156,9 @@ func writeGroups(w io.Writer, s *Scenario) {
 				kind = "clean"
 			}
 			line += fmt.Sprintf("; storm: %d reconnect at +%s (%s sessions)", g.Churned(), span(c.At), kind)
+			if c.Down > 0 {
+				line += ", away " + span(c.Down)
+			}
 		}
 		if sv := g.Server; sv != nil {
 			line += "; own server"

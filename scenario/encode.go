@@ -213,7 +213,11 @@ func marshalClientGroup(g *ClientGroup, jg any, props func([]Property) any) any 
 		out["server"] = js
 	}
 	if c := g.Churn; c != nil {
-		out["churn"] = map[string]any{"fraction": c.Fraction, "at_sec": c.At.Seconds(), "clean_session": c.CleanSession}
+		ch := map[string]any{"fraction": c.Fraction, "at_sec": c.At.Seconds(), "clean_session": c.CleanSession}
+		if c.Down > 0 {
+			ch["down_sec"] = c.Down.Seconds()
+		}
+		out["churn"] = ch
 	}
 	return out
 }

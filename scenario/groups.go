@@ -78,7 +78,10 @@ type Churn struct {
 	Fraction     float64       // "fraction": the share of the group's clients, 0 < f ≤ 1
 	At           time.Duration // "at_sec": when, from the start of publishing
 	CleanSession bool          // "clean_session": reconnect with a clean session; default the group's
-	given        uint32
+	// Down ("down_sec") is how long the clients stay away before they reconnect (the
+	// blip's length); 0: at once.
+	Down  time.Duration
+	given uint32
 }
 
 // Bits of ClientGroup.given and Churn.given.
@@ -515,8 +518,11 @@ func (s *Scenario) checkClientGroup(l *errList, path string, g *ClientGroup) {
 			l.Add(cp+"fraction", "%s is a storm larger than the group (%d clients; want at most 1)", show(c.Fraction), g.ClientCount)
 		}
 		d := s.Parameters.Duration
-		if c.At <= 0 || (d > 0 && c.At >= d) {
+		switch {
+		case c.At <= 0 || (d > 0 && c.At >= d):
 			l.Add(cp+"at_sec", "%s is not a time within the run (want 0 < at_sec < duration_sec %s)", show(c.At), show(d))
+		case c.Down < 0 || (d > 0 && c.At+c.Down >= d):
+			l.Add(cp+"down_sec", "%s does not end within the run (want 0 ≤ down_sec < duration_sec %s - at_sec %s)", show(c.Down), show(d), show(c.At))
 		}
 	}
 }

@@ -429,3 +429,72 @@ func (p *Plan) GroupSettings() []*Group {
 	}
 	return []*Group{p.shared.s.Publishers, p.shared.s.Subscribers}
 }
+
+// Storm is a reconnect storm of a plan: a group's churn.
+type Storm struct {
+	GroupID int
+	Group   string
+	At      time.Duration // from the start of publishing
+	Clean   bool          // the clients come back with a clean session
+	Down    time.Duration // how long they stay away
+	Clients int           // the group's first Clients clients by index (of the whole plan)
+}
+
+// Storms returns the reconnect storms of the plan's groups, in group order; nil for a
+// plain scenario.
+func (p *Plan) Storms() []Storm {
+	mx := p.shared.mix
+	if mx == nil {
+		return nil
+	}
+	var out []Storm
+	for gid, g := range mx.groups {
+		if c := g.Churn; c != nil {
+			out = append(out, Storm{GroupID: gid, Group: g.Name, At: c.At, Clean: c.CleanSession, Down: c.Down, Clients: g.Churned()})
+		}
+	}
+	return out
+}
+
+// InStorm reports whether client i of this plan (0 ≤ i < Len()) is one of st's clients.
+func (p *Plan) InStorm(st Storm, i int) bool {
+	for k := range p.segs {
+		seg := &p.segs[k]
+		n := seg.hi - seg.lo
+		if i < n {
+			return seg.gid == st.GroupID && seg.lo+i < st.Clients
+		}
+		i -= n
+	}
+	return false
+}
+
+// StormClients returns how many of this plan's clients st takes (a shard's share of them).
+func (p *Plan) StormClients(st Storm) int {
+	n := 0
+	for _, seg := range p.segs {
+		if seg.gid == st.GroupID {
+			n += max(min(seg.hi, st.Clients)-seg.lo, 0)
+		}
+	}
+	return n
+}
+
+// ShareGroups returns, by share index (Stream's share), the GroupID of the first group
+// that subscribes through that share name; nil for a plain scenario.
+func (p *Plan) ShareGroups() []uint8 {
+	mx := p.shared.mix
+	if mx == nil {
+		return nil
+	}
+	out := make([]uint8, len(mx.m.shares))
+	seen := make([]bool, len(out))
+	for _, sg := range mx.m.subs {
+		for _, k := range sg.share {
+			if k >= 0 && !seen[k] {
+				out[k], seen[k] = uint8(sg.gid), true
+			}
+		}
+	}
+	return out
+}
