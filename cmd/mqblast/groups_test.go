@@ -1,0 +1,105 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/result"
+)
+
+// fleetSets shorten iot-fleet-10K for a test: 8 s of publishing, the storm at 3 s.
+var fleetSets = []string{"--set", "parameters.duration_sec=8", "--set", "parameters.warmup_sec=1",
+	"--set", "parameters.drain_sec=3", "--set", "groups.devices.churn.at_sec=3", "--set", "parameters.connection_rate=5000"}
+
+// TestIoTFleet10K runs the built-in iot-fleet-10K (shortened) against Mosquitto and
+// against the sink: 10,020 clients in three groups, every one connected; the storm ends
+// 1,000 devices' connections and every one comes back, counted and timed; each group's
+// messages add up (scheduled = published + unsent; expected = received + lost + in
+// flight), the groups add up to the run, and against Mosquitto, which keeps the devices'
+// persistent sessions, no command is lost.
+func TestIoTFleet10K(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10,020 connections for ~20 s, twice")
+	}
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	for _, c := range []struct {
+		name string
+		args []string
+	}{{"mosquitto", []string{"--broker", m.Addr}}, {"sink", []string{"--sink"}}} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "r.json")
+			args := append(append([]string{"run", "iot-fleet-10K", "--out", out}, fleetSets...), c.args...)
+			r := runBin(t, args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			b, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var res result.Result
+			if err := json.Unmarshal(b, &res); err != nil {
+				t.Fatal(err)
+			}
+			for _, g := range res.Groups {
+				t.Logf("%-8s clients %5d connected %5d reconnected %4d published %4d unsent %d expected %4d received %4d lost %d delivered %4d latency p99 %d µs churn %+v",
+					g.Name, g.Clients, g.Connections.Established, g.Connections.Reconnected, g.Messages.Published,
+					g.Messages.UnsentTotal, g.Messages.Expected, g.Messages.Received, g.Messages.Lost, g.Delivered, g.LatencyUS.P99, g.Churn)
+			}
+			if len(res.Groups) != 3 {
+				t.Fatalf("%d groups", len(res.Groups))
+			}
+			dev, backend, cmd := res.Groups[0], res.Groups[1], res.Groups[2]
+			if dev.Name != "devices" || dev.Clients != 10_000 || dev.Publishers != 100 || backend.Clients != 10 || cmd.Publishers != 10 {
+				t.Errorf("groups: %+v %+v %+v", dev.Name, backend.Name, cmd.Name)
+			}
+			ch := dev.Churn
+			if ch == nil || ch.Clients != 1000 || ch.Ended != 1000 {
+				t.Errorf("storm %+v", ch)
+			}
+			if dev.Connections.Reconnected != 1000 || dev.Connections.ReconnectLatencyUS == nil || dev.Connections.ReconnectLatencyUS.Count != 1000 {
+				t.Errorf("devices reconnected %d, latency %+v", dev.Connections.Reconnected, dev.Connections.ReconnectLatencyUS)
+			}
+			var connected, published, expected, received, lost, delivered int64
+			for _, g := range res.Groups {
+				c, msg := g.Connections, g.Messages
+				if c.Established != int64(g.Clients) || c.Failed != 0 || c.Dropped != 0 {
+					t.Errorf("group %s: %d clients, connections %+v", g.Name, g.Clients, c)
+				}
+				if msg.Scheduled != msg.Published+msg.UnsentTotal ||
+					msg.Expected != msg.Received+msg.Lost+msg.InFlightAtEnd+msg.InFlightLost+msg.RefusedCopies {
+					t.Errorf("group %s does not add up: %+v", g.Name, msg)
+				}
+				if g.Publishers > 0 && (msg.Published == 0 || g.LatencyUS.Count == 0) {
+					t.Errorf("group %s: published %d, latency %+v", g.Name, msg.Published, g.LatencyUS)
+				}
+				connected += c.Established
+				published += msg.Published
+				expected += msg.Expected
+				received += msg.Received
+				lost += msg.Lost
+				delivered += g.Delivered
+			}
+			run := res.Messages
+			if connected != res.Connections.Established || published != run.Published || expected != run.Expected ||
+				received != run.Received || lost != run.Lost || delivered != run.Received {
+				t.Errorf("groups: connected %d published %d expected %d received %d lost %d delivered %d; run: %d %+v",
+					connected, published, expected, received, lost, delivered, res.Connections.Established, run)
+			}
+			// Each telemetry message reaches the backend's share group once.
+			if backend.Delivered != dev.Messages.Received {
+				t.Errorf("backend received %d of the devices' %d", backend.Delivered, dev.Messages.Received)
+			}
+			if c.name == "mosquitto" && (cmd.Messages.Lost != 0 || dev.Messages.Lost != 0) {
+				t.Errorf("lost with persistent sessions: commands %d, telemetry %d", cmd.Messages.Lost, dev.Messages.Lost)
+			}
+			if !strings.Contains(r.stderr+r.stdout, "reconnect storm of group devices: 1000 connections ended") {
+				t.Errorf("the storm is not in the progress lines:\n%s", r.stderr)
+			}
+		})
+	}
+}
