@@ -306,7 +306,11 @@ func num(v float64) string {
 // clients received.
 func GroupLine(g *result.Group) string {
 	c, m := &g.Connections, &g.Messages
-	line := fmt.Sprintf("%d clients (%s): %d connected, %d failed, %d dropped", g.Clients,
+	noun := "clients"
+	if g.Clients == 1 {
+		noun = "client"
+	}
+	line := fmt.Sprintf("%d %s (%s): %d connected, %d failed, %d dropped", g.Clients, noun,
 		termtext.Line(strings.Join(g.Behaviours, "+")), c.Established, c.Failed, c.Dropped)
 	if ch := g.Churn; ch != nil {
 		kind := "persistent"

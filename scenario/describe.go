@@ -125,7 +125,7 @@ func writeGroups(w io.Writer, s *Scenario) {
 		for i, b := range g.Behaviours {
 			bs[i] = string(b)
 		}
-		line := fmt.Sprintf("    %-12s %d clients (%s), MQTT %s, keepalive %s", termtext.Line(g.Name), g.ClientCount,
+		line := fmt.Sprintf("    %-12s %s (%s), MQTT %s, keepalive %s", termtext.Line(g.Name), clients(g.ClientCount),
 			strings.Join(bs, "+"), g.ProtocolVersion, span(g.KeepAlive))
 		if g.Publishes() {
 			line += fmt.Sprintf("; %d publishing %s/s QoS %d to %s", g.Publishers(), trim(g.PublishRate), g.QoS,
@@ -165,4 +165,12 @@ func writeGroups(w io.Writer, s *Scenario) {
 		}
 		fmt.Fprintln(w, line)
 	}
+}
+
+// clients says "1 client" or "n clients".
+func clients(n int) string {
+	if n == 1 {
+		return "1 client"
+	}
+	return strconv.Itoa(n) + " clients"
 }

@@ -103,3 +103,64 @@ func TestIoTFleet10K(t *testing.T) {
 		})
 	}
 }
+
+// mixedFile is a small mixed scenario: publishing devices listening for commands, idle
+// clients, a shared-subscription backend and a command group.
+const mixedFile = `{
+  "name": "mixed-procs",
+  "groups": [
+    {"name": "devices", "behaviours": ["publish", "subscribe"], "client_count": 200, "fraction": 0.1,
+     "topics": "mp/devices/$clientid/telemetry", "filters": "mp/devices/$clientindex/commands", "qos": 1, "protocol_version": 5},
+    {"name": "idle", "behaviours": "hold", "client_count": 100},
+    {"name": "backend", "behaviours": "subscribe", "client_count": 4, "protocol_version": 5, "qos": 1,
+     "filters": "$share/backend/mp/devices/+/telemetry"},
+    {"name": "commands", "behaviours": "publish", "client_count": 4, "topics": "mp/devices/$clientindex/commands",
+     "qos": 1, "publish_rate": 20}
+  ],
+  "parameters": {"duration_sec": 2, "warmup_sec": 0.5, "drain_sec": 2, "publish_rate": 10}
+}`
+
+// TestMixedProcs2: a mixed run in two worker processes on the embedded broker merges its
+// groups: each group's clients and messages add up over the workers, its copies received
+// in the other worker included, and nothing is lost at QoS 1.
+func TestMixedProcs2(t *testing.T) {
+	dir := t.TempDir()
+	file, out := filepath.Join(dir, "mixed.json"), filepath.Join(dir, "r.json")
+	if err := os.WriteFile(file, []byte(mixedFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runBin(t, "run", file, "--procs", "2", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "group backend    4 clients (subscribe): 4 connected") {
+		t.Errorf("summary:\n%s", r.stdout)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res result.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Host.Procs != 2 || len(res.Groups) != 4 {
+		t.Fatalf("procs %d, %d groups", res.Host.Procs, len(res.Groups))
+	}
+	want := map[string][2]int{"devices": {200, 20}, "idle": {100, 0}, "backend": {4, 0}, "commands": {4, 4}}
+	var received, delivered int64
+	for _, g := range res.Groups {
+		m := g.Messages
+		if w := want[g.Name]; g.Clients != w[0] || g.Publishers != w[1] || g.Connections.Established != int64(w[0]) {
+			t.Errorf("group %s: %d clients, %d publishers, %d connected; want %v", g.Name, g.Clients, g.Publishers, g.Connections.Established, w)
+		}
+		if m.Expected != m.Received || m.Lost != 0 || m.Scheduled != m.Published+m.UnsentTotal {
+			t.Errorf("group %s: %+v", g.Name, m)
+		}
+		received += m.Received
+		delivered += g.Delivered
+	}
+	if received != res.Messages.Received || delivered != received || res.Messages.Lost != 0 || received == 0 {
+		t.Errorf("groups received %d, delivered %d; the run %+v", received, delivered, res.Messages)
+	}
+}
