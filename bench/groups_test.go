@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/mqblast/mqblast/broker"
@@ -224,6 +225,54 @@ func TestMixedStorm(t *testing.T) {
 				t.Errorf("commands to clean sessions: %d lost, want about 40 (4 devices away 0.5 s at 20/s)", m.Lost)
 			}
 			checkGroupSums(t, res, false)
+		})
+	}
+}
+
+// TestMixedOwnServer: a group with a server of its own connects there, the others to the
+// run's broker: with a second Mosquitto every client connects and the talkers' messages
+// flow on the run's broker; with nothing listening on the group's server, that group's
+// clients all fail and the others are untouched.
+func TestMixedOwnServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs against two Mosquittos")
+	}
+	run, fleet := testbroker.StartMosquitto(t, testbroker.Options{}), testbroker.StartMosquitto(t, testbroker.Options{})
+	closed := fmt.Sprintf("127.0.0.1:%d", testbroker.FreePort(t, "127.0.0.1"))
+	const doc = `{
+  "name": "own-server",
+  "groups": [
+    {"name": "fleet", "behaviours": "hold", "client_count": 300, "server": {"hostname": "%s", "port": %s}},
+    {"name": "talkers", "behaviours": "publish", "client_count": 5, "topics": "own/$clientid", "qos": 1},
+    {"name": "backend", "behaviours": "subscribe", "client_count": 1, "filters": "own/#", "qos": 1}
+  ],
+  "parameters": {"duration_sec": 1.5, "warmup_sec": 0.5, "drain_sec": 2, "publish_rate": 10}
+}`
+	for _, c := range []struct {
+		name, addr string
+		up         bool
+	}{{"second mosquitto", fleet.Addr, true}, {"nothing listening", closed, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			host, port, _ := strings.Cut(c.addr, ":")
+			res := runJSON(t, run.Addr, fmt.Sprintf(doc, host, port), nil)
+			g := groupsByName(res)
+			f, talk := g["fleet"], g["talkers"]
+			if c.up && (f.Connections.Established != 300 || f.Connections.Failed != 0) {
+				t.Errorf("fleet on its own server: %+v", f.Connections)
+			}
+			if !c.up && (f.Connections.Established != 0 || f.Connections.Failed != 300) {
+				t.Errorf("fleet with nothing on its server: %+v", f.Connections)
+			}
+			if talk.Connections.Established != 5 || g["backend"].Connections.Established != 1 {
+				t.Errorf("talkers %+v backend %+v", talk.Connections, g["backend"].Connections)
+			}
+			if m := talk.Messages; m.Published == 0 || m.Received != m.Expected || m.Lost != 0 {
+				t.Errorf("talkers' messages: %+v", m)
+			}
+			// The result's broker lists the run's, then the groups' own servers.
+			if len(res.Broker) != 2 || res.Broker[0] != run.Addr || res.Broker[1] != c.addr {
+				t.Errorf("result's broker %v", res.Broker)
+			}
 		})
 	}
 }
