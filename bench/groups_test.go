@@ -152,6 +152,21 @@ func checkGroupSums(t *testing.T, res *result.Result, qos1 bool) {
 	for _, g := range res.Groups {
 		lat += g.LatencyUS.Count
 	}
+	// The intervals' group records add up to each group's figures.
+	for i, g := range res.Groups {
+		var pub, conn, lat int64
+		for _, iv := range res.Intervals {
+			if i < len(iv.Groups) {
+				pub += iv.Groups[i].Published
+				conn += iv.Groups[i].Connected
+				lat += iv.Groups[i].LatencyUS.Count
+			}
+		}
+		if pub != g.Messages.Published || conn != g.Connections.Established || lat != g.LatencyUS.Count {
+			t.Errorf("group %s: intervals add up to published %d, connected %d, latencies %d; the group has %d, %d, %d",
+				g.Name, pub, conn, lat, g.Messages.Published, g.Connections.Established, g.LatencyUS.Count)
+		}
+	}
 	if lat != res.LatencyUS.Count {
 		t.Errorf("groups' latency counts add up to %d, the run's %d", lat, res.LatencyUS.Count)
 	}

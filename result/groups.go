@@ -69,3 +69,70 @@ func (r *Result) setGroups(total *Snapshot) {
 		g.Snapshot = s
 	}
 }
+
+// GroupInterval is one group's figures over an interval of a mixed run, counted as the
+// group's figures of the run are (Group): connections of its clients, messages of its
+// publishers wherever they arrived, Delivered to its clients.
+type GroupInterval struct {
+	Connected   int64       `json:"connected"`
+	Reconnected int64       `json:"reconnected"`
+	Failed      int64       `json:"failed"`
+	Dropped     int64       `json:"dropped"`
+	Published   int64       `json:"published"`
+	Unsent      int64       `json:"unsent"`
+	Expected    int64       `json:"expected"`
+	Received    int64       `json:"received"`
+	Delivered   int64       `json:"delivered"`
+	PublishPerS float64     `json:"publish_per_s"`
+	ReceivePerS float64     `json:"receive_per_s"`
+	LatencyUS   Percentiles `json:"latency_us"`
+	// Latency is the interval's latency histogram (packed), so that parts' intervals merge.
+	Latency *Hist `json:"latency,omitempty"`
+}
+
+// newGroupIntervals makes the group records of an interval from its snapshot's groups.
+func newGroupIntervals(s *Snapshot, secs float64) []GroupInterval {
+	if len(s.Groups) == 0 {
+		return nil
+	}
+	out := make([]GroupInterval, len(s.Groups))
+	for i, g := range s.Groups {
+		if g == nil {
+			continue
+		}
+		out[i] = GroupInterval{Connected: g.Connected, Reconnected: g.Reconnected, Failed: g.FailedTotal(), Dropped: g.DroppedTotal(),
+			Published: g.Published, Unsent: g.UnsentTotal(), Expected: g.Expected, Received: g.Received, Delivered: g.Delivered,
+			PublishPerS: float64(g.Published) / secs, ReceivePerS: float64(g.Received) / secs, LatencyUS: g.Latency.Summary()}
+		if g.Latency.Count() > 0 {
+			out[i].Latency = cloneHist(g.Latency)
+			out[i].Latency.Pack()
+		}
+	}
+	return out
+}
+
+// mergeGroupIntervals adds the group records o into dst (one of mergeIntervals' own).
+func mergeGroupIntervals(dst []GroupInterval, o []GroupInterval) []GroupInterval {
+	for i, g := range o {
+		if i >= len(dst) {
+			g.Latency = cloneHist(g.Latency)
+			dst = append(dst, g)
+			continue
+		}
+		d := &dst[i]
+		d.Connected += g.Connected
+		d.Reconnected += g.Reconnected
+		d.Failed += g.Failed
+		d.Dropped += g.Dropped
+		d.Published += g.Published
+		d.Unsent += g.Unsent
+		d.Expected += g.Expected
+		d.Received += g.Received
+		d.Delivered += g.Delivered
+		d.PublishPerS += g.PublishPerS
+		d.ReceivePerS += g.ReceivePerS
+		d.Latency = mergeHist(d.Latency, g.Latency)
+		d.LatencyUS = d.Latency.Summary()
+	}
+	return dst
+}

@@ -169,6 +169,7 @@ func mergeIntervals(rs []*Result) []Interval {
 		for i, iv := range r.Intervals {
 			if i >= len(out) {
 				iv.Kernel = maps.Clone(iv.Kernel)
+				iv.Groups = mergeGroupIntervals(nil, iv.Groups)
 				if h := iv.Histograms; h != nil {
 					iv.Histograms = &IntervalHistograms{Latency: cloneHist(h.Latency), LatencyRaw: cloneHist(h.LatencyRaw),
 						ConnectLatency: cloneHist(h.ConnectLatency), ScheduleLag: cloneHist(h.ScheduleLag)}
@@ -197,6 +198,7 @@ func mergeIntervals(rs []*Result) []Interval {
 			m.Offered += iv.Offered
 			m.OfferedPerS += iv.OfferedPerS
 			m.HeldUS += iv.HeldUS
+			m.Groups = mergeGroupIntervals(m.Groups, iv.Groups)
 			if len(iv.Kernel) > 0 {
 				if m.Kernel == nil {
 					m.Kernel = map[string]int64{}
@@ -217,6 +219,9 @@ func mergeIntervals(rs []*Result) []Interval {
 		}
 	}
 	for i := range out {
+		for k := range out[i].Groups {
+			out[i].Groups[k].Latency.Pack()
+		}
 		if h := out[i].Histograms; h != nil && len(rs) > 1 {
 			out[i].LatencyUS, out[i].LatencyRawUS = h.Latency.Summary(), h.LatencyRaw.Summary()
 			out[i].ConnectLatencyUS, out[i].ScheduleLagUS = h.ConnectLatency.Summary(), h.ScheduleLag.Summary()

@@ -330,6 +330,9 @@ type Interval struct {
 	// HeldUS is the publisher time held by the broker (flow control, back pressure, no
 	// connection) in holds that ended in the interval, µs.
 	HeldUS int64 `json:"held_us,omitempty"`
+	// Groups are the interval's figures of each client group of a mixed run, in the order
+	// of Result.Groups (nil: one group).
+	Groups []GroupInterval `json:"groups,omitempty"`
 	// Slot numbers the intervals of a run aligned to its start of publishing (a staged
 	// run's): the interval ending Slot intervals after it. Worker processes number their
 	// lines by it, so that every part's interval of one instant merges together. Not written.
