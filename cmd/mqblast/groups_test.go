@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -162,5 +163,64 @@ func TestMixedProcs2(t *testing.T) {
 	}
 	if received != res.Messages.Received || delivered != received || res.Messages.Lost != 0 || received == 0 {
 		t.Errorf("groups received %d, delivered %d; the run %+v", received, delivered, res.Messages)
+	}
+}
+
+// TestGroupsRefusedBeforeAnySocket: a mixed scenario with a bad group is refused, exit 3,
+// with the problem's path, by validate and by run, which opens no connection: a listener
+// standing in for the broker accepts none.
+func TestGroupsRefusedBeforeAnySocket(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			accepted <- struct{}{}
+			c.Close()
+		}
+	}()
+	for _, c := range []struct{ file, path string }{
+		{"groups-prefix-overlap", "groups[1].id_prefix: "},
+		{"groups-fraction", "groups[0].fraction: 1.5 is not a fraction"},
+		{"groups-storm", "groups[0].churn.fraction: 2 is a storm larger than the group"},
+		{"groups-behaviours", `groups[0].behaviours[1]: "publsh" is not a behaviour`},
+		{"groups-reach", "groups[0].topics: "},
+	} {
+		file := filepath.Join("..", "..", "scenario", "testdata", "bad", c.file+".json")
+		for _, args := range [][]string{{"validate", file}, {"run", file, "--broker", ln.Addr().String()}} {
+			r := runBin(t, args...)
+			if r.code != exitInvalid || !strings.Contains(r.stderr, c.path) {
+				t.Errorf("%v: exit %d, want %d with %q:\n%s", args, r.code, exitInvalid, c.path, r.stderr)
+			}
+		}
+	}
+	select {
+	case <-accepted:
+		t.Error("a refused scenario opened a connection")
+	default:
+	}
+}
+
+// TestValidateGroups: validate prints each group's plan and the run's totals.
+func TestValidateGroups(t *testing.T) {
+	r := runBin(t, "validate", "iot-fleet-10K")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{
+		`iot-fleet-10K: valid Mixed scenario "iot-fleet-10K"`,
+		"groups       3",
+		`devices      10000 clients (publish+subscribe), MQTT 5.0, keepalive 1m; 100 publishing 1/s QoS 1 to "devices/$clientid/telemetry"; subscribes to "devices/$clientindex/commands"; persistent session (expiry 5m); storm: 1000 reconnect at +20s (persistent sessions)`,
+		`backend      10 clients (subscribe)`,
+		`commands     10 clients (publish)`,
+		"clients      10020 (110 publishing, 10010 subscribing)",
+		"messages     110/s out, 110/s in, 110 topics",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("validate lacks %q:\n%s", want, r.stdout)
+		}
 	}
 }
