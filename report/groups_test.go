@@ -63,3 +63,51 @@ func TestCompareGroups(t *testing.T) {
 		t.Errorf("diffs %q", d)
 	}
 }
+
+// TestReportGroupsPanel: the HTML report of a mixed run has a groups panel with a row per
+// group and time charts with a series per group.
+func TestReportGroupsPanel(t *testing.T) {
+	r := mixedResult(t, 1000, 2, 1)
+	for i := range 3 {
+		s := result.NewSnapshot()
+		dev, back := result.NewSnapshot(), result.NewSnapshot()
+		dev.Published, dev.Received = 10, 10
+		dev.Latency.Record(int64(500 * (i + 1)))
+		back.Delivered = 10
+		s.Groups = []*result.Snapshot{dev, back}
+		r.Intervals = append(r.Intervals, result.NewInterval(float64(i+1), 102, s, 1e9))
+	}
+	r.Groups[0].Churn = &result.Churn{AtS: 2, Clients: 10, Ended: 10}
+	p := NewReport(r, "mixed.json")
+	var panel *Panel
+	for i := range p.Panels {
+		if p.Panels[i].ID == "groups" {
+			panel = &p.Panels[i]
+		}
+	}
+	if panel == nil {
+		t.Fatal("no groups panel")
+	}
+	rows := panel.Tables[0].Rows
+	if len(rows) != 2 || rows[0][0] != "devices" || rows[0][12] != "2" || rows[0][16] != "+2s: 10 of 10 ended (persistent)" ||
+		rows[1][0] != "backend" || rows[1][8] != "–" || rows[1][15] != "98" {
+		t.Errorf("table rows %q", rows)
+	}
+	charts := map[string]Chart{}
+	for _, c := range panel.Charts {
+		charts[c.ID] = c
+	}
+	if c := charts["group_p99"]; c.Empty != "" || len(c.Series) != 1 || c.Series[0].Label != "devices" || c.Series[0].Values[2] != 1500 {
+		t.Errorf("p99 chart %+v", c)
+	}
+	if c := charts["group_delivered"]; c.Empty != "" || len(c.Series) == 0 {
+		t.Errorf("delivered chart %+v", c)
+	}
+	var b strings.Builder
+	if err := WriteHTML(&b, r, "mixed.json"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `id="groups"`) {
+		t.Error("the HTML has no groups panel")
+	}
+}
