@@ -291,3 +291,29 @@ func TestMixedOwnServer(t *testing.T) {
 		})
 	}
 }
+
+// TestMixedHoldStorm: a run whose groups only hold has its storm too, timed from the start
+// of holding: the storm's clients drop and come back.
+func TestMixedHoldStorm(t *testing.T) {
+	emb, err := broker.Start("127.0.0.1:0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = emb.Close() })
+	res := runJSON(t, emb.Addr(), `{"name": "hold-storm", "groups": [
+	  {"name": "fleet", "behaviours": "hold", "client_count": 50, "keep_alive_sec": 5,
+	   "churn": {"fraction": 0.5, "at_sec": 0.5, "down_sec": 0.2, "clean_session": true}},
+	  {"name": "quiet", "behaviours": "hold", "client_count": 5}],
+	  "parameters": {"duration_sec": 1.5}}`, nil)
+	g := groupsByName(res)
+	f := g["fleet"]
+	if c := f.Churn; c == nil || c.Ended != 25 || c.Clients != 25 || !c.Clean || f.Connections.Reconnected != 25 {
+		t.Errorf("fleet: churn %+v, reconnected %d", f.Churn, f.Connections.Reconnected)
+	}
+	if q := g["quiet"]; q.Connections.Reconnected != 0 || q.Connections.Established != 5 || q.Churn != nil {
+		t.Errorf("quiet: %+v", q.Connections)
+	}
+	if res.Connections.Established != 55 || res.Connections.Reconnected != 25 || res.Messages.Published != 0 {
+		t.Errorf("run: %+v %+v", res.Connections, res.Messages)
+	}
+}
