@@ -205,10 +205,10 @@ func TestMixedStorm(t *testing.T) {
 			g := groupsByName(res)
 			dev, cmd := g["devices"], g["commands"]
 			for _, x := range res.Groups {
-				t.Logf("%-8s connected %2d reconnected %2d published %4d unsent %3d expected %4d received %4d lost %3d dup %d in flight %d+%d delivered %4d",
+				t.Logf("%-8s connected %2d reconnected %2d published %4d unsent %3d expected %4d received %4d lost %3d dup %d in flight %d+%d delivered %4d (%d on return)",
 					x.Name, x.Connections.Established, x.Connections.Reconnected, x.Messages.Published, x.Messages.UnsentTotal,
 					x.Messages.Expected, x.Messages.Received, x.Messages.Lost, x.Messages.Duplicated,
-					x.Messages.InFlightAtEnd, x.Messages.InFlightLost, x.Delivered)
+					x.Messages.InFlightAtEnd, x.Messages.InFlightLost, x.Delivered, x.DeliveredOnReturn)
 			}
 			c := dev.Churn
 			if c == nil || c.Clients != 20 || c.Ended != 20 || c.Clean != clean || c.DownS != 0.5 {
@@ -234,6 +234,14 @@ func TestMixedStorm(t *testing.T) {
 			}
 			if !clean && m.Lost != 0 {
 				t.Errorf("commands to persistent sessions: %d lost (the broker keeps them for the session's return)", m.Lost)
+			}
+			// Devices 0 to 3 were away half a second from commands at 20/s each: their
+			// persistent sessions kept about 40 for their return; clean ones nothing.
+			if !clean && (dev.DeliveredOnReturn < 20 || dev.DeliveredOnReturn > 60 || res.Messages.DeliveredOnReturn < dev.DeliveredOnReturn) {
+				t.Errorf("delivered on return: devices %d, run %d; want about 40", dev.DeliveredOnReturn, res.Messages.DeliveredOnReturn)
+			}
+			if clean && dev.DeliveredOnReturn > 2 {
+				t.Errorf("clean sessions kept %d for their return", dev.DeliveredOnReturn)
 			}
 			// Devices 0 to 3 were away half a second from commands at 20/s each.
 			if clean && m.Lost < 20 {

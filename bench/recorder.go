@@ -91,6 +91,9 @@ type loopRec struct {
 	// last is streams[lastKey], the stream of the last message (nil: none yet).
 	last    *stream
 	lastKey uint64
+	// back is when each client that reconnected last did (CLOCK_REALTIME ns): a copy due
+	// before it that arrives after it was kept for the client while it was away.
+	back map[int]int64
 }
 
 // publisherEnd is a publisher's reactor.PublisherEnd, kept for Finish.
@@ -176,7 +179,12 @@ func (r *Recorder) Handshake(loop, _ int, h reactor.Handshake) {
 
 // Reconnected implements reactor.Observer.
 func (r *Recorder) Reconnected(loop, client, _ int, latency time.Duration) {
-	s := r.loops[loop].snap
+	lr := r.loops[loop]
+	if lr.back == nil {
+		lr.back = map[int]int64{}
+	}
+	lr.back[client] = time.Now().UnixNano()
+	s := lr.snap
 	s.Reconnected++
 	s.ReconnectLatency.Record(latency.Microseconds())
 	if g := r.byClient(s, client); g != nil {
@@ -465,6 +473,14 @@ func (r *Recorder) Received(loop, client int, m reactor.Message) {
 		return
 	}
 	s.Received++
+	if len(lr.back) > 0 { // some client reconnected: was this kept for it while away?
+		if at, ok := lr.back[client]; ok && m.Due < at {
+			s.DeliveredOnReturn++
+			if g := r.byClient(s, client); g != nil {
+				g.DeliveredOnReturn++
+			}
+		}
+	}
 	if late {
 		s.OutOfOrder++
 	}

@@ -336,6 +336,9 @@ func GroupLine(g *result.Group) string {
 	}
 	if g.Delivered > 0 {
 		line += fmt.Sprintf("; its clients received %d", g.Delivered)
+		if g.DeliveredOnReturn > 0 {
+			line += fmt.Sprintf(" (%d kept for them while away, on their return)", g.DeliveredOnReturn)
+		}
 	}
 	return line
 }

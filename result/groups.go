@@ -15,7 +15,10 @@ type Group struct {
 	Connections Connections `json:"connections"`
 	Messages    Messages    `json:"messages"`
 	Delivered   int64       `json:"delivered"`
-	LatencyUS   Percentiles `json:"latency_us"`
+	// DeliveredOnReturn are the copies of Delivered that reached the group's clients after
+	// they reconnected and were due before: what their sessions kept while they were away.
+	DeliveredOnReturn int64       `json:"delivered_on_return,omitempty"`
+	LatencyUS         Percentiles `json:"latency_us"`
 	// Churn is the group's reconnect storm, if it has one; its reconnects and their
 	// latency are in Connections (reconnected, reconnect_latency_us).
 	Churn *Churn `json:"churn,omitempty"`
@@ -65,7 +68,8 @@ func (r *Result) setGroups(total *Snapshot) {
 		one.SetTotal(s)
 		g.Connections, g.Messages, g.LatencyUS = one.Connections, one.Messages, one.LatencyUS
 		g.Connections.Target = g.Clients
-		g.Delivered = s.Delivered
+		g.Delivered, g.DeliveredOnReturn = s.Delivered, s.DeliveredOnReturn
+		g.Messages.DeliveredOnReturn = 0 // a receiving figure: the group's, not its messages'
 		g.Snapshot = s
 	}
 }

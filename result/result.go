@@ -238,8 +238,12 @@ type Messages struct {
 	// did not arrive (the connection went before the broker took them).
 	InFlightDropped int64 `json:"in_flight_dropped"`
 	InFlightLost    int64 `json:"in_flight_lost"`
-	Duplicated      int64 `json:"duplicated"`
-	OutOfOrder      int64 `json:"out_of_order"`
+	// DeliveredOnReturn are the received copies (in Received) that arrived at a client
+	// after it reconnected and were due before: what its session kept for it while it was
+	// away (a persistent session), or what was on the way when it dropped.
+	DeliveredOnReturn int64 `json:"delivered_on_return,omitempty"`
+	Duplicated        int64 `json:"duplicated"`
+	OutOfOrder        int64 `json:"out_of_order"`
 	// Unexpected are measured copies for no expected stream, by kind: other_run (the header
 	// carries another run's tag), unknown_publisher, not_subscribed, not_expected, stale
 	// (due before this run's publishing began).
@@ -543,7 +547,7 @@ func (r *Result) pairs(s *Snapshot) (f figures) {
 		{&c.TLSHandshakes, &s.TLSHandshakes}, {&c.TLSResumed, &s.TLSResumed},
 		{&m.Scheduled, &s.Scheduled}, {&m.Published, &s.Published}, {&m.Acked, &s.Acked}, {&m.RefusedCopies, &s.RefusedCopies},
 		{&m.Expected, &s.Expected}, {&m.Received, &s.Received}, {&m.InFlightAtEnd, &s.InFlightAtEnd},
-		{&m.InFlightDropped, &s.InFlightDropped}, {&m.InFlightLost, &s.InFlightLost},
+		{&m.InFlightDropped, &s.InFlightDropped}, {&m.InFlightLost, &s.InFlightLost}, {&m.DeliveredOnReturn, &s.DeliveredOnReturn},
 		{&m.Duplicated, &s.Duplicated}, {&m.OutOfOrder, &s.OutOfOrder}, {&m.Unmeasured, &s.Unmeasured},
 		{&m.Subscribed, &s.Subscribed}, {&m.SubscribeFailed, &s.SubscribeFailed},
 		{&r.BrokerStalled.Publishers, &s.HeldPublishers},

@@ -56,6 +56,10 @@ type Snapshot struct {
 	InFlightDropped int64 `json:"in_flight_dropped"`
 	InFlightLost    int64 `json:"in_flight_lost"`
 	InFlightAtEnd   int64 `json:"in_flight_at_end"`
+	// DeliveredOnReturn counts the received copies that arrived at a client after it
+	// reconnected and were due before its reconnect (Messages.DeliveredOnReturn); in a
+	// group's snapshot, by the receiving client's group.
+	DeliveredOnReturn int64 `json:"delivered_on_return,omitempty"`
 	// Received counts the distinct copies that arrived on expected streams; duplicates,
 	// copies for no expected stream and foreign payloads are counted apart.
 	Received   int64            `json:"received"`
@@ -97,8 +101,8 @@ type Snapshot struct {
 // every field is listed.
 
 // counts are the counters that add.
-func (s *Snapshot) counts() [27]*int64 {
-	return [...]*int64{&s.Delivered, &s.Connected, &s.Reconnected, &s.Pings, &s.TLSHandshakes, &s.TLSResumed, &s.TLSCPUUS,
+func (s *Snapshot) counts() [28]*int64 {
+	return [...]*int64{&s.Delivered, &s.DeliveredOnReturn, &s.Connected, &s.Reconnected, &s.Pings, &s.TLSHandshakes, &s.TLSResumed, &s.TLSCPUUS,
 		&s.Subscribed, &s.SubscribeFailed, &s.Scheduled, &s.Published, &s.Expected, &s.Acked, &s.RefusedCopies,
 		&s.InFlightDropped, &s.InFlightLost, &s.InFlightAtEnd, &s.Received, &s.Unmeasured, &s.Duplicated,
 		&s.OutOfOrder, &s.HeldPublishers, &s.PublishedMeasured, &s.ReceivedMeasured, &s.CPUNS, &s.RSSBytes, &s.Offered}
