@@ -150,12 +150,18 @@ func NewRunner(p *scenario.Plan, brokers []string, idStart int) (*Runner, error)
 	if clients, pubs := p.GroupTables(); clients != nil {
 		r.Groups = &Groups{Client: clients, Publisher: pubs, Share: p.ShareGroups()}
 		n, np := p.GroupCounts()
+		numbers := p.GroupNumbers()
+		shares := map[int][]int{}
+		for k, gid := range r.Groups.Share {
+			shares[int(gid)] = append(shares[int(gid)], k)
+		}
 		for gid, g := range p.Groups() {
 			bs := make([]string, len(g.Behaviours))
 			for i, b := range g.Behaviours {
 				bs[i] = string(b)
 			}
-			r.Groups.Info = append(r.Groups.Info, result.GroupInfo{Name: g.Name, Behaviours: bs, Clients: n[gid], Publishers: np[gid]})
+			r.Groups.Info = append(r.Groups.Info, result.GroupInfo{Name: g.Name, Behaviours: bs, Clients: n[gid], Publishers: np[gid],
+				Numbers: numbers[gid], Shares: shares[gid]})
 		}
 	}
 	for _, st := range p.Storms() {

@@ -1,5 +1,7 @@
 package result
 
+import "slices"
+
 // Group is one client group's figures in the document of a mixed run (a scenario with
 // groups): the same sections as the run's, so that what reads the run's reads a group's.
 // Connections are those of the group's clients. Messages and latency are those of the
@@ -12,6 +14,13 @@ type Group struct {
 	Behaviours  []string    `json:"behaviours,omitempty"`
 	Clients     int         `json:"clients"`    // in this run (or part of a run)
 	Publishers  int         `json:"publishers"` // of Clients, those that publish
+	// Numbers are the publisher numbers of the group's publishers in the whole run (the
+	// measurement header's), [from, to); Shares the share indices of the share groups it
+	// receives through (result.Join's). With them, what a merge finds across parts (a
+	// share group's copies seen in two parts, the fate of messages in flight) is
+	// attributed to the groups too.
+	Numbers [2]uint32 `json:"numbers,omitzero"`
+	Shares  []int     `json:"shares,omitempty"`
 	Connections Connections `json:"connections"`
 	Messages    Messages    `json:"messages"`
 	Delivered   int64       `json:"delivered"`
@@ -44,6 +53,8 @@ type GroupInfo struct {
 	Behaviours []string
 	Clients    int
 	Publishers int
+	Numbers    [2]uint32 // publisher numbers [from, to) in the whole run
+	Shares     []int     // share indices it receives through
 }
 
 // SetGroups gives r one empty group per info, in order: SetTotal then fills their
@@ -51,7 +62,8 @@ type GroupInfo struct {
 func (r *Result) SetGroups(infos []GroupInfo) {
 	r.Groups = make([]Group, len(infos))
 	for i, in := range infos {
-		r.Groups[i] = Group{Name: in.Name, Behaviours: in.Behaviours, Clients: in.Clients, Publishers: in.Publishers}
+		r.Groups[i] = Group{Name: in.Name, Behaviours: in.Behaviours, Clients: in.Clients, Publishers: in.Publishers,
+			Numbers: in.Numbers, Shares: in.Shares}
 	}
 }
 
@@ -139,4 +151,37 @@ func mergeGroupIntervals(dst []GroupInterval, o []GroupInterval) []GroupInterval
 		d.LatencyUS = d.Latency.Summary()
 	}
 	return dst
+}
+
+// groupAttribution finds the groups of publishers and share groups in gs, for a merge.
+type groupAttribution struct{ gs []Group }
+
+// ofPublisher returns the index of the group whose publishers include number pub, -1 if
+// none.
+func (a groupAttribution) ofPublisher(pub uint32) int {
+	for i := range a.gs {
+		if n := a.gs[i].Numbers; pub >= n[0] && pub < n[1] {
+			return i
+		}
+	}
+	return -1
+}
+
+// ofShare returns the index of the group that receives through share group share, -1 if
+// none.
+func (a groupAttribution) ofShare(share int) int {
+	for i := range a.gs {
+		if slices.Contains(a.gs[i].Shares, share) {
+			return i
+		}
+	}
+	return -1
+}
+
+// group returns total's snapshot of group i, nil when it has none.
+func group(total *Snapshot, i int) *Snapshot {
+	if i < 0 || i >= len(total.Groups) || total.Groups[i] == nil {
+		return nil
+	}
+	return total.Groups[i]
 }

@@ -43,3 +43,31 @@ func TestGroupThresholds(t *testing.T) {
 		t.Errorf("an unknown group: %v", err)
 	}
 }
+
+// TestJoinAttributesGroups: what a merge finds across parts is attributed to the groups
+// too: a share group's copy seen by members in two parts is taken off the publishing
+// group's received and the receiving group's delivered; a message in flight at the end in
+// one part that arrived in the other is taken off its group's in flight.
+func TestJoinAttributesGroups(t *testing.T) {
+	gs := []Group{{Name: "devices", Numbers: [2]uint32{0, 10}}, {Name: "backend", Shares: []int{0}}}
+	total := NewSnapshot()
+	dev, back := NewSnapshot(), NewSnapshot()
+	dev.Received, back.Delivered, total.Received = 12, 12, 12
+	dev.InFlightAtEnd, total.InFlightAtEnd = 1, 1
+	total.Groups = []*Snapshot{dev, back}
+	js := []*Join{
+		{Shares: []JoinShare{{Share: 0, Publisher: 3, Seqs: Seqs{{0, 6}}}},
+			Ends: []JoinEnd{{Publisher: 4, Receivers: 1, Seqs: []uint32{7}, Got: []int64{0}}}},
+		{Shares: []JoinShare{{Share: 0, Publisher: 3, Seqs: Seqs{{5, 7}}}},
+			Streams: []JoinStreams{{Publisher: 4, Cover: CoverOf([]Seqs{{{0, 8}}})}}},
+	}
+	joinParts(total, js, groupAttribution{gs})
+	// Copy 5 of publisher 3 was counted in both parts: one duplicate.
+	if total.Received != 11 || dev.Received != 11 || dev.Duplicated != 1 || back.Delivered != 11 {
+		t.Errorf("run received %d; devices received %d duplicated %d; backend delivered %d", total.Received, dev.Received, dev.Duplicated, back.Delivered)
+	}
+	// Message 7 of publisher 4, in flight at the end in part 0, arrived in part 1.
+	if total.InFlightAtEnd != 0 || dev.InFlightAtEnd != 0 {
+		t.Errorf("in flight at the end: run %d, devices %d", total.InFlightAtEnd, dev.InFlightAtEnd)
+	}
+}

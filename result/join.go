@@ -190,7 +190,7 @@ type shareID struct {
 // several parts are duplicates, not received; copies of in-flight messages that arrived in
 // another part are received, not in flight. It returns what the joined parts leave for
 // parts outside them (the joins' pieces, joined, and the ends not yet complete).
-func joinParts(total *Snapshot, js []*Join) *Join {
+func joinParts(total *Snapshot, js []*Join, ga groupAttribution) *Join {
 	out := &Join{}
 	partShares := make([]map[shareID]Seqs, len(js))
 	byShare := map[shareID][]Seqs{}
@@ -229,6 +229,13 @@ func joinParts(total *Snapshot, js []*Join) *Join {
 		}
 		total.Duplicated += n - u.Len()
 		total.Received -= n - u.Len()
+		if g := group(total, ga.ofPublisher(id.pub)); g != nil {
+			g.Duplicated += n - u.Len()
+			g.Received -= n - u.Len()
+		}
+		if g := group(total, ga.ofShare(id.share)); g != nil {
+			g.Delivered -= n - u.Len()
+		}
 		union[id] = u
 		sharesOf[id.pub] = append(sharesOf[id.pub], id)
 		out.Shares = append(out.Shares, JoinShare{Share: id.share, Publisher: id.pub, Seqs: u})
@@ -263,10 +270,17 @@ func joinParts(total *Snapshot, js []*Join) *Join {
 					rest.Got = append(rest.Got, got)
 				}
 			}
+			g := group(total, ga.ofPublisher(e.Publisher))
 			if e.Dropped {
 				total.InFlightLost += delta
+				if g != nil {
+					g.InFlightLost += delta
+				}
 			} else {
 				total.InFlightAtEnd += delta
+				if g != nil {
+					g.InFlightAtEnd += delta
+				}
 			}
 			if len(rest.Seqs) > 0 {
 				out.Ends = append(out.Ends, rest)

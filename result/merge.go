@@ -104,7 +104,7 @@ func MergeParts(rs []*Result) *Result {
 		}
 	}
 	if slices.ContainsFunc(joins, func(j *Join) bool { return j != nil }) {
-		out.Join = joinParts(total, joins)
+		out.Join = joinParts(total, joins, groupAttribution{out.Groups})
 		out.Messages.Inexact = joinNotes(out.Messages.Inexact, out.Join.Omitted)
 	}
 	out.SetTotal(total)
@@ -291,7 +291,7 @@ func mergeGroups(rs []*Result) []Group {
 	for _, r := range rs {
 		for i, g := range r.Groups {
 			if i >= len(out) {
-				out = append(out, Group{Name: g.Name, Behaviours: g.Behaviours})
+				out = append(out, Group{Name: g.Name, Behaviours: g.Behaviours, Numbers: g.Numbers, Shares: g.Shares})
 			}
 			out[i].Clients += g.Clients
 			out[i].Publishers += g.Publishers

@@ -498,3 +498,17 @@ func (p *Plan) ShareGroups() []uint8 {
 	}
 	return out
 }
+
+// GroupNumbers returns, by GroupID, the publisher numbers (Client.Number) of each group's
+// publishers in the whole plan, [from, to); nil for a plain scenario.
+func (p *Plan) GroupNumbers() [][2]uint32 {
+	mx := p.shared.mix
+	if mx == nil {
+		return nil
+	}
+	out := make([][2]uint32, len(mx.groups))
+	for gid := range mx.groups {
+		out[gid] = [2]uint32{uint32(mx.pubBase[gid]), uint32(mx.pubBase[gid] + mx.pubs[gid])}
+	}
+	return out
+}

@@ -224,3 +224,58 @@ func TestValidateGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestMixedStormProcs2: a storm in a run of two worker processes, its share group's
+// members and its devices spread over both: each worker storms its own devices, and the
+// merge attributes what it finds across the workers (a share group's copy seen in both,
+// messages in flight) to the groups, so that every group's figures add up, and add up to
+// the run's; the persistent sessions lose nothing.
+func TestMixedStormProcs2(t *testing.T) {
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	dir := t.TempDir()
+	file, out := filepath.Join(dir, "storm.json"), filepath.Join(dir, "r.json")
+	doc := `{"name": "storm-procs", "groups": [
+	  {"name": "devices", "behaviours": ["publish", "subscribe"], "client_count": 40, "fraction": 0.25,
+	   "topics": "sp/devices/$clientid/telemetry", "filters": "sp/devices/$clientindex/commands", "qos": 1,
+	   "protocol_version": 5, "clean_session": false, "session_expiry_sec": 60,
+	   "churn": {"fraction": 0.5, "at_sec": 1, "down_sec": 0.5}},
+	  {"name": "backend", "behaviours": "subscribe", "client_count": 2, "protocol_version": 5, "qos": 1,
+	   "filters": "$share/backend/sp/devices/+/telemetry"},
+	  {"name": "commands", "behaviours": "publish", "client_count": 4, "topics": "sp/devices/$clientindex/commands",
+	   "qos": 1, "publish_rate": 20}],
+	  "parameters": {"duration_sec": 3, "warmup_sec": 0.5, "drain_sec": 3, "publish_rate": 10}}`
+	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runBin(t, "run", file, "--broker", m.Addr, "--procs", "2", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res result.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	var received, expected, delivered int64
+	for _, g := range res.Groups {
+		msg := g.Messages
+		t.Logf("%-8s published %d expected %d received %d lost %d dup %d delivered %d (%d on return) reconnected %d",
+			g.Name, msg.Published, msg.Expected, msg.Received, msg.Lost, msg.Duplicated, g.Delivered, g.DeliveredOnReturn, g.Connections.Reconnected)
+		if msg.Expected != msg.Received+msg.Lost+msg.InFlightAtEnd+msg.InFlightLost || msg.Lost != 0 {
+			t.Errorf("group %s: %+v", g.Name, msg)
+		}
+		received += msg.Received
+		expected += msg.Expected
+		delivered += g.Delivered
+	}
+	if received != res.Messages.Received || expected != res.Messages.Expected || delivered != received {
+		t.Errorf("groups: expected %d received %d delivered %d; run %+v", expected, received, delivered, res.Messages)
+	}
+	dev := res.Groups[0]
+	if dev.Churn == nil || dev.Churn.Ended != 20 || dev.Churn.Clients != 20 || dev.Connections.Reconnected != 20 || dev.DeliveredOnReturn == 0 {
+		t.Errorf("devices: churn %+v reconnected %d on return %d", dev.Churn, dev.Connections.Reconnected, dev.DeliveredOnReturn)
+	}
+}
