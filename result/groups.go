@@ -10,17 +10,17 @@ import "slices"
 // the groups' figures add up to the run's. Delivered counts the copies the group's own
 // clients received (a backend group's intake).
 type Group struct {
-	Name        string      `json:"name"`
-	Behaviours  []string    `json:"behaviours,omitempty"`
-	Clients     int         `json:"clients"`    // in this run (or part of a run)
-	Publishers  int         `json:"publishers"` // of Clients, those that publish
+	Name       string   `json:"name"`
+	Behaviours []string `json:"behaviours,omitempty"`
+	Clients    int      `json:"clients"`    // in this run (or part of a run)
+	Publishers int      `json:"publishers"` // of Clients, those that publish
 	// Numbers are the publisher numbers of the group's publishers in the whole run (the
 	// measurement header's), [from, to); Shares the share indices of the share groups it
 	// receives through (result.Join's). With them, what a merge finds across parts (a
 	// share group's copies seen in two parts, the fate of messages in flight) is
 	// attributed to the groups too.
-	Numbers [2]uint32 `json:"numbers,omitzero"`
-	Shares  []int     `json:"shares,omitempty"`
+	Numbers     [2]uint32   `json:"numbers,omitzero"`
+	Shares      []int       `json:"shares,omitempty"`
 	Connections Connections `json:"connections"`
 	Messages    Messages    `json:"messages"`
 	Delivered   int64       `json:"delivered"`
