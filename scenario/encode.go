@@ -165,59 +165,80 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 	return json.Marshal(out)
 }
 
-// marshalClientGroup writes a "groups" entry: the group's own fields around those of its
-// publisher or subscriber group (jg, which marshals to a JSON object).
+// jsonClientGroup is a "groups" entry as MarshalJSON writes it, its own fields around those
+// of a publisher or subscriber group, in the reference's order.
+type jsonClientGroup struct {
+	Name              string         `json:"name"`
+	Behaviours        []string       `json:"behaviours"`
+	IDPrefix          string         `json:"id_prefix"`
+	ProtocolVersion   any            `json:"protocol_version"`
+	ClientCount       int            `json:"client_count"`
+	QoS               byte           `json:"qos"`
+	CleanSession      bool           `json:"clean_session"`
+	SessionExpiry     *float64       `json:"session_expiry_sec,omitempty"`
+	KeepAlive         float64        `json:"keep_alive_sec"`
+	Topics            string         `json:"topics,omitempty"`
+	Filters           []string       `json:"filters,omitempty"`
+	Fraction          *float64       `json:"fraction,omitempty"`
+	PublishRate       *float64       `json:"publish_rate,omitempty"`
+	PayloadSize       *int           `json:"payload_size,omitempty"`
+	Start             float64        `json:"start_sec,omitempty"`
+	ExpectDelivery    *bool          `json:"expect_delivery,omitempty"`
+	Retain            bool           `json:"retain,omitempty"`
+	NoLocal           bool           `json:"no_local,omitempty"`
+	RetainAsPublished bool           `json:"retain_as_published,omitempty"`
+	RetainHandling    byte           `json:"retain_handling,omitempty"`
+	ConnectProperties any            `json:"connect_properties,omitempty"`
+	PublishProperties any            `json:"publish_properties,omitempty"`
+	Server            map[string]any `json:"server,omitempty"`
+	Churn             map[string]any `json:"churn,omitempty"`
+}
+
+// marshalClientGroup returns the "groups" entry of g; jg is g's group as MarshalJSON
+// writes a publisher or subscriber group, props its property lists' form.
 func marshalClientGroup(g *ClientGroup, jg any, props func([]Property) any) any {
 	inner, _ := json.Marshal(jg)
-	var fields map[string]any
-	_ = json.Unmarshal(inner, &fields)
-	out := map[string]any{}
-	for k, v := range fields {
-		out[k] = v
+	var common struct {
+		ProtocolVersion any `json:"protocol_version"`
 	}
-	delete(out, "topics")
+	_ = json.Unmarshal(inner, &common)
+	out := jsonClientGroup{Name: g.Name, IDPrefix: g.IDPrefix, ProtocolVersion: common.ProtocolVersion,
+		ClientCount: g.ClientCount, QoS: g.QoS, CleanSession: g.CleanSession, KeepAlive: g.KeepAlive.Seconds(),
+		Filters: g.Filters, Retain: g.Retain, NoLocal: g.NoLocal, RetainAsPublished: g.RetainAsPublished,
+		RetainHandling: g.RetainHandling, ConnectProperties: props(g.ConnectProperties), PublishProperties: props(g.PublishProperties)}
+	for _, b := range g.Behaviours {
+		out.Behaviours = append(out.Behaviours, string(b))
+	}
+	if g.given&cgGivenSessionExpiry != 0 {
+		v := g.SessionExpiry.Seconds()
+		out.SessionExpiry = &v
+	}
 	if len(g.Topics) > 0 {
-		out["topics"] = g.Topics[0]
-	}
-	out["name"] = g.Name
-	bs := make([]string, len(g.Behaviours))
-	for i, b := range g.Behaviours {
-		bs[i] = string(b)
-	}
-	out["behaviours"] = bs
-	if len(g.Filters) > 0 {
-		out["filters"] = g.Filters
+		out.Topics = g.Topics[0]
 	}
 	if g.Publishes() {
-		out["publish_rate"] = g.PublishRate
-		out["payload_size"] = g.PayloadSize
+		rate, size := g.PublishRate, g.PayloadSize
+		out.PublishRate, out.PayloadSize, out.Start = &rate, &size, g.Start.Seconds()
 		if g.has(BehaviourPublish) {
-			out["fraction"] = g.Fraction
-		}
-		if g.Start != 0 {
-			out["start_sec"] = g.Start.Seconds()
+			f := g.Fraction
+			out.Fraction = &f
 		}
 		if !g.ExpectDelivery {
-			out["expect_delivery"] = false
+			no := false
+			out.ExpectDelivery = &no
 		}
-	}
-	out["keep_alive_sec"] = g.KeepAlive.Seconds()
-	if g.given&cgGivenSessionExpiry != 0 {
-		out["session_expiry_sec"] = g.SessionExpiry.Seconds()
 	}
 	if sv := g.Server; sv != nil {
-		js := map[string]any{"hostname": sv.Hostname, "port": sv.Port}
+		out.Server = map[string]any{"hostname": sv.Hostname, "port": sv.Port}
 		if len(sv.Brokers) > 0 {
-			js["brokers"] = sv.Brokers
+			out.Server["brokers"] = sv.Brokers
 		}
-		out["server"] = js
 	}
 	if c := g.Churn; c != nil {
-		ch := map[string]any{"fraction": c.Fraction, "at_sec": c.At.Seconds(), "clean_session": c.CleanSession}
+		out.Churn = map[string]any{"fraction": c.Fraction, "at_sec": c.At.Seconds(), "clean_session": c.CleanSession}
 		if c.Down > 0 {
-			ch["down_sec"] = c.Down.Seconds()
+			out.Churn["down_sec"] = c.Down.Seconds()
 		}
-		out["churn"] = ch
 	}
 	return out
 }
