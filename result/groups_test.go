@@ -1,6 +1,7 @@
 package result
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -69,5 +70,44 @@ func TestJoinAttributesGroups(t *testing.T) {
 	// Message 7 of publisher 4, in flight at the end in part 0, arrived in part 1.
 	if total.InFlightAtEnd != 0 || dev.InFlightAtEnd != 0 {
 		t.Errorf("in flight at the end: run %d, devices %d", total.InFlightAtEnd, dev.InFlightAtEnd)
+	}
+}
+
+// TestCheckDocumentGroups: a mixed run's document is refused when a group does not add up
+// or the groups do not add up to the run, each problem at its path.
+func TestCheckDocumentGroups(t *testing.T) {
+	r := &Result{Schema: Schema, Scenario: []byte(`{"name":"m","type":"Mixed"}`)}
+	r.SetGroups([]GroupInfo{{Name: "devices", Clients: 10, Publishers: 2}, {Name: "backend", Clients: 1}})
+	dev, back := NewSnapshot(), NewSnapshot()
+	dev.Connected, dev.Scheduled, dev.Published, dev.Expected, dev.Received = 10, 20, 20, 20, 19
+	dev.Latency.Record(100)
+	back.Connected, back.Delivered = 1, 19
+	total := NewSnapshot()
+	total.Add(dev)
+	total.Add(back)
+	total.Delivered = 0
+	total.Groups = []*Snapshot{dev, back}
+	r.SetTotal(total)
+	good, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckDocument(good); err != nil {
+		t.Fatalf("a consistent document refused: %v", err)
+	}
+	var doc map[string]any
+	_ = json.Unmarshal(good, &doc)
+	g0 := doc["groups"].([]any)[0].(map[string]any)
+	g0["messages"].(map[string]any)["received"] = 20 // more than expected minus lost
+	bad, _ := json.Marshal(doc)
+	err = CheckDocument(bad)
+	if err == nil {
+		t.Fatal("a group that does not add up was accepted")
+	}
+	for _, want := range []string{"groups[0].messages.expected: 20 is not received 20 + lost 1",
+		"messages.received: 19 is not the sum of the groups' (20)"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
 	}
 }
