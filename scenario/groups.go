@@ -388,7 +388,7 @@ func (s *Scenario) checkClientGroup(l *errList, path string, g *ClientGroup) {
 	if g.given&cgGivenFraction != 0 {
 		switch {
 		case !g.has(BehaviourPublish):
-			l.Add(gp+"fraction", "%s, but the group does not publish (fraction is the share of its clients that publish)", show(g.Fraction))
+			l.Add(gp+"fraction", "%s, but the group has no publish behaviour (fraction is the share of a publish group's clients that publish)", show(g.Fraction))
 		case !(g.Fraction > 0 && g.Fraction <= 1):
 			l.Add(gp+"fraction", "%s is not a fraction of the group (want more than 0, at most 1)", show(g.Fraction))
 		}
