@@ -103,6 +103,10 @@ bench-floor: build
 bench-1m: build
 	scripts/bench-1m.sh
 
+## bench-conn-curve: the cost per connection as the count grows, bench-1m's run at each of SIZES beside the keepalive floor, into results/conn-curve.json (RUNS, HOLD, KEEPALIVE, RATE; not CI)
+bench-conn-curve: build
+	GO=$(GO) scripts/bench-conn-curve.sh
+
 ## bench-fanout: fanout-20-1000-20-2M against mqblast sink and Mosquitto (RUNS, MEASURE, RATE, SUBS, SINK_FLUSH; not CI)
 bench-fanout: build
 	scripts/bench-fanout.sh
@@ -141,10 +145,19 @@ clean:
 	rm -rf bin $(BENCHOUT)
 
 
+## limit-check: mqblast limit against a local Mosquitto RUNS times (3), then fixed-rate runs 5 % apart around the found limit: do they agree within 10 %? PIN=1 pins broker and client to CPUs of their own, QUIET=2 waits for a quiet host; SCENARIO SLO START STEP SWEEP (not CI)
+limit-check: build
+	scripts/limit-check.sh
+
 ## study-demo: the built-in study campaigns against Mosquitto, the embedded broker and the sink, into study-demo/ (minutes; network profiles need root)
 STUDIES ?= retain-throughput edge-profiles-payloads
 study-demo: build
 	@mkdir -p study-demo
 	@set -e; for c in $(STUDIES); do ./bin/mqblast study $$c --out study-demo/$$c; done
 	@echo "open study-demo/*/study.html"
-.PHONY: help demo image build bench-conn bench-tls bench-msg bench-floor bench-1m bench-fanout study-demo test test-unit test-integration test-timing race allocs fuzz bench lint check cross clean
+## study-brokers: the brokers-edge campaign (Mosquitto, embedded, RabbitMQ, aedes, gmqtt x local/optimal/worst x 1 KB/10 KB, QoS 1, 5 repetitions; not CI, about 20-30 min, root, scripts/install-brokers.sh first) into study-brokers/
+study-brokers: build
+	@mkdir -p study-brokers
+	./bin/mqblast study brokers-edge --out study-brokers/brokers-edge
+	@echo "open study-brokers/brokers-edge/study.html"
+.PHONY: help demo image build bench-conn bench-conn-curve bench-tls bench-msg bench-floor bench-1m bench-fanout limit-check study-demo study-brokers test test-unit test-integration test-timing race allocs fuzz bench lint check cross clean

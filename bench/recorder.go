@@ -53,6 +53,7 @@ func (r *Recorder) SetGroups(n int, client, publisher, share []uint8) {
 		for i := range lr.snap.Groups {
 			lr.snap.Groups[i] = result.NewSnapshot()
 		}
+		lr.gShareExtra = make([]int64, n)
 	}
 }
 
@@ -67,10 +68,18 @@ func (r *Recorder) byClient(s *result.Snapshot, client int) *result.Snapshot {
 // byPublisher returns the group snapshot of publisher number pub in s, nil without
 // groups.
 func (r *Recorder) byPublisher(s *result.Snapshot, pub uint32) *result.Snapshot {
-	if r.gPub == nil || int64(pub) >= int64(len(r.gPub)) {
-		return nil
+	if g := r.pubGroup(pub); g >= 0 {
+		return s.Groups[g]
 	}
-	return s.Groups[r.gPub[pub]]
+	return nil
+}
+
+// pubGroup returns the group of publisher number pub, -1 without groups.
+func (r *Recorder) pubGroup(pub uint32) int {
+	if r.gPub == nil || int64(pub) >= int64(len(r.gPub)) {
+		return -1
+	}
+	return int(r.gPub[pub])
 }
 
 // Placement is where a part of a run stands in the whole: which publishers it runs, and
@@ -91,9 +100,17 @@ type loopRec struct {
 	// last is streams[lastKey], the stream of the last message (nil: none yet).
 	last    *stream
 	lastKey uint64
-	// back is when each client that reconnected last did (CLOCK_REALTIME ns): a copy due
-	// before it that arrives after it was kept for the client while it was away.
+	// back is when each client that reconnected last did (CLOCK_REALTIME ns; nil until the
+	// loop's first reconnect): a copy due before it that arrives after it was kept for the
+	// client while it was away, and a QoS 1 copy that arrives again once its subscriber has
+	// reconnected is a re-delivery, with or without the DUP flag.
 	back map[int]int64
+	// shareExtra counts copies a share group's member received that another member of
+	// its group (in this loop) had received: one copy to several members. Finish tells a
+	// broker that does not share (most copies so) from a few re-deliveries. gShareExtra
+	// counts them by the publisher's group (SetGroups; nil: one group).
+	shareExtra  int64
+	gShareExtra []int64
 }
 
 // publisherEnd is a publisher's reactor.PublisherEnd, kept for Finish.
@@ -390,7 +407,7 @@ func (r *Recorder) Behaved(loop, client int, b reactor.Behaviour, asked, got byt
 		what = fmt.Sprintf("max_qos_%d_for_qos_%d", got, asked)
 	case reactor.BehaviourGrantedQoS:
 		what, perClient = fmt.Sprintf("granted_qos_%d_for_qos_%d", got, asked), false
-	case reactor.BehaviourNoShared, reactor.BehaviourNoWildcard:
+	case reactor.BehaviourNoShared, reactor.BehaviourNoWildcard, reactor.BehaviourPubackQoS2, reactor.BehaviourPubcompNotFound:
 		perClient = false
 	case reactor.BehaviourAnswered311:
 		if k := "behaviour:" + what; s.Examples[k] == "" {
@@ -458,6 +475,14 @@ func (r *Recorder) Received(loop, client int, m reactor.Message) {
 	var dup, late bool
 	if g := st.to; g != nil {
 		dup, _ = g.set.add(m.Seq)
+		own, _ := st.set.add(m.Seq) // the member's own copies, to tell a second member's
+		if dup && !own {
+			lr.shareExtra++
+			if g := r.pubGroup(m.Publisher); g >= 0 {
+				lr.gShareExtra[g]++
+			}
+			return
+		}
 		if !dup {
 			late = st.seen && m.Seq < st.top
 			st.top, st.seen = max(st.top, m.Seq), true
@@ -465,11 +490,24 @@ func (r *Recorder) Received(loop, client int, m reactor.Message) {
 	} else {
 		dup, late = st.set.add(m.Seq)
 	}
+	var again bool // a duplicate that is a re-delivery
+	if dup && m.QoS == 1 {
+		// [MQTT-4.3.2]: at least once. A re-delivery has DUP set [MQTT-3.3.1-1]; aedes 1.x
+		// sends a kept session's copies again after a reconnect without it, some of them
+		// ones it had sent since.
+		if again = m.Dup; !again {
+			_, again = lr.back[client]
+		}
+	}
 	if r.gClient != nil {
-		r.receivedGroups(s, client, &m, dup, late)
+		r.receivedGroups(s, client, &m, dup, again, late)
 	}
 	if dup {
-		s.Duplicated++
+		if again {
+			s.Redelivered++
+		} else {
+			s.Duplicated++
+		}
 		return
 	}
 	s.Received++
@@ -496,15 +534,19 @@ func (r *Recorder) Received(loop, client int, m reactor.Message) {
 }
 
 // receivedGroups is Received's per-group part, in a mixed run: the copy counts toward
-// its publisher's group (received, latency) and toward the receiving client's group
-// (delivered).
-func (r *Recorder) receivedGroups(s *result.Snapshot, client int, m *reactor.Message, dup, late bool) {
+// its publisher's group (received, latency; again: a duplicate that is a re-delivery) and
+// toward the receiving client's group (delivered).
+func (r *Recorder) receivedGroups(s *result.Snapshot, client int, m *reactor.Message, dup, again, late bool) {
 	gp := r.byPublisher(s, m.Publisher)
 	if gp == nil {
 		return
 	}
 	if dup {
-		gp.Duplicated++
+		if again {
+			gp.Redelivered++
+		} else {
+			gp.Duplicated++
+		}
 		return
 	}
 	gp.Received++
@@ -593,21 +635,52 @@ func (r *Recorder) Finish() (*result.Snapshot, *result.Join) {
 		}
 	}
 	union := map[uint64]result.Seqs{}
+	var extra, shared int64 // copies to a second member of their group; the groups' copies
+	var gExtra []int64      // extra by the publisher's group (a mixed run)
+	if r.gClient != nil {
+		gExtra = make([]int64, r.groups)
+	}
+	for _, lr := range r.loops {
+		extra += lr.shareExtra
+		for g, n := range lr.gShareExtra {
+			gExtra[g] += n
+		}
+	}
 	for k, sets := range groups {
 		if len(sets) == 1 {
 			union[k] = sets[0]
+			shared += sets[0].Len()
 			continue
 		}
 		u := result.UnionSeqs(sets...)
 		union[k] = u
-		out.Duplicated += counts[k] - u.Len()
+		shared += u.Len()
+		extra += counts[k] - u.Len()
 		out.Received -= counts[k] - u.Len()
-		if g := r.byPublisher(out, uint32(k)); g != nil {
-			g.Duplicated += counts[k] - u.Len()
-			g.Received -= counts[k] - u.Len()
+		if g := r.pubGroup(uint32(k)); g >= 0 {
+			gExtra[g] += counts[k] - u.Len()
+			out.Groups[g].Received -= counts[k] - u.Len()
 		}
 		if share := int(uint32(k>>32) &^ (shareKey >> 32)); share < len(r.gShare) && r.gClient != nil {
 			out.Groups[r.gShare[share]].Delivered -= counts[k] - u.Len()
+		}
+	}
+	// A sharing broker gives a copy to a second member now and then (a member's session
+	// ended with it in flight): duplicates. One that gave at least every other copy to
+	// several members does not share: the extra copies are not expected, and it says so.
+	// A group's extra copies (its publishers' messages) count as the run's do.
+	if extra > 0 && extra*2 >= shared {
+		out.Unexpected["not_expected"] += extra
+		out.Behaviour[result.BehaviourEveryMember] += extra
+		for g, n := range gExtra {
+			if n > 0 {
+				out.Groups[g].Unexpected["not_expected"] += n
+			}
+		}
+	} else {
+		out.Duplicated += extra
+		for g, n := range gExtra {
+			out.Groups[g].Duplicated += n
 		}
 	}
 	sharesOf := map[uint32][]uint64{}

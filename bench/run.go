@@ -73,6 +73,12 @@ type Runner struct {
 	// publishing. The measure phase ends when it returns, at Duration, or at the context's
 	// end (which it sees too).
 	Controller func(ctx context.Context, rc RateControl, pubStart, runStart time.Time)
+	// ConnectController, if set, drives the connect rate of the connect phase (a search
+	// for the broker's connection limit): the phase starts paused, and it is called once,
+	// in a goroutine of its own, with the engine's connect control and the instant
+	// intervals are timed from. The connect phase ends when it returns (the clients not
+	// dialed by then never are) or when every client has its verdict and it returned.
+	ConnectController func(ctx context.Context, cc ConnectControl, runStart time.Time)
 	// AcceptDowngrade runs a plan the broker cannot serve as it is at what the broker
 	// grants (its 5.0 CONNACK's Maximum QoS, no retain, no shared or wildcard
 	// subscriptions), and says so in the result's broker_behaviour. Without it such a run
@@ -108,6 +114,13 @@ type Groups struct {
 // RateControl changes the publish rate of a running schedule: reactor.Engine.SetRate.
 type RateControl interface {
 	SetRate(at time.Time, scale float64, ramp time.Duration) error
+}
+
+// ConnectControl changes the pace of a connect phase: reactor.Engine's.
+type ConnectControl interface {
+	SetConnectRate(rate float64) error
+	PauseConnect()
+	ConnectPending() int64
 }
 
 // subscribeTimeout bounds the wait for SUBACKs.
@@ -284,11 +297,33 @@ func (r *run) wait(at time.Time, ok func() bool) error {
 // connect connects every client (paced) and measures what that cost: its time, CPU and
 // the resident set it leaves. It returns the engine's error when the context ended it.
 func (r *run) connect() error {
+	ctx, controlled := r.ctx, func() bool { return true }
+	if r.ConnectController != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(r.ctx)
+		defer cancel()
+		var done atomic.Bool
+		controlled = done.Load
+		r.eng.PauseConnect()
+		go func() {
+			r.ConnectController(r.ctx, r.eng, r.src.start)
+			done.Store(true)
+			cancel() // the clients not dialed yet never are
+		}()
+	}
 	done := make(chan error, 1)
 	go func() {
-		done <- r.eng.Connect(r.ctx, func(n int) { r.started.Store(int64(n)) })
+		done <- r.eng.Connect(ctx, func(n int) { r.started.Store(int64(n)) })
 	}()
 	err := runIntervals(r.src, r.log, until{done: done})
+	if r.ConnectController != nil && r.ctx.Err() == nil {
+		// The controller ended the phase, or every client has its verdict and the
+		// controller still judges its last step.
+		err = nil
+		if !controlled() {
+			err = r.wait(time.Now().Add(24*time.Hour), controlled)
+		}
+	}
 	r.connectPhase = time.Since(r.src.start)
 	r.cpuConnect = tuning.SelfCPU() - r.cpuBefore
 	// What an idle connection costs is what stays live: collect the connect phase's garbage
@@ -400,6 +435,9 @@ func (r *run) measure() error {
 			return err
 		}
 	}
+	// The recorder has the start before a message can arrive (a round trip's come back at
+	// once): one received before it would be taken for a stale one. Then the engine's.
+	r.rec.SetStart(time.Now().Add(delay).UnixNano())
 	pubStart := r.eng.StartPublishing(delay)
 	r.rec.SetStart(pubStart.UnixNano())
 	from := pubStart.Add(r.Warmup)

@@ -158,6 +158,7 @@ func (w *Watch) sysFinish(res *result.Result) {
 	s.rd.Close()
 	s.clients(&last)
 	res.BrokerSys = s.result(&last, end)
+	res.NoteBrokerDrops()
 }
 
 // counted is how many of the reader's own $SYS messages a broker that counts them as

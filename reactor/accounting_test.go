@@ -171,24 +171,7 @@ func TestEngineDisconnectedUnsent(t *testing.T) {
 		clean bool
 	}{{"qos0-clean", 0, true}, {"qos1-persistent", 1, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			var mu sync.Mutex
-			got := 0
-			addr := scriptServer(t, func(k int, c net.Conn, _ []byte, h codec.Header, _ []byte) bool {
-				switch h.Type {
-				case codec.TypeConnect:
-					if k > 0 {
-						_, _ = c.Write(codec.AppendConnack(nil, &codec.Connack{Reason: codec.Reason311ServerUnavailable}, codec.V311))
-						return false
-					}
-					_, _ = c.Write(codec.AppendConnack(nil, &codec.Connack{}, codec.V311))
-				case codec.TypePublish:
-					mu.Lock()
-					defer mu.Unlock()
-					got++
-					return got < 10
-				}
-				return true
-			})
+			addr, got := closeAfter(t, 10)
 			obs := newAcct()
 			e := startEngine(t, reactor.Config{Brokers: []string{addr}, Clients: 1, Observer: obs, Reconnect: true,
 				ReconnectMin: 50 * time.Millisecond, ReconnectMax: 100 * time.Millisecond,
@@ -199,13 +182,11 @@ func TestEngineDisconnectedUnsent(t *testing.T) {
 			publishFor(t, e, time.Second)
 			obs.mu.Lock()
 			defer obs.mu.Unlock()
-			mu.Lock()
-			defer mu.Unlock()
 			if int64(obs.published+obs.unsentTotal()) != obs.scheduled || obs.scheduled < 90 {
 				t.Errorf("scheduled %d != published %d + unsent %v", obs.scheduled, obs.published, obs.unsent)
 			}
-			if obs.published < 10 || obs.published > 12 || got != 10 {
-				t.Errorf("published %d (the server read %d before closing)", obs.published, got)
+			if n := got(); obs.published < 10 || obs.published > 12 || n != 10 {
+				t.Errorf("published %d (the server read %d before closing)", obs.published, n)
 			}
 			if obs.unsent[reactor.UnsentDisconnected] < 80 || obs.held[reactor.HoldDisconnected] < 700*time.Millisecond {
 				t.Errorf("unsent %v, held %v: want the rest as disconnected", obs.unsent, obs.held)
@@ -214,6 +195,35 @@ func TestEngineDisconnectedUnsent(t *testing.T) {
 				t.Errorf("in flight when the connection ended %d, acked %d; want all %d published", obs.dropped, obs.acked, obs.published)
 			}
 		})
+	}
+}
+
+// closeAfter starts a broker that accepts one connection, closes it after reading n
+// PUBLISH packets and refuses every later connection (CONNACK server unavailable). got says
+// how many PUBLISH packets it read.
+func closeAfter(t *testing.T, n int) (addr string, got func() int) {
+	var mu sync.Mutex
+	read := 0
+	addr = scriptServer(t, func(k int, c net.Conn, _ []byte, h codec.Header, _ []byte) bool {
+		switch h.Type {
+		case codec.TypeConnect:
+			if k > 0 {
+				_, _ = c.Write(codec.AppendConnack(nil, &codec.Connack{Reason: codec.Reason311ServerUnavailable}, codec.V311))
+				return false
+			}
+			_, _ = c.Write(codec.AppendConnack(nil, &codec.Connack{}, codec.V311))
+		case codec.TypePublish:
+			mu.Lock()
+			defer mu.Unlock()
+			read++
+			return read < n
+		}
+		return true
+	})
+	return addr, func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return read
 	}
 }
 

@@ -74,3 +74,42 @@ func TestPublishAllocs(t *testing.T) {
 		t.Errorf("published %d messages, want the schedule's 5,000 or more", s.pub.seq)
 	}
 }
+
+// TestWheelAllocs: the wheel looking at idle sessions whose keepalive moved on (each put
+// back for its new deadline) allocates nothing once its buckets have grown (each the first
+// time it holds that many: once round the wheel).
+func TestWheelAllocs(t *testing.T) {
+	l := testLoop(t)
+	const n = 100
+	now := l.e.now()
+	var ss []*session
+	for i := range n {
+		s := &session{fd: -1, version: 4, state: stConnected, flags: sfVerdict, keepalive: 1, lastWrite: now + int64(i)*int64(time.Millisecond)}
+		l.add(s)
+		ss = append(ss, s)
+	}
+	at := now
+	round := func() {
+		at += int64(time.Second)
+		for _, s := range ss {
+			s.lastWrite = at + int64(500*time.Millisecond) // written since: put back, not pinged
+		}
+		for t := 0; t < 12; t++ {
+			l.scan(at + int64(t)*int64(scanInterval))
+		}
+	}
+	for range wheelSlots/2 + 10 { // a round moves 10 ticks: 512 rounds use every bucket they will
+		round()
+	}
+	if allocs := testing.AllocsPerRun(20, round); allocs != 0 {
+		t.Errorf("%.1f allocations a round of %d sessions, want 0", allocs, n)
+	}
+	for _, s := range ss {
+		if s.state != stConnected || s.pingSent != 0 || s.wheelAt <= l.wh.tick {
+			t.Fatalf("a session was pinged or left the wheel (state %d, wheel tick %d, now %d)", s.state, s.wheelAt, l.wh.tick)
+		}
+	}
+	if l.wh.n < n || l.wh.n > 2*n {
+		t.Errorf("%d entries in the wheel for %d sessions", l.wh.n, n)
+	}
+}

@@ -246,3 +246,44 @@ func TestAnswered311(t *testing.T) {
 		}
 	})
 }
+
+// TestPubcompNotFoundAcks: a PUBCOMP 0x92 (packet identifier not found) after a PUBREC
+// that accepted the message, as mochi 2.7 sends when its own PUBLISH to the client used
+// the same id, ends the exchange as an acknowledgement, said as a behaviour, and keeps
+// the connection (it was taken for a PUBACK's code, invalid there: a protocol error).
+func TestPubcompNotFoundAcks(t *testing.T) {
+	addr := scriptServer(t, func(_ int, cn net.Conn, _ []byte, h codec.Header, body []byte) bool {
+		switch h.Type {
+		case codec.TypeConnect:
+			_, _ = cn.Write(codec.AppendConnack(nil, &codec.Connack{}, codec.V5))
+		case codec.TypePublish:
+			var p codec.Publish
+			if codec.DecodePublish(h, body, codec.V5, &p) == nil {
+				_, _ = cn.Write(codec.AppendPubrec(nil, &codec.Ack{ID: p.ID}, codec.V5))
+			}
+		case codec.TypePubrel:
+			var a codec.Ack
+			if codec.DecodePubrel(body, codec.V5, &a) == nil {
+				_, _ = cn.Write(codec.AppendPubcomp(nil, &codec.Ack{ID: a.ID, Reason: codec.ReasonPacketIDNotFound}, codec.V5))
+			}
+		}
+		return true
+	})
+	obs := newBehObs()
+	e := startEngine(t, reactor.Config{Brokers: []string{addr}, Clients: 1, Observer: obs,
+		Client: func(int) reactor.ClientSpec {
+			return reactor.ClientSpec{ID: "p", Version: 5, CleanStart: true,
+				Publish: &reactor.PublishSpec{Topic: []byte("t"), QoS: 2, Rate: 1000, Count: 20, PayloadSize: 16,
+					Receivers: 1, MaxInflight: 4}}
+		}})
+	if err := e.Connect(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	e.StartPublishing(0)
+	waitFor(t, 3*time.Second, func() bool { n := 0; obs.locked(func() { n = obs.acked }); return n == 20 })
+	obs.locked(func() {
+		if b := obs.behaved[reactor.BehaviourPubcompNotFound]; b[2] != 20 || b[1] != 0x92 || obs.refusedMsgs != 0 || len(obs.dropped) != 0 {
+			t.Errorf("behaved %v, refused %d, dropped %v", b, obs.refusedMsgs, obs.dropped)
+		}
+	})
+}

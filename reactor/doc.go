@@ -37,7 +37,9 @@
 //
 // The loop sleeps in epoll_pwait2 until its next due time with nanosecond resolution and a
 // 1 ns timer slack: the earliest publisher of its heap, the next dial or reconnect, or the
-// 100 ms scan for CONNACK, TCP and ping timeouts and keepalives. Publishers therefore go
+// next tick (100 ms) of its timer wheel, which holds each session for its CONNACK, TCP or
+// ping timeout or its keepalive, so that a tick looks only at the sessions due in it, not at
+// every session (timers.go). Publishers therefore go
 // out within tens of microseconds of their due time rather than on a millisecond tick.
 // A round of ready sockets can be long (a thousand busy subscribers at 2M msg/s): every 16
 // events the loop reads the clock and makes the publish pass (and its pass through the Go

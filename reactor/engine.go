@@ -63,7 +63,8 @@ type Config struct {
 	// TLS configures the connections to mqtts:// and wss:// brokers (nil: verification
 	// against the system's roots, TLS 1.2 and up). Without a ClientSessionCache one is made,
 	// so that reconnects resume their sessions (each client its own); ServerName defaults to
-	// the broker's host. See TLSConfig.
+	// the broker's host. A broker's certificate chain is verified once, not on every
+	// handshake (unless the configuration has a verification of its own). See TLSConfig.
 	TLS *tls.Config
 	// HandshakeWorkers bounds the goroutines that run TCP connects, TLS handshakes and
 	// WebSocket upgrades for TLS and WebSocket brokers (default 4 per loop, at least 8).
@@ -195,6 +196,7 @@ func New(cfg Config) (*Engine, error) {
 		if e.tlsBase.ClientSessionCache == nil {
 			e.tlsBase.ClientSessionCache = tls.NewLRUClientSessionCache(max(cfg.Clients, 64))
 		}
+		cacheVerification(e.tlsBase)
 	}
 	if e.cfg.PortLo == 0 {
 		if lo, hi, err := LocalPortRange(); err == nil {

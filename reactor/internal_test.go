@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestIdleSessionSize guards the memory of an idle connection: the session struct is all
@@ -25,7 +27,8 @@ func TestDialGrainFor(t *testing.T) {
 	check(100_000, time.Millisecond)   // fast: the floor
 	check(2500, 1600*time.Microsecond) // 4 dials a batch
 	check(1000, 4*time.Millisecond)
-	check(1, 8*time.Millisecond)
+	check(100, 40*time.Millisecond) // a slow loop still batches 4
+	check(1, 50*time.Millisecond)
 }
 
 // TestDueNear: a due time comes back from its low 48 bits when it is less than 2^47 ns
@@ -40,5 +43,82 @@ func TestDueNear(t *testing.T) {
 	}
 	if got, due := dueNear(uint64(now-half-1)&(1<<48-1), now), now-half-1; got != due+1<<48 {
 		t.Errorf("39 h + 1 ns back: %d, want it wrapped to %d", got, due+1<<48)
+	}
+}
+
+// TestWheel: a loop looks at a session when its deadline comes, not on every tick: idle
+// sessions with a 30 s keepalive are looked at for the first time on the tick after it,
+// when each gets its PINGREQ, then for its PINGRESP's timeout; a session that wrote
+// since is put back for its new deadline without a PINGREQ; a TCP connect and a CONNACK that
+// do not come fail at their timeouts, which come before the keepalives.
+func TestWheel(t *testing.T) {
+	l := testLoop(t)
+	e := l.e
+	const n = 200
+	now := e.now()
+	var peers []int
+	var ss []*session
+	for range n {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = unix.Close(fds[0]); _ = unix.Close(fds[1]) })
+		s := &session{fd: int32(fds[0]), version: 4, state: stConnected, flags: sfVerdict, keepalive: 30, lastWrite: now}
+		l.add(s)
+		ss, peers = append(ss, s), append(peers, fds[1])
+	}
+	if l.wh.n != n {
+		t.Fatalf("%d sessions in the wheel, want %d", l.wh.n, n)
+	}
+	due := now + int64(30*time.Second)
+	if at := tickTime(l.wh.next); at < due || at > due+int64(scanInterval) {
+		t.Errorf("first look at %v, want the tick after the keepalive %v", time.Duration(at), time.Duration(due))
+	}
+	pings := func() (got int) {
+		buf := make([]byte, 16)
+		for _, p := range peers {
+			if m, _ := unix.Read(p, buf); m == 2 && buf[0] == 0xc0 {
+				got++
+			}
+		}
+		return got
+	}
+	// A session wrote 10 s later: at the keepalive it is put back, not pinged.
+	ss[0].lastWrite = now + int64(10*time.Second)
+	l.scan(now + int64(29*time.Second))
+	if got := pings(); got != 0 || l.wh.n != n {
+		t.Fatalf("before the keepalive: %d PINGREQs, %d in the wheel", got, l.wh.n)
+	}
+	at := tickTime(l.wh.next)
+	l.scan(at)
+	if got := pings(); got != n-1 {
+		t.Errorf("at the keepalive: %d PINGREQs, want %d", got, n-1)
+	}
+	if ss[0].pingSent != 0 || ss[1].pingSent == 0 || ss[0].wheelAt <= l.wh.tick || ss[1].wheelAt <= l.wh.tick {
+		t.Errorf("after the keepalive: sessions not back in the wheel (ticks %d, %d; now %d)", ss[0].wheelAt, ss[1].wheelAt, l.wh.tick)
+	}
+	if want := tickAfter(ss[1].pingSent + int64(e.pingTimeout(30*time.Second))); ss[1].wheelAt != want {
+		t.Errorf("a pinged session is due at tick %d, want its PINGRESP timeout's %d", ss[1].wheelAt, want)
+	}
+	l.scan(now + int64(41*time.Second))
+	if got := pings(); got != 1 {
+		t.Errorf("the session that wrote later: %d PINGREQs at its own keepalive, want 1", got)
+	}
+	// A dial and a CONNACK that do not come fail at their timeouts (a loop of its own: the
+	// scans above ran the wheel 41 s ahead of the engine's clock).
+	l = testLoop(t)
+	e = l.e
+	d := &session{fd: -1, state: stDialing, dialStart: e.now(), flags: sfVerdict}
+	c := &session{fd: -1, state: stConnecting, lastWrite: e.now(), flags: sfVerdict}
+	l.add(d)
+	l.add(c)
+	first := min(d.dialStart+int64(e.cfg.DialTimeout), c.lastWrite+int64(e.cfg.ConnackTimeout))
+	if at := tickTime(l.wh.next); at <= first || at > first+int64(scanInterval) {
+		t.Errorf("next look at %v, want within a tick after the first timeout %v", time.Duration(at), time.Duration(first))
+	}
+	l.scan(e.now() + int64(max(e.cfg.DialTimeout, e.cfg.ConnackTimeout)) + int64(scanInterval))
+	if d.state != stClosing || c.state != stClosing {
+		t.Errorf("overdue dial and CONNACK: states %d and %d, want both closed (%d)", d.state, c.state, stClosing)
 	}
 }

@@ -2,6 +2,7 @@ package reactor
 
 import (
 	"errors"
+	"fmt"
 	"time"
 	"unsafe"
 
@@ -147,7 +148,7 @@ func (l *loop) traffic(s *session, in []byte) int {
 	for used < len(in) && s.state != stClosing {
 		n, err := l.handle(s, in[used:])
 		if err != nil {
-			l.protocolError(s, err)
+			l.protocolError(s, packetError(err, in[used:]))
 			break
 		}
 		if n == 0 {
@@ -289,6 +290,8 @@ func (l *loop) lost(s *session, err error) {
 		cause, ex := CauseClosed, "connection closed before CONNACK"
 		if err != nil {
 			cause, ex = classify(err)
+		} else if s.state == stConnecting && s.version == 5 {
+			ex += ": the broker may not support MQTT 5.0 (it closed the 5.0 CONNECT without a CONNACK, as RabbitMQ 3.x does); run at 3.1.1 (protocol_version 4, -V 4)"
 		}
 		if s.flags&sfTransport != 0 && l.transportOf(s).tls != nil {
 			ex += " (after the TLS handshake: a broker that requires a client certificate ends the connection here; give --cert and --key)"
@@ -396,4 +399,16 @@ func (l *loop) protocolError(s *session, err error) {
 	default:
 		l.close(s)
 	}
+}
+
+// packetError adds to err, an error of handling the packet at the start of in, the
+// packet's type and its first bytes, which say what the broker sent: "codec: reason code
+// not valid for this packet (PUBREC: 50 03 00 07 92)". It wraps err.
+func packetError(err error, in []byte) error {
+	var ce *codec.Error
+	if !errors.As(err, &ce) || len(in) == 0 {
+		return err
+	}
+	h := codec.PacketType(in[0] >> 4)
+	return fmt.Errorf("%w (%v: % x)", err, h, in[:min(len(in), 12)])
 }

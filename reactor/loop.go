@@ -42,8 +42,7 @@ type session struct {
 	io        *connIO     // bytes not yet sent or not yet a whole packet; nil when none
 	spec      *ClientSpec // until the CONNACK has started its subscriptions and publisher; nil after
 	pub       *pubState   // the client's publisher state, nil if it does not publish
-	keepalive time.Duration
-	dialStart int64 // engine clock, ns
+	dialStart int64       // engine clock, ns
 	lastWrite int64
 	pingSent  int64 // 0: no PINGREQ outstanding
 	client    int32
@@ -51,6 +50,8 @@ type session struct {
 	fd        int32
 	maxOut    uint32 // 5.0 server Maximum Packet Size (0: none)
 	maxIn     uint32 // the client's inbound packet limit: Config.MaxInbound or the CONNECT's smaller one
+	wheelAt   uint32 // the wheel's tick it is due to be looked at (0 or past: not in the wheel)
+	keepalive uint16 // seconds (0: none)
 	version   byte
 	attempt   uint8 // 0: first connect; n: n-th reconnect attempt
 	state     uint8
@@ -92,7 +93,7 @@ type loop struct {
 	redials     []redialAt
 	cleanNext   map[int32]bool // clients whose next dial has a clean start (Churn's clean)
 	dueRedials  []redialAt     // scratch for redialDue
-	lastScan    int64          // engine clock of the last timeout and keepalive scan
+	wh          wheel          // sessions by the tick of their next timeout or keepalive
 	lastPublish int64          // engine clock of the last publish pass
 	lastYield   int64          // engine clock the loop last passed through the Go scheduler
 	dialGrain   int64          // ns: the dials due within it of now go out now
@@ -339,10 +340,11 @@ func (l *loop) add(s *session) {
 		s.slot = l.free[n-1]
 		l.free = l.free[:n-1]
 		l.sessions[s.slot] = s
-		return
+	} else {
+		s.slot = int32(len(l.sessions))
+		l.sessions = append(l.sessions, s)
 	}
-	s.slot = int32(len(l.sessions))
-	l.sessions = append(l.sessions, s)
+	l.watch(s)
 }
 
 func (l *loop) remove(s *session) {

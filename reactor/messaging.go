@@ -777,6 +777,7 @@ func (l *loop) received(s *session, pk *codec.Publish) {
 		Now:       now,
 		Run:       uint16(w),
 		Dup:       pk.Dup,
+		QoS:       byte(pk.QoS),
 	}
 	if len(pl) >= sentAtSize {
 		m.Sent = int64(binary.BigEndian.Uint64(pl[16:24]))
@@ -793,6 +794,7 @@ type Message struct {
 	Seq        uint32
 	Run        uint16 // the publishing run's tag (Config.RunTag)
 	Dup        bool   // the DUP flag was set
+	QoS        byte   // the QoS it was delivered at
 	Unmeasured bool   // the payload has no measurement header: not one of mqblast's
 }
 

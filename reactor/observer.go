@@ -120,12 +120,21 @@ const (
 	// BehaviourAnswered311: a 5.0 CONNECT was answered by a 3.1.1 CONNACK whose return
 	// code is got: the broker does not speak MQTT 5.0. The client is reported Refused.
 	BehaviourAnswered311
+	// BehaviourPubackQoS2: the broker answered a QoS 2 PUBLISH with a PUBACK, QoS 1's
+	// acknowledgement (RabbitMQ 3.10 does): the message was taken at QoS 1, at least once,
+	// not exactly once. It ends the exchange as an acknowledgement; n counts messages.
+	BehaviourPubackQoS2
+	// BehaviourPubcompNotFound: a PUBCOMP with reason 0x92 (packet identifier not found)
+	// ended a QoS 2 exchange whose PUBREC had accepted the message: it counts as
+	// acknowledged; n counts messages.
+	BehaviourPubcompNotFound
 	NumBehaviours // number of behaviours, for arrays indexed by Behaviour
 )
 
 var behaviourNames = [NumBehaviours]string{
 	"max_qos", "retain_unavailable", "shared_unavailable", "wildcard_unavailable", "granted_qos",
-	"closed_qos2_publisher", "answered_as_3_1_1",
+	"closed_qos2_publisher", "answered_as_3_1_1", "puback_for_qos_2",
+	"pubcomp_id_not_found",
 }
 
 // String returns the snake_case name used in results.

@@ -107,12 +107,13 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 		l.verdict(s)
 		if v == codec.V5 {
 			if ca.Props.Has(codec.PropServerKeepAlive) {
-				s.keepalive = time.Duration(ca.Props.ServerKeepAlive) * time.Second // [MQTT-3.2.2-21]
+				s.keepalive = ca.Props.ServerKeepAlive // [MQTT-3.2.2-21]
 			}
 			if ca.Props.Has(codec.PropMaximumPacketSize) {
 				s.maxOut = ca.Props.MaximumPacketSize // [MQTT-3.2.2-15]
 			}
 		}
+		l.watch(s) // for its keepalive, the broker's if it set one
 		l.rxConnected(s, ca.SessionPresent)
 		l.established(s, ca)
 	case codec.TypePublish:
@@ -131,11 +132,27 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 			break
 		}
 		l.received(s, pk)
-	case codec.TypePuback, codec.TypePubcomp:
+	case codec.TypePuback:
 		if err := codec.DecodePuback(body, v, &l.ack); err != nil {
 			return 0, err
 		}
+		if l.ack.Reason < 0x80 {
+			if p := s.pub; p != nil && p.s == s && p.qos == 2 && p.find(l.ack.ID) >= 0 {
+				l.e.cfg.Observer.Behaved(l.idx, int(s.client), BehaviourPubackQoS2, 2, 1, 1)
+			}
+		}
 		l.acked(s, l.ack.ID, l.ack.Reason) // a PUBACK of 0x80 and up refuses the message
+	case codec.TypePubcomp:
+		if err := codec.DecodePubcomp(body, v, &l.ack); err != nil {
+			return 0, err
+		}
+		// The broker took the message at its PUBREC; a PUBCOMP's 0x92 (packet identifier
+		// not found: mochi 2.7 sends it when its own PUBLISH to this client has the same
+		// id) still ends the exchange, an acknowledgement.
+		if l.ack.Reason != 0 {
+			l.e.cfg.Observer.Behaved(l.idx, int(s.client), BehaviourPubcompNotFound, 0, byte(l.ack.Reason), 1)
+		}
+		l.acked(s, l.ack.ID, 0)
 	case codec.TypePubrec:
 		if err := codec.DecodePubrec(body, v, &l.ack); err != nil {
 			return 0, err
@@ -157,7 +174,7 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 		l.reply = codec.AppendPubcomp(l.reply, &comp, v) // [MQTT-4.3.3-11] 3.1.1: [MQTT-4.3.3-2]
 	case codec.TypeSuback:
 		sa := &l.suback
-		if err := codec.DecodeSuback(body, v, sa); err != nil {
+		if err := codec.DecodeSuback(body, v, sa); err != nil && !suback311Failure(err, body, v, sa) {
 			return 0, err
 		}
 		failed, code, granted := 0, byte(0), byte(2)
@@ -182,6 +199,7 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 		if s.pingSent != 0 {
 			l.e.cfg.Observer.Ping(l.idx, int(s.client), time.Duration(max(l.arrival()-(l.e.realEpoch+s.pingSent), 0)))
 			s.pingSent = 0
+			l.watch(s) // for its next keepalive: it waited in the wheel for the PINGRESP's timeout
 		}
 	case codec.TypeDisconnect:
 		d := &l.disc
@@ -371,4 +389,28 @@ type unexpectedError struct{}
 
 func (*unexpectedError) Error() string {
 	return "reactor: unexpected CONNACK on an established session"
+}
+
+// suback311Failure reports whether body, a 3.1.1 SUBACK that DecodeSuback refused with
+// err, is one whose only fault is a failure code of 5.0's (0x80 and up; mochi 2.7 sends
+// 0x91, packet identifier in use, to a resumed 3.1.1 session's SUBSCRIBE), and if so
+// decodes it into sa: the filter is refused, by that reason, and the connection kept.
+func suback311Failure(err error, body []byte, v codec.Version, sa *codec.Suback) bool {
+	if v != codec.V311 || !errors.Is(err, codec.ErrReasonCode) || len(body) < 3 {
+		return false
+	}
+	id := uint16(body[0])<<8 | uint16(body[1])
+	if id == 0 {
+		return false
+	}
+	for _, c := range body[2:] {
+		if c > 2 && c < 0x80 {
+			return false
+		}
+	}
+	sa.ID, sa.Reasons = id, sa.Reasons[:0]
+	for _, c := range body[2:] {
+		sa.Reasons = append(sa.Reasons, codec.ReasonCode(c))
+	}
+	return true
 }

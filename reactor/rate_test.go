@@ -3,13 +3,12 @@ package reactor_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/mqblast/mqblast/codec"
 	"github.com/mqblast/mqblast/internal/tier"
 	"github.com/mqblast/mqblast/reactor"
 	"github.com/mqblast/mqblast/sink"
@@ -237,24 +236,7 @@ func TestRateCountAndStartScale(t *testing.T) {
 // messages and refuses it from then on; a change to twice the rate while it has no
 // connection counts in its unsent messages: what the profile scheduled meanwhile.
 func TestRateWhileDisconnected(t *testing.T) {
-	var mu sync.Mutex
-	got := 0
-	addr := scriptServer(t, func(k int, c net.Conn, _ []byte, h codec.Header, _ []byte) bool {
-		switch h.Type {
-		case codec.TypeConnect:
-			if k > 0 {
-				_, _ = c.Write(codec.AppendConnack(nil, &codec.Connack{Reason: codec.Reason311ServerUnavailable}, codec.V311))
-				return false
-			}
-			_, _ = c.Write(codec.AppendConnack(nil, &codec.Connack{}, codec.V311))
-		case codec.TypePublish:
-			mu.Lock()
-			defer mu.Unlock()
-			got++
-			return got < 10
-		}
-		return true
-	})
+	addr, _ := closeAfter(t, 10)
 	obs := newAcct()
 	e := startEngine(t, reactor.Config{Brokers: []string{addr}, Clients: 1, Observer: obs, Reconnect: true,
 		ReconnectMin: 50 * time.Millisecond, ReconnectMax: 100 * time.Millisecond,
@@ -341,5 +323,55 @@ func TestSetConnectRate(t *testing.T) {
 	}
 	if err := e.SetConnectRate(-1); err == nil {
 		t.Error("a negative connect rate was taken")
+	}
+}
+
+// TestPauseConnect: a connect phase that starts paused dials nothing until SetConnectRate;
+// 100 clients at 200/s then take half a second; paused again after 50 of them, it dials
+// none for as long as the pause, and resumed at 1,000/s it dials the other 50 in about
+// 50 ms, from where it stopped (no burst of the dials the pause skipped).
+func TestPauseConnect(t *testing.T) {
+	tier.Integration(t)
+	srv, err := sink.Start(context.Background(), sink.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	e := startEngine(t, reactor.Config{Brokers: []string{srv.Addr()}, Clients: 100, Loops: 2, ConnectRate: 100,
+		Observer: reactor.NopObserver{}, Client: specs(4, 0, "", "")})
+	e.PauseConnect()
+	var started atomic.Int64
+	done := make(chan error, 1)
+	go func() { done <- e.Connect(context.Background(), func(n int) { started.Store(int64(n)) }) }()
+	time.Sleep(300 * time.Millisecond)
+	if n := started.Load(); n != 0 {
+		t.Fatalf("%d dials while the phase was paused from its start", n)
+	}
+	if err := e.SetConnectRate(200); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(250 * time.Millisecond)
+	e.PauseConnect()
+	time.Sleep(150 * time.Millisecond) // progress reports every 100 ms
+	paused := started.Load()
+	if paused < 40 || paused > 60 {
+		t.Errorf("%d dials in 250 ms at 200/s, want about 50", paused)
+	}
+	if e.ConnectPending() != 0 {
+		t.Errorf("%d dials without a verdict 150 ms after the pause (the sink answers at once)", e.ConnectPending())
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := started.Load(); n != paused {
+		t.Errorf("%d dials during the pause", n-paused)
+	}
+	resumed := time.Now()
+	if err := e.SetConnectRate(1000); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil || e.Open() != 100 {
+		t.Fatalf("connect: %v, open %d", err, e.Open())
+	}
+	if took := time.Since(resumed); took < time.Duration(100-paused-1)*time.Millisecond || took > 400*time.Millisecond {
+		t.Errorf("the last %d dials took %v at 1,000/s, want about %d ms", 100-paused, took, 100-paused)
 	}
 }

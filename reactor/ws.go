@@ -402,6 +402,7 @@ func (l *loop) upgrade(s *session) {
 	l.setEvents(s)
 	req := l.seal(t, l.upgradeRequest(t, &l.targets[s.spec.Broker%len(l.targets)]))
 	s.lastWrite = l.e.now()
+	l.watch(s)
 	l.sendRaw(s, req)
 }
 

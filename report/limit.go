@@ -17,21 +17,35 @@ import (
 // when it was not the broker.
 func LimitLines(l *result.Limit) []string {
 	slo := strings.Join(l.SLO, " and ")
+	unit := l.Unit()
+	per := func(v float64) string { // the per-publisher rate beside a total
+		if l.Connect() {
+			return ""
+		}
+		return " (" + RateText(v) + " per publisher)"
+	}
 	var out []string
 	switch {
 	case !l.Found && len(l.Steps) == 0:
 		out = append(out, "no step ran: no answer")
 	case !l.Found:
-		out = append(out, fmt.Sprintf("even the start rate %s msg/s (%s per publisher) failed %s: %s", RateText(l.FirstFailed),
-			RateText(l.FirstFailedPerClient), slo, strings.Join(l.FailedSLO, "; ")))
+		out = append(out, fmt.Sprintf("even the start rate %s %s%s failed %s: %s", RateText(l.FirstFailed), unit,
+			per(l.FirstFailedPerClient), slo, strings.Join(l.FailedSLO, "; ")))
+	case l.Ended == "clients_exhausted" && l.FirstFailed == 0:
+		out = append(out, fmt.Sprintf("no limit found: every step held within %s until the clients ran out; the broker sustains at least %s %s",
+			slo, RateText(l.Sustained), unit))
 	default:
-		out = append(out, fmt.Sprintf("sustains %s msg/s (%s per publisher) within %s", RateText(l.Sustained), RateText(l.SustainedPerClient), slo))
+		out = append(out, fmt.Sprintf("sustains %s %s%s within %s", RateText(l.Sustained), unit, per(l.SustainedPerClient), slo))
 		if l.FirstFailed > 0 {
-			out = append(out, fmt.Sprintf("at %s msg/s: %s (%.1f %% above; precision asked %.0f %%)", RateText(l.FirstFailed),
+			out = append(out, fmt.Sprintf("at %s %s: %s (%.1f %% above; precision asked %.0f %%)", RateText(l.FirstFailed), unit,
 				strings.Join(l.FailedSLO, "; "), 100*l.Reached, 100*l.Precision))
 		}
 	}
 	switch l.Ended {
+	case "clients_exhausted":
+		if l.FirstFailed > 0 {
+			out = append(out, "the clients ran out before the precision asked: raise parameters.clients or shorten --step")
+		}
 	case "max_rate":
 		out = append(out, "every step up to --max-rate held: the limit is higher")
 	case "max_duration":
@@ -74,16 +88,28 @@ func writeLimit(tw io.Writer, r *result.Result) {
 		fmt.Fprintf(tw, "%s\t%s\n", head, termtext.Line(line))
 	}
 	for _, st := range l.Steps {
-		v := "holds"
-		switch {
-		case st.Overruled:
-			v = "failed, then held on its repeat: " + strings.Join(st.Failed, "; ")
-		case !st.OK:
-			v = "FAILS " + strings.Join(st.Failed, "; ")
+		v := stepVerdict(st, "FAILS ")
+		if l.Connect() {
+			fmt.Fprintf(tw, "step %d\t%s connections/s offered, %s established/s, connect p99 %s, failed %d, dropped %d: %s\n", st.Index+1,
+				RateText(st.Rate), RateText(st.Connections.ConnectPerS), result.Micros(st.ConnectLatencyUS.P99), st.Connections.Failed,
+				st.BrokerStalled.Dropped, termtext.Line(v))
+			continue
 		}
 		fmt.Fprintf(tw, "step %d\t%s msg/s offered, %s arrived, p99 %s, lost %d, unsent %d: %s\n", st.Index+1, RateText(st.Rate),
 			RateText(st.Throughput.ReceivePerS), result.Micros(st.LatencyUS.P99), st.Messages.Lost, st.Messages.UnsentTotal, termtext.Line(v))
 	}
+}
+
+// stepVerdict is a step's verdict in words: "holds", its failed SLOs after fails, or that a
+// failure was overruled by its repeat.
+func stepVerdict(st result.LimitStep, fails string) string {
+	switch {
+	case st.Overruled:
+		return "failed, then held on its repeat: " + strings.Join(st.Failed, "; ")
+	case !st.OK:
+		return fails + strings.Join(st.Failed, "; ")
+	}
+	return "holds"
 }
 
 // limitPanel draws a search's steps against the rate they offered: achieved against
@@ -102,39 +128,48 @@ func limitPanel(r *result.Result) Panel {
 		}
 		xs = append(xs, st.Rate)
 		diag = append(diag, st.Rate)
-		achieved = append(achieved, st.Throughput.ReceivePerS)
-		p50, p99, pmax = append(p50, nz(float64(st.LatencyUS.P50))), append(p99, nz(float64(st.LatencyUS.P99))), append(pmax, nz(float64(st.LatencyUS.Max)))
-		lost, unsent = append(lost, float64(st.Messages.Lost)), append(unsent, float64(st.Messages.UnsentTotal))
+		ach, lat, lo, un := st.Throughput.ReceivePerS, st.LatencyUS, st.Messages.Lost, st.Messages.UnsentTotal
+		if l.Connect() {
+			ach, lat, lo, un = st.Connections.ConnectPerS, st.ConnectLatencyUS, st.Connections.Failed, st.BrokerStalled.Dropped
+		}
+		achieved = append(achieved, ach)
+		p50, p99, pmax = append(p50, nz(float64(lat.P50))), append(p99, nz(float64(lat.P99))), append(pmax, nz(float64(lat.Max)))
+		lost, unsent = append(lost, float64(lo)), append(unsent, float64(un))
 	}
 	chart := func(id, title, unit string, ylog bool, s ...Series) Chart {
 		c := &Chart{ID: id, Title: title, X: xs, XKind: "offered", YUnit: unit, YLog: ylog, Series: s}
 		return c.finish("no step ran")
 	}
-	ach := chart("limit_achieved", "Arrived against offered (the dashed diagonal: all of it arrives)", "per_s", false,
-		Series{Label: "arrived", Color: Color(1), Values: achieved}, Series{Label: "offered", Color: Color(0), Dash: true, Values: diag})
-	lat := chart("limit_latency", "Latency against offered (log axis)", "us", true,
+	words := [...]string{"Arrived against offered (the dashed diagonal: all of it arrives)", "arrived", "Latency against offered (log axis)",
+		"Lost and unsent against offered", "lost", "unsent", "offered msg/s", "per publisher", "arrived msg/s"}
+	if l.Connect() {
+		words = [...]string{"Established against offered (the dashed diagonal: every connection at its rate)", "established",
+			"Connect latency against offered (log axis)", "Failed connects and dropped connections against offered", "failed", "dropped",
+			"offered connections/s", "per run", "established/s"}
+	}
+	ach := chart("limit_achieved", words[0], "per_s", false,
+		Series{Label: words[1], Color: Color(1), Values: achieved}, Series{Label: "offered", Color: Color(0), Dash: true, Values: diag})
+	lat := chart("limit_latency", words[2], "us", true,
 		Series{Label: "p50", Color: Color(0), Values: p50}, Series{Label: "p99", Color: Color(2), Values: p99},
 		Series{Label: "max", Color: Color(3), Values: pmax})
-	loss := chart("limit_loss", "Lost and unsent against offered", "count", false,
-		Series{Label: "lost", Color: Color(3), Values: lost}, Series{Label: "unsent", Color: Color(4), Dash: true, Values: unsent})
+	loss := chart("limit_loss", words[3], "count", false,
+		Series{Label: words[4], Color: Color(3), Values: lost}, Series{Label: words[5], Color: Color(4), Dash: true, Values: unsent})
 	p.Charts = []Chart{ach, lat, loss}
-	t := Table{Caption: "Steps in the order they ran", Head: []string{"step", "offered msg/s", "per publisher", "arrived msg/s",
-		"p50", "p99", "max", "lost", "unsent", "broker cpu", "client cpu", "verdict"}}
+	t := Table{Caption: "Steps in the order they ran", Head: []string{"step", words[6], words[7], words[8],
+		"p50", "p99", "max", words[4], words[5], "broker cpu", "client cpu", "verdict"}}
 	for _, st := range l.Steps {
-		v := "holds"
-		switch {
-		case st.Overruled:
-			v = "failed, then held on its repeat: " + strings.Join(st.Failed, "; ")
-		case !st.OK:
-			v = "fails: " + strings.Join(st.Failed, "; ")
-		}
+		v := stepVerdict(st, "fails: ")
 		bc := "–"
 		if st.BrokerCPUPercent > 0 {
 			bc = fmt.Sprintf("%.0f%%", st.BrokerCPUPercent)
 		}
-		t.Rows = append(t.Rows, []string{fmt.Sprint(st.Index + 1), RateText(st.Rate), RateText(st.PerClient), RateText(st.Throughput.ReceivePerS),
-			result.Micros(st.LatencyUS.P50), result.Micros(st.LatencyUS.P99), result.Micros(st.LatencyUS.Max), fmt.Sprint(st.Messages.Lost),
-			fmt.Sprint(st.Messages.UnsentTotal), bc, fmt.Sprintf("%.0f%%", st.ClientCPUPercent), v})
+		ach, lat, lo, un := st.Throughput.ReceivePerS, st.LatencyUS, st.Messages.Lost, st.Messages.UnsentTotal
+		if l.Connect() {
+			ach, lat, lo, un = st.Connections.ConnectPerS, st.ConnectLatencyUS, st.Connections.Failed, st.BrokerStalled.Dropped
+		}
+		t.Rows = append(t.Rows, []string{fmt.Sprint(st.Index + 1), RateText(st.Rate), RateText(st.PerClient), RateText(ach),
+			result.Micros(lat.P50), result.Micros(lat.P99), result.Micros(lat.Max), fmt.Sprint(lo),
+			fmt.Sprint(un), bc, fmt.Sprintf("%.0f%%", st.ClientCPUPercent), v})
 	}
 	p.Tables = []Table{t}
 	return p

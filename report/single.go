@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -541,6 +542,21 @@ func deliveryPanel(r *result.Result) Panel {
 		{"unexpected (never offsets a loss)", fmt.Sprintf("%d%s", m.UnexpectedTotal, countfmt.ByCause(m.Unexpected)), warn(m.UnexpectedTotal)},
 		{"unmeasured (no mqblast header)", fmt.Sprint(m.Unmeasured), warn(m.Unmeasured)},
 		{"subscriptions", fmt.Sprintf("%d made, %d refused%s", m.Subscribed, m.SubscribeFailed, countfmt.ByCause(m.SubscribeRefused)), bad(m.SubscribeFailed)},
+	}
+	// The counts that are absent when 0 (what some brokers do), after duplicated.
+	var more []Row
+	if m.Redelivered > 0 {
+		more = append(more, Row{"redelivered (QoS 1 permits it)", fmt.Sprint(m.Redelivered), ""})
+	}
+	if m.RefusedCopies > 0 {
+		more = append(more, Row{"not delivered: refused by the broker", fmt.Sprint(m.RefusedCopies), ""})
+	}
+	if m.NotSharedCopies > 0 {
+		more = append(more, Row{"not delivered: $share/ on a broker that does not share", fmt.Sprint(m.NotSharedCopies), ""})
+	}
+	if len(more) > 0 {
+		i := slices.IndexFunc(p.Rows, func(r Row) bool { return r.Key == "duplicated" }) + 1
+		p.Rows = slices.Insert(p.Rows, i, more...)
 	}
 	p.Intro = "Every message of the run, warm-up and drain included: scheduled = published + unsent; expected = received + lost + in flight."
 	return p

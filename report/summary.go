@@ -80,8 +80,14 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 		} else {
 			fmt.Fprintf(tw, "delivery\t%d expected: %d received, %d lost, %d in flight at the end, %d in flight when a session ended; %d duplicated, %d out of order\n",
 				m.Expected, m.Received, m.Lost, m.InFlightAtEnd, m.InFlightLost, m.Duplicated, m.OutOfOrder)
+			if m.Redelivered > 0 {
+				fmt.Fprintf(tw, "redelivered\t%d copies again at QoS 1 (DUP flag set, or after a reconnect): re-deliveries QoS 1 permits, not duplicates\n", m.Redelivered)
+			}
 			if m.RefusedCopies > 0 {
 				fmt.Fprintf(tw, "not delivered\t%d expected copies of messages the broker refused (not lost: it said no)\n", m.RefusedCopies)
+			}
+			if m.NotSharedCopies > 0 {
+				fmt.Fprintf(tw, "not delivered\t%d expected copies on $share/ filters of a broker that does not share (not lost: see broker behaviour)\n", m.NotSharedCopies)
 			}
 		}
 		if m.Inexact != "" {

@@ -109,3 +109,72 @@ func TestSummaryGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestRedeliveredAndNotShared: re-deliveries and the copies a broker that does not share
+// never delivered have their own line in the summary and row in the report's delivery
+// panel, after duplicated; neither is shown when 0.
+func TestRedeliveredAndNotShared(t *testing.T) {
+	r := &result.Result{Schema: result.Schema}
+	m := &r.Messages
+	m.Published, m.Expected, m.Received, m.Redelivered, m.NotSharedCopies = 20, 20, 10, 3, 10
+	var buf bytes.Buffer
+	if err := WriteSummary(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"redelivered      3 copies again at QoS 1",
+		"not delivered    10 expected copies on $share/ filters of a broker that does not share"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, buf.String())
+		}
+	}
+	var keys []string
+	for _, row := range deliveryPanel(r).Rows {
+		keys = append(keys, row.Key)
+	}
+	got := strings.Join(keys, "|")
+	if !strings.Contains(got, "duplicated|redelivered (QoS 1 permits it)|not delivered: $share/ on a broker that does not share|out of order") {
+		t.Errorf("delivery rows %s", got)
+	}
+	m.Redelivered, m.NotSharedCopies = 0, 0
+	keys = keys[:0]
+	for _, row := range deliveryPanel(r).Rows {
+		keys = append(keys, row.Key)
+	}
+	if got := strings.Join(keys, "|"); strings.Contains(got, "redelivered") || strings.Contains(got, "not delivered") {
+		t.Errorf("rows of 0 shown: %s", got)
+	}
+}
+
+// TestLimitStepVerdicts: a search's steps read the same in the text summary and in the HTML
+// panel's table: a step that held, one that failed with the SLO it broke, and one whose
+// failure its repeat overruled.
+func TestLimitStepVerdicts(t *testing.T) {
+	r := load(t, "limit.json")
+	r.Limit.Steps[3].Overruled = true // 32,000 msg/s: failed, then held on its repeat
+	var buf bytes.Buffer
+	if err := WriteSummary(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	var text []string
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "step ") {
+			text = append(text, l[strings.Index(l, "unsent ")+len("unsent 0: "):])
+		}
+	}
+	var table []string
+	for _, row := range limitPanel(r).Tables[0].Rows {
+		table = append(table, row[len(row)-1])
+	}
+	want := []string{"holds", "holds", "fails: latency_us.p99<5000 (was 12703)",
+		"failed, then held on its repeat: latency_us.p99<5000 (was 6507)",
+		"fails: latency_us.p99<5000 (was 7879)", "fails: latency_us.p99<5000 (was 7119)"}
+	if d := cmp.Diff(want, table); d != "" {
+		t.Errorf("panel verdicts (-want +got)\n%s", d)
+	}
+	for i := range want {
+		want[i] = strings.Replace(want[i], "fails: ", "FAILS ", 1)
+	}
+	if d := cmp.Diff(want, text); d != "" {
+		t.Errorf("summary verdicts (-want +got)\n%s\n%s", d, buf.String())
+	}
+}

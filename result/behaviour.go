@@ -1,7 +1,9 @@
 package result
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -22,7 +24,18 @@ import (
 //   - "closed_qos2_publisher": 3.1.1 publishers of QoS 2 the broker closed without a word
 //     while their messages were in flight (what a broker whose maximum QoS is 1 does);
 //   - "answered_as_3_1_1": 5.0 CONNECTs answered by a 3.1.1 CONNACK (the broker does not
-//     speak 5.0).
+//     speak 5.0);
+//   - "puback_for_qos_2": QoS 2 messages the broker acknowledged with a PUBACK (it took
+//     them at QoS 1), counted as acked;
+//   - "pubcomp_id_not_found": QoS 2 exchanges a PUBCOMP 0x92 ended after a PUBREC had
+//     accepted the message, counted as acked;
+//   - "dropped_by_broker": messages the broker says it dropped by its own policy (its
+//     $SYS counter, broker_sys publish_dropped) in a run that lost copies;
+//   - "delivered_to_every_member": copies on "$share/" filters a broker gave to more than
+//     one member of their group, at least every other one (it does not share), counted
+//     as unexpected not_expected;
+//   - "not_shared": "$share/" filters of 3.1.1 subscribers the broker granted and delivered
+//     nothing to (it does not share), counted in messages.not_shared_copies.
 //
 // Evidence says it in words; Example is one instance as the client saw it (a reason code,
 // a reason string: text from the broker, shown through termtext).
@@ -70,6 +83,67 @@ func (r *Result) behaviour(total *Snapshot) {
 	for _, k := range sortedKeys(total.Behaviour) {
 		add(k, total.Behaviour[k])
 	}
+	r.NoteBrokerDrops()
+	if n := r.Messages.NotSharedCopies; n > 0 {
+		r.BrokerBehaviour = append(r.BrokerBehaviour, BrokerBehaviour{What: behNotShared, Count: total.Subscribed,
+			Evidence: fmt.Sprintf("the broker does not share: it granted %d $share/ filters of 3.1.1 subscribers and delivered "+
+				"none of the %d copies expected on them (it takes such a filter as a topic filter, which matches nothing): "+
+				"counted as not_shared_copies, not lost", total.Subscribed, n)})
+	}
+}
+
+// behDropped is the BrokerBehaviour of messages the broker dropped by its own policy.
+const behDropped = "dropped_by_broker"
+
+// NoteBrokerDrops puts into BrokerBehaviour (anew) the messages the broker says it dropped
+// by its own policy (broker_sys publish_dropped: Mosquitto's $SYS counter of messages a
+// subscriber's full queue refused, max_queued_messages or max_queued_bytes) when copies
+// were lost: the loss is the broker's, with its count as the evidence. Call it after
+// BrokerSys is set.
+func (r *Result) NoteBrokerDrops() {
+	r.BrokerBehaviour = slices.DeleteFunc(r.BrokerBehaviour, func(b BrokerBehaviour) bool { return b.What == behDropped })
+	if r.BrokerSys == nil || r.Messages.Lost == 0 {
+		return
+	}
+	d, ok := r.BrokerSys.Total(SysPublishDropped)
+	if !ok || d <= 0 {
+		return
+	}
+	r.BrokerBehaviour = append(r.BrokerBehaviour, BrokerBehaviour{What: behDropped, Count: d,
+		Evidence: fmt.Sprintf("the broker dropped %d messages by its own policy ($SYS publish dropped: a subscriber's queue was full, "+
+			"e.g. Mosquitto's max_queued_messages or max_queued_bytes): of the %d copies lost, those are the broker's doing, not the client's",
+			d, r.Messages.Lost)})
+}
+
+// BehaviourEveryMember is the BrokerBehaviour of a broker that gave the copies on
+// "$share/" filters to several members of their group (at least every other one): it
+// does not share; the extra copies are unexpected not_expected, not duplicated.
+const BehaviourEveryMember = "delivered_to_every_member"
+
+// behNotShared is the BrokerBehaviour of a broker that does not share (notShared).
+const behNotShared = "not_shared"
+
+// notShared reports whether the run is one of 3.1.1 subscribers on "$share/" filters
+// (a Shared-Subscription scenario) that the broker granted and that received nothing of
+// the copies the plan expected of what the broker took, no connection lost: the broker
+// does not share (3.1.1
+// has no shared subscriptions; RabbitMQ 3.10 and aedes 1.x take the filter as a topic
+// filter), and what did not arrive is not a loss.
+func (r *Result) notShared(total *Snapshot) bool {
+	if r.Messages.ExpectedUnknown || total.Received != 0 || total.Subscribed == 0 || r.Messages.Lost == 0 ||
+		total.UnexpectedTotal() != 0 || total.DroppedTotal() != 0 { // a broker that went away lost them
+		return false
+	}
+	var sc struct {
+		Type        string `json:"type"`
+		Subscribers *struct {
+			ProtocolVersion json.RawMessage `json:"protocol_version"`
+		} `json:"subscribers"`
+	}
+	if json.Unmarshal(r.Scenario, &sc) != nil || sc.Type != "Shared-Subscription" || sc.Subscribers == nil {
+		return false
+	}
+	return string(sc.Subscribers.ProtocolVersion) != "5"
 }
 
 // behaviourSnapshot puts back into s, the snapshot of a document read back, the behaviour
@@ -79,7 +153,7 @@ func (r *Result) behaviourSnapshot(s *Snapshot) {
 		if b.Example != "" {
 			s.Examples["behaviour:"+b.What] = b.Example
 		}
-		if strings.HasPrefix(b.What, behPublishRefused) || strings.HasPrefix(b.What, behDisconnect) {
+		if strings.HasPrefix(b.What, behPublishRefused) || strings.HasPrefix(b.What, behDisconnect) || b.What == behNotShared || b.What == behDropped {
 			continue // counted in their own fields
 		}
 		if s.Behaviour == nil {
@@ -149,6 +223,13 @@ func behaviourWords(what string, n int64, ex string) string {
 		return fmt.Sprintf("the broker's CONNACK says Wildcard Subscription Available 0: %d wildcard filters not subscribed", n)
 	case "closed_qos2_publisher":
 		return fmt.Sprintf("the broker closed %d QoS 2 publishers (max_qos 1?)", n)
+	case BehaviourEveryMember:
+		return fmt.Sprintf("the broker does not share: it gave %d copies on $share/ filters to a second member of their group "+
+			"(it delivers to every member): counted as unexpected not_expected, not duplicated", n)
+	case "pubcomp_id_not_found":
+		return fmt.Sprintf("the broker ended %d QoS 2 exchanges with PUBCOMP 0x92 (packet identifier not found) after accepting the message at PUBREC: counted as acknowledged", n)
+	case "puback_for_qos_2":
+		return fmt.Sprintf("the broker answered %d QoS 2 messages with PUBACK, QoS 1's acknowledgement: it took them at QoS 1 (at least once), not exactly once", n)
 	case "answered_as_3_1_1":
 		return fmt.Sprintf("the broker does not support MQTT 5.0 (it answered as 3.1.1: %s), %d connections", ex, n)
 	}

@@ -1,6 +1,7 @@
 package result
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -149,6 +150,42 @@ func TestReadFileTakesWhatItCannotJudge(t *testing.T) {
 	} {
 		if _, err := ReadFile(craft(t, dir, c.doc, name+".json", c.edit)); err != nil {
 			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestNotShared: a 3.1.1 Shared-Subscription run whose granted subscriptions received
+// nothing counts its missing copies as not_shared_copies, not lost, and the document adds
+// up; at 5.0, with a copy received, or with a connection lost, they stay lost.
+func TestNotShared(t *testing.T) {
+	run := func(version string, received, dropped int64) *Result {
+		r := &Result{Schema: Schema, Scenario: json.RawMessage(`{"type":"Shared-Subscription","subscribers":{"protocol_version":` + version + `}}`)}
+		s := NewSnapshot()
+		s.Subscribed, s.Published, s.Scheduled, s.Acked, s.Expected, s.Received = 5, 100, 100, 100, 100, received
+		if dropped > 0 {
+			s.Dropped["closed_by_broker"] = dropped
+		}
+		r.SetTotal(s)
+		return r
+	}
+	r := run("4", 0, 0)
+	if m := r.Messages; m.NotSharedCopies != 100 || m.Lost != 0 || len(r.BrokerBehaviour) != 1 || r.BrokerBehaviour[0].What != "not_shared" ||
+		r.BrokerBehaviour[0].Count != 5 {
+		t.Errorf("not shared: %+v, %+v", m, r.BrokerBehaviour)
+	}
+	var buf bytes.Buffer
+	if err := r.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckDocument(buf.Bytes()); err != nil {
+		t.Errorf("the document does not add up: %v", err)
+	}
+	for _, c := range []struct {
+		v                 string
+		received, dropped int64
+	}{{"5", 0, 0}, {"4", 1, 0}, {"4", 0, 2}} {
+		if m := run(c.v, c.received, c.dropped).Messages; m.NotSharedCopies != 0 || m.Lost != 100-c.received {
+			t.Errorf("version %s, received %d, dropped %d: not shared %d, lost %d", c.v, c.received, c.dropped, m.NotSharedCopies, m.Lost)
 		}
 	}
 }

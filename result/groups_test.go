@@ -73,6 +73,27 @@ func TestJoinAttributesGroups(t *testing.T) {
 	}
 }
 
+// TestJoinGroupsNotShared: copies a broker that does not share gave members in two parts
+// are not_expected for the publishing group as for the run, not its duplicates.
+func TestJoinGroupsNotShared(t *testing.T) {
+	gs := []Group{{Name: "devices", Numbers: [2]uint32{0, 10}}, {Name: "backend", Shares: []int{0}}}
+	total := NewSnapshot()
+	dev, back := NewSnapshot(), NewSnapshot()
+	dev.Received, back.Delivered, total.Received = 12, 12, 12
+	total.Groups = []*Snapshot{dev, back}
+	js := []*Join{{Shares: []JoinShare{{Share: 0, Publisher: 3, Seqs: Seqs{{0, 6}}}}},
+		{Shares: []JoinShare{{Share: 0, Publisher: 3, Seqs: Seqs{{0, 6}}}}}}
+	joinParts(total, js, groupAttribution{gs})
+	for name, s := range map[string]*Snapshot{"run": total, "devices": dev} {
+		if s.Received != 6 || s.Duplicated != 0 || s.Unexpected["not_expected"] != 6 {
+			t.Errorf("%s: received %d duplicated %d not_expected %d; want 6 0 6", name, s.Received, s.Duplicated, s.Unexpected["not_expected"])
+		}
+	}
+	if back.Delivered != 6 || back.UnexpectedTotal() != 0 {
+		t.Errorf("backend: delivered %d, unexpected %v; want 6, none", back.Delivered, back.Unexpected)
+	}
+}
+
 // TestCheckDocumentGroups: a mixed run's document is refused when a group does not add up
 // or the groups do not add up to the run, each problem at its path.
 func TestCheckDocumentGroups(t *testing.T) {

@@ -220,6 +220,8 @@ func joinParts(total *Snapshot, js []*Join, ga groupAttribution) *Join {
 	ids := slices.SortedFunc(maps.Keys(byShare), func(a, b shareID) int {
 		return cmp.Or(cmp.Compare(a.pub, b.pub), cmp.Compare(a.share, b.share))
 	})
+	var extra, shared int64         // copies to members in a second part; the groups' copies
+	gExtra := map[*Snapshot]int64{} // extra by the publisher's group (a mixed run)
 	for _, id := range ids {
 		sets := byShare[id]
 		u := UnionSeqs(sets...)
@@ -227,10 +229,11 @@ func joinParts(total *Snapshot, js []*Join, ga groupAttribution) *Join {
 		for _, s := range sets {
 			n += s.Len()
 		}
-		total.Duplicated += n - u.Len()
+		extra += n - u.Len()
+		shared += u.Len()
 		total.Received -= n - u.Len()
 		if g := group(total, ga.ofPublisher(id.pub)); g != nil {
-			g.Duplicated += n - u.Len()
+			gExtra[g] += n - u.Len()
 			g.Received -= n - u.Len()
 		}
 		if g := group(total, ga.ofShare(id.share)); g != nil {
@@ -239,6 +242,31 @@ func joinParts(total *Snapshot, js []*Join, ga groupAttribution) *Join {
 		union[id] = u
 		sharesOf[id.pub] = append(sharesOf[id.pub], id)
 		out.Shares = append(out.Shares, JoinShare{Share: id.share, Publisher: id.pub, Seqs: u})
+	}
+	// As a part's recorder does: a broker that gave at least every other copy to several
+	// members (or that a part found so) does not share, and the extra copies are not expected.
+	if extra > 0 && (total.Behaviour[BehaviourEveryMember] > 0 || extra*2 >= shared) {
+		if total.Unexpected == nil {
+			total.Unexpected = map[string]int64{}
+		}
+		if total.Behaviour == nil {
+			total.Behaviour = map[string]int64{}
+		}
+		total.Unexpected["not_expected"] += extra
+		total.Behaviour[BehaviourEveryMember] += extra
+		for g, n := range gExtra { // a group's extra copies count as the run's do
+			if n > 0 {
+				if g.Unexpected == nil {
+					g.Unexpected = map[string]int64{}
+				}
+				g.Unexpected["not_expected"] += n
+			}
+		}
+	} else {
+		total.Duplicated += extra
+		for g, n := range gExtra {
+			g.Duplicated += n
+		}
 	}
 	// Each in-flight message: the copies its part saw, and the other parts' streams.
 	for i, j := range js {

@@ -11,6 +11,7 @@ type Limit struct {
 	Found bool `json:"found"`
 	// Sustained is the highest rate whose step held; FirstFailed the lowest whose step
 	// failed (0: none failed up to MaxRate or the time allowed).
+	// Rates are connections per second when the search stepped the connect rate (Unit).
 	Sustained            float64 `json:"sustained"`
 	SustainedPerClient   float64 `json:"sustained_per_client"`
 	FirstFailed          float64 `json:"first_failed"`
@@ -34,9 +35,27 @@ type Limit struct {
 	Evidence   []string `json:"evidence,omitempty"`
 	Fix        string   `json:"fix,omitempty"`
 	// Ended says why the search stopped: "precision" (reached), "max_rate" (every step up
-	// to it held), "max_duration", "interrupted", "start_failed".
+	// to it held), "max_duration", "interrupted", "start_failed", "clients_exhausted" (a
+	// connect-rate search had too few clients left for its next step).
 	Ended string      `json:"ended"`
 	Steps []LimitStep `json:"steps"`
+}
+
+// VaryConnectionRate is the rate field of a search that steps a Connections scenario's
+// connect rate: its rates are connections per second of the whole run, each step's
+// per_client the same (connection_rate is the whole run's), and each step is judged by its
+// connect figures (connections, connect_latency_us).
+const VaryConnectionRate = "parameters.connection_rate"
+
+// Connect reports whether the search stepped the connect rate.
+func (l *Limit) Connect() bool { return l.Vary == VaryConnectionRate }
+
+// Unit is the unit of the search's rates: "msg/s" or "connections/s".
+func (l *Limit) Unit() string {
+	if l.Connect() {
+		return "connections/s"
+	}
+	return "msg/s"
 }
 
 // LimitStep is one probe of the search: a rate held for a step, its window's summary (after

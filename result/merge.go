@@ -137,6 +137,7 @@ func MergeParts(rs []*Result) *Result {
 		c.Notes = append(append([]string(nil), b.Notes...), "merged from shards: the broker's $SYS figures are the first shard's reader's, over that shard's run")
 		out.BrokerSys = &c
 	}
+	out.NoteBrokerDrops()
 	return &out
 }
 

@@ -219,6 +219,12 @@ type Messages struct {
 	// RefusedCopies are the expected copies of the refused messages: the broker said it
 	// would not deliver them, so they are neither received nor lost.
 	RefusedCopies int64 `json:"refused_copies,omitempty"`
+	// NotSharedCopies are the expected copies on the "$share/" filters of 3.1.1 subscribers
+	// of a broker that does not share (3.1.1 has no shared subscriptions: such a broker
+	// takes the filter as a topic filter, which matches nothing): not one copy arrived of
+	// the messages it took, so they are neither received nor lost (broker_behaviour
+	// not_shared says so).
+	NotSharedCopies int64 `json:"not_shared_copies,omitempty"`
 	// Expected are the copies the broker should deliver of what was published, by the plan.
 	Expected int64 `json:"expected"`
 	// ExpectedUnknown says the plan does not know its publishers (a Subscribe run): what
@@ -243,7 +249,12 @@ type Messages struct {
 	// away (a persistent session), or what was on the way when it dropped.
 	DeliveredOnReturn int64 `json:"delivered_on_return,omitempty"`
 	Duplicated        int64 `json:"duplicated"`
-	OutOfOrder        int64 `json:"out_of_order"`
+	// Redelivered are copies that arrived again at QoS 1 with the DUP flag set, or after
+	// their subscriber reconnected: re-deliveries QoS 1 permits (a kept session's, or of a
+	// PUBACK the broker did not get), counted apart from Duplicated, which are copies a
+	// broker should not have sent.
+	Redelivered int64 `json:"redelivered,omitempty"`
+	OutOfOrder  int64 `json:"out_of_order"`
 	// Unexpected are measured copies for no expected stream, by kind: other_run (the header
 	// carries another run's tag), unknown_publisher, not_subscribed, not_expected, stale
 	// (due before this run's publishing began).
@@ -499,6 +510,10 @@ func (r *Result) SetTotal(total *Snapshot) {
 	if !m.ExpectedUnknown {
 		m.Lost = max(total.Expected-total.Received-total.InFlightAtEnd-total.InFlightLost-total.RefusedCopies, 0)
 	}
+	m.NotSharedCopies = 0
+	if r.notShared(total) {
+		m.NotSharedCopies, m.Lost = m.Lost, 0
+	}
 	if total.FirstPublish > 0 {
 		r.FirstPublishAt = time.Unix(0, total.FirstPublish).UTC()
 	}
@@ -548,7 +563,7 @@ func (r *Result) pairs(s *Snapshot) (f figures) {
 		{&m.Scheduled, &s.Scheduled}, {&m.Published, &s.Published}, {&m.Acked, &s.Acked}, {&m.RefusedCopies, &s.RefusedCopies},
 		{&m.Expected, &s.Expected}, {&m.Received, &s.Received}, {&m.InFlightAtEnd, &s.InFlightAtEnd},
 		{&m.InFlightDropped, &s.InFlightDropped}, {&m.InFlightLost, &s.InFlightLost}, {&m.DeliveredOnReturn, &s.DeliveredOnReturn},
-		{&m.Duplicated, &s.Duplicated}, {&m.OutOfOrder, &s.OutOfOrder}, {&m.Unmeasured, &s.Unmeasured},
+		{&m.Duplicated, &s.Duplicated}, {&m.Redelivered, &s.Redelivered}, {&m.OutOfOrder, &s.OutOfOrder}, {&m.Unmeasured, &s.Unmeasured},
 		{&m.Subscribed, &s.Subscribed}, {&m.SubscribeFailed, &s.SubscribeFailed},
 		{&r.BrokerStalled.Publishers, &s.HeldPublishers},
 	}

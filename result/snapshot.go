@@ -66,7 +66,11 @@ type Snapshot struct {
 	Unmeasured int64            `json:"unmeasured"` // received without mqblast's measurement header
 	Unexpected map[string]int64 `json:"unexpected,omitempty"`
 	Duplicated int64            `json:"duplicated"`
-	OutOfOrder int64            `json:"out_of_order"`
+	// Redelivered counts copies that arrived again at QoS 1 with the DUP flag or after
+	// their subscriber reconnected: a re-delivery QoS 1 permits (a resumed session, a
+	// PUBACK the broker did not get), not in Duplicated.
+	Redelivered int64 `json:"redelivered,omitempty"`
+	OutOfOrder  int64 `json:"out_of_order"`
 	// Holds: publisher holds (the broker's flow control, its not reading, no connection)
 	// that ended, by kind, their total in µs, and the publishers held at least once.
 	Holds          map[string]int64 `json:"holds,omitempty"`
@@ -101,10 +105,10 @@ type Snapshot struct {
 // every field is listed.
 
 // counts are the counters that add.
-func (s *Snapshot) counts() [28]*int64 {
+func (s *Snapshot) counts() [29]*int64 {
 	return [...]*int64{&s.Delivered, &s.DeliveredOnReturn, &s.Connected, &s.Reconnected, &s.Pings, &s.TLSHandshakes, &s.TLSResumed, &s.TLSCPUUS,
 		&s.Subscribed, &s.SubscribeFailed, &s.Scheduled, &s.Published, &s.Expected, &s.Acked, &s.RefusedCopies,
-		&s.InFlightDropped, &s.InFlightLost, &s.InFlightAtEnd, &s.Received, &s.Unmeasured, &s.Duplicated,
+		&s.InFlightDropped, &s.InFlightLost, &s.InFlightAtEnd, &s.Received, &s.Unmeasured, &s.Duplicated, &s.Redelivered,
 		&s.OutOfOrder, &s.HeldPublishers, &s.PublishedMeasured, &s.ReceivedMeasured, &s.CPUNS, &s.RSSBytes, &s.Offered}
 }
 

@@ -2,6 +2,7 @@ package result
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"time"
 )
@@ -41,6 +42,15 @@ type StageSummary struct {
 	ScheduleLagUS Percentiles   `json:"schedule_lag_us"`
 	Client        StageClient   `json:"client"`
 	BrokerStalled StageStalled  `json:"broker_stalled"`
+	// Connections are the window's first connects and their verdicts, ConnectLatencyUS the
+	// connect latency of those that connected in it (a Connections run's, or a search
+	// stepping the connection rate).
+	Connections      StageConnections `json:"connections"`
+	ConnectLatencyUS Percentiles      `json:"connect_latency_us"`
+	// BrokerDropped is what the broker said it dropped by its own policy in the window
+	// ($SYS publish/messages/dropped with --broker-sys: a subscriber's queue full), from
+	// its per-second rates: as exact as its refresh (sys_interval) is short.
+	BrokerDropped int64 `json:"broker_dropped"`
 	// Thresholds are the verdicts of the expressions evaluated over this summary.
 	Thresholds []Threshold `json:"thresholds,omitempty"`
 }
@@ -61,6 +71,15 @@ type StageMessages struct {
 	UnsentTotal     int64 `json:"unsent_total"`
 	Duplicated      int64 `json:"duplicated"`
 	UnexpectedTotal int64 `json:"unexpected_total"`
+}
+
+// StageConnections are a window's connection counts, the sums of its intervals': the
+// connections established in it (connected), the connect attempts that failed or were
+// refused in it (failed), and the rate of the first over the window.
+type StageConnections struct {
+	Connected   int64   `json:"connected"`
+	Failed      int64   `json:"failed"`
+	ConnectPerS float64 `json:"connect_per_s"`
 }
 
 // StageClient is the client's verdict over a window: saturated when it built messages late
@@ -98,8 +117,9 @@ func Window(r *Result, from, to float64) StageSummary {
 // t_s) as the window [from, to).
 func summarize(r *Result, from, to float64, pick func(iv *Interval, mid float64) bool) StageSummary {
 	s := StageSummary{FromS: from, ToS: to}
-	lat, raw, lag := NewHist(), NewHist(), NewHist()
+	lat, raw, lag, conn := NewHist(), NewHist(), NewHist(), NewHist()
 	var heldUS int64
+	dropped := 0.0
 	prev := 0.0
 	for i := range r.Intervals {
 		iv := &r.Intervals[i]
@@ -120,21 +140,29 @@ func summarize(r *Result, from, to float64, pick func(iv *Interval, mid float64)
 		m.Duplicated += iv.Duplicated
 		m.UnexpectedTotal += iv.Unexpected
 		s.BrokerStalled.Dropped += iv.Dropped
+		s.Connections.Connected += iv.Connected
+		s.Connections.Failed += iv.Failed
 		heldUS += iv.HeldUS
+		if b := iv.BrokerSys; b != nil {
+			dropped += b.PerS[SysPublishDropped] * (iv.TS - start)
+		}
 		if h := iv.Histograms; h != nil {
 			lat.Merge(h.Latency)
 			raw.Merge(h.LatencyRaw)
 			lag.Merge(h.ScheduleLag)
+			conn.Merge(h.ConnectLatency)
 		}
 	}
+	s.BrokerDropped = int64(math.Round(dropped))
 	m := &s.Messages
 	m.Lost = max(m.Expected-m.Received-m.RefusedCopies, 0)
 	if s.SpanS > 0 {
 		s.OfferedPerS = float64(m.Offered) / s.SpanS
 		s.Throughput = Throughput{PublishPerS: float64(m.Published) / s.SpanS, ReceivePerS: float64(m.Received) / s.SpanS,
 			WindowS: s.SpanS}
+		s.Connections.ConnectPerS = float64(s.Connections.Connected) / s.SpanS
 	}
-	s.LatencyUS, s.LatencyRawUS, s.ScheduleLagUS = lat.Summary(), raw.Summary(), lag.Summary()
+	s.LatencyUS, s.LatencyRawUS, s.ScheduleLagUS, s.ConnectLatencyUS = lat.Summary(), raw.Summary(), lag.Summary(), conn.Summary()
 	if p99 := time.Duration(s.ScheduleLagUS.P99) * time.Microsecond; p99 > StageLagLimit {
 		s.Client.Saturated = true
 		s.Client.SaturationEvidence = []string{fmt.Sprintf("schedule lag p99 %v > %v: the client built messages late", p99, StageLagLimit)}

@@ -35,14 +35,22 @@ type LimitOptions struct {
 	// MaxDuration bounds the search (0: 10m).
 	MaxDuration time.Duration
 	// Confirm repeats a step that failed, once, at the same rate: the search goes by the
-	// repeat (the first is kept, marked overruled when the repeat held).
+	// repeat (the first is kept, marked overruled when the repeat held); and it holds the
+	// answer once more before giving it (climb).
 	Confirm bool
-	// Vary is the rate field varied: parameters.publish_rate ("" means it).
+	// Vary is the rate field varied: VaryPublishRate ("" means it) or, for a Connections
+	// scenario, VaryConnectionRate.
 	Vary string
 }
 
-// VaryPublishRate is the only rate field a search varies: the publishers' rate.
-const VaryPublishRate = "parameters.publish_rate"
+// The rate fields a search varies: the publishers' rate (messages per second of each
+// publisher, the search's rates being their total) and a Connections scenario's connect
+// rate (connections per second of the whole run). A connect-rate search dials clients
+// that were never connected at each step's rate, so the scenario's clients bound it.
+const (
+	VaryPublishRate    = "parameters.publish_rate"
+	VaryConnectionRate = result.VaryConnectionRate
+)
 
 // defaults fills lo's zero fields.
 func (lo *LimitOptions) defaults() {
@@ -71,18 +79,23 @@ func cmpDuration(v, def time.Duration) time.Duration {
 	return def
 }
 
-// PrepareLimit checks a search's options against its scenario before any socket (each
-// problem a usage error that names the flag), fills their defaults, and sets s up for it:
-// publishing at the start rate for the whole search, no warm-up, no stages. It returns the
-// number of publishers the rate is shared by.
-func PrepareLimit(s *scenario.Scenario, pubs int, lo *LimitOptions) error {
+// PrepareLimit checks a search's options against its scenario (est its plan's estimate)
+// before any socket (each problem a usage error that names the flag), fills their defaults,
+// and sets s up for it: publishing at the start rate for the whole search, no warm-up, no
+// stages; or, varying the connection rate, connecting at the start rate.
+func PrepareLimit(s *scenario.Scenario, est scenario.Estimate, lo *LimitOptions) error {
 	lo.defaults()
+	pubs := est.Publishers
 	switch {
-	case lo.Vary != VaryPublishRate:
-		return usage(fmt.Errorf("--vary %s: only %s can be varied (the search steps the publishers' rate; the connection rate's is not built)",
-			lo.Vary, VaryPublishRate))
-	case pubs == 0:
-		return usage(fmt.Errorf("the scenario (type %s) has no publishers: limit varies the publish rate, and there is none to vary", s.Type))
+	case lo.Vary != VaryPublishRate && lo.Vary != VaryConnectionRate:
+		return usage(fmt.Errorf("--vary %s: want %s (a scenario with publishers) or %s (a Connections scenario)",
+			lo.Vary, VaryPublishRate, VaryConnectionRate))
+	case lo.Vary == VaryConnectionRate && s.Type != scenario.TypeConnections:
+		return usage(fmt.Errorf("--vary %s: only for a Connections scenario (this one, type %s, publishes: vary %s)",
+			lo.Vary, s.Type, VaryPublishRate))
+	case lo.Vary == VaryPublishRate && pubs == 0:
+		return usage(fmt.Errorf("the scenario (type %s) has no publishers: limit varies the publish rate, and there is none to vary"+
+			" (a Connections scenario: --vary %s)", s.Type, VaryConnectionRate))
 	case len(lo.SLO) == 0:
 		return usage(errors.New("limit needs at least one --slo, e.g. --slo 'latency_us.p99<50000' --slo 'messages.lost==0'"))
 	case lo.Factor <= 1:
@@ -98,6 +111,9 @@ func PrepareLimit(s *scenario.Scenario, pubs int, lo *LimitOptions) error {
 	}
 	if err := result.CheckStageThresholdPaths(lo.SLO); err != nil {
 		return usage(fmt.Errorf("--slo: %w", err))
+	}
+	if lo.Vary == VaryConnectionRate {
+		return prepareConnectLimit(s, est.Clients, lo)
 	}
 	if lo.StartRate == 0 {
 		lo.StartRate = s.Parameters.PublishRate * float64(pubs)
@@ -134,8 +150,9 @@ func Limit(ctx context.Context, plan *scenario.Plan, o Options, lo LimitOptions)
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	pubs := plan.Estimate().Publishers
-	s := &search{lo: lo, pubs: pubs, log: o.Log, ivs: make(chan result.Interval, 64),
+	est := plan.Estimate()
+	pubs := est.Publishers
+	s := &search{lo: lo, pubs: pubs, clients: est.Clients, log: o.Log, ivs: make(chan result.Interval, 64),
 		out: &result.Limit{Precision: lo.Precision, Publishers: pubs, Vary: lo.Vary, SLO: lo.SLO}}
 	prev := o.OnInterval
 	o.OnInterval = func(iv result.Interval, snap *result.Snapshot) {
@@ -148,8 +165,12 @@ func Limit(ctx context.Context, plan *scenario.Plan, o Options, lo LimitOptions)
 		}
 	}
 	o.tune = func(r *bench.Runner) {
-		r.Controller = s.control
 		r.Warmup, r.Stages = 0, nil
+		if lo.Vary == VaryConnectionRate {
+			r.ConnectController, r.Duration = s.controlConnect, 0 // no hold after the search
+			return
+		}
+		r.Controller = s.control
 	}
 	res, err := Execute(ctx, plan, o)
 	if res == nil {
@@ -158,28 +179,63 @@ func Limit(ctx context.Context, plan *scenario.Plan, o Options, lo LimitOptions)
 	s.finish(res)
 	res.Limit = s.out
 	if err == nil && !s.out.Found {
-		err = kind(ErrThreshold, fmt.Errorf("even the start rate %s msg/s failed the SLO: lower --start-rate", report.RateText(lo.StartRate)))
+		err = kind(ErrThreshold, fmt.Errorf("even the start rate %s %s failed the SLO: lower --start-rate", report.RateText(lo.StartRate), s.out.Unit()))
 	}
 	return res, err
 }
 
 // search is the state of one search: its steps so far and the intervals it has seen.
 type search struct {
-	lo   LimitOptions
-	pubs int
-	log  io.Writer
-	ivs  chan result.Interval
-	seen result.Result // the intervals so far
-	out  *result.Limit
-	last *result.LimitStep // the first failed step, for the verdict
+	lo      LimitOptions
+	pubs    int
+	clients int // the plan's: what a connect-rate search can dial
+	log     io.Writer
+	ivs     chan result.Interval
+	seen    result.Result // the intervals so far
+	out     *result.Limit
+	last    *result.LimitStep // the first failed step, for the verdict
 }
 
 // control runs the search on a running schedule: step, judge, step again.
 func (s *search) control(ctx context.Context, rc bench.RateControl, pubStart, runStart time.Time) {
+	s.climb(ctx, pubStart, nil, func(rate float64, at time.Time) (*result.LimitStep, time.Time, bool) {
+		return s.probe(ctx, rc, rate, at, runStart)
+	})
+}
+
+// climb runs the search from at: steps up from the start rate until one fails, then
+// bisects, each step probe's (which returns when the next may start, and false when ctx
+// ended). room, if set, says whether a step at a rate can still run (the clients left).
+//
+// With Confirm, a step that fails is repeated at its rate and the search goes by the
+// repeat; and once the precision is reached, the answer is held once more before it is
+// given: if that fails (and its repeat), the step that held there is overruled, two of
+// three having failed, and the bisection goes on below it. One step spoilt by the host,
+// or one that held in a quiet moment of a shared host, then does not make the answer.
+func (s *search) climb(ctx context.Context, at time.Time, room func(rate float64) bool,
+	probe func(rate float64, at time.Time) (*result.LimitStep, time.Time, bool)) {
 	lo := &s.lo
-	deadline := pubStart.Add(lo.MaxDuration)
-	at := pubStart
-	good, bad := 0.0, 0.0
+	deadline := at.Add(lo.MaxDuration)
+	fits := func(from time.Time, rate float64) bool {
+		return !from.Add(lo.Step+lo.Pause).After(deadline) && (room == nil || room(rate))
+	}
+	// try probes rate, and again when it failed (Confirm): the second decides.
+	try := func(rate float64) (*result.LimitStep, bool) {
+		st, next, ok := probe(rate, at)
+		if ok && !st.OK && lo.Confirm && fits(next, rate) {
+			first := len(s.out.Steps) - 1
+			st, next, ok = probe(rate, next)
+			if ok && st.OK {
+				s.out.Steps[first].Overruled = true
+			}
+		}
+		if ok {
+			at = next
+		}
+		return st, ok
+	}
+	good, bad, checked := 0.0, 0.0, 0.0
+	var held []float64 // the rates that held, for a fall back below an answer overruled
 	rate := lo.StartRate
 	s.out.Ended = "precision"
 	for {
@@ -187,27 +243,23 @@ func (s *search) control(ctx context.Context, rc bench.RateControl, pubStart, ru
 			s.out.Ended = "max_duration"
 			return
 		}
-		st, next, ok := s.probe(ctx, rc, rate, at, runStart)
-		if ok && !st.OK && lo.Confirm && !at.Add(lo.Step+lo.Pause).After(deadline) {
-			// A failure is confirmed by a second step at the same rate: one step spoilt by the
-			// host (a burst of steal, another process) must not steer the search.
-			first := len(s.out.Steps) - 1
-			st, next, ok = s.probe(ctx, rc, rate, next, runStart)
-			if ok && st.OK {
-				s.out.Steps[first].Overruled = true
-			}
+		if room != nil && !room(rate) {
+			s.out.Ended = "clients_exhausted"
+			return
 		}
+		st, ok := try(rate)
 		if !ok { // the context ended
 			s.out.Ended = "interrupted"
 			return
 		}
-		at = next
 		if st.OK {
 			good = max(good, rate)
+			held = append(held, rate)
 		} else if bad == 0 || rate < bad {
 			bad = rate
 			s.last = st
 		}
+	decide:
 		switch {
 		case bad == lo.StartRate:
 			s.out.Ended = "start_failed"
@@ -218,7 +270,35 @@ func (s *search) control(ctx context.Context, rc bench.RateControl, pubStart, ru
 		case bad == 0:
 			rate = min(rate*lo.Factor, lo.MaxRate)
 		case bad/good-1 <= lo.Precision:
-			return
+			if !lo.Confirm || checked == good || !fits(at, good) {
+				return
+			}
+			checked = good
+			first := -1 // the step that held at the answer
+			for i := range s.out.Steps {
+				if st := &s.out.Steps[i]; st.Rate == good && st.OK && !st.Overruled {
+					first = i
+				}
+			}
+			st, ok := try(good)
+			switch {
+			case !ok:
+				s.out.Ended = "interrupted"
+				return
+			case st.OK:
+				return
+			}
+			if first >= 0 {
+				s.out.Steps[first].Overruled = true
+			}
+			bad, s.last = good, st
+			good = 0
+			for _, r := range held {
+				if r < bad {
+					good = max(good, r)
+				}
+			}
+			goto decide
 		default:
 			rate = math.Sqrt(good * bad) // halfway on a log scale
 		}
@@ -244,40 +324,26 @@ func (s *search) probe(ctx context.Context, rc bench.RateControl, rate float64, 
 	rel := func(t time.Time) float64 { return t.Sub(runStart).Seconds() }
 	wait0, ok0 := tuning.SelfRunDelay()
 	t0 := time.Now()
-	if !s.until(ctx, rel(resume)) {
+	// until an interval in which nothing arrived nor was written (a QoS 1/2 re-send)
+	resume, ok = s.pause(ctx, resume, runStart, rel, func(last *result.Interval) bool { return last.Received == 0 && last.Published == 0 })
+	if !ok {
 		return nil, next, false
 	}
-	for { // until an interval in which nothing arrived nor was written (a QoS 1/2 re-send)
-		last := s.seen.Intervals[len(s.seen.Intervals)-1]
-		if last.Received == 0 && last.Published == 0 || time.Since(resume) > maxDrain {
-			break
-		}
-		if !s.until(ctx, last.TS+1) {
-			return nil, next, false
-		}
-	}
-	resume = runStart.Add(time.Duration(s.seen.Intervals[len(s.seen.Intervals)-1].TS * float64(time.Second)))
 	wait1, ok1 := tuning.SelfRunDelay()
 	win := result.Window(&s.seen, rel(at.Add(lo.Settle)), rel(end))
 	kept := win.Messages                                // the judged window's: what was expected in it and what arrived in it
 	all := result.Window(&s.seen, rel(at), rel(resume)) // the pause after it let the copies in flight arrive
 	win.Messages = all.Messages
 	win.BrokerStalled = all.BrokerStalled
+	// The broker's own drops with its losses: its $SYS counter shows them up to a refresh
+	// (sys_interval) late, in the pause.
+	win.BrokerDropped = all.BrokerDropped
 	st := &result.LimitStep{Index: len(s.out.Steps), Rate: rate, PerClient: rate / float64(s.pubs), StageSummary: win}
 	s.cpu(st, rel(at.Add(lo.Settle)), rel(end))
 	if span := time.Since(t0).Seconds(); ok0 && ok1 && span > 0 {
 		st.RunDelayShare = (wait1 - wait0).Seconds() / span
 	}
-	if err := st.EvaluateThresholds(lo.SLO); err != nil { // checked before the run
-		fmt.Fprintf(s.log, "limit: %v\n", err)
-	}
-	st.OK = true
-	for _, t := range st.Thresholds {
-		if !t.OK {
-			st.OK = false
-			st.Failed = append(st.Failed, fmt.Sprintf("%s (was %s)", t.Expr, t.ValueText()))
-		}
-	}
+	s.judge(st)
 	if w := st.Throughput.PublishPerS; w < offeredShare*rate {
 		st.OK = false
 		st.Failed = append(st.Failed, fmt.Sprintf("offered rate not kept: %s msg/s written of %s", report.RateText(w), report.RateText(rate)))
@@ -301,11 +367,44 @@ func (s *search) probe(ctx context.Context, rc bench.RateControl, rate float64, 
 	return &s.out.Steps[len(s.out.Steps)-1], resume, true
 }
 
+// judge evaluates the SLO over st's summary: st holds when every expression does.
+func (s *search) judge(st *result.LimitStep) {
+	if err := st.EvaluateThresholds(s.lo.SLO); err != nil { // checked before the run
+		fmt.Fprintf(s.log, "limit: %v\n", err)
+	}
+	st.OK = true
+	for _, t := range st.Thresholds {
+		if !t.OK {
+			st.OK = false
+			st.Failed = append(st.Failed, fmt.Sprintf("%s (was %s)", t.Expr, t.ValueText()))
+		}
+	}
+}
+
 // offeredShare is the share of a step's rate that must be written in its window, and of the
 // copies expected in it that must arrive in it, for the step to hold: a schedule that falls
 // behind has not offered the rate it names, and a broker whose backlog grows does not
 // sustain it, whatever its latency and losses look like while the step lasts.
 const offeredShare = 0.95
+
+// pause waits until resume, then until the last interval is quiet (or maxDrain after
+// resume), and returns the end of that interval; false when ctx ended first.
+func (s *search) pause(ctx context.Context, resume, runStart time.Time, rel func(time.Time) float64,
+	quiet func(last *result.Interval) bool) (time.Time, bool) {
+	if !s.until(ctx, rel(resume)) {
+		return resume, false
+	}
+	for {
+		last := &s.seen.Intervals[len(s.seen.Intervals)-1]
+		if quiet(last) || time.Since(resume) > maxDrain {
+			break
+		}
+		if !s.until(ctx, last.TS+1) {
+			return resume, false
+		}
+	}
+	return runStart.Add(time.Duration(s.seen.Intervals[len(s.seen.Intervals)-1].TS * float64(time.Second))), true
+}
 
 // maxDrain bounds the wait after a step for what the broker still held.
 const maxDrain = 30 * time.Second
@@ -380,6 +479,12 @@ func (s *search) finish(res *result.Result) {
 		out.Reached = out.FirstFailed/out.Sustained - 1
 	}
 	st := s.last
+	if out.Ended == "clients_exhausted" && st == nil { // no step failed: no limit, only a floor
+		out.LowerBound = true
+		out.Fix = fmt.Sprintf("every step held until the scenario's %d clients ran out: no limit was found, and %s is a lower bound "+
+			"for the broker's connect rate; raise parameters.clients, or shorten --step (each step dials rate × step new clients)",
+			s.clients, report.RateText(out.Sustained)+" "+out.Unit())
+	}
 	if st == nil {
 		return
 	}
@@ -405,6 +510,13 @@ func (s *search) finish(res *result.Result) {
 	if st.BrokerStalled.Stalled {
 		broker = append(broker, st.BrokerStalled.Evidence...)
 	}
+	// Copies the broker said it dropped by its own policy are its doing, however late the
+	// subscribers read (a late reader fills its queue sooner: the evidence says so too).
+	dropped := st.BrokerDropped > 0 && st.Messages.Lost > 0
+	if dropped {
+		broker = append(broker, fmt.Sprintf("the broker dropped %d messages by its own policy ($SYS publish/messages/dropped: "+
+			"a subscriber's queue was full, max_queued_messages) of the %d lost", st.BrokerDropped, st.Messages.Lost))
+	}
 	if st.BrokerCPUPercent > 0 {
 		broker = append(broker, fmt.Sprintf("broker process CPU %.0f%% of a core", st.BrokerCPUPercent))
 	}
@@ -412,6 +524,9 @@ func (s *search) finish(res *result.Result) {
 		broker = append(broker, fmt.Sprintf("broker host CPU %.0f%% of its CPUs", st.BrokerHostCPUPercent))
 	}
 	switch {
+	case dropped:
+		out.LimitedBy = "broker"
+		out.Evidence = append(append(append(out.Evidence, broker...), client...), host...)
 	case len(client) > 0:
 		out.LimitedBy, out.LowerBound = "client", true
 		out.Evidence = append(append(out.Evidence, client...), broker...)

@@ -8,7 +8,8 @@
 #
 # Parameters (environment): N=1000000 connections, RATE=5000 per second, HOLD=60s, RUNS=3,
 # BIND=127.0.0.2-127.0.0.41, ADDRS=40 (the count in BIND), PORT=18830 (the sink's),
-# SINK_ARGS (more flags for mqblast sink, e.g. "--max-connections 500000"),
+# SINK_ARGS (more flags for mqblast sink, e.g. "--max-connections 500000"), EXTRA (more
+# flags for mqblast run, e.g. "--set parameters.keep_alive_sec=30"),
 # TUNE=1 as root, else 0 (1: apply the fixes check prints with mqblast tune apply), OUT=results.
 # Small try: N=20000 RUNS=1 HOLD=10s make bench-1m
 set -euo pipefail
@@ -66,9 +67,10 @@ for r in $(seq 1 "$RUNS"); do
   ( while sleep 1; do echo "sample $(date +%s) $(kmem) $(tcpmem) $(memavail)"; done ) >> "$OUT/1m-kmem-$r.txt" &
   sampler=$!
   code=0
+  # shellcheck disable=SC2086 # EXTRA is a list of flags
   $BIN run singlenode-conn-tcp-1M-5K --set publishers.client_count="$N" --set parameters.connection_rate="$RATE" \
     --broker "127.0.0.1:$PORT" --bind "$BIND" --procs auto --duration "$HOLD" --no-check \
-    --out "$OUT/1m-run-$r.json" > "$OUT/1m-run-$r.txt" 2> "$OUT/1m-run-$r.err" || code=$?
+    --out "$OUT/1m-run-$r.json" ${EXTRA:-} > "$OUT/1m-run-$r.txt" 2> "$OUT/1m-run-$r.err" || code=$?
   kill "$sampler" 2>/dev/null || true; wait "$sampler" 2>/dev/null || true; sampler=
   kill -INT "$sinkpid"; wait "$sinkpid" || true; sinkpid=
   tail -n 6 "$OUT/1m-run-$r.txt" >&2 || true

@@ -3,7 +3,11 @@
 # transport (tcp, mqtts, ws, wss; certificates made here with openssl), RUNS times each,
 # interleaved. Prints the medians of the client's RSS per idle connection, CPU per
 # connection set-up (TCP + TLS handshake + WebSocket upgrade + CONNECT), the TLS
-# handshake's CPU and time, and connect latency. Usage: scripts/bench-tls.sh [CONNS] [RUNS]
+# handshake's CPU and time, and connect latency; beside them the TLS floor (bin/floor tls:
+# bare crypto/tls handshakes against the same mqtts listener with the tls.Config mqblast
+# builds from the same --cacert, FLOOR_CONNS of them after each round of runs) and
+# mqblast's handshake CPU over the floor's. Usage: scripts/bench-tls.sh [CONNS] [RUNS]
+# (env: RATE HOLD TRANSPORTS BASE (ports BASE+1 to BASE+4) FLOOR_CONNS OUT BIN GO)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CONNS=${1:-10000}
@@ -11,7 +15,11 @@ RUNS=${2:-3}
 RATE=${RATE:-2000}
 HOLD=${HOLD:-15s}
 TRANSPORTS=${TRANSPORTS:-tcp mqtts ws wss}
-BIN=./bin/mqblast
+BIN=${BIN:-./bin/mqblast}
+BASE=${BASE:-28910}
+FLOOR=${FLOOR:-./bin/floor}
+FLOOR_CONNS=${FLOOR_CONNS:-2000}
+CGO_ENABLED=0 ${GO:-go} build -trimpath -o "$FLOOR" ./internal/cmd/floor
 OUT=${OUT:-results}
 command -v mosquitto >/dev/null || { echo "bench-tls needs mosquitto (apt-get install -y mosquitto)" >&2; exit 1; }
 command -v openssl >/dev/null || { echo "bench-tls needs openssl (apt-get install -y openssl)" >&2; exit 1; }
@@ -39,20 +47,20 @@ allow_anonymous true
 max_connections -1
 persistence false
 log_dest none
-listener 28911 127.0.0.1
-listener 28912 127.0.0.1
+listener $((BASE + 1)) 127.0.0.1
+listener $((BASE + 2)) 127.0.0.1
 $tls
-listener 28913 127.0.0.1
+listener $((BASE + 3)) 127.0.0.1
 protocol websockets
 socket_domain ipv4
-listener 28914 127.0.0.1
+listener $((BASE + 4)) 127.0.0.1
 protocol websockets
 socket_domain ipv4
 $tls
 CONF
 mosquitto -c "$tmp/m.conf" & pid=$!
 sleep 1
-declare -A url=([tcp]=127.0.0.1:28911 [mqtts]=mqtts://127.0.0.1:28912 [ws]=ws://127.0.0.1:28913/mqtt [wss]=wss://127.0.0.1:28914/mqtt)
+declare -A url=([tcp]=127.0.0.1:$((BASE + 1)) [mqtts]=mqtts://127.0.0.1:$((BASE + 2)) [ws]=ws://127.0.0.1:$((BASE + 3))/mqtt [wss]=wss://127.0.0.1:$((BASE + 4))/mqtt)
 for r in $(seq 1 "$RUNS"); do
   for tr in $TRANSPORTS; do
     echo "run $r/$RUNS $tr: $CONNS connections at $RATE/s, hold $HOLD" >&2
@@ -62,6 +70,8 @@ for r in $(seq 1 "$RUNS"); do
       --set parameters.connection_rate="$RATE" --duration "$HOLD" --broker "${url[$tr]}" "${extra[@]}" \
       --out "$OUT/tls-$tr-$CONNS-$r.json" > "$OUT/tls-$tr-$CONNS-$r.txt"
   done
+  echo "run $r/$RUNS floor: $FLOOR_CONNS bare crypto/tls handshakes" >&2
+  $FLOOR tls --broker "127.0.0.1:$((BASE + 2))" --cacert "$tmp/ca.pem" --connections "$FLOOR_CONNS" > "$OUT/tls-floor-$r.json"
 done
 python3 - "$OUT" "$CONNS" "$RUNS" $TRANSPORTS <<'PY'
 import json, statistics, sys
@@ -74,4 +84,21 @@ for tr in sys.argv[4:]:
     print(f"{tr:10s} {med(lambda r: c(r)['established']):11.0f} {med(lambda r: r['client']['rss_per_connection_bytes']):10.0f}"
           f" {med(lambda r: r['client']['cpu_per_connect_us']):14.1f} {med(lambda r: c(r).get('tls_handshake_cpu_us', 0)):10.0f}"
           f" {med(lambda r: (c(r).get('tls_handshake_us') or {}).get('p50', 0)):10.0f} {med(lambda r: c(r)['connect_latency_us']['p50']):14.0f}")
+PY
+python3 - "$OUT" "$CONNS" "$RUNS" <<'PY'
+import json, statistics, sys
+out, conns, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+fl = [json.load(open(f"{out}/tls-floor-{r}.json")) for r in range(1, runs + 1)]
+med = lambda xs: statistics.median(xs)
+fhs, fconn = med(f["handshake_cpu_us"] for f in fl), med(f["cpu_per_connection_us"] for f in fl)
+print(f"floor      {fl[0]['version']}, handshake cpu {fhs:.0f} µs (runs {[round(f['handshake_cpu_us']) for f in fl]}), "
+      f"cpu per connection {fconn:.0f} µs (socket, connect, handshake, close, GC; runs {[round(f['cpu_per_connection_us']) for f in fl]})")
+try:
+    rs = [json.load(open(f"{out}/tls-mqtts-{conns}-{r}.json")) for r in range(1, runs + 1)]
+    tcp = [json.load(open(f"{out}/tls-tcp-{conns}-{r}.json")) for r in range(1, runs + 1)]
+except FileNotFoundError:
+    sys.exit(0)
+hs = med(r["connections"]["tls_handshake_cpu_us"] for r in rs)
+extra = med(r["client"]["cpu_per_connect_us"] for r in rs) - med(r["client"]["cpu_per_connect_us"] for r in tcp)
+print(f"mqtts      handshake cpu {hs:.0f} µs = {hs / fhs:.2f} x the floor's; set-up cpu over tcp's {extra:.0f} µs = {extra / fconn:.2f} x the floor's per connection (goal <= 1.3)")
 PY

@@ -262,14 +262,23 @@ func (p *brokerProc) running() (bool, string) {
 	}
 }
 
-// pid is the process to sample: the broker's pid option, else the local listener on its
-// port, else the process the study started.
+// pid is the process to sample: the broker's pid option, else the listener on its port
+// (behind the emulator: in the broker's namespace), else the process the study started.
 func (p *brokerProc) pid(ctx context.Context) int {
 	if p.b.PID > 0 {
 		return p.b.PID
 	}
-	if p.net.inLink(p) { // another namespace: its sockets are not in our /proc/net/tcp
-		if p.cmd != nil && !p.exited {
+	if p.net.inLink(p) { // another namespace: its listener is found from inside it
+		var pid int
+		if _, port, err := net.SplitHostPort(p.addr); err == nil {
+			if n, err := strconv.Atoi(port); err == nil {
+				_ = p.net.link.InBroker(func() (err error) { pid, err = tuning.FindListener(ctx, n); return err })
+			}
+		}
+		if pid > 0 {
+			return pid
+		}
+		if p.cmd != nil && !p.exited { // a start script with two children (RabbitMQ's) stops here
 			return leafPID(p.cmd.Process.Pid)
 		}
 		return 0

@@ -79,7 +79,7 @@ func TestCampaignErrors(t *testing.T) {
 func TestBuiltinCampaigns(t *testing.T) {
 	t.Parallel()
 	names := BuiltinNames()
-	for _, want := range []string{"edge-profiles-payloads", "retain-throughput"} {
+	for _, want := range []string{"brokers-edge", "edge-profiles-payloads", "retain-throughput"} {
 		if !strings.Contains(strings.Join(names, " "), want) {
 			t.Errorf("no built-in campaign %s in %v", want, names)
 		}

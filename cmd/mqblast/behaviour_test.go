@@ -1,9 +1,14 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -203,8 +208,8 @@ func TestRetainUnavailable(t *testing.T) {
 }
 
 // TestNot50Broker: a broker that answers a 5.0 CONNECT with 3.1.1's CONNACK "unacceptable
-// protocol version" (aedes, RabbitMQ 3.10) is said not to speak 5.0, not to break the
-// protocol.
+// protocol version" (aedes) is said not to speak 5.0, not to break the protocol; one that
+// closes the connection without a CONNACK (RabbitMQ 3.10) may not speak it.
 func TestNot50Broker(t *testing.T) {
 	sc := &testbroker.Script{Connack: func(_ string, v codec.Version) (codec.Connack, []byte) {
 		if v == codec.V5 {
@@ -218,6 +223,25 @@ func TestNot50Broker(t *testing.T) {
 	want := "the broker does not support MQTT 5.0 (it answered as 3.1.1: 0x01)"
 	if r.code != exitFailed || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr+r.stdout, "protocol_error") {
 		t.Errorf("exit %d, want %d and %q\nstdout:\n%s\nstderr:\n%s", r.code, exitFailed, want, r.stdout, r.stderr)
+	}
+
+	// RabbitMQ 3.x closes a 5.0 CONNECT's connection without a word.
+	sc = &testbroker.Script{Connack: func(_ string, v codec.Version) (codec.Connack, []byte) {
+		if v == codec.V5 {
+			return codec.Connack{}, []byte{}
+		}
+		return codec.Connack{}, nil
+	}}
+	rt = testbroker.StartScripted(t, sc, nil, nil)
+	host, port, _ = strings.Cut(rt.Addr, ":")
+	r = runBin(t, "conn", "-H", host, "-p", port, "-c", "2", "-V", "5", "--duration", "1s", "--no-check")
+	want = "connection closed before CONNACK: the broker may not support MQTT 5.0"
+	if r.code != exitFailed || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "-V 4") {
+		t.Errorf("closed: exit %d, want %d and %q\nstderr:\n%s", r.code, exitFailed, want, r.stderr)
+	}
+	r = runBin(t, "conn", "-H", host, "-p", port, "-c", "2", "-V", "4", "--duration", "1s", "--no-check")
+	if r.code != 0 {
+		t.Errorf("3.1.1: exit %d\n%s", r.code, r.stderr)
 	}
 }
 
@@ -238,5 +262,232 @@ func TestGrantedQoSBelowAsked(t *testing.T) {
 	}
 	if res.Messages.Lost != 0 || res.Messages.Received != res.Messages.Expected {
 		t.Errorf("messages %+v", res.Messages)
+	}
+}
+
+// TestNotSharedBroker: aedes 1.x takes a 3.1.1 "$share/g/t" filter as a topic filter, which
+// matches nothing: a Shared-Subscription run delivers nothing, and the result says the
+// broker does not share, counts the copies as not_shared_copies and none as lost.
+func TestNotSharedBroker(t *testing.T) {
+	mqblastBin(t)
+	f := testbroker.StartAedes(t)
+	args := []string{"run", "quick-sharedsub-100-5", "--broker", f.Addr, "--no-check", "--duration", "2s",
+		"--set", "parameters.warmup_sec=500ms", "--set", "parameters.drain_sec=500ms",
+		"--set", "publishers.protocol_version=4", "--set", "subscribers.protocol_version=4"}
+	r := runBin(t, append(args, "--format", "json")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	checkDoc(t, r)
+	res := decodeResult(t, r)
+	m := res.Messages
+	if m.Expected < 1000 || m.Received != 0 || m.Lost != 0 || m.NotSharedCopies != m.Expected || m.Acked != m.Published {
+		t.Errorf("expected %d, received %d, lost %d, not shared copies %d, acked %d of %d",
+			m.Expected, m.Received, m.Lost, m.NotSharedCopies, m.Acked, m.Published)
+	}
+	if b := behaviour(res, "not_shared"); b == nil || b.Count != 5 || !strings.Contains(b.Evidence, "the broker does not share") {
+		t.Errorf("broker_behaviour %+v", res.BrokerBehaviour)
+	}
+	text := runBin(t, args...)
+	if !strings.Contains(text.stdout, "the broker does not share: it granted 5 $share/ filters") ||
+		!strings.Contains(text.stdout, "on $share/ filters of a broker that does not share") {
+		t.Errorf("summary:\n%s", text.stdout)
+	}
+}
+
+// TestRedeliveredAfterTakeover: QoS 1 subscribers with kept sessions at 500 msg/s each
+// against Mosquitto and aedes, whose sessions another connection takes over three times:
+// what the broker had sent and not seen acknowledged comes again after the client
+// reconnects (Mosquitto sets DUP on it, aedes 1.x does not). Those copies are redelivered
+// (QoS 1 permits them), not duplicated, and nothing is lost.
+func TestRedeliveredAfterTakeover(t *testing.T) {
+	mqblastBin(t) // built before the clock of the take-overs starts
+	for _, b := range []struct {
+		name  string
+		start func() string
+	}{
+		{"mosquitto", func() string { return testbroker.StartMosquitto(t, testbroker.Options{}).Addr }},
+		{"aedes", func() string { return testbroker.StartAedes(t).Addr }},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			addr := b.start()
+			done := make(chan error, 1)
+			go func() {
+				var errs []error
+				for _, wait := range []time.Duration{1500 * time.Millisecond, 2 * time.Second, 2 * time.Second} {
+					errs = append(errs, takeOver("rdls", 5, "4", wait)(addr))
+				}
+				done <- errors.Join(errs...)
+			}()
+			r := runBin(t, "run", "quick-p2p-100", "--broker", addr, "--no-check", "--format", "json", "--duration", "7s",
+				"--set", "parameters.warmup_sec=500ms", "--set", "parameters.drain_sec=1s", "--set", "parameters.publish_rate=500",
+				"--set", "parameters.reconnect=backoff", "--set", "publishers.client_count=5", "--set", "subscribers.client_count=5",
+				"--set", "publishers.id_prefix=rdlp", "--set", "subscribers.id_prefix=rdls", "--set", "subscribers.clean_session=false")
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			checkDoc(t, r)
+			res := decodeResult(t, r)
+			msg := res.Messages
+			t.Logf("published %d, received %d, redelivered %d, duplicated %d, lost %d; dropped %v, reconnected %d",
+				msg.Published, msg.Received, msg.Redelivered, msg.Duplicated, msg.Lost, res.Connections.DroppedBy, res.Connections.Reconnected)
+			if msg.Redelivered == 0 || msg.Duplicated != 0 || msg.Lost != 0 || msg.Received != msg.Expected {
+				t.Errorf("redelivered %d, duplicated %d, lost %d, received %d of %d", msg.Redelivered, msg.Duplicated, msg.Lost, msg.Received, msg.Expected)
+			}
+			if res.Connections.Reconnected < 15 {
+				t.Errorf("reconnected %d, want the 5 subscribers back after each of 3 take-overs", res.Connections.Reconnected)
+			}
+		})
+	}
+}
+
+// takeOver returns a during function that, after wait, connects as each of the n clients
+// prefix0..prefix(n-1) with their session kept (Clean Session 0; at 5.0 a Session Expiry
+// of 300 s), reads the CONNACK, holds the connection 300 ms acknowledging nothing the
+// broker sends, and closes it: the broker ends the client's own connection (a session
+// taken over), and the messages it sent the intruder stay unacknowledged in the session,
+// for the client to get again when it reconnects.
+func takeOver(prefix string, n int, v string, wait time.Duration) func(addr string) error {
+	return func(addr string) error {
+		time.Sleep(wait)
+		ver := codec.V311
+		if v == "5" {
+			ver = codec.V5
+		}
+		var errs []error
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := intrude(addr, fmt.Sprintf("%s%d", prefix, i), ver); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		return errors.Join(errs...)
+	}
+}
+
+func intrude(addr, id string, v codec.Version) error {
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close() //nolint:errcheck
+	p := codec.Connect{ClientID: []byte(id), KeepAlive: 30}
+	if v == codec.V5 {
+		p.Props.Set(codec.PropSessionExpiry)
+		p.Props.SessionExpiry = 300
+	}
+	if _, err := c.Write(codec.AppendConnect(nil, &p, v)); err != nil {
+		return err
+	}
+	_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	var hdr [2]byte
+	if _, err := io.ReadFull(c, hdr[:]); err != nil {
+		return fmt.Errorf("%s: no CONNACK: %w", id, err)
+	}
+	if hdr[0] != 0x20 {
+		return fmt.Errorf("%s: the answer to CONNECT is not a CONNACK: % x", id, hdr)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	_, _ = io.Copy(io.Discard, c) // what the session held, unacknowledged
+	return nil
+}
+
+// TestSuback311With50Code: a 3.1.1 SUBACK carrying a failure code of 5.0's (0x91, which
+// mochi 2.7 sends to a resumed session's SUBSCRIBE) is a refusal by that reason, not a
+// malformed packet that drops the connection; a code of neither kind is, and the drop's
+// example shows the packet.
+func TestSuback311With50Code(t *testing.T) {
+	sc := &testbroker.Script{Suback: func(string, codec.QoS, codec.Version) codec.ReasonCode { return 0x91 }}
+	rt := testbroker.StartScripted(t, sc, nil, nil)
+	r := runBin(t, quickP2P(rt.Addr, "4", "--duration", "5s")...)
+	if r.code != exitFailed || !strings.Contains(r.stderr, "the broker refused every subscription (packet_identifier_in_use 100)") ||
+		strings.Contains(r.stderr, "protocol_error") {
+		t.Errorf("exit %d\n%s", r.code, r.stderr)
+	}
+	if res := decodeResult(t, r); res.Connections.Dropped != 0 || behaviour(res, "subscribe_refused:packet_identifier_in_use") == nil {
+		t.Errorf("dropped %v; broker_behaviour %+v", res.Connections.DroppedBy, res.BrokerBehaviour)
+	}
+
+	// A code that is no failure (0x05) is malformed: the connection ends as a protocol
+	// error whose example shows the packet.
+	sc = &testbroker.Script{Suback: func(string, codec.QoS, codec.Version) codec.ReasonCode { return 0x05 }}
+	rt = testbroker.StartScripted(t, sc, nil, nil)
+	r = runBin(t, quickP2P(rt.Addr, "4")...)
+	res := decodeResult(t, r)
+	var ex string
+	for _, e := range res.Errors {
+		if e.Kind == "dropped:protocol_error" {
+			ex = e.Example
+		}
+	}
+	if want := "codec: reason code not valid for this packet (SUBACK: 90 03 00 01 05)"; ex != want {
+		t.Errorf("protocol error example %q, want %q; errors %+v", ex, want, res.Errors)
+	}
+}
+
+// TestBrokerPolicyDrops: a QoS 1 subscriber 10 ms of round trip away (the packet emulator)
+// from Mosquitto with max_inflight_messages 1 and max_queued_messages 10 takes 100 msg/s;
+// 500 msg/s are published to it, and the broker drops what its queue cannot hold. The lost
+// copies are the broker's: broker_behaviour dropped_by_broker counts them from its $SYS
+// counter, and the client, idle, is not called saturated (but for the host's cores being
+// short, which other tests on the host cause).
+func TestBrokerPolicyDrops(t *testing.T) {
+	needRoot(t)
+	bin := testbroker.Need(t)
+	conf := filepath.Join(t.TempDir(), "mosquitto.conf")
+	if err := os.WriteFile(conf, []byte("listener 1883\nallow_anonymous true\nmax_inflight_messages 1\nmax_queued_messages 10\nsys_interval 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runBin(t, "run", "quick-fanin-100-1", "--net", "delay=5ms", "--net-broker-cmd", bin+" -c "+conf, "--broker-sys",
+		"--no-check", "--format", "json", "--duration", "3s", "--set", "parameters.warmup_sec=500ms", "--set", "parameters.drain_sec=1s",
+		"--set", "publishers.client_count=10", "--set", "parameters.publish_rate=50")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	checkDoc(t, r)
+	res := decodeResult(t, r)
+	m := res.Messages
+	b := behaviour(res, "dropped_by_broker")
+	t.Logf("published %d, received %d, lost %d; broker_behaviour %+v", m.Published, m.Received, m.Lost, res.BrokerBehaviour)
+	if m.Lost < 500 || b == nil || b.Count != m.Lost || !strings.Contains(b.Evidence, "the broker's doing, not the client's") {
+		t.Errorf("lost %d, dropped_by_broker %+v: want the broker's count of its drops beside the loss", m.Lost, b)
+	}
+	if saturated(res) { // the host's cores short is the host's, not this run's doing
+		t.Errorf("the client is called saturated: %v", res.Client.SaturationEvidence)
+	}
+}
+
+// TestSharedToEveryMember: a broker that gives every copy on a "$share/" filter to every
+// member of the group (it takes the filter as a plain one) does not share: of the five
+// members' copies one is received, the other four are unexpected not_expected (not
+// duplicated), and broker_behaviour says so.
+func TestSharedToEveryMember(t *testing.T) {
+	rt := testbroker.StartRouter(t, nil, func(_ string, subs []string, _, _ uint32) []string { return subs })
+	for _, procs := range []string{"1", "3"} { // 3: members in several worker processes
+		r := runBin(t, "run", "quick-sharedsub-100-5", "--broker", rt.Addr, "--no-check", "--format", "json", "--duration", "2s",
+			"--set", "parameters.warmup_sec=500ms", "--set", "parameters.drain_sec=500ms", "--procs", procs)
+		if r.code != 0 {
+			t.Fatalf("--procs %s: exit %d\n%s", procs, r.code, r.stderr)
+		}
+		checkDoc(t, r)
+		res := decodeResult(t, r)
+		m := res.Messages
+		if m.Expected < 1000 || m.Received != m.Expected || m.Lost != 0 || m.Duplicated != 0 || m.Unexpected["not_expected"] != 4*m.Expected {
+			t.Errorf("--procs %s: expected %d, received %d, lost %d, duplicated %d, unexpected %v", procs, m.Expected, m.Received, m.Lost, m.Duplicated, m.Unexpected)
+		}
+		if b := behaviour(res, "delivered_to_every_member"); b == nil || b.Count != 4*m.Expected || !strings.Contains(b.Evidence, "the broker does not share") {
+			t.Errorf("--procs %s: broker_behaviour %+v", procs, res.BrokerBehaviour)
+		}
 	}
 }

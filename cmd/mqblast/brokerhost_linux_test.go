@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -75,8 +77,17 @@ func newBrokerHost(t *testing.T) *brokerHost {
 	h.node = startExporter(t, ns, net.JoinHostPort(a, "9100"), node, "--web.listen-address="+net.JoinHostPort(a, "9100"),
 		"--collector.disable-defaults", "--collector.cpu", "--collector.meminfo", "--collector.netdev", "--collector.netstat",
 		"--collector.sockstat", "--collector.stat")
+	// This broker's process alone, by its own config file: the namespace shares the host's
+	// /proc, and "-procnames mosquitto" summed every Mosquitto other tests had running (the
+	// exporter saw 100 % of a core where /proc saw this one at 52 %).
+	conf := h.m.Cmd.Args[len(h.m.Cmd.Args)-1]
+	pcfg := filepath.Join(t.TempDir(), "process-exporter.yml")
+	rule := fmt.Sprintf("process_names:\n  - name: mosquitto\n    cmdline:\n      - '%s'\n", strings.ReplaceAll(regexp.QuoteMeta(conf), "'", "''"))
+	if err := os.WriteFile(pcfg, []byte(rule), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	h.process = startExporter(t, ns, net.JoinHostPort(a, "9256"), procExp, "-web.listen-address", net.JoinHostPort(a, "9256"),
-		"-procnames", "mosquitto")
+		"-config.path", pcfg)
 	return h
 }
 

@@ -256,7 +256,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 		if err != nil {
 			return withCode(exitInvalid, err)
 		}
-		if err := run.PrepareLimit(s, p.Estimate().Publishers, rf.limit); err != nil {
+		if err := run.PrepareLimit(s, p.Estimate(), rf.limit); err != nil {
 			return err
 		}
 	}

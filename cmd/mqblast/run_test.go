@@ -39,7 +39,17 @@ func runBin(t *testing.T, args ...string) cliRun {
 // environment.
 func runBinEnvVars(t *testing.T, env []string, args ...string) cliRun {
 	t.Helper()
-	c := exec.Command(mqblastBin(t), args...)
+	r, err := execBin(mqblastBin(t), env, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// execBin runs the mqblast binary bin with args, and env (NAME=value) added to this
+// process's environment; the error is one of starting it (a test's goroutine can call it).
+func execBin(bin string, env []string, args ...string) (cliRun, error) {
+	c := exec.Command(bin, args...)
 	if env != nil {
 		c.Env = append(os.Environ(), env...)
 	}
@@ -50,11 +60,9 @@ func runBinEnvVars(t *testing.T, env []string, args ...string) cliRun {
 	r := cliRun{stdout: out.String(), stderr: errOut.String(), took: time.Since(start)}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
+		r.code, err = ee.ExitCode(), nil
 	}
-	return r
+	return r, err
 }
 
 // interruptedRun runs mqblast with args and --out FILE, sends it SIGINT after d, fails the

@@ -34,6 +34,8 @@ type Mosquitto struct {
 	conf                     string
 	nice                     int
 	netns                    string
+	cpus                     []int
+	quota                    float64
 }
 
 // brokerCommand is mosquitto -c conf, under nice(1) when nice > 0, in the network
@@ -63,6 +65,13 @@ type Options struct {
 	// Netns, when set, runs the broker in that network namespace (netnstest.Host's, with
 	// Host its address there): a broker on a host of its own.
 	Netns string
+	// CPUs, when set, pins the broker to these CPUs (sched_setaffinity), so that a client
+	// pinned to the others does not take turns with it on the same cores.
+	CPUs []int
+	// CPUQuota, when > 0, caps the broker at that share of one core (a cgroup's CPU
+	// quota, over a 50 ms period): a broker whose limit lies where a test can reach it.
+	// The test is skipped where no cgroup CPU controller can be written (not root).
+	CPUQuota float64
 	// TLS, WebSocket and WSS add a TLS listener, a WebSocket one and a WebSocket one over
 	// TLS, each on its own free port, beside the plain one; the TLS ones use Certs (which
 	// they need), and with RequireCert the broker asks for a client certificate its CA
@@ -168,6 +177,8 @@ func startMosquitto(t testing.TB, bin, dir, logPath string, opts Options) *Mosqu
 		t.Fatalf("cannot start mosquitto: %v", err)
 	}
 	m.Addr, m.Cmd, m.Log, m.bin, m.conf, m.nice, m.netns = net.JoinHostPort(opts.Host, fmt.Sprint(port)), cmd, logPath, bin, confPath, opts.Nice, opts.Netns
+	m.cpus, m.quota = opts.CPUs, opts.CPUQuota
+	m.confine(t)
 	t.Cleanup(func() {
 		_ = m.Cmd.Process.Kill()
 		_ = m.Cmd.Wait()
@@ -229,6 +240,7 @@ func (m *Mosquitto) Restart(t testing.TB) {
 		t.Fatalf("cannot restart mosquitto: %v", err)
 	}
 	m.Cmd = cmd
+	m.confine(t)
 	WaitListening(t, m.Addr, 5*time.Second)
 }
 

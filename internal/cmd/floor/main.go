@@ -2,7 +2,11 @@
 // 'mqblast run' against: it runs a messaging scenario's clients as the raw-socket client of
 // internal/floor (the reads and writes mqblast makes for the plan, with no MQTT state and
 // no measurement) and prints one JSON document, the process's CPU time over the measure
-// window per PUBLISH read in it (cpu_per_received_us). It takes a scenario and the
+// window per PUBLISH read in it (cpu_per_received_us). 'floor keepalive --connections N'
+// is the keepalive floor instead (make bench-conn-curve): each side's CPU per PINGREQ and
+// PINGRESP exchange over N loopback connections it holds itself (floor.Keepalive). 'floor
+// tls --broker HOST:PORT --cacert FILE' is the TLS floor (make bench-tls): bare crypto/tls
+// handshakes with the tls.Config mqblast builds from the same options (floor.TLS). It takes a scenario and the
 // overrides 'mqblast run' takes, so that both run the same plan. 3.1.1 and 5.0, TCP only,
 // no %rand_N topics; connecting is blocking and not part of the figure. It is an
 // instrument of the benchmark and not part of the mqblast binary.
@@ -17,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -27,6 +32,7 @@ import (
 
 	"github.com/mqblast/mqblast/bench"
 	"github.com/mqblast/mqblast/internal/floor"
+	"github.com/mqblast/mqblast/reactor"
 	"github.com/mqblast/mqblast/scenario"
 )
 
@@ -79,6 +85,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func floorRun(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) > 0 && args[0] == "keepalive" {
+		return keepaliveRun(args[1:], stdout)
+	}
+	if len(args) > 0 && args[0] == "tls" {
+		return tlsRun(args[1:], stdout)
+	}
 	var (
 		brokers, bind []string
 		sets          []string
@@ -159,5 +171,73 @@ func floorRun(ctx context.Context, args []string, stdout io.Writer) error {
 			return werr
 		}
 	}
+	return err
+}
+
+// keepaliveRun measures the keepalive floor and prints its JSON document.
+func keepaliveRun(args []string, stdout io.Writer) error {
+	var conns, rounds int
+	fl := pflag.NewFlagSet("floor keepalive", pflag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	fl.IntVar(&conns, "connections", 10000, "loopback connections to hold (2 descriptors each)")
+	fl.IntVar(&rounds, "rounds", 20, "PINGREQ rounds over every connection to measure")
+	if err := fl.Parse(args); errors.Is(err, pflag.ErrHelp) {
+		_, err = fmt.Fprintf(stdout, "usage: floor keepalive [flags]\n%s", fl.FlagUsages())
+		return err
+	} else if err != nil {
+		return fail(exitUsage, err)
+	}
+	res, err := floor.Keepalive(floor.KeepaliveConfig{Conns: conns, Rounds: rounds})
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "%s\n", b)
+	return err
+}
+
+// tlsRun measures the TLS floor and prints its JSON document.
+func tlsRun(args []string, stdout io.Writer) error {
+	var (
+		addr  string
+		conns int
+		o     reactor.TLSOptions
+	)
+	fl := pflag.NewFlagSet("floor tls", pflag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	fl.StringVar(&addr, "broker", "", "the TLS listener, host:port")
+	fl.IntVar(&conns, "connections", 2000, "handshakes to measure, one after the other")
+	fl.StringVar(&o.CAFile, "cacert", "", "PEM CA certificates to verify the broker with, as for mqblast run")
+	fl.StringVar(&o.ServerName, "sni", "", "the server name, as for mqblast run (default: the broker's host)")
+	fl.StringVar(&o.Version, "tls-version", "", "1.2 or 1.3, as for mqblast run")
+	if err := fl.Parse(args); errors.Is(err, pflag.ErrHelp) {
+		_, err = fmt.Fprintf(stdout, "usage: floor tls --broker HOST:PORT [flags]\n%s", fl.FlagUsages())
+		return err
+	} else if err != nil {
+		return fail(exitUsage, err)
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fail(exitUsage, fmt.Errorf("--broker %q: want host:port", addr))
+	}
+	cfg, err := reactor.TLSConfig(o)
+	if err != nil {
+		return fail(exitUsage, err)
+	}
+	if cfg.ServerName == "" {
+		cfg.ServerName = host
+	}
+	res, err := floor.TLS(floor.TLSConfig{Addr: addr, Config: cfg, Conns: conns})
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "%s\n", b)
 	return err
 }

@@ -1,0 +1,400 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mqblast/mqblast/broker"
+	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/internal/tier"
+	"github.com/mqblast/mqblast/result"
+)
+
+// The interop tier: every built-in scenario type at QoS 0, 1 and 2, at MQTT 3.1.1 and 5.0
+// where the broker speaks it, against each of the five brokers (Mosquitto, the embedded
+// broker, RabbitMQ, aedes, gmqtt), in short runs of a few clients. One broker process
+// serves all its cells, each with client ids and topics of its own, several cells at a
+// time. Each cell's document must add up (result.CheckDocument), and where the broker
+// differs by design the difference must be in broker_behaviour and nowhere in lost,
+// duplicated or the client's saturation. $MQBLAST_INTEROP_TABLE names a file to write
+// the outcome of every cell to (the table of docs/brokers.md); $MQBLAST_INTEROP_ONLY, a
+// regular expression, runs only the cells whose BROKER/CLASS/vV/qosQ it matches.
+
+// interopBroker is one broker of the tier and what it does by design.
+type interopBroker struct {
+	name  string
+	start func(t *testing.T) string // starts it for the test; its MQTT address
+	v5    bool                      // it speaks MQTT 5.0
+	sub2  int                       // the QoS it grants a subscription that asks QoS 2
+	max5  int                       // the Maximum QoS its 5.0 CONNACK announces
+	// puback2: it answers a QoS 2 PUBLISH with a PUBACK (it takes QoS 2 as QoS 1).
+	puback2 bool
+	share   bool // it takes $share/ filters
+	// pidShared: it shares one packet identifier space between both directions: it
+	// refuses a resumed session's SUBSCRIBE whose identifier is one of its own PUBLISHes'
+	// in flight (SUBACK 0x91, which at 3.1.1 is not a valid code), and a round trip's
+	// PUBREL of such an identifier gets PUBCOMP 0x92 (not found).
+	pidShared bool
+}
+
+var interopBrokers = []interopBroker{
+	// First: it takes 10-15 s to accept MQTT, while the others run (go test runs two
+	// brokers' subtests at a time on two cores).
+	{name: "rabbitmq", sub2: 1, puback2: true, start: func(t *testing.T) string { return testbroker.StartRabbitMQ(t).Addr }},
+	{name: "mosquitto", v5: true, sub2: 2, max5: 2, share: true,
+		start: func(t *testing.T) string { return testbroker.StartMosquitto(t, testbroker.Options{}).Addr }},
+	{name: "embedded", v5: true, sub2: 2, max5: 2, share: true, pidShared: true, start: func(t *testing.T) string {
+		b, err := broker.Start("127.0.0.1:0", io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = b.Close() })
+		return b.Addr()
+	}},
+	{name: "aedes", sub2: 2, start: func(t *testing.T) string { return testbroker.StartAedes(t).Addr }},
+	// gmqtt v0.5.0's 5.0 CONNACK says Maximum QoS 1 when it is configured for QoS 2 (its
+	// server/client.go), and takes QoS 2 PUBLISHes all the same.
+	{name: "gmqtt", v5: true, sub2: 2, max5: 1, share: true, start: func(t *testing.T) string { return testbroker.StartGMQTT(t).Addr }},
+}
+
+// interopCell is one run of the tier.
+type interopCell struct {
+	class string // p2p, fanin, fanout, shared, roundtrip, retain, conn, pub, sub, session
+	v     string // "4" (3.1.1) or "5"
+	qos   int
+	id    string // its client id prefix and topic root, unique in the test
+	args  []string
+	// during runs while the run does (nil: nothing), given the broker's address.
+	during func(addr string) error
+	r      cliRun
+	err    error // of during
+}
+
+func (c *interopCell) name() string {
+	if c.class == "conn" {
+		return fmt.Sprintf("%s/v%s", c.class, c.v)
+	}
+	return fmt.Sprintf("%s/v%s/qos%d", c.class, c.v, c.qos)
+}
+
+// Short runs: 1.5 s of publishing (0.3 s of it warm-up), 0.7 s of drain.
+var interopTiming = []string{"--duration", "1500ms", "--set", "parameters.warmup_sec=300ms",
+	"--set", "parameters.drain_sec=700ms", "--no-check", "--format", "json"}
+
+// interopCells are the cells of broker b; n numbers them (ids and topics).
+func interopCells(b interopBroker, n *int) []*interopCell {
+	var cells []*interopCell
+	versions := []string{"4"}
+	if b.v5 {
+		versions = append(versions, "5")
+	}
+	add := func(class, v string, qos int, args ...string) *interopCell {
+		*n++
+		c := &interopCell{class: class, v: v, qos: qos, id: fmt.Sprintf("io%03d", *n)}
+		c.args = args
+		cells = append(cells, c)
+		return c
+	}
+	groups := func(c *interopCell, pubs, subs int, pubTopic, subTopic string) {
+		q := fmt.Sprint(c.qos)
+		c.args = append(c.args, "--set", "publishers.protocol_version="+c.v, "--set", "publishers.qos="+q,
+			"--set", "publishers.id_prefix="+c.id+"p", "--set", fmt.Sprintf("publishers.client_count=%d", pubs),
+			"--set", "publishers.topics="+pubTopic)
+		if subs > 0 {
+			c.args = append(c.args, "--set", "subscribers.protocol_version="+c.v, "--set", "subscribers.qos="+q,
+				"--set", "subscribers.id_prefix="+c.id+"s", "--set", fmt.Sprintf("subscribers.client_count=%d", subs),
+				"--set", "subscribers.topics="+subTopic)
+		}
+	}
+	for _, v := range versions {
+		for qos := 0; qos <= 2; qos++ {
+			c := add("p2p", v, qos, "run", "quick-p2p-100")
+			groups(c, 10, 10, c.id+"/$clientindex", c.id+"/$clientindex")
+			c = add("fanin", v, qos, "run", "quick-fanin-100-1")
+			groups(c, 10, 1, c.id+"/$clientindex", c.id+"/+")
+			c = add("fanout", v, qos, "run", "quick-fanout-1-100")
+			groups(c, 1, 10, c.id, c.id)
+			c = add("shared", v, qos, "run", "quick-sharedsub-100-5")
+			groups(c, 10, 2, c.id+"/$clientindex", "$share/"+c.id+"/"+c.id+"/#")
+			c = add("roundtrip", v, qos, "run", "quick-roundtrip-10")
+			groups(c, 5, 0, "ping/$clientid", "")
+			c = add("retain", v, qos, "run", "quick-p2p-100", "--set", "publishers.retain=true")
+			groups(c, 10, 10, c.id+"/$clientindex", c.id+"/$clientindex")
+			c = add("pub", v, qos)
+			c.args = []string{"pub", "-c", "5", "-I", "100", "-V", v, "-q", fmt.Sprint(qos), "--prefix", c.id + "p", "-t", c.id + "/%i"}
+			c = add("sub", v, qos)
+			c.args = []string{"sub", "-c", "5", "-V", v, "-q", fmt.Sprint(qos), "--prefix", c.id + "s", "-t", c.id + "/%i"}
+			if qos > 0 {
+				c = add("session", v, qos, "run", "quick-p2p-100", "--set", "parameters.reconnect=backoff",
+					"--set", "subscribers.clean_session=false", "--duration", "4s")
+				groups(c, 5, 5, c.id+"/$clientindex", c.id+"/$clientindex")
+				if v == "5" {
+					c.args = append(c.args, "--set", `subscribers.connect_properties=[{"name":"session_expiry_interval","value":300}]`)
+				}
+				c.during = takeOver(c.id+"s", 5, v, 1500*time.Millisecond)
+			}
+		}
+		c := add("conn", v, 0)
+		c.args = []string{"conn", "-c", "20", "-V", v, "--prefix", c.id + "c"}
+	}
+	if !b.v5 {
+		c := add("p2p", "5", 1, "run", "quick-p2p-100")
+		groups(c, 10, 10, c.id+"/$clientindex", c.id+"/$clientindex")
+	}
+	for _, c := range cells {
+		if c.v == "5" && b.v5 && c.qos > b.max5 && c.class != "sub" && c.class != "conn" {
+			c.args = append(c.args, "--accept-downgrade")
+		}
+		if c.args[0] == "pub" || c.args[0] == "sub" || c.args[0] == "conn" {
+			c.args = append(c.args, "--duration", "1500ms", "--no-check", "--format", "json")
+			continue
+		}
+		t := slices.Clone(interopTiming)
+		if slices.Contains(c.args, "--duration") { // the session cell's own
+			t = t[2:]
+		}
+		c.args = append(c.args, t...)
+	}
+	return cells
+}
+
+// brokerFlags are the flags of the mqblast command cmd that name the broker at addr.
+func brokerFlags(cmd, addr string) []string {
+	if cmd == "run" {
+		return []string{"--broker", addr}
+	}
+	host, port, _ := strings.Cut(addr, ":")
+	return []string{"-H", host, "-p", port}
+}
+
+// interopParallel is how many runs of one broker run at once.
+const interopParallel = 6
+
+// TestInterop: the interop tier (see the top of this file).
+func TestInterop(t *testing.T) {
+	tier.Integration(t)
+	bin := mqblastBin(t) // under -race it skips before any broker starts
+	start := time.Now()
+	var mu sync.Mutex
+	rows := map[string][]string{}
+	n := 0
+	only := os.Getenv("MQBLAST_INTEROP_ONLY")
+	for _, b := range interopBrokers {
+		cells := interopCells(b, &n)
+		if only != "" { // while working on the tier: the cells whose broker/name match
+			re := regexp.MustCompile(only)
+			cells = slices.DeleteFunc(cells, func(c *interopCell) bool { return !re.MatchString(b.name + "/" + c.name()) })
+			if len(cells) == 0 {
+				continue
+			}
+		}
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			addr := b.start(t)
+			t0 := time.Now()
+			sem := make(chan struct{}, interopParallel)
+			var wg sync.WaitGroup
+			for _, c := range cells {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					sem <- struct{}{}
+					defer func() { <-sem }()
+					done := make(chan error, 1)
+					if c.during != nil {
+						go func() { done <- c.during(addr) }()
+					}
+					var err error
+					if c.r, err = execBin(bin, nil, append(c.args, brokerFlags(c.args[0], addr)...)...); err != nil {
+						c.r.code, c.r.stderr = -1, err.Error()
+					}
+					if c.during != nil {
+						c.err = <-done
+					}
+				}()
+			}
+			wg.Wait()
+			t.Logf("%s: %d cells in %v", b.name, len(cells), time.Since(t0).Round(100*time.Millisecond))
+			for _, c := range cells {
+				t.Run(c.name(), func(t *testing.T) {
+					out := checkInteropCell(t, b, c)
+					mu.Lock()
+					rows[b.name] = append(rows[b.name], c.name()+": "+out)
+					mu.Unlock()
+				})
+			}
+		})
+	}
+	t.Cleanup(func() {
+		t.Logf("interop tier: %v", time.Since(start).Round(100*time.Millisecond))
+		if p := os.Getenv("MQBLAST_INTEROP_TABLE"); p != "" {
+			var b strings.Builder
+			for _, br := range interopBrokers {
+				fmt.Fprintf(&b, "## %s\n", br.name)
+				for _, row := range rows[br.name] {
+					fmt.Fprintln(&b, row)
+				}
+			}
+			if err := os.WriteFile(filepath.Clean(p), []byte(b.String()), 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+}
+
+// checkInteropCell asserts what cell c against broker b must show, and returns its outcome
+// in a line: the exit, the counts, the behaviours the result reported.
+func checkInteropCell(t *testing.T, b interopBroker, c *interopCell) string {
+	t.Helper()
+	r := c.r
+	if c.err != nil {
+		t.Errorf("the session take-over: %v", c.err)
+	}
+	if c.v == "5" && !b.v5 {
+		// A broker without 5.0: the run fails, saying so.
+		if r.code != exitFailed || !strings.Contains(r.stderr, "not support MQTT 5.0") {
+			t.Errorf("5.0 on a 3.1.1 broker: exit %d, want %d and \"not support MQTT 5.0\"\n%s", r.code, exitFailed, tailText(r.stderr, 2000))
+		}
+		return fmt.Sprintf("exit %d: %s", r.code, lastLine(r.stderr))
+	}
+	if r.code != 0 {
+		t.Errorf("exit %d\n%s", r.code, tailText(r.stderr, 3000))
+	}
+	if strings.TrimSpace(r.stdout) == "" {
+		return fmt.Sprintf("exit %d, no result: %s", r.code, lastLine(r.stderr))
+	}
+	if err := result.CheckDocument([]byte(r.stdout)); err != nil {
+		t.Errorf("the document does not add up:\n%v", err)
+	}
+	res := decodeResult(t, r)
+	m := res.Messages
+	out := fmt.Sprintf("exit %d; published %d, expected %d, received %d, lost %d, duplicated %d, redelivered %d, unexpected %d",
+		r.code, m.Published, m.Expected, m.Received, m.Lost, m.Duplicated, m.Redelivered, m.UnexpectedTotal)
+	if m.NotSharedCopies > 0 {
+		out += fmt.Sprintf(", not shared %d", m.NotSharedCopies)
+	}
+	if res.Connections.Dropped > 0 {
+		out += fmt.Sprintf("; dropped %v, reconnected %d", res.Connections.DroppedBy, res.Connections.Reconnected)
+	}
+	var behs []string
+	for _, x := range res.BrokerBehaviour {
+		behs = append(behs, fmt.Sprintf("%s=%d", x.What, x.Count))
+	}
+	sort.Strings(behs)
+	if len(behs) > 0 {
+		out += "; broker_behaviour: " + strings.Join(behs, ", ")
+	}
+	t.Log(out)
+	for _, e := range res.Errors {
+		t.Logf("error %s x%d: %s", e.Kind, e.Count, e.Example)
+	}
+
+	// What the broker does by design, and the behaviours that say so.
+	want := map[string]bool{}
+	hasSubs := c.class != "pub" && c.class != "roundtrip" && c.class != "conn"
+	if c.qos == 2 && b.sub2 < 2 && (hasSubs || c.class == "roundtrip") {
+		want[fmt.Sprintf("granted_qos_%d_for_qos_2", b.sub2)] = true
+	}
+	if c.v == "5" && c.qos > b.max5 && c.class != "sub" && c.class != "conn" {
+		want[fmt.Sprintf("max_qos_%d_for_qos_%d", b.max5, c.qos)] = true
+	}
+	if c.qos == 2 && b.puback2 && c.class != "sub" && c.class != "conn" {
+		want["puback_for_qos_2"] = true
+	}
+	notShared := c.class == "shared" && !b.share
+	if notShared {
+		want["not_shared"] = true
+	}
+	for _, x := range res.BrokerBehaviour {
+		switch {
+		case want[x.What]:
+			delete(want, x.What)
+		case c.class == "session" && strings.HasPrefix(x.What, "disconnect:"): // the take-over
+		case c.class == "session" && b.pidShared && x.What == "subscribe_refused:packet_identifier_in_use":
+		case c.class == "roundtrip" && b.pidShared && x.What == "pubcomp_id_not_found": // now and then, at 5.0 QoS 2
+		default:
+			t.Errorf("broker_behaviour %s (%d): %s, not what %s does by design", x.What, x.Count, x.Evidence, b.name)
+		}
+	}
+	for w := range want {
+		t.Errorf("broker_behaviour lacks %s: %s does it by design, and the result must say so", w, b.name)
+	}
+
+	if saturated(res) {
+		t.Errorf("client saturated: %v", res.Client.SaturationEvidence)
+	}
+	if c.class != "session" && m.Redelivered != 0 {
+		t.Errorf("redelivered %d without a reconnect", m.Redelivered)
+	}
+	if m.Lost != 0 || m.Duplicated != 0 || m.InFlightLost != 0 || m.InFlightAtEnd != 0 || m.UnsentTotal != 0 {
+		t.Errorf("lost %d, duplicated %d, in flight lost %d, in flight at the end %d, unsent %v: %s",
+			m.Lost, m.Duplicated, m.InFlightLost, m.InFlightAtEnd, m.Unsent, out)
+	}
+	switch c.class {
+	case "conn":
+		if res.Connections.Established != 20 || res.Connections.Dropped != 0 {
+			t.Errorf("connections %d established of 20, %d dropped", res.Connections.Established, res.Connections.Dropped)
+		}
+		return out
+	case "sub":
+		if !m.ExpectedUnknown || m.Received != 0 || m.Subscribed != 5 {
+			t.Errorf("sub: expected unknown %v, received %d, subscribed %d", m.ExpectedUnknown, m.Received, m.Subscribed)
+		}
+		return out
+	case "pub":
+		if m.Published == 0 || m.Expected != 0 {
+			t.Errorf("pub: published %d, expected %d", m.Published, m.Expected)
+		}
+	case "session":
+		// Each of the 5 taken over and back; under load a reconnect can come while the
+		// intruder still holds the session, which the broker then takes over once more.
+		if res.Connections.Dropped < 5 || res.Connections.Reconnected < 5 {
+			t.Errorf("session: %d dropped, %d reconnected, want the 5 subscribers taken over and back", res.Connections.Dropped, res.Connections.Reconnected)
+		}
+	default:
+		if m.Published == 0 || m.Expected == 0 {
+			t.Errorf("published %d, expected %d: the cell measured nothing", m.Published, m.Expected)
+		}
+	}
+	if c.qos > 0 && m.Acked+m.RefusedTotal != m.Published {
+		t.Errorf("QoS %d: acked %d + refused %d != published %d", c.qos, m.Acked, m.RefusedTotal, m.Published)
+	}
+	switch {
+	case notShared && (m.Received != 0 || m.NotSharedCopies != m.Expected):
+		t.Errorf("a broker that does not share: received %d, not shared copies %d of %d expected", m.Received, m.NotSharedCopies, m.Expected)
+	case !notShared && m.Received != m.Expected:
+		t.Errorf("received %d of %d expected", m.Received, m.Expected)
+	}
+	if m.UnexpectedTotal != 0 && !notShared {
+		t.Errorf("unexpected %v", m.Unexpected)
+	}
+	return out
+}
+
+// saturated reports whether the client called itself saturated for a cause of its own (not
+// the host's cores being short, which other tests on the host make).
+func saturated(res *result.Result) bool {
+	if !res.Client.Saturated {
+		return false
+	}
+	for _, ev := range res.Client.SaturationEvidence {
+		if !strings.Contains(ev, "the host's cores are short") {
+			return true
+		}
+	}
+	return false
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	return s[strings.LastIndex(s, "\n")+1:]
+}
