@@ -254,6 +254,70 @@ func TestRecorderShareGroupOrder(t *testing.T) {
 	}
 }
 
+// TestRecorderGroupsCopiesAgain: in a mixed run a group's copies that came again count
+// as the run's do: a share group's copies to a second member (in its loop or another) are
+// duplicated when the broker shares, not_expected when it gave (nearly) every copy to
+// several members; a QoS 1 copy again after its subscriber reconnected is redelivered, a
+// QoS 0 one duplicated. The groups add up to the run.
+func TestRecorderGroupsCopiesAgain(t *testing.T) {
+	t.Parallel()
+	type copyAt struct {
+		loop, client int
+		seq          uint32
+	}
+	for _, c := range []struct {
+		name               string
+		copies             []copyAt
+		duplicated, notExp int64
+	}{
+		{name: "not sharing", duplicated: 1, notExp: 20},
+		{name: "sharing", duplicated: 3, notExp: 0, copies: []copyAt{{0, 0, 0}, {0, 0, 2}, {0, 0, 4}, {0, 0, 6}, {0, 0, 8},
+			{0, 1, 1}, {0, 1, 2}, {1, 3, 3}, {1, 3, 5}, {1, 3, 7}, {1, 3, 9}, {1, 3, 4}}},
+	} {
+		if c.copies == nil { // every member has every copy: 10 more in loop 0, 10 in loop 1
+			for seq := range uint32(10) {
+				c.copies = append(c.copies, copyAt{0, 0, seq}, copyAt{0, 1, seq}, copyAt{1, 3, seq})
+			}
+		}
+		rec := NewRecorder(2)
+		rec.Stream = func(client int, _ uint32) (scenario.StreamKind, int) {
+			if client == 2 {
+				return scenario.StreamExpected, -1
+			}
+			return scenario.StreamExpected, 0 // clients 0, 1, 3: members of share group 0
+		}
+		// Publisher 0 is group 0's; every client is group 1's, which receives through share 0.
+		rec.SetGroups(2, []uint8{1, 1, 1, 1}, []uint8{0}, []uint8{1})
+		now := time.Now().UnixNano()
+		rec.SetStart(now)
+		for _, x := range c.copies {
+			rec.Received(x.loop, x.client, reactor.Message{Due: now, Now: now, Seq: x.seq})
+		}
+		for seq := range uint32(5) {
+			rec.Received(0, 2, reactor.Message{Due: now, Now: now, Seq: seq, QoS: 1})
+		}
+		rec.Reconnected(0, 2, 1, time.Millisecond)
+		rec.Received(0, 2, reactor.Message{Due: now, Now: now, Seq: 3, QoS: 1}) // again without DUP: redelivered
+		rec.Received(0, 2, reactor.Message{Due: now, Now: now, Seq: 4})         // again at QoS 0: duplicated
+		rec.Received(0, 2, reactor.Message{Due: now, Now: now, Seq: 5, QoS: 1}) // kept while it was away
+		s := result.NewSnapshot()
+		rec.Take(0, s)
+		rec.Take(1, s)
+		s.Add(finished(t, rec))
+		pub, recv := s.Groups[0], s.Groups[1]
+		for _, x := range []*result.Snapshot{s, pub} {
+			if x.Received != 16 || x.Duplicated != c.duplicated || x.Redelivered != 1 || x.Unexpected["not_expected"] != c.notExp {
+				t.Errorf("%s: received %d duplicated %d redelivered %d not_expected %d; want 16 %d 1 %d", c.name,
+					x.Received, x.Duplicated, x.Redelivered, x.Unexpected["not_expected"], c.duplicated, c.notExp)
+			}
+		}
+		if recv.Delivered != 16 || recv.DeliveredOnReturn != 1 || recv.Received != 0 || recv.UnexpectedTotal() != 0 {
+			t.Errorf("%s: receiving group delivered %d (on return %d), received %d, unexpected %v; want 16 (1), 0, none", c.name,
+				recv.Delivered, recv.DeliveredOnReturn, recv.Received, recv.Unexpected)
+		}
+	}
+}
+
 // finished returns rec's Finish corrections, for a recorder of a whole run (no join).
 func finished(t *testing.T, rec *Recorder) *result.Snapshot {
 	t.Helper()

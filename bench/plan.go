@@ -8,6 +8,7 @@ import (
 
 	"github.com/mqblast/mqblast/codec"
 	"github.com/mqblast/mqblast/reactor"
+	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/scenario"
 )
 
@@ -24,8 +25,13 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 	if len(brokers) == 0 {
 		return reactor.Config{}, fmt.Errorf("scenario %q names no broker", s.Name)
 	}
+	if own := p.OwnBrokers(); len(own) > 0 {
+		brokers = append(append([]string(nil), brokers...), own...)
+	}
+	base := len(brokers) - len(p.OwnBrokers()) // the first group server's index
+	groups := p.GroupSettings()
 	props := map[*scenario.Group]*codec.Properties{}
-	for _, g := range []*scenario.Group{s.Publishers, s.Subscribers} {
+	for _, g := range groups {
 		if g == nil || g.ProtocolVersion != scenario.V5 || len(g.ConnectProperties) == 0 {
 			continue
 		}
@@ -36,7 +42,7 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 		props[g] = cp
 	}
 	pubProps := map[*scenario.Group]*codec.Properties{}
-	for _, g := range []*scenario.Group{s.Publishers, s.Subscribers} {
+	for _, g := range groups {
 		if g == nil || g.ProtocolVersion != scenario.V5 || len(g.PublishProperties) == 0 {
 			continue
 		}
@@ -47,12 +53,17 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 		pubProps[g] = pp
 	}
 	par := &s.Parameters
-	if g := s.Publishers; g != nil && g.ClientCount > reactor.MaxPublishers {
+	if n := p.Publishers(); n > reactor.MaxPublishers {
 		return reactor.Config{}, fmt.Errorf("scenario %q: %d publishers: the measurement header numbers at most %d; split the run with --shard over several scenarios",
-			s.Name, g.ClientCount, reactor.MaxPublishers)
+			s.Name, n, reactor.MaxPublishers)
 	}
 	user, pass := s.Server.Username, s.Server.Password
 	payload := max(par.PayloadSize, reactor.HeaderSize)
+	for _, g := range s.Groups {
+		if g.Publishes() {
+			payload = max(payload, g.PayloadSize)
+		}
+	}
 	return reactor.Config{
 		MaxPayload:  payload,
 		MaxInbound:  inboundLimit(payload),
@@ -66,7 +77,10 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 			spec := reactor.ClientSpec{
 				Broker: c.Broker, ID: c.ID, Username: user, Password: pass,
 				Version: byte(c.Group.ProtocolVersion), CleanStart: c.Group.CleanSession,
-				Keepalive: par.KeepAlive, Props: props[c.Group],
+				Keepalive: c.KeepAlive, Props: props[c.Group],
+			}
+			if c.OwnBroker >= 0 {
+				spec.Broker = base + c.OwnBroker
 			}
 			if idStart != 0 {
 				spec.ID = c.Group.IDPrefix + strconv.Itoa(idStart+c.Index)
@@ -87,8 +101,8 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 				spec.Publish = &reactor.PublishSpec{
 					RandN: n, TopicSuffix: suf,
 					Topic: pre, QoS: c.Group.QoS, Retain: c.Group.Retain, Rate: c.Rate,
-					Phase: c.Phase, Count: par.MessageCount, PayloadSize: payload,
-					Number: uint32(c.Index), Receivers: c.Receivers, Props: pubProps[c.Group],
+					Phase: c.Phase, Count: par.MessageCount, PayloadSize: max(c.PayloadSize, reactor.HeaderSize),
+					Number: c.Number, Receivers: c.Receivers, Props: pubProps[c.Group],
 					MaxInflight: par.MaxInflight,
 				}
 			}
@@ -133,7 +147,28 @@ func NewRunner(p *scenario.Plan, brokers []string, idStart int) (*Runner, error)
 		r.Stream = p.Stream
 		r.Placement = &Placement{Publishes: p.Publishes, Outside: p.ReceivedOutside}
 	}
-	if s.Type != scenario.TypeConnections {
+	if clients, pubs := p.GroupTables(); clients != nil {
+		r.Groups = &Groups{Client: clients, Publisher: pubs, Share: p.ShareGroups()}
+		n, np := p.GroupCounts()
+		numbers := p.GroupNumbers()
+		shares := map[int][]int{}
+		for k, gid := range r.Groups.Share {
+			shares[int(gid)] = append(shares[int(gid)], k)
+		}
+		for gid, g := range p.Groups() {
+			bs := make([]string, len(g.Behaviours))
+			for i, b := range g.Behaviours {
+				bs[i] = string(b)
+			}
+			r.Groups.Info = append(r.Groups.Info, result.GroupInfo{Name: g.Name, Behaviours: bs, Clients: n[gid], Publishers: np[gid],
+				Numbers: numbers[gid], Shares: shares[gid]})
+		}
+	}
+	for _, st := range p.Storms() {
+		r.Storms = append(r.Storms, Storm{At: st.At, Clean: st.Clean, Down: st.Down, Group: st.GroupID, Clients: p.StormClients(st),
+			Pick: func(client int) bool { return p.InStorm(st, client) }})
+	}
+	if s.Type != scenario.TypeConnections && (!s.Mixed() || p.Publishers() > 0) {
 		// Every shard runs the messaging phases, also one without publishers (its
 		// subscribers measure the window) or without subscribers.
 		r.Messaging = true

@@ -35,6 +35,51 @@ type Recorder struct {
 	// Placement, if set, says that this process runs a part of the run (a worker, a
 	// shard): Finish then leaves what crosses parts for the merge (result.Join).
 	Placement *Placement
+	// gClient and gPub give the group of each client (by plan index) and of each
+	// publisher number of a mixed run (SetGroups); nil: one group, no per-group figures.
+	gClient, gPub []uint8
+	groups        int
+	// gShare gives the receiving group of each share index (scenario.Plan.ShareGroups).
+	gShare []uint8
+}
+
+// SetGroups makes the recorder keep per-group figures (result.Snapshot.Groups) for n
+// groups: client and publisher give each client's and each publisher number's group, and
+// share each share index's receiving group (nil: none). Call it before the run.
+func (r *Recorder) SetGroups(n int, client, publisher, share []uint8) {
+	r.gClient, r.gPub, r.gShare, r.groups = client, publisher, share, n
+	for _, lr := range r.loops {
+		lr.snap.Groups = make([]*result.Snapshot, n)
+		for i := range lr.snap.Groups {
+			lr.snap.Groups[i] = result.NewSnapshot()
+		}
+		lr.gShareExtra = make([]int64, n)
+	}
+}
+
+// byClient returns the group snapshot of client in s, nil without groups.
+func (r *Recorder) byClient(s *result.Snapshot, client int) *result.Snapshot {
+	if r.gClient == nil || client < 0 || client >= len(r.gClient) {
+		return nil
+	}
+	return s.Groups[r.gClient[client]]
+}
+
+// byPublisher returns the group snapshot of publisher number pub in s, nil without
+// groups.
+func (r *Recorder) byPublisher(s *result.Snapshot, pub uint32) *result.Snapshot {
+	if g := r.pubGroup(pub); g >= 0 {
+		return s.Groups[g]
+	}
+	return nil
+}
+
+// pubGroup returns the group of publisher number pub, -1 without groups.
+func (r *Recorder) pubGroup(pub uint32) int {
+	if r.gPub == nil || int64(pub) >= int64(len(r.gPub)) {
+		return -1
+	}
+	return int(r.gPub[pub])
 }
 
 // Placement is where a part of a run stands in the whole: which publishers it runs, and
@@ -55,14 +100,17 @@ type loopRec struct {
 	// last is streams[lastKey], the stream of the last message (nil: none yet).
 	last    *stream
 	lastKey uint64
-	// gens counts each client's reconnects (nil until the loop's first): a QoS 1 copy that
-	// arrives again once its subscriber has reconnected is a re-delivery, with or without
-	// the DUP flag.
-	gens map[int]uint32
+	// back is when each client that reconnected last did (CLOCK_REALTIME ns; nil until the
+	// loop's first reconnect): a copy due before it that arrives after it was kept for the
+	// client while it was away, and a QoS 1 copy that arrives again once its subscriber has
+	// reconnected is a re-delivery, with or without the DUP flag.
+	back map[int]int64
 	// shareExtra counts copies a share group's member received that another member of
 	// its group (in this loop) had received: one copy to several members. Finish tells a
-	// broker that does not share (most copies so) from a few re-deliveries.
-	shareExtra int64
+	// broker that does not share (most copies so) from a few re-deliveries. gShareExtra
+	// counts them by the publisher's group (SetGroups; nil: one group).
+	shareExtra  int64
+	gShareExtra []int64
 }
 
 // publisherEnd is a publisher's reactor.PublisherEnd, kept for Finish.
@@ -118,10 +166,14 @@ func (r *Recorder) inWindow(t int64) bool {
 var _ reactor.Observer = (*Recorder)(nil)
 
 // Connected implements reactor.Observer.
-func (r *Recorder) Connected(loop, _ int, latency time.Duration) {
+func (r *Recorder) Connected(loop, client int, latency time.Duration) {
 	s := r.loops[loop].snap
 	s.Connected++
 	s.ConnectLatency.Record(latency.Microseconds())
+	if g := r.byClient(s, client); g != nil {
+		g.Connected++
+		g.ConnectLatency.Record(latency.Microseconds())
+	}
 }
 
 var _ reactor.HandshakeObserver = (*Recorder)(nil)
@@ -143,38 +195,53 @@ func (r *Recorder) Handshake(loop, _ int, h reactor.Handshake) {
 }
 
 // Reconnected implements reactor.Observer.
-func (r *Recorder) Reconnected(loop, client, _ int, _ time.Duration) {
+func (r *Recorder) Reconnected(loop, client, _ int, latency time.Duration) {
 	lr := r.loops[loop]
-	lr.snap.Reconnected++
-	if lr.gens == nil {
-		lr.gens = map[int]uint32{}
+	if lr.back == nil {
+		lr.back = map[int]int64{}
 	}
-	lr.gens[client]++
+	lr.back[client] = time.Now().UnixNano()
+	s := lr.snap
+	s.Reconnected++
+	s.ReconnectLatency.Record(latency.Microseconds())
+	if g := r.byClient(s, client); g != nil {
+		g.Reconnected++
+		g.ReconnectLatency.Record(latency.Microseconds())
+	}
 }
 
 // Refused implements reactor.Observer.
-func (r *Recorder) Refused(loop, _ int, version, code byte) {
+func (r *Recorder) Refused(loop, client int, version, code byte) {
 	s := r.loops[loop].snap
 	name := ReasonName(version, code)
 	s.Refused[name]++
+	if g := r.byClient(s, client); g != nil {
+		g.Refused[name]++
+	}
 	if _, ok := s.Examples["refused:"+name]; !ok {
 		s.Examples["refused:"+name] = fmt.Sprintf("CONNACK reason code 0x%02x (%s)", code, name)
 	}
 }
 
 // Failed implements reactor.Observer.
-func (r *Recorder) Failed(loop, _ int, cause reactor.Cause, example string) {
+func (r *Recorder) Failed(loop, client int, cause reactor.Cause, example string) {
 	s := r.loops[loop].snap
 	s.Failed[cause.String()]++
+	if g := r.byClient(s, client); g != nil {
+		g.Failed[cause.String()]++
+	}
 	if _, ok := s.Examples["failed:"+cause.String()]; !ok {
 		s.Examples["failed:"+cause.String()] = termtext.Line(example)
 	}
 }
 
 // Dropped implements reactor.Observer.
-func (r *Recorder) Dropped(loop, _ int, cause reactor.Cause, example string) {
+func (r *Recorder) Dropped(loop, client int, cause reactor.Cause, example string) {
 	s := r.loops[loop].snap
 	s.Dropped[cause.String()]++
+	if g := r.byClient(s, client); g != nil {
+		g.Dropped[cause.String()]++
+	}
 	if _, ok := s.Examples["dropped:"+cause.String()]; !ok {
 		s.Examples["dropped:"+cause.String()] = termtext.Line(example)
 	}
@@ -188,9 +255,13 @@ func (r *Recorder) Ping(loop, _ int, rtt time.Duration) {
 }
 
 // Subscribed implements reactor.Observer.
-func (r *Recorder) Subscribed(loop, _, failed int, code byte) {
+func (r *Recorder) Subscribed(loop, client, failed int, code byte) {
 	s := r.loops[loop].snap
 	s.Subscribed++
+	if g := r.byClient(s, client); g != nil {
+		g.Subscribed++
+		g.SubscribeFailed += int64(failed)
+	}
 	if failed > 0 {
 		name := ReasonName(5, code) // 3.1.1's 0x80 is 5.0's unspecified error
 		s.SubscribeFailed += int64(failed)
@@ -206,23 +277,35 @@ func (r *Recorder) Subscribed(loop, _, failed int, code byte) {
 }
 
 // Published implements reactor.Observer.
-func (r *Recorder) Published(loop, _, receivers int, _, at int64, lag time.Duration) {
+func (r *Recorder) Published(loop, client, receivers int, _, at int64, lag time.Duration) {
 	lr := r.loops[loop]
 	s := lr.snap
 	s.Published++
+	in := r.inWindow(at)
 	if at < lr.first {
 		lr.first = at
 	}
-	if r.inWindow(at) {
+	if in {
 		s.PublishedMeasured++
 	}
 	s.Expected += int64(receivers)
 	s.ScheduleLag.Record(lag.Microseconds())
+	if g := r.byClient(s, client); g != nil {
+		g.Published++
+		if in {
+			g.PublishedMeasured++
+		}
+		g.Expected += int64(receivers)
+	}
 }
 
 // Unsent implements reactor.Observer.
-func (r *Recorder) Unsent(loop, _ int, cause reactor.Unsent, n int) {
-	r.loops[loop].snap.Unsent[cause.String()] += int64(n)
+func (r *Recorder) Unsent(loop, client int, cause reactor.Unsent, n int) {
+	s := r.loops[loop].snap
+	s.Unsent[cause.String()] += int64(n)
+	if g := r.byClient(s, client); g != nil {
+		g.Unsent[cause.String()] += int64(n)
+	}
 }
 
 // Held implements reactor.Observer.
@@ -238,17 +321,23 @@ func (r *Recorder) Held(loop, client int, hold reactor.Hold, d time.Duration) {
 }
 
 // InFlightDropped implements reactor.Observer.
-func (r *Recorder) InFlightDropped(loop, _ int, end *reactor.PublisherEnd) {
+func (r *Recorder) InFlightDropped(loop, client int, end *reactor.PublisherEnd) {
 	lr := r.loops[loop]
 	lr.snap.InFlightDropped += int64(len(end.InFlight))
+	if g := r.byClient(lr.snap, client); g != nil {
+		g.InFlightDropped += int64(len(end.InFlight))
+	}
 	lr.ends = append(lr.ends, publisherEnd{number: end.Number, receivers: end.Receivers, dropped: true,
 		inFlight: append([]uint32(nil), end.InFlight...)})
 }
 
 // PublisherEnd implements reactor.Observer.
-func (r *Recorder) PublisherEnd(loop, _ int, end *reactor.PublisherEnd) {
+func (r *Recorder) PublisherEnd(loop, client int, end *reactor.PublisherEnd) {
 	lr := r.loops[loop]
 	lr.snap.Scheduled += end.Scheduled
+	if g := r.byClient(lr.snap, client); g != nil {
+		g.Scheduled += end.Scheduled
+	}
 	if len(end.InFlight) > 0 {
 		lr.ends = append(lr.ends, publisherEnd{number: end.Number, receivers: end.Receivers,
 			inFlight: append([]uint32(nil), end.InFlight...)})
@@ -256,15 +345,25 @@ func (r *Recorder) PublisherEnd(loop, _ int, end *reactor.PublisherEnd) {
 }
 
 // Acked implements reactor.Observer.
-func (r *Recorder) Acked(loop, _ int) { r.loops[loop].snap.Acked++ }
+func (r *Recorder) Acked(loop, client int) {
+	s := r.loops[loop].snap
+	s.Acked++
+	if g := r.byClient(s, client); g != nil {
+		g.Acked++
+	}
+}
 
 // PublishRefused implements reactor.Observer: the message is refused, not acknowledged,
 // and its copies are not expected to arrive.
-func (r *Recorder) PublishRefused(loop, _, receivers int, code byte) {
+func (r *Recorder) PublishRefused(loop, client, receivers int, code byte) {
 	s := r.loops[loop].snap
 	name := ReasonName(5, code)
 	s.PublishRefused[name]++
 	s.RefusedCopies += int64(receivers)
+	if g := r.byClient(s, client); g != nil {
+		g.PublishRefused[name]++
+		g.RefusedCopies += int64(receivers)
+	}
 	if k := "behaviour:publish_refused:" + name; s.Examples[k] == "" {
 		s.Examples[k] = fmt.Sprintf("PUBACK or PUBREC reason code 0x%02x", code)
 	}
@@ -272,10 +371,13 @@ func (r *Recorder) PublishRefused(loop, _, receivers int, code byte) {
 
 // BrokerDisconnect implements reactor.Observer: a drop whose cause is the DISCONNECT's
 // reason (result.DisconnectCause and its name), its example the code and reason string.
-func (r *Recorder) BrokerDisconnect(loop, _ int, code byte, reason []byte) {
+func (r *Recorder) BrokerDisconnect(loop, client int, code byte, reason []byte) {
 	s := r.loops[loop].snap
 	cause := result.DisconnectCause + DisconnectName(code)
 	s.Dropped[cause]++
+	if g := r.byClient(s, client); g != nil {
+		g.Dropped[cause]++
+	}
 	if _, ok := s.Examples["dropped:"+cause]; !ok {
 		ex := fmt.Sprintf("DISCONNECT reason code 0x%02x", code)
 		if len(reason) > 0 {
@@ -379,6 +481,9 @@ func (r *Recorder) Received(loop, client int, m reactor.Message) {
 	}
 	if st.kind != scenario.StreamExpected {
 		s.Unexpected[st.kind.String()]++
+		if g := r.byClient(s, client); g != nil {
+			g.Unexpected[st.kind.String()]++
+		}
 		return
 	}
 	var dup, late bool
@@ -387,6 +492,9 @@ func (r *Recorder) Received(loop, client int, m reactor.Message) {
 		own, _ := st.set.add(m.Seq) // the member's own copies, to tell a second member's
 		if dup && !own {
 			lr.shareExtra++
+			if g := r.pubGroup(m.Publisher); g >= 0 {
+				lr.gShareExtra[g]++
+			}
 			return
 		}
 		if !dup {
@@ -396,14 +504,23 @@ func (r *Recorder) Received(loop, client int, m reactor.Message) {
 	} else {
 		dup, late = st.set.add(m.Seq)
 	}
-	if dup {
+	var again bool // a duplicate that is a re-delivery
+	if dup && m.QoS == 1 {
 		// [MQTT-4.3.2]: at least once. A re-delivery has DUP set [MQTT-3.3.1-1]; aedes 1.x
 		// sends a kept session's copies again after a reconnect without it, some of them
 		// ones it had sent since.
-		switch {
-		case m.QoS == 1 && (m.Dup || lr.gens[client] > 0):
+		if again = m.Dup; !again {
+			_, again = lr.back[client]
+		}
+	}
+	if r.gClient != nil {
+		r.receivedGroups(s, client, &m, dup, again, late)
+	}
+	if dup {
+		switch _, back := lr.back[client]; {
+		case again:
 			s.Redelivered++
-		case m.QoS == 2 && lr.gens[client] > 0:
+		case m.QoS == 2 && back:
 			// Exactly once broken across a resumed session: a copy the reactor passed on
 			// came in a new exchange (a packet id not held, or held and released by its
 			// PUBREL), which only the broker starts.
@@ -415,6 +532,14 @@ func (r *Recorder) Received(loop, client int, m reactor.Message) {
 		return
 	}
 	s.Received++
+	if len(lr.back) > 0 { // some client reconnected: was this kept for it while away?
+		if at, ok := lr.back[client]; ok && m.Due < at {
+			s.DeliveredOnReturn++
+			if g := r.byClient(s, client); g != nil {
+				g.DeliveredOnReturn++
+			}
+		}
+	}
 	if late {
 		s.OutOfOrder++
 	}
@@ -426,6 +551,40 @@ func (r *Recorder) Received(loop, client int, m reactor.Message) {
 		if m.Sent != 0 {
 			s.LatencyRaw.Record((m.Now - m.Sent) / 1000)
 		}
+	}
+}
+
+// receivedGroups is Received's per-group part, in a mixed run: the copy counts toward
+// its publisher's group (received, latency; again: a duplicate that is a re-delivery) and
+// toward the receiving client's group (delivered).
+func (r *Recorder) receivedGroups(s *result.Snapshot, client int, m *reactor.Message, dup, again, late bool) {
+	gp := r.byPublisher(s, m.Publisher)
+	if gp == nil {
+		return
+	}
+	if dup {
+		if again {
+			gp.Redelivered++
+		} else {
+			gp.Duplicated++
+		}
+		return
+	}
+	gp.Received++
+	if late {
+		gp.OutOfOrder++
+	}
+	if r.inWindow(m.Now) {
+		gp.ReceivedMeasured++
+	}
+	if r.inWindow(m.Due) {
+		gp.Latency.Record((m.Now - m.Due) / 1000)
+		if m.Sent != 0 {
+			gp.LatencyRaw.Record((m.Now - m.Sent) / 1000)
+		}
+	}
+	if gc := r.byClient(s, client); gc != nil {
+		gc.Delivered++
 	}
 }
 
@@ -458,6 +617,12 @@ func (lr *loopRec) newStream(r *Recorder, client int, pub uint32, key uint64) *s
 // streams the other parts' figures need (nil: nothing crosses parts).
 func (r *Recorder) Finish() (*result.Snapshot, *result.Join) {
 	out := result.NewSnapshot()
+	if r.gClient != nil {
+		out.Groups = make([]*result.Snapshot, r.groups)
+		for i := range out.Groups {
+			out.Groups[i] = result.NewSnapshot()
+		}
+	}
 	// Share groups received in several loops: the union is what the group received.
 	groups := map[uint64][]result.Seqs{}
 	counts := map[uint64]int64{}
@@ -492,8 +657,15 @@ func (r *Recorder) Finish() (*result.Snapshot, *result.Join) {
 	}
 	union := map[uint64]result.Seqs{}
 	var extra, shared int64 // copies to a second member of their group; the groups' copies
+	var gExtra []int64      // extra by the publisher's group (a mixed run)
+	if r.gClient != nil {
+		gExtra = make([]int64, r.groups)
+	}
 	for _, lr := range r.loops {
 		extra += lr.shareExtra
+		for g, n := range lr.gShareExtra {
+			gExtra[g] += n
+		}
 	}
 	for k, sets := range groups {
 		if len(sets) == 1 {
@@ -506,15 +678,31 @@ func (r *Recorder) Finish() (*result.Snapshot, *result.Join) {
 		shared += u.Len()
 		extra += counts[k] - u.Len()
 		out.Received -= counts[k] - u.Len()
+		if g := r.pubGroup(uint32(k)); g >= 0 {
+			gExtra[g] += counts[k] - u.Len()
+			out.Groups[g].Received -= counts[k] - u.Len()
+		}
+		if share := int(uint32(k>>32) &^ (shareKey >> 32)); share < len(r.gShare) && r.gClient != nil {
+			out.Groups[r.gShare[share]].Delivered -= counts[k] - u.Len()
+		}
 	}
 	// A sharing broker gives a copy to a second member now and then (a member's session
 	// ended with it in flight): duplicates. One that gave at least every other copy to
 	// several members does not share: the extra copies are not expected, and it says so.
+	// A group's extra copies (its publishers' messages) count as the run's do.
 	if extra > 0 && extra*2 >= shared {
 		out.Unexpected["not_expected"] += extra
 		out.Behaviour[result.BehaviourEveryMember] += extra
+		for g, n := range gExtra {
+			if n > 0 {
+				out.Groups[g].Unexpected["not_expected"] += n
+			}
+		}
 	} else {
 		out.Duplicated += extra
+		for g, n := range gExtra {
+			out.Groups[g].Duplicated += n
+		}
 	}
 	sharesOf := map[uint32][]uint64{}
 	for k := range union {
@@ -535,10 +723,17 @@ func (r *Recorder) Finish() (*result.Snapshot, *result.Join) {
 					}
 				}
 				missing := max(int64(e.receivers)-n, 0)
+				g := r.byPublisher(out, e.number)
 				if e.dropped {
 					out.InFlightLost += missing
+					if g != nil {
+						g.InFlightLost += missing
+					}
 				} else {
 					out.InFlightAtEnd += missing
+					if g != nil {
+						g.InFlightAtEnd += missing
+					}
 				}
 				if missing > 0 && pl != nil {
 					crosses, got = append(crosses, seq), append(got, n)

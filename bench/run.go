@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -83,6 +84,31 @@ type Runner struct {
 	// subscriptions), and says so in the result's broker_behaviour. Without it such a run
 	// ends after the connect phase with the error broker_lacks.
 	AcceptDowngrade bool
+	// Groups, if set, are the client groups of a mixed run: the result then has each
+	// group's figures (result.Group).
+	Groups *Groups
+	// Storms are reconnect storms, each at its time from the start of publishing
+	// (reactor.Engine.Churn).
+	Storms []Storm
+}
+
+// Storm is a reconnect storm of a group of a mixed run (scenario.Plan.Storms).
+type Storm struct {
+	At      time.Duration // from the start of publishing
+	Clean   bool          // the clients come back with a clean session
+	Down    time.Duration // how long they stay away
+	Group   int           // index in Groups.Info
+	Clients int           // of this run (or part of a run)
+	Pick    func(client int) bool
+}
+
+// Groups maps the clients and publishers of a mixed run's plan to their groups
+// (scenario.Plan.GroupTables) and names the groups.
+type Groups struct {
+	Info      []result.GroupInfo
+	Client    []uint8 // by client of the plan
+	Publisher []uint8 // by publisher number
+	Share     []uint8 // by share index (scenario.Plan.ShareGroups)
 }
 
 // RateControl changes the publish rate of a running schedule: reactor.Engine.SetRate.
@@ -112,6 +138,7 @@ func (cr *Runner) Run(ctx context.Context) (*result.Result, error) {
 	// A phase that ends early (the context ended, the start gate failed) interrupts the
 	// run: the later phases do not run, and every client still disconnects.
 	interrupted := r.phases() != nil || ctx.Err() != nil
+	r.stopStorms()
 	r.disconnect(interrupted)
 	r.finish(interrupted)
 	if interrupted {
@@ -139,6 +166,52 @@ type run struct {
 	measureCPU            time.Duration // this process's CPU time over the measure window
 	measureWait           time.Duration // its wait for a CPU over the window; -1: not known
 	stages                *stageClock   // a staged run's stages, once it publishes
+	storms                stormRun
+}
+
+// stormRun is the reconnect storms under way: one goroutine each, waiting for its time.
+type stormRun struct {
+	stop  chan struct{}
+	wg    sync.WaitGroup
+	ended []atomic.Int64 // connections each storm ended; -1: it did not come
+}
+
+// startStorms starts the storms' timers, from pubStart.
+func (r *run) startStorms(pubStart time.Time) {
+	if len(r.Storms) == 0 {
+		return
+	}
+	sr := &r.storms
+	sr.stop = make(chan struct{})
+	sr.ended = make([]atomic.Int64, len(r.Storms))
+	for k, st := range r.Storms {
+		sr.ended[k].Store(-1)
+		sr.wg.Add(1)
+		go func() {
+			defer sr.wg.Done()
+			t := time.NewTimer(time.Until(pubStart.Add(st.At)))
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-sr.stop:
+				return
+			}
+			n := r.eng.Churn(st.Pick, st.Clean, st.Down)
+			sr.ended[k].Store(n)
+			if r.Progress != nil {
+				fmt.Fprintf(r.Progress, "reconnect storm of group %s: %d connections ended, reconnecting\n", r.Groups.Info[st.Group].Name, n)
+			}
+		}()
+	}
+}
+
+// stopStorms ends the storms that have not come, and waits for those under way.
+func (r *run) stopStorms() {
+	if r.storms.stop == nil {
+		return
+	}
+	close(r.storms.stop)
+	r.storms.wg.Wait()
 }
 
 // start makes the engine and starts it (and the Watch): the run's intervals begin.
@@ -152,6 +225,9 @@ func (cr *Runner) start(ctx context.Context) (*run, error) {
 	}
 	rec := NewRecorder(cfg.Loops)
 	rec.Stream, rec.RunTag, rec.AnyRun, rec.Placement = cr.Stream, cfg.RunTag, cr.AnyRun, cr.Placement
+	if g := cr.Groups; g != nil {
+		rec.SetGroups(len(g.Info), g.Client, g.Publisher, g.Share)
+	}
 	cfg.Observer = rec
 	eng, err := reactor.New(cfg)
 	if err != nil {
@@ -166,6 +242,9 @@ func (cr *Runner) start(ctx context.Context) (*run, error) {
 		Host: result.HostInfo{Hostname: host, Cores: runtime.NumCPU(), Kernel: tuning.KernelRelease(), Procs: 1,
 			Clock: hostClock()},
 		Connections: result.Connections{Target: cfg.Clients},
+	}
+	if g := cr.Groups; g != nil {
+		r.res.SetGroups(g.Info)
 	}
 	runtime.GC()
 	debug.FreeOSMemory()
@@ -256,7 +335,11 @@ func (r *run) connect() error {
 }
 
 // hold keeps a Connections run's clients connected (with keepalive) for Duration.
-func (r *run) hold() error { return r.wait(time.Now().Add(r.Duration), nil) }
+func (r *run) hold() error {
+	start := time.Now()
+	r.startStorms(start) // a run without publishers: its storms count from the hold's start
+	return r.wait(start.Add(r.Duration), nil)
+}
 
 // subscribe waits, up to subscribeTimeout, for every subscriber's SUBACK, refused or
 // not; a subscriber whose connection ended before it (or was never established) is not
@@ -362,6 +445,7 @@ func (r *run) measure() error {
 	r.rec.SetWindow(from.UnixNano(), to.UnixNano())
 	r.res.MeasureFrom, r.res.MeasureTo = from.UTC(), to.UTC()
 	r.publishing = true
+	r.startStorms(pubStart)
 	var err error
 	if len(r.Stages) > 0 {
 		r.stages = newStageClock(r.eng, r.Stages, pubStart, r.Interval)
@@ -460,6 +544,12 @@ func (r *run) finish(interrupted bool) {
 	// have arrived: expected and lost are unknown, not 0.
 	res.Messages.ExpectedUnknown = r.Messaging && r.Stream == nil
 	res.SetTotal(total)
+	for k, st := range r.Storms {
+		if k < len(r.storms.ended) && st.Group < len(res.Groups) {
+			res.Groups[st.Group].Churn = &result.Churn{AtS: st.At.Seconds(), DownS: st.Down.Seconds(), Clean: st.Clean, Clients: st.Clients,
+				Ended: max(r.storms.ended[k].Load(), 0)}
+		}
+	}
 	res.Connections.ConnectPhaseS = r.connectPhase.Seconds()
 	if r.connectPhase > 0 {
 		res.Connections.ConnectRatePerS = float64(total.Connected) / r.connectPhase.Seconds()

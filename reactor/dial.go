@@ -211,6 +211,10 @@ func (l *loop) redialDue(now int64) int64 {
 func (l *loop) dial(i, attempt int) {
 	e := l.e
 	spec := e.cfg.Client(i)
+	if l.cleanNext[int32(i)] {
+		spec.CleanStart = true
+		delete(l.cleanNext, int32(i))
+	}
 	s := &session{client: int32(i), spec: &spec, keepalive: uint16(min(spec.Keepalive/time.Second, 65535)), version: spec.Version,
 		attempt: uint8(min(attempt, 255)), dialStart: e.now(), fd: -1, slot: -1}
 	s.lastWrite = s.dialStart

@@ -78,6 +78,24 @@ func ScenarioDiffs(in []Input) []string {
 				delete(m, "id_prefix")
 			}
 		}
+		// A mixed scenario's groups compare by name, field by field (groups.NAME.field).
+		if gs, ok := doc["groups"].([]any); ok {
+			byName := map[string]any{}
+			for k, g := range gs {
+				m, ok := g.(map[string]any)
+				if !ok {
+					continue
+				}
+				delete(m, "id_prefix")
+				name, _ := m["name"].(string)
+				if name == "" {
+					name = fmt.Sprint(k)
+				}
+				delete(m, "name")
+				byName[name] = m
+			}
+			doc["groups"] = byName
+		}
 		flat[i] = map[string]string{}
 		flatten("", doc, flat[i])
 	}
@@ -253,6 +271,63 @@ func stageMetrics(in []Input) []metric {
 	return out
 }
 
+// groupMetrics are the rows of the client groups of mixed runs: a group of rows per group
+// name that some input has, in the order the inputs first name them (an input without that
+// group shows "–"). The names come from the documents: escaped.
+func groupMetrics(in []Input) []metric {
+	var names []string
+	for _, x := range in {
+		for _, g := range x.Result.Groups {
+			if !slices.Contains(names, g.Name) {
+				names = append(names, g.Name)
+			}
+		}
+	}
+	var out []metric
+	for _, name := range names {
+		gr := func(f func(g *result.Group) (float64, bool)) func(r *result.Result) (float64, bool) {
+			return func(r *result.Result) (float64, bool) {
+				for i := range r.Groups {
+					if r.Groups[i].Name == name {
+						return f(&r.Groups[i])
+					}
+				}
+				return 0, false
+			}
+		}
+		always := func(f func(g *result.Group) float64) func(r *result.Result) (float64, bool) {
+			return gr(func(g *result.Group) (float64, bool) { return f(g), true })
+		}
+		pub := func(f func(g *result.Group) float64) func(r *result.Result) (float64, bool) {
+			return gr(func(g *result.Group) (float64, bool) { return f(g), g.Publishers > 0 })
+		}
+		lat := func(f func(p result.Percentiles) int64) func(r *result.Result) (float64, bool) {
+			return gr(func(g *result.Group) (float64, bool) { return float64(f(g.LatencyUS)), g.LatencyUS.Count > 0 })
+		}
+		label := "group " + termtext.Line(name) + " "
+		out = append(out,
+			metric{label + "connected", true, count, always(func(g *result.Group) float64 { return float64(g.Connections.Established) })},
+			metric{label + "reconnected", false, count, gr(func(g *result.Group) (float64, bool) {
+				return float64(g.Connections.Reconnected), g.Connections.Reconnected > 0 || g.Churn != nil
+			})},
+			metric{label + "reconnect p99", false, usv, gr(func(g *result.Group) (float64, bool) {
+				if h := g.Connections.ReconnectLatencyUS; h != nil {
+					return float64(h.P99), true
+				}
+				return 0, false
+			})},
+			metric{label + "published", true, count, pub(func(g *result.Group) float64 { return float64(g.Messages.Published) })},
+			metric{label + "lost", false, count, pub(func(g *result.Group) float64 { return float64(g.Messages.Lost) })},
+			metric{label + "latency p50", false, usv, lat(func(p result.Percentiles) int64 { return p.P50 })},
+			metric{label + "latency p99", false, usv, lat(func(p result.Percentiles) int64 { return p.P99 })},
+			metric{label + "received by its clients", true, count, gr(func(g *result.Group) (float64, bool) {
+				return float64(g.Delivered), g.Delivered > 0
+			})},
+		)
+	}
+	return out
+}
+
 // hostFigure is f of r's broker host figures, when an endpoint gave them (node_exporter).
 func hostFigure(r *result.Result, f func(h *result.BrokerHost) float64) (float64, bool) {
 	if r.BrokerHost == nil || r.BrokerHost.CPUs == 0 {
@@ -274,7 +349,7 @@ func brokerFig(r *result.Result, f func(b *result.BrokerProcess) float64) (float
 // have it and they differ.
 func CompareTable(in []Input) Table {
 	t := Table{Head: append([]string{""}, Labels(in)...)}
-	for _, m := range slices.Concat(metrics, stageMetrics(in)) {
+	for _, m := range slices.Concat(metrics, stageMetrics(in), groupMetrics(in)) {
 		row := []string{m.name}
 		vals := make([]float64, len(in))
 		has := make([]bool, len(in))

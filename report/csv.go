@@ -151,12 +151,35 @@ func csvSysKeys(r *result.Result) (keys []string, clients bool) {
 	return keys, clients
 }
 
+// groupColumns are the columns of each group of a mixed run, after the others: named
+// group_NAME_ and these (docs/outputs.md lists them).
+var groupColumns = []struct {
+	name string
+	cell func(g *result.GroupInterval) string
+}{
+	{"connected", func(g *result.GroupInterval) string { return i64(g.Connected) }},
+	{"reconnected", func(g *result.GroupInterval) string { return i64(g.Reconnected) }},
+	{"failed", func(g *result.GroupInterval) string { return i64(g.Failed) }},
+	{"dropped", func(g *result.GroupInterval) string { return i64(g.Dropped) }},
+	{"published", func(g *result.GroupInterval) string { return i64(g.Published) }},
+	{"unsent", func(g *result.GroupInterval) string { return i64(g.Unsent) }},
+	{"expected", func(g *result.GroupInterval) string { return i64(g.Expected) }},
+	{"received", func(g *result.GroupInterval) string { return i64(g.Received) }},
+	{"delivered", func(g *result.GroupInterval) string { return i64(g.Delivered) }},
+	{"publish_per_s", func(g *result.GroupInterval) string { return f3(g.PublishPerS) }},
+	{"receive_per_s", func(g *result.GroupInterval) string { return f3(g.ReceivePerS) }},
+	{"latency_p50_us", func(g *result.GroupInterval) string { return pct(g.LatencyUS, g.LatencyUS.P50) }},
+	{"latency_p99_us", func(g *result.GroupInterval) string { return pct(g.LatencyUS, g.LatencyUS.P99) }},
+	{"latency_max_us", func(g *result.GroupInterval) string { return pct(g.LatencyUS, g.LatencyUS.Max) }},
+}
+
 // WriteCSV writes one row per interval of r (the measure window and every other phase, the
 // last partial interval included): the fixed columns of CSVColumns, then one kernel_NAME
 // column per kernel counter that moved in any interval (sorted by name; the broker's
 // namespace's counters are named kernel_broker.NAME), then, for a run that read the
 // broker's $SYS (--broker-sys), broker_sys_NAME_per_s per counter the broker published
-// (publish_received, publish_sent, messages_*, bytes_*) and broker_sys_clients_connected. Counts are per interval, rates per
+// (publish_received, publish_sent, messages_*, bytes_*) and broker_sys_clients_connected,
+// then, for a mixed run, group_NAME_COLUMN per group and groupColumns. Counts are per interval, rates per
 // second over it, latencies in µs (empty cells when the interval has no value).
 func WriteCSV(w io.Writer, r *result.Result) error {
 	var kernel []string
@@ -179,6 +202,12 @@ func WriteCSV(w io.Writer, r *result.Result) error {
 	}
 	if sysClients {
 		header = append(header, "broker_sys_clients_connected")
+	}
+	groupAt := len(header)
+	for _, g := range r.Groups {
+		for _, c := range groupColumns {
+			header = append(header, "group_"+termtext.Line(g.Name)+"_"+c.name)
+		}
 	}
 	if err := cw.Write(header); err != nil {
 		return fmt.Errorf("cannot write the CSV: %w", err)
@@ -209,9 +238,18 @@ func WriteCSV(w io.Writer, r *result.Result) error {
 			}
 		}
 		if sysClients {
-			row[len(row)-1] = ""
+			row[groupAt-1] = ""
 			if b := iv.BrokerSys; b != nil && b.ClientsConnected > 0 {
-				row[len(row)-1] = i64(b.ClientsConnected)
+				row[groupAt-1] = i64(b.ClientsConnected)
+			}
+		}
+		for gi := range r.Groups {
+			for j, c := range groupColumns {
+				cell := ""
+				if gi < len(iv.Groups) {
+					cell = c.cell(&iv.Groups[gi])
+				}
+				row[groupAt+gi*len(groupColumns)+j] = cell
 			}
 		}
 		if err := cw.Write(row); err != nil {

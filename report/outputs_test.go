@@ -299,3 +299,59 @@ func docTable(t *testing.T, heading string) []string {
 	}
 	return names
 }
+
+// TestDocListsGroupCSVColumns: docs/outputs.md lists exactly the per-group CSV columns.
+func TestDocListsGroupCSVColumns(t *testing.T) {
+	got := docTable(t, "## Groups in the CSV")
+	var want []string
+	for _, c := range groupColumns {
+		want = append(want, c.name)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("docs/outputs.md group columns:\n%v\nthe code's:\n%v", got, want)
+	}
+}
+
+// TestWriteCSVGroups: a mixed run's CSV has each group's columns after the others, and
+// each group's columns add up to its figures.
+func TestWriteCSVGroups(t *testing.T) {
+	r := &result.Result{}
+	r.SetGroups([]result.GroupInfo{{Name: "devices", Clients: 3, Publishers: 1}, {Name: "backend", Clients: 1}})
+	total := result.NewSnapshot()
+	for i := range 3 {
+		s := result.NewSnapshot()
+		dev, back := result.NewSnapshot(), result.NewSnapshot()
+		dev.Published, dev.Expected, dev.Received, dev.Connected = int64(10+i), int64(10+i), int64(10+i), 1
+		dev.Latency.Record(int64(100 * (i + 1)))
+		back.Delivered = int64(10 + i)
+		s.Groups = []*result.Snapshot{dev, back}
+		s.Published, s.Expected, s.Received, s.Connected = dev.Published, dev.Expected, dev.Received, dev.Connected
+		r.Intervals = append(r.Intervals, result.NewInterval(float64(i+1), 1, s, time.Second))
+		total.Add(s)
+	}
+	r.SetTotal(total)
+	var b strings.Builder
+	if err := WriteCSV(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	header := strings.Split(lines[0], ",")
+	if !slices.Equal(header[:len(CSVColumns())], CSVColumns()) || header[len(CSVColumns())] != "group_devices_connected" ||
+		header[len(header)-1] != "group_backend_latency_max_us" {
+		t.Fatalf("header %v", header)
+	}
+	col := func(name string) int { return slices.Index(header, name) }
+	var published, delivered int64
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		published += atoi(t, f[col("group_devices_published")])
+		delivered += atoi(t, f[col("group_backend_delivered")])
+		if f[col("group_backend_latency_p99_us")] != "" || f[col("group_devices_latency_p99_us")] == "" {
+			t.Errorf("latency cells: %q %q", f[col("group_backend_latency_p99_us")], f[col("group_devices_latency_p99_us")])
+		}
+	}
+	if published != r.Groups[0].Messages.Published || delivered != r.Groups[1].Delivered || published != 33 {
+		t.Errorf("group columns add up to published %d delivered %d; the groups have %d, %d", published, delivered,
+			r.Groups[0].Messages.Published, r.Groups[1].Delivered)
+	}
+}

@@ -81,6 +81,9 @@ func NewReport(r *result.Result, name string) *Page {
 	sc := scenarioInfo(r)
 	p := &Page{Title: "mqblast report: " + cmpOr(sc.Name, name), Subtitle: subtitle(r, name)}
 	p.Panels = append(p.Panels, summaryPanel(r), throughputPanel(r))
+	if len(r.Groups) > 0 {
+		p.Panels = append(p.Panels, groupsPanel(r))
+	}
 	if len(r.Stages) > 0 {
 		p.Panels = append(p.Panels, stagesPanel(r))
 	}

@@ -41,7 +41,17 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 	fmt.Fprintf(tw, "connections\t%d of %d established, %d failed, %d dropped while held\n",
 		c.Established, c.Target, c.Failed, c.Dropped)
 	if c.Reconnected > 0 {
-		fmt.Fprintf(tw, "reconnected\t%d times after drops\n", c.Reconnected)
+		line := fmt.Sprintf("%d times after drops", c.Reconnected)
+		for _, g := range r.Groups {
+			if g.Churn != nil {
+				line = fmt.Sprintf("%d times after drops and reconnect storms", c.Reconnected)
+				break
+			}
+		}
+		if h := c.ReconnectLatencyUS; h != nil {
+			line += fmt.Sprintf(", reconnect latency p50 %s  p99 %s  max %s", result.Micros(h.P50), result.Micros(h.P99), result.Micros(h.Max))
+		}
+		fmt.Fprintf(tw, "reconnected\t%s\n", line)
 	}
 	m := &r.Messages
 	messaging := m.Scheduled > 0 || m.Published > 0 || m.Received > 0 || m.Subscribed > 0
@@ -118,6 +128,9 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 		for _, st := range r.Stages {
 			fmt.Fprintf(tw, "stage %d\t%s\n", st.Index, StageLine(&st))
 		}
+	}
+	for i := range r.Groups {
+		fmt.Fprintf(tw, "group %s\t%s\n", termtext.Line(r.Groups[i].Name), GroupLine(&r.Groups[i]))
 	}
 	for _, b := range r.BrokerBehaviour {
 		fmt.Fprintf(tw, "BROKER BEHAVED\t%s\n", termtext.Line(b.Evidence))
@@ -292,4 +305,46 @@ func num(v float64) string {
 		return fmt.Sprintf("%.0f", v)
 	}
 	return fmt.Sprintf("%.3g", v)
+}
+
+// GroupLine is a group's line in the summary: its clients and connections, its storm, the
+// messages it published (their delivery and latency, wherever they arrived) and what its
+// clients received.
+func GroupLine(g *result.Group) string {
+	c, m := &g.Connections, &g.Messages
+	noun := "clients"
+	if g.Clients == 1 {
+		noun = "client"
+	}
+	line := fmt.Sprintf("%d %s (%s): %d connected, %d failed, %d dropped", g.Clients, noun,
+		termtext.Line(strings.Join(g.Behaviours, "+")), c.Established, c.Failed, c.Dropped)
+	if ch := g.Churn; ch != nil {
+		kind := "persistent"
+		if ch.Clean {
+			kind = "clean"
+		}
+		line += fmt.Sprintf("; storm at +%gs: %d of %d ended (%s sessions)", ch.AtS, ch.Ended, ch.Clients, kind)
+	}
+	if c.Reconnected > 0 {
+		line += fmt.Sprintf(", %d reconnected", c.Reconnected)
+		if h := c.ReconnectLatencyUS; h != nil {
+			line += fmt.Sprintf(" (p50 %s p99 %s)", result.Micros(h.P50), result.Micros(h.P99))
+		}
+	}
+	if g.Publishers > 0 {
+		line += fmt.Sprintf("; %d publishing: %d published, %d unsent", g.Publishers, m.Published, m.UnsentTotal)
+		if !m.ExpectedUnknown && m.Expected > 0 {
+			line += fmt.Sprintf(", %d expected: %d received, %d lost, %d in flight", m.Expected, m.Received, m.Lost, m.InFlightAtEnd+m.InFlightLost)
+		}
+		if l := g.LatencyUS; l.Count > 0 {
+			line += fmt.Sprintf("; latency p50 %s p99 %s max %s", result.Micros(l.P50), result.Micros(l.P99), result.Micros(l.Max))
+		}
+	}
+	if g.Delivered > 0 {
+		line += fmt.Sprintf("; its clients received %d", g.Delivered)
+		if g.DeliveredOnReturn > 0 {
+			line += fmt.Sprintf(" (%d kept for them while away, on their return)", g.DeliveredOnReturn)
+		}
+	}
+	return line
 }

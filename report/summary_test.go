@@ -72,6 +72,44 @@ func TestSummaryInexact(t *testing.T) {
 	}
 }
 
+// TestSummaryGroups: a mixed run's summary has a line per group with its connections,
+// storm, delivery and latency, and the reconnects' latency.
+func TestSummaryGroups(t *testing.T) {
+	t.Parallel()
+	r := &result.Result{}
+	total := result.NewSnapshot()
+	dev, cmd := result.NewSnapshot(), result.NewSnapshot()
+	dev.Connected, dev.Reconnected, dev.Published, dev.Scheduled, dev.Expected, dev.Received = 100, 10, 50, 50, 50, 50
+	dev.ReconnectLatency.Record(2000)
+	dev.Latency.Record(300)
+	cmd.Connected, cmd.Delivered = 2, 50
+	total.Groups = []*result.Snapshot{dev, cmd}
+	for _, g := range total.Groups {
+		total.Add(&result.Snapshot{Connected: g.Connected, Reconnected: g.Reconnected, Published: g.Published,
+			Scheduled: g.Scheduled, Expected: g.Expected, Received: g.Received})
+	}
+	total.ReconnectLatency.Record(2000)
+	r.SetGroups([]result.GroupInfo{{Name: "devices", Behaviours: []string{"publish"}, Clients: 100, Publishers: 5},
+		{Name: "backend\x1b[31m", Behaviours: []string{"subscribe"}, Clients: 2}})
+	r.SetTotal(total)
+	r.Groups[0].Churn = &result.Churn{AtS: 20, Clients: 10, Ended: 10}
+	var b strings.Builder
+	if err := WriteSummary(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"10 times after drops and reconnect storms, reconnect latency p50 2.0ms",
+		"100 clients (publish): 100 connected, 0 failed, 0 dropped; storm at +20s: 10 of 10 ended (persistent sessions), 10 reconnected (p50 2.0ms p99 2.0ms); 5 publishing: 50 published, 0 unsent, 50 expected: 50 received, 0 lost, 0 in flight; latency p50 300µs",
+		`group backend\x1b[31m`,
+		"2 clients (subscribe): 2 connected, 0 failed, 0 dropped; its clients received 50",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 // TestRedeliveredAndNotShared: re-deliveries and the copies a broker that does not share
 // never delivered have their own line in the summary and row in the report's delivery
 // panel, after duplicated; neither is shown when 0.

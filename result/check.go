@@ -46,6 +46,10 @@ var docCounts = []string{
 	"intervals[].stage", "stages[].start_s", "stages[].duration_s", "stages[].publish_rate", "stages[].intervals",
 	"stages[].span_s", "stages[].offered_per_s", "stages[].throughput.*", "stages[].messages.*",
 	"stages[].broker_stalled.held_s", "stages[].broker_stalled.dropped",
+	"groups[].clients", "groups[].publishers", "groups[].delivered", "groups[].delivered_on_return",
+	"groups[].connections.target", "groups[].connections.established", "groups[].connections.failed",
+	"groups[].connections.dropped", "groups[].connections.reconnected", "groups[].messages.*",
+	"groups[].messages.unsent.*", "groups[].churn.clients", "groups[].churn.ended",
 }
 
 // docPercentiles are the Percentiles objects: their fields never negative, and
@@ -55,7 +59,13 @@ var docPercentiles = []string{
 	"connections.tls_handshake_us", "connections.ws_upgrade_us", "client.schedule_lag_us",
 	"intervals[].latency_us", "intervals[].latency_raw_us", "intervals[].connect_latency_us", "intervals[].schedule_lag_us",
 	"stages[].latency_us", "stages[].latency_raw_us", "stages[].schedule_lag_us",
+	"groups[].latency_us", "groups[].connections.connect_latency_us", "groups[].connections.reconnect_latency_us",
 }
+
+// docGroupSums are the figures whose groups' values add up to the run's (a mixed run's
+// groups[]).
+var docGroupSums = []string{"connections.established", "connections.reconnected", "messages.scheduled",
+	"messages.published", "messages.expected", "messages.received", "latency_us.count"}
 
 // percentileOrder are the fields of Percentiles that never decrease, in order.
 var percentileOrder = []string{"p50", "p90", "p99", "p999", "max"}
@@ -116,6 +126,7 @@ func CheckDocument(data []byte) error {
 		for _, id := range docIdentities {
 			probs = append(probs, id.check(doc)...)
 		}
+		probs = append(probs, checkGroups(doc)...)
 	}
 	if len(probs) == 0 {
 		return nil
@@ -156,9 +167,52 @@ func checkPercentiles(path string, v any) []string {
 	return probs
 }
 
+// checkGroups checks a mixed run's groups: each group's identities (as the run's, a
+// group's messages being those its clients published), and the groups adding up to the
+// run's figures.
+func checkGroups(doc map[string]any) []string {
+	groups, _ := doc["groups"].([]any)
+	if len(groups) == 0 {
+		return nil
+	}
+	var probs []string
+	sums := make([]int64, len(docGroupSums))
+	known := make([]bool, len(docGroupSums))
+	for i := range known {
+		known[i] = true
+	}
+	for i, g := range groups {
+		gd, ok := g.(map[string]any)
+		if !ok {
+			continue
+		}
+		for _, id := range docIdentities {
+			for _, p := range id.checkOn(doc, gd) {
+				probs = append(probs, fmt.Sprintf("groups[%d].%s", i, p))
+			}
+		}
+		for k, path := range docGroupSums {
+			n, ok := intAt(gd, path)
+			sums[k] += n
+			known[k] = known[k] && ok
+		}
+	}
+	for k, path := range docGroupSums {
+		run, ok := intAt(doc, path)
+		if ok && known[k] && run != sums[k] {
+			probs = append(probs, fmt.Sprintf("%s: %d is not the sum of the groups' (%d): the groups do not add up to the run", path, run, sums[k]))
+		}
+	}
+	return probs
+}
+
 // check checks the identity on doc.
-func (id docIdentity) check(doc map[string]any) []string {
-	if id.When != nil && !id.When(doc) {
+func (id docIdentity) check(doc map[string]any) []string { return id.checkOn(doc, doc) }
+
+// checkOn checks the identity on doc, a part of the document root (a group), When
+// judging root.
+func (id docIdentity) checkOn(root, doc map[string]any) []string {
+	if id.When != nil && !id.When(root) {
 		return nil
 	}
 	total, ok := intAt(doc, id.Total)

@@ -20,6 +20,7 @@ func NewInterval(ts float64, open int64, s *Snapshot, d time.Duration) Interval 
 		Offered: s.Offered, OfferedPerS: float64(s.Offered) / d.Seconds(), HeldUS: sum(s.HeldUS),
 		Histograms: (&IntervalHistograms{Latency: s.Latency, LatencyRaw: s.LatencyRaw, ConnectLatency: s.ConnectLatency,
 			ScheduleLag: s.ScheduleLag}).pack(),
+		Groups: newGroupIntervals(s, d.Seconds()),
 	}
 }
 

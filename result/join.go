@@ -190,7 +190,7 @@ type shareID struct {
 // several parts are duplicates, not received; copies of in-flight messages that arrived in
 // another part are received, not in flight. It returns what the joined parts leave for
 // parts outside them (the joins' pieces, joined, and the ends not yet complete).
-func joinParts(total *Snapshot, js []*Join) *Join {
+func joinParts(total *Snapshot, js []*Join, ga groupAttribution) *Join {
 	out := &Join{}
 	partShares := make([]map[shareID]Seqs, len(js))
 	byShare := map[shareID][]Seqs{}
@@ -220,7 +220,8 @@ func joinParts(total *Snapshot, js []*Join) *Join {
 	ids := slices.SortedFunc(maps.Keys(byShare), func(a, b shareID) int {
 		return cmp.Or(cmp.Compare(a.pub, b.pub), cmp.Compare(a.share, b.share))
 	})
-	var extra, shared int64 // copies to members in a second part; the groups' copies
+	var extra, shared int64         // copies to members in a second part; the groups' copies
+	gExtra := map[*Snapshot]int64{} // extra by the publisher's group (a mixed run)
 	for _, id := range ids {
 		sets := byShare[id]
 		u := UnionSeqs(sets...)
@@ -231,6 +232,13 @@ func joinParts(total *Snapshot, js []*Join) *Join {
 		extra += n - u.Len()
 		shared += u.Len()
 		total.Received -= n - u.Len()
+		if g := group(total, ga.ofPublisher(id.pub)); g != nil {
+			gExtra[g] += n - u.Len()
+			g.Received -= n - u.Len()
+		}
+		if g := group(total, ga.ofShare(id.share)); g != nil {
+			g.Delivered -= n - u.Len()
+		}
 		union[id] = u
 		sharesOf[id.pub] = append(sharesOf[id.pub], id)
 		out.Shares = append(out.Shares, JoinShare{Share: id.share, Publisher: id.pub, Seqs: u})
@@ -246,8 +254,19 @@ func joinParts(total *Snapshot, js []*Join) *Join {
 		}
 		total.Unexpected["not_expected"] += extra
 		total.Behaviour[BehaviourEveryMember] += extra
+		for g, n := range gExtra { // a group's extra copies count as the run's do
+			if n > 0 {
+				if g.Unexpected == nil {
+					g.Unexpected = map[string]int64{}
+				}
+				g.Unexpected["not_expected"] += n
+			}
+		}
 	} else {
 		total.Duplicated += extra
+		for g, n := range gExtra {
+			g.Duplicated += n
+		}
 	}
 	// Each in-flight message: the copies its part saw, and the other parts' streams.
 	for i, j := range js {
@@ -279,10 +298,17 @@ func joinParts(total *Snapshot, js []*Join) *Join {
 					rest.Got = append(rest.Got, got)
 				}
 			}
+			g := group(total, ga.ofPublisher(e.Publisher))
 			if e.Dropped {
 				total.InFlightLost += delta
+				if g != nil {
+					g.InFlightLost += delta
+				}
 			} else {
 				total.InFlightAtEnd += delta
+				if g != nil {
+					g.InFlightAtEnd += delta
+				}
 			}
 			if len(rest.Seqs) > 0 {
 				out.Ends = append(out.Ends, rest)

@@ -94,6 +94,7 @@ func MergeParts(rs []*Result) *Result {
 		out.Client.Saturated = out.Client.Saturated || cl.Saturated
 		out.Client.SaturationEvidence = append(out.Client.SaturationEvidence, cl.SaturationEvidence...)
 	}
+	out.Groups = mergeGroups(rs)
 	out.Join, out.Messages.Inexact = nil, ""
 	var joins []*Join
 	for _, r := range rs {
@@ -103,7 +104,7 @@ func MergeParts(rs []*Result) *Result {
 		}
 	}
 	if slices.ContainsFunc(joins, func(j *Join) bool { return j != nil }) {
-		out.Join = joinParts(total, joins)
+		out.Join = joinParts(total, joins, groupAttribution{out.Groups})
 		out.Messages.Inexact = joinNotes(out.Messages.Inexact, out.Join.Omitted)
 	}
 	out.SetTotal(total)
@@ -169,6 +170,7 @@ func mergeIntervals(rs []*Result) []Interval {
 		for i, iv := range r.Intervals {
 			if i >= len(out) {
 				iv.Kernel = maps.Clone(iv.Kernel)
+				iv.Groups = mergeGroupIntervals(nil, iv.Groups)
 				if h := iv.Histograms; h != nil {
 					iv.Histograms = &IntervalHistograms{Latency: cloneHist(h.Latency), LatencyRaw: cloneHist(h.LatencyRaw),
 						ConnectLatency: cloneHist(h.ConnectLatency), ScheduleLag: cloneHist(h.ScheduleLag)}
@@ -197,6 +199,7 @@ func mergeIntervals(rs []*Result) []Interval {
 			m.Offered += iv.Offered
 			m.OfferedPerS += iv.OfferedPerS
 			m.HeldUS += iv.HeldUS
+			m.Groups = mergeGroupIntervals(m.Groups, iv.Groups)
 			if len(iv.Kernel) > 0 {
 				if m.Kernel == nil {
 					m.Kernel = map[string]int64{}
@@ -217,6 +220,9 @@ func mergeIntervals(rs []*Result) []Interval {
 		}
 	}
 	for i := range out {
+		for k := range out[i].Groups {
+			out[i].Groups[k].Latency.Pack()
+		}
 		if h := out[i].Histograms; h != nil && len(rs) > 1 {
 			out[i].LatencyUS, out[i].LatencyRawUS = h.Latency.Summary(), h.LatencyRaw.Summary()
 			out[i].ConnectLatencyUS, out[i].ScheduleLagUS = h.ConnectLatency.Summary(), h.ScheduleLag.Summary()
@@ -277,4 +283,27 @@ func worseClock(a, b *Clock) *Clock {
 	}
 	return &Clock{MaxErrorUS: max(a.MaxErrorUS, b.MaxErrorUS), EstErrorUS: max(a.EstErrorUS, b.EstErrorUS),
 		Synchronized: a.Synchronized && b.Synchronized}
+}
+
+// mergeGroups returns the groups of the parts rs with their clients added up (their
+// figures come from the merged total's per-group snapshots, SetTotal).
+func mergeGroups(rs []*Result) []Group {
+	var out []Group
+	for _, r := range rs {
+		for i, g := range r.Groups {
+			if i >= len(out) {
+				out = append(out, Group{Name: g.Name, Behaviours: g.Behaviours, Numbers: g.Numbers, Shares: g.Shares})
+			}
+			out[i].Clients += g.Clients
+			out[i].Publishers += g.Publishers
+			if c := g.Churn; c != nil {
+				if out[i].Churn == nil {
+					out[i].Churn = &Churn{AtS: c.AtS, DownS: c.DownS, Clean: c.Clean}
+				}
+				out[i].Churn.Clients += c.Clients
+				out[i].Churn.Ended += c.Ended
+			}
+		}
+	}
+	return out
 }

@@ -61,6 +61,9 @@ type Result struct {
 	BrokerBusy *BrokerBusy `json:"broker_busy,omitempty"`
 	BrokerSys  *BrokerSys  `json:"broker_sys,omitempty"` // the broker's $SYS (--broker-sys)
 	Thresholds []Threshold `json:"thresholds,omitempty"`
+	// Groups are the figures of each client group of a mixed run (nil for a run of one
+	// group: its figures are the run's).
+	Groups []Group `json:"groups,omitempty"`
 	// Stages are the stages of a staged run with their figures (nil without stages).
 	Stages []Stage `json:"stages,omitempty"`
 	// Limit is the answer of a search for the broker's limit (mqblast limit); nil for
@@ -184,6 +187,9 @@ type Connections struct {
 	TLSHandshakeUS         *Percentiles `json:"tls_handshake_us,omitempty"`
 	TLSHandshakeCPUUSPerOp float64      `json:"tls_handshake_cpu_us,omitempty"`
 	WSUpgradeUS            *Percentiles `json:"ws_upgrade_us,omitempty"`
+	// ReconnectLatencyUS is the connect latency of the reconnects (Reconnected): a
+	// reconnect storm's, or the backoff's after drops; absent without reconnects.
+	ReconnectLatencyUS *Percentiles `json:"reconnect_latency_us,omitempty"`
 }
 
 // Messages counts the messages of the whole run, warm-up and drain included, so that they
@@ -238,7 +244,11 @@ type Messages struct {
 	// did not arrive (the connection went before the broker took them).
 	InFlightDropped int64 `json:"in_flight_dropped"`
 	InFlightLost    int64 `json:"in_flight_lost"`
-	Duplicated      int64 `json:"duplicated"`
+	// DeliveredOnReturn are the received copies (in Received) that arrived at a client
+	// after it reconnected and were due before: what its session kept for it while it was
+	// away (a persistent session), or what was on the way when it dropped.
+	DeliveredOnReturn int64 `json:"delivered_on_return,omitempty"`
+	Duplicated        int64 `json:"duplicated"`
 	// Redelivered are copies that arrived again at QoS 1 with the DUP flag set, or after
 	// their subscriber reconnected: re-deliveries QoS 1 permits (a kept session's, or of a
 	// PUBACK the broker did not get), counted apart from Duplicated, which are copies a
@@ -335,6 +345,9 @@ type Interval struct {
 	// HeldUS is the publisher time held by the broker (flow control, back pressure, no
 	// connection) in holds that ended in the interval, µs.
 	HeldUS int64 `json:"held_us,omitempty"`
+	// Groups are the interval's figures of each client group of a mixed run, in the order
+	// of Result.Groups (nil: one group).
+	Groups []GroupInterval `json:"groups,omitempty"`
 	// Slot numbers the intervals of a run aligned to its start of publishing (a staged
 	// run's): the interval ending Slot intervals after it. Worker processes number their
 	// lines by it, so that every part's interval of one instant merges together. Not written.
@@ -378,6 +391,8 @@ type Histograms struct {
 	Latency        *Hist `json:"latency"`
 	LatencyRaw     *Hist `json:"latency_raw"`
 	ScheduleLag    *Hist `json:"schedule_lag"`
+	// ReconnectLatency: absent without reconnects.
+	ReconnectLatency *Hist `json:"reconnect_latency,omitempty"`
 }
 
 // ErrorCount is one kind of error with its count and one example.
@@ -480,6 +495,13 @@ func (r *Result) SetTotal(total *Snapshot) {
 	} else {
 		r.Histograms.WSUpgrade = nil
 	}
+	c.ReconnectLatencyUS = nil
+	if h := total.ReconnectLatency; h.Count() > 0 {
+		p := h.Summary()
+		c.ReconnectLatencyUS = &p
+	} else {
+		r.Histograms.ReconnectLatency = nil
+	}
 	m := &r.Messages
 	m.UnsentTotal = total.UnsentTotal()
 	m.UnexpectedTotal = total.UnexpectedTotal()
@@ -515,6 +537,7 @@ func (r *Result) SetTotal(total *Snapshot) {
 	add("refused:", total.Refused)
 	add("failed:", total.Failed)
 	add("dropped:", total.Dropped)
+	r.setGroups(total)
 }
 
 // figures are the fields of a document paired with the snapshot's fields they show.
@@ -539,7 +562,7 @@ func (r *Result) pairs(s *Snapshot) (f figures) {
 		{&c.TLSHandshakes, &s.TLSHandshakes}, {&c.TLSResumed, &s.TLSResumed},
 		{&m.Scheduled, &s.Scheduled}, {&m.Published, &s.Published}, {&m.Acked, &s.Acked}, {&m.RefusedCopies, &s.RefusedCopies},
 		{&m.Expected, &s.Expected}, {&m.Received, &s.Received}, {&m.InFlightAtEnd, &s.InFlightAtEnd},
-		{&m.InFlightDropped, &s.InFlightDropped}, {&m.InFlightLost, &s.InFlightLost},
+		{&m.InFlightDropped, &s.InFlightDropped}, {&m.InFlightLost, &s.InFlightLost}, {&m.DeliveredOnReturn, &s.DeliveredOnReturn},
 		{&m.Duplicated, &s.Duplicated}, {&m.Redelivered, &s.Redelivered}, {&m.OutOfOrder, &s.OutOfOrder}, {&m.Unmeasured, &s.Unmeasured},
 		{&m.Subscribed, &s.Subscribed}, {&m.SubscribeFailed, &s.SubscribeFailed},
 		{&r.BrokerStalled.Publishers, &s.HeldPublishers},
@@ -553,7 +576,7 @@ func (r *Result) pairs(s *Snapshot) (f figures) {
 	f.hists = []pair[*Hist]{
 		{&h.ConnectLatency, &s.ConnectLatency}, {&h.PingRTT, &s.PingRTT}, {&h.TLSHandshake, &s.TLSHandshake},
 		{&h.WSUpgrade, &s.WSUpgrade}, {&h.Latency, &s.Latency}, {&h.LatencyRaw, &s.LatencyRaw},
-		{&h.ScheduleLag, &s.ScheduleLag},
+		{&h.ScheduleLag, &s.ScheduleLag}, {&h.ReconnectLatency, &s.ReconnectLatency},
 	}
 	return f
 }
@@ -594,6 +617,13 @@ func (r *Result) snapshot() *Snapshot {
 		}
 	}
 	r.behaviourSnapshot(s)
+	for i := range r.Groups {
+		g := r.Groups[i].Snapshot
+		if g == nil {
+			g = NewSnapshot()
+		}
+		s.Groups = append(s.Groups, g)
+	}
 	return s
 }
 

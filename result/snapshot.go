@@ -21,6 +21,9 @@ type Snapshot struct {
 	TLSCPUUS      int64 `json:"tls_cpu_us,omitempty"`
 	TLSHandshake  *Hist `json:"tls_handshake"`
 	WSUpgrade     *Hist `json:"ws_upgrade"`
+	// ReconnectLatency is the connect latency of reconnects (a reconnect storm's, or the
+	// backoff's after a drop): from the TCP start of the attempt that succeeded to its CONNACK.
+	ReconnectLatency *Hist `json:"reconnect_latency"`
 
 	Subscribed      int64 `json:"subscribed"`
 	SubscribeFailed int64 `json:"subscribe_failed"`
@@ -53,6 +56,10 @@ type Snapshot struct {
 	InFlightDropped int64 `json:"in_flight_dropped"`
 	InFlightLost    int64 `json:"in_flight_lost"`
 	InFlightAtEnd   int64 `json:"in_flight_at_end"`
+	// DeliveredOnReturn counts the received copies that arrived at a client after it
+	// reconnected and were due before its reconnect (Messages.DeliveredOnReturn); in a
+	// group's snapshot, by the receiving client's group.
+	DeliveredOnReturn int64 `json:"delivered_on_return,omitempty"`
 	// Received counts the distinct copies that arrived on expected streams; duplicates,
 	// copies for no expected stream and foreign payloads are counted apart.
 	Received   int64            `json:"received"`
@@ -83,6 +90,13 @@ type Snapshot struct {
 	// Offered is what the publishers' schedule made due over an interval of a staged run
 	// (published or not); only interval snapshots carry it.
 	Offered int64 `json:"offered,omitempty"`
+	// Delivered counts, in a group's snapshot (Groups), the copies the group's clients
+	// received on expected streams; its Received counts the copies of the group's own
+	// messages, wherever they arrived. The run's snapshot leaves it 0.
+	Delivered int64 `json:"delivered,omitempty"`
+	// Groups are the figures of each client group of a mixed run, by group (nil: the run
+	// is one group). They add group by group.
+	Groups []*Snapshot `json:"groups,omitempty"`
 }
 
 // The fields of a Snapshot by how they add; Add, Reset and NewSnapshot go through these
@@ -91,8 +105,8 @@ type Snapshot struct {
 // every field is listed.
 
 // counts are the counters that add.
-func (s *Snapshot) counts() [27]*int64 {
-	return [...]*int64{&s.Connected, &s.Reconnected, &s.Pings, &s.TLSHandshakes, &s.TLSResumed, &s.TLSCPUUS,
+func (s *Snapshot) counts() [29]*int64 {
+	return [...]*int64{&s.Delivered, &s.DeliveredOnReturn, &s.Connected, &s.Reconnected, &s.Pings, &s.TLSHandshakes, &s.TLSResumed, &s.TLSCPUUS,
 		&s.Subscribed, &s.SubscribeFailed, &s.Scheduled, &s.Published, &s.Expected, &s.Acked, &s.RefusedCopies,
 		&s.InFlightDropped, &s.InFlightLost, &s.InFlightAtEnd, &s.Received, &s.Unmeasured, &s.Duplicated, &s.Redelivered,
 		&s.OutOfOrder, &s.HeldPublishers, &s.PublishedMeasured, &s.ReceivedMeasured, &s.CPUNS, &s.RSSBytes, &s.Offered}
@@ -105,9 +119,9 @@ func (s *Snapshot) maps() [10]*map[string]int64 {
 }
 
 // hists are the histograms, which merge.
-func (s *Snapshot) hists() [7]**Hist {
+func (s *Snapshot) hists() [8]**Hist {
 	return [...]**Hist{&s.ConnectLatency, &s.PingRTT, &s.TLSHandshake, &s.WSUpgrade, &s.Latency,
-		&s.LatencyRaw, &s.ScheduleLag}
+		&s.LatencyRaw, &s.ScheduleLag, &s.ReconnectLatency}
 }
 
 // NewSnapshot returns an empty snapshot, its maps and histograms made.
@@ -155,6 +169,15 @@ func (s *Snapshot) Add(o *Snapshot) {
 		}
 	}
 	s.FirstPublish = earliest(s.FirstPublish, o.FirstPublish)
+	for i, g := range o.Groups {
+		if g == nil {
+			continue
+		}
+		for len(s.Groups) <= i {
+			s.Groups = append(s.Groups, NewSnapshot())
+		}
+		s.Groups[i].Add(g)
+	}
 }
 
 // Reset empties s, keeping its maps and histograms for reuse.
@@ -172,6 +195,9 @@ func (s *Snapshot) Reset() {
 	}
 	clear(s.Examples)
 	s.FirstPublish = 0
+	for _, g := range s.Groups {
+		g.Reset()
+	}
 }
 
 func sum(m map[string]int64) int64 {

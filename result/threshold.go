@@ -169,6 +169,13 @@ func checkPath(t reflect.Type, what string, path []string) error {
 		}
 		rest := path[i:]
 		kind := jsonKind(t)
+		if t == reflect.TypeFor[[]Group]() { // groups.NAME: a group by its name
+			if len(rest) == 0 {
+				return fmt.Errorf("%s is a list of groups: name one (%s.NAME.field)", at, at)
+			}
+			t = t.Elem() // the loop's step passes over the name
+			continue
+		}
 		switch kind {
 		case kindNumber:
 			if len(rest) > 0 {
@@ -389,6 +396,18 @@ func lookupNumber(doc any, path []string) (v float64, known bool, err error) {
 	x := doc
 	present := true
 	for i, k := range path {
+		if list, ok := x.([]any); ok && i > 0 && path[i-1] == "groups" { // a group by its name
+			x, present = nil, false
+			for _, e := range list {
+				if g, ok := e.(map[string]any); ok && g["name"] == k {
+					x, present = g, true
+				}
+			}
+			if !present {
+				return 0, false, fmt.Errorf("the run has no group %q", k)
+			}
+			continue
+		}
 		m, ok := x.(map[string]any)
 		if !ok {
 			if x == nil {

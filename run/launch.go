@@ -41,6 +41,11 @@ func (l Launch) Run(ctx context.Context, plan *scenario.Plan, o Options) error {
 	if err := l.Outputs.Serve(o.Log, plan.Len()); err != nil {
 		return err
 	}
+	var groups []string
+	for _, g := range plan.Groups() {
+		groups = append(groups, g.Name)
+	}
+	l.Outputs.SetGroups(groups)
 	defer l.Outputs.Stop(ctx, o.Log)
 	if o.Sink && l.Brokers {
 		return usage(errors.New("--sink and --broker: pick one (--sink starts its own server on loopback)"))

@@ -68,6 +68,14 @@ func (of *Outputs) Serve(log io.Writer, target int) error {
 	return nil
 }
 
+// SetGroups names the client groups of a mixed run for the live metrics' group label
+// (nothing without Metrics).
+func (of *Outputs) SetGroups(names []string) {
+	if of.live != nil && len(names) > 0 {
+		of.live.SetGroups(names)
+	}
+}
+
 // OnInterval feeds the live metrics (nil without Metrics): Options.OnInterval.
 func (of *Outputs) OnInterval(log io.Writer) func(result.Interval, *result.Snapshot) {
 	if of.live == nil {

@@ -69,11 +69,16 @@ func Builtins() []Info {
 			ReceivePerSec:  e.ReceivePerSec,
 			Duration:       s.Parameters.Duration,
 		}
-		if s.Publishers != nil {
-			info.Publishers = s.Publishers.ClientCount
-		}
-		if s.Subscribers != nil {
-			info.Subscribers = s.Subscribers.ClientCount
+		switch {
+		case s.Mixed():
+			info.Publishers, info.Subscribers = e.Publishers, e.Subscribers
+		default:
+			if s.Publishers != nil {
+				info.Publishers = s.Publishers.ClientCount
+			}
+			if s.Subscribers != nil {
+				info.Subscribers = s.Subscribers.ClientCount
+			}
 		}
 		if len(s.Comments) > 0 {
 			info.Description = s.Comments[0]

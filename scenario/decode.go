@@ -115,10 +115,54 @@ func (s *Scenario) lookup(path string) (field, any, error) {
 		obj, fields = &s.Server, serverFields
 	case "parameters":
 		obj, fields = &s.Parameters, paramFields
+	case "groups":
+		return s.lookupGroup(rest)
 	default:
 		return field{}, nil, fmt.Errorf("%q has no fields", first)
 	}
 	f, ok = findField(fields, rest)
+	if !ok {
+		return field{}, nil, fmt.Errorf("unknown field%s", suggest(rest, fieldNames(fields)))
+	}
+	return f, obj, nil
+}
+
+// lookupGroup finds a field of a client group, by the group's name: "NAME.field",
+// "NAME.churn.field" or "NAME.server.field".
+func (s *Scenario) lookupGroup(path string) (field, any, error) {
+	name, rest, _ := strings.Cut(path, ".")
+	var g *ClientGroup
+	var names []string
+	for _, x := range s.Groups {
+		if x != nil && x.Name == name {
+			g = x
+		}
+		if x != nil {
+			names = append(names, x.Name)
+		}
+	}
+	if g == nil {
+		return field{}, nil, fmt.Errorf("no group named %q (want groups.NAME.field)%s", name, suggest(name, names))
+	}
+	var obj any = g
+	fields := clientGroupFields
+	if sub, rest2, nested := strings.Cut(rest, "."); nested {
+		switch sub {
+		case "churn":
+			if g.Churn == nil {
+				g.Churn = &Churn{}
+			}
+			obj, fields, rest = g.Churn, churnFields, rest2
+		case "server":
+			if g.Server == nil {
+				g.Server = &Server{Port: 1883}
+			}
+			obj, fields, rest = g.Server, serverFields, rest2
+		default:
+			return field{}, nil, fmt.Errorf("%q has no fields", sub)
+		}
+	}
+	f, ok := findField(fields, rest)
 	if !ok {
 		return field{}, nil, fmt.Errorf("unknown field%s", suggest(rest, fieldNames(fields)))
 	}
@@ -134,7 +178,7 @@ func setValue(dst any, value string) (any, error) {
 	switch dst.(type) {
 	case *string, *Type, *Reconnect:
 		return value, nil
-	case *[]string:
+	case *[]string, *[]Behaviour:
 		items := strings.Split(value, ",")
 		out := make([]any, len(items))
 		for i, it := range items {
@@ -280,7 +324,49 @@ var scenarioFields = []field{
 	{name: "server", ptr: func(o any) any { return &o.(*Scenario).Server }},
 	{name: "parameters", ptr: func(o any) any { return &o.(*Scenario).Parameters }},
 	{name: "thresholds", ptr: func(o any) any { return &o.(*Scenario).Thresholds }},
+	{name: "groups", ptr: func(o any) any { return &o.(*Scenario).Groups }},
 }
+
+// clientGroupFields are the fields of a "groups" entry: a group's own, then those of a
+// publisher or subscriber group (but "topics", which is the topic it publishes to).
+var clientGroupFields = func() []field {
+	cg := func(o any) *ClientGroup { return o.(*ClientGroup) }
+	out := []field{
+		{name: "name", ptr: func(o any) any { return &cg(o).Name }},
+		{name: "behaviours", ptr: func(o any) any { return &cg(o).Behaviours }},
+	}
+	for _, f := range groupFields {
+		inner := f.ptr
+		g := f
+		g.ptr = func(o any) any { return inner(&cg(o).Group) }
+		if f.name == "topics" {
+			g.given = cgGivenTopics
+		}
+		out = append(out, g)
+	}
+	return append(out,
+		field{name: "filters", ptr: func(o any) any { return &cg(o).Filters }, given: cgGivenFilters},
+		field{name: "fraction", ptr: func(o any) any { return &cg(o).Fraction }, given: cgGivenFraction},
+		field{name: "publish_rate", ptr: func(o any) any { return &cg(o).PublishRate }, given: cgGivenRate},
+		field{name: "payload_size", ptr: func(o any) any { return sizeField{&cg(o).PayloadSize} }, given: cgGivenPayload},
+		field{name: "keep_alive_sec", ptr: func(o any) any { return &cg(o).KeepAlive }, given: cgGivenKeepAlive},
+		field{name: "session_expiry_sec", ptr: func(o any) any { return &cg(o).SessionExpiry }, given: cgGivenSessionExpiry},
+		field{name: "start_sec", ptr: func(o any) any { return &cg(o).Start }},
+		field{name: "expect_delivery", ptr: func(o any) any { return &cg(o).ExpectDelivery }},
+		field{name: "server", ptr: func(o any) any { return serverSlot{&cg(o).Server} }},
+		field{name: "churn", ptr: func(o any) any { return &cg(o).Churn }},
+	)
+}()
+
+var churnFields = []field{
+	{name: "fraction", ptr: func(o any) any { return &o.(*Churn).Fraction }, given: cgGivenFraction},
+	{name: "at_sec", ptr: func(o any) any { return &o.(*Churn).At }},
+	{name: "clean_session", ptr: func(o any) any { return &o.(*Churn).CleanSession }, given: cgGivenCleanSession},
+	{name: "down_sec", ptr: func(o any) any { return &o.(*Churn).Down }},
+}
+
+// serverSlot is where a group's own "server" is stored.
+type serverSlot struct{ s **Server }
 
 var groupFields = []field{
 	{name: "id_prefix", ptr: func(o any) any { return &o.(*Group).IDPrefix }},
@@ -356,9 +442,17 @@ func decodeField(dst any, f field, v any, path string, l *errList) {
 	}
 	n := len(l.Errs)
 	decodeValue(f.ptr(dst), v, path, l)
-	if p, ok := dst.(*Parameters); ok && len(l.Errs) == n && f.given != 0 {
-		p.given |= f.given
-		p.defaulted &^= f.given
+	if len(l.Errs) != n || f.given == 0 {
+		return
+	}
+	switch d := dst.(type) {
+	case *Parameters:
+		d.given |= f.given
+		d.defaulted &^= f.given
+	case *ClientGroup:
+		d.given |= f.given
+	case *Churn:
+		d.given |= f.given
 	}
 }
 
@@ -467,6 +561,38 @@ func decodeValue(dst, v any, path string, l *errList) {
 			*d.g = defaultGroup(d.prefix)
 		}
 		decodeObject(*d.g, groupFields, obj, path, l)
+	case *[]*ClientGroup:
+		decodeGroups(d, v, path, l)
+	case *[]Behaviour:
+		var names []string
+		decodeStrings(&names, v, path, l)
+		*d = nil
+		for _, n := range names {
+			*d = append(*d, Behaviour(n))
+		}
+	case **Churn:
+		if v == nil {
+			*d = nil
+			return
+		}
+		obj, ok := v.(*object)
+		if !ok {
+			l.Add(path, "%s is not a churn (want {\"fraction\": 0.1, \"at_sec\": 20})", show(v))
+			return
+		}
+		if *d == nil {
+			*d = &Churn{}
+		}
+		decodeObject(*d, churnFields, obj, path, l)
+	case serverSlot:
+		if v == nil {
+			*d.s = nil
+			return
+		}
+		if *d.s == nil {
+			*d.s = &Server{Port: 1883}
+		}
+		decodeValue(*d.s, v, path, l)
 	case *Server:
 		obj, ok := v.(*object)
 		if !ok {
@@ -484,6 +610,28 @@ func decodeValue(dst, v any, path string, l *errList) {
 	default:
 		panic(fmt.Sprintf("BUG: scenario: no decoder for %T", dst))
 	}
+}
+
+// decodeGroups decodes "groups": an array of client group objects.
+func decodeGroups(d *[]*ClientGroup, v any, path string, l *errList) {
+	arr, ok := v.([]any)
+	if !ok {
+		l.Add(path, "%s is not a list of client groups (want [{\"name\": ..., \"behaviours\": ..., ...}, ...])", show(v))
+		return
+	}
+	out := make([]*ClientGroup, 0, len(arr))
+	for i, e := range arr {
+		p := strictjson.Index(path, i)
+		obj, ok := e.(*object)
+		if !ok {
+			l.Add(p, "%s is not a client group (want an object)", show(e))
+			continue
+		}
+		g := defaultClientGroup()
+		decodeObject(g, clientGroupFields, obj, p, l)
+		out = append(out, g)
+	}
+	*d = out
 }
 
 func decodeStrings(d *[]string, v any, path string, l *errList) {

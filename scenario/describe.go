@@ -31,18 +31,21 @@ func WritePlanSize(w io.Writer, arg string, s *Scenario, p *Plan) {
 	e := p.Estimate()
 	par := s.Parameters
 	fmt.Fprintf(w, "%s: valid %s scenario %q\n", arg, s.Type, s.Name)
+	if s.Mixed() {
+		writeGroups(w, s)
+	}
 	fmt.Fprintf(w, "  clients      %d (%d publishing, %d subscribing)\n", e.Clients, e.Publishers, e.Subscribers)
 	fmt.Fprintf(w, "  connections  %d, %d file descriptors\n", e.Connections, e.FileDescriptors)
-	if s.Type != TypeConnections && s.Type != TypeSubscribe {
+	if s.Type != TypeConnections && s.Type != TypeSubscribe && e.Publishers > 0 {
 		fmt.Fprintf(w, "  messages     %s/s out, %s/s in, %d topics\n", trim(e.PublishPerSec), trim(e.ReceivePerSec), e.Topics)
 		fmt.Fprintf(w, "  bytes        %s/s out, %s/s in\n", bytesIEC(e.BytesOutPerSec), bytesIEC(e.BytesInPerSec))
 	}
 	fmt.Fprintf(w, "  memory       %s, socket buffers %s\n", bytesIEC(float64(e.MemoryBytes)), bytesIEC(float64(e.SocketMemoryBytes)))
 	fmt.Fprintf(w, "  connect      %s at %s/s\n", span(e.ConnectTime.Round(1e7)), trim(par.ConnectionRate))
-	switch s.Type {
-	case TypeConnections:
+	switch {
+	case s.Type == TypeConnections || (s.Mixed() && e.Publishers == 0):
 		fmt.Fprintf(w, "  hold         %s\n", span(par.Duration))
-	case TypeSubscribe:
+	case s.Type == TypeSubscribe:
 		fmt.Fprintf(w, "  receive      %s (what others publish to the filters)\n", span(par.Duration))
 	default:
 		fmt.Fprintf(w, "  publish      %s (warm-up %s, then drain %s)\n", span(par.Duration), span(par.Warmup), span(par.Drain))
@@ -52,6 +55,9 @@ func WritePlanSize(w io.Writer, arg string, s *Scenario, p *Plan) {
 	}
 	if e.SourceAddresses > 0 {
 		fmt.Fprintf(w, "  sources      %d addresses\n", e.SourceAddresses)
+	}
+	if b := p.OwnBrokers(); len(b) > 0 {
+		fmt.Fprintf(w, "  own servers  %s (groups with a server of their own)\n", termtext.Line(strings.Join(b, ", ")))
 	}
 	if b := p.Brokers(); len(b) > 0 {
 		fmt.Fprintf(w, "  broker       %s\n", termtext.Line(strings.Join(b, ", ")))
@@ -108,4 +114,63 @@ func bytesIEC(b float64) string {
 		return fmt.Sprintf("%.0f B", b)
 	}
 	return fmt.Sprintf("%.1f %s", b, units[i])
+}
+
+// writeGroups writes one line per group of a mixed scenario: its clients, behaviours, what
+// it publishes and subscribes to, and its storm.
+func writeGroups(w io.Writer, s *Scenario) {
+	fmt.Fprintf(w, "  groups       %d\n", len(s.Groups))
+	for _, g := range s.Groups {
+		bs := make([]string, len(g.Behaviours))
+		for i, b := range g.Behaviours {
+			bs[i] = string(b)
+		}
+		line := fmt.Sprintf("    %-12s %s (%s), MQTT %s, keepalive %s", termtext.Line(g.Name), clients(g.ClientCount),
+			strings.Join(bs, "+"), g.ProtocolVersion, span(g.KeepAlive))
+		if g.Publishes() {
+			line += fmt.Sprintf("; %d publishing %s/s QoS %d to %s", g.Publishers(), trim(g.PublishRate), g.QoS,
+				strconv.Quote(termtext.Line(g.Topics[0])))
+			if g.Start > 0 {
+				line += " from +" + span(g.Start)
+			}
+			if !g.ExpectDelivery {
+				line += " (for no client of the run)"
+			}
+		}
+		if len(g.Filters) > 0 {
+			fs := make([]string, len(g.Filters))
+			for i, f := range g.Filters {
+				fs[i] = strconv.Quote(termtext.Line(f))
+			}
+			line += "; subscribes to " + strings.Join(fs, ", ")
+		}
+		if !g.CleanSession {
+			line += "; persistent session"
+			if g.given&cgGivenSessionExpiry != 0 {
+				line += " (expiry " + span(g.SessionExpiry) + ")"
+			}
+		}
+		if c := g.Churn; c != nil {
+			kind := "persistent"
+			if c.CleanSession {
+				kind = "clean"
+			}
+			line += fmt.Sprintf("; storm: %d reconnect at +%s (%s sessions)", g.Churned(), span(c.At), kind)
+			if c.Down > 0 {
+				line += ", away " + span(c.Down)
+			}
+		}
+		if sv := g.Server; sv != nil {
+			line += "; own server"
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+// clients says "1 client" or "n clients".
+func clients(n int) string {
+	if n == 1 {
+		return "1 client"
+	}
+	return strconv.Itoa(n) + " clients"
 }

@@ -25,6 +25,9 @@ func TestReferenceCoversEveryField(t *testing.T) {
 		{"parameters", fieldNames(paramFields)},
 		{"properties", append([]string{"name", "value", "key"}, propertyNames()...)},
 		{"types", typeNames()},
+		{"groups", fieldNames(clientGroupFields)},
+		{"churn", fieldNames(churnFields)},
+		{"behaviours", behaviourNames()},
 	} {
 		for _, n := range set.names {
 			if !strings.Contains(doc, "`"+n+"`") {

@@ -21,18 +21,18 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 		Value any    `json:"value"`
 	}
 	type jsonGroup struct {
-		IDPrefix          string     `json:"id_prefix"`
-		ProtocolVersion   any        `json:"protocol_version"`
-		ClientCount       int        `json:"client_count"`
-		QoS               byte       `json:"qos"`
-		CleanSession      bool       `json:"clean_session"`
-		Topics            any        `json:"topics,omitempty"`
-		Retain            bool       `json:"retain,omitempty"`
-		NoLocal           bool       `json:"no_local,omitempty"`
-		RetainAsPublished bool       `json:"retain_as_published,omitempty"`
-		RetainHandling    byte       `json:"retain_handling,omitempty"`
-		ConnectProperties []jsonProp `json:"connect_properties,omitempty"`
-		PublishProperties []jsonProp `json:"publish_properties,omitempty"`
+		IDPrefix          string `json:"id_prefix"`
+		ProtocolVersion   any    `json:"protocol_version"`
+		ClientCount       int    `json:"client_count"`
+		QoS               byte   `json:"qos"`
+		CleanSession      bool   `json:"clean_session"`
+		Topics            any    `json:"topics,omitempty"`
+		Retain            bool   `json:"retain,omitempty"`
+		NoLocal           bool   `json:"no_local,omitempty"`
+		RetainAsPublished bool   `json:"retain_as_published,omitempty"`
+		RetainHandling    byte   `json:"retain_handling,omitempty"`
+		ConnectProperties any    `json:"connect_properties,omitempty"`
+		PublishProperties any    `json:"publish_properties,omitempty"`
 	}
 	type jsonServer struct {
 		Hostname string   `json:"hostname"`
@@ -72,8 +72,9 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 		Server      *jsonServer `json:"server,omitempty"`
 		Parameters  jsonParams  `json:"parameters"`
 		Thresholds  []string    `json:"thresholds,omitempty"`
+		Groups      []any       `json:"groups,omitempty"`
 	}
-	props := func(ps []Property) []jsonProp {
+	props := func(ps []Property) any {
 		var out []jsonProp
 		for _, p := range ps {
 			jp := jsonProp{Name: p.Name, Key: p.Key, Value: p.Str}
@@ -81,6 +82,9 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 				jp.Value = p.Num
 			}
 			out = append(out, jp)
+		}
+		if out == nil {
+			return nil
 		}
 		return out
 	}
@@ -145,6 +149,11 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 	if p.Reconnect != ReconnectOff {
 		out.Parameters.Reconnect = string(p.Reconnect)
 	}
+	for _, g := range s.Groups {
+		if g != nil {
+			out.Groups = append(out.Groups, marshalClientGroup(g, group(&g.Group), props))
+		}
+	}
 	if sv := s.Server; s.HasServer() || sv.Username != "" || sv.Password != "" {
 		js := &jsonServer{Hostname: sv.Hostname, Port: sv.Port, Username: sv.Username, Brokers: sv.Brokers,
 			Scheme: sv.Scheme, Path: sv.Path}
@@ -154,4 +163,82 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 		out.Server = js
 	}
 	return json.Marshal(out)
+}
+
+// jsonClientGroup is a "groups" entry as MarshalJSON writes it, its own fields around those
+// of a publisher or subscriber group, in the reference's order.
+type jsonClientGroup struct {
+	Name              string         `json:"name"`
+	Behaviours        []string       `json:"behaviours"`
+	IDPrefix          string         `json:"id_prefix"`
+	ProtocolVersion   any            `json:"protocol_version"`
+	ClientCount       int            `json:"client_count"`
+	QoS               byte           `json:"qos"`
+	CleanSession      bool           `json:"clean_session"`
+	SessionExpiry     *float64       `json:"session_expiry_sec,omitempty"`
+	KeepAlive         float64        `json:"keep_alive_sec"`
+	Topics            string         `json:"topics,omitempty"`
+	Filters           []string       `json:"filters,omitempty"`
+	Fraction          *float64       `json:"fraction,omitempty"`
+	PublishRate       *float64       `json:"publish_rate,omitempty"`
+	PayloadSize       *int           `json:"payload_size,omitempty"`
+	Start             float64        `json:"start_sec,omitempty"`
+	ExpectDelivery    *bool          `json:"expect_delivery,omitempty"`
+	Retain            bool           `json:"retain,omitempty"`
+	NoLocal           bool           `json:"no_local,omitempty"`
+	RetainAsPublished bool           `json:"retain_as_published,omitempty"`
+	RetainHandling    byte           `json:"retain_handling,omitempty"`
+	ConnectProperties any            `json:"connect_properties,omitempty"`
+	PublishProperties any            `json:"publish_properties,omitempty"`
+	Server            map[string]any `json:"server,omitempty"`
+	Churn             map[string]any `json:"churn,omitempty"`
+}
+
+// marshalClientGroup returns the "groups" entry of g; jg is g's group as MarshalJSON
+// writes a publisher or subscriber group, props its property lists' form.
+func marshalClientGroup(g *ClientGroup, jg any, props func([]Property) any) any {
+	inner, _ := json.Marshal(jg)
+	var common struct {
+		ProtocolVersion any `json:"protocol_version"`
+	}
+	_ = json.Unmarshal(inner, &common)
+	out := jsonClientGroup{Name: g.Name, IDPrefix: g.IDPrefix, ProtocolVersion: common.ProtocolVersion,
+		ClientCount: g.ClientCount, QoS: g.QoS, CleanSession: g.CleanSession, KeepAlive: g.KeepAlive.Seconds(),
+		Filters: g.Filters, Retain: g.Retain, NoLocal: g.NoLocal, RetainAsPublished: g.RetainAsPublished,
+		RetainHandling: g.RetainHandling, ConnectProperties: props(g.ConnectProperties), PublishProperties: props(g.PublishProperties)}
+	for _, b := range g.Behaviours {
+		out.Behaviours = append(out.Behaviours, string(b))
+	}
+	if g.given&cgGivenSessionExpiry != 0 {
+		v := g.SessionExpiry.Seconds()
+		out.SessionExpiry = &v
+	}
+	if len(g.Topics) > 0 {
+		out.Topics = g.Topics[0]
+	}
+	if g.Publishes() {
+		rate, size := g.PublishRate, g.PayloadSize
+		out.PublishRate, out.PayloadSize, out.Start = &rate, &size, g.Start.Seconds()
+		if g.has(BehaviourPublish) {
+			f := g.Fraction
+			out.Fraction = &f
+		}
+		if !g.ExpectDelivery {
+			no := false
+			out.ExpectDelivery = &no
+		}
+	}
+	if sv := g.Server; sv != nil {
+		out.Server = map[string]any{"hostname": sv.Hostname, "port": sv.Port}
+		if len(sv.Brokers) > 0 {
+			out.Server["brokers"] = sv.Brokers
+		}
+	}
+	if c := g.Churn; c != nil {
+		out.Churn = map[string]any{"fraction": c.Fraction, "at_sec": c.At.Seconds(), "clean_session": c.CleanSession}
+		if c.Down > 0 {
+			out.Churn["down_sec"] = c.Down.Seconds()
+		}
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package scenario
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -68,7 +69,7 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		// Counting deliveries walks every publisher: keep the fuzzer fast.
-		if s.Publishers == nil || s.Publishers.ClientCount <= 10_000 {
+		if p.Publishers() <= 10_000 {
 			_ = p.Estimate()
 		}
 	})
@@ -85,8 +86,16 @@ func FuzzSet(f *testing.F) {
 	f.Add("subscribers.no_local", "true")
 	f.Add("subscribers.retain_handling", "2")
 	f.Add("publishers.connect_properties", `[{"name": "user_property", "key": "k", "value": "v"}]`)
+	f.Add("groups.devices.churn.at_sec", "5")
+	f.Add("groups.backend.server", `{"hostname": "h", "port": 1884}`)
+	f.Add("groups", `[{"name": "a", "behaviours": "hold", "client_count": 3}]`)
+	f.Add("groups.commands.behaviours", "publish,subscribe")
 	f.Fuzz(func(t *testing.T, path, value string) {
-		s, _ := Builtin("quick-fanout-1-100")
+		base := "quick-fanout-1-100"
+		if strings.HasPrefix(path, "groups") { // a mixed scenario's fields
+			base = "iot-fleet-10K"
+		}
+		s, _ := Builtin(base)
 		if err := s.Set(path, value); err != nil && len(Errors(err)) == 0 {
 			t.Fatalf("Set error without an Error: %v", err)
 		}

@@ -23,6 +23,9 @@ const (
 	RoleSubscriber
 	// RoleRoundTrip subscribes to its own topic and publishes to it (Round-Trip).
 	RoleRoundTrip
+	// RolePubSub publishes to its topic and subscribes to its group's filters (a mixed
+	// scenario's group with both the publish and the subscribe behaviour).
+	RolePubSub
 )
 
 // String returns "idle", "publisher", "subscriber" or "round-trip".
@@ -36,23 +39,39 @@ func (r Role) String() string {
 		return "subscriber"
 	case RoleRoundTrip:
 		return "round-trip"
+	case RolePubSub:
+		return "publisher-subscriber"
 	}
 	return "Role(" + strconv.Itoa(int(r)) + ")"
 }
 
 // Publishes reports whether clients of role r publish.
-func (r Role) Publishes() bool { return r == RolePublisher || r == RoleRoundTrip }
+func (r Role) Publishes() bool { return r == RolePublisher || r == RoleRoundTrip || r == RolePubSub }
 
 // Subscribes reports whether clients of role r subscribe.
-func (r Role) Subscribes() bool { return r == RoleSubscriber || r == RoleRoundTrip }
+func (r Role) Subscribes() bool { return r == RoleSubscriber || r == RoleRoundTrip || r == RolePubSub }
 
 // Client is one client of a plan, derived from its index on demand (Plan.Client).
 type Client struct {
-	Role      Role
-	GroupName string // "publishers" or "subscribers": the group of the scenario file
+	Role Role
+	// GroupName is the group of the scenario file: "publishers" or "subscribers", or a
+	// mixed scenario's group name; GroupID is the group's index in Scenario.Groups (0 in a
+	// plain scenario).
+	GroupName string
+	GroupID   int
 	Group     *Group // the group's settings (version, QoS, clean session, properties); shared, read-only
 	Index     int    // 0-based index in its group; the same in every shard
 	ID        string // client id: the group's id_prefix + Index
+	// Number is the publisher number its messages carry (the measurement header), unique in
+	// the plan: Index in a plain scenario; in a mixed one the publishers of the groups are
+	// numbered one group after the other.
+	Number uint32
+	// KeepAlive and PayloadSize are its group's (a plain scenario's parameters').
+	KeepAlive   time.Duration
+	PayloadSize int
+	// OwnBroker indexes Plan.OwnBrokers for a client of a group with its own server; -1
+	// for the others, whose broker is Broker.
+	OwnBroker int
 	Topic     string // the topic it publishes to, expanded; "" if it does not publish
 	Filters   []string
 	// Rate is the messages per second it publishes; 0 if it does not publish.
@@ -93,6 +112,7 @@ type segment struct {
 	group  *Group
 	lo, hi int // group indices [lo, hi)
 	base   int // position of the group's index 0 in the whole plan
+	gid    int // index in Scenario.Groups (0 in a plain scenario)
 }
 
 // planShared is what the shards of one plan have in common.
@@ -104,6 +124,8 @@ type planShared struct {
 	brokers          []string
 	whole            int // clients of the whole plan
 	wholeSubscribing int
+
+	mix *mixPlan // a mixed scenario's groups; nil for a plain one
 
 	once       sync.Once
 	deliveries float64 // messages per second the broker delivers, whole plan
@@ -131,6 +153,10 @@ func NewPlan(s *Scenario) (*Plan, error) {
 		sh.brokers = []string{s.Server.serverAddr()}
 	}
 	p := &Plan{shared: sh}
+	if s.Mixed() {
+		p.newMixed()
+		return p, nil
+	}
 	pubRole := RolePublisher
 	switch s.Type {
 	case TypeConnections:
@@ -183,6 +209,9 @@ func (p *Plan) Client(i int) Client {
 	sh := p.shared
 	g := seg.group
 	j := seg.lo + off
+	if sh.mix != nil {
+		return p.mixedClient(i, seg, j)
+	}
 	c := Client{
 		Role:      seg.role,
 		GroupName: seg.name,
@@ -190,9 +219,14 @@ func (p *Plan) Client(i int) Client {
 		Index:     j,
 		ID:        g.IDPrefix + strconv.Itoa(j),
 		Source:    -1,
+		OwnBroker: -1,
+
+		KeepAlive:   sh.s.Parameters.KeepAlive,
+		PayloadSize: sh.s.Parameters.PayloadSize,
 	}
 	if seg.role.Publishes() {
 		rate := sh.s.Parameters.PublishRate
+		c.Number = uint32(j)
 		c.Topic = sh.m.pub.expand(j, g.IDPrefix)
 		c.Rate = rate
 		c.Phase = time.Duration(float64(j) / float64(g.ClientCount) / rate * float64(time.Second))
@@ -346,6 +380,10 @@ func (p *Plan) Estimate() Estimate {
 	}
 	e.MemoryBytes = MemoryBase + int64(p.n)*MemoryPerConnection
 	e.SocketMemoryBytes = int64(p.n) * SocketMemoryPerConnection
+	if sh.mix != nil {
+		p.mixedEstimate(&e, subscribing)
+		return e
+	}
 	if !s.Type.hasMessages() {
 		return e
 	}

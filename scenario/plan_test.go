@@ -53,12 +53,27 @@ func mustParsePlan(t *testing.T, js string) *Plan {
 	return p
 }
 
+// withRun completes the clients of a plain scenario's plan with what every one of them
+// takes from the run: the parameters' keepalive and payload size, its publisher number,
+// no server of its own.
+func withRun(p *Plan, cs []Client) []Client {
+	par := p.Scenario().Parameters
+	for i := range cs {
+		c := &cs[i]
+		c.KeepAlive, c.PayloadSize, c.OwnBroker = par.KeepAlive, par.PayloadSize, -1
+		if c.Role.Publishes() {
+			c.Number = uint32(c.Index)
+		}
+	}
+	return cs
+}
+
 func TestClientFanOut(t *testing.T) {
 	t.Parallel()
 	p := mustPlan(t, "singlenode-fanout-5-1000-5-250K")
 	got := []Client{p.Client(0), p.Client(999), p.Client(1000), p.Client(1004)}
 	g := p.Scenario()
-	want := []Client{
+	want := withRun(p, []Client{
 		{Role: RoleSubscriber, GroupName: "subscribers", Group: g.Subscribers, Index: 0, ID: "test-subscriber-0",
 			Filters: []string{"test/0", "test/1", "test/2", "test/3", "test/4"}, Source: -1},
 		{Role: RoleSubscriber, GroupName: "subscribers", Group: g.Subscribers, Index: 999, ID: "test-subscriber-999",
@@ -67,7 +82,7 @@ func TestClientFanOut(t *testing.T) {
 			Topic: "test/0", Rate: 50, Receivers: 1000, Source: -1},
 		{Role: RolePublisher, GroupName: "publishers", Group: g.Publishers, Index: 4, ID: "test-publisher-4",
 			Topic: "test/4", Rate: 50, Phase: 16 * time.Millisecond, Receivers: 1000, Source: -1},
-	}
+	})
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("clients (-want +got):\n%s", diff)
 	}
@@ -113,12 +128,12 @@ func TestClientPublish(t *testing.T) {
 		t.Fatalf("Len = %d, want 10 (the subscriber group of 0 adds none)", p.Len())
 	}
 	got := []Client{p.Client(0), p.Client(9)}
-	want := []Client{
+	want := withRun(p, []Client{
 		{Role: RolePublisher, GroupName: "publishers", Group: s.Publishers, Index: 0, ID: "bench-pub-0",
 			Topic: "bench/0/bench-pub-0", Rate: 5, Source: -1},
 		{Role: RolePublisher, GroupName: "publishers", Group: s.Publishers, Index: 9, ID: "bench-pub-9",
 			Topic: "bench/9/bench-pub-9", Rate: 5, Phase: 180 * time.Millisecond, Source: -1},
-	}
+	})
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("clients (-want +got):\n%s", diff)
 	}
@@ -151,12 +166,12 @@ func TestClientSubscribe(t *testing.T) {
 		t.Fatalf("Len = %d, want 20", p.Len())
 	}
 	got := []Client{p.Client(0), p.Client(19)}
-	want := []Client{
+	want := withRun(p, []Client{
 		{Role: RoleSubscriber, GroupName: "subscribers", Group: s.Subscribers, Index: 0, ID: "bench-sub-0",
 			Filters: []string{"bench/0/#", "ctl/bench-sub-0"}, Source: -1},
 		{Role: RoleSubscriber, GroupName: "subscribers", Group: s.Subscribers, Index: 19, ID: "bench-sub-19",
 			Filters: []string{"bench/19/#", "ctl/bench-sub-19"}, Source: -1},
-	}
+	})
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("clients (-want +got):\n%s", diff)
 	}

@@ -105,13 +105,17 @@ const maxClients = 100_000_000
 // The JSON form is that of xmq_scn plus the optional fields documented on each struct. Time
 // spans are time.Duration here and whole or fractional seconds ("_sec") in the file. A Scenario is not safe for concurrent modification.
 type Scenario struct {
-	Name        string     // "name": free text, shown in reports
-	Type        Type       // "type"
-	Comments    []string   // "comments": free text
-	Publishers  *Group     // "publishers"; nil when absent
-	Subscribers *Group     // "subscribers"; nil when absent
-	Server      Server     // "server"
-	Parameters  Parameters // "parameters"
+	Name        string   // "name": free text, shown in reports
+	Type        Type     // "type"
+	Comments    []string // "comments": free text
+	Publishers  *Group   // "publishers"; nil when absent
+	Subscribers *Group   // "subscribers"; nil when absent
+	// Groups ("groups", mqblast's addition) are the client groups of a mixed scenario
+	// (TypeMixed): several kinds of clients in one run. Nil for a plain scenario, whose
+	// publishers and subscribers are its groups.
+	Groups     []*ClientGroup
+	Server     Server     // "server"
+	Parameters Parameters // "parameters"
 	// Thresholds ("thresholds", mqblast's addition) are pass/fail criteria of the run, k6
 	// style: expressions PATH OP NUMBER over the result document, e.g. "messages.lost==0"
 	// or "latency_us.p99<50000" (bench.ParseThreshold). The file gives a list of strings or
@@ -285,7 +289,14 @@ func (s *Scenario) applyDefaults() {
 	p := &s.Parameters
 	var rate float64
 	var warmup, drain time.Duration
-	if len(p.Stages) > 0 && s.Type.hasMessages() {
+	msgs := s.Type.hasMessages()
+	if s.Groups != nil {
+		if s.Type == "" {
+			s.Type = TypeMixed
+		}
+		msgs = s.mixedMessages()
+	}
+	if len(p.Stages) > 0 && msgs {
 		// The stages say how long publishers publish and at which rates: the schedule is
 		// built at the highest and scaled to each stage's. Stages that checkStages refuses
 		// leave the two alone, so that only their own problems are reported.
@@ -297,7 +308,7 @@ func (s *Scenario) applyDefaults() {
 			p.given |= givenPublishRate
 		}
 	}
-	if s.Type.hasMessages() {
+	if msgs {
 		rate = 1
 		warmup = min(p.Duration/10, maxDefaultWarmup)
 		if len(p.Stages) > 0 {
@@ -311,6 +322,9 @@ func (s *Scenario) applyDefaults() {
 	fill(p, givenPayloadSize, &p.PayloadSize, MinPayloadSize+len(p.Payload))
 	if p.Reconnect == "" {
 		p.Reconnect = ReconnectOff
+	}
+	if s.Groups != nil {
+		s.applyGroupDefaults()
 	}
 }
 
@@ -331,6 +345,14 @@ func (s *Scenario) Clone() *Scenario {
 	c.Comments = append([]string(nil), s.Comments...)
 	c.Publishers = s.Publishers.clone()
 	c.Subscribers = s.Subscribers.clone()
+	if s.Groups != nil {
+		c.Groups = make([]*ClientGroup, len(s.Groups))
+		for i, g := range s.Groups {
+			if g != nil {
+				c.Groups[i] = g.clone()
+			}
+		}
+	}
 	c.Server.Brokers = append([]string(nil), s.Server.Brokers...)
 	c.Parameters.Bind = append([]string(nil), s.Parameters.Bind...)
 	if s.Parameters.Stages != nil {

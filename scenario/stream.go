@@ -47,6 +47,9 @@ func (p *Plan) Stream(i int, pub uint32) (kind StreamKind, share int) {
 		return StreamNotSubscribed, -1
 	}
 	sh := p.shared
+	if sh.mix != nil {
+		return p.mixedStream(&c, pub)
+	}
 	s := sh.s
 	if s.Type == TypeSubscribe {
 		return StreamExpected, -1
@@ -83,6 +86,17 @@ func (p *Plan) Stream(i int, pub uint32) (kind StreamKind, share int) {
 // Publishes reports whether the publisher numbered pub (its index in the publishers group)
 // is one of this plan's clients: a shard holds a slice of the publishers.
 func (p *Plan) Publishes(pub uint32) bool {
+	if mx := p.shared.mix; mx != nil {
+		for _, seg := range p.segs {
+			if seg.role.Publishes() {
+				b := int64(mx.pubBase[seg.gid])
+				if int64(pub) >= b+int64(seg.lo) && int64(pub) < b+int64(seg.hi) {
+					return true
+				}
+			}
+		}
+		return false
+	}
 	for _, seg := range p.segs {
 		if seg.role.Publishes() && int64(pub) >= int64(seg.lo) && int64(pub) < int64(seg.hi) {
 			return true
@@ -98,6 +112,9 @@ func (p *Plan) Publishes(pub uint32) bool {
 func (p *Plan) ReceivedOutside(pub uint32) bool {
 	sh := p.shared
 	s := sh.s
+	if sh.mix != nil {
+		return p.n != sh.whole && p.mixedOutside(pub)
+	}
 	g := s.Publishers
 	if p.n == sh.whole || s.Type == TypeSubscribe || g == nil || int64(pub) >= int64(g.ClientCount) {
 		return false

@@ -28,6 +28,10 @@ func (s *Scenario) Validate() error {
 }
 
 func (s *Scenario) check(l *errList) {
+	if s.Groups != nil || s.Type == TypeMixed {
+		s.checkMixed(l)
+		return
+	}
 	known := s.Type.known()
 	switch {
 	case s.Type == "":
@@ -98,6 +102,9 @@ func (s *Scenario) check(l *errList) {
 }
 
 func (s *Scenario) typeName() string {
+	if s.Type == TypeMixed {
+		return "a mixed scenario without a publishing group"
+	}
 	if s.Type.known() {
 		return "a " + string(s.Type) + " scenario"
 	}
@@ -394,10 +401,19 @@ func (s *Scenario) checkCredentials(l *errList) {
 	if s.Server.Password == "" || s.Server.Username != "" {
 		return
 	}
-	for _, g := range []struct {
+	list := []struct {
 		name string
 		g    *Group
-	}{{"publishers", s.Publishers}, {"subscribers", s.Subscribers}} {
+	}{{"publishers", s.Publishers}, {"subscribers", s.Subscribers}}
+	for _, g := range s.Groups {
+		if g != nil {
+			list = append(list, struct {
+				name string
+				g    *Group
+			}{"clients of group " + strconv.Quote(g.Name), &g.Group})
+		}
+	}
+	for _, g := range list {
 		if g.g != nil && g.g.ClientCount > 0 && g.g.ProtocolVersion != V5 {
 			l.Add("server.password", "a password without server.username: the %s are MQTT %s clients, which send a password "+
 				"only with a username ([MQTT-3.1.2-22]; the broker closes the connection); give server.username "+

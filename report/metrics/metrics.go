@@ -83,6 +83,29 @@ type Live struct {
 	hists      [3]*buckets
 	final      *result.Result
 	descs      []*prometheus.Desc // defs' then hdefs'
+	groups     []string           // a mixed run's group names (SetGroups)
+}
+
+// SetGroups names the client groups of a mixed run, in the order of its snapshots' Groups:
+// the group_ series are labelled with them. Call it before the first Interval.
+func (l *Live) SetGroups(names []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.groups = names
+}
+
+// byGroup returns one sample per group, labelled with its name: f of the group's figures
+// so far.
+func byGroup(l *Live, f func(g *result.Snapshot) int64) []sample {
+	var out []sample
+	for i, name := range l.groups {
+		v := int64(0)
+		if i < len(l.total.Groups) && l.total.Groups[i] != nil {
+			v = f(l.total.Groups[i])
+		}
+		out = append(out, sample{v: float64(v), labels: []string{name}})
+	}
+	return out
 }
 
 // The histograms, in Live.hists order.
@@ -284,6 +307,18 @@ var defs = []def{
 		func(l *Live) []sample { return one(l.brokerCPUS) }},
 	{"mqblast_broker_process_resident_memory_bytes", "Resident set of the broker process at the latest interval's end, when it is watched.", gauge, nil,
 		func(l *Live) []sample { return one64(l.last.BrokerRSSBytes) }},
+	{"mqblast_group_connections_connected_total", "A group's sessions established (a mixed run), reconnects excluded.", counter, []string{"group"},
+		func(l *Live) []sample { return byGroup(l, func(g *result.Snapshot) int64 { return g.Connected }) }},
+	{"mqblast_group_connections_reconnected_total", "A group's sessions established again (after drops and reconnect storms).", counter, []string{"group"},
+		func(l *Live) []sample { return byGroup(l, func(g *result.Snapshot) int64 { return g.Reconnected }) }},
+	{"mqblast_group_messages_published_total", "Messages a group's clients wrote to their sockets.", counter, []string{"group"},
+		func(l *Live) []sample { return byGroup(l, func(g *result.Snapshot) int64 { return g.Published }) }},
+	{"mqblast_group_messages_expected_total", "Copies the broker should deliver of what a group published.", counter, []string{"group"},
+		func(l *Live) []sample { return byGroup(l, func(g *result.Snapshot) int64 { return g.Expected }) }},
+	{"mqblast_group_messages_received_total", "Distinct copies of a group's messages that arrived, at any client.", counter, []string{"group"},
+		func(l *Live) []sample { return byGroup(l, func(g *result.Snapshot) int64 { return g.Received }) }},
+	{"mqblast_group_messages_delivered_total", "Copies a group's clients received, of any group's messages.", counter, []string{"group"},
+		func(l *Live) []sample { return byGroup(l, func(g *result.Snapshot) int64 { return g.Delivered }) }},
 	{"mqblast_broker_host_cpu_ratio", "CPU busy of the broker's host over the latest interval (1 = every CPU), from its node_exporter (--broker-metrics); absent in a gap.", gauge, nil,
 		func(l *Live) []sample {
 			return hostSample(l, func(b *result.IntervalBrokerHost) float64 { return b.CPUPercent / 100 })

@@ -221,3 +221,48 @@ func TestDocListsMetrics(t *testing.T) {
 		t.Errorf("docs/outputs.md lists\n%v\nthe code serves\n%v", names, Names())
 	}
 }
+
+// TestGroupSeries: a mixed run's group figures are series labelled with the group's name,
+// added over the intervals.
+func TestGroupSeries(t *testing.T) {
+	l := NewLive(10, 2)
+	l.SetGroups([]string{"devices", "backend"})
+	for range 2 {
+		s := result.NewSnapshot()
+		dev, back := result.NewSnapshot(), result.NewSnapshot()
+		dev.Connected, dev.Published, dev.Expected, dev.Received = 8, 5, 5, 5
+		back.Connected, back.Delivered, back.Reconnected = 2, 5, 1
+		s.Groups = []*result.Snapshot{dev, back}
+		if err := l.Interval(result.NewInterval(1, 10, s, 1e9), s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv, err := Serve("127.0.0.1:0", l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	mf := scrape(t, "http://"+srv.Addr()+"/metrics")
+	got := map[string]float64{}
+	for _, name := range []string{"mqblast_group_connections_connected_total", "mqblast_group_messages_published_total",
+		"mqblast_group_messages_delivered_total", "mqblast_group_connections_reconnected_total"} {
+		f := mf[name]
+		if f == nil {
+			t.Fatalf("no %s", name)
+		}
+		for _, m := range f.Metric {
+			got[name+"/"+m.GetLabel()[0].GetValue()] = m.Counter.GetValue()
+		}
+	}
+	want := map[string]float64{
+		"mqblast_group_connections_connected_total/devices": 16, "mqblast_group_connections_connected_total/backend": 4,
+		"mqblast_group_messages_published_total/devices": 10, "mqblast_group_messages_published_total/backend": 0,
+		"mqblast_group_messages_delivered_total/devices": 0, "mqblast_group_messages_delivered_total/backend": 10,
+		"mqblast_group_connections_reconnected_total/devices": 0, "mqblast_group_connections_reconnected_total/backend": 2,
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
+		}
+	}
+}

@@ -1,0 +1,650 @@
+package scenario
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// TypeMixed is the type of a scenario that lists client groups ("groups"): several kinds of
+// clients in one run, each group with its own behaviours, size and settings. A file with
+// "groups" may leave "type" out; it then reads as Mixed.
+const TypeMixed Type = "Mixed"
+
+// Behaviour is what the clients of a group do, as a group's "behaviours" lists them.
+type Behaviour string
+
+// Behaviours of a group. A group holds its connections with keepalive in every case; hold
+// alone says that it does nothing else.
+const (
+	// BehaviourHold: connect and hold the connection with keepalive, nothing else.
+	BehaviourHold Behaviour = "hold"
+	// BehaviourPublish: publish to the group's topic on the open-loop schedule at the
+	// group's rate; with a fraction below 1 only that share of the group's clients
+	// publishes (the first ones by index) and the others hold.
+	BehaviourPublish Behaviour = "publish"
+	// BehaviourSubscribe: subscribe to the group's filters (own topic, wildcard or
+	// "$share/<group>/<filter>") and receive.
+	BehaviourSubscribe Behaviour = "subscribe"
+	// BehaviourRoundTrip: subscribe to its own topic and publish to it: every message comes
+	// back to its sender.
+	BehaviourRoundTrip Behaviour = "round-trip"
+)
+
+// GroupBehaviours lists every behaviour, in the order the documentation gives them.
+var GroupBehaviours = []Behaviour{BehaviourHold, BehaviourPublish, BehaviourSubscribe, BehaviourRoundTrip}
+
+// ClientGroup is one entry of a scenario's "groups": client_count clients with the same
+// behaviours and settings. Its Group holds what a publisher or subscriber group of a
+// plain scenario holds (id prefix, version, QoS, clean session, properties, subscription
+// options); Group.Topics is the topic the group publishes to (publish, round-trip), and
+// Filters what it subscribes to (subscribe). Settings left out take the run's: the
+// parameters' publish_rate, payload_size and keep_alive_sec, the scenario's server.
+type ClientGroup struct {
+	Name       string      // "name": unique in the scenario; letters, digits, '-' and '_'
+	Behaviours []Behaviour // "behaviours": a string or an array
+	Group                  // the fields of a publisher or subscriber group
+	Filters    []string    // "filters": the subscribe behaviour's filter templates
+	// Fraction ("fraction") is the share of the group's clients that publish, 0 < f ≤ 1;
+	// default 1. The first round(f × client_count) clients by index publish.
+	Fraction    float64
+	PublishRate float64       // "publish_rate": messages per second of each publishing client
+	PayloadSize int           // "payload_size", the 16-byte header included
+	KeepAlive   time.Duration // "keep_alive_sec"
+	// SessionExpiry ("session_expiry_sec", MQTT 5 groups) is the session expiry interval
+	// the group's clients ask for on CONNECT: how long the broker keeps a persistent
+	// session (clean_session false) after its connection ends.
+	SessionExpiry time.Duration
+	// Start ("start_sec") delays the group's publishing from the run's start of publishing.
+	Start time.Duration
+	// ExpectDelivery ("expect_delivery") says that the group's messages are to reach the
+	// plan's subscribing groups, whose loss is then counted; default true. False: the
+	// messages are for someone outside the run (as a Publish scenario's).
+	ExpectDelivery bool
+	// Server ("server"), if set, is the broker of this group's clients; nil: the run's.
+	Server *Server
+	// Churn ("churn"), if set, is a reconnect storm of part of the group.
+	Churn *Churn
+
+	given uint32 // fields the file or Set gave (cgGiven* bits)
+}
+
+// Churn is a reconnect storm: at At into the run's publishing, Fraction of the group's
+// clients drop their connections and connect again at once, with a clean session or the
+// persistent one the group has.
+type Churn struct {
+	Fraction     float64       // "fraction": the share of the group's clients, 0 < f ≤ 1
+	At           time.Duration // "at_sec": when, from the start of publishing
+	CleanSession bool          // "clean_session": reconnect with a clean session; default the group's
+	// Down ("down_sec") is how long the clients stay away before they reconnect (the
+	// blip's length); 0: at once.
+	Down  time.Duration
+	given uint32
+}
+
+// Bits of ClientGroup.given and Churn.given.
+const (
+	cgGivenFraction uint32 = 1 << iota
+	cgGivenRate
+	cgGivenPayload
+	cgGivenKeepAlive
+	cgGivenSessionExpiry
+	cgGivenCleanSession
+	cgGivenTopics
+	cgGivenFilters
+)
+
+// Mixed reports whether the scenario lists client groups.
+func (s *Scenario) Mixed() bool { return s.Groups != nil }
+
+// has reports whether the group has behaviour b.
+func (g *ClientGroup) has(b Behaviour) bool {
+	for _, x := range g.Behaviours {
+		if x == b {
+			return true
+		}
+	}
+	return false
+}
+
+// Publishes reports whether the group's clients (some of them) publish.
+func (g *ClientGroup) Publishes() bool { return g.has(BehaviourPublish) || g.has(BehaviourRoundTrip) }
+
+// Subscribes reports whether the group's clients subscribe.
+func (g *ClientGroup) Subscribes() bool {
+	return g.has(BehaviourSubscribe) || g.has(BehaviourRoundTrip)
+}
+
+// Publishers returns how many of the group's clients publish: round(Fraction ×
+// ClientCount), at least 1 for a publishing group, 0 for the others.
+func (g *ClientGroup) Publishers() int {
+	switch {
+	case !g.Publishes():
+		return 0
+	case g.has(BehaviourRoundTrip):
+		return g.ClientCount
+	}
+	f := g.Fraction
+	if g.given&cgGivenFraction == 0 {
+		f = 1
+	}
+	n := int(math.Round(f * float64(g.ClientCount)))
+	return min(max(n, 1), g.ClientCount)
+}
+
+// Churned returns how many of the group's clients the storm reconnects (0: no churn).
+func (g *ClientGroup) Churned() int {
+	if g.Churn == nil {
+		return 0
+	}
+	return min(max(int(math.Round(g.Churn.Fraction*float64(g.ClientCount))), 1), g.ClientCount)
+}
+
+// defaultClientGroup returns the group that a "groups" entry is decoded onto.
+func defaultClientGroup() *ClientGroup {
+	return &ClientGroup{Group: *defaultGroup(""), Fraction: 1, ExpectDelivery: true}
+}
+
+// applyGroupDefaults fills in what each group takes from the run: its id prefix from its
+// name, and the parameters' publish rate, payload size and keepalive.
+func (s *Scenario) applyGroupDefaults() {
+	p := &s.Parameters
+	for _, g := range s.Groups {
+		if g == nil {
+			continue
+		}
+		if g.IDPrefix == "" && g.Name != "" {
+			g.IDPrefix = "mqblast-" + g.Name + "-"
+		}
+		if g.given&cgGivenRate == 0 {
+			g.PublishRate = p.PublishRate
+		}
+		if g.given&cgGivenPayload == 0 {
+			g.PayloadSize = p.PayloadSize
+		}
+		if g.given&cgGivenKeepAlive == 0 {
+			g.KeepAlive = p.KeepAlive
+		}
+		if g.given&cgGivenFraction == 0 {
+			g.Fraction = 1
+		}
+		if c := g.Churn; c != nil && c.given&cgGivenCleanSession == 0 {
+			c.CleanSession = g.CleanSession
+		}
+	}
+}
+
+func (g *ClientGroup) clone() *ClientGroup {
+	c := *g
+	c.Group = *g.Group.clone()
+	c.Behaviours = append([]Behaviour(nil), g.Behaviours...)
+	c.Filters = append([]string(nil), g.Filters...)
+	if g.Server != nil {
+		sv := *g.Server
+		sv.Brokers = append([]string(nil), g.Server.Brokers...)
+		c.Server = &sv
+	}
+	if g.Churn != nil {
+		ch := *g.Churn
+		c.Churn = &ch
+	}
+	return &c
+}
+
+var groupNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+
+func behaviourNames() []string {
+	out := make([]string, len(GroupBehaviours))
+	for i, b := range GroupBehaviours {
+		out[i] = string(b)
+	}
+	return out
+}
+
+// checkMixed checks a scenario with groups: the scenario-level fields that do not go
+// with groups, then each group, then what groups do to each other.
+func (s *Scenario) checkMixed(l *errList) {
+	if s.Type != TypeMixed {
+		l.Add("type", "%s, but a scenario with groups is Mixed (leave type out)", show(string(s.Type)))
+	}
+	if s.Publishers != nil {
+		l.Add("publishers", "given with groups; a mixed scenario's clients are its groups (move them into a group)")
+	}
+	if s.Subscribers != nil {
+		l.Add("subscribers", "given with groups; a mixed scenario's clients are its groups (move them into a group)")
+	}
+	if len(s.Groups) == 0 {
+		l.Add("groups", "empty (want at least one client group)")
+		return
+	}
+	if len(s.Groups) > MaxGroups {
+		l.Add("groups", "%d groups, more than a run holds (max %d)", len(s.Groups), MaxGroups)
+	}
+	msgs := s.mixedMessages()
+	s.checkParameters(l, msgs)
+	if len(s.Parameters.Stages) > 0 {
+		l.Add("parameters.stages", "given with groups; a mixed scenario's rates are its groups' publish_rate (leave stages out)")
+	}
+	s.checkServer(l)
+	s.checkThresholds(l)
+	names := map[string]int{}
+	total := 0
+	for i, g := range s.Groups {
+		path := fmt.Sprintf("groups[%d]", i)
+		if g == nil {
+			continue
+		}
+		if j, dup := names[g.Name]; dup && g.Name != "" {
+			l.Add(path+".name", "%s is also the name of groups[%d] (names must be unique)", show(g.Name), j)
+		} else {
+			names[g.Name] = i
+		}
+		s.checkClientGroup(l, path, g)
+		total += max(g.ClientCount, 0)
+	}
+	if total > maxClients {
+		l.Add("groups", "%d clients in all, more than one plan holds (max %d)", total, maxClients)
+	}
+	// Client ids: a prefix of another group's prefix makes ids that a broker's prefix rules
+	// (ACLs, bridges) cannot tell apart, and may collide.
+	for i, a := range s.Groups {
+		for j, b := range s.Groups {
+			if a == nil || b == nil || i == j || a.IDPrefix == "" || b.IDPrefix == "" {
+				continue
+			}
+			if strings.HasPrefix(b.IDPrefix, a.IDPrefix) && (len(a.IDPrefix) < len(b.IDPrefix) || i < j) {
+				l.Add(fmt.Sprintf("groups[%d].id_prefix", j), "%s overlaps groups[%d].id_prefix %s (one is a prefix of the other); give each group a prefix of its own",
+					show(b.IDPrefix), i, show(a.IDPrefix))
+			}
+		}
+	}
+	if len(l.Errs) == 0 {
+		s.checkMixedReach(l)
+	}
+}
+
+// mixedMessages reports whether some group publishes.
+func (s *Scenario) mixedMessages() bool {
+	for _, g := range s.Groups {
+		if g != nil && g.Publishes() {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Scenario) checkClientGroup(l *errList, path string, g *ClientGroup) {
+	switch {
+	case g.Name == "":
+		l.Add(path+".name", "missing (want a name such as \"devices\")")
+	case !groupNameRE.MatchString(g.Name) || len(g.Name) > 64:
+		l.Add(path+".name", "%s is not a group name (want letters, digits, '-' and '_', at most 64)", show(g.Name))
+	}
+	// Behaviours.
+	seen := map[Behaviour]bool{}
+	for k, b := range g.Behaviours {
+		bp := path + ".behaviours"
+		if len(g.Behaviours) > 1 {
+			bp = fmt.Sprintf("%s[%d]", bp, k)
+		}
+		switch {
+		case !b.known():
+			l.Add(bp, "%s is not a behaviour (want %s)%s", show(string(b)), strings.Join(behaviourNames(), ", "),
+				suggest(string(b), behaviourNames()))
+		case seen[b]:
+			l.Add(bp, "%s is listed twice", show(string(b)))
+		}
+		seen[b] = true
+	}
+	switch {
+	case len(g.Behaviours) == 0:
+		l.Add(path+".behaviours", "missing (want some of %s)", strings.Join(behaviourNames(), ", "))
+	case seen[BehaviourHold] && len(g.Behaviours) > 1:
+		l.Add(path+".behaviours", "hold goes alone (a group that publishes or subscribes holds its connections too)")
+	case seen[BehaviourRoundTrip] && len(g.Behaviours) > 1:
+		l.Add(path+".behaviours", "round-trip goes alone (its clients publish to and subscribe to their own topic)")
+	}
+	pub, sub := g.Publishes(), g.Subscribes()
+	gp := path + "."
+	switch {
+	case g.ClientCount < 1:
+		l.Add(gp+"client_count", "%d is not a client count (must be ≥ 1)", g.ClientCount)
+	case g.ClientCount > maxClients:
+		l.Add(gp+"client_count", "%d is more clients than one plan holds (max %d)", g.ClientCount, maxClients)
+	}
+	switch g.ProtocolVersion {
+	case V31, V311, V5:
+	default:
+		l.Add(gp+"protocol_version", "%d is not an MQTT protocol version (want 3 or 4 for 3.1.1, 5 for 5.0, or \"3.1\")", g.ProtocolVersion)
+	}
+	if g.QoS > 2 {
+		l.Add(gp+"qos", "%d is not a QoS (want 0, 1 or 2)", g.QoS)
+	}
+	if g.ProtocolVersion == V31 && g.ClientCount >= 1 {
+		if n := len(g.IDPrefix) + digits(g.ClientCount-1); n > 23 {
+			l.Add(gp+"id_prefix", "%s gives client ids of up to %d bytes; MQTT 3.1 allows 23", show(g.IDPrefix), n)
+		}
+	}
+	if strings.ContainsAny(g.IDPrefix, "/+#") {
+		for _, t := range append(append([]string(nil), g.Topics...), g.Filters...) {
+			if strings.Contains(t, PlaceholderID) {
+				l.Add(gp+"id_prefix", "%s holds '/', '+' or '#', which $clientid would put in topics", show(g.IDPrefix))
+				break
+			}
+		}
+	}
+	count := max(g.ClientCount, 1)
+	// The topic it publishes to.
+	switch {
+	case !pub && len(g.Topics) > 0:
+		l.Add(gp+"topics", "given, but the group publishes nothing (a subscribing group's filters go in \"filters\")")
+	case pub && len(g.Topics) == 0:
+		l.Add(gp+"topics", "missing (want the topic template the group publishes to, e.g. \"devices/$clientid/telemetry\")")
+	case pub && len(g.Topics) > 1:
+		l.Add(gp+"topics", "%d topics given; a group publishes to one topic template", len(g.Topics))
+	case pub:
+		t := compileTemplate(g.Topics[0])
+		for _, j := range []int{0, count - 1} {
+			if err := checkTopicName(t.expand(j, g.IDPrefix)); err != nil {
+				l.Add(gp+"topics", "%s %v", show(g.Topics[0]), err)
+				break
+			}
+		}
+		if g.has(BehaviourRoundTrip) && !t.indexed {
+			l.Add(gp+"topics", "%s is the same for every client; a round-trip topic must hold $clientid or $clientindex", show(g.Topics[0]))
+		}
+	}
+	// The filters it subscribes to.
+	fpath := func(i int) string {
+		if len(g.Filters) > 1 {
+			return fmt.Sprintf("%sfilters[%d]", gp, i)
+		}
+		return gp + "filters"
+	}
+	switch {
+	case g.has(BehaviourRoundTrip) && len(g.Filters) > 0:
+		l.Add(gp+"filters", "given, but a round-trip group subscribes to its own topic")
+	case !sub && len(g.Filters) > 0:
+		l.Add(gp+"filters", "given, but the group does not subscribe (add \"subscribe\" to its behaviours)")
+	case g.has(BehaviourSubscribe) && len(g.Filters) == 0:
+		l.Add(gp+"filters", "missing (want the filters the group subscribes to, e.g. \"$share/backend/devices/+/telemetry\")")
+	default:
+		for i, raw := range g.Filters {
+			t := compileTemplate(raw)
+			err := checkFilter(raw)
+			for _, j := range []int{0, count - 1} {
+				if err == nil {
+					err = checkFilter(t.expand(j, g.IDPrefix))
+				}
+			}
+			if err != nil {
+				l.Add(fpath(i), "%s %v", show(raw), err)
+			}
+		}
+	}
+	// Publishing settings.
+	if g.given&cgGivenFraction != 0 {
+		switch {
+		case !g.has(BehaviourPublish):
+			l.Add(gp+"fraction", "%s, but the group has no publish behaviour (fraction is the share of a publish group's clients that publish)", show(g.Fraction))
+		case !(g.Fraction > 0 && g.Fraction <= 1):
+			l.Add(gp+"fraction", "%s is not a fraction of the group (want more than 0, at most 1)", show(g.Fraction))
+		}
+	}
+	if pub {
+		switch {
+		case !(g.PublishRate > 0) || math.IsInf(g.PublishRate, 0):
+			l.Add(gp+"publish_rate", "%s is not a rate (must be > 0)", show(g.PublishRate))
+		case g.PublishRate > MaxPublishRate:
+			l.Add(gp+"publish_rate", "%s is more than one publisher can send (max %d msgs/s)", show(g.PublishRate), MaxPublishRate)
+		}
+		switch {
+		case g.PayloadSize < MinPayloadSize:
+			l.Add(gp+"payload_size", "%d is smaller than the %d-byte measurement header (must be ≥ %d)", g.PayloadSize, MinPayloadSize, MinPayloadSize)
+		case g.PayloadSize > maxPayloadSize:
+			l.Add(gp+"payload_size", "%d is larger than an MQTT packet can carry (max %d)", g.PayloadSize, maxPayloadSize)
+		case s.Parameters.Payload != "" && g.PayloadSize != MinPayloadSize+len(s.Parameters.Payload):
+			l.Add(gp+"payload_size", "%d does not fit the payload literal of parameters.payload (%d bytes)", g.PayloadSize, MinPayloadSize+len(s.Parameters.Payload))
+		}
+		if g.Start < 0 || (s.Parameters.Duration > 0 && g.Start >= s.Parameters.Duration) {
+			l.Add(gp+"start_sec", "%s is not a start within the run (want 0 ≤ start_sec < duration_sec %s)", show(g.Start), show(s.Parameters.Duration))
+		}
+	} else {
+		if g.given&cgGivenRate != 0 {
+			l.Add(gp+"publish_rate", "%s, but the group publishes nothing", show(g.PublishRate))
+		}
+		if g.given&cgGivenPayload != 0 {
+			l.Add(gp+"payload_size", "%d, but the group publishes nothing", g.PayloadSize)
+		}
+		if g.Start != 0 {
+			l.Add(gp+"start_sec", "%s, but the group publishes nothing (start_sec delays its publishing)", show(g.Start))
+		}
+		if g.Retain {
+			l.Add(gp+"retain", "true, but the group publishes nothing")
+		}
+		if len(g.PublishProperties) > 0 {
+			l.Add(gp+"publish_properties", "given, but the group publishes nothing")
+		}
+		if !g.ExpectDelivery {
+			l.Add(gp+"expect_delivery", "false, but the group publishes nothing")
+		}
+	}
+	if g.KeepAlive < 0 || g.KeepAlive > maxKeepAlive || g.KeepAlive%1e9 != 0 {
+		l.Add(gp+"keep_alive_sec", "%s is not a keepalive (want whole seconds, 0 to 65535)", show(g.KeepAlive))
+	}
+	if g.given&cgGivenSessionExpiry != 0 {
+		switch {
+		case g.ProtocolVersion != V5:
+			l.Add(gp+"session_expiry_sec", "needs protocol_version 5 (MQTT %s sessions of clean_session false never expire)", g.ProtocolVersion)
+		case g.SessionExpiry < 0 || g.SessionExpiry%1e9 != 0 || g.SessionExpiry > math.MaxUint32*time.Second:
+			l.Add(gp+"session_expiry_sec", "%s is not a session expiry (want whole seconds, 0 to 4294967295)", show(g.SessionExpiry))
+		}
+		for i, p := range g.ConnectProperties {
+			if p.Name == "session_expiry_interval" {
+				l.Add(fmt.Sprintf("%sconnect_properties[%d]", gp, i), "session_expiry_interval given twice (here and in session_expiry_sec)")
+			}
+		}
+	}
+	// Properties and subscription options.
+	for _, list := range []struct {
+		field  string
+		props  []Property
+		packet int
+		pname  string
+	}{{"connect_properties", g.ConnectProperties, onConnect, "CONNECT"}, {"publish_properties", g.PublishProperties, onPublish, "PUBLISH"}} {
+		if len(list.props) == 0 || (!pub && list.packet == onPublish) {
+			continue
+		}
+		if g.ProtocolVersion != V5 {
+			l.Add(gp+list.field, "MQTT 5 properties need protocol_version 5 (this group is MQTT %s)", g.ProtocolVersion)
+			continue
+		}
+		for i, p := range list.props {
+			if d, ok := propertyByName(p.Name); ok && d.packets&list.packet == 0 {
+				l.Add(fmt.Sprintf("%s%s[%d].name", gp, list.field, i), "%s is not a %s property", show(p.Name), list.pname)
+			}
+		}
+	}
+	for _, o := range []struct {
+		field string
+		val   any
+		set   bool
+	}{{"no_local", g.NoLocal, g.NoLocal}, {"retain_as_published", g.RetainAsPublished, g.RetainAsPublished},
+		{"retain_handling", g.RetainHandling, g.RetainHandling != 0}} {
+		switch {
+		case !o.set:
+		case !sub:
+			l.Add(gp+o.field, "%s, but the group subscribes to nothing", show(o.val))
+		case g.ProtocolVersion != V5:
+			l.Add(gp+o.field, "%s needs protocol_version 5 (subscription options are MQTT 5.0; this group is MQTT %s)", show(o.val), g.ProtocolVersion)
+		case o.field == "no_local" && g.has(BehaviourRoundTrip):
+			l.Add(gp+o.field, "true, but a round-trip client receives only its own messages, which No Local withholds (want false)")
+		case o.field == "no_local":
+			for i, t := range g.Filters {
+				if strings.HasPrefix(t, sharePrefix) {
+					l.Add(gp+o.field, "true, but %s %s is a shared subscription, on which No Local is a protocol error (want false)", fpath(i), show(t))
+					break
+				}
+			}
+		}
+	}
+	if g.Server != nil {
+		sv := g.Server
+		if len(sv.Brokers) == 0 && sv.Hostname == "" {
+			l.Add(gp+"server.hostname", "missing (a group's server names its broker; leave server out for the run's)")
+		}
+		if len(sv.Brokers) == 0 && (sv.Port < 1 || sv.Port > 65535) {
+			l.Add(gp+"server.port", "%d is not a port (must be 1 to 65535)", sv.Port)
+		}
+		for i, b := range sv.Brokers {
+			if _, err := parseBroker(b); err != nil {
+				l.Add(fmt.Sprintf("%sserver.brokers[%d]", gp, i), "%s %v", show(b), err)
+			}
+		}
+		if sv.Scheme != "" && sv.Scheme != "mqtt" {
+			l.Add(gp+"server.scheme", "%s: a group's own server is plain MQTT over TCP (want \"mqtt\" or leave it out)", show(sv.Scheme))
+		}
+	}
+	if c := g.Churn; c != nil {
+		cp := gp + "churn."
+		switch {
+		case c.given&cgGivenFraction == 0:
+			l.Add(cp+"fraction", "missing (want the share of the group that reconnects, e.g. 0.1)")
+		case !(c.Fraction > 0):
+			l.Add(cp+"fraction", "%s is not a fraction of the group (want more than 0, at most 1)", show(c.Fraction))
+		case c.Fraction > 1:
+			l.Add(cp+"fraction", "%s is a storm larger than the group (%d clients; want at most 1)", show(c.Fraction), g.ClientCount)
+		}
+		d := s.Parameters.Duration
+		switch {
+		case c.At <= 0 || (d > 0 && c.At >= d):
+			l.Add(cp+"at_sec", "%s is not a time within the run (want 0 < at_sec < duration_sec %s)", show(c.At), show(d))
+		case c.Down < 0 || (d > 0 && c.At+c.Down >= d):
+			l.Add(cp+"down_sec", "%s does not end within the run (want 0 ≤ down_sec < duration_sec %s - at_sec %s)", show(c.Down), show(d), show(c.At))
+		}
+	}
+}
+
+func (b Behaviour) known() bool {
+	for _, k := range GroupBehaviours {
+		if b == k {
+			return true
+		}
+	}
+	return false
+}
+
+// checkMixedReach reports a publishing group, expected to deliver, whose first or last
+// publisher's topic no subscribing group's filters match: its loss could not be counted.
+func (s *Scenario) checkMixedReach(l *errList) {
+	m := newMixMatcher(s.Groups)
+	for i, g := range s.Groups {
+		if !g.Publishes() || !g.ExpectDelivery {
+			continue
+		}
+		t := compileTemplate(g.Topics[0])
+		for _, j := range []int{0, g.Publishers() - 1} {
+			topic := t.expand(j, g.IDPrefix)
+			if m.deliveries(topic) == 0 {
+				l.Add(fmt.Sprintf("groups[%d].topics", i), "%s (client %d) reaches no subscribing group; "+
+					"give a group filters that match it, or \"expect_delivery\": false when no client of the run receives it",
+					show(topic), j)
+				break
+			}
+		}
+	}
+}
+
+// mixMatcher counts the deliveries of a message from its topic over every subscribing
+// group of a mixed scenario: one per subscribing client with a matching filter, one per
+// share name (across groups: a share name is one share group at the broker) with a
+// matching shared filter.
+type mixMatcher struct {
+	subs   []subGroup
+	shares []string // share names, in order of appearance: the share index of Stream
+}
+
+type subGroup struct {
+	gid     int // index in Scenario.Groups
+	filters []filter
+	share   []int // share index of each filter (-1: not shared)
+	n       int   // clients
+	prefix  string
+}
+
+func newMixMatcher(groups []*ClientGroup) *mixMatcher {
+	m := &mixMatcher{}
+	for gid, g := range groups {
+		if g == nil || !g.Subscribes() {
+			continue
+		}
+		sg := subGroup{gid: gid, n: g.ClientCount, prefix: g.IDPrefix}
+		raws := g.Filters
+		if g.has(BehaviourRoundTrip) {
+			raws = g.Topics[:1]
+		}
+		for _, raw := range raws {
+			f := compileFilter(raw)
+			k := -1
+			if f.shared {
+				k = indexOf(m.shares, f.share)
+				if k < 0 {
+					k = len(m.shares)
+					m.shares = append(m.shares, f.share)
+				}
+			}
+			sg.filters = append(sg.filters, f)
+			sg.share = append(sg.share, k)
+		}
+		m.subs = append(m.subs, sg)
+	}
+	return m
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// deliveries returns the copies of a message published to topic that the broker delivers
+// to the plan's subscribing groups.
+func (m *mixMatcher) deliveries(topic string) int {
+	var shareBuf [8]int
+	shares := shareBuf[:0]
+	n := 0
+	for gi := range m.subs {
+		sg := &m.subs[gi]
+		all := false
+		var idxBuf [8]int
+		idx := idxBuf[:0]
+		for k := range sg.filters {
+			f := &sg.filters[k]
+			j, ok := f.match(topic, sg.prefix)
+			if !ok || j >= sg.n {
+				continue
+			}
+			switch {
+			case f.shared:
+				if !containsInt(shares, sg.share[k]) {
+					shares = append(shares, sg.share[k])
+				}
+			case j < 0:
+				all = true
+			case !containsInt(idx, j):
+				idx = append(idx, j)
+			}
+		}
+		if all {
+			n += sg.n
+		} else {
+			n += len(idx)
+		}
+	}
+	return n + len(shares)
+}
