@@ -1,41 +1,16 @@
 package reactor
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"errors"
-	"math/big"
 	"net"
 	"testing"
 	"time"
-)
 
-// testCert creates tmpl signed by parent (self-signed when parent is nil), ECDSA P-256.
-func testCert(t *testing.T, parent *x509.Certificate, parentKey *ecdsa.PrivateKey, tmpl *x509.Certificate) (*x509.Certificate, *ecdsa.PrivateKey) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl.SerialNumber = big.NewInt(time.Now().UnixNano())
-	tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour)
-	if parent == nil {
-		parent, parentKey = tmpl, key
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, key
-}
+	"github.com/mqblast/mqblast/internal/testcert"
+)
 
 // TestVerifiedChains: the cached verification refuses what crypto/tls refuses (a chain to
 // another CA, a name the certificate is not for, no certificate) with crypto/tls's errors,
@@ -43,11 +18,11 @@ func testCert(t *testing.T, parent *x509.Certificate, parentKey *ecdsa.PrivateKe
 // (the roots swapped for a CA that did not sign it do not matter), until the chain's expiry
 // it recorded has passed, when it is verified again (and then refused by those roots).
 func TestVerifiedChains(t *testing.T) {
-	ca, caKey := testCert(t, nil, nil, &x509.Certificate{Subject: pkix.Name{CommonName: "test CA"}, IsCA: true,
+	ca, caKey := testcert.New(t, nil, nil, &x509.Certificate{Subject: pkix.Name{CommonName: "test CA"}, IsCA: true,
 		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true})
-	leaf, _ := testCert(t, ca, caKey, &x509.Certificate{Subject: pkix.Name{CommonName: "broker"},
+	leaf, _ := testcert.New(t, ca, caKey, &x509.Certificate{Subject: pkix.Name{CommonName: "broker"},
 		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
-	other, _ := testCert(t, nil, nil, &x509.Certificate{Subject: pkix.Name{CommonName: "other CA"}, IsCA: true,
+	other, _ := testcert.New(t, nil, nil, &x509.Certificate{Subject: pkix.Name{CommonName: "other CA"}, IsCA: true,
 		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true})
 	pool := func(c *x509.Certificate) *x509.CertPool { p := x509.NewCertPool(); p.AddCert(c); return p }
 	c := &tls.Config{RootCAs: pool(ca)}

@@ -2,18 +2,16 @@ package testbroker
 
 import (
 	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
+
+	"github.com/mqblast/mqblast/internal/testcert"
 )
 
 // Certs are PEM files a test generated: a CA, a server certificate it signed for 127.0.0.1,
@@ -28,48 +26,22 @@ func NewCerts(t testing.TB) *Certs {
 	t.Helper()
 	dir := t.TempDir()
 	c := &Certs{}
-	caCert, caKey := makeCert(t, nil, nil, &x509.Certificate{Subject: pkix.Name{CommonName: "mqblast test CA"}, IsCA: true,
+	caCert, caKey := testcert.New(t, nil, nil, &x509.Certificate{Subject: pkix.Name{CommonName: "mqblast test CA"}, IsCA: true,
 		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature, BasicConstraintsValid: true})
 	c.CA = writePEM(t, dir, "ca.pem", "CERTIFICATE", caCert.Raw)
-	srv, srvKey := makeCert(t, caCert, caKey, &x509.Certificate{Subject: pkix.Name{CommonName: "localhost"},
+	srv, srvKey := testcert.New(t, caCert, caKey, &x509.Certificate{Subject: pkix.Name{CommonName: "localhost"},
 		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature})
 	c.ServerCert = writePEM(t, dir, "server.pem", "CERTIFICATE", srv.Raw)
 	c.ServerKey = writeKey(t, dir, "server-key.pem", srvKey)
-	cl, clKey := makeCert(t, caCert, caKey, &x509.Certificate{Subject: pkix.Name{CommonName: "mqblast client"},
+	cl, clKey := testcert.New(t, caCert, caKey, &x509.Certificate{Subject: pkix.Name{CommonName: "mqblast client"},
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature})
 	c.ClientCert = writePEM(t, dir, "client.pem", "CERTIFICATE", cl.Raw)
 	c.ClientKey = writeKey(t, dir, "client-key.pem", clKey)
-	other, _ := makeCert(t, nil, nil, &x509.Certificate{Subject: pkix.Name{CommonName: "another CA"}, IsCA: true,
+	other, _ := testcert.New(t, nil, nil, &x509.Certificate{Subject: pkix.Name{CommonName: "another CA"}, IsCA: true,
 		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true})
 	c.OtherCA = writePEM(t, dir, "other-ca.pem", "CERTIFICATE", other.Raw)
 	return c
-}
-
-var serial int64
-
-// makeCert creates tmpl signed by parent (self-signed when parent is nil).
-func makeCert(t testing.TB, parent *x509.Certificate, parentKey *ecdsa.PrivateKey, tmpl *x509.Certificate) (*x509.Certificate, *ecdsa.PrivateKey) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial++
-	tmpl.SerialNumber = big.NewInt(time.Now().UnixNano() + serial)
-	tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour)
-	if parent == nil {
-		parent, parentKey = tmpl, key
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cert, key
 }
 
 func writeKey(t testing.TB, dir, name string, k *ecdsa.PrivateKey) string {
