@@ -2,9 +2,13 @@ package report
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/mqblast/mqblast/internal/browsertest"
 	"github.com/mqblast/mqblast/result"
 )
 
@@ -90,5 +94,34 @@ func TestStageMarksAndLines(t *testing.T) {
 		if len(c.Marks) > 0 {
 			t.Errorf("chart %s of a run without stages has marks", c.ID)
 		}
+	}
+}
+
+// TestStageMarkBeforeFirstInterval: a stage that starts before the first interval's time
+// (publishing began within the first interval) still has its mark drawn, at the chart's
+// left edge: Chromium draws every stage's mark and the end's.
+func TestStageMarkBeforeFirstInterval(t *testing.T) {
+	t.Parallel()
+	r := staged([]float64{1000, 2000}, []int64{900, 5000}) // stage 0 from 1 s, stage 1 from 5 s, end 9 s
+	for ts := 2.0; ts <= 9; ts++ {
+		r.Intervals = append(r.Intervals, result.Interval{TS: ts, PublishPerS: 1000, ReceivePerS: 1000})
+	}
+	r.Messages.Published, r.Messages.Received = 8000, 8000 // a messaging run: it has the throughput chart
+	file := filepath.Join(t.TempDir(), "staged.html")
+	f, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(f, r, "staged.json"); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	pg := browsertest.Start(t).Open(t, file, "window.mqblast && window.mqblast.ready")
+	want := []string{"stage 0", "stage 1", "end"}
+	if got := browsertest.Eval[[]string](pg, `window.mqblast.charts["throughput"].marks`); !slices.Equal(got, want) {
+		t.Errorf("throughput chart drew marks %q, want %q", got, want)
+	}
+	if errs := pg.Errors(); len(errs) > 0 {
+		t.Errorf("page errors: %v", errs)
 	}
 }

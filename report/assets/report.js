@@ -96,6 +96,15 @@
     return drawn;
   }
 
+  // markRange is the x range [min, max] of a time chart's data widened to its marks.
+  function markRange(c, min, max) {
+    for (const m of c.marks || []) {
+      if (min == null || m.x < min) min = m.x;
+      if (max == null || m.x > max) max = m.x;
+    }
+    return [min, max];
+  }
+
   function record(c, u, marks) {
     let points = 0;
     for (let i = 1; i < u.data.length; i++) {
@@ -120,7 +129,9 @@
       const opts = {
         width: width, height: 250,
         scales: {
-          x: spectrum || offered ? { time: false, distr: 3, log: 10 } : { time: false },
+          // A time chart's range takes in its marks: a stage that starts before the first
+          // interval's time (publishing began within it) is drawn at the left edge, not lost.
+          x: spectrum || offered ? { time: false, distr: 3, log: 10 } : { time: false, range: (u, min, max) => markRange(c, min, max) },
           y: c.y_log ? { distr: 3, log: 10 } : { range: (u, min, max) => [0, max > 0 ? max * 1.08 : 1] },
         },
         axes: [
