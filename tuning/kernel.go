@@ -446,7 +446,10 @@ type CPUWait struct {
 //   - receive buffers (TCPRcvQDrop, TCPBacklogDrop, with PruneCalled): segments dropped
 //     at a receiver whose buffers were full; any drop is a finding.
 //   - SYN retransmits (TCPSynRetrans): connection attempts unanswered, with the listen
-//     queue named when ListenOverflows rose beside them; any is a finding.
+//     queue named when ListenOverflows rose beside them; any is a finding. A full queue
+//     also drops the first data of connections whose handshake it did not complete: up to
+//     ListenOverflows - TCPSynRetrans data retransmissions are its (listenQueueData), not
+//     a loss, and neither are the SYNs' own timeouts (TCPTimeouts counts them).
 //   - loss (TCPTimeouts, or TCPFastRetrans): data retransmissions that no DSACK answered
 //     (RetransSegs - TCPSynRetrans - TCPDSACKRecv, less the receive-buffer drops), with
 //     timeouts that F-RTO did not find spurious (TCPTimeouts - TCPSpuriousRTOs) or fast
@@ -564,6 +567,10 @@ func synFinding(f *KernelFinding, delta KernelCounters) bool {
 	if o := delta["ListenOverflows"]; o > 0 {
 		f.Meaning = "SYNs were retransmitted because the listen queue was full (ListenOverflows +" + countfmt.Thousands(o) +
 			"): each such connection waited a second or more"
+		if d := listenQueueData(delta); d > 0 {
+			f.Meaning += ", and " + countfmt.Thousands(d) + " data segments went again after a timeout: the first data of connections " +
+				"whose handshake the full queue had not completed"
+		}
 		f.Fix = fixBacklog
 		return true
 	}
@@ -571,18 +578,32 @@ func synFinding(f *KernelFinding, delta KernelCounters) bool {
 	return true
 }
 
-// dataRetrans returns the data segments retransmitted (RetransSegs less the SYNs) and how
-// many of them drew no DSACK and are not the receive-buffer drops counted here.
+// dataRetrans returns the data segments retransmitted (RetransSegs less the SYNs and the
+// listen queue's, listenQueueData) and how many of them drew no DSACK and are not the
+// receive-buffer drops counted here.
 func dataRetrans(delta KernelCounters) (all, unanswered int64) {
-	all = max(delta["RetransSegs"]-delta["TCPSynRetrans"], 0)
+	all = max(delta["RetransSegs"]-delta["TCPSynRetrans"]-listenQueueData(delta), 0)
 	unanswered = max(all-delta["TCPDSACKRecv"]-delta["TCPRcvQDrop"]-delta["TCPBacklogDrop"], 0)
 	return all, unanswered
+}
+
+// listenQueueData returns how many data segments a full listen queue may have made their
+// senders retransmit: a queue that overflows drops the last ACK of a handshake, and the
+// client, whose side is established, sends its first data (a CONNECT) into a connection
+// the server has not completed, which drops it too; it goes again after a timeout, no
+// DSACK answering. Each overflow drops one segment and each SYN retransmit answers one of
+// them (a dropped SYN), so at most ListenOverflows - TCPSynRetrans retransmissions are of
+// data: those are the queue's, not a loss.
+func listenQueueData(delta KernelCounters) int64 {
+	return min(max(delta["ListenOverflows"]-delta["TCPSynRetrans"], 0), max(delta["RetransSegs"]-delta["TCPSynRetrans"], 0))
 }
 
 // lossFinding: retransmissions no DSACK answered, by timeouts or fast retransmits.
 func lossFinding(f *KernelFinding, delta KernelCounters) bool {
 	all, lost := dataRetrans(delta)
-	rto := max(delta["TCPTimeouts"]-delta["TCPSpuriousRTOs"], 0)
+	// A SYN retransmit is a timeout too (the SYN's timer), and so is the retransmit of data
+	// a full listen queue dropped: neither is a loss.
+	rto := max(delta["TCPTimeouts"]-delta["TCPSpuriousRTOs"]-delta["TCPSynRetrans"]-listenQueueData(delta), 0)
 	fast := delta["TCPFastRetrans"]
 	// A timeout is enough unless DSACKs answered most retransmissions: then the ACKs came
 	// late, and a timeout among them is likelier one more late ACK than a loss.
