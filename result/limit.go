@@ -68,8 +68,9 @@ type LimitStep struct {
 	OK        bool    `json:"ok"`
 	// Failed are the expressions it broke, and "broker stalled" when the broker held it.
 	Failed []string `json:"failed,omitempty"`
-	// Overruled marks a failed step whose repeat at the same rate held (--confirm): the
-	// search went by the repeat.
+	// Overruled marks a step the search did not go by (--confirm): a failed step whose
+	// repeat at the same rate held, or a step that held at a rate where two steps failed
+	// (the answer's check found it not sustained).
 	Overruled bool `json:"overruled,omitempty"`
 	// BrokerCPUPercent is the broker process's CPU over the step's window (100 = one
 	// core), BrokerHostCPUPercent its host's (100 = every CPU), ClientCPUPercent the

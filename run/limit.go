@@ -209,9 +209,11 @@ func (s *search) control(ctx context.Context, rc bench.RateControl, pubStart, ru
 //
 // With Confirm, a step that fails is repeated at its rate and the search goes by the
 // repeat; and once the precision is reached, the answer is held once more before it is
-// given: if that fails (and its repeat), the step that held there is overruled, two of
-// three having failed, and the bisection goes on below it. One step spoilt by the host,
-// or one that held in a quiet moment of a shared host, then does not make the answer.
+// given: if two of the steps at its rate have failed by then (that check and its repeat,
+// or a failure the first time and one now), the steps that held there are overruled and
+// the bisection goes on below it. One step spoilt by the host, or one that held in a quiet
+// moment of a shared host, then does not make the answer; a rate that fails every other
+// time is not sustained.
 func (s *search) climb(ctx context.Context, at time.Time, room func(rate float64) bool,
 	probe func(rate float64, at time.Time) (*result.LimitStep, time.Time, bool)) {
 	lo := &s.lo
@@ -274,24 +276,29 @@ func (s *search) climb(ctx context.Context, at time.Time, room func(rate float64
 				return
 			}
 			checked = good
-			first := -1 // the step that held at the answer
+			st, ok := try(good)
+			failed, last := 0, -1 // the steps at the answer's rate that failed, the search over
 			for i := range s.out.Steps {
-				if st := &s.out.Steps[i]; st.Rate == good && st.OK && !st.Overruled {
-					first = i
+				if x := &s.out.Steps[i]; x.Rate == good && !x.OK {
+					failed, last = failed+1, i
 				}
 			}
-			st, ok := try(good)
 			switch {
 			case !ok:
 				s.out.Ended = "interrupted"
 				return
-			case st.OK:
+			case st.OK && failed < 2:
 				return
 			}
-			if first >= 0 {
-				s.out.Steps[first].Overruled = true
+			// Two steps at this rate failed (its check and its repeat, or one of them and
+			// a failure the first time): the rate is not sustained. The search goes by its
+			// failures: its held steps are overruled, its failed ones stand.
+			for i := range s.out.Steps {
+				if x := &s.out.Steps[i]; x.Rate == good {
+					x.Overruled = x.OK
+				}
 			}
-			bad, s.last = good, st
+			bad, s.last = good, &s.out.Steps[last]
 			good = 0
 			for _, r := range held {
 				if r < bad {

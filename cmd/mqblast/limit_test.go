@@ -5,12 +5,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/internal/tier"
 	"github.com/mqblast/mqblast/result"
 )
 
@@ -59,8 +61,11 @@ func TestLimitBadInput(t *testing.T) {
 func limitRun(t *testing.T, wantCode int, args ...string) (*result.Result, string) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "limit.json")
-	r := runBin(t, append(append([]string{"limit"}, args...), "--no-check", "--out", out, "--step", "2s", "--settle", "1s",
-		"--pause", "1s")...)
+	args = append(append([]string{"limit"}, args...), "--no-check", "--out", out, "--pause", "1s")
+	if !slices.Contains(args, "--step") { // short steps, unless the test needs longer ones
+		args = append(args, "--step", "2s", "--settle", "1s")
+	}
+	r := runBin(t, args...)
 	if r.code != wantCode {
 		t.Fatalf("exit %d, want %d\n%s", r.code, wantCode, r.stderr)
 	}
@@ -81,8 +86,9 @@ func limitRun(t *testing.T, wantCode int, args ...string) (*result.Result, strin
 // checkSearch asserts what every search's steps must show: the geometric climb from the
 // start rate, each failure repeated once at its rate (--confirm) and the search going by the
 // repeat, the bisection between the last step that held and the first that failed, the
-// answer held once more at the end (and when that fails twice, the step that held there
-// overruled and the bisection going on below it), and an answer that is those steps'.
+// answer held once more at the end (and when two steps at its rate have failed by then,
+// the steps that held there overruled and the bisection going on below it), and an answer
+// that is those steps'.
 func checkSearch(t *testing.T, l *result.Limit, start, factor float64) {
 	t.Helper()
 	for i, st := range l.Steps {
@@ -93,6 +99,10 @@ func checkSearch(t *testing.T, l *result.Limit, start, factor float64) {
 		}
 	}
 	i := 0
+	type try1 struct{ first, repeat int } // the steps of one try (repeat -1: none)
+	var tries []try1
+	failsAt := map[float64]int{}    // the failed steps at each rate
+	overruled := map[float64]bool{} // the rates the answer's check found not sustained
 	// try takes the steps of one rate (a failure and its repeat), false when none is left.
 	try := func(rate float64) (held, ran bool) {
 		if i >= len(l.Steps) {
@@ -103,16 +113,21 @@ func checkSearch(t *testing.T, l *result.Limit, start, factor float64) {
 			t.Errorf("step %d: rate %.1f, want %.1f", i+1, st.Rate, rate)
 		}
 		i++
+		if !st.OK {
+			failsAt[rate]++
+		}
 		if st.OK || i >= len(l.Steps) {
+			tries = append(tries, try1{i - 1, -1})
 			return st.OK, true
 		}
 		again := l.Steps[i]
 		if d := again.Rate/rate - 1; d > 1e-6 || d < -1e-6 {
 			t.Errorf("step %d repeats %.1f at %.1f", i+1, rate, again.Rate)
 		}
-		if st.Overruled != again.OK {
-			t.Errorf("step %d held %v; the step it repeated is overruled %v", i+1, again.OK, st.Overruled)
+		if !again.OK {
+			failsAt[rate]++
 		}
+		tries = append(tries, try1{i - 1, i})
 		i++
 		return again.OK, true
 	}
@@ -144,10 +159,11 @@ func checkSearch(t *testing.T, l *result.Limit, start, factor float64) {
 			if !ran && l.Ended == "precision" {
 				t.Errorf("the answer %.1f was not held once more before it was given", good)
 			}
-			if !ran || ok {
+			if !ran || ok && failsAt[good] < 2 {
 				done = true
 				break
 			}
+			overruled[good] = true // two steps failed there: not sustained
 			bad, good = good, 0
 			for _, r := range held {
 				if r < bad {
@@ -157,6 +173,25 @@ func checkSearch(t *testing.T, l *result.Limit, start, factor float64) {
 			goto decide
 		default:
 			rate = math.Sqrt(good * bad)
+		}
+	}
+	// What the search went by: at a rate found not sustained, its failures (held steps
+	// overruled); elsewhere a repeat's verdict (a failure it held after overruled).
+	for _, tr := range tries {
+		st := l.Steps[tr.first]
+		switch {
+		case overruled[st.Rate]:
+			for _, k := range []int{tr.first, tr.repeat} {
+				if k >= 0 && l.Steps[k].Overruled != l.Steps[k].OK {
+					t.Errorf("step %d (ok %v) at %.1f, a rate not sustained: overruled %v", k+1, l.Steps[k].OK, st.Rate, l.Steps[k].Overruled)
+				}
+			}
+		case tr.repeat >= 0:
+			if again := l.Steps[tr.repeat]; st.Overruled != again.OK || again.Overruled {
+				t.Errorf("step %d held %v (overruled %v); the step it repeated is overruled %v", tr.repeat+1, again.OK, again.Overruled, st.Overruled)
+			}
+		case st.Overruled:
+			t.Errorf("step %d overruled, with no repeat and at a rate sustained", tr.first+1)
 		}
 	}
 	if done && i < len(l.Steps) {
@@ -340,26 +375,33 @@ func TestLimitConnect(t *testing.T) {
 // fixed-rate runs, the sustained rate runs clean, and 15 % above the first failed rate
 // loses messages that the broker says it dropped itself.
 //
+// It runs in the timing tier, alone: under a load average of 148 (a million connections
+// set up beside it) the drops began at 1,000-1,189 msg/s, on a quiet host at 2,828-3,364,
+// and a fixed run at a rate the search sustained lost messages when the load changed
+// between them.
+//
 // The broker is capped at 10 % of a core (5 ms in every 50): it reads what the publishers
 // sent in the 45 ms it waited at once, and drops what overflows the subscriber's queue,
-// so that the drops begin near 2,000 msg/s whatever else runs on the host. Uncapped, they
+// so that the drops begin at 2,000-3,400 msg/s whatever else runs on the host. Uncapped, they
 // begin where the host's scheduling stalls the subscriber's reader for 120 messages' time,
 // which on a shared 2-core VM moves from run to run (15,000 msg/s clean in one run, 27,852
 // lost in the next).
 func TestLimitDrops(t *testing.T) {
-	t.Parallel()
+	tm := tier.Timing(t) // alone: where the capped broker's drops begin moves with the host's load
 	m := testbroker.StartMosquitto(t, testbroker.Options{Extra: []string{"max_queued_messages 100", "sys_interval 1"}, CPUQuota: 0.1})
+	// Steps of 4 s, 3 of them judged, and fixed runs as long: near the knee a loss comes now
+	// and then, and a step judged over 1 s held at a rate where a 6 s run lost 12 messages.
 	res, output := limitRun(t, 0, "quick-fanin-100-1", "--broker", m.Addr, "--broker-sys", "--broker-pid", strconv.Itoa(m.Cmd.Process.Pid),
-		"--slo", "messages.lost==0", "--start-rate", "250", "--precision", "0.25", "--max-duration", "150s")
+		"--slo", "messages.lost==0", "--start-rate", "1000", "--precision", "0.25", "--max-duration", "150s", "--step", "4s", "--settle", "1s")
 	l := res.Limit
-	checkSearch(t, l, 250, 2)
+	checkSearch(t, l, 1000, 2)
 	if !l.Found || l.FirstFailed == 0 || !strings.Contains(strings.Join(l.FailedSLO, " "), "messages.lost==0") || l.LimitedBy != "broker" ||
 		!strings.Contains(strings.Join(l.Evidence, " "), "dropped") {
 		t.Fatalf("limit %+v: want drops beginning between two rates, laid to the broker's own drops\n%s", l, output)
 	}
 	fixed := func(perClient float64) *result.Result {
 		r := runBin(t, "run", "quick-fanin-100-1", "--broker", m.Addr, "--broker-sys", "--no-check", "--format", "json",
-			"--set", "parameters.publish_rate="+strconv.FormatFloat(perClient, 'f', 3, 64), "--duration", "6s")
+			"--set", "parameters.publish_rate="+strconv.FormatFloat(perClient, 'f', 3, 64), "--duration", "4s")
 		if r.code != 0 {
 			t.Fatalf("run at %.1f msg/s per publisher: exit %d\n%s", perClient, r.code, r.stderr)
 		}
@@ -371,7 +413,7 @@ func TestLimitDrops(t *testing.T) {
 		clean = fixed(l.SustainedPerClient)
 	}
 	if clean.Messages.Lost != 0 || clean.Messages.Received == 0 {
-		t.Errorf("a fixed run at the sustained rate %.0f msg/s: %d received, %d lost, want none lost", l.Sustained, clean.Messages.Received,
+		tm.Errorf("a fixed run at the sustained rate %.0f msg/s: %d received, %d lost, want none lost", l.Sustained, clean.Messages.Received,
 			clean.Messages.Lost)
 	}
 	over := fixed(1.15 * l.FirstFailedPerClient)
@@ -380,7 +422,7 @@ func TestLimitDrops(t *testing.T) {
 		dropped, _ = b.Total(result.SysPublishDropped)
 	}
 	if over.Messages.Lost == 0 || dropped < over.Messages.Lost/2 {
-		t.Errorf("a fixed run 15 %% above the first failed rate (%.0f msg/s): %d lost, the broker says it dropped %d: want drops, the broker's",
+		tm.Errorf("a fixed run 15 %% above the first failed rate (%.0f msg/s): %d lost, the broker says it dropped %d: want drops, the broker's",
 			1.15*l.FirstFailed, over.Messages.Lost, dropped)
 	}
 	t.Logf("sustained %.0f msg/s, first failed %.0f; fixed runs: at %.0f lost %d; at %.0f lost %d (broker dropped %d)", l.Sustained,

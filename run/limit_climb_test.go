@@ -1,0 +1,69 @@
+package run
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/mqblast/mqblast/result"
+)
+
+// climbWith runs a search's climb (Confirm on) over a scripted broker: verdicts[rate] are
+// the verdicts of the successive steps at that rate (a rate without a script, or past its
+// end, holds below limit and fails above it). It returns the steps and the answer.
+func climbWith(t *testing.T, limit float64, verdicts map[float64][]bool) *result.Limit {
+	t.Helper()
+	s := &search{lo: LimitOptions{StartRate: 1000, MaxRate: 1e6, Precision: 0.25, Factor: 2, Step: 2 * time.Second,
+		Pause: time.Second, MaxDuration: time.Hour, Confirm: true}, out: &result.Limit{}}
+	tried := map[float64]int{}
+	s.climb(context.Background(), time.Unix(0, 0), nil, func(rate float64, at time.Time) (*result.LimitStep, time.Time, bool) {
+		r := math.Round(rate)
+		ok := r < limit
+		if v := verdicts[r]; tried[r] < len(v) {
+			ok = v[tried[r]]
+		}
+		tried[r]++
+		s.out.Steps = append(s.out.Steps, result.LimitStep{Index: len(s.out.Steps), Rate: rate, OK: ok})
+		return &s.out.Steps[len(s.out.Steps)-1], at.Add(3 * time.Second), true
+	})
+	s.finish(&result.Result{})
+	for i := range s.out.Steps {
+		st := &s.out.Steps[i]
+		st.Rate = math.Round(st.Rate)
+		t.Logf("step %d: %.0f ok %v overruled %v", st.Index+1, st.Rate, st.OK, st.Overruled)
+	}
+	s.out.Sustained, s.out.FirstFailed = math.Round(s.out.Sustained), math.Round(s.out.FirstFailed)
+	return s.out
+}
+
+// TestClimbRateFailingEveryOtherTime: a rate that fails, holds on its repeat, and fails
+// again when the answer is checked (holding on that repeat too) failed two of four steps:
+// it is not the answer. Its held steps are overruled, its failures stand, and the search
+// goes on below it. A rate that failed once in three is sustained; one whose check and
+// repeat both fail is not.
+func TestClimbRateFailingEveryOtherTime(t *testing.T) {
+	t.Parallel()
+	// Climb 1000, 2000, 4000 (fails, and its repeat: the limit is 3000), bisect: 2828 fails
+	// and holds on its repeat, 3364 fails twice, 2828's check fails and holds again: two
+	// failures there; 2378 holds and is checked: the answer.
+	l := climbWith(t, 3000, map[float64][]bool{2828: {false, true, false, true}})
+	if !l.Found || l.Sustained != 2378 || l.FirstFailed != 2828 {
+		t.Errorf("sustained %.0f, first failed %.0f; want 2378 and 2828", l.Sustained, l.FirstFailed)
+	}
+	for _, st := range l.Steps {
+		if st.Rate == 2828 && st.Overruled != st.OK {
+			t.Errorf("step %d at 2828 ok %v overruled %v: its failures stand, its holds are overruled", st.Index+1, st.OK, st.Overruled)
+		}
+	}
+	// One failure in three at 2828 (the first, overruled by its repeat; the check holds).
+	l = climbWith(t, 3000, map[float64][]bool{2828: {false, true, true}})
+	if l.Sustained != 2828 || l.FirstFailed != 3364 {
+		t.Errorf("one failure in three: sustained %.0f, first failed %.0f; want 2828 and 3364", l.Sustained, l.FirstFailed)
+	}
+	// The check and its repeat fail: not sustained, as before.
+	l = climbWith(t, 3000, map[float64][]bool{2828: {true, false, false}})
+	if l.Sustained != 2378 || l.FirstFailed != 2828 {
+		t.Errorf("check and repeat failed: sustained %.0f, first failed %.0f; want 2378 and 2828", l.Sustained, l.FirstFailed)
+	}
+}
