@@ -15,9 +15,11 @@
 # Parameters (environment): N=1000000 clients in all (the fleet is N - TALKERS), TALKERS=10000,
 # RATE=5000 connections per second, DURATION=150s of publishing, STORM_AT=60s, HOLD=60s (the
 # Connections-only run's), KEEPALIVE=60 (the Connections-only run's, as the fleet's),
-# ROUNDS=1, RUNS="fleet conn" (which runs, in round 1's order), BIND=127.0.0.2-127.0.0.41,
-# ADDRS=40, PORT=18830 (the sink's), MQTT_PORT=18831 (Mosquitto's), EXTRA (more flags for
-# the fleet's mqblast run), TUNE=1 as root, else 0, OUT=results/fleet-1m.
+# ROUNDS=1, FROM=1 (the first round to run: FROM=2 ROUNDS=2 adds a round beside the first in
+# OUT, and the table is of both), RUNS="fleet conn" (the runs, in odd rounds' order; even
+# rounds reverse it), BIND=127.0.0.2-127.0.0.41, ADDRS=40, PORT=18830 (the sink's),
+# MQTT_PORT=18831 (Mosquitto's), EXTRA (more flags for the fleet's mqblast run), TUNE=1 as
+# root, else 0, OUT=results/fleet-1m.
 # Small try: N=20000 DURATION=30s STORM_AT=10s HOLD=10s make fleet-1m
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +31,7 @@ STORM_AT=${STORM_AT:-60s}
 HOLD=${HOLD:-60s}
 KEEPALIVE=${KEEPALIVE:-60}
 ROUNDS=${ROUNDS:-1}
+FROM=${FROM:-1}
 RUNS=${RUNS:-fleet conn}
 BIND=${BIND:-127.0.0.2-127.0.0.41}
 ADDRS=${ADDRS:-40}
@@ -96,8 +99,11 @@ conn_run() {
   hostnote "$s0" "$t0" > "$OUT/conn-host-$r.txt"
 }
 
-order=$RUNS
-for r in $(seq 1 "$ROUNDS"); do
+reversed=$(echo "$RUNS" | awk '{for(i=NF;i>0;i--) printf "%s%s", $i, (i>1?" ":"")}')
+for r in $(seq "$FROM" "$ROUNDS"); do
+  # every other round the other way round, so that neither run always comes first
+  order=$RUNS
+  [ $(( r % 2 )) = 1 ] || order=$reversed
   for kind in $order; do
     case $kind in
       fleet) fleet_run "$r" ;;
@@ -105,8 +111,6 @@ for r in $(seq 1 "$ROUNDS"); do
       *) echo "fleet-1m: unknown run $kind in RUNS (fleet, conn)" >&2; exit 2 ;;
     esac
   done
-  # the next round the other way round, so that neither run always comes first
-  order=$(echo "$order" | awk '{for(i=NF;i>0;i--) printf "%s%s", $i, (i>1?" ":"")}')
 done
 
 PYTHONPATH=scripts python3 - "$OUT" "$N" "$ROUNDS" "$(nproc)" <<'PY'
@@ -154,6 +158,9 @@ for r in range(1, rounds + 1):
         f.update(run=r, res=res, host=host(f"{out}/conn-host-{r}.txt"),
                  per_conn_us=f["connect_s"] * 1e6 / max(f["established"], 1))
         conn.append(f)
+for f in fleet + conn:
+    f.update(dropped=f["res"]["connections"]["dropped"], procs=f["res"]["host"]["procs"],
+             client_rss_mib=f["client_rss"] * f["established"] / 2**20)
 if not fleet and not conn:
     sys.exit("fleet-1m: no run produced a result")
 
@@ -170,14 +177,17 @@ print("| figure | fleet (groups) | Connections-only | fleet / Connections-only |
 print("|---|---|---|---|")
 def row(name, k, f, ratio=False, conn_k=None):
     a, b = med(fleet, k), med(conn, conn_k or k)
+    cruns = f" ({runs(conn, conn_k or k, f)})" if not math.isnan(b) else ""
     rat = fmt(a / b if ratio and b and not math.isnan(a) and not math.isnan(b) else nan, "{:.2f}")
-    print(f"| {name} | {fmt(a, f)} ({runs(fleet, k, f)}) | {fmt(b, f)} | {rat if ratio else ''} |")
+    print(f"| {name} | {fmt(a, f)} ({runs(fleet, k, f)}) | {fmt(b, f)}{cruns} | {rat if ratio else ''} |")
 for gname in ("fleet", "talkers", "backend", "commands"):
     for f in fleet:
         f[f"est_{gname}"] = f["groups"].get(gname, {}).get("connections", {}).get("established", nan)
     row(f"established: {gname}", f"est_{gname}", "{:.0f}")
 row("established, all", "established", "{:.0f}")
 row("failed", "failed", "{:.0f}")
+row("dropped while held", "dropped", "{:.0f}")
+row("client processes (--procs auto)", "procs", "{:.0f}")
 row("time to all connected (s)", "connect_s", "{:.1f}", True)
 row("time per connection (µs wall)", "per_conn_us", "{:.0f}", True)
 row("connect latency p50, all (µs)", "p50", "{:.0f}", True)
@@ -192,6 +202,7 @@ row("storm: reconnected", "reconnected", "{:.0f}")
 row("reconnect latency p50 (µs)", "rec_p50", "{:.0f}")
 row("reconnect latency p99 (µs)", "rec_p99", "{:.0f}")
 row("client RSS per connection (B)", "client_rss", "{:.0f}", True)
+row("client RSS held after the connect phase (MiB)", "client_rss_mib", "{:.0f}", True)
 row("client CPU per connection set-up (µs)", "client_cpu", "{:.1f}", True)
 row("sink RSS per connection (B)", "sink_rss", "{:.0f}", True)
 row("sink CPU per connection set-up (µs)", "sink_cpu", "{:.1f}", True)
@@ -205,5 +216,7 @@ if fleet and conn:
         a, b = med(fleet, k), med(conn, k)
         if not (b and a / b <= 1.10):
             bad.append(f"{name} {a / b:.2f}x" if b else f"{name} (no figure)")
-    print("\nwithin 10 %: " + ("yes (time, client RSS and CPU per connection)" if not bad else "no: " + "; ".join(bad)))
+    extra = med(fleet, "client_rss_mib") - med(conn, "client_rss_mib")
+    print(f"\nclient RSS beyond the Connections-only run's: {extra:.0f} MiB, {extra / max(med(fleet, 'procs'), 1):.2f} MiB per client process")
+    print("within 10 %: " + ("yes (time, client RSS and CPU per connection)" if not bad else "no: " + "; ".join(bad)))
 PY
