@@ -134,6 +134,9 @@ def host(path):
         return "?"
 
 nan = float("nan")
+def lat(group, q):
+    l = group.get("latency_us") or {}
+    return l.get(q, nan) if l.get("count") else nan  # none measured: no figure, not 0
 fleet, conn = [], []
 for r in range(1, rounds + 1):
     res = load(f"{out}/fleet-run-{r}.json")
@@ -147,7 +150,9 @@ for r in range(1, rounds + 1):
         f.update(run=r, res=res, groups=g, host=host(f"{out}/fleet-host-{r}.txt"),
                  fleet_p50=fc.get("connect_latency_us", {}).get("p50", nan),
                  fleet_p99=fc.get("connect_latency_us", {}).get("p99", nan),
-                 talk_p50=talk.get("latency_us", {}).get("p50", nan), talk_p99=talk.get("latency_us", {}).get("p99", nan),
+                 talk_p50=lat(talk, "p50"), talk_p99=lat(talk, "p99"), talk_n=talk.get("latency_us", {}).get("count", 0),
+                 cmd_p50=lat(g.get("commands", {}), "p50"), cmd_p99=lat(g.get("commands", {}), "p99"),
+                 received=res["messages"].get("received"), published=res["messages"].get("published"),
                  lost=res["messages"].get("lost"), storm_ended=(fl.get("churn") or {}).get("ended", 0),
                  reconnected=fc.get("reconnected", 0), rec_p50=rl.get("p50", nan), rec_p99=rl.get("p99", nan),
                  per_conn_us=f["connect_s"] * 1e6 / max(f["established"], 1))
@@ -196,6 +201,11 @@ row("connect latency p50, fleet (µs)", "fleet_p50", "{:.0f}", True, "p50")
 row("connect latency p99, fleet (µs)", "fleet_p99", "{:.0f}", True, "p99")
 row("talkers' latency p50 (µs)", "talk_p50", "{:.0f}")
 row("talkers' latency p99 (µs)", "talk_p99", "{:.0f}")
+row("talkers' messages measured (latency)", "talk_n", "{:.0f}")
+row("commands' latency p50 (µs)", "cmd_p50", "{:.0f}")
+row("commands' latency p99 (µs)", "cmd_p99", "{:.0f}")
+row("messages published", "published", "{:.0f}")
+row("messages received", "received", "{:.0f}")
 row("lost", "lost", "{:.0f}")
 row("storm: connections ended", "storm_ended", "{:.0f}")
 row("storm: reconnected", "reconnected", "{:.0f}")
