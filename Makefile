@@ -103,6 +103,10 @@ bench-floor: build
 bench-1m: build
 	scripts/bench-1m.sh
 
+## fleet-1m: a million clients of a mixed workload (idle fleet with a storm on mqblast sink, talkers, backend and commands on Mosquitto) beside a Connections-only million (N, TALKERS, DURATION, STORM_AT, HOLD, ROUNDS, RATE, TUNE; not CI)
+fleet-1m: build
+	scripts/fleet-1m.sh
+
 ## bench-conn-curve: the cost per connection as the count grows, bench-1m's run at each of SIZES beside the keepalive floor, into results/conn-curve.json (RUNS, HOLD, KEEPALIVE, RATE; not CI)
 bench-conn-curve: build
 	GO=$(GO) scripts/bench-conn-curve.sh
@@ -160,4 +164,4 @@ study-brokers: build
 	@mkdir -p study-brokers
 	./bin/mqblast study brokers-edge --out study-brokers/brokers-edge
 	@echo "open study-brokers/brokers-edge/study.html"
-.PHONY: help demo image build bench-conn bench-conn-curve bench-tls bench-msg bench-floor bench-1m bench-fanout limit-check study-demo study-brokers test test-unit test-integration test-timing race allocs fuzz bench lint check cross clean
+.PHONY: help demo image build bench-conn bench-conn-curve bench-tls bench-msg bench-floor bench-1m fleet-1m bench-fanout limit-check study-demo study-brokers test test-unit test-integration test-timing race allocs fuzz bench lint check cross clean

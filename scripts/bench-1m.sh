@@ -25,61 +25,40 @@ TUNE=${TUNE:-$([ "$(id -u)" = 0 ] && echo 1 || echo 0)}
 OUT=${OUT:-results}
 BIN=${BIN:-./bin/mqblast}
 mkdir -p "$OUT"
+# shellcheck source=scripts/lib-1m.sh
+. scripts/lib-1m.sh
 hard=$(ulimit -Hn)
-procs=$(( (N + hard - 200) / (hard - 100) ))
-[ "$procs" -ge 1 ] || procs=1
 sinkpid=
 sampler=
 cleanup() {
-  [ -n "$sampler" ] && kill "$sampler" 2>/dev/null || true
-  [ -n "$sinkpid" ] && kill -INT "$sinkpid" 2>/dev/null || true
+  sampler_stop
+  sink_stop
   wait 2>/dev/null || true
 }
 trap cleanup EXIT
 
-echo "== mqblast check -c $N --addrs $ADDRS --procs $procs --local-broker --connect-rate $RATE --broker-port $PORT" >&2
-if ! $BIN check -c "$N" --addrs "$ADDRS" --procs "$procs" --local-broker --connect-rate "$RATE" --broker-port "$PORT" > "$OUT/1m-check.txt"; then
-  cat "$OUT/1m-check.txt" >&2
-  if [ "$TUNE" = 1 ]; then
-    echo "== check failed: applying its fixes (mqblast tune apply), then checking again" >&2
-    $BIN tune apply -c "$N" --addrs "$ADDRS" --procs "$procs" --local-broker --connect-rate "$RATE" --broker-port "$PORT" >&2 || true
-    $BIN check -c "$N" --addrs "$ADDRS" --procs "$procs" --local-broker --connect-rate "$RATE" --broker-port "$PORT" > "$OUT/1m-check.txt" \
-      || { cat "$OUT/1m-check.txt" >&2; echo "bench-1m: the host is still not ready (above); the run goes on with --no-check to find the limit" >&2; }
-  else
-    echo "bench-1m: the host is not ready (above); TUNE=1 applies the fixes (as root). The run goes on with --no-check to find the limit" >&2
-  fi
-fi
-
-# kernel memory in bytes: slab and TCP socket pages (sockstat "mem" is in pages)
-kmem() { awk '/^Slab:/{printf "%.0f\n", $2*1024}' /proc/meminfo; }
-tcpmem() { awk '/^TCP:/{for(i=1;i<=NF;i++) if($i=="mem") print $(i+1)*4096}' /proc/net/sockstat; }
-memavail() { awk '/^MemAvailable:/{printf "%.0f\n", $2*1024}' /proc/meminfo; }
+host_check 1m "$N"
 
 for r in $(seq 1 "$RUNS"); do
   echo "== run $r/$RUNS: $N connections at $RATE/s over $BIND to mqblast sink --procs auto on 127.0.0.1:$PORT, hold $HOLD" >&2
   # shellcheck disable=SC2086 # SINK_ARGS is a list of flags
-  $BIN sink --listen "127.0.0.1:$PORT" --procs auto --connections "$N" --stats-json --interval 1s ${SINK_ARGS:-} \
-    > "$OUT/1m-sink-$r.jsonl" 2> "$OUT/1m-sink-$r.err" &
-  sinkpid=$!
-  for _ in $(seq 1 300); do grep -q '^ready ' "$OUT/1m-sink-$r.err" 2>/dev/null && break; sleep 0.1; done
-  grep -q '^ready ' "$OUT/1m-sink-$r.err" || { cat "$OUT/1m-sink-$r.err" >&2; exit 1; }
-  echo "slab_before $(kmem) tcpmem_before $(tcpmem) memavail_before $(memavail)" > "$OUT/1m-kmem-$r.txt"
-  ( while sleep 1; do echo "sample $(date +%s) $(kmem) $(tcpmem) $(memavail)"; done ) >> "$OUT/1m-kmem-$r.txt" &
-  sampler=$!
+  sink_start "$OUT/1m-sink-$r" "$N" ${SINK_ARGS:-}
+  sampler_start "$OUT/1m-kmem-$r.txt"
   code=0
   # shellcheck disable=SC2086 # EXTRA is a list of flags
   $BIN run singlenode-conn-tcp-1M-5K --set publishers.client_count="$N" --set parameters.connection_rate="$RATE" \
     --broker "127.0.0.1:$PORT" --bind "$BIND" --procs auto --duration "$HOLD" --no-check \
     --out "$OUT/1m-run-$r.json" ${EXTRA:-} > "$OUT/1m-run-$r.txt" 2> "$OUT/1m-run-$r.err" || code=$?
-  kill "$sampler" 2>/dev/null || true; wait "$sampler" 2>/dev/null || true; sampler=
-  kill -INT "$sinkpid"; wait "$sinkpid" || true; sinkpid=
+  sampler_stop
+  sink_stop
   tail -n 6 "$OUT/1m-run-$r.txt" >&2 || true
   [ "$code" = 0 ] || echo "run $r exited $code (see $OUT/1m-run-$r.err)" >&2
 done
 
 read -r plo phi < /proc/sys/net/ipv4/ip_local_port_range
-python3 - "$OUT" "$N" "$RUNS" "$(nproc)" "$(( (phi - plo + 1) * ADDRS ))" "$hard" "$(awk '/^MemTotal:/{printf "%.0f", $2*1024}' /proc/meminfo)" <<'PY'
+PYTHONPATH=scripts python3 - "$OUT" "$N" "$RUNS" "$(nproc)" "$(( (phi - plo + 1) * ADDRS ))" "$hard" "$(awk '/^MemTotal:/{printf "%.0f", $2*1024}' /proc/meminfo)" <<'PY'
 import json, statistics, sys
+from lib_1m import figures
 out, n, runs, cores = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 ports, fdlimit, memtotal = int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
 rows = []
@@ -88,28 +67,8 @@ for r in range(1, runs + 1):
         res = json.load(open(f"{out}/1m-run-{r}.json"))
     except Exception as e:
         print(f"run {r}: no result ({e})"); continue
-    lines = [json.loads(l) for l in open(f"{out}/1m-sink-{r}.jsonl") if l.startswith("{")]
-    km = [l.split() for l in open(f"{out}/1m-kmem-{r}.txt")]
-    before = dict(zip(km[0][0::2], map(float, km[0][1::2])))
-    samples = [list(map(float, s[2:5])) for s in km[1:] if len(s) == 5]
-    c = res["connections"]; est = c["established"]
-    peak = max(lines, key=lambda l: l["connections"]) if lines else None
-    first = lines[0] if lines else None
-    sink_rss = (peak["rss_bytes"] - first["rss_bytes"]) / max(peak["connections"], 1) if peak else float("nan")
-    # sink CPU while connections were set up: from the first line to the first at the peak count
-    at_peak = next((l for l in lines if l["connections"] >= peak["connections"]), peak) if peak else None
-    sink_cpu = (at_peak["cpu_s"] - first["cpu_s"]) * 1e6 / max(at_peak["connections_total"] - first["connections_total"], 1) if peak else float("nan")
-    if samples:
-        top = max(samples, key=lambda s: s[0] + s[1])
-        kernel = (top[0] - before["slab_before"] + top[1] - before["tcpmem_before"]) / max(est, 1)
-        minavail = min(s[2] for s in samples)
-    else:
-        kernel, minavail = float("nan"), float("nan")
-    rows.append(dict(run=r, established=est, failed=c["failed"], connect_s=c["connect_phase_s"],
-        p50=c["connect_latency_us"]["p50"], p99=c["connect_latency_us"]["p99"],
-        client_rss=res["client"]["rss_per_connection_bytes"], sink_rss=sink_rss,
-        client_cpu=res["client"]["cpu_per_connect_us"], sink_cpu=sink_cpu, kernel=kernel,
-        minavail=minavail, res=res, sink=lines[-1] if lines else {}, peak_open=peak["connections"] if peak else 0))
+    f = figures(res, f"{out}/1m-sink-{r}.jsonl", f"{out}/1m-kmem-{r}.txt")
+    rows.append(dict(f, run=r, res=res))
 if not rows:
     sys.exit("bench-1m: no run produced a result")
 def med(k): return statistics.median(r[k] for r in rows)

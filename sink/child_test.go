@@ -15,12 +15,17 @@ import (
 
 	"github.com/mqblast/mqblast/sink"
 	"github.com/mqblast/mqblast/tuning"
+	"golang.org/x/sys/unix"
 )
 
 // envChild makes the test binary a sink process, so that a benchmark measures the sink's CPU
 // and memory apart from the clients'. Its value is the FlushDelay; envChildMaxHeld, when set,
-// is the MaxHeld.
-const envChild, envChildMaxHeld = "MQBLAST_SINK_CHILD", "MQBLAST_SINK_CHILD_MAX_HELD"
+// is the MaxHeld; envChildNoFile, when set, the process's descriptor limit (soft and hard).
+const (
+	envChild        = "MQBLAST_SINK_CHILD"
+	envChildMaxHeld = "MQBLAST_SINK_CHILD_MAX_HELD"
+	envChildNoFile  = "MQBLAST_SINK_CHILD_NOFILE"
+)
 
 func TestMain(m *testing.M) {
 	if d, ok := os.LookupEnv(envChild); ok {
@@ -46,6 +51,15 @@ func child(delay string, in io.Reader, out io.Writer) error {
 		return err
 	}
 	maxHeld, _ := strconv.Atoi(os.Getenv(envChildMaxHeld))
+	if v := os.Getenv(envChildNoFile); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return err
+		}
+		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: n, Max: n}); err != nil {
+			return err
+		}
+	}
 	srv, err := sink.Start(context.Background(), sink.Config{FlushDelay: d, MaxHeld: maxHeld})
 	if err != nil {
 		return err

@@ -58,6 +58,7 @@ type handler struct {
 	gnet.BuiltinEventEngine
 	cfg  *Config
 	c    counters
+	most int64 // open connections held at most: cfg.MaxConnections, or PerProcess
 	boot func(gnet.Engine)
 	t    table
 
@@ -100,7 +101,10 @@ func (f flushRunnable) Run(context.Context) error {
 }
 
 func newHandler(cfg *Config) *handler {
-	h := &handler{cfg: cfg, stop: make(chan struct{})}
+	h := &handler{cfg: cfg, stop: make(chan struct{}), most: int64(cfg.MaxConnections)}
+	if h.most <= 0 {
+		h.most = int64(PerProcess())
+	}
 	h.flusher = flushRunnable{h}
 	if cfg.FlushDelay > 0 {
 		h.kick = make(chan time.Duration, 1)
@@ -149,7 +153,7 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	h.c.connectionsTotal.Add(1)
 	n := h.c.connections.Add(1)
 	c.SetContext(&session{c: c})
-	if h.cfg.MaxConnections > 0 && n > int64(h.cfg.MaxConnections) {
+	if n > h.most {
 		return nil, gnet.Close
 	}
 	return nil, gnet.None

@@ -1,11 +1,13 @@
 package sink_test
 
 import (
+	"net"
 	"runtime"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/mqblast/mqblast/codec"
 	"github.com/mqblast/mqblast/sink"
 )
 
@@ -19,7 +21,8 @@ func TestParseProcsBounds(t *testing.T) {
 		want  int // 0: refused
 	}{
 		{"auto", 0, cores},
-		{"auto", 3 * per, max(cores, 3)},
+		{"auto", 3 * per, max(cores, 4)}, // 3.16 processes at AutoFill
+		{"auto", 3 * int(float64(per)*sink.AutoFill), max(cores, 3)},
 		{"1", per, 1},
 		{"1", per + 1, 0},
 		{"2", per + 1, 2},
@@ -49,4 +52,50 @@ func TestParseProcsBounds(t *testing.T) {
 			t.Errorf("--max-connections %d: %v", n, err)
 		}
 	}
+}
+
+// TestFullProcessRefusesAndKeepsItsConnections: a sink process at its descriptor limit
+// refuses the connections beyond what it holds (the limit less 64) and keeps those it has; an
+// accept that failed for want of a descriptor would end its event loop and every connection.
+func TestFullProcessRefusesAndKeepsItsConnections(t *testing.T) {
+	const nofile, extra = 1200, 150 // PerProcess takes a limit above 1064
+	p := startChild(t, 0, envChildNoFile+"="+strconv.Itoa(nofile))
+	first, err := net.Dial("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close() //nolint:errcheck
+	c := &raw{t: t, nc: first, v: codec.V311}
+	c.send(codec.AppendConnect(nil, &codec.Connect{ClientID: []byte("first"), CleanStart: true, KeepAlive: 60}, codec.V311))
+	if h, _ := c.next(); h.Type != codec.TypeConnack {
+		t.Fatalf("got %v, want CONNACK", h.Type)
+	}
+	var conns []net.Conn
+	defer func() {
+		for _, nc := range conns {
+			_ = nc.Close()
+		}
+	}()
+	for i := range nofile + extra {
+		nc, err := net.Dial("tcp", p.addr)
+		if err != nil {
+			t.Fatalf("connection %d: %v (sink: %+v)", i, err, p.stats(t).Stats)
+		}
+		conns = append(conns, nc)
+	}
+	most := int64(nofile - 64)
+	deadline := time.Now().Add(10 * time.Second)
+	var st childStats
+	for {
+		st = p.stats(t)
+		if st.ConnectionsTotal >= uint64(nofile+extra+1) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st.Connections != most || st.Refused < uint64(nofile+extra+1-int(most)) {
+		t.Errorf("%d open, %d accepted, %d refused; want %d open and the other %d refused",
+			st.Connections, st.ConnectionsTotal, st.Refused, most, nofile+extra+1-int(most))
+	}
+	c.ping() // the first connection still answers: its event loop runs
 }

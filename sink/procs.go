@@ -205,11 +205,13 @@ func ServeProcs(ctx context.Context, o ProcsOptions) (Line, error) {
 }
 
 // ProcsFor is how many processes hold connections (--procs auto): one per core, more when
-// the descriptor limit of one holds fewer.
+// the descriptor limit of one holds fewer. SO_REUSEPORT spreads connections over the
+// processes by a hash of their addresses, not evenly: each is sized for AutoFill of what it
+// holds, so that none is full while the others have room.
 func ProcsFor(connections int) int {
 	n := runtime.NumCPU()
 	if connections > 0 {
-		per := PerProcess()
+		per := max(int(float64(PerProcess())*AutoFill), 1)
 		n = max(n, (connections+per-1)/per)
 	}
 	return min(n, MaxProcs)

@@ -103,6 +103,10 @@ const (
 	// ProcsPerCore bounds --procs without connections that need more: each process has one
 	// event loop, and processes beyond a few per core only take turns on the cores.
 	ProcsPerCore = 4
+	// AutoFill is the share of what one process holds (PerProcess) that --procs auto plans
+	// for: the hash of SO_REUSEPORT gives some processes more than the mean (a few hundred
+	// over 20,000 a process), and a full process refuses connections.
+	AutoFill = 0.95
 	// MaxFlushDelay bounds --flush-delay: a relayed copy waits up to the delay, so beyond
 	// it a run measures the sink's delay, not the client.
 	MaxFlushDelay = time.Second

@@ -61,7 +61,10 @@ type Config struct {
 	// exceeded) and counted in Stats.HeldOver. 0 means DefaultMaxHeld; it is at least
 	// MaxPacketSize, so that a packet of any accepted size can arrive.
 	MaxHeld int
-	// MaxConnections refuses connections beyond this many open ones; 0 means no limit.
+	// MaxConnections refuses connections beyond this many open ones; 0 means what the
+	// descriptor limit lets the process hold (PerProcess): a connection accepted past it is
+	// closed at once, so that an accept never fails for want of a descriptor (gnet ends the
+	// event loop, and every connection with it, when one does).
 	MaxConnections int
 	// FlushDelay is the shortest time between two flushes of the relay buffers: 0 writes them
 	// out at the end of the event loop's current round of ready sockets; with a delay a copy

@@ -79,7 +79,7 @@ stderr at exit (SIGINT/SIGTERM); --stats-json writes them as one JSON line on st
 	fl.StringVar(&sf.maxOutput, "max-output", "1MiB", "unsent bytes per connection beyond which relayed copies are dropped (counted)")
 	fl.StringVar(&sf.maxHeld, "max-held", "64MiB", "bytes held per process for packets not yet whole; the connection whose cut packet passes it is closed (counted)")
 	fl.DurationVar(&sf.flushDelay, "flush-delay", 0, "shortest time between two writes of relayed copies to a subscriber: a copy waits at most this long, none after a quiet spell (0: at the end of the loop's round; at most 1s)")
-	fl.IntVar(&sf.maxConns, "max-connections", 0, "refuse connections beyond this many per process (0: no limit; at most what the descriptor hard limit lets one process hold)")
+	fl.IntVar(&sf.maxConns, "max-connections", 0, "refuse connections beyond this many per process (0: what the descriptor hard limit lets one process hold, less 64; at most that)")
 	fl.BoolVar(&sf.child, "child", false, "internal: run as one process of a --procs parent")
 	_ = fl.MarkHidden("child")
 	return cmd
