@@ -51,7 +51,7 @@ func (r *Recorder) SetGroups(n int, client, publisher, share []uint8) {
 	for _, lr := range r.loops {
 		lr.snap.Groups = make([]*result.Snapshot, n)
 		for i := range lr.snap.Groups {
-			lr.snap.Groups[i] = result.NewSnapshot()
+			lr.snap.Groups[i] = result.NewGroupSnapshot()
 		}
 		lr.gShareExtra = make([]int64, n)
 	}
@@ -620,7 +620,7 @@ func (r *Recorder) Finish() (*result.Snapshot, *result.Join) {
 	if r.gClient != nil {
 		out.Groups = make([]*result.Snapshot, r.groups)
 		for i := range out.Groups {
-			out.Groups[i] = result.NewSnapshot()
+			out.Groups[i] = result.NewGroupSnapshot()
 		}
 	}
 	// Share groups received in several loops: the union is what the group received.

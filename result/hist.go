@@ -9,11 +9,17 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// Histogram range: 1 µs to 1 h at 3 significant digits. Values are in µs.
+// Histogram range: 1 µs to 1 h at 3 significant digits (a group's: 2). Values are in µs.
 const (
 	histLowest  = 1
 	histHighest = int64(3600 * 1e6)
 	histDigits  = 3
+	// groupDigits are the significant digits of a client group's histograms
+	// (NewGroupSnapshot): values within 1 %, in 25 KB of counts instead of 184 KB. A
+	// mixed run's worker holds each kind once per group beside the run's own, so that at 3
+	// digits a million clients over 51 workers cost 1.4 MiB more per worker than a run
+	// without groups (client RSS per connection 394 B against 320 B).
+	groupDigits = 2
 )
 
 // Hist is an HdrHistogram of microseconds that encodes to JSON as its HdrHistogram V2
@@ -29,12 +35,21 @@ type Hist struct {
 	packed  []byte // the V2 compressed form when h is nil (Pack, UnmarshalJSON)
 	n       int64  // the packed form's count
 	clamped int64  // values outside the range, recorded at the nearest bound
+	digits  int8   // significant digits of new counts (0: histDigits)
 }
 
 // NewHist returns an empty histogram.
 func NewHist() *Hist { return &Hist{} }
 
-func newHDR() *hdrhistogram.Histogram { return hdrhistogram.New(histLowest, histHighest, histDigits) }
+// newGroupHist returns an empty histogram of groupDigits significant digits.
+func newGroupHist() *Hist { return &Hist{digits: groupDigits} }
+
+func newHDR(digits int8) *hdrhistogram.Histogram {
+	if digits == 0 {
+		digits = histDigits
+	}
+	return hdrhistogram.New(histLowest, histHighest, int(digits))
+}
 
 // own makes h's counts its own to change: decoded from the packed form, or new.
 func (h *Hist) own() {
@@ -45,7 +60,7 @@ func (h *Hist) own() {
 		h.packed, h.n = nil, 0
 	}
 	if h.h == nil {
-		h.h = newHDR()
+		h.h = newHDR(h.digits)
 	}
 }
 

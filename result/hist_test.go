@@ -89,3 +89,49 @@ func TestHistClamps(t *testing.T) {
 		t.Fatalf("summary %+v", s)
 	}
 }
+
+// TestGroupHistCoarse: a group snapshot's histograms count at 2 significant digits, in a
+// seventh of the run's memory, their percentiles within 1 % of the run's own (3 digits);
+// packed, sent as JSON and merged into a group snapshot of another process, they keep
+// their precision; a run snapshot's stay at 3 digits.
+func TestGroupHistCoarse(t *testing.T) {
+	run, grp := NewSnapshot(), NewGroupSnapshot()
+	for i := int64(1); i <= 100000; i++ {
+		v := i*i%997*1000 + i%1000 + 1 // spread over 1 µs .. 1 s
+		run.Latency.Record(v)
+		grp.Latency.Record(v)
+	}
+	r, g := run.Latency.HDR(), grp.Latency.HDR()
+	if r.SignificantFigures() != 3 || g.SignificantFigures() != 2 {
+		t.Fatalf("significant figures: run %d, group %d; want 3 and 2", r.SignificantFigures(), g.SignificantFigures())
+	}
+	if rb, gb := r.ByteSize(), g.ByteSize(); gb*7 > rb {
+		t.Errorf("counts: group %d B, run %d B: want a seventh or less", gb, rb)
+	}
+	rs, gs := run.Latency.Summary(), grp.Latency.Summary()
+	for _, p := range [][2]int64{{rs.P50, gs.P50}, {rs.P90, gs.P90}, {rs.P99, gs.P99}, {rs.P999, gs.P999}} {
+		if d := float64(p[1]-p[0]) / float64(p[0]); d > 0.01 || d < -0.01 {
+			t.Errorf("group percentile %d against the run's %d: %.2f %% off", p[1], p[0], 100*d)
+		}
+	}
+	b, err := json.Marshal(grp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Snapshot
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	other := NewGroupSnapshot()
+	other.Add(&back)
+	other.Add(grp)
+	if h := other.Latency.HDR(); h.SignificantFigures() != 2 || h.TotalCount() != 200000 || other.Latency.Summary().P99 != gs.P99 {
+		t.Errorf("merged: %d digits, %d values, p99 %d (want 2, 200000, %d)", h.SignificantFigures(), h.TotalCount(),
+			other.Latency.Summary().P99, gs.P99)
+	}
+	grp.Reset()
+	grp.Latency.Record(5)
+	if grp.Latency.HDR().SignificantFigures() != 2 {
+		t.Errorf("reset: the group histogram lost its precision")
+	}
+}

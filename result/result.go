@@ -620,7 +620,7 @@ func (r *Result) snapshot() *Snapshot {
 	for i := range r.Groups {
 		g := r.Groups[i].Snapshot
 		if g == nil {
-			g = NewSnapshot()
+			g = NewGroupSnapshot()
 		}
 		s.Groups = append(s.Groups, g)
 	}

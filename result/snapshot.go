@@ -136,6 +136,17 @@ func NewSnapshot() *Snapshot {
 	return s
 }
 
+// NewGroupSnapshot returns an empty snapshot for a client group's figures: NewSnapshot's,
+// with histograms of 2 significant digits (values within 1 %), which a worker holds once per
+// group and kind beside the run's own.
+func NewGroupSnapshot() *Snapshot {
+	s := NewSnapshot()
+	for _, h := range s.hists() {
+		*h = newGroupHist()
+	}
+	return s
+}
+
 // Add adds o into s: counters and counts by key add, histograms merge, the first example
 // of each error kind is kept, and FirstPublish is the earlier of the two.
 func (s *Snapshot) Add(o *Snapshot) {
@@ -174,7 +185,7 @@ func (s *Snapshot) Add(o *Snapshot) {
 			continue
 		}
 		for len(s.Groups) <= i {
-			s.Groups = append(s.Groups, NewSnapshot())
+			s.Groups = append(s.Groups, NewGroupSnapshot())
 		}
 		s.Groups[i].Add(g)
 	}
