@@ -53,8 +53,10 @@ func TestReaderMosquitto(t *testing.T) {
 	if !ok || rx1-rx0 != 7 {
 		t.Errorf("publish received %v → %v (%v), want +7", rx0, rx1, ok)
 	}
-	if r1.Refresh < 500*time.Millisecond || r1.Refresh > 2*time.Second {
-		t.Errorf("refresh %v, want about 1 s", r1.Refresh)
+	// Mosquitto 2.0.11 at sys_interval 1 refreshes on its whole-second clock, once more than
+	// a second has passed: 1.45-1.86 s apart here idle, 2.06 s in a CI run's parallel pass.
+	if r1.Refresh < 500*time.Millisecond || r1.Refresh > 3*time.Second {
+		t.Errorf("refresh %v, want the broker's 1-2 s", r1.Refresh)
 	}
 	if c, _ := r1.Num(TopicClientsConnect); c < 1 {
 		t.Errorf("clients connected %v: the reader itself is one", c)
