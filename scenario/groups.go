@@ -394,20 +394,8 @@ func (s *Scenario) checkClientGroup(l *errList, path string, g *ClientGroup) {
 		}
 	}
 	if pub {
-		switch {
-		case !(g.PublishRate > 0) || math.IsInf(g.PublishRate, 0):
-			l.Add(gp+"publish_rate", "%s is not a rate (must be > 0)", show(g.PublishRate))
-		case g.PublishRate > MaxPublishRate:
-			l.Add(gp+"publish_rate", "%s is more than one publisher can send (max %d msgs/s)", show(g.PublishRate), MaxPublishRate)
-		}
-		switch {
-		case g.PayloadSize < MinPayloadSize:
-			l.Add(gp+"payload_size", "%d is smaller than the %d-byte measurement header (must be ≥ %d)", g.PayloadSize, MinPayloadSize, MinPayloadSize)
-		case g.PayloadSize > maxPayloadSize:
-			l.Add(gp+"payload_size", "%d is larger than an MQTT packet can carry (max %d)", g.PayloadSize, maxPayloadSize)
-		case s.Parameters.Payload != "" && g.PayloadSize != MinPayloadSize+len(s.Parameters.Payload):
-			l.Add(gp+"payload_size", "%d does not fit the payload literal of parameters.payload (%d bytes)", g.PayloadSize, MinPayloadSize+len(s.Parameters.Payload))
-		}
+		checkRateAndPayload(l, gp, g.PublishRate, g.PayloadSize, s.Parameters.Payload,
+			fmt.Sprintf("the payload literal of parameters.payload (%d bytes)", MinPayloadSize+len(s.Parameters.Payload)))
 		if g.Start < 0 || (s.Parameters.Duration > 0 && g.Start >= s.Parameters.Duration) {
 			l.Add(gp+"start_sec", "%s is not a start within the run (want 0 ≤ start_sec < duration_sec %s)", show(g.Start), show(s.Parameters.Duration))
 		}

@@ -315,21 +315,8 @@ func (s *Scenario) checkParameters(l *errList, msgs bool) {
 		l.Add(pp+"duration_sec", "0 leaves no time to run (must be > 0, or set message_count)")
 	}
 	if msgs {
-		switch {
-		case !(p.PublishRate > 0) || math.IsInf(p.PublishRate, 0):
-			l.Add(pp+"publish_rate", "%s is not a rate (must be > 0)", show(p.PublishRate))
-		case p.PublishRate > MaxPublishRate:
-			l.Add(pp+"publish_rate", "%s is more than one publisher can send (max %d msgs/s)", show(p.PublishRate), MaxPublishRate)
-		}
-		switch {
-		case p.PayloadSize < MinPayloadSize:
-			l.Add(pp+"payload_size", "%d is smaller than the %d-byte measurement header (must be ≥ %d)", p.PayloadSize, MinPayloadSize, MinPayloadSize)
-		case p.PayloadSize > maxPayloadSize:
-			l.Add(pp+"payload_size", "%d is larger than an MQTT packet can carry (max %d)", p.PayloadSize, maxPayloadSize)
-		case p.Payload != "" && p.PayloadSize != MinPayloadSize+len(p.Payload):
-			l.Add(pp+"payload_size", "%d does not fit the payload literal (%d-byte header + %d bytes = %d)",
-				p.PayloadSize, MinPayloadSize, len(p.Payload), MinPayloadSize+len(p.Payload))
-		}
+		checkRateAndPayload(l, pp, p.PublishRate, p.PayloadSize, p.Payload, fmt.Sprintf("the payload literal (%d-byte header + %d bytes = %d)",
+			MinPayloadSize, len(p.Payload), MinPayloadSize+len(p.Payload)))
 	} else {
 		if p.PublishRate != 0 {
 			l.Add(pp+"publish_rate", "%s, but %s publishes no messages (want 0)", show(p.PublishRate), s.typeName())
@@ -468,4 +455,25 @@ func idsCollide(prefixA string, countA int, prefixB string, countB int) bool {
 	r, _ := strconv.Atoi(rest)
 	// The smallest such i is rest followed by "0" (j = 0).
 	return r <= (countA-1)/10 && countB >= 1
+}
+
+// checkRateAndPayload checks a publishing rate and payload size at path (the prefix of
+// publish_rate and payload_size): a rate one publisher can send, and a size between the
+// measurement header and an MQTT packet's limit that fits the payload literal, if any
+// (literalText names it in the error).
+func checkRateAndPayload(l *errList, path string, rate float64, size int, literal, literalText string) {
+	switch {
+	case !(rate > 0) || math.IsInf(rate, 0):
+		l.Add(path+"publish_rate", "%s is not a rate (must be > 0)", show(rate))
+	case rate > MaxPublishRate:
+		l.Add(path+"publish_rate", "%s is more than one publisher can send (max %d msgs/s)", show(rate), MaxPublishRate)
+	}
+	switch {
+	case size < MinPayloadSize:
+		l.Add(path+"payload_size", "%d is smaller than the %d-byte measurement header (must be ≥ %d)", size, MinPayloadSize, MinPayloadSize)
+	case size > maxPayloadSize:
+		l.Add(path+"payload_size", "%d is larger than an MQTT packet can carry (max %d)", size, maxPayloadSize)
+	case literal != "" && size != MinPayloadSize+len(literal):
+		l.Add(path+"payload_size", "%d does not fit %s", size, literalText)
+	}
 }
