@@ -7,8 +7,9 @@
 //
 //   - The document (Result and its parts) and its JSON: indented by WriteJSON, histograms in
 //     HdrHistogram V2 compressed form ("HISTF...", hdrhistogram-go's and HdrHistogram's
-//     own), null when empty. Hist is the µs histogram (1 µs to 1 h, 3 significant digits)
-//     that runs record into and documents carry, so shards merge exactly.
+//     own), null when empty. Hist is the µs histogram (1 µs to 1 h, 3 significant digits;
+//     2 in a client group's snapshot, NewGroupSnapshot) that runs record into and documents
+//     carry, so shards merge exactly.
 //   - Snapshot, the additive figures: counters, counts by cause and histograms that add
 //     across event loops, processes, hosts and shards (Add). A run's total snapshot makes
 //     its document (SetTotal: the counts, the totals by cause, percentiles from the
