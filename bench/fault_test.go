@@ -115,8 +115,62 @@ func TestPersistentSessionsAcrossRestart(t *testing.T) {
 		t.Errorf("lost %d, in flight at the end %d, in-flight dropped %d: the sessions did not carry them",
 			msg.Lost, msg.InFlightAtEnd, msg.InFlightDropped)
 	}
+	if b := res.Behaviour(result.BehaviourSessionNotKept); b != nil {
+		t.Errorf("broker_behaviour %+v: Mosquitto kept every session", *b)
+	}
 	t.Logf("scheduled %d published %d unsent %v received %d duplicated %d out of order %d",
 		msg.Scheduled, msg.Published, msg.Unsent, msg.Received, msg.Duplicated, msg.OutOfOrder)
+}
+
+// TestSessionNotKeptAcrossRestart: clean session 0 on both sides, Mosquitto without
+// persistence stopped and restarted 2 s into the run: every client's reconnect is answered
+// with Session Present 0, and the result says the broker did not keep 200 sessions. At 5.0
+// with a Session Expiry of 300 s the same; with none (0: the session ends with the
+// connection) nothing is said, the broker did as asked.
+func TestSessionNotKeptAcrossRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("restarts Mosquitto during 4 s runs")
+	}
+	for _, c := range []struct {
+		name  string
+		sets  map[string]string
+		count int64
+	}{
+		{"v4", nil, 200},
+		{"v5-expiry-300", map[string]string{"publishers.protocol_version": "5", "subscribers.protocol_version": "5",
+			"publishers.connect_properties":  `[{"name":"session_expiry_interval","value":300}]`,
+			"subscribers.connect_properties": `[{"name":"session_expiry_interval","value":300}]`}, 200},
+		{"v5-expiry-0", map[string]string{"publishers.protocol_version": "5", "subscribers.protocol_version": "5"}, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			m := testbroker.StartMosquitto(t, testbroker.Options{})
+			sets := map[string]string{"publishers.clean_session": "false", "subscribers.clean_session": "false",
+				"publishers.qos": "1", "subscribers.qos": "1",
+				"parameters.reconnect": "backoff", "parameters.duration_sec": "4s", "parameters.warmup_sec": "1s"}
+			for k, v := range c.sets {
+				sets[k] = v
+			}
+			res := runWith(t, m.Addr, "quick-p2p-100", sets, func() {
+				time.Sleep(2 * time.Second)
+				m.Stop(t)
+				m.Restart(t)
+			})
+			checkAccounts(t, res.Messages)
+			if res.Connections.Reconnected < 200 {
+				t.Fatalf("reconnected %d of 200 clients", res.Connections.Reconnected)
+			}
+			b := res.Behaviour(result.BehaviourSessionNotKept)
+			switch {
+			case c.count == 0 && b != nil:
+				t.Errorf("broker_behaviour %+v: sessions without an expiry end with their connection", *b)
+			case c.count > 0 && (b == nil || b.Count != c.count):
+				t.Errorf("broker_behaviour %+v: want session_not_kept for %d clients", res.BrokerBehaviour, c.count)
+			case b != nil:
+				t.Logf("%s: %s", b.What, b.Evidence)
+			}
+		})
+	}
 }
 
 // TestForeignPublisher: text messages from mosquitto_pub on a subscribed topic during a

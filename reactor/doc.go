@@ -129,7 +129,9 @@
 // (refused with 0x9E or 0xA2); each is Behaved and counted in Engine.Lacking. A SUBACK that
 // grants less than asked, a 3.1.1 publisher closed with QoS 2 messages in flight, and a 5.0
 // CONNECT answered with a 3.1.1 CONNACK (reported Refused as 3.1.1's return code) are
-// Behaved too. A first connect's subscriptions are settled by their SUBACK or by the end of
+// Behaved too, and so is a reconnect of a persistent client answered with Session Present
+// 0 while its session should have lived on (the loop keeps when each such client's
+// connection ended, until it is back). A first connect's subscriptions are settled by their SUBACK or by the end of
 // the connection (Engine.SubscribeSettled), so that nobody waits for a SUBACK that cannot
 // come; Engine.SubscribeGranted counts the SUBACKs that granted a filter.
 //

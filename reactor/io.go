@@ -333,6 +333,12 @@ func (l *loop) close(s *session) {
 		s.flags |= sfVerdict // no verdict will come: the engine is closing it
 		l.connecting--
 	}
+	if s.state == stConnected && s.flags&sfPersistent != 0 && !l.e.closing.Load() {
+		if l.away == nil {
+			l.away = map[int32]int64{}
+		}
+		l.away[s.client] = l.e.now() // its session should outlive the connection
+	}
 	s.state = stClosing
 	if s.flags&sfSubPending != 0 { // no SUBACK will come: the subscribe phase need not wait for it
 		s.flags &^= sfSubPending

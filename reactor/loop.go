@@ -91,15 +91,16 @@ type loop struct {
 	connecting  int // dials without a verdict
 	maxConn     int // cap on connecting
 	redials     []redialAt
-	cleanNext   map[int32]bool // clients whose next dial has a clean start (Churn's clean)
-	dueRedials  []redialAt     // scratch for redialDue
-	wh          wheel          // sessions by the tick of their next timeout or keepalive
-	lastPublish int64          // engine clock of the last publish pass
-	lastYield   int64          // engine clock the loop last passed through the Go scheduler
-	dialGrain   int64          // ns: the dials due within it of now go out now
-	pace        *connectPace   // the connect pace dialGrain is for (nil: Config.ConnectRate)
-	lastHarvest int64          // engine clock of the last harvest
-	pending     []*session     // sessions whose CONNACK harvest collects
+	cleanNext   map[int32]bool  // clients whose next dial has a clean start (Churn's clean)
+	away        map[int32]int64 // persistent clients whose connection ended: engine clock then
+	dueRedials  []redialAt      // scratch for redialDue
+	wh          wheel           // sessions by the tick of their next timeout or keepalive
+	lastPublish int64           // engine clock of the last publish pass
+	lastYield   int64           // engine clock the loop last passed through the Go scheduler
+	dialGrain   int64           // ns: the dials due within it of now go out now
+	pace        *connectPace    // the connect pace dialGrain is for (nil: Config.ConnectRate)
+	lastHarvest int64           // engine clock of the last harvest
+	pending     []*session      // sessions whose CONNACK harvest collects
 
 	msg struct { // recvmsg's header and vector, reused
 		hdr unix.Msghdr

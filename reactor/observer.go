@@ -128,13 +128,18 @@ const (
 	// ended a QoS 2 exchange whose PUBREC had accepted the message: it counts as
 	// acknowledged; n counts messages.
 	BehaviourPubcompNotFound
+	// BehaviourSessionNotKept: a client with Clean Session 0 (5.0: Clean Start 0 and a
+	// Session Expiry not yet run out since its connection ended) reconnected, and the
+	// broker's CONNACK said Session Present 0: the broker did not keep its session (a
+	// restart without persistence does that), and with it what was queued for the client.
+	BehaviourSessionNotKept
 	NumBehaviours // number of behaviours, for arrays indexed by Behaviour
 )
 
 var behaviourNames = [NumBehaviours]string{
 	"max_qos", "retain_unavailable", "shared_unavailable", "wildcard_unavailable", "granted_qos",
 	"closed_qos2_publisher", "answered_as_3_1_1", "puback_for_qos_2",
-	"pubcomp_id_not_found",
+	"pubcomp_id_not_found", "session_not_kept",
 }
 
 // String returns the snake_case name used in results.

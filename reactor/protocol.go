@@ -114,6 +114,7 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 			}
 		}
 		l.watch(s) // for its keepalive, the broker's if it set one
+		l.keptSession(s, ca.SessionPresent, now)
 		l.rxConnected(s, ca.SessionPresent)
 		l.established(s, ca)
 	case codec.TypePublish:
@@ -259,6 +260,36 @@ func (l *loop) grantedBelow(s *session, reasons []codec.ReasonCode) {
 			}
 		}
 	}
+}
+
+// keptSession checks, at the CONNACK of s, whether the broker kept the session of a
+// client whose earlier connection ended while it had one: Clean Session 0 (5.0: Clean
+// Start 0 with a Session Expiry that has not run out since) and Session Present 0 is a
+// session the broker did not keep (BehaviourSessionNotKept). The Session Expiry is the
+// client's (a broker may have set a shorter one in its earlier CONNACK; one second of
+// slack is left for the clocks of both sides).
+func (l *loop) keptSession(s *session, present bool, now int64) {
+	if len(l.away) == 0 {
+		return
+	}
+	ended, ok := l.away[s.client]
+	if !ok {
+		return
+	}
+	delete(l.away, s.client)
+	if present || s.flags&sfPersistent == 0 {
+		return
+	}
+	if s.version == 5 {
+		sp := s.spec
+		if sp == nil || sp.Props == nil || !sp.Props.Has(codec.PropSessionExpiry) || sp.Props.SessionExpiry == 0 {
+			return // the session ended with the connection [MQTT-3.1.2-23]
+		}
+		if x := sp.Props.SessionExpiry; x != 0xFFFFFFFF && now-ended+int64(time.Second) >= int64(x)*int64(time.Second) {
+			return // it expired while the client was away
+		}
+	}
+	l.e.cfg.Observer.Behaved(l.idx, int(s.client), BehaviourSessionNotKept, 1, 0, 1)
 }
 
 // established starts what a client does once connected: its SUBSCRIBE, its publisher.

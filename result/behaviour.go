@@ -37,6 +37,9 @@ import (
 //   - "qos2_sent_again_after_reconnect": QoS 2 copies a subscriber got a second time, in a
 //     new exchange, after it reconnected to its kept session (the broker sent a message
 //     again that it had delivered, or had released with PUBREL), counted in duplicated;
+//   - "session_not_kept": clients with Clean Session 0 (5.0: Clean Start 0 and a Session
+//     Expiry not run out) whose reconnect the broker answered with Session Present 0: it
+//     did not keep their sessions (a restart without persistence), counted in clients;
 //   - "not_shared": "$share/" filters of 3.1.1 subscribers the broker granted and delivered
 //     nothing to (it does not share), counted in messages.not_shared_copies.
 //
@@ -47,6 +50,16 @@ type BrokerBehaviour struct {
 	Count    int64  `json:"count"`
 	Evidence string `json:"evidence"`
 	Example  string `json:"example,omitempty"`
+}
+
+// Behaviour returns the entry of r's broker_behaviour named what (nil: none).
+func (r *Result) Behaviour(what string) *BrokerBehaviour {
+	for i := range r.BrokerBehaviour {
+		if r.BrokerBehaviour[i].What == what {
+			return &r.BrokerBehaviour[i]
+		}
+	}
+	return nil
 }
 
 // The prefixes of BrokerBehaviour.What; the counts of publish refusals and DISCONNECTs
@@ -128,6 +141,10 @@ const BehaviourEveryMember = "delivered_to_every_member"
 // by the broker (aedes 1.x does it when a session is taken over while PUBRELs are on their
 // way). They count in duplicated too.
 const BehaviourQoS2Again = "qos2_sent_again_after_reconnect"
+
+// BehaviourSessionNotKept is the BrokerBehaviour of clients whose persistent session the
+// broker did not keep across their reconnect (its CONNACK said Session Present 0).
+const BehaviourSessionNotKept = "session_not_kept"
 
 // behNotShared is the BrokerBehaviour of a broker that does not share (notShared).
 const behNotShared = "not_shared"
@@ -242,6 +259,10 @@ func behaviourWords(what string, n int64, ex string) string {
 			"their kept sessions: exactly once broken by the broker (%s); counted as duplicated", n, ex)
 	case "puback_for_qos_2":
 		return fmt.Sprintf("the broker answered %d QoS 2 messages with PUBACK, QoS 1's acknowledgement: it took them at QoS 1 (at least once), not exactly once", n)
+	case BehaviourSessionNotKept:
+		return fmt.Sprintf("the broker did not keep the sessions of %d clients across a reconnect: they connected with Clean Session 0 "+
+			"(5.0: Clean Start 0 and a Session Expiry that had not run out) and its CONNACK said Session Present 0 (a restart without "+
+			"persistence does that): what it had queued for them, and their messages in flight, are lost by the broker", n)
 	case "answered_as_3_1_1":
 		return fmt.Sprintf("the broker does not support MQTT 5.0 (it answered as 3.1.1: %s), %d connections", ex, n)
 	}

@@ -33,16 +33,6 @@ func aclFile(t *testing.T, lines ...string) string {
 	return "acl_file " + p
 }
 
-// behaviour returns the entry of res's broker_behaviour named what (nil: none).
-func behaviour(res *result.Result, what string) *result.BrokerBehaviour {
-	for i := range res.BrokerBehaviour {
-		if res.BrokerBehaviour[i].What == what {
-			return &res.BrokerBehaviour[i]
-		}
-	}
-	return nil
-}
-
 // checkDoc fails the test unless the document on r's stdout adds up.
 func checkDoc(t *testing.T, r cliRun) {
 	t.Helper()
@@ -75,7 +65,7 @@ func TestPublishRefusedByACL(t *testing.T) {
 		t.Errorf("published %d: acked %d, refused %v (%d), lost %d, expected %d, refused copies %d, received %d",
 			msg.Published, msg.Acked, msg.Refused, msg.RefusedTotal, msg.Lost, msg.Expected, msg.RefusedCopies, msg.Received)
 	}
-	b := behaviour(res, "publish_refused:not_authorized")
+	b := res.Behaviour("publish_refused:not_authorized")
 	if b == nil || b.Count != msg.Published || !strings.Contains(b.Evidence, "0x87") {
 		t.Errorf("broker_behaviour %+v", res.BrokerBehaviour)
 	}
@@ -100,7 +90,7 @@ func TestBrokerDisconnectReason(t *testing.T) {
 	if n := res.Connections.DroppedBy["disconnect:qos_not_supported"]; n != 3 || res.Connections.DroppedBy["closed_by_broker"] != 0 {
 		t.Errorf("dropped_by_cause %v, want disconnect:qos_not_supported 3", res.Connections.DroppedBy)
 	}
-	b := behaviour(res, "disconnect:qos_not_supported")
+	b := res.Behaviour("disconnect:qos_not_supported")
 	if b == nil || b.Count != 3 || !strings.Contains(b.Example, `QoS 2 is off here\x1b[31m`) {
 		t.Errorf("broker_behaviour %+v", res.BrokerBehaviour)
 	}
@@ -126,7 +116,7 @@ func TestSubscriptionsRefusedEndTheRun(t *testing.T) {
 	if r.took > 12*time.Second {
 		t.Errorf("the run took %v: it published for its 20 s instead of ending when no subscription was made", r.took)
 	}
-	if res := decodeResult(t, r); res.Messages.Published != 0 || behaviour(res, "subscribe_refused:unspecified_error") == nil {
+	if res := decodeResult(t, r); res.Messages.Published != 0 || res.Behaviour("subscribe_refused:unspecified_error") == nil {
 		t.Errorf("published %d; broker_behaviour %+v", res.Messages.Published, res.BrokerBehaviour)
 	}
 
@@ -172,7 +162,7 @@ func TestMaxQoS(t *testing.T) {
 	if msg := res.Messages; msg.Published < 50 || msg.Acked != msg.Published || res.Connections.Dropped != 0 {
 		t.Errorf("published %d, acked %d, dropped %d", msg.Published, msg.Acked, res.Connections.Dropped)
 	}
-	if b := behaviour(res, "max_qos_1_for_qos_2"); b == nil || b.Count != 5 {
+	if b := res.Behaviour("max_qos_1_for_qos_2"); b == nil || b.Count != 5 {
 		t.Errorf("broker_behaviour %+v", res.BrokerBehaviour)
 	}
 	r = pub("4")
@@ -202,7 +192,7 @@ func TestRetainUnavailable(t *testing.T) {
 	if msg := res.Messages; msg.Published < 40 || msg.Acked != msg.Published || res.Connections.Dropped != 0 {
 		t.Errorf("published %d, acked %d, dropped %v", msg.Published, msg.Acked, res.Connections.DroppedBy)
 	}
-	if b := behaviour(res, "retain_unavailable"); b == nil || b.Count != 4 {
+	if b := res.Behaviour("retain_unavailable"); b == nil || b.Count != 4 {
 		t.Errorf("broker_behaviour %+v", res.BrokerBehaviour)
 	}
 }
@@ -256,7 +246,7 @@ func TestGrantedQoSBelowAsked(t *testing.T) {
 	}
 	checkDoc(t, r)
 	res := decodeResult(t, r)
-	b := behaviour(res, "granted_qos_1_for_qos_2")
+	b := res.Behaviour("granted_qos_1_for_qos_2")
 	if b == nil || b.Count != 100 || b.Evidence != "granted QoS 1 for 100 subscriptions that asked QoS 2" {
 		t.Errorf("broker_behaviour %+v", res.BrokerBehaviour)
 	}
@@ -285,7 +275,7 @@ func TestNotSharedBroker(t *testing.T) {
 		t.Errorf("expected %d, received %d, lost %d, not shared copies %d, acked %d of %d",
 			m.Expected, m.Received, m.Lost, m.NotSharedCopies, m.Acked, m.Published)
 	}
-	if b := behaviour(res, "not_shared"); b == nil || b.Count != 5 || !strings.Contains(b.Evidence, "the broker does not share") {
+	if b := res.Behaviour("not_shared"); b == nil || b.Count != 5 || !strings.Contains(b.Evidence, "the broker does not share") {
 		t.Errorf("broker_behaviour %+v", res.BrokerBehaviour)
 	}
 	text := runBin(t, args...)
@@ -415,7 +405,7 @@ func TestSuback311With50Code(t *testing.T) {
 		strings.Contains(r.stderr, "protocol_error") {
 		t.Errorf("exit %d\n%s", r.code, r.stderr)
 	}
-	if res := decodeResult(t, r); res.Connections.Dropped != 0 || behaviour(res, "subscribe_refused:packet_identifier_in_use") == nil {
+	if res := decodeResult(t, r); res.Connections.Dropped != 0 || res.Behaviour("subscribe_refused:packet_identifier_in_use") == nil {
 		t.Errorf("dropped %v; broker_behaviour %+v", res.Connections.DroppedBy, res.BrokerBehaviour)
 	}
 
@@ -458,7 +448,7 @@ func TestBrokerPolicyDrops(t *testing.T) {
 	checkDoc(t, r)
 	res := decodeResult(t, r)
 	m := res.Messages
-	b := behaviour(res, "dropped_by_broker")
+	b := res.Behaviour("dropped_by_broker")
 	t.Logf("published %d, received %d, lost %d; broker_behaviour %+v", m.Published, m.Received, m.Lost, res.BrokerBehaviour)
 	if m.Lost < 500 || b == nil || b.Count != m.Lost || !strings.Contains(b.Evidence, "the broker's doing, not the client's") {
 		t.Errorf("lost %d, dropped_by_broker %+v: want the broker's count of its drops beside the loss", m.Lost, b)
@@ -486,7 +476,7 @@ func TestSharedToEveryMember(t *testing.T) {
 		if m.Expected < 1000 || m.Received != m.Expected || m.Lost != 0 || m.Duplicated != 0 || m.Unexpected["not_expected"] != 4*m.Expected {
 			t.Errorf("--procs %s: expected %d, received %d, lost %d, duplicated %d, unexpected %v", procs, m.Expected, m.Received, m.Lost, m.Duplicated, m.Unexpected)
 		}
-		if b := behaviour(res, "delivered_to_every_member"); b == nil || b.Count != 4*m.Expected || !strings.Contains(b.Evidence, "the broker does not share") {
+		if b := res.Behaviour("delivered_to_every_member"); b == nil || b.Count != 4*m.Expected || !strings.Contains(b.Evidence, "the broker does not share") {
 			t.Errorf("--procs %s: broker_behaviour %+v", procs, res.BrokerBehaviour)
 		}
 	}

@@ -345,7 +345,7 @@ func checkInteropCell(t *testing.T, b interopBroker, c *interopCell) string {
 	dup := m.Duplicated
 	if c.class == "session" && b.qos2Again {
 		// The broker's copies sent again, each one reported as its breach of exactly once.
-		if x := behaviour(res, result.BehaviourQoS2Again); x != nil {
+		if x := res.Behaviour(result.BehaviourQoS2Again); x != nil {
 			dup -= x.Count
 		}
 	}

@@ -28,10 +28,10 @@ func TestRabbitMQP2P(t *testing.T) {
 		t.Errorf("QoS 2: published %d, acked %d, expected %d, received %d, lost %d, duplicated %d",
 			m.Published, m.Acked, m.Expected, m.Received, m.Lost, m.Duplicated)
 	}
-	if b := behaviour(res, "granted_qos_1_for_qos_2"); b == nil || b.Count != 100 {
+	if b := res.Behaviour("granted_qos_1_for_qos_2"); b == nil || b.Count != 100 {
 		t.Errorf("QoS 2: broker_behaviour %+v, want granted_qos_1_for_qos_2 100", res.BrokerBehaviour)
 	}
-	if b := behaviour(res, "puback_for_qos_2"); b == nil || b.Count != m.Published {
+	if b := res.Behaviour("puback_for_qos_2"); b == nil || b.Count != m.Published {
 		t.Errorf("QoS 2: broker_behaviour %+v, want puback_for_qos_2 %d", res.BrokerBehaviour, m.Published)
 	}
 	text := runBin(t, append(args, "--format", "text")...)
