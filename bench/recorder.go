@@ -504,6 +504,16 @@ func (r *Recorder) Received(loop, client int, m reactor.Message) {
 	} else {
 		dup, late = st.set.add(m.Seq)
 	}
+	if m.Retained {
+		// Sent from the broker's retained store at a (re)subscription: the topic's last
+		// message, which the client may have had already; that is neither a duplicate nor
+		// a re-delivery, nor something a session kept.
+		s.Retained++
+		if dup {
+			s.RetainedAgain++
+			return
+		}
+	}
 	var again bool // a duplicate that is a re-delivery
 	if dup && m.QoS == 1 {
 		// [MQTT-4.3.2]: at least once. A re-delivery has DUP set [MQTT-3.3.1-1]; aedes 1.x
@@ -532,7 +542,7 @@ func (r *Recorder) Received(loop, client int, m reactor.Message) {
 		return
 	}
 	s.Received++
-	if len(lr.back) > 0 { // some client reconnected: was this kept for it while away?
+	if len(lr.back) > 0 && !m.Retained { // some client reconnected: was this kept for it while away?
 		if at, ok := lr.back[client]; ok && m.Due < at {
 			s.DeliveredOnReturn++
 			if g := r.byClient(s, client); g != nil {

@@ -34,6 +34,7 @@ const (
 	sfTransport              // TLS or WebSocket: loop.tr holds the transport at the slot
 	sfHandshake              // a handshake worker has the socket: the loop must not close it
 	sfSubPending             // a first connect's subscriptions await their SUBACK
+	sfRAP                    // a filter has Retain As Published: RETAIN says how it was published
 )
 
 // session is one MQTT client connection, owned by its loop. An idle connected session is

@@ -778,6 +778,7 @@ func (l *loop) received(s *session, pk *codec.Publish) {
 		Run:       uint16(w),
 		Dup:       pk.Dup,
 		QoS:       byte(pk.QoS),
+		Retained:  pk.Retain && s.flags&sfRAP == 0,
 	}
 	if len(pl) >= sentAtSize {
 		m.Sent = int64(binary.BigEndian.Uint64(pl[16:24]))
@@ -787,15 +788,19 @@ func (l *loop) received(s *session, pk *codec.Publish) {
 
 // Message is what a receiver learnt from one delivered PUBLISH. Times are CLOCK_REALTIME ns.
 type Message struct {
-	Due        int64 // when the publisher was scheduled to send it
-	Sent       int64 // when it was written (0: the payload is too short to say)
-	Now        int64 // when it was received
-	Publisher  uint32
-	Seq        uint32
-	Run        uint16 // the publishing run's tag (Config.RunTag)
-	Dup        bool   // the DUP flag was set
-	QoS        byte   // the QoS it was delivered at
-	Unmeasured bool   // the payload has no measurement header: not one of mqblast's
+	Due       int64 // when the publisher was scheduled to send it
+	Sent      int64 // when it was written (0: the payload is too short to say)
+	Now       int64 // when it was received
+	Publisher uint32
+	Seq       uint32
+	Run       uint16 // the publishing run's tag (Config.RunTag)
+	Dup       bool   // the DUP flag was set
+	// Retained: the RETAIN flag was set on a subscription without Retain As Published: the
+	// broker sent it from its retained store because of a (re)subscription [MQTT-3.3.1-8],
+	// not as a publication to a standing one [MQTT-3.3.1-9].
+	Retained   bool
+	QoS        byte // the QoS it was delivered at
+	Unmeasured bool // the payload has no measurement header: not one of mqblast's
 }
 
 // PutHeader writes the measurement header of publisher's message seq of the run tagged

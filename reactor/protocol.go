@@ -302,6 +302,11 @@ func (l *loop) established(s *session, ca *codec.Connack) {
 	}
 	if len(spec.Subscriptions) > 0 { // one SUBSCRIBE per connection: packet id 1
 		sub := codec.Subscribe{ID: 1, Filters: spec.Subscriptions}
+		for i := range sub.Filters {
+			if sub.Filters[i].RetainAsPublished {
+				s.flags |= sfRAP
+			}
+		}
 		if code := l.unsupported(s, ca, spec.Subscriptions); code != 0 {
 			// Not sent: the broker said it does not take such filters; refused, so that the
 			// subscribe phase ends.

@@ -545,6 +545,9 @@ func deliveryPanel(r *result.Result) Panel {
 	}
 	// The counts that are absent when 0 (what some brokers do), after duplicated.
 	var more []Row
+	if m.Retained > 0 {
+		more = append(more, Row{"retained at a subscription", fmt.Sprint(m.Retained), fmt.Sprintf("%d the client had: not duplicates", m.RetainedAgain)})
+	}
 	if m.Redelivered > 0 {
 		more = append(more, Row{"redelivered (QoS 1 permits it)", fmt.Sprint(m.Redelivered), ""})
 	}

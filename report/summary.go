@@ -80,6 +80,9 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 		} else {
 			fmt.Fprintf(tw, "delivery\t%d expected: %d received, %d lost, %d in flight at the end, %d in flight when a session ended; %d duplicated, %d out of order\n",
 				m.Expected, m.Received, m.Lost, m.InFlightAtEnd, m.InFlightLost, m.Duplicated, m.OutOfOrder)
+			if m.Retained > 0 {
+				fmt.Fprintf(tw, "retained\t%d copies from the broker's retained store at a subscription, %d of them ones the client had: not duplicates\n", m.Retained, m.RetainedAgain)
+			}
 			if m.Redelivered > 0 {
 				fmt.Fprintf(tw, "redelivered\t%d copies again at QoS 1 (DUP flag set, or after a reconnect): re-deliveries QoS 1 permits, not duplicates\n", m.Redelivered)
 			}

@@ -254,7 +254,15 @@ type Messages struct {
 	// PUBACK the broker did not get), counted apart from Duplicated, which are copies a
 	// broker should not have sent.
 	Redelivered int64 `json:"redelivered,omitempty"`
-	OutOfOrder  int64 `json:"out_of_order"`
+	// Retained are copies the broker sent from its retained store because of a
+	// subscription (RETAIN set [MQTT-3.3.1-8]; not counted on a filter with Retain As
+	// Published): the topic's last message, to a client that subscribed after it was
+	// published or subscribed again after a reconnect. Those the client had not had are in
+	// Received; RetainedAgain are those it had, counted nowhere else (not duplicates: the
+	// broker sends a retained message to every new subscription).
+	Retained      int64 `json:"retained,omitempty"`
+	RetainedAgain int64 `json:"retained_again,omitempty"`
+	OutOfOrder    int64 `json:"out_of_order"`
 	// Unexpected are measured copies for no expected stream, by kind: other_run (the header
 	// carries another run's tag), unknown_publisher, not_subscribed, not_expected, stale
 	// (due before this run's publishing began).
@@ -563,7 +571,7 @@ func (r *Result) pairs(s *Snapshot) (f figures) {
 		{&m.Scheduled, &s.Scheduled}, {&m.Published, &s.Published}, {&m.Acked, &s.Acked}, {&m.RefusedCopies, &s.RefusedCopies},
 		{&m.Expected, &s.Expected}, {&m.Received, &s.Received}, {&m.InFlightAtEnd, &s.InFlightAtEnd},
 		{&m.InFlightDropped, &s.InFlightDropped}, {&m.InFlightLost, &s.InFlightLost}, {&m.DeliveredOnReturn, &s.DeliveredOnReturn},
-		{&m.Duplicated, &s.Duplicated}, {&m.Redelivered, &s.Redelivered}, {&m.OutOfOrder, &s.OutOfOrder}, {&m.Unmeasured, &s.Unmeasured},
+		{&m.Duplicated, &s.Duplicated}, {&m.Redelivered, &s.Redelivered}, {&m.Retained, &s.Retained}, {&m.RetainedAgain, &s.RetainedAgain}, {&m.OutOfOrder, &s.OutOfOrder}, {&m.Unmeasured, &s.Unmeasured},
 		{&m.Subscribed, &s.Subscribed}, {&m.SubscribeFailed, &s.SubscribeFailed},
 		{&r.BrokerStalled.Publishers, &s.HeldPublishers},
 	}
