@@ -102,7 +102,10 @@
 // report.Box, report.BoxplotSVG), throughput bars (median of the repetitions, whisker lowest
 // to highest), and a table of every cell: median, p25, p75, IQR, p99, throughput, losses,
 // the broker's CPU and RSS (broker_process), the client's saturation, the emulator's losses,
-// and the reproduce command. The page is self-contained.
+// and the reproduce command. The page is self-contained. Each scenario and sweep value also
+// has a summary table, one row per profile and broker (the repetitions' histograms added:
+// median, p25, p75, IQR, p99; the median and range of the receive rates; losses; the
+// medians of the broker's CPU % and RSS peak), in the page and in DIR/summary.md.
 //
 // study imports scenario, bench (result documents), report (box statistics and SVG),
 // tuning (profiles, the process listening on a port) and tuning/netemu. It prints only to

@@ -36,7 +36,52 @@ func WriteReport(dir string, ix *Index) error {
 			results[c.ID] = &r
 		}
 	}
-	return writeAtomic(filepath.Join(dir, "study.html"), []byte(renderHTML(ix, results)))
+	if err := writeAtomic(filepath.Join(dir, "study.html"), []byte(renderHTML(ix, results))); err != nil {
+		return err
+	}
+	return writeAtomic(filepath.Join(dir, "summary.md"), []byte(renderSummary(ix, results)))
+}
+
+// renderSummary is summary.md: study.html's summary tables in Markdown, one per scenario
+// and sweep combination, to paste where the figures are kept.
+func renderSummary(ix *Index, results map[string]*result.Result) string {
+	var b strings.Builder
+	status := map[string]int{}
+	for _, c := range ix.Cells {
+		status[c.Status]++
+	}
+	fmt.Fprintf(&b, "# Study %s\n\n%d cells: %s. Started %s, updated %s; mqblast %s.",
+		md(ix.Name), len(ix.Cells), statusLine(status), ix.StartedAt.Format("2006-01-02 15:04:05Z"), ix.UpdatedAt.Format("2006-01-02 15:04:05Z"), md(ix.ToolVersion))
+	if !ix.Finished {
+		b.WriteString(" Not finished.")
+	}
+	b.WriteString(" Latency corrected (from each message's due time), the repetitions' histograms added; " +
+		"IQR = p75 − p25; receive rate the median of the repetitions and their range; lost added; the broker's CPU % and RSS peak " +
+		"the medians over the runs that sampled its process.\n")
+	for _, g := range groupsOf(ix) {
+		fmt.Fprintf(&b, "\n## %s\n\n", md(g.title()))
+		for _, c := range g.cells {
+			if r := results[c.ID]; r != nil {
+				fmt.Fprintf(&b, "%s\n\n", md(scenarioLine(r)))
+				break
+			}
+		}
+		b.WriteString("| profile | broker | runs | median | p25 | p75 | IQR | p99 | recv/s | recv/s range | lost | broker CPU % | broker RSS peak |\n")
+		b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+		for _, r := range summarize(g, results) {
+			fmt.Fprintf(&b, "| %s | %s |", md(r.profile), md(r.broker))
+			for _, v := range r.cols() {
+				fmt.Fprintf(&b, " %s |", md(v))
+			}
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+// md makes s safe in a Markdown table cell: no line breaks, no column separators.
+func md(s string) string {
+	return strings.NewReplacer("|", "\\|", "\n", " ", "\r", " ").Replace(s)
 }
 
 // group is the cells of one scenario and sweep combination.
@@ -181,41 +226,10 @@ func renderGroup(b *strings.Builder, g *group, results map[string]*result.Result
 			break
 		}
 	}
-	profiles := ordered(g.cells, func(c *CellRecord) string { return c.Profile })
-	brokers := ordered(g.cells, func(c *CellRecord) string { return c.Broker })
-	var items []report.BoxItem
-	type bar struct {
-		label         string
-		med, lo, hi   float64
-		n, of, broker int
-	}
-	var bars []bar
-	for _, p := range profiles {
-		for bi, br := range brokers {
-			h := result.NewHist()
-			var tps []float64
-			of := 0
-			for _, c := range g.cells {
-				if c.Profile != p || c.Broker != br {
-					continue
-				}
-				of++
-				r := results[c.ID]
-				if r == nil || !counted(c) {
-					continue
-				}
-				h.Merge(r.Histograms.Latency)
-				tps = append(tps, r.Throughput.ReceivePerS)
-			}
-			label := p + " │ " + br
-			items = append(items, report.BoxItem{Label: fmt.Sprintf("%s (%d/%d runs)", label, len(tps), of), Box: report.Box(h)})
-			bb := bar{label: label, n: len(tps), of: of, broker: bi}
-			if len(tps) > 0 {
-				sort.Float64s(tps)
-				bb.med, bb.lo, bb.hi = median(tps), tps[0], tps[len(tps)-1]
-			}
-			bars = append(bars, bb)
-		}
+	rows := summarize(g, results)
+	items := make([]report.BoxItem, len(rows))
+	for i, r := range rows {
+		items[i] = report.BoxItem{Label: fmt.Sprintf("%s (%d/%d runs)", r.label(), r.n, r.of), Box: r.box}
 	}
 	drawn := 0
 	for _, it := range items {
@@ -229,30 +243,115 @@ func renderGroup(b *strings.Builder, g *group, results map[string]*result.Result
 	// Throughput bars: median of the repetitions, whisker from the lowest to the highest.
 	const rowH, labelW, w = 26, 200, 760
 	hi := 0.0
-	for _, x := range bars {
-		hi = math.Max(hi, x.hi)
+	for _, x := range rows {
+		hi = math.Max(hi, x.recvHi)
 	}
 	if hi > 0 {
-		h := rowH*len(bars) + 40
+		h := rowH*len(rows) + 40
 		fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" class="mqb-bars" width="%d" height="%d" font-family="system-ui, sans-serif" font-size="12">`, w, h)
 		fmt.Fprintf(b, `<text x="4" y="16" font-weight="600" fill="currentColor">messages received per second (median of the repetitions; whisker: lowest to highest)</text>`)
 		px := func(v float64) float64 { return labelW + v/hi*float64(w-labelW-90) }
-		for i, x := range bars {
+		for i, x := range rows {
 			y := 26 + i*rowH
-			fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="end" dominant-baseline="middle" fill="currentColor">%s</text>`, labelW-8, y+rowH/2, html.EscapeString(x.label))
+			fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="end" dominant-baseline="middle" fill="currentColor">%s</text>`, labelW-8, y+rowH/2, html.EscapeString(x.label()))
 			if x.n == 0 {
 				fmt.Fprintf(b, `<text x="%d" y="%d" dominant-baseline="middle" fill="currentColor" fill-opacity="0.7">no data</text>`, labelW+4, y+rowH/2)
 				continue
 			}
 			fmt.Fprintf(b, `<rect class="bar" x="%d" y="%d" width="%.1f" height="%d" fill="%s" fill-opacity="0.7"><title>%s: median %.0f/s over %d runs (%.0f to %.0f)</title></rect>`,
-				labelW, y+4, math.Max(px(x.med)-labelW, 1), rowH-8, report.Color(x.broker), html.EscapeString(x.label), x.med, x.n, x.lo, x.hi)
-			fmt.Fprintf(b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="currentColor"/>`, px(x.lo), y+rowH/2, px(x.hi), y+rowH/2)
-			fmt.Fprintf(b, `<text x="%.1f" y="%d" dominant-baseline="middle" fill="currentColor">%s/s</text>`, px(x.hi)+6, y+rowH/2, rate(x.med))
+				labelW, y+4, math.Max(px(x.recv)-labelW, 1), rowH-8, report.Color(x.brokerIdx), html.EscapeString(x.label()), x.recv, x.n, x.recvLo, x.recvHi)
+			fmt.Fprintf(b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="currentColor"/>`, px(x.recvLo), y+rowH/2, px(x.recvHi), y+rowH/2)
+			fmt.Fprintf(b, `<text x="%.1f" y="%d" dominant-baseline="middle" fill="currentColor">%s/s</text>`, px(x.recvHi)+6, y+rowH/2, rate(x.recv))
 		}
 		b.WriteString("</svg>\n")
 	}
-	b.WriteString("</section>\n")
+	b.WriteString(`<table class="summary"><tr><th class=l>profile</th><th class=l>broker</th><th>runs</th>` +
+		`<th>median</th><th>p25</th><th>p75</th><th>IQR</th><th>p99</th><th>recv/s (median)</th><th>recv/s (range)</th>` +
+		`<th>lost</th><th>broker CPU %</th><th>broker RSS peak</th></tr>` + "\n")
+	for _, r := range rows {
+		c := r.cols()
+		fmt.Fprintf(b, `<tr data-summary="%s"><td class=l>%s</td><td class=l>%s</td>`, html.EscapeString(r.label()), html.EscapeString(r.profile), html.EscapeString(r.broker))
+		for _, v := range c {
+			fmt.Fprintf(b, "<td>%s</td>", html.EscapeString(v))
+		}
+		b.WriteString("</tr>\n")
+	}
+	b.WriteString("</table>\n</section>\n")
 	return drawn
+}
+
+// summaryRow is one network profile and broker of a scenario and sweep combination: its
+// repetitions' latency histograms added (exact percentiles of every message), the median
+// and range of their receive rates, their losses added, and the medians of the broker's
+// CPU and RSS peak over the runs that sampled it.
+type summaryRow struct {
+	profile, broker      string
+	brokerIdx            int
+	n, of                int // runs counted, of the cells
+	box                  report.BoxStats
+	recv, recvLo, recvHi float64
+	lost                 int64
+	cpuPct               float64 // median broker CPU %; sampled false: none
+	rss                  int64   // median broker RSS peak
+	sampled              bool
+}
+
+func (r *summaryRow) label() string { return r.profile + " │ " + r.broker }
+
+// cols are the row's figures after profile and broker, as the summary tables show them.
+func (r *summaryRow) cols() []string {
+	if r.n == 0 {
+		return append([]string{fmt.Sprintf("0/%d", r.of)}, make([]string, 10)...)
+	}
+	out := []string{fmt.Sprintf("%d/%d", r.n, r.of), report.FormatUS(r.box.P50), report.FormatUS(r.box.P25), report.FormatUS(r.box.P75),
+		report.FormatUS(r.box.P75 - r.box.P25), report.FormatUS(r.box.P99), rate(r.recv), rate(r.recvLo) + " – " + rate(r.recvHi),
+		fmt.Sprint(r.lost), "", ""}
+	if r.sampled {
+		out[9], out[10] = fmt.Sprintf("%.1f", r.cpuPct), mib(r.rss)
+	}
+	return out
+}
+
+// summarize returns g's rows, profiles in campaign order, brokers within each.
+func summarize(g *group, results map[string]*result.Result) []summaryRow {
+	profiles := ordered(g.cells, func(c *CellRecord) string { return c.Profile })
+	brokers := ordered(g.cells, func(c *CellRecord) string { return c.Broker })
+	var rows []summaryRow
+	for _, p := range profiles {
+		for bi, br := range brokers {
+			h := result.NewHist()
+			var tps, cpus, rsss []float64
+			row := summaryRow{profile: p, broker: br, brokerIdx: bi}
+			for _, c := range g.cells {
+				if c.Profile != p || c.Broker != br {
+					continue
+				}
+				row.of++
+				r := results[c.ID]
+				if r == nil || !counted(c) {
+					continue
+				}
+				h.Merge(r.Histograms.Latency)
+				tps = append(tps, r.Throughput.ReceivePerS)
+				row.lost += r.Messages.Lost
+				if bp := r.BrokerProcess; bp != nil {
+					cpus, rsss = append(cpus, bp.CPUPercentAvg), append(rsss, float64(bp.RSSPeakBytes))
+				}
+			}
+			row.n, row.box = len(tps), report.Box(h)
+			if len(tps) > 0 {
+				sort.Float64s(tps)
+				row.recv, row.recvLo, row.recvHi = median(tps), tps[0], tps[len(tps)-1]
+			}
+			if len(cpus) > 0 {
+				sort.Float64s(cpus)
+				sort.Float64s(rsss)
+				row.cpuPct, row.rss, row.sampled = median(cpus), int64(median(rsss)), true
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
 }
 
 func median(sorted []float64) float64 {

@@ -38,7 +38,7 @@ func (e *dirInUse) Error() string        { return e.msg }
 func (e *dirInUse) Is(target error) bool { return target == ErrDirInUse }
 
 // checkFresh refuses a directory without study.json that holds a study's files (cells/,
-// brokers/, study.html): a study whose index is lost, or another tool's files, which the
+// brokers/, study.html, summary.md): a study whose index is lost, or another tool's files, which the
 // study would overwrite without being able to resume.
 func checkFresh(dir string) error {
 	var held []string
@@ -47,8 +47,10 @@ func checkFresh(dir string) error {
 			held = append(held, fmt.Sprintf("%s/ (%d entries, e.g. %s)", sub, len(es), es[0].Name()))
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "study.html")); err == nil {
-		held = append(held, "study.html")
+	for _, f := range []string{"study.html", "summary.md"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			held = append(held, f)
+		}
 	}
 	if len(held) == 0 {
 		return nil

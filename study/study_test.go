@@ -162,7 +162,8 @@ func TestStudyEndToEnd(t *testing.T) {
 	if len(disk.Cells) != 16 {
 		t.Fatalf("%d cells in study.json, want 16", len(disk.Cells))
 	}
-	med := map[string][]int64{} // broker|profile -> medians
+	med := map[string][]int64{}         // broker|profile -> medians
+	merged := map[string]*result.Hist{} // sweep value|profile|broker -> histograms added
 	for _, r := range disk.Cells {
 		if r.Status != StatusOK {
 			t.Errorf("cell %d: %s %s", r.Seq, r.Status, r.Error)
@@ -187,6 +188,35 @@ func TestStudyEndToEnd(t *testing.T) {
 		}
 		k := r.Broker + "|" + r.Profile
 		med[k] = append(med[k], report.Box(res.Histograms.Latency).P50)
+		gk := comboName(r.Params) + "|" + r.Profile + "|" + r.Broker
+		if merged[gk] == nil {
+			merged[gk] = result.NewHist()
+		}
+		merged[gk].Merge(res.Histograms.Latency)
+	}
+	// summary.md: a row per sweep value, profile and broker, its median that of the
+	// repetitions' histograms added.
+	sum, err := os.ReadFile(filepath.Join(dir, "summary.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, group := 0, ""
+	for _, line := range strings.Split(string(sum), "\n") {
+		if g, ok := strings.CutPrefix(line, "## quick-p2p-100 · "); ok {
+			group = g
+		}
+		f := strings.Split(line, " | ")
+		if len(f) < 4 || (f[0] != "| local" && f[0] != "| optimal") {
+			continue
+		}
+		rows++
+		h := merged[group+"|"+strings.TrimPrefix(f[0], "| ")+"|"+f[1]]
+		if want := report.FormatUS(report.Box(h).P50); h == nil || f[2] != "2/2" || f[3] != want {
+			t.Errorf("summary.md row %q (under %q): want 2/2 runs, median %s", line, group, want)
+		}
+	}
+	if rows != 8 {
+		t.Errorf("summary.md has %d rows, want 8 (2 payloads × 2 profiles × 2 brokers):\n%s", rows, sum)
 	}
 	if emulated {
 		// optimal is 1.25 ms each way: publisher → broker → subscriber crosses it twice.

@@ -34,7 +34,8 @@ writes into DIR each cell's result document (cells/cNNNN.json, the one 'mqblast 
 writes), study.json (the campaign, every cell with its parameters, status, error, result
 and the exact command that reproduces it) and study.html (boxplots of latency per sweep
 value with one group per network profile and one box per broker, a median/IQR table,
-throughput bars, the broker's CPU and RSS per cell; self-contained).
+throughput bars, the broker's CPU and RSS per cell; self-contained), and summary.md (a
+Markdown table per sweep value: one row per profile and broker, medians and IQR).
 
 A campaign lists brokers (external at an address; or started by the study: embedded,
 mosquitto, sink, or any start command, with {port} a free port the study picks),
@@ -142,7 +143,8 @@ func runStudy(cmd *cobra.Command, arg string, sf *studyFlags) error {
 		Progress: cmd.ErrOrStderr(), RetryFailed: sf.retryFailed, HostCheck: check, RunArgs: sf.runArgs,
 		Report: study.WriteReport})
 	if ix != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "study: %s and %s\n", filepath.Join(dir, "study.json"), filepath.Join(dir, "study.html"))
+		fmt.Fprintf(cmd.ErrOrStderr(), "study: %s, %s and %s\n", filepath.Join(dir, "study.json"), filepath.Join(dir, "study.html"),
+			filepath.Join(dir, "summary.md"))
 	}
 	switch {
 	case errors.Is(err, study.ErrDirInUse):

@@ -119,8 +119,10 @@ func TestStudyInterrupt(t *testing.T) {
 	if !ix.Interrupted || ix.Cells[0].Status != study.StatusInterrupted || ix.Cells[0].Result == "" || ix.Cells[1].Status != study.StatusPending {
 		t.Errorf("index: interrupted %v, cells %+v %+v", ix.Interrupted, ix.Cells[0], ix.Cells[1])
 	}
-	if _, err := os.Stat(filepath.Join(out, "study.html")); err != nil {
-		t.Error(err)
+	for _, f := range []string{"study.html", "summary.md"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err) // written on an interrupt too
+		}
 	}
 	if !strings.Contains(stderr.String(), "run the same command to resume") {
 		t.Errorf("stderr:\n%s", stderr.String())
