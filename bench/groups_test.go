@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mqblast/mqblast/broker"
 	"github.com/mqblast/mqblast/internal/testbroker"
@@ -324,4 +325,32 @@ func TestMixedHoldStorm(t *testing.T) {
 	if res.Connections.Established != 55 || res.Connections.Reconnected != 25 || res.Messages.Published != 0 {
 		t.Errorf("run: %+v %+v", res.Connections, res.Messages)
 	}
+}
+
+// TestMixedReconnectPolicies: a group takes the run's reconnect policy unless it gives its
+// own. Mosquitto killed and restarted 1.5 s into the run: the sensors (the run's backoff)
+// come back, the apps (reconnect "off") stay dropped.
+func TestMixedReconnectPolicies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills and restarts Mosquitto during a 4 s run")
+	}
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	res := runJSON(t, m.Addr, `{"name": "policies", "groups": [
+		{"name": "sensors", "behaviours": "publish", "client_count": 10, "topics": "pol/$clientindex", "qos": 1},
+		{"name": "apps", "behaviours": "subscribe", "client_count": 10, "filters": "pol/#", "qos": 1, "reconnect": "off"}],
+		"parameters": {"duration_sec": 4, "warmup_sec": 0, "publish_rate": 10, "reconnect": "backoff"}}`, func() {
+		time.Sleep(1500 * time.Millisecond)
+		m.Kill(t)
+		time.Sleep(200 * time.Millisecond)
+		m.Restart(t)
+	})
+	g := groupsByName(res)
+	s, a := g["sensors"].Connections, g["apps"].Connections
+	if s.Dropped != 10 || s.Reconnected != 10 {
+		t.Errorf("sensors (the run's backoff): dropped %d, reconnected %d; want 10 and 10", s.Dropped, s.Reconnected)
+	}
+	if a.Dropped != 10 || a.Reconnected != 0 {
+		t.Errorf("apps (reconnect off): dropped %d, reconnected %d; want 10 and 0", a.Dropped, a.Reconnected)
+	}
+	checkAccounts(t, res.Messages)
 }

@@ -64,6 +64,7 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 			payload = max(payload, g.PayloadSize)
 		}
 	}
+	reconnect, reconnectClient := p.Reconnects()
 	return reactor.Config{
 		MaxPayload:  payload,
 		MaxInbound:  inboundLimit(payload),
@@ -71,7 +72,9 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 		SourceAddrs: p.Sources(),
 		Clients:     p.Len(),
 		ConnectRate: p.ConnectRate(),
-		Reconnect:   par.Reconnect == scenario.ReconnectBackoff,
+		Reconnect:   reconnect,
+		// A mixed run's groups may have reconnect policies of their own.
+		ReconnectClient: reconnectClient,
 		Client: func(i int) reactor.ClientSpec {
 			c := p.Client(i)
 			spec := reactor.ClientSpec{

@@ -167,7 +167,7 @@ func (l *loop) retry(s *session) {
 
 func (l *loop) schedule(client int32, attempt int) {
 	e := l.e
-	if !e.cfg.Reconnect || e.closing.Load() {
+	if !e.cfg.Reconnect || e.closing.Load() || (e.cfg.ReconnectClient != nil && !e.cfg.ReconnectClient(int(client))) {
 		return
 	}
 	d := e.cfg.ReconnectMin << min(attempt-1, 20)

@@ -50,7 +50,10 @@ type Config struct {
 	// Reconnect, when set, redials a connection that drops while held, after a backoff of
 	// ReconnectMin doubling per failed attempt up to ReconnectMax (defaults 1 s and 30 s),
 	// jittered to half to full of it so that a reconnect storm spreads out.
-	Reconnect                  bool
+	Reconnect bool
+	// ReconnectClient, when set, says which clients Reconnect applies to (a mixed run's
+	// groups have policies of their own); nil: every client.
+	ReconnectClient            func(client int) bool
 	ReconnectMin, ReconnectMax time.Duration
 	// MaxPayload is the largest payload a publisher sends (default 64 KiB).
 	MaxPayload int

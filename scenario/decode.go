@@ -355,6 +355,7 @@ var clientGroupFields = func() []field {
 		field{name: "expect_delivery", ptr: func(o any) any { return &cg(o).ExpectDelivery }},
 		field{name: "server", ptr: func(o any) any { return serverSlot{&cg(o).Server} }},
 		field{name: "churn", ptr: func(o any) any { return &cg(o).Churn }},
+		field{name: "reconnect", ptr: func(o any) any { return &cg(o).Reconnect }, given: cgGivenReconnect},
 	)
 }()
 

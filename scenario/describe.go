@@ -163,6 +163,9 @@ func writeGroups(w io.Writer, s *Scenario) {
 		if sv := g.Server; sv != nil {
 			line += "; own server"
 		}
+		if g.given&cgGivenReconnect != 0 {
+			line += "; reconnect " + string(g.Reconnect)
+		}
 		fmt.Fprintln(w, line)
 	}
 }

@@ -192,6 +192,7 @@ type jsonClientGroup struct {
 	PublishProperties any            `json:"publish_properties,omitempty"`
 	Server            map[string]any `json:"server,omitempty"`
 	Churn             map[string]any `json:"churn,omitempty"`
+	Reconnect         string         `json:"reconnect,omitempty"`
 }
 
 // marshalClientGroup returns the "groups" entry of g; jg is g's group as MarshalJSON
@@ -212,6 +213,9 @@ func marshalClientGroup(g *ClientGroup, jg any, props func([]Property) any) any 
 	if g.given&cgGivenSessionExpiry != 0 {
 		v := g.SessionExpiry.Seconds()
 		out.SessionExpiry = &v
+	}
+	if g.given&cgGivenReconnect != 0 {
+		out.Reconnect = string(g.Reconnect)
 	}
 	if len(g.Topics) > 0 {
 		out.Topics = g.Topics[0]

@@ -67,6 +67,9 @@ type ClientGroup struct {
 	Server *Server
 	// Churn ("churn"), if set, is a reconnect storm of part of the group.
 	Churn *Churn
+	// Reconnect ("reconnect") is the group's reconnect policy when a held connection
+	// drops; default the run's (parameters.reconnect).
+	Reconnect Reconnect
 
 	given uint32 // fields the file or Set gave (cgGiven* bits)
 }
@@ -94,6 +97,7 @@ const (
 	cgGivenCleanSession
 	cgGivenTopics
 	cgGivenFilters
+	cgGivenReconnect
 )
 
 // Mixed reports whether the scenario lists client groups.
@@ -169,6 +173,9 @@ func (s *Scenario) applyGroupDefaults() {
 		}
 		if g.given&cgGivenFraction == 0 {
 			g.Fraction = 1
+		}
+		if g.given&cgGivenReconnect == 0 {
+			g.Reconnect = p.Reconnect
 		}
 		if c := g.Churn; c != nil && c.given&cgGivenCleanSession == 0 {
 			c.CleanSession = g.CleanSession
@@ -276,6 +283,9 @@ func (s *Scenario) mixedMessages() bool {
 }
 
 func (s *Scenario) checkClientGroup(l *errList, path string, g *ClientGroup) {
+	if g.Reconnect != ReconnectOff && g.Reconnect != ReconnectBackoff {
+		l.Add(path+".reconnect", "%s is not a reconnect policy (want \"off\" or \"backoff\")", show(string(g.Reconnect)))
+	}
 	switch {
 	case g.Name == "":
 		l.Add(path+".name", "missing (want a name such as \"devices\")")

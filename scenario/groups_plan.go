@@ -420,6 +420,30 @@ func (p *Plan) Publishers() int {
 	return 0
 }
 
+// Reconnects says whether the plan's clients reconnect when a held connection drops: some
+// does (any), and, in a mixed run whose groups' policies differ, whether client i does
+// (client; nil: every client as any says).
+func (p *Plan) Reconnects() (any bool, client func(i int) bool) {
+	mx := p.shared.mix
+	if mx == nil {
+		return p.shared.s.Parameters.Reconnect == ReconnectBackoff, nil
+	}
+	on := make([]bool, len(mx.groups))
+	n := 0
+	for gid, g := range mx.groups {
+		if on[gid] = g.Reconnect == ReconnectBackoff; on[gid] {
+			n++
+		}
+	}
+	if n == 0 || n == len(on) {
+		return n > 0, nil
+	}
+	return true, func(i int) bool {
+		gid := p.GroupOfClient(i)
+		return gid >= 0 && on[gid]
+	}
+}
+
 // GroupSettings returns the connection settings of each group of the plan (CONNECT and
 // PUBLISH properties among them): a plain scenario's publishers and subscribers (nil when
 // absent), or a mixed scenario's groups by GroupID.
