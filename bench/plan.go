@@ -169,7 +169,8 @@ func NewRunner(p *scenario.Plan, brokers []string, idStart int) (*Runner, error)
 	}
 	for _, st := range p.Storms() {
 		r.Storms = append(r.Storms, Storm{At: st.At, Clean: st.Clean, Down: st.Down, Group: st.GroupID, Clients: p.StormClients(st),
-			Pick: func(client int) bool { return p.InStorm(st, client) }})
+			Pick: func(client int) bool { return p.InStorm(st, client) },
+			Rate: st.Rate, Pos: func(client int) int { return p.StormPos(st, client) }, Size: st.Clients})
 	}
 	if s.Type != scenario.TypeConnections && (!s.Mixed() || p.Publishers() > 0) {
 		// Every shard runs the messaging phases, also one without publishers (its

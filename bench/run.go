@@ -100,6 +100,12 @@ type Storm struct {
 	Group   int           // index in Groups.Info
 	Clients int           // of this run (or part of a run)
 	Pick    func(client int) bool
+	// Rate, if above 0, is steady churn: from At to the end of the duration, Rate clients
+	// per second by position (Pos: a client's place among the Size of the whole storm, -1:
+	// not one of them), round and round.
+	Rate float64
+	Pos  func(client int) int
+	Size int
 }
 
 // Groups maps the clients and publishers of a mixed run's plan to their groups
@@ -196,12 +202,60 @@ func (r *run) startStorms(pubStart time.Time) {
 			case <-sr.stop:
 				return
 			}
+			if st.Rate > 0 {
+				if r.Progress != nil {
+					fmt.Fprintf(r.Progress, "churn of group %s: %g clients a second drop and reconnect\n", r.Groups.Info[st.Group].Name, st.Rate)
+				}
+				sr.ended[k].Store(0)
+				r.churn(&sr.ended[k], st, pubStart.Add(r.Duration), sr.stop)
+				return
+			}
 			n := r.eng.Churn(st.Pick, st.Clean, st.Down)
 			sr.ended[k].Store(n)
 			if r.Progress != nil {
 				fmt.Fprintf(r.Progress, "reconnect storm of group %s: %d connections ended, reconnecting\n", r.Groups.Info[st.Group].Name, n)
 			}
 		}()
+	}
+}
+
+// churn is steady churn st from now to end (or stop): every tick, the positions the rate
+// has reached since the last one drop (those connected) and come back, adding to ended. It
+// takes none later than its down time and a tick before end, so that each is back by then.
+func (r *run) churn(ended *atomic.Int64, st Storm, end time.Time, stop <-chan struct{}) {
+	tick := max(100*time.Millisecond, time.Duration(float64(time.Second)/st.Rate))
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	start, done, size := time.Now(), int64(0), int64(st.Size)
+	for {
+		select {
+		case <-t.C:
+		case <-stop:
+			return
+		}
+		now := time.Now()
+		if r.Duration > 0 && !now.Add(st.Down+tick).Before(end) {
+			return // the clients it would take now could not be back a tick before the end
+		}
+		due := int64(st.Rate * now.Sub(start).Seconds())
+		if due <= done || size <= 0 {
+			continue
+		}
+		lo, hi := done%size, due%size
+		all := due-done >= size
+		done = due
+		ended.Add(r.eng.Churn(func(client int) bool {
+			p := int64(st.Pos(client))
+			switch {
+			case p < 0:
+				return false
+			case all:
+				return true
+			case lo < hi:
+				return p >= lo && p < hi
+			}
+			return p >= lo || p < hi // the window wraps round
+		}, st.Clean, st.Down))
 	}
 }
 
@@ -547,7 +601,7 @@ func (r *run) finish(interrupted bool) {
 	for k, st := range r.Storms {
 		if k < len(r.storms.ended) && st.Group < len(res.Groups) {
 			res.Groups[st.Group].Churn = &result.Churn{AtS: st.At.Seconds(), DownS: st.Down.Seconds(), Clean: st.Clean, Clients: st.Clients,
-				Ended: max(r.storms.ended[k].Load(), 0)}
+				Ended: max(r.storms.ended[k].Load(), 0), RatePerS: st.Rate}
 		}
 	}
 	res.Connections.ConnectPhaseS = r.connectPhase.Seconds()

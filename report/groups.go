@@ -38,6 +38,9 @@ func groupsPanel(r *result.Result) Panel {
 				kind = "clean"
 			}
 			storm = fmt.Sprintf("+%gs: %d of %d ended (%s)", ch.AtS, ch.Ended, ch.Clients, kind)
+			if ch.RatePerS > 0 {
+				storm = fmt.Sprintf("from +%gs, %g/s of %d: %d ended (%s)", ch.AtS, ch.RatePerS, ch.Clients, ch.Ended, kind)
+			}
 		}
 		t.Rows = append(t.Rows, []string{g.Name, strings.Join(g.Behaviours, "+"), fmt.Sprint(g.Clients),
 			fmt.Sprint(c.Established), fmt.Sprint(c.Failed), fmt.Sprint(c.Dropped), fmt.Sprint(c.Reconnected), recon,

@@ -326,7 +326,11 @@ func GroupLine(g *result.Group) string {
 		if ch.Clean {
 			kind = "clean"
 		}
-		line += fmt.Sprintf("; storm at +%gs: %d of %d ended (%s sessions)", ch.AtS, ch.Ended, ch.Clients, kind)
+		if ch.RatePerS > 0 {
+			line += fmt.Sprintf("; churn from +%gs at %g/s of %d: %d ended (%s sessions)", ch.AtS, ch.RatePerS, ch.Clients, ch.Ended, kind)
+		} else {
+			line += fmt.Sprintf("; storm at +%gs: %d of %d ended (%s sessions)", ch.AtS, ch.Ended, ch.Clients, kind)
+		}
 	}
 	if c.Reconnected > 0 {
 		line += fmt.Sprintf(", %d reconnected", c.Reconnected)

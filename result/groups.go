@@ -45,6 +45,9 @@ type Churn struct {
 	Clean   bool    `json:"clean_session"`
 	Clients int     `json:"clients"`
 	Ended   int64   `json:"ended"`
+	// RatePerS, when above 0, is steady churn: from AtS to the end of the duration, that
+	// many of the Clients per second dropped and came back; Ended counts them all.
+	RatePerS float64 `json:"rate_per_s,omitempty"`
 }
 
 // GroupInfo names a group of a run before it has figures (bench fills it from the plan).

@@ -298,7 +298,7 @@ func mergeGroups(rs []*Result) []Group {
 			out[i].Publishers += g.Publishers
 			if c := g.Churn; c != nil {
 				if out[i].Churn == nil {
-					out[i].Churn = &Churn{AtS: c.AtS, DownS: c.DownS, Clean: c.Clean}
+					out[i].Churn = &Churn{AtS: c.AtS, DownS: c.DownS, Clean: c.Clean, RatePerS: c.RatePerS}
 				}
 				out[i].Churn.Clients += c.Clients
 				out[i].Churn.Ended += c.Ended

@@ -364,6 +364,7 @@ var churnFields = []field{
 	{name: "at_sec", ptr: func(o any) any { return &o.(*Churn).At }},
 	{name: "clean_session", ptr: func(o any) any { return &o.(*Churn).CleanSession }, given: cgGivenCleanSession},
 	{name: "down_sec", ptr: func(o any) any { return &o.(*Churn).Down }},
+	{name: "rate", ptr: func(o any) any { return &o.(*Churn).Rate }, given: cgGivenRate},
 }
 
 // serverSlot is where a group's own "server" is stored.

@@ -155,7 +155,11 @@ func writeGroups(w io.Writer, s *Scenario) {
 			if c.CleanSession {
 				kind = "clean"
 			}
-			line += fmt.Sprintf("; storm: %d reconnect at +%s (%s sessions)", g.Churned(), span(c.At), kind)
+			if c.Rate > 0 {
+				line += fmt.Sprintf("; churn: %s/s of %d reconnect from +%s (%s sessions)", trim(c.Rate), g.Churned(), span(c.At), kind)
+			} else {
+				line += fmt.Sprintf("; storm: %d reconnect at +%s (%s sessions)", g.Churned(), span(c.At), kind)
+			}
 			if c.Down > 0 {
 				line += ", away " + span(c.Down)
 			}

@@ -239,9 +239,15 @@ func marshalClientGroup(g *ClientGroup, jg any, props func([]Property) any) any 
 		}
 	}
 	if c := g.Churn; c != nil {
-		out.Churn = map[string]any{"fraction": c.Fraction, "at_sec": c.At.Seconds(), "clean_session": c.CleanSession}
+		out.Churn = map[string]any{"at_sec": c.At.Seconds(), "clean_session": c.CleanSession}
+		if c.given&cgGivenFraction != 0 || c.Rate == 0 {
+			out.Churn["fraction"] = c.Fraction
+		}
 		if c.Down > 0 {
 			out.Churn["down_sec"] = c.Down.Seconds()
+		}
+		if c.Rate > 0 {
+			out.Churn["rate"] = c.Rate
 		}
 	}
 	return out

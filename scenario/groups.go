@@ -83,7 +83,13 @@ type Churn struct {
 	CleanSession bool          // "clean_session": reconnect with a clean session; default the group's
 	// Down ("down_sec") is how long the clients stay away before they reconnect (the
 	// blip's length); 0: at once.
-	Down  time.Duration
+	Down time.Duration
+	// Rate ("rate"), if above 0, makes the storm steady churn: from At to the end of the
+	// run's duration (less Down, so that each is back within it), Rate of the storm's
+	// clients per second drop and come back, in index
+	// order, round and round (a client still away when its turn comes again is skipped);
+	// Fraction then defaults to 1.
+	Rate  float64
 	given uint32
 }
 
@@ -143,7 +149,11 @@ func (g *ClientGroup) Churned() int {
 	if g.Churn == nil {
 		return 0
 	}
-	return min(max(int(math.Round(g.Churn.Fraction*float64(g.ClientCount))), 1), g.ClientCount)
+	f := g.Churn.Fraction
+	if g.Churn.given&cgGivenFraction == 0 && g.Churn.Rate > 0 {
+		f = 1
+	}
+	return min(max(int(math.Round(f*float64(g.ClientCount))), 1), g.ClientCount)
 }
 
 // defaultClientGroup returns the group that a "groups" entry is decoded onto.
@@ -508,8 +518,12 @@ func (s *Scenario) checkClientGroup(l *errList, path string, g *ClientGroup) {
 	if c := g.Churn; c != nil {
 		cp := gp + "churn."
 		switch {
+		case c.given&cgGivenRate != 0 && !(c.Rate > 0 && c.Rate <= 1e6):
+			l.Add(cp+"rate", "%s is not a churn rate (want clients per second, more than 0, at most 1000000)", show(c.Rate))
+		case c.given&cgGivenFraction == 0 && c.given&cgGivenRate != 0:
+			// steady churn over the whole group
 		case c.given&cgGivenFraction == 0:
-			l.Add(cp+"fraction", "missing (want the share of the group that reconnects, e.g. 0.1)")
+			l.Add(cp+"fraction", "missing (want the share of the group that reconnects, e.g. 0.1, or a rate of clients per second)")
 		case !(c.Fraction > 0):
 			l.Add(cp+"fraction", "%s is not a fraction of the group (want more than 0, at most 1)", show(c.Fraction))
 		case c.Fraction > 1:

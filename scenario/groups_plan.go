@@ -462,6 +462,9 @@ type Storm struct {
 	Clean   bool          // the clients come back with a clean session
 	Down    time.Duration // how long they stay away
 	Clients int           // the group's first Clients clients by index (of the whole plan)
+	// Rate, if above 0, is steady churn: from At on, Rate of the Clients per second, in
+	// index order, round and round (StormPos).
+	Rate float64
 }
 
 // Storms returns the reconnect storms of the plan's groups, in group order; nil for a
@@ -474,7 +477,7 @@ func (p *Plan) Storms() []Storm {
 	var out []Storm
 	for gid, g := range mx.groups {
 		if c := g.Churn; c != nil {
-			out = append(out, Storm{GroupID: gid, Group: g.Name, At: c.At, Clean: c.CleanSession, Down: c.Down, Clients: g.Churned()})
+			out = append(out, Storm{GroupID: gid, Group: g.Name, At: c.At, Clean: c.CleanSession, Down: c.Down, Clients: g.Churned(), Rate: c.Rate})
 		}
 	}
 	return out
@@ -491,6 +494,23 @@ func (p *Plan) InStorm(st Storm, i int) bool {
 		i -= n
 	}
 	return false
+}
+
+// StormPos returns the position of client i of this plan (0 ≤ i < Len()) among st's
+// clients (its index in its group, the same in every shard), -1 when it is not one.
+func (p *Plan) StormPos(st Storm, i int) int {
+	for k := range p.segs {
+		seg := &p.segs[k]
+		n := seg.hi - seg.lo
+		if i < n {
+			if seg.gid == st.GroupID && seg.lo+i < st.Clients {
+				return seg.lo + i
+			}
+			return -1
+		}
+		i -= n
+	}
+	return -1
 }
 
 // StormClients returns how many of this plan's clients st takes (a shard's share of them).
