@@ -148,6 +148,7 @@ func NewRunner(p *scenario.Plan, brokers []string, idStart int) (*Runner, error)
 	}
 	if !p.Open() {
 		r.Stream = p.Stream
+		r.RetainedLate = retainedLate(s)
 		r.Placement = &Placement{Publishes: p.Publishes, Outside: p.ReceivedOutside}
 	}
 	if clients, pubs := p.GroupTables(); clients != nil {
@@ -182,6 +183,28 @@ func NewRunner(p *scenario.Plan, brokers []string, idStart int) (*Runner, error)
 		}
 	}
 	return r, nil
+}
+
+// retainedLate is Runner.RetainedLate for a plain scenario whose every subscriber gets
+// copies of retaining publishers only, by subscriptions that take retained messages: not
+// shared (a shared subscription gets none), Retain Handling 0, no Retain As Published (the
+// RETAIN flag would not tell a retained copy), one rate without stages. Every publisher
+// has published by one period after publishing began; a second more of slack. 0 for the
+// others, mixed runs among them (a subscribing group may match no publisher).
+func retainedLate(s *scenario.Scenario) time.Duration {
+	pub, sub, par := s.Publishers, s.Subscribers, &s.Parameters
+	switch s.Type {
+	case scenario.TypePointToPoint, scenario.TypeFanIn, scenario.TypeFanOut:
+	case scenario.TypeRoundTrip:
+		sub = pub
+	default:
+		return 0
+	}
+	if s.Mixed() || pub == nil || sub == nil || !pub.Retain || sub.RetainHandling != 0 || sub.RetainAsPublished ||
+		len(par.Stages) > 0 || !(par.PublishRate > 0) {
+		return 0
+	}
+	return time.Duration(float64(time.Second)/par.PublishRate) + time.Second
 }
 
 // publishProps builds the PUBLISH properties of a group.

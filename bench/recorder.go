@@ -32,6 +32,11 @@ type Recorder struct {
 	// every run (a Subscribe run that was not told its publishers' run identity).
 	RunTag uint16
 	AnyRun bool
+	// RetainedLate, when above 0, is how long after publishing began every publisher of
+	// the run has published a retained message on each subscriber's topics: a SUBACK then
+	// counts as a late subscription (result.Snapshot.LateSubscribed), which the broker
+	// answers with the retained messages. 0: the plan does not say so.
+	RetainedLate time.Duration
 	// Placement, if set, says that this process runs a part of the run (a worker, a
 	// shard): Finish then leaves what crosses parts for the merge (result.Join).
 	Placement *Placement
@@ -258,6 +263,11 @@ func (r *Recorder) Ping(loop, _ int, rtt time.Duration) {
 func (r *Recorder) Subscribed(loop, client, failed int, code byte) {
 	s := r.loops[loop].snap
 	s.Subscribed++
+	if d := r.RetainedLate; d > 0 && failed == 0 {
+		if st := r.start.Load(); st != 0 && time.Now().UnixNano() >= st+int64(d) {
+			s.LateSubscribed++
+		}
+	}
 	if g := r.byClient(s, client); g != nil {
 		g.Subscribed++
 		g.SubscribeFailed += int64(failed)

@@ -1,10 +1,20 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
 	"testing"
+	"time"
 
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/hooks/auth"
+	"github.com/mochi-mqtt/server/v2/listeners"
 	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/result"
 )
 
 // TestRetainedAtResubscribe: ten sensors publish retained messages at QoS q to their own
@@ -45,6 +55,82 @@ func TestRetainedAtResubscribe(t *testing.T) {
 					msg.Retained, want, msg.RetainedAgain, msg.Duplicated, msg.Redelivered, msg.DeliveredOnReturn, msg.Unexpected)
 			}
 			t.Logf("expected %d received %d lost %d retained %d again %d", msg.Expected, msg.Received, msg.Lost, msg.Retained, msg.RetainedAgain)
+		})
+	}
+}
+
+// startMochi starts mochi-mqtt (the embedded broker's implementation) on a free loopback
+// port with retained messages available or not: without, it takes RETAIN and keeps
+// nothing, silently at 3.1.1.
+func startMochi(t *testing.T, retain bool) (*mqtt.Server, string) {
+	t.Helper()
+	caps := mqtt.NewDefaultServerCapabilities()
+	if !retain {
+		caps.RetainAvailable = 0
+	}
+	srv := mqtt.New(&mqtt.Options{Capabilities: caps, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err := srv.AddHook(new(auth.AllowHook), nil); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddListener(listeners.NewNet("tcp", ln)); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Serve(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	return srv, ln.Addr().String()
+}
+
+// TestRetainedNotDelivered: quick-p2p-100 with retaining publishers at 10 msg/s; 2.5 s in
+// the broker ends every subscriber's connection, and each reconnects and subscribes again,
+// after every publisher has published. mochi with retained messages answers each of those
+// 100 late subscriptions with its topic's retained message; mochi with retain off keeps
+// none, and the result says so (retained_not_delivered: the 100 less the few copies due
+// before a reconnect that came after it — 2 to 6 here — which could have been retained
+// copies without the flag) without a copy counted lost for it.
+func TestRetainedNotDelivered(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two 5 s runs")
+	}
+	for _, retain := range []bool{true, false} {
+		t.Run(fmt.Sprintf("retain=%v", retain), func(t *testing.T) {
+			t.Parallel()
+			srv, addr := startMochi(t, retain)
+			var kicked int
+			res := runWith(t, addr, "quick-p2p-100", map[string]string{
+				"publishers.retain": "true", "parameters.reconnect": "backoff",
+				"parameters.duration_sec": "5s", "parameters.warmup_sec": "1s"}, func() {
+				time.Sleep(2500 * time.Millisecond)
+				for id, cl := range srv.Clients.GetAll() {
+					if strings.HasPrefix(id, "quick-sub-") {
+						cl.Stop(errors.New("kicked by the test"))
+						kicked++
+					}
+				}
+			})
+			msg := res.Messages
+			checkAccounts(t, msg)
+			if kicked != 100 || res.Connections.Reconnected != 100 {
+				t.Fatalf("kicked %d subscribers, %d reconnected: want 100", kicked, res.Connections.Reconnected)
+			}
+			b := res.Behaviour(result.BehaviourRetainedNotDelivered)
+			if msg.LateSubscribed != 100 {
+				t.Errorf("late subscriptions %d, want the 100 resubscriptions", msg.LateSubscribed)
+			}
+			switch {
+			case retain && (msg.Retained < 100 || b != nil):
+				t.Errorf("retain on: retained %d (want at least 100), behaviour %+v", msg.Retained, b)
+			case !retain && (msg.Retained != 0 || b == nil || b.Count != 100-(msg.Duplicated+msg.Redelivered+msg.DeliveredOnReturn) || b.Count < 50):
+				t.Errorf("retain off: retained %d, behaviour %+v; want retained_not_delivered for 100 (duplicated %d, redelivered %d, delivered on return %d)",
+					msg.Retained, res.BrokerBehaviour, msg.Duplicated, msg.Redelivered, msg.DeliveredOnReturn)
+			case b != nil:
+				t.Logf("%s: %s", b.What, b.Evidence)
+			}
 		})
 	}
 }

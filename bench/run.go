@@ -58,6 +58,9 @@ type Runner struct {
 	// plan that does not know its publishers, when their run identity was not given.
 	// Otherwise a copy whose header does not carry Engine.RunTag is another run's.
 	AnyRun bool
+	// RetainedLate, when above 0, says that every subscription made that long after
+	// publishing began should get retained messages (Recorder.RetainedLate).
+	RetainedLate time.Duration
 	// Placement, if set, places a part of a run in the whole (Recorder.Placement): its
 	// result then carries what crosses parts (result.Join).
 	Placement *Placement
@@ -278,7 +281,7 @@ func (cr *Runner) start(ctx context.Context) (*run, error) {
 		cfg.Loops = runtime.NumCPU()
 	}
 	rec := NewRecorder(cfg.Loops)
-	rec.Stream, rec.RunTag, rec.AnyRun, rec.Placement = cr.Stream, cfg.RunTag, cr.AnyRun, cr.Placement
+	rec.Stream, rec.RunTag, rec.AnyRun, rec.Placement, rec.RetainedLate = cr.Stream, cfg.RunTag, cr.AnyRun, cr.Placement, cr.RetainedLate
 	if g := cr.Groups; g != nil {
 		rec.SetGroups(len(g.Info), g.Client, g.Publisher, g.Share)
 	}

@@ -40,6 +40,10 @@ import (
 //   - "session_not_kept": clients with Clean Session 0 (5.0: Clean Start 0 and a Session
 //     Expiry not run out) whose reconnect the broker answered with Session Present 0: it
 //     did not keep their sessions (a restart without persistence), counted in clients;
+//   - "retained_not_delivered": subscriptions made after every publisher had published a
+//     retained message on their topics that got none, counted in subscriptions (at least:
+//     those less the copies that came again or late, which a broker that clears RETAIN
+//     sends instead);
 //   - "not_shared": "$share/" filters of 3.1.1 subscribers the broker granted and delivered
 //     nothing to (it does not share), counted in messages.not_shared_copies.
 //
@@ -99,6 +103,18 @@ func (r *Result) behaviour(total *Snapshot) {
 	for _, k := range sortedKeys(total.Behaviour) {
 		add(k, total.Behaviour[k])
 	}
+	// A broker that clears RETAIN on a retained copy (gmqtt) sends one per late
+	// subscription all the same: a copy again, or one due before a reconnect that came
+	// after it. Fewer of those than half the subscriptions: at least the rest got none.
+	if late := total.LateSubscribed; late > 0 && total.Retained == 0 && total.Behaviour["retain_unavailable"] == 0 {
+		if n := late - (total.Duplicated + total.Redelivered + total.DeliveredOnReturn); 2*n >= late {
+			r.BrokerBehaviour = append(r.BrokerBehaviour, BrokerBehaviour{What: BehaviourRetainedNotDelivered, Count: n,
+				Evidence: fmt.Sprintf("the broker sent no retained message to at least %d of %d subscriptions made after every publisher "+
+					"had published with RETAIN set on their topics: none came with the RETAIN flag, and fewer copies came again or late "+
+					"than there were subscriptions; it does not keep retained messages for late subscribers (retain disabled?). "+
+					"Nothing of the run is counted lost for it", n, late)})
+		}
+	}
 	r.NoteBrokerDrops()
 	if n := r.Messages.NotSharedCopies; n > 0 {
 		r.BrokerBehaviour = append(r.BrokerBehaviour, BrokerBehaviour{What: behNotShared, Count: total.Subscribed,
@@ -141,6 +157,13 @@ const BehaviourEveryMember = "delivered_to_every_member"
 // by the broker (aedes 1.x does it when a session is taken over while PUBRELs are on their
 // way). They count in duplicated too.
 const BehaviourQoS2Again = "qos2_sent_again_after_reconnect"
+
+// BehaviourRetainedNotDelivered is the BrokerBehaviour of a broker that answered
+// subscriptions made after every publisher had published a retained message on their
+// topics with no retained message (Snapshot.LateSubscribed, none retained, and fewer copies
+// again or late than half of them): it does not deliver retained messages to late
+// subscribers.
+const BehaviourRetainedNotDelivered = "retained_not_delivered"
 
 // BehaviourSessionNotKept is the BrokerBehaviour of clients whose persistent session the
 // broker did not keep across their reconnect (its CONNACK said Session Present 0).

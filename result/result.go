@@ -272,6 +272,10 @@ type Messages struct {
 	Unmeasured      int64 `json:"unmeasured"`
 	Subscribed      int64 `json:"subscribed"`
 	SubscribeFailed int64 `json:"subscribe_failed"`
+	// LateSubscribed are the SUBACKs of subscriptions made after every publisher had
+	// published a retained message on their topics (a plain run whose publishers retain):
+	// each should have had retained messages (Retained).
+	LateSubscribed int64 `json:"late_subscribed,omitempty"`
 	// SubscribeRefused counts refused filters by SUBACK reason (the last failing filter's
 	// reason for a SUBACK that refuses several).
 	SubscribeRefused map[string]int64 `json:"subscribe_refused,omitempty"`
@@ -572,7 +576,7 @@ func (r *Result) pairs(s *Snapshot) (f figures) {
 		{&m.Expected, &s.Expected}, {&m.Received, &s.Received}, {&m.InFlightAtEnd, &s.InFlightAtEnd},
 		{&m.InFlightDropped, &s.InFlightDropped}, {&m.InFlightLost, &s.InFlightLost}, {&m.DeliveredOnReturn, &s.DeliveredOnReturn},
 		{&m.Duplicated, &s.Duplicated}, {&m.Redelivered, &s.Redelivered}, {&m.Retained, &s.Retained}, {&m.RetainedAgain, &s.RetainedAgain}, {&m.OutOfOrder, &s.OutOfOrder}, {&m.Unmeasured, &s.Unmeasured},
-		{&m.Subscribed, &s.Subscribed}, {&m.SubscribeFailed, &s.SubscribeFailed},
+		{&m.Subscribed, &s.Subscribed}, {&m.SubscribeFailed, &s.SubscribeFailed}, {&m.LateSubscribed, &s.LateSubscribed},
 		{&r.BrokerStalled.Publishers, &s.HeldPublishers},
 	}
 	f.maps = []pair[map[string]int64]{

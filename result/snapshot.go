@@ -75,7 +75,10 @@ type Snapshot struct {
 	// of them the client already had, counted nowhere else (Messages.RetainedAgain).
 	Retained      int64 `json:"retained,omitempty"`
 	RetainedAgain int64 `json:"retained_again,omitempty"`
-	OutOfOrder    int64 `json:"out_of_order"`
+	// LateSubscribed counts SUBACKs of subscriptions the broker should have answered with
+	// retained messages of the run (bench.Recorder.RetainedLate).
+	LateSubscribed int64 `json:"late_subscribed,omitempty"`
+	OutOfOrder     int64 `json:"out_of_order"`
 	// Holds: publisher holds (the broker's flow control, its not reading, no connection)
 	// that ended, by kind, their total in µs, and the publishers held at least once.
 	Holds          map[string]int64 `json:"holds,omitempty"`
@@ -110,10 +113,10 @@ type Snapshot struct {
 // every field is listed.
 
 // counts are the counters that add.
-func (s *Snapshot) counts() [31]*int64 {
+func (s *Snapshot) counts() [32]*int64 {
 	return [...]*int64{&s.Delivered, &s.DeliveredOnReturn, &s.Connected, &s.Reconnected, &s.Pings, &s.TLSHandshakes, &s.TLSResumed, &s.TLSCPUUS,
 		&s.Subscribed, &s.SubscribeFailed, &s.Scheduled, &s.Published, &s.Expected, &s.Acked, &s.RefusedCopies,
-		&s.InFlightDropped, &s.InFlightLost, &s.InFlightAtEnd, &s.Received, &s.Unmeasured, &s.Duplicated, &s.Redelivered, &s.Retained, &s.RetainedAgain,
+		&s.InFlightDropped, &s.InFlightLost, &s.InFlightAtEnd, &s.Received, &s.Unmeasured, &s.Duplicated, &s.Redelivered, &s.Retained, &s.RetainedAgain, &s.LateSubscribed,
 		&s.OutOfOrder, &s.HeldPublishers, &s.PublishedMeasured, &s.ReceivedMeasured, &s.CPUNS, &s.RSSBytes, &s.Offered}
 }
 

@@ -262,7 +262,8 @@ func minOf(v []int64) int64 {
 }
 
 // TestStudyBrokerKinds: a broker defined by its start command (mqblast sink), one whose
-// command fails (recorded, the study goes on), and an external broker (a Mosquitto the test
+// command fails (recorded, the study goes on), one that runs and never listens (the same
+// after its start timeout), and an external broker (a Mosquitto the test
 // runs; its pid found by its listening port), one cell each; with the emulator, also under
 // the worst profile, where the external broker's cell fails with the reason (it cannot be
 // put behind the emulator) rather than run without the profile.
@@ -278,6 +279,7 @@ func TestStudyBrokerKinds(t *testing.T) {
   "brokers": [
     {"name": "sink-cmd", "start": "{mqblast} sink --listen {addr} --allow-remote"},
     {"name": "broken", "start": "echo no broker here {port}; exit 3", "start_timeout_sec": 5},
+    {"name": "silent", "start": "sleep 30; echo never on {port}", "start_timeout_sec": 1.5},
     {"name": "outside", "address": %q}
   ],
   "scenarios": [{"scenario": "quick-p2p-100", "set": {"publishers.client_count": 10, "subscribers.client_count": 10, "parameters.drain_sec": 0.3}}],
@@ -293,7 +295,7 @@ func TestStudyBrokerKinds(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, progress.String())
 	}
-	want := map[string]string{"sink-cmd": StatusOK, "broken": StatusFailed, "outside": StatusOK}
+	want := map[string]string{"sink-cmd": StatusOK, "broken": StatusFailed, "silent": StatusFailed, "outside": StatusOK}
 	for _, r := range ix.Cells {
 		if r.Broker == "outside" && r.Profile == "worst" {
 			if r.Status != StatusFailed || !strings.Contains(r.Error, "the external broker outside at "+m.Addr+" cannot be put there") || r.Result != "" {
@@ -306,6 +308,9 @@ func TestStudyBrokerKinds(t *testing.T) {
 		}
 		if r.Broker == "broken" && !strings.Contains(r.Error, `exited before it listened`) {
 			t.Errorf("broken broker's error: %q", r.Error)
+		}
+		if r.Broker == "silent" && !strings.Contains(r.Error, `broker silent: nothing listens on`) {
+			t.Errorf("a broker that never listens: %q", r.Error)
 		}
 		if r.Status != StatusOK {
 			continue
