@@ -159,7 +159,7 @@ study-demo: build
 	@mkdir -p study-demo
 	@set -e; for c in $(STUDIES); do ./bin/mqblast study $$c --out study-demo/$$c; done
 	@echo "open study-demo/*/study.html"
-## study-brokers: the brokers-edge campaign (Mosquitto, embedded, RabbitMQ, aedes, gmqtt x local/optimal/worst x 1 KB/10 KB, QoS 1, 5 repetitions; not CI, about 20-30 min, root, scripts/install-brokers.sh first) into study-brokers/
+## study-brokers: the brokers-edge campaign (Mosquitto, embedded, RabbitMQ, aedes, gmqtt x local/optimal/worst x 1 KB/10 KB, QoS 1, 5 repetitions; not CI, about 21 min here, root, scripts/install-brokers.sh first) into study-brokers/
 study-brokers: build
 	@mkdir -p study-brokers
 	./bin/mqblast study brokers-edge --out study-brokers/brokers-edge
