@@ -202,8 +202,8 @@ func TestStudyEndToEnd(t *testing.T) {
 	}
 	rows, group := 0, ""
 	for _, line := range strings.Split(string(sum), "\n") {
-		if g, ok := strings.CutPrefix(line, "## quick-p2p-100 · "); ok {
-			group = g
+		if g, ok := strings.CutPrefix(line, "## "); ok {
+			_, group, _ = strings.Cut(g, " · ") // scenario label · sweep value
 		}
 		f := strings.Split(line, " | ")
 		if len(f) < 4 || (f[0] != "| local" && f[0] != "| optimal") {
