@@ -299,7 +299,8 @@ func TestNotSharedBroker(t *testing.T) {
 // reconnects (Mosquitto sets DUP on it, aedes 1.x does not). Those copies are redelivered
 // (QoS 1 permits them), not duplicated, and nothing is lost.
 func TestRedeliveredAfterTakeover(t *testing.T) {
-	t.Parallel()
+	// Sequential: beside other tests aedes now and then drops a connection and loses QoS 1
+	// copies with it, which this test would count against the redelivery it checks.
 	mqblastBin(t) // built before the clock of the take-overs starts
 	for _, b := range []struct {
 		name  string
