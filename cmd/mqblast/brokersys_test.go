@@ -92,6 +92,7 @@ func TestBrokerSysAgreesWithMosquitto(t *testing.T) {
 // TestBrokerSysQoS2Note: Mosquitto leaves the QoS 2 PUBLISH it receives out of its counter:
 // a QoS 2 run says so and makes no comparison.
 func TestBrokerSysQoS2Note(t *testing.T) {
+	t.Parallel()
 	m := testbroker.StartMosquitto(t, testbroker.Options{Extra: []string{"sys_interval 1"}})
 	res, summary := sysRun(t, m.Addr, "2")
 	b := res.BrokerSys
@@ -107,6 +108,7 @@ func TestBrokerSysQoS2Note(t *testing.T) {
 // TestBrokerSysWithoutSys: a Mosquitto whose $SYS is off (sys_interval 0) publishes
 // nothing there: the run succeeds and says so.
 func TestBrokerSysWithoutSys(t *testing.T) {
+	t.Parallel()
 	m := testbroker.StartMosquitto(t, testbroker.Options{Extra: []string{"sys_interval 0"}})
 	res, summary := sysRun(t, m.Addr, "0")
 	b := res.BrokerSys
@@ -121,6 +123,7 @@ func TestBrokerSysWithoutSys(t *testing.T) {
 // TestBrokerSysEmbedded: the embedded broker (mochi-mqtt) publishes its own $SYS tree,
 // without publish/messages counters: its message counts are shown, not compared.
 func TestBrokerSysEmbedded(t *testing.T) {
+	t.Parallel()
 	tier.Integration(t)
 	res, summary := sysRun(t, "", "1")
 	b := res.BrokerSys
@@ -137,6 +140,7 @@ func TestBrokerSysEmbedded(t *testing.T) {
 // TestBrokerSysRefused: --broker-sys over WebSocket, or against a broker that is not
 // there, is a usage error before the run.
 func TestBrokerSysRefused(t *testing.T) {
+	t.Parallel()
 	tier.Integration(t)
 	r := runBin(t, "run", "quick-conn-100", "--broker", "ws://127.0.0.1:1/mqtt", "--broker-sys", "--no-check")
 	if r.code != exitUsage || !strings.Contains(r.stderr, "--broker-sys") || !strings.Contains(r.stderr, "WebSocket") {

@@ -84,6 +84,7 @@ func checkTerminal(t *testing.T, what, out string) {
 // written into its broker, tool version, evidence and error example, and print none of
 // them raw; the interval log's header stays one line.
 func TestHostileTextEscaped(t *testing.T) {
+	t.Parallel()
 	mqblastBin(t) // the integration tier: skipped with -short before a server starts
 	port := hostileTLS(t)
 	dir := t.TempDir()

@@ -14,6 +14,7 @@ import (
 // delivers none (sending strays of an unknown publisher instead), --threshold
 // messages.lost==0 fails: exit 5, with the loss in the result and the strays apart.
 func TestThresholdOnALosingRun(t *testing.T) {
+	t.Parallel()
 	l := testbroker.StartLiar(t, 5, time.Second)
 	r := runBin(t, "run", "quick-p2p-100", "--broker", l.Addr, "--no-check", "--format", "json",
 		"--duration", "2s", "--set", "parameters.warmup_sec=500ms", "--set", "parameters.drain_sec=300ms",

@@ -23,6 +23,7 @@ var fleetSets = []string{"--set", "parameters.duration_sec=8", "--set", "paramet
 // flight), the groups add up to the run, and against Mosquitto, which keeps the devices'
 // persistent sessions, no command is lost.
 func TestIoTFleet10K(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("10,020 connections for ~20 s, twice")
 	}
@@ -125,6 +126,7 @@ const mixedFile = `{
 // groups: each group's clients and messages add up over the workers, its copies received
 // in the other worker included, and nothing is lost at QoS 1.
 func TestMixedProcs2(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file, out := filepath.Join(dir, "mixed.json"), filepath.Join(dir, "r.json")
 	if err := os.WriteFile(file, []byte(mixedFile), 0o644); err != nil {
@@ -170,6 +172,7 @@ func TestMixedProcs2(t *testing.T) {
 // with the problem's path, by validate and by run, which opens no connection: a listener
 // standing in for the broker accepts none.
 func TestGroupsRefusedBeforeAnySocket(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -231,6 +234,7 @@ func TestValidateGroups(t *testing.T) {
 // messages in flight) to the groups, so that every group's figures add up, and add up to
 // the run's; the persistent sessions lose nothing.
 func TestMixedStormProcs2(t *testing.T) {
+	t.Parallel()
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	dir := t.TempDir()
 	file, out := filepath.Join(dir, "storm.json"), filepath.Join(dir, "r.json")

@@ -102,6 +102,7 @@ func TestBindInterfaceBrokerFamily(t *testing.T) {
 // --max-connections, --connections and --procs beyond what this host's cores and
 // descriptor limit make sensible.
 func TestFlagBounds(t *testing.T) {
+	t.Parallel()
 	cores, per := runtime.NumCPU(), sink.PerProcess()
 	most := strconv.Itoa(4 * cores)
 	run := []string{"run", "quick-conn-100", "--broker", "127.0.0.1:1", "--no-check", "--procs", "1"}

@@ -15,6 +15,7 @@ import (
 // shard of another scenario, a shard of another run (another --run-id) and a result whose
 // histograms were lost are refused (exit 2) with the reason.
 func TestMergeRefusesNonShards(t *testing.T) {
+	t.Parallel()
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	dir := t.TempDir()
 	run := func(name, shard, runID string, sets ...string) string {

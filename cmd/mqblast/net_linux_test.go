@@ -191,6 +191,7 @@ func TestNetEmulateKilledCommand(t *testing.T) {
 // "farhost" resolves to 10.9.8.7 inside a namespace of the test's own (ip netns exec binds
 // /etc/netns/NS/hosts over /etc/hosts).
 func TestBrokerListenName(t *testing.T) {
+	t.Parallel()
 	bin := mqblastBin(t)
 	ns := netnstest.New(t, "hosts")
 	dir := "/etc/netns/" + ns

@@ -176,6 +176,7 @@ func addrAfter(s, prefix string) string {
 // TestOrphansWorkersAndEmbeddedBroker: a run's worker processes and its embedded broker do
 // not outlive the run when it is SIGKILLed.
 func TestOrphansWorkersAndEmbeddedBroker(t *testing.T) {
+	t.Parallel()
 	killedParent(t, []string{"run", "quick-p2p-100", "--procs", "2", "--duration", "60s", "--no-check"},
 		func(kids []proc, stderr string) []string {
 			addr := addrAfter(stderr, "started the embedded broker (mochi-mqtt) on ")
@@ -188,6 +189,7 @@ func TestOrphansWorkersAndEmbeddedBroker(t *testing.T) {
 
 // TestOrphansSink: the sink of `run --sink` does not outlive the run when it is SIGKILLed.
 func TestOrphansSink(t *testing.T) {
+	t.Parallel()
 	killedParent(t, []string{"run", "quick-p2p-100", "--sink", "--duration", "60s", "--no-check"},
 		func(kids []proc, stderr string) []string {
 			addr := addrAfter(stderr, "started mqblast sink on ")
@@ -201,6 +203,7 @@ func TestOrphansSink(t *testing.T) {
 // TestOrphansStudy: a study's broker (Mosquitto under sh), its running cell and the cell's
 // workers do not outlive the study when it is SIGKILLed.
 func TestOrphansStudy(t *testing.T) {
+	t.Parallel()
 	testbroker.Need(t)
 	dir := t.TempDir()
 	campaign := filepath.Join(dir, "c.json")
@@ -230,6 +233,7 @@ func TestOrphansStudy(t *testing.T) {
 // TestOrphansNetEmulate: the broker (under sh) and the client command that `net emulate`
 // runs in its namespaces do not outlive it when it is SIGKILLed.
 func TestOrphansNetEmulate(t *testing.T) {
+	t.Parallel()
 	needRoot(t)
 	mosq := testbroker.Need(t)
 	conf := filepath.Join(t.TempDir(), "m.conf")

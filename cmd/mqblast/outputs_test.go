@@ -181,6 +181,7 @@ func checkMetrics(t *testing.T, res *result.Result, scrapes []promText, final pr
 // TestRunMetricsMosquitto: /metrics scraped during a real run against Mosquitto, with the
 // CSV and .hlog of the same run, all checked against the result.
 func TestRunMetricsMosquitto(t *testing.T) {
+	t.Parallel()
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	dir := t.TempDir()
 	csvPath, hlogPath := filepath.Join(dir, "r.csv"), filepath.Join(dir, "r.hlog")
@@ -194,6 +195,7 @@ func TestRunMetricsMosquitto(t *testing.T) {
 // TestRunMetricsProcs2: with two worker processes the parent serves the merged view, equal
 // to the merged result.
 func TestRunMetricsProcs2(t *testing.T) {
+	t.Parallel()
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	res, scrapes, final := metricsRun(t, "run", "quick-p2p-100", "--broker", m.Addr, "--duration", "3s",
 		"--set", "parameters.payload_size=32", "--set", "parameters.warmup_sec=1", "--procs", "2")
@@ -264,6 +266,7 @@ func checkFiles(t *testing.T, res *result.Result, csvPath, hlogPath string) {
 // TestOutputFlagErrors: bad output flags are usage errors (exit 2) naming the flag and the
 // fix, before any connection.
 func TestOutputFlagErrors(t *testing.T) {
+	t.Parallel()
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 // --password-file or $MQBLAST_PASSWORD; a wrong one is refused on every connection, and
 // neither password appears in the output.
 func TestPasswordReachesWorkers(t *testing.T) {
+	t.Parallel()
 	const user, pw, wrong = "bench", "s3cret-Pw-4711", "wr0ng-Pw-0815"
 	m := testbroker.StartMosquitto(t, testbroker.Options{Users: map[string]string{user: pw}})
 	host, port, _ := strings.Cut(m.Addr, ":")
@@ -82,12 +83,12 @@ func TestPasswordNotInErrors(t *testing.T) {
 	}
 }
 
-// runBinEnv is runBin with $MQBLAST_PASSWORD set to password (unset when empty).
+// runBinEnv is runBin with $MQBLAST_PASSWORD set to password in the child's environment
+// (as this process has it when empty), so that the test may run in parallel.
 func runBinEnv(t *testing.T, password string, args ...string) cliRun {
 	t.Helper()
 	if password == "" {
 		return runBin(t, args...)
 	}
-	t.Setenv(run.PasswordEnv, password)
-	return runBin(t, args...)
+	return runBinEnvVars(t, []string{run.PasswordEnv + "=" + password}, args...)
 }

@@ -25,6 +25,7 @@ func connRun(t *testing.T) *exec.Cmd {
 
 // TestProgressNotTerminal: with stderr a pipe, the connect phase is interval lines.
 func TestProgressNotTerminal(t *testing.T) {
+	t.Parallel()
 	c := connRun(t)
 	var errOut bytes.Buffer
 	c.Stderr = &errOut
@@ -43,6 +44,7 @@ func TestProgressNotTerminal(t *testing.T) {
 // TestProgressTerminal: with stderr a terminal (a pty), the connect phase is one bar drawn
 // in place, which ends at 100% on its own line; the interval lines follow.
 func TestProgressTerminal(t *testing.T) {
+	t.Parallel()
 	c := connRun(t)
 	ptmx, tty, err := pty.Open()
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 // subscriptions QoS 1 and answers QoS 2 PUBLISHes with PUBACK: the result says both, and
 // counts nothing lost or duplicated.
 func TestRabbitMQP2P(t *testing.T) {
+	t.Parallel()
 	mqblastBin(t) // first: under -race it skips before the broker starts
 	f := testbroker.StartRabbitMQ(t)
 	foreignP2P(t, f)

@@ -116,6 +116,7 @@ func TestCompareMosquittoAndEmbedded(t *testing.T) {
 
 // TestRunHTMLInterrupted: Ctrl-C writes the partial result's HTML report too.
 func TestRunHTMLInterrupted(t *testing.T) {
+	t.Parallel()
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	html := filepath.Join(t.TempDir(), "r.html")
 	_, stderr := interruptedRun(t, 1500*time.Millisecond, "run", "quick-conn-100", "--broker", m.Addr, "--duration", "60s", "--html", html)
@@ -131,6 +132,7 @@ func TestRunHTMLInterrupted(t *testing.T) {
 // TestReportCommand: report without --html prints the run's summary; a file that is not a
 // result document is refused with its name.
 func TestReportCommand(t *testing.T) {
+	t.Parallel()
 	src := filepath.Join("..", "..", "report", "testdata", "p2p.json")
 	r := runBin(t, "report", src)
 	if r.code != 0 || !strings.Contains(r.stdout, "6004 expected: 6004 received, 0 lost") {

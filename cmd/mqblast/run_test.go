@@ -102,6 +102,7 @@ func decodeResult(t *testing.T, r cliRun) *result.Result {
 // TestRunProcs2Merged: two worker processes against Mosquitto give one result whose counts
 // and histograms cover both.
 func TestRunProcs2Merged(t *testing.T) {
+	t.Parallel()
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	host, port, _ := strings.Cut(m.Addr, ":")
 	r := runBin(t, "conn", "-H", host, "-p", port, "-c", "2000", "-R", "4000", "--hold", "1500ms", "-k", "1",
@@ -139,6 +140,7 @@ func TestRunProcs2Merged(t *testing.T) {
 // TestRunRefusedByBroker: a broker demanding a password refuses; refusals are counted by
 // reason and the run fails (exit 1) without counting them as established.
 func TestRunRefusedByBroker(t *testing.T) {
+	t.Parallel()
 	m := testbroker.StartMosquitto(t, testbroker.Options{Users: map[string]string{"bench": "secret"}})
 	host, port, _ := strings.Cut(m.Addr, ":")
 	r := runBin(t, "conn", "-H", host, "-p", port, "-c", "30", "-R", "1000", "--hold", "200ms", "-V", "5", "--format", "json")
@@ -157,6 +159,7 @@ func TestRunRefusedByBroker(t *testing.T) {
 
 // TestRunNothingListening: one line on stderr naming the cause, exit 1, within seconds.
 func TestRunNothingListening(t *testing.T) {
+	t.Parallel()
 	port := testbroker.FreePort(t, "127.0.0.1")
 	r := runBin(t, "conn", "-H", "127.0.0.1", "-p", fmt.Sprint(port), "-c", "20", "-R", "1000", "--hold", "5s")
 	if r.code != exitFailed {
@@ -179,6 +182,7 @@ func TestRunNothingListening(t *testing.T) {
 // TestRunCapacityShortfall: more connections than one source address has ports for one
 // destination is refused before any socket opens.
 func TestRunCapacityShortfall(t *testing.T) {
+	t.Parallel()
 	port := testbroker.FreePort(t, "127.0.0.1")
 	r := runBin(t, "conn", "-H", "127.0.0.1", "-p", fmt.Sprint(port), "-c", "70000", "--ifaddr", "127.0.0.2",
 		"-R", "1000", "--no-check", "--procs", "1")
@@ -193,6 +197,7 @@ func TestRunCapacityShortfall(t *testing.T) {
 // TestRunBuiltinOnEmbeddedBroker: a built-in scenario without a server runs against the
 // embedded broker started in a child process.
 func TestRunBuiltinOnEmbeddedBroker(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "r.json")
 	r := runBin(t, "run", "quick-conn-100", "--duration", "1s", "--set", "parameters.connection_rate=2000", "--out", out)
 	if r.code != 0 {
@@ -213,6 +218,7 @@ func TestRunBuiltinOnEmbeddedBroker(t *testing.T) {
 
 // TestRunInterrupted: SIGINT during the hold disconnects, writes the partial result, exit 130.
 func TestRunInterrupted(t *testing.T) {
+	t.Parallel()
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	host, port, _ := strings.Cut(m.Addr, ":")
 	b, _ := interruptedRun(t, 1500*time.Millisecond, "conn", "-H", host, "-p", port, "-c", "200", "-R", "1000", "--hold", "60s")
@@ -226,6 +232,7 @@ func TestRunInterrupted(t *testing.T) {
 // subscribers in both) starts publishing only when both have subscribed, and the merged
 // result accounts for every copy.
 func TestRunMessagingProcs2(t *testing.T) {
+	t.Parallel()
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	r := runBin(t, "run", "quick-fanout-1-100", "--broker", m.Addr, "--procs", "2", "--duration", "2s",
 		"--set", "parameters.warmup_sec=500ms", "--set", "publishers.qos=1", "--set", "subscribers.qos=1", "--format", "json")
@@ -245,6 +252,7 @@ func TestRunMessagingProcs2(t *testing.T) {
 // TestMergeShards runs two shards of one scenario as separate commands (as on two hosts)
 // and merges their result files: counts add up and the histogram holds every value.
 func TestMergeShards(t *testing.T) {
+	t.Parallel()
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	dir := t.TempDir()
 	var files []string
@@ -312,6 +320,7 @@ func TestPubSubVerbs(t *testing.T) {
 // TestRunRefusedByHostChecks: a run bound to fail on this host (a million connections in
 // one process) is refused before any socket opens, with the findings; the fix names --procs.
 func TestRunRefusedByHostChecks(t *testing.T) {
+	t.Parallel()
 	port := testbroker.FreePort(t, "127.0.0.1")
 	r := runBin(t, "run", "singlenode-conn-tcp-1M-5K", "--procs", "1", "--broker", fmt.Sprintf("127.0.0.1:%d", port))
 	if r.code != exitNotReady {
@@ -330,6 +339,7 @@ func TestRunRefusedByHostChecks(t *testing.T) {
 // TestConnIPv6: -H takes an IPv6 address bare or bracketed, and --ifaddr binds an IPv6
 // source; the embedded broker listens on ::1.
 func TestConnIPv6(t *testing.T) {
+	t.Parallel()
 	b, err := broker.Start("[::1]:0", io.Discard)
 	if err != nil {
 		t.Skipf("no IPv6 loopback here: %v", err)

@@ -199,6 +199,7 @@ func TestStudySecretStaysOut(t *testing.T) {
 // it connects, naming the rule and the fix; $MQBLAST_PASSWORD is not taken by a run that
 // gives no username, which then connects to a broker that lets anyone in.
 func TestPasswordWithoutUsername(t *testing.T) {
+	t.Parallel()
 	const secret = "hunter2-Xy"
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	for _, tc := range []struct {

@@ -21,6 +21,7 @@ import (
 // TestRunShardAutoNoEnv: run --shard auto outside an Indexed Job exits 2 naming both
 // variables, before any connection.
 func TestRunShardAutoNoEnv(t *testing.T) {
+	t.Parallel()
 	c := exec.Command(mqblastBin(t), "run", "quick-p2p-100", "--broker", "127.0.0.1:1", "--no-check", "--shard", "auto")
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "JOB_COMPLETION") {
@@ -192,6 +193,7 @@ func TestShardsStartAtMerged(t *testing.T) {
 // TestStartAtLate: a shard whose --start-at has passed when it is ready starts at once,
 // says so and records how late.
 func TestStartAtLate(t *testing.T) {
+	t.Parallel()
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	out := filepath.Join(t.TempDir(), "late.json")
 	at := time.Now().UTC().Format(time.RFC3339Nano) // passed before the first connection

@@ -22,6 +22,7 @@ import (
 // TestSinkRefusesRemote: a non-loopback --listen is a usage error naming --allow-remote, on
 // one line; the flag's bounds are checked too.
 func TestSinkRefusesRemote(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"sink", "--listen", "0.0.0.0:18830"},
 		{"sink", "--listen", ":18830"},
@@ -88,6 +89,7 @@ func startSinkBin(t *testing.T, args ...string) (string, <-chan sink.Line, *exec
 // TestSinkProcs2 holds 40 connections in two processes on one port: both take some, and
 // the parent's summed counters add up, at each interval and at exit.
 func TestSinkProcs2(t *testing.T) {
+	t.Parallel()
 	addr, lines, c := startSinkBin(t, "--procs", "2", "--stats-json", "--interval", "100ms")
 	const n = 40
 	for i := range n {
@@ -140,6 +142,7 @@ func TestSinkProcs2(t *testing.T) {
 // TestRunSink: `run --sink` of a quick fan-out accounts for every message, and the result and
 // the summary say it is a calibration run against the sink.
 func TestRunSink(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "r.json")
 	r := runBin(t, "run", "quick-fanout-1-100", "--sink", "--duration", "3s", "--out", out)
 	if r.code != 0 {

@@ -57,6 +57,7 @@ func TestStudyInvalid(t *testing.T) {
 
 // TestStudyDryRun lists the cells in run order with their commands, running nothing.
 func TestStudyDryRun(t *testing.T) {
+	t.Parallel()
 	out, _, code := runMQ(t, "study", "retain-throughput", "--dry-run", "--out", "D")
 	if code != exitOK {
 		t.Fatalf("exit %d", code)
@@ -77,6 +78,7 @@ func TestStudyDryRun(t *testing.T) {
 // TestStudyInterrupt: SIGINT during a cell stops the study with exit 130; study.json says
 // interrupted, with the running cell's partial result kept.
 func TestStudyInterrupt(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	f := filepath.Join(dir, "c.json")
 	if err := os.WriteFile(f, []byte(`{"brokers":[{"name":"e","type":"embedded"}],

@@ -171,6 +171,7 @@ func thresholdsOf(t *testing.T, doc []byte) []result.Threshold {
 // with the result written (the summary says FAILED, the file holds thresholds[0].ok false
 // and the value), and thresholds that hold exit 0.
 func TestRunThresholds(t *testing.T) {
+	t.Parallel()
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	short := []string{"--broker", m.Addr, "--duration", "1500ms", "--set", "parameters.warmup_sec=300ms",
 		"--set", "parameters.drain_sec=500ms"}
@@ -212,6 +213,7 @@ func TestRunThresholds(t *testing.T) {
 // file exits 3 (run and validate), naming the expression and the nearest keys, before
 // any connection (nothing listens on the broker's port).
 func TestRunThresholdRefusedBeforeRun(t *testing.T) {
+	t.Parallel()
 	broker := fmt.Sprintf("127.0.0.1:%d", testbroker.FreePort(t, "127.0.0.1"))
 	for _, tc := range []struct {
 		expr string
@@ -254,6 +256,7 @@ func TestRunThresholdRefusedBeforeRun(t *testing.T) {
 // worker processes (exit 5), and on the partial result of an interrupted run, whose
 // exit code (130) wins.
 func TestRunThresholdsWorkersAndInterrupt(t *testing.T) {
+	t.Parallel()
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	host, port, _ := strings.Cut(m.Addr, ":")
 	r := runBin(t, "conn", "-H", host, "-p", port, "-c", "200", "-R", "2000", "--hold", "300ms", "--procs", "2",

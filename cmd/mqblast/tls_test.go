@@ -13,6 +13,7 @@ import (
 // a wrong CA refused with one line naming the certificate problem, --insecure connecting
 // anyway, and TLS flags without a TLS broker refused as a usage error.
 func TestTLSFlags(t *testing.T) {
+	t.Parallel()
 	certs := testbroker.NewCerts(t)
 	m := testbroker.StartMosquitto(t, testbroker.Options{TLS: true, WSS: true, WebSocket: true, Certs: certs, RequireCert: true})
 	host, tlsPort, _ := strings.Cut(m.TLSAddr, ":")

@@ -14,6 +14,7 @@ import (
 // by itself, and its client's peak RSS is that of the same run told --broker-pid: the
 // search for the broker's process does not weigh in the client's figures.
 func TestRunBesideCrowd(t *testing.T) {
+	t.Parallel()
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	testbroker.StartCrowd(t, mqblastBin(t), 8000)
 	host, port, _ := strings.Cut(m.Addr, ":")

@@ -46,6 +46,7 @@ func TestHelperListener(t *testing.T) {
 // (the broker is local); the SYNs it dropped were retransmitted, which the findings put
 // down to the listen queue, not to a loss.
 func TestNetnsListenOverflowFinding(t *testing.T) {
+	t.Parallel()
 	ns := newNetns(t) // loopback up
 	const port = 18830
 	l := exec.Command("ip", "netns", "exec", ns, os.Args[0], "-test.run=^TestHelperListener$")
