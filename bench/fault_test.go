@@ -213,7 +213,6 @@ func TestForeignPublisher(t *testing.T) {
 // lost, the strays are unexpected, and none offsets a loss.
 func TestLiarBrokerLosesEverything(t *testing.T) {
 	t.Parallel() // its own broker and run: it waits more than it computes
-
 	l := testbroker.StartLiar(t, 8, time.Second) // strays while publishing
 	res := runWith(t, l.Addr, "quick-p2p-100", map[string]string{
 		"parameters.duration_sec": "1500ms", "parameters.warmup_sec": "500ms", "parameters.drain_sec": "300ms"}, nil)
