@@ -91,7 +91,6 @@ func TestBrokerKilledAndRestarted(t *testing.T) {
 // the publishers re-send what was in flight, the subscribers get what was queued for them,
 // and nothing is lost.
 func TestPersistentSessionsAcrossRestart(t *testing.T) {
-	t.Parallel() // its own broker and run: it waits more than it computes
 	if testing.Short() {
 		t.Skip("restarts Mosquitto during an 8 s run")
 	}
@@ -177,7 +176,6 @@ func TestSessionNotKeptAcrossRestart(t *testing.T) {
 // TestForeignPublisher: text messages from mosquitto_pub on a subscribed topic during a
 // P2P run are unmeasured, never duplicates, and hide no loss.
 func TestForeignPublisher(t *testing.T) {
-	t.Parallel() // its own broker and run: it waits more than it computes
 	if testing.Short() {
 		t.Skip("runs against Mosquitto")
 	}
@@ -212,7 +210,6 @@ func TestForeignPublisher(t *testing.T) {
 // and sends 8 strays from an unknown publisher to each subscriber: every expected copy is
 // lost, the strays are unexpected, and none offsets a loss.
 func TestLiarBrokerLosesEverything(t *testing.T) {
-	t.Parallel() // its own broker and run: it waits more than it computes
 	l := testbroker.StartLiar(t, 8, time.Second) // strays while publishing
 	res := runWith(t, l.Addr, "quick-p2p-100", map[string]string{
 		"parameters.duration_sec": "1500ms", "parameters.warmup_sec": "500ms", "parameters.drain_sec": "300ms"}, nil)

@@ -36,7 +36,6 @@ const mixedJSON = `{
 // connects all its clients, its messages are accounted for (expected = received + lost +
 // in flight, nothing lost at QoS 1), and the groups' figures add up to the run's.
 func TestMixedRun(t *testing.T) {
-	t.Parallel() // its own broker and run: it waits more than it computes
 	if testing.Short() {
 		t.Skip("runs against two brokers")
 	}
@@ -197,7 +196,6 @@ const stormJSON = `{
 // by their persistent sessions and received on return (none lost), or, when they come
 // back with clean sessions, lost; every group's figures add up either way.
 func TestMixedStorm(t *testing.T) {
-	t.Parallel() // its own broker and run: it waits more than it computes
 	if testing.Short() {
 		t.Skip("runs against Mosquitto")
 	}
@@ -260,7 +258,6 @@ func TestMixedStorm(t *testing.T) {
 // flow on the run's broker; with nothing listening on the group's server, that group's
 // clients all fail and the others are untouched.
 func TestMixedOwnServer(t *testing.T) {
-	t.Parallel() // its own broker and run: it waits more than it computes
 	if testing.Short() {
 		t.Skip("runs against two Mosquittos")
 	}
@@ -307,7 +304,6 @@ func TestMixedOwnServer(t *testing.T) {
 // TestMixedHoldStorm: a run whose groups only hold has its storm too, timed from the start
 // of holding: the storm's clients drop and come back.
 func TestMixedHoldStorm(t *testing.T) {
-	t.Parallel() // its own broker and run: it waits more than it computes
 	emb, err := broker.Start("127.0.0.1:0", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -335,7 +331,6 @@ func TestMixedHoldStorm(t *testing.T) {
 // own. Mosquitto killed and restarted 1.5 s into the run: the sensors (the run's backoff)
 // come back, the apps (reconnect "off") stay dropped.
 func TestMixedReconnectPolicies(t *testing.T) {
-	t.Parallel() // its own broker and run: it waits more than it computes
 	if testing.Short() {
 		t.Skip("kills and restarts Mosquitto during a 4 s run")
 	}
@@ -366,7 +361,6 @@ func TestMixedReconnectPolicies(t *testing.T) {
 // devices' QoS 1 messages all accounted for and none lost (in flight re-sent to the kept
 // session); the churn's clients taken in index order round the group.
 func TestMixedChurnRate(t *testing.T) {
-	t.Parallel() // its own broker and run: it waits more than it computes
 	if testing.Short() {
 		t.Skip("runs against Mosquitto for 4 s")
 	}

@@ -23,7 +23,6 @@ func TestInboundLimit(t *testing.T) {
 // message. Before the inbound limit followed the payload, the subscribers dropped every
 // one as the broker's protocol_error (a fixed 1 MiB limit) and the run lost 100 %.
 func TestLargePayloadDelivered(t *testing.T) {
-	t.Parallel() // its own broker and run: it waits more than it computes
 	if testing.Short() {
 		t.Skip("runs against Mosquitto")
 	}

@@ -226,7 +226,6 @@ func TestCoordinatedOmission(t *testing.T) {
 // TestRoundTrip64K: the small-VM ping test (each client publishes 64 KiB to its own topic
 // and receives it back) works end to end.
 func TestRoundTrip64K(t *testing.T) {
-	t.Parallel() // its own broker and run: it waits more than it computes
 	if testing.Short() {
 		t.Skip("runs against Mosquitto")
 	}

@@ -131,7 +131,6 @@ func saturatedByItself(t *testing.T, res *result.Result) bool {
 // publishers, no reconnect: every publisher is held (disconnected) to the end, and
 // broker_stalled counts 20 publishers under one event loop and under two, not one per loop.
 func TestHeldPublishersCountsPublishers(t *testing.T) {
-	t.Parallel() // its own broker and run: it waits more than it computes
 	if testing.Short() {
 		t.Skip("kills Mosquitto during a run")
 	}

@@ -35,7 +35,6 @@ func runTLS(t *testing.T, broker string, s *scenario.Scenario, tc reactor.TLSOpt
 // acknowledged), and the result reports the TLS handshakes (time, CPU) and WebSocket
 // upgrades apart from the connect latency.
 func TestTransportRuns(t *testing.T) {
-	t.Parallel() // its own broker and run: it waits more than it computes
 	if testing.Short() {
 		t.Skip("12 runs against Mosquitto, ~20 s")
 	}
