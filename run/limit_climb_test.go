@@ -67,3 +67,25 @@ func TestClimbRateFailingEveryOtherTime(t *testing.T) {
 		t.Errorf("check and repeat failed: sustained %.0f, first failed %.0f; want 2378 and 2828", l.Sustained, l.FirstFailed)
 	}
 }
+
+// TestFailedStepsAttributedTogether: a rate whose first step lost 19 with 4 dropped by the
+// broker and whose repeat lost 1 with none counted is laid to the broker's drops, from both
+// steps: 4 of 20 lost.
+func TestFailedStepsAttributedTogether(t *testing.T) {
+	t.Parallel()
+	s := &search{out: &result.Limit{Steps: []result.LimitStep{
+		{Index: 0, Rate: 2828, OK: true},
+		{Index: 1, Rate: 3364},
+		{Index: 2, Rate: 3364},
+	}}}
+	s.out.Steps[1].BrokerDropped = 4
+	s.out.Steps[1].Messages.Lost, s.out.Steps[2].Messages.Lost = 19, 1
+	s.last = &s.out.Steps[2]
+	s.finish(&result.Result{})
+	l := s.out
+	if l.LimitedBy != "broker" || len(l.Evidence) == 0 ||
+		l.Evidence[0] != "the broker dropped 4 messages by its own policy ($SYS publish/messages/dropped: a subscriber's queue was full, "+
+			"max_queued_messages) of the 20 lost in the failed steps at this rate" {
+		t.Errorf("limited by %q, evidence %q", l.LimitedBy, l.Evidence)
+	}
+}
