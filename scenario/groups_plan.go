@@ -484,17 +484,7 @@ func (p *Plan) Storms() []Storm {
 }
 
 // InStorm reports whether client i of this plan (0 ≤ i < Len()) is one of st's clients.
-func (p *Plan) InStorm(st Storm, i int) bool {
-	for k := range p.segs {
-		seg := &p.segs[k]
-		n := seg.hi - seg.lo
-		if i < n {
-			return seg.gid == st.GroupID && seg.lo+i < st.Clients
-		}
-		i -= n
-	}
-	return false
-}
+func (p *Plan) InStorm(st Storm, i int) bool { return p.StormPos(st, i) >= 0 }
 
 // StormPos returns the position of client i of this plan (0 ≤ i < Len()) among st's
 // clients (its index in its group, the same in every shard), -1 when it is not one.
