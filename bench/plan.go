@@ -108,6 +108,12 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 					Number: c.Number, Receivers: c.Receivers, Props: pubProps[c.Group],
 					MaxInflight: par.MaxInflight,
 				}
+				if c.ResponseTopic != "" {
+					spec.Publish.ResponseTopic = []byte(c.ResponseTopic)
+				}
+			}
+			if c.Respond {
+				spec.Respond, spec.RespondQoS = true, c.Group.QoS
 			}
 			return spec
 		},

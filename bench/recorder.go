@@ -46,6 +46,10 @@ type Recorder struct {
 	groups        int
 	// gShare gives the receiving group of each share index (scenario.Plan.ShareGroups).
 	gShare []uint8
+	// gRequest marks the request groups (by group): of their messages' copies only the
+	// responses, which come back to the group, count in its latency; a request's copy
+	// counts in the latency of the group that received it (a respond group's).
+	gRequest []bool
 }
 
 // SetGroups makes the recorder keep per-group figures (result.Snapshot.Groups) for n
@@ -379,6 +383,19 @@ func (r *Recorder) PublishRefused(loop, client, receivers int, code byte) {
 	}
 }
 
+// ResponseUnsent implements reactor.Observer: the request's expected response will not
+// come, and is not lost (the run's responder did not send it).
+func (r *Recorder) ResponseUnsent(loop, _ int, pub uint32, measured bool) {
+	if !measured {
+		return // a request from outside the run: nothing of it was expected
+	}
+	s := r.loops[loop].snap
+	s.ResponsesUnsent++
+	if g := r.byPublisher(s, pub); g != nil {
+		g.ResponsesUnsent++
+	}
+}
+
 // BrokerDisconnect implements reactor.Observer: a drop whose cause is the DISCONNECT's
 // reason (result.DisconnectCause and its name), its example the code and reason string.
 func (r *Recorder) BrokerDisconnect(loop, client int, code byte, reason []byte) {
@@ -597,13 +614,18 @@ func (r *Recorder) receivedGroups(s *result.Snapshot, client int, m *reactor.Mes
 	if r.inWindow(m.Now) {
 		gp.ReceivedMeasured++
 	}
+	gc := r.byClient(s, client)
 	if r.inWindow(m.Due) {
-		gp.Latency.Record((m.Now - m.Due) / 1000)
+		gl := gp // the group whose latency this copy is
+		if r.gRequest != nil && gc != nil && gc != gp && r.gRequest[r.gPub[m.Publisher]] {
+			gl = gc
+		}
+		gl.Latency.Record((m.Now - m.Due) / 1000)
 		if m.Sent != 0 {
-			gp.LatencyRaw.Record((m.Now - m.Sent) / 1000)
+			gl.LatencyRaw.Record((m.Now - m.Sent) / 1000)
 		}
 	}
-	if gc := r.byClient(s, client); gc != nil {
+	if gc != nil {
 		gc.Delivered++
 	}
 }

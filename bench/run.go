@@ -284,6 +284,14 @@ func (cr *Runner) start(ctx context.Context) (*run, error) {
 	rec.Stream, rec.RunTag, rec.AnyRun, rec.Placement, rec.RetainedLate = cr.Stream, cfg.RunTag, cr.AnyRun, cr.Placement, cr.RetainedLate
 	if g := cr.Groups; g != nil {
 		rec.SetGroups(len(g.Info), g.Client, g.Publisher, g.Share)
+		for i, in := range g.Info {
+			if slices.Contains(in.Behaviours, string(scenario.BehaviourRequest)) {
+				if rec.gRequest == nil {
+					rec.gRequest = make([]bool, len(g.Info))
+				}
+				rec.gRequest[i] = true
+			}
+		}
 	}
 	cfg.Observer = rec
 	eng, err := reactor.New(cfg)
@@ -570,7 +578,7 @@ func (r *run) drain() error {
 		}
 		r.src.collect()
 		t := r.src.total
-		return t.Received+t.RefusedCopies >= t.Expected // the broker delivers no refused message
+		return t.Received+t.RefusedCopies+t.ResponsesUnsent >= t.Expected // the broker delivers no refused message
 	})
 }
 
@@ -661,7 +669,7 @@ func (p *progressLine) print(w io.Writer, iv result.Interval, target int) {
 	p.connects += iv.Connected
 	p.failed += iv.Failed
 	p.dropped += iv.Dropped
-	p.expected += iv.Expected - iv.RefusedCopies // the broker delivers no message it refused
+	p.expected += iv.Expected - iv.RefusedCopies - iv.ResponsesUnsent // the broker delivers no message it refused
 	p.received += iv.Received
 	p.unsent += iv.Unsent
 	p.unexpected += iv.Unexpected

@@ -287,3 +287,103 @@ func TestPubcompNotFoundAcks(t *testing.T) {
 		}
 	})
 }
+
+// respObs records a responder's unanswered requests.
+type respObs struct {
+	*recObs
+	unsent []uint32 // publisher numbers
+}
+
+func (o *respObs) ResponseUnsent(_, _ int, pub uint32, measured bool) {
+	o.mu.Lock()
+	if measured {
+		o.unsent = append(o.unsent, pub)
+	}
+	o.mu.Unlock()
+}
+
+// TestResponderWindow: a responder answers each request (Response Topic and Correlation
+// Data) with a PUBLISH to that topic carrying the request's Correlation Data and payload,
+// keeps at most the broker's Receive Maximum of them unacknowledged, and reports the
+// requests that found its window full, by their publisher; an acknowledgement opens the
+// window again.
+func TestResponderWindow(t *testing.T) {
+	request := func(pub uint32) []byte {
+		pl := make([]byte, 20)
+		reactor.PutHeader(pl, time.Now().UnixNano(), 0, pub, 7)
+		copy(pl[16:], "req!")
+		p := codec.Publish{Topic: []byte("req/x"), Payload: pl}
+		p.Props.Set(codec.PropResponseTopic)
+		p.Props.ResponseTopic = []byte("resp/7")
+		p.Props.Set(codec.PropCorrelationData)
+		p.Props.CorrelationData = pl[:reactor.HeaderSize]
+		return codec.AppendPublish(nil, &p, codec.V5)
+	}
+	type answer struct {
+		topic, corr, payload string
+		qos                  byte
+		id                   uint16
+	}
+	answers := make(chan answer, 16)
+	addr := scriptServer(t, func(_ int, cn net.Conn, _ []byte, h codec.Header, body []byte) bool {
+		switch h.Type {
+		case codec.TypeConnect:
+			ca := codec.Connack{}
+			ca.Props.Set(codec.PropReceiveMaximum)
+			ca.Props.ReceiveMaximum = 2
+			_, _ = cn.Write(codec.AppendConnack(nil, &ca, codec.V5))
+		case codec.TypeSubscribe:
+			var s codec.Subscribe
+			if codec.DecodeSubscribe(body, codec.V5, &s) == nil {
+				b := codec.AppendSuback(nil, &codec.Suback{ID: s.ID, Reasons: []codec.ReasonCode{1}}, codec.V5)
+				for pub := range uint32(5) { // five requests in one write: the window takes two
+					b = append(b, request(pub)...)
+				}
+				_, _ = cn.Write(b)
+			}
+		case codec.TypePublish:
+			var p codec.Publish
+			if codec.DecodePublish(h, body, codec.V5, &p) == nil {
+				answers <- answer{string(p.Topic), string(p.Props.CorrelationData), string(p.Payload), byte(p.QoS), p.ID}
+				if p.ID == 3 { // the second: acknowledge both, then one more request
+					b := codec.AppendPuback(nil, &codec.Ack{ID: 2}, codec.V5)
+					b = codec.AppendPuback(b, &codec.Ack{ID: 3}, codec.V5)
+					_, _ = cn.Write(append(b, request(9)...))
+				}
+			}
+		}
+		return true
+	})
+	obs := &respObs{recObs: newRecObs()}
+	e := startEngine(t, reactor.Config{Brokers: []string{addr}, Clients: 1, Observer: obs,
+		Client: func(int) reactor.ClientSpec {
+			return reactor.ClientSpec{ID: "responder", Version: 5, CleanStart: true, Respond: true, RespondQoS: 1,
+				Subscriptions: []codec.Subscription{{Filter: []byte("req/+"), QoS: 1}}}
+		}})
+	if err := e.Connect(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	var got []answer
+	for len(got) < 3 {
+		select {
+		case a := <-answers:
+			got = append(got, a)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("responses %+v, want 3", got)
+		}
+	}
+	for i, a := range got {
+		_, pub, seq, ok := reactor.ReadHeader([]byte(a.corr))
+		want := []uint32{0, 1, 9}[i]
+		if a.topic != "resp/7" || a.qos != 1 || a.id != uint16(i+2) || !ok || pub != want || seq != 7 ||
+			a.payload[:16] != a.corr || a.payload[16:] != "req!" {
+			t.Errorf("response %d: %+v (publisher %d), want to resp/7 at QoS 1, id %d, the request's correlation data and payload of publisher %d",
+				i, a, pub, i+2, want)
+		}
+	}
+	unsent := func() string { obs.mu.Lock(); defer obs.mu.Unlock(); return fmt.Sprint(obs.unsent) }
+	waitFor(t, 2*time.Second, func() bool { return unsent() == "[2 3 4]" })
+	if u := unsent(); u != "[2 3 4]" {
+		t.Errorf("unanswered requests of publishers %s, want [2 3 4] (the window of 2 was full)", u)
+	}
+}

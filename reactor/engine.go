@@ -97,6 +97,11 @@ type ClientSpec struct {
 	Subscriptions []codec.Subscription
 	// Publish is what the client publishes once publishing starts (nil: nothing).
 	Publish *PublishSpec
+	// Respond makes a 5.0 client a responder: it answers every PUBLISH it receives that
+	// carries a Response Topic with a PUBLISH to that topic at RespondQoS (the broker's
+	// Maximum QoS when lower), with the request's Correlation Data and payload.
+	Respond    bool
+	RespondQoS byte
 }
 
 // Engine drives MQTT client connections from a few event loops. Create it with New, then

@@ -119,10 +119,12 @@ type loop struct {
 	pubs     map[int32]*pubState     // by client: survives reconnects
 	prof     *profile                // the rate profile the heap's due times follow (nil: none)
 	rx       map[int32]*rxState      // by client: QoS 2 ids survive reconnects to a persistent session
+	resp     map[int32]*respState    // by client: the responders' (ClientSpec.Respond)
 	payload  []byte                  // scratch payload, header written per message
 	topic    []byte                  // scratch topic for %rand_N
 	pub      codec.Publish           // scratch packets, reused
 	inPub    codec.Publish
+	resp1    codec.Publish // a responder's response
 	ack      codec.Ack
 	suback   codec.Suback
 	disc     codec.Disconnect

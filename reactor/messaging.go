@@ -55,6 +55,10 @@ type PublishSpec struct {
 	// NoTopicAlias turns off the 5.0 topic alias, which otherwise replaces the topic by two
 	// bytes after the first message of a connection when the broker allows aliases.
 	NoTopicAlias bool
+	// ResponseTopic, when set, makes each message a 5.0 request: it carries this Response
+	// Topic and, as Correlation Data, its measurement header, by which the response is
+	// measured (Message) whatever payload the responder sends back.
+	ResponseTopic []byte
 }
 
 // pubState is a publisher's schedule and flow state. It lives in its loop (loop.pubs) from
@@ -305,6 +309,9 @@ func (l *loop) message(p *pubState, seq uint32, due int64, pid uint16, dup bool,
 	fillPublish(pk, sp, v, p.alias, props)
 	if props {
 		l.propsOf, l.propsAlias = sp, p.alias
+		if sp.ResponseTopic != nil { // the header written above, per message
+			pk.Props.CorrelationData = l.payload[:HeaderSize]
+		}
 	}
 	pk.Payload, pk.ID, pk.Dup, pk.QoS = pl, pid, dup, codec.QoS(p.qos)
 	if p.noRetain {
@@ -341,6 +348,11 @@ func fillPublish(pk *codec.Publish, sp *PublishSpec, v codec.Version, alias, pro
 	if alias {
 		pk.Props.Set(codec.PropTopicAlias)
 		pk.Props.TopicAlias = 1
+	}
+	if sp.ResponseTopic != nil { // Correlation Data is the caller's: the message's header
+		pk.Props.Set(codec.PropResponseTopic)
+		pk.Props.ResponseTopic = sp.ResponseTopic
+		pk.Props.Set(codec.PropCorrelationData)
 	}
 }
 
@@ -697,6 +709,9 @@ func (l *loop) finishPublishing(interrupted bool) {
 func (l *loop) acked(s *session, pid uint16, reason codec.ReasonCode) {
 	p := s.pub
 	if p == nil || p.s != s {
+		if rs := l.resp[s.client]; rs != nil && rs.out > 0 { // a response's
+			rs.out--
+		}
 		return
 	}
 	i := p.find(pid)
@@ -764,10 +779,21 @@ func (l *loop) received(s *session, pk *codec.Publish) {
 	case 2:
 		l.reply = codec.AppendPubrec(l.reply, &codec.Ack{ID: pk.ID}, v)
 	}
+	if pk.Props.Present&(1<<codec.PropResponseTopic) != 0 {
+		if rs := l.resp[s.client]; rs != nil {
+			l.respond(s, rs, pk)
+		}
+	}
 	pl := pk.Payload
 	if len(pl) < HeaderSize || pl[8] != headerMagic {
-		l.e.cfg.Observer.Received(l.idx, int(s.client), Message{Unmeasured: true})
-		return
+		// A response from a responder outside the run carries the request's header as its
+		// Correlation Data, whatever its payload.
+		if cd := pk.Props.CorrelationData; pk.Props.Present&(1<<codec.PropCorrelationData) == 0 ||
+			len(cd) < HeaderSize || cd[8] != headerMagic {
+			l.e.cfg.Observer.Received(l.idx, int(s.client), Message{Unmeasured: true})
+			return
+		}
+		pl = pk.Props.CorrelationData
 	}
 	w, now := binary.BigEndian.Uint64(pl[0:8]), l.arrival()
 	m := Message{
@@ -784,6 +810,48 @@ func (l *loop) received(s *session, pk *codec.Publish) {
 		m.Sent = int64(binary.BigEndian.Uint64(pl[16:24]))
 	}
 	l.e.cfg.Observer.Received(l.idx, int(s.client), m)
+}
+
+// respState is a responder's: the responses it has in flight (QoS 1 and 2) and the
+// broker's Receive Maximum that bounds them, kept by client (loop.resp).
+type respState struct {
+	out, max int
+	pid      uint16
+	qos      byte
+}
+
+// respond answers pk, a request delivered to responder s: a PUBLISH to its Response Topic
+// at the responder's QoS with its Correlation Data and payload, written with the
+// acknowledgements of the read. A request that finds the window full, or whose response
+// is over the broker's Maximum Packet Size, is not answered (ResponseUnsent).
+func (l *loop) respond(s *session, rs *respState, pk *codec.Publish) {
+	v := codec.Version(s.version)
+	r := &l.resp1
+	r.Props.Present = 0
+	r.Topic, r.Payload, r.QoS, r.Retain, r.Dup, r.ID = pk.Props.ResponseTopic, pk.Payload, codec.QoS(rs.qos), false, false, 0
+	if pk.Props.Present&(1<<codec.PropCorrelationData) != 0 {
+		r.Props.Set(codec.PropCorrelationData)
+		r.Props.CorrelationData = pk.Props.CorrelationData
+	}
+	full := rs.qos > 0 && rs.out >= rs.max
+	if full || (s.maxOut > 0 && codec.SizePublish(r, v) > int(s.maxOut)) {
+		var pub uint32
+		_, pub, _, ok := ReadHeader(pk.Payload)
+		if !ok && r.Props.Present != 0 {
+			_, pub, _, ok = ReadHeader(r.Props.CorrelationData)
+		}
+		l.e.cfg.Observer.ResponseUnsent(l.idx, int(s.client), pub, ok)
+		return
+	}
+	if rs.qos > 0 {
+		rs.pid++
+		if rs.pid < 2 { // 1 is the SUBSCRIBE's
+			rs.pid = 2
+		}
+		r.ID = rs.pid
+		rs.out++
+	}
+	l.reply = codec.AppendPublish(l.reply, r, v)
 }
 
 // Message is what a receiver learnt from one delivered PUBLISH. Times are CLOCK_REALTIME ns.

@@ -91,6 +91,12 @@ type Observer interface {
 	Behaved(loop int, client int, b Behaviour, asked, got byte, n int)
 	// Received reports one PUBLISH delivered to a client. Called per message: keep it cheap.
 	Received(loop int, client int, m Message)
+	// ResponseUnsent reports a request a responder (ClientSpec.Respond) did not answer: its
+	// window of responses in flight was full (the broker's Receive Maximum), or the
+	// response was over the broker's Maximum Packet Size. publisher is the request's
+	// publisher number when measured (its header read), so that its expected response is
+	// not counted lost.
+	ResponseUnsent(loop int, client int, publisher uint32, measured bool)
 }
 
 // Behaviour is something a broker did or announced that differs from what the plan asked
@@ -255,6 +261,9 @@ func (NopObserver) Acked(int, int) {}
 
 // PublishRefused implements Observer.
 func (NopObserver) PublishRefused(int, int, int, byte) {}
+
+// ResponseUnsent does nothing.
+func (NopObserver) ResponseUnsent(int, int, uint32, bool) {}
 
 // BrokerDisconnect implements Observer.
 func (NopObserver) BrokerDisconnect(int, int, byte, []byte) {}

@@ -322,6 +322,9 @@ func (l *loop) established(s *session, ca *codec.Connack) {
 			l.write(s, codec.AppendSubscribe(l.out[:0], &sub, v))
 		}
 	}
+	if spec.Respond && v == codec.V5 {
+		l.responder(s, spec, ca)
+	}
 	if spec.Publish != nil {
 		rm, am := 0, 0
 		if v == codec.V5 && ca.Props.Has(codec.PropReceiveMaximum) {
@@ -339,6 +342,27 @@ func (l *loop) established(s *session, ca *codec.Connack) {
 			l.grants(s, p, ca)
 		}
 		l.startPublisher(s, spec.Publish, rm, am, ca.SessionPresent)
+	}
+}
+
+// responder readies s to answer requests at what its 5.0 CONNACK ca grants: the broker's
+// Receive Maximum bounds its responses in flight, its Maximum QoS their QoS. Responses in
+// flight on an earlier connection are not sent again.
+func (l *loop) responder(s *session, spec *ClientSpec, ca *codec.Connack) {
+	if l.resp == nil {
+		l.resp = map[int32]*respState{}
+	}
+	rs := l.resp[s.client]
+	if rs == nil {
+		rs = &respState{}
+		l.resp[s.client] = rs
+	}
+	rs.out, rs.max, rs.qos = 0, 65535, spec.RespondQoS
+	if ca.Props.Has(codec.PropReceiveMaximum) {
+		rs.max = int(ca.Props.ReceiveMaximum)
+	}
+	if ca.Props.Has(codec.PropMaximumQoS) && ca.Props.MaximumQoS < rs.qos {
+		rs.qos = ca.Props.MaximumQoS
 	}
 }
 
@@ -412,6 +436,9 @@ func (l *loop) largestPublish(sp *PublishSpec, v codec.Version, aliasMax int) in
 	var p codec.Publish
 	fillPublish(&p, sp, v, usesAlias(sp, aliasMax), true)
 	p.Payload, p.ID = pl[:sp.PayloadSize], 1
+	if sp.ResponseTopic != nil {
+		p.Props.CorrelationData = pl[:HeaderSize]
+	}
 	if sp.RandN > 0 {
 		p.Topic = strconv.AppendInt(append([]byte(nil), sp.Topic...), int64(sp.RandN), 10)
 		p.Topic = append(p.Topic, sp.TopicSuffix...)

@@ -554,6 +554,9 @@ func deliveryPanel(r *result.Result) Panel {
 	if m.RefusedCopies > 0 {
 		more = append(more, Row{"not delivered: refused by the broker", fmt.Sprint(m.RefusedCopies), ""})
 	}
+	if m.ResponsesUnsent > 0 {
+		more = append(more, Row{"not answered: a responder's window was full", fmt.Sprint(m.ResponsesUnsent), ""})
+	}
 	if m.NotSharedCopies > 0 {
 		more = append(more, Row{"not delivered: $share/ on a broker that does not share", fmt.Sprint(m.NotSharedCopies), ""})
 	}

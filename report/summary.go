@@ -89,6 +89,9 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 			if m.RefusedCopies > 0 {
 				fmt.Fprintf(tw, "not delivered\t%d expected copies of messages the broker refused (not lost: it said no)\n", m.RefusedCopies)
 			}
+			if m.ResponsesUnsent > 0 {
+				fmt.Fprintf(tw, "not answered\t%d requests a responder did not answer, its window of responses in flight full (not lost: it did not send)\n", m.ResponsesUnsent)
+			}
 			if m.NotSharedCopies > 0 {
 				fmt.Fprintf(tw, "not delivered\t%d expected copies on $share/ filters of a broker that does not share (not lost: see broker behaviour)\n", m.NotSharedCopies)
 			}

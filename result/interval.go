@@ -12,7 +12,7 @@ func NewInterval(ts float64, open int64, s *Snapshot, d time.Duration) Interval 
 		TS: ts, Established: open, Connected: s.Connected, Failed: s.FailedTotal(),
 		Dropped: s.DroppedTotal(), ConnectPerS: float64(s.Connected) / d.Seconds(),
 		ConnectLatencyUS: s.ConnectLatency.Summary(),
-		Published:        s.Published, Received: s.Received, Expected: s.Expected, RefusedCopies: s.RefusedCopies, Duplicated: s.Duplicated,
+		Published:        s.Published, Received: s.Received, Expected: s.Expected, RefusedCopies: s.RefusedCopies, ResponsesUnsent: s.ResponsesUnsent, Duplicated: s.Duplicated,
 		Unsent: s.UnsentTotal(), Unexpected: s.UnexpectedTotal(), Unmeasured: s.Unmeasured,
 		PublishPerS: float64(s.Published) / d.Seconds(), ReceivePerS: float64(s.Received) / d.Seconds(),
 		LatencyUS: s.Latency.Summary(), LatencyRawUS: s.LatencyRaw.Summary(), ScheduleLagUS: s.ScheduleLag.Summary(),

@@ -188,6 +188,7 @@ func mergeIntervals(rs []*Result) []Interval {
 			m.Unsent += iv.Unsent
 			m.Expected += iv.Expected
 			m.RefusedCopies += iv.RefusedCopies
+			m.ResponsesUnsent += iv.ResponsesUnsent
 			m.Received += iv.Received
 			m.Duplicated += iv.Duplicated
 			m.Unexpected += iv.Unexpected

@@ -219,6 +219,10 @@ type Messages struct {
 	// RefusedCopies are the expected copies of the refused messages: the broker said it
 	// would not deliver them, so they are neither received nor lost.
 	RefusedCopies int64 `json:"refused_copies,omitempty"`
+	// ResponsesUnsent are the requests a responder of the run did not answer, its window
+	// of responses in flight full (the broker's Receive Maximum): their expected responses
+	// are neither received nor lost.
+	ResponsesUnsent int64 `json:"responses_unsent,omitempty"`
 	// NotSharedCopies are the expected copies on the "$share/" filters of 3.1.1 subscribers
 	// of a broker that does not share (3.1.1 has no shared subscriptions: such a broker
 	// takes the filter as a topic filter, which matches nothing): not one copy arrived of
@@ -321,10 +325,13 @@ type Interval struct {
 	// RefusedCopies are the expected copies of the messages the broker refused in the
 	// interval (Messages.RefusedCopies): not to arrive.
 	RefusedCopies int64 `json:"refused_copies,omitempty"`
-	Received      int64 `json:"received"`
-	Duplicated    int64 `json:"duplicated"`
-	Unexpected    int64 `json:"unexpected"`
-	Unmeasured    int64 `json:"unmeasured"`
+	// ResponsesUnsent are the expected responses a responder of the run did not send in
+	// the interval (Messages.ResponsesUnsent).
+	ResponsesUnsent int64 `json:"responses_unsent,omitempty"`
+	Received        int64 `json:"received"`
+	Duplicated      int64 `json:"duplicated"`
+	Unexpected      int64 `json:"unexpected"`
+	Unmeasured      int64 `json:"unmeasured"`
 	// Kernel are the counters that moved in the interval (broker.-prefixed: the broker's
 	// namespace); BrokerCPUPercent and BrokerRSSBytes the broker process's, when sampled.
 	Kernel           map[string]int64 `json:"kernel,omitempty"`
@@ -520,7 +527,7 @@ func (r *Result) SetTotal(total *Snapshot) {
 	m.RefusedTotal = total.PublishRefusedTotal()
 	m.Lost = 0
 	if !m.ExpectedUnknown {
-		m.Lost = max(total.Expected-total.Received-total.InFlightAtEnd-total.InFlightLost-total.RefusedCopies, 0)
+		m.Lost = max(total.Expected-total.Received-total.InFlightAtEnd-total.InFlightLost-total.RefusedCopies-total.ResponsesUnsent, 0)
 	}
 	m.NotSharedCopies = 0
 	if r.notShared(total) {
@@ -572,7 +579,7 @@ func (r *Result) pairs(s *Snapshot) (f figures) {
 	f.counts = []pair[int64]{
 		{&c.Established, &s.Connected}, {&c.Reconnected, &s.Reconnected}, {&c.Pings, &s.Pings},
 		{&c.TLSHandshakes, &s.TLSHandshakes}, {&c.TLSResumed, &s.TLSResumed},
-		{&m.Scheduled, &s.Scheduled}, {&m.Published, &s.Published}, {&m.Acked, &s.Acked}, {&m.RefusedCopies, &s.RefusedCopies},
+		{&m.Scheduled, &s.Scheduled}, {&m.Published, &s.Published}, {&m.Acked, &s.Acked}, {&m.RefusedCopies, &s.RefusedCopies}, {&m.ResponsesUnsent, &s.ResponsesUnsent},
 		{&m.Expected, &s.Expected}, {&m.Received, &s.Received}, {&m.InFlightAtEnd, &s.InFlightAtEnd},
 		{&m.InFlightDropped, &s.InFlightDropped}, {&m.InFlightLost, &s.InFlightLost}, {&m.DeliveredOnReturn, &s.DeliveredOnReturn},
 		{&m.Duplicated, &s.Duplicated}, {&m.Redelivered, &s.Redelivered}, {&m.Retained, &s.Retained}, {&m.RetainedAgain, &s.RetainedAgain}, {&m.OutOfOrder, &s.OutOfOrder}, {&m.Unmeasured, &s.Unmeasured},

@@ -44,6 +44,10 @@ type Snapshot struct {
 	// them (in Expected: the broker said it will not deliver them, so they are not lost).
 	PublishRefused map[string]int64 `json:"publish_refused,omitempty"`
 	RefusedCopies  int64            `json:"refused_copies,omitempty"`
+	// ResponsesUnsent are the requests of the run's requesters that a responder of the run
+	// did not answer (its window of responses in flight full): their expected responses
+	// are in Expected, and are neither received nor lost.
+	ResponsesUnsent int64 `json:"responses_unsent,omitempty"`
 	// Behaviour counts what the broker did or announced that the plan did not ask for,
 	// beside its refusals and DISCONNECTs, by what (BrokerBehaviour.What): publishers or
 	// filters.
@@ -113,9 +117,9 @@ type Snapshot struct {
 // every field is listed.
 
 // counts are the counters that add.
-func (s *Snapshot) counts() [32]*int64 {
+func (s *Snapshot) counts() [33]*int64 {
 	return [...]*int64{&s.Delivered, &s.DeliveredOnReturn, &s.Connected, &s.Reconnected, &s.Pings, &s.TLSHandshakes, &s.TLSResumed, &s.TLSCPUUS,
-		&s.Subscribed, &s.SubscribeFailed, &s.Scheduled, &s.Published, &s.Expected, &s.Acked, &s.RefusedCopies,
+		&s.Subscribed, &s.SubscribeFailed, &s.Scheduled, &s.Published, &s.Expected, &s.Acked, &s.RefusedCopies, &s.ResponsesUnsent,
 		&s.InFlightDropped, &s.InFlightLost, &s.InFlightAtEnd, &s.Received, &s.Unmeasured, &s.Duplicated, &s.Redelivered, &s.Retained, &s.RetainedAgain, &s.LateSubscribed,
 		&s.OutOfOrder, &s.HeldPublishers, &s.PublishedMeasured, &s.ReceivedMeasured, &s.CPUNS, &s.RSSBytes, &s.Offered}
 }

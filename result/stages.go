@@ -65,7 +65,8 @@ type StageMessages struct {
 	Offered         int64 `json:"offered"`
 	Published       int64 `json:"published"`
 	Expected        int64 `json:"expected"`
-	RefusedCopies   int64 `json:"refused_copies,omitempty"` // expected copies of messages the broker refused
+	RefusedCopies   int64 `json:"refused_copies,omitempty"`   // expected copies of messages the broker refused
+	ResponsesUnsent int64 `json:"responses_unsent,omitempty"` // expected responses a responder of the run did not send
 	Received        int64 `json:"received"`
 	Lost            int64 `json:"lost"`
 	UnsentTotal     int64 `json:"unsent_total"`
@@ -135,6 +136,7 @@ func summarize(r *Result, from, to float64, pick func(iv *Interval, mid float64)
 		m.Published += iv.Published
 		m.Expected += iv.Expected
 		m.RefusedCopies += iv.RefusedCopies
+		m.ResponsesUnsent += iv.ResponsesUnsent
 		m.Received += iv.Received
 		m.UnsentTotal += iv.Unsent
 		m.Duplicated += iv.Duplicated
@@ -155,7 +157,7 @@ func summarize(r *Result, from, to float64, pick func(iv *Interval, mid float64)
 	}
 	s.BrokerDropped = int64(math.Round(dropped))
 	m := &s.Messages
-	m.Lost = max(m.Expected-m.Received-m.RefusedCopies, 0)
+	m.Lost = max(m.Expected-m.Received-m.RefusedCopies-m.ResponsesUnsent, 0)
 	if s.SpanS > 0 {
 		s.OfferedPerS = float64(m.Offered) / s.SpanS
 		s.Throughput = Throughput{PublishPerS: float64(m.Published) / s.SpanS, ReceivePerS: float64(m.Received) / s.SpanS,

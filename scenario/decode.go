@@ -346,6 +346,7 @@ var clientGroupFields = func() []field {
 	}
 	return append(out,
 		field{name: "filters", ptr: func(o any) any { return &cg(o).Filters }, given: cgGivenFilters},
+		field{name: "response_topic", ptr: func(o any) any { return &cg(o).ResponseTopic }, given: cgGivenResponseTopic},
 		field{name: "fraction", ptr: func(o any) any { return &cg(o).Fraction }, given: cgGivenFraction},
 		field{name: "publish_rate", ptr: func(o any) any { return &cg(o).PublishRate }, given: cgGivenRate},
 		field{name: "payload_size", ptr: func(o any) any { return sizeField{&cg(o).PayloadSize} }, given: cgGivenPayload},

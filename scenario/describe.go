@@ -137,12 +137,22 @@ func writeGroups(w io.Writer, s *Scenario) {
 				line += " (for no client of the run)"
 			}
 		}
+		if g.has(BehaviourRequest) {
+			who := "answered by the run's respond groups"
+			if m := newMixMatcher(s.Groups); m.responses(requestTopic(g, 0)) == 0 {
+				who = "answered outside the run: its responder must copy the Correlation Data"
+			}
+			line += fmt.Sprintf("; responses on %s, %s", strconv.Quote(termtext.Line(g.ResponseTopic)), who)
+		}
 		if len(g.Filters) > 0 {
 			fs := make([]string, len(g.Filters))
 			for i, f := range g.Filters {
 				fs[i] = strconv.Quote(termtext.Line(f))
 			}
 			line += "; subscribes to " + strings.Join(fs, ", ")
+			if g.Responds() {
+				line += fmt.Sprintf(", answers requests at QoS %d", g.QoS)
+			}
 		}
 		if !g.CleanSession {
 			line += "; persistent session"

@@ -179,6 +179,7 @@ type jsonClientGroup struct {
 	KeepAlive         float64        `json:"keep_alive_sec"`
 	Topics            string         `json:"topics,omitempty"`
 	Filters           []string       `json:"filters,omitempty"`
+	ResponseTopic     string         `json:"response_topic,omitempty"`
 	Fraction          *float64       `json:"fraction,omitempty"`
 	PublishRate       *float64       `json:"publish_rate,omitempty"`
 	PayloadSize       *int           `json:"payload_size,omitempty"`
@@ -205,7 +206,7 @@ func marshalClientGroup(g *ClientGroup, jg any, props func([]Property) any) any 
 	_ = json.Unmarshal(inner, &common)
 	out := jsonClientGroup{Name: g.Name, IDPrefix: g.IDPrefix, ProtocolVersion: common.ProtocolVersion,
 		ClientCount: g.ClientCount, QoS: g.QoS, CleanSession: g.CleanSession, KeepAlive: g.KeepAlive.Seconds(),
-		Filters: g.Filters, Retain: g.Retain, NoLocal: g.NoLocal, RetainAsPublished: g.RetainAsPublished,
+		Filters: g.Filters, ResponseTopic: g.ResponseTopic, Retain: g.Retain, NoLocal: g.NoLocal, RetainAsPublished: g.RetainAsPublished,
 		RetainHandling: g.RetainHandling, ConnectProperties: props(g.ConnectProperties), PublishProperties: props(g.PublishProperties)}
 	for _, b := range g.Behaviours {
 		out.Behaviours = append(out.Behaviours, string(b))

@@ -31,10 +31,23 @@ const (
 	// BehaviourRoundTrip: subscribe to its own topic and publish to it: every message comes
 	// back to its sender.
 	BehaviourRoundTrip Behaviour = "round-trip"
+	// BehaviourRequest: MQTT 5 request/response, the requesting side: publish requests to
+	// the group's topic on the open-loop schedule, each carrying the client's own response
+	// topic (ResponseTopic) and Correlation Data, and subscribe to that response topic.
+	// Every request is expected back once per respond client (or share group) that receives
+	// it, or once from a responder outside the run when no respond group does; a
+	// response's latency runs from its request's due time (the round trip).
+	BehaviourRequest Behaviour = "request"
+	// BehaviourRespond: MQTT 5 request/response, the answering side: subscribe to the
+	// group's filters and answer every message that carries a Response Topic with a
+	// PUBLISH to that topic at the group's QoS, with the request's Correlation Data and
+	// payload.
+	BehaviourRespond Behaviour = "respond"
 )
 
 // GroupBehaviours lists every behaviour, in the order the documentation gives them.
-var GroupBehaviours = []Behaviour{BehaviourHold, BehaviourPublish, BehaviourSubscribe, BehaviourRoundTrip}
+var GroupBehaviours = []Behaviour{BehaviourHold, BehaviourPublish, BehaviourSubscribe, BehaviourRoundTrip,
+	BehaviourRequest, BehaviourRespond}
 
 // ClientGroup is one entry of a scenario's "groups": client_count clients with the same
 // behaviours and settings. Its Group holds what a publisher or subscriber group of a
@@ -46,7 +59,11 @@ type ClientGroup struct {
 	Name       string      // "name": unique in the scenario; letters, digits, '-' and '_'
 	Behaviours []Behaviour // "behaviours": a string or an array
 	Group                  // the fields of a publisher or subscriber group
-	Filters    []string    // "filters": the subscribe behaviour's filter templates
+	Filters    []string    // "filters": the subscribe and respond behaviours' filter templates
+	// ResponseTopic ("response_topic") is the request behaviour's response topic template:
+	// each client's own ($clientid or $clientindex), carried on its requests and
+	// subscribed to.
+	ResponseTopic string
 	// Fraction ("fraction") is the share of the group's clients that publish, 0 < f ≤ 1;
 	// default 1. The first round(f × client_count) clients by index publish.
 	Fraction    float64
@@ -104,6 +121,7 @@ const (
 	cgGivenTopics
 	cgGivenFilters
 	cgGivenReconnect
+	cgGivenResponseTopic
 )
 
 // Mixed reports whether the scenario lists client groups.
@@ -120,12 +138,17 @@ func (g *ClientGroup) has(b Behaviour) bool {
 }
 
 // Publishes reports whether the group's clients (some of them) publish.
-func (g *ClientGroup) Publishes() bool { return g.has(BehaviourPublish) || g.has(BehaviourRoundTrip) }
+func (g *ClientGroup) Publishes() bool {
+	return g.has(BehaviourPublish) || g.has(BehaviourRoundTrip) || g.has(BehaviourRequest)
+}
 
 // Subscribes reports whether the group's clients subscribe.
 func (g *ClientGroup) Subscribes() bool {
-	return g.has(BehaviourSubscribe) || g.has(BehaviourRoundTrip)
+	return g.has(BehaviourSubscribe) || g.has(BehaviourRoundTrip) || g.has(BehaviourRequest) || g.has(BehaviourRespond)
 }
+
+// Responds reports whether the group's clients answer requests (the respond behaviour).
+func (g *ClientGroup) Responds() bool { return g.has(BehaviourRespond) }
 
 // Publishers returns how many of the group's clients publish: round(Fraction ×
 // ClientCount), at least 1 for a publishing group, 0 for the others.
@@ -133,7 +156,7 @@ func (g *ClientGroup) Publishers() int {
 	switch {
 	case !g.Publishes():
 		return 0
-	case g.has(BehaviourRoundTrip):
+	case g.has(BehaviourRoundTrip), g.has(BehaviourRequest):
 		return g.ClientCount
 	}
 	f := g.Fraction
@@ -325,6 +348,13 @@ func (s *Scenario) checkClientGroup(l *errList, path string, g *ClientGroup) {
 		l.Add(path+".behaviours", "hold goes alone (a group that publishes or subscribes holds its connections too)")
 	case seen[BehaviourRoundTrip] && len(g.Behaviours) > 1:
 		l.Add(path+".behaviours", "round-trip goes alone (its clients publish to and subscribe to their own topic)")
+	case seen[BehaviourRequest] && len(g.Behaviours) > 1:
+		l.Add(path+".behaviours", "request goes alone (its clients publish requests and subscribe to their response topic)")
+	case seen[BehaviourRespond] && len(g.Behaviours) > 1:
+		l.Add(path+".behaviours", "respond goes alone (its clients subscribe to filters and answer the requests they receive)")
+	}
+	if (seen[BehaviourRequest] || seen[BehaviourRespond]) && g.ProtocolVersion != V5 {
+		l.Add(path+".protocol_version", "MQTT %s, but request and respond use MQTT 5's Response Topic and Correlation Data (want 5)", g.ProtocolVersion)
 	}
 	pub, sub := g.Publishes(), g.Subscribes()
 	gp := path + "."
@@ -376,6 +406,27 @@ func (s *Scenario) checkClientGroup(l *errList, path string, g *ClientGroup) {
 			l.Add(gp+"topics", "%s is the same for every client; a round-trip topic must hold $clientid or $clientindex", show(g.Topics[0]))
 		}
 	}
+	// The response topic of its requests.
+	switch {
+	case !g.has(BehaviourRequest) && g.given&cgGivenResponseTopic != 0:
+		l.Add(gp+"response_topic", "given, but the group has no request behaviour")
+	case g.has(BehaviourRequest) && g.ResponseTopic == "":
+		l.Add(gp+"response_topic", "missing (want each client's own topic for its responses, e.g. \"rpc/responses/$clientid\")")
+	case g.has(BehaviourRequest):
+		t := compileTemplate(g.ResponseTopic)
+		for _, j := range []int{0, count - 1} {
+			if err := checkTopicName(t.expand(j, g.IDPrefix)); err != nil {
+				l.Add(gp+"response_topic", "%s %v", show(g.ResponseTopic), err)
+				break
+			}
+		}
+		switch {
+		case !t.indexed:
+			l.Add(gp+"response_topic", "%s is the same for every client; each requester needs its own (hold $clientid or $clientindex)", show(g.ResponseTopic))
+		case len(g.Topics) == 1 && t.expand(0, g.IDPrefix) == requestTopic(g, 0):
+			l.Add(gp+"response_topic", "%s is the group's request topic too; responses need a topic of their own", show(g.ResponseTopic))
+		}
+	}
 	// The filters it subscribes to.
 	fpath := func(i int) string {
 		if len(g.Filters) > 1 {
@@ -386,10 +437,14 @@ func (s *Scenario) checkClientGroup(l *errList, path string, g *ClientGroup) {
 	switch {
 	case g.has(BehaviourRoundTrip) && len(g.Filters) > 0:
 		l.Add(gp+"filters", "given, but a round-trip group subscribes to its own topic")
+	case g.has(BehaviourRequest) && len(g.Filters) > 0:
+		l.Add(gp+"filters", "given, but a request group subscribes to its response_topic")
 	case !sub && len(g.Filters) > 0:
 		l.Add(gp+"filters", "given, but the group does not subscribe (add \"subscribe\" to its behaviours)")
 	case g.has(BehaviourSubscribe) && len(g.Filters) == 0:
 		l.Add(gp+"filters", "missing (want the filters the group subscribes to, e.g. \"$share/backend/devices/+/telemetry\")")
+	case g.has(BehaviourRespond) && len(g.Filters) == 0:
+		l.Add(gp+"filters", "missing (want the filters of the requests the group answers, e.g. \"$share/rpc/rpc/requests/+\")")
 	default:
 		for i, raw := range g.Filters {
 			t := compileTemplate(raw)
@@ -539,6 +594,12 @@ func (s *Scenario) checkClientGroup(l *errList, path string, g *ClientGroup) {
 	}
 }
 
+// requestTopic returns client j's request topic, expanded.
+func requestTopic(g *ClientGroup, j int) string {
+	t := compileTemplate(g.Topics[0])
+	return t.expand(j, g.IDPrefix)
+}
+
 func (b Behaviour) known() bool {
 	for _, k := range GroupBehaviours {
 		if b == k {
@@ -553,7 +614,7 @@ func (b Behaviour) known() bool {
 func (s *Scenario) checkMixedReach(l *errList) {
 	m := newMixMatcher(s.Groups)
 	for i, g := range s.Groups {
-		if !g.Publishes() || !g.ExpectDelivery {
+		if !g.Publishes() || !g.ExpectDelivery || g.has(BehaviourRequest) { // a request nobody here receives is answered outside
 			continue
 		}
 		t := compileTemplate(g.Topics[0])
@@ -584,6 +645,7 @@ type subGroup struct {
 	share   []int // share index of each filter (-1: not shared)
 	n       int   // clients
 	prefix  string
+	respond bool // a respond group: it answers the requests it receives
 }
 
 func newMixMatcher(groups []*ClientGroup) *mixMatcher {
@@ -592,10 +654,13 @@ func newMixMatcher(groups []*ClientGroup) *mixMatcher {
 		if g == nil || !g.Subscribes() {
 			continue
 		}
-		sg := subGroup{gid: gid, n: g.ClientCount, prefix: g.IDPrefix}
+		sg := subGroup{gid: gid, n: g.ClientCount, prefix: g.IDPrefix, respond: g.Responds()}
 		raws := g.Filters
-		if g.has(BehaviourRoundTrip) {
+		switch {
+		case g.has(BehaviourRoundTrip):
 			raws = g.Topics[:1]
+		case g.has(BehaviourRequest):
+			raws = []string{g.ResponseTopic}
 		}
 		for _, raw := range raws {
 			f := compileFilter(raw)
@@ -626,12 +691,22 @@ func indexOf(list []string, s string) int {
 
 // deliveries returns the copies of a message published to topic that the broker delivers
 // to the plan's subscribing groups.
-func (m *mixMatcher) deliveries(topic string) int {
+func (m *mixMatcher) deliveries(topic string) int { return m.count(topic, false) }
+
+// responses returns the responses to a request published to topic that the plan's
+// respond groups send: one per respond client, or share group, that receives it.
+func (m *mixMatcher) responses(topic string) int { return m.count(topic, true) }
+
+// count is deliveries, of the respond groups alone when respond is set.
+func (m *mixMatcher) count(topic string, respond bool) int {
 	var shareBuf [8]int
 	shares := shareBuf[:0]
 	n := 0
 	for gi := range m.subs {
 		sg := &m.subs[gi]
+		if respond && !sg.respond {
+			continue
+		}
 		all := false
 		var idxBuf [8]int
 		idx := idxBuf[:0]

@@ -11,6 +11,7 @@ type mixPlan struct {
 	groups  []*ClientGroup
 	conf    []*Group   // each group's connection settings (session expiry among the CONNECT properties)
 	pub     []template // each group's publish topic (zero for a group that does not publish)
+	resp    []template // each request group's response topic (zero for the others)
 	pubBase []int      // each group's first publisher number
 	pubs    []int      // each group's publishers
 	m       *mixMatcher
@@ -41,6 +42,11 @@ func (p *Plan) newMixed() {
 			t = compileTemplate(g.Topics[0])
 		}
 		mx.pub = append(mx.pub, t)
+		var rt template
+		if g.has(BehaviourRequest) {
+			rt = compileTemplate(g.ResponseTopic)
+		}
+		mx.resp = append(mx.resp, rt)
 		np := g.Publishers()
 		mx.pubBase = append(mx.pubBase, number)
 		mx.pubs = append(mx.pubs, np)
@@ -68,6 +74,10 @@ func (p *Plan) newMixed() {
 		switch {
 		case g.has(BehaviourRoundTrip):
 			pubRole = RoleRoundTrip
+		case g.has(BehaviourRequest):
+			pubRole = RoleRequester
+		case g.has(BehaviourRespond):
+			restRole = RoleSubscriber
 		case g.has(BehaviourPublish) && g.has(BehaviourSubscribe):
 			pubRole, restRole = RolePubSub, RoleSubscriber
 		case g.has(BehaviourPublish):
@@ -115,11 +125,18 @@ func (p *Plan) mixedClient(i int, seg *segment, j int) Client {
 		c.Phase = g.Start + time.Duration(float64(j)/float64(np)/g.PublishRate*float64(time.Second))
 		if g.ExpectDelivery {
 			c.Receivers = mx.m.deliveries(c.Topic)
+			if seg.role == RoleRequester {
+				c.Receivers += max(mx.m.responses(c.Topic), 1) // none here: a responder outside answers
+			}
 		}
 	}
+	c.Respond = g.Responds()
 	switch seg.role {
 	case RoleRoundTrip:
 		c.Filters = []string{c.Topic}
+	case RoleRequester:
+		c.ResponseTopic = mx.resp[seg.gid].expand(j, g.IDPrefix)
+		c.Filters = []string{c.ResponseTopic}
 	case RoleSubscriber, RolePubSub:
 		c.Filters = make([]string, len(g.Filters))
 		sg := &mx.m.subs[mx.subOf[seg.gid]]
@@ -210,6 +227,9 @@ func (p *Plan) mixedStream(c *Client, pub uint32) (StreamKind, int) {
 	if !g.ExpectDelivery {
 		return StreamNotExpected, -1
 	}
+	if c.Role == RoleRequester && pub == c.Number { // the responses to its own requests
+		return StreamExpected, -1
+	}
 	topic := mx.pub[gp].expand(int(pub)-mx.pubBase[gp], g.IDPrefix)
 	sg := &mx.m.subs[mx.subOf[c.GroupID]]
 	own := false
@@ -287,12 +307,19 @@ func (sh *planShared) countMixed() {
 		}
 		t := &mx.pub[gid]
 		total := 0
+		copies := func(topic string) int {
+			n := mx.m.deliveries(topic)
+			if g.has(BehaviourRequest) {
+				n += max(mx.m.responses(topic), 1)
+			}
+			return n
+		}
 		if !t.indexed {
-			total = mx.m.deliveries(t.raw) * np
+			total = copies(t.raw) * np
 		} else {
 			for j := range np {
 				buf = appendParts(buf[:0], t.parts, j, g.IDPrefix)
-				total += mx.m.deliveries(string(buf))
+				total += copies(string(buf))
 			}
 		}
 		mx.deliv[gid] = float64(total) * g.PublishRate

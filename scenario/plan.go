@@ -26,6 +26,9 @@ const (
 	// RolePubSub publishes to its topic and subscribes to its group's filters (a mixed
 	// scenario's group with both the publish and the subscribe behaviour).
 	RolePubSub
+	// RoleRequester publishes requests that carry its own response topic and subscribes to
+	// that topic (a mixed scenario's request group).
+	RoleRequester
 )
 
 // String returns "idle", "publisher", "subscriber" or "round-trip".
@@ -41,15 +44,21 @@ func (r Role) String() string {
 		return "round-trip"
 	case RolePubSub:
 		return "publisher-subscriber"
+	case RoleRequester:
+		return "requester"
 	}
 	return "Role(" + strconv.Itoa(int(r)) + ")"
 }
 
 // Publishes reports whether clients of role r publish.
-func (r Role) Publishes() bool { return r == RolePublisher || r == RoleRoundTrip || r == RolePubSub }
+func (r Role) Publishes() bool {
+	return r == RolePublisher || r == RoleRoundTrip || r == RolePubSub || r == RoleRequester
+}
 
 // Subscribes reports whether clients of role r subscribe.
-func (r Role) Subscribes() bool { return r == RoleSubscriber || r == RoleRoundTrip || r == RolePubSub }
+func (r Role) Subscribes() bool {
+	return r == RoleSubscriber || r == RoleRoundTrip || r == RolePubSub || r == RoleRequester
+}
 
 // Client is one client of a plan, derived from its index on demand (Plan.Client).
 type Client struct {
@@ -74,6 +83,11 @@ type Client struct {
 	OwnBroker int
 	Topic     string // the topic it publishes to, expanded; "" if it does not publish
 	Filters   []string
+	// ResponseTopic is a requester's own response topic, expanded: its requests carry it
+	// and it subscribes to it; "" for the other roles.
+	ResponseTopic string
+	// Respond says that it answers the requests it receives (a respond group's client).
+	Respond bool
 	// Rate is the messages per second it publishes; 0 if it does not publish.
 	Rate float64
 	// Phase is the offset of its first message from the start of publishing: publisher k of
