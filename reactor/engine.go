@@ -136,7 +136,7 @@ type Engine struct {
 	maxPayload int
 	realEpoch  int64                   // CLOCK_REALTIME ns at epoch: headers carry realtime
 	pubStart   atomic.Int64            // engine clock of publishing's start (0: not started)
-	pubStop    atomic.Int64            // engine clock from which no message is due (0: none)
+	pubStop    atomic.Int64            // engine clock from which no message is due (0: none; stopPending: being read)
 	rates      rates                   // SetRate's changes
 	prof       atomic.Pointer[profile] // the rate profile once publishing started (nil: none, the plan's rates)
 	subscribed atomic.Int64            // SUBACKs received
@@ -288,7 +288,40 @@ func (e *Engine) StartPublishing(delay time.Duration) time.Time {
 
 // StopPublishing ends every schedule: no message due from now on is sent. Only the first
 // call counts.
-func (e *Engine) StopPublishing() { e.pubStop.CompareAndSwap(0, max(e.now(), 1)) }
+//
+// The stop is claimed (stopPending) before its time is read, and the loops wait for the
+// time while it is claimed (Engine.stopAt): a publish pass that saw no stop had read its
+// clock before the claim, so that everything it wrote is due before the stop. Read before
+// the claim, the time could be older than a pass that saw no stop (the thread taken off
+// its CPU in between, on a loaded host), and that pass wrote messages due after it:
+// published above scheduled. The +1 puts the stop after such a pass's clock also where the
+// clock did not move between the two reads (it is never 0 either).
+func (e *Engine) StopPublishing() {
+	if !e.pubStop.CompareAndSwap(0, stopPending) {
+		return
+	}
+	if stopGap != nil {
+		stopGap()
+	}
+	e.pubStop.Store(e.now() + 1)
+}
+
+// stopPending is pubStop while StopPublishing reads the stop's time.
+const stopPending = -1
+
+// stopAt returns the engine clock from which no message is due (0: no stop yet), waiting
+// for StopPublishing to read it if it has claimed it.
+func (e *Engine) stopAt() int64 {
+	for {
+		if stop := e.pubStop.Load(); stop != stopPending {
+			return stop
+		}
+		runtime.Gosched()
+	}
+}
+
+// stopGap, set by tests only, runs in StopPublishing where a thread taken off its CPU pauses.
+var stopGap func()
 
 // Behind reports whether a connected publisher still has something to finish: a message
 // due before the stop that it has not sent (its in-flight window is full, or it is late),
@@ -296,7 +329,7 @@ func (e *Engine) StopPublishing() { e.pubStop.CompareAndSwap(0, max(e.now(), 1))
 // StopPublishing: the drain waits while it is true.
 func (e *Engine) Behind() bool {
 	var behind atomic.Bool
-	stop := e.pubStop.Load()
+	stop := e.stopAt()
 	e.OnLoops(func(i int) {
 		for _, p := range e.loops[i].pubs {
 			s := p.s

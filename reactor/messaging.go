@@ -203,7 +203,7 @@ const maxBatch = 64 << 10
 // back-pressure).
 func (l *loop) publishDue(now int64) {
 	e := l.e
-	stop := e.pubStop.Load()
+	stop := e.stopAt()
 	start := e.pubStart.Load()
 	pr := l.prof
 	for len(l.heap) > 0 {
@@ -505,7 +505,7 @@ func (l *loop) startPublisher(s *session, sp *PublishSpec, receiveMax, aliasMax 
 	pr := l.prof
 	if p.holdFrom != 0 && p.hold == HoldDisconnected { // what fell due meanwhile is unsent
 		t := now
-		if stop := e.pubStop.Load(); stop != 0 {
+		if stop := e.stopAt(); stop != 0 {
 			t = min(t, stop)
 		}
 		if k := p.dueBefore(t, start, pr); k > p.k {
@@ -638,7 +638,7 @@ func (l *loop) beginPublishing() {
 // open, and what is in flight on open connections.
 func (l *loop) finishPublishing(interrupted bool) {
 	e := l.e
-	start, stop, now := e.pubStart.Load(), e.pubStop.Load(), e.now()
+	start, stop, now := e.pubStart.Load(), e.stopAt(), e.now()
 	if stop == 0 {
 		stop = now
 	}

@@ -38,7 +38,7 @@ func (l *loop) tick(now int64) int64 {
 	// session in the wheel. (Taken before the harvest, a reconnected publisher waited for
 	// the next idle wake: TestEnginePersistentSessionResend.)
 	if len(l.heap) > 0 {
-		stop := e.pubStop.Load()
+		stop := e.stopAt()
 		if d := l.heap[0].nextDue; stop == 0 || d < stop {
 			wake = min(wake, max(d, l.lastPublish+int64(publishGrain)))
 		}
