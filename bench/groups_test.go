@@ -118,9 +118,9 @@ func checkGroupSums(t *testing.T, res *result.Result, qos1 bool) {
 		if m.Scheduled != m.Published+m.UnsentTotal {
 			t.Errorf("group %s: scheduled %d != published %d + unsent %d", g.Name, m.Scheduled, m.Published, m.UnsentTotal)
 		}
-		if m.Expected != m.Received+m.Lost+m.InFlightAtEnd+m.InFlightLost+m.RefusedCopies {
-			t.Errorf("group %s: expected %d != received %d + lost %d + in flight %d + %d + refused %d", g.Name,
-				m.Expected, m.Received, m.Lost, m.InFlightAtEnd, m.InFlightLost, m.RefusedCopies)
+		if m.Expected != m.Received+m.Lost+m.InFlightAtEnd+m.InFlightLost+m.RefusedCopies+m.ResponsesUnsent {
+			t.Errorf("group %s: expected %d != received %d + lost %d + in flight %d + %d + refused %d + responses unsent %d", g.Name,
+				m.Expected, m.Received, m.Lost, m.InFlightAtEnd, m.InFlightLost, m.RefusedCopies, m.ResponsesUnsent)
 		}
 		if qos1 && (m.Lost != 0 || m.Duplicated != 0 || m.Acked != m.Published) {
 			t.Errorf("group %s at QoS 1: %+v", g.Name, m)

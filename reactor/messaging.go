@@ -310,7 +310,7 @@ func (l *loop) message(p *pubState, seq uint32, due int64, pid uint16, dup bool,
 	if props {
 		l.propsOf, l.propsAlias = sp, p.alias
 		if sp.ResponseTopic != nil { // the header written above, per message
-			pk.Props.CorrelationData = l.payload[:HeaderSize]
+			setRequest(pk, sp, l.payload[:HeaderSize])
 		}
 	}
 	pk.Payload, pk.ID, pk.Dup, pk.QoS = pl, pid, dup, codec.QoS(p.qos)
@@ -349,11 +349,15 @@ func fillPublish(pk *codec.Publish, sp *PublishSpec, v codec.Version, alias, pro
 		pk.Props.Set(codec.PropTopicAlias)
 		pk.Props.TopicAlias = 1
 	}
-	if sp.ResponseTopic != nil { // Correlation Data is the caller's: the message's header
-		pk.Props.Set(codec.PropResponseTopic)
-		pk.Props.ResponseTopic = sp.ResponseTopic
-		pk.Props.Set(codec.PropCorrelationData)
-	}
+}
+
+// setRequest makes pk, filled for sp (a request: sp.ResponseTopic set), carry the Response
+// Topic and, as Correlation Data, corr: the message's measurement header.
+func setRequest(pk *codec.Publish, sp *PublishSpec, corr []byte) {
+	pk.Props.Set(codec.PropResponseTopic)
+	pk.Props.ResponseTopic = sp.ResponseTopic
+	pk.Props.Set(codec.PropCorrelationData)
+	pk.Props.CorrelationData = corr
 }
 
 // usesAlias reports whether sp's messages use topic alias 1 on a connection whose broker
@@ -786,30 +790,39 @@ func (l *loop) received(s *session, pk *codec.Publish) {
 	}
 	pl := pk.Payload
 	if len(pl) < HeaderSize || pl[8] != headerMagic {
-		// A response from a responder outside the run carries the request's header as its
-		// Correlation Data, whatever its payload.
-		if cd := pk.Props.CorrelationData; pk.Props.Present&(1<<codec.PropCorrelationData) == 0 ||
-			len(cd) < HeaderSize || cd[8] != headerMagic {
-			l.e.cfg.Observer.Received(l.idx, int(s.client), Message{Unmeasured: true})
-			return
-		}
-		pl = pk.Props.CorrelationData
+		l.receivedOther(s, pk)
+		return
 	}
-	w, now := binary.BigEndian.Uint64(pl[0:8]), l.arrival()
-	m := Message{
-		Due:       dueNear(w>>16, now),
-		Publisher: binary.BigEndian.Uint32(pl[8:12]) & numberMask,
-		Seq:       binary.BigEndian.Uint32(pl[12:16]),
-		Now:       now,
-		Run:       uint16(w),
-		Dup:       pk.Dup,
-		QoS:       byte(pk.QoS),
-		Retained:  pk.Retain && s.flags&sfRAP == 0,
-	}
+	var m Message
+	m.fill(pl, l.arrival(), s, pk)
 	if len(pl) >= sentAtSize {
 		m.Sent = int64(binary.BigEndian.Uint64(pl[16:24]))
 	}
 	l.e.cfg.Observer.Received(l.idx, int(s.client), m)
+}
+
+// receivedOther reports a PUBLISH delivered to s whose payload has no measurement header:
+// a response from a responder outside the run, which carries its request's header as its
+// Correlation Data whatever its payload, or a message that is not one of mqblast's.
+func (l *loop) receivedOther(s *session, pk *codec.Publish) {
+	cd := pk.Props.CorrelationData
+	if pk.Props.Present&(1<<codec.PropCorrelationData) == 0 || len(cd) < HeaderSize || cd[8] != headerMagic {
+		l.e.cfg.Observer.Received(l.idx, int(s.client), Message{Unmeasured: true})
+		return
+	}
+	var m Message
+	m.fill(cd, l.arrival(), s, pk)
+	l.e.cfg.Observer.Received(l.idx, int(s.client), m)
+}
+
+// fill sets m to what measurement header h (HeaderSize bytes or more, the magic checked)
+// and pk say of pk, delivered to s at now (CLOCK_REALTIME ns); Sent is the caller's.
+func (m *Message) fill(h []byte, now int64, s *session, pk *codec.Publish) {
+	w := binary.BigEndian.Uint64(h[0:8])
+	m.Due, m.Now, m.Run = dueNear(w>>16, now), now, uint16(w)
+	m.Publisher = binary.BigEndian.Uint32(h[8:12]) & numberMask
+	m.Seq = binary.BigEndian.Uint32(h[12:16])
+	m.Dup, m.QoS, m.Retained = pk.Dup, byte(pk.QoS), pk.Retain && s.flags&sfRAP == 0
 }
 
 // respState is a responder's: the responses it has in flight (QoS 1 and 2) and the

@@ -436,8 +436,8 @@ func (l *loop) largestPublish(sp *PublishSpec, v codec.Version, aliasMax int) in
 	var p codec.Publish
 	fillPublish(&p, sp, v, usesAlias(sp, aliasMax), true)
 	p.Payload, p.ID = pl[:sp.PayloadSize], 1
-	if sp.ResponseTopic != nil {
-		p.Props.CorrelationData = pl[:HeaderSize]
+	if sp.ResponseTopic != nil && v == codec.V5 {
+		setRequest(&p, sp, pl[:HeaderSize])
 	}
 	if sp.RandN > 0 {
 		p.Topic = strconv.AppendInt(append([]byte(nil), sp.Topic...), int64(sp.RandN), 10)

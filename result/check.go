@@ -92,7 +92,7 @@ var docIdentities = []docIdentity{
 	// other shards), and a Subscribe run's publishers are outside the plan: the identity
 	// holds for a whole run whose scenario knows its publishers.
 	{Total: "messages.expected", Parts: []string{"messages.received", "messages.lost", "messages.in_flight_at_end", "messages.in_flight_lost",
-		"messages.refused_copies?", "messages.not_shared_copies?"},
+		"messages.refused_copies?", "messages.responses_unsent?", "messages.not_shared_copies?"},
 		When: func(doc map[string]any) bool {
 			typ, _ := leafAt(doc, "scenario.type").(string)
 			return leafAt(doc, "shard") == nil && typ != "" && typ != "Subscribe"

@@ -195,8 +195,8 @@ type Connections struct {
 // Messages counts the messages of the whole run, warm-up and drain included, so that they
 // can be held against the broker's own counters (zero in a Connections run). Every
 // scheduled message is accounted for: scheduled = published + unsent_total; and every
-// expected copy: expected = received + lost + in_flight_at_end + in_flight_lost, unless
-// refused_copies, unless ExpectedUnknown (then expected and lost are written as null).
+// expected copy: expected = received + lost + in_flight_at_end + in_flight_lost +
+// refused_copies + responses_unsent + not_shared_copies, unless ExpectedUnknown (then expected and lost are written as null).
 type Messages struct {
 	// Scheduled are the messages due on the publishers' schedules before the stop.
 	Scheduled int64 `json:"scheduled"`
