@@ -122,10 +122,7 @@ func newGroupIntervals(s *Snapshot, secs float64) []GroupInterval {
 		out[i] = GroupInterval{Connected: g.Connected, Reconnected: g.Reconnected, Failed: g.FailedTotal(), Dropped: g.DroppedTotal(),
 			Published: g.Published, Unsent: g.UnsentTotal(), Expected: g.Expected, Received: g.Received, Delivered: g.Delivered,
 			PublishPerS: float64(g.Published) / secs, ReceivePerS: float64(g.Received) / secs, LatencyUS: g.Latency.Summary()}
-		if g.Latency.Count() > 0 {
-			out[i].Latency = cloneHist(g.Latency)
-			out[i].Latency.Pack()
-		}
+		out[i].Latency = g.Latency.packedCopy()
 	}
 	return out
 }

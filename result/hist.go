@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -48,7 +49,24 @@ func newHDR(digits int8) *hdrhistogram.Histogram {
 	if digits == 0 {
 		digits = histDigits
 	}
+	if c, ok := countsPool(digits).Get().(*hdrhistogram.Histogram); ok {
+		c.Reset()
+		return c
+	}
 	return hdrhistogram.New(histLowest, histHighest, int(digits))
+}
+
+// spareCounts hold the counts arrays that Pack let go, by precision (group, run), for the
+// next histogram to change: a run packs its interval's histograms at every interval, and
+// allocating their counts anew each time (184 KB, a group's 25 KB) was most of what a
+// mixed run allocated once the encoder's garbage was gone.
+var spareCounts [2]sync.Pool
+
+func countsPool(digits int8) *sync.Pool {
+	if digits == groupDigits {
+		return &spareCounts[0]
+	}
+	return &spareCounts[1]
 }
 
 // own makes h's counts its own to change: decoded from the packed form, or new.
@@ -137,11 +155,22 @@ func (h *Hist) Pack() {
 		h.h = nil
 		return
 	}
-	b, err := h.h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-	if err != nil {
-		return // keep it as it is
+	c := h.h
+	h.packed, h.n, h.h = encodeV2(c), c.TotalCount(), nil
+	countsPool(int8(c.SignificantFigures())).Put(c)
+}
+
+// packedCopy returns a packed copy of h (nil when h is empty), made without copying its
+// counts.
+func (h *Hist) packedCopy() *Hist {
+	if h.Count() == 0 {
+		return nil
 	}
-	h.packed, h.n, h.h = b, h.h.TotalCount(), nil
+	c := &Hist{packed: h.packed, n: h.n, clamped: h.clamped, digits: h.digits}
+	if h.h != nil {
+		c.packed, c.n = encodeV2(h.h), h.h.TotalCount()
+	}
+	return c
 }
 
 // Count returns the number of values recorded.
@@ -207,10 +236,7 @@ func (h *Hist) MarshalJSON() ([]byte, error) {
 	}
 	b := h.packed
 	if h.h != nil {
-		var err error
-		if b, err = h.h.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err != nil {
-			return nil, fmt.Errorf("cannot encode a histogram: %w", err)
-		}
+		b = encodeV2(h.h)
 	}
 	return json.Marshal(string(b))
 }

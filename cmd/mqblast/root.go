@@ -36,11 +36,16 @@ MQTT 3.1.1 or 5.0 broker, and reports throughput, latency percentiles and losses
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
-	var cpuProfile string
+	var cpuProfile, memProfile string
 	var stopProfile func()
 	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of this process to FILE")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
+	root.PersistentFlags().StringVar(&memProfile, "memprofile", "", "write a Go heap profile of this process to FILE when it ends")
+	_ = root.PersistentFlags().MarkHidden("memprofile")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if memProfile != "" {
+			runtime.MemProfileRate = 4096
+		}
 		if cpuProfile == "" {
 			return nil
 		}
@@ -58,6 +63,13 @@ MQTT 3.1.1 or 5.0 broker, and reports throughput, latency percentiles and losses
 	root.PersistentPostRun = func(*cobra.Command, []string) {
 		if stopProfile != nil {
 			stopProfile()
+		}
+		if memProfile != "" {
+			if f, err := os.Create(memProfile); err == nil {
+				runtime.GC()
+				_ = pprof.WriteHeapProfile(f)
+				_ = f.Close()
+			}
 		}
 	}
 	root.AddCommand(newVersionCmd())
