@@ -26,12 +26,13 @@ type encoder struct {
 	comp bytes.Buffer
 }
 
-// enc is the one encoder, kept for the process's life (a sync.Pool loses it at every
-// garbage collection, and a run collects often): packing is brief and seldom concurrent.
-var enc struct {
-	sync.Mutex
-	*encoder
-}
+// encoders keeps encoders between calls, not for the process's life: a collection lets
+// them go (a kept one measured +75 B of client RSS per connection at 10,000 connections,
+// its compressor's ~0.8 MB, in every worker process).
+var encoders = sync.Pool{New: func() any {
+	z, _ := zlib.NewWriterLevel(nil, zlib.BestCompression) // a valid level: no error
+	return &encoder{z: z}
+}}
 
 // encodeV2 returns h in HdrHistogram's V2 compressed encoding, base64 ("HISTF..."), byte for
 // byte what h.Encode(hdrhistogram.V2CompressedEncodingCookieBase) returns, without its
@@ -39,13 +40,8 @@ var enc struct {
 // compressor per call made most of a mixed run's allocations (217 MB in a 40 s run of
 // 19,600 clients in four groups, 159 MB of it compressors).
 func encodeV2(h *hdrhistogram.Histogram) []byte {
-	enc.Lock()
-	defer enc.Unlock()
-	if enc.encoder == nil {
-		z, _ := zlib.NewWriterLevel(nil, zlib.BestCompression) // a valid level: no error
-		enc.encoder = &encoder{z: z}
-	}
-	e := enc.encoder
+	e := encoders.Get().(*encoder)
+	defer encoders.Put(e)
 	s := h.Export()
 	// The counts up to the largest value's bucket (the first alone when h is empty), zero
 	// runs as their negated length, each a ZigZag LEB128-64b9B number.
