@@ -39,15 +39,9 @@ func TestMixedRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs against two brokers")
 	}
-	m := testbroker.StartMosquitto(t, testbroker.Options{})
-	emb, err := broker.Start("127.0.0.1:0", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = emb.Close() })
-	for name, addr := range map[string]string{"mosquitto": m.Addr, "embedded": emb.Addr()} {
-		t.Run(name, func(t *testing.T) {
-			res := runJSON(t, addr, mixedJSON, nil)
+	for _, b := range twoBrokers(t) {
+		t.Run(b.name, func(t *testing.T) {
+			res := runJSON(t, b.addr, mixedJSON, nil)
 			for _, g := range res.Groups {
 				t.Logf("%-8s clients %3d connected %3d published %4d expected %4d received %4d delivered %4d latency p50 %d µs",
 					g.Name, g.Clients, g.Connections.Established, g.Messages.Published, g.Messages.Expected, g.Messages.Received,

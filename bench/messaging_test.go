@@ -103,6 +103,18 @@ func runJSON(t *testing.T, broker, data string, during func()) *result.Result {
 	return runPlanned(t, broker, s, during)
 }
 
+// twoBrokers starts a Mosquitto and the embedded broker for the test, in that order.
+func twoBrokers(t *testing.T) []struct{ name, addr string } {
+	t.Helper()
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	emb, err := broker.Start("127.0.0.1:0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = emb.Close() })
+	return []struct{ name, addr string }{{"mosquitto", m.Addr}, {"embedded", emb.Addr()}}
+}
+
 // TestMessagingExactCounts runs every messaging type at QoS 0, 1 and 2 at modest rates
 // against Mosquitto and the embedded broker: every message is accounted for, and at QoS 1
 // and 2 every expected copy arrives exactly once and every publish is acknowledged.
@@ -110,15 +122,8 @@ func TestMessagingExactCounts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs against two brokers for ~60 s")
 	}
-	m := testbroker.StartMosquitto(t, testbroker.Options{})
-	emb, err := broker.Start("127.0.0.1:0", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = emb.Close() })
-	brokers := map[string]string{"mosquitto": m.Addr, "embedded": emb.Addr()}
-	for _, bname := range []string{"mosquitto", "embedded"} {
-		addr := brokers[bname]
+	for _, b := range twoBrokers(t) {
+		bname, addr := b.name, b.addr
 		t.Run(bname, func(t *testing.T) {
 			t.Parallel() // the two brokers' runs at once: their clients and topics do not meet
 			for _, name := range []string{"quick-p2p-100", "quick-fanin-100-1", "quick-fanout-1-100", "quick-sharedsub-100-5", "quick-roundtrip-10"} {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 
-	"github.com/mqblast/mqblast/broker"
 	"github.com/mqblast/mqblast/internal/testbroker"
 )
 
@@ -37,13 +36,7 @@ func TestMixedRequestResponse(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs against two brokers")
 	}
-	m := testbroker.StartMosquitto(t, testbroker.Options{})
-	emb, err := broker.Start("127.0.0.1:0", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = emb.Close() })
-	for _, b := range []struct{ name, addr string }{{"mosquitto", m.Addr}, {"embedded", emb.Addr()}} {
+	for _, b := range twoBrokers(t) {
 		for _, qos := range []string{"0", "1", "2"} {
 			t.Run(b.name+"/qos"+qos, func(t *testing.T) {
 				res := runJSON(t, b.addr, strings.ReplaceAll(requestJSON, "%[1]s", qos), nil)
