@@ -218,7 +218,8 @@ func checkSearch(t *testing.T, l *result.Limit, start, factor float64) {
 // says that the client or the host set it, never the broker, with the words that make it
 // a lower bound and the fix; the HTML report of the search draws its charts.
 func TestLimitSink(t *testing.T) {
-	t.Parallel()
+	tier.Timing(t) // alone: its p99 bound is the host's to meet, and beside the parallel pass's load
+	// the start rate failed it (p99 11 ms at 1,000 msg/s, steal 10 %: no limit to find)
 	html := filepath.Join(t.TempDir(), "limit.html")
 	// p99 < 10 ms: on a quiet host the client and the sink together carry 1M msg/s, --max-rate's
 	// default here, with p99 40 ms (CI, 2 cores), so a 50 ms bound found no limit; 10 ms fails
