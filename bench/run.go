@@ -578,7 +578,7 @@ func (r *run) drain() error {
 		}
 		r.src.collect()
 		t := r.src.total
-		return t.Received+t.RefusedCopies+t.ResponsesUnsent >= t.Expected // the broker delivers no refused message
+		return t.Received+t.RefusedCopies+t.ResponsesUnsent >= t.Expected // no refused message nor unsent response comes
 	})
 }
 
@@ -669,7 +669,7 @@ func (p *progressLine) print(w io.Writer, iv result.Interval, target int) {
 	p.connects += iv.Connected
 	p.failed += iv.Failed
 	p.dropped += iv.Dropped
-	p.expected += iv.Expected - iv.RefusedCopies - iv.ResponsesUnsent // the broker delivers no message it refused
+	p.expected += iv.Expected - iv.RefusedCopies - iv.ResponsesUnsent // no refused message nor unsent response comes
 	p.received += iv.Received
 	p.unsent += iv.Unsent
 	p.unexpected += iv.Unexpected
