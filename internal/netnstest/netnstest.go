@@ -97,6 +97,25 @@ func Host(t testing.TB, name string) (ns string, addr netip.Addr) {
 	return ns, addr
 }
 
+// LimitOut caps what a Host namespace ns sends over its link at rate (tc(8)'s units, as
+// "2mbit") with a token bucket that queues at most 5 ms: a broker there whose output, not
+// its CPU, is the limit, at a rate that the host's load and the hypervisor's steal do not
+// move.
+func LimitOut(t testing.TB, ns, rate string) {
+	t.Helper()
+	var dev string
+	for _, line := range strings.Split(Sh(t, "ip", "-n", ns, "-o", "link", "show", "type", "veth"), "\n") {
+		if f := strings.Fields(line); len(f) > 1 {
+			dev, _, _ = strings.Cut(strings.TrimSuffix(f[1], ":"), "@")
+			break
+		}
+	}
+	if dev == "" {
+		t.Fatalf("namespace %s has no veth link (netnstest.Host makes one)", ns)
+	}
+	Sh(t, "tc", "-n", ns, "qdisc", "add", "dev", dev, "root", "tbf", "rate", rate, "burst", "4kb", "latency", "5ms")
+}
+
 // Listen opens a listener inside the network namespace ns (a socket stays in the
 // namespace it was made in, whichever thread uses it later), closed when the test ends.
 func Listen(t testing.TB, ns, network, address string) net.Listener {
