@@ -66,13 +66,14 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 	}
 	reconnect, reconnectClient := p.Reconnects()
 	return reactor.Config{
-		MaxPayload:  payload,
-		MaxInbound:  inboundLimit(payload),
-		Brokers:     brokers,
-		SourceAddrs: p.Sources(),
-		Clients:     p.Len(),
-		ConnectRate: p.ConnectRate(),
-		Reconnect:   reconnect,
+		MaxPayload:   payload,
+		MaxInbound:   inboundLimit(payload),
+		Brokers:      brokers,
+		SourceAddrs:  p.Sources(),
+		Clients:      p.Len(),
+		ConnectRate:  p.ConnectRate(),
+		ConnectDelay: p.ConnectDelay(),
+		Reconnect:    reconnect,
 		// A mixed run's groups may have reconnect policies of their own.
 		ReconnectClient: reconnectClient,
 		Client: func(i int) reactor.ClientSpec {

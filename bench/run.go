@@ -48,6 +48,11 @@ type Runner struct {
 	// to start publishing: worker processes wait there for each other, so that nobody
 	// publishes before every process's subscribers are subscribed.
 	StartGate func() (time.Time, error)
+	// HoldGate, if set, is called once a Connections run's clients have their verdicts and
+	// returns when the hold starts: worker processes, which dial in turns (Plan.Part), wait
+	// there for each other, so that every process holds its connections through the same
+	// Duration, the last dialed included.
+	HoldGate func() (time.Time, error)
 	// Watch, if set, samples the host's kernel counters and the broker process once per
 	// interval (nil: not watched; a worker process leaves that to its parent).
 	Watch *Watch
@@ -399,9 +404,34 @@ func (r *run) connect() error {
 	return err
 }
 
+// gate calls g, a start or hold gate, while the intervals go on: a worker process waiting
+// there for the others (seconds, when they dial in turns) would otherwise skip intervals,
+// and the parent merges the workers' intervals by their numbers.
+func (r *run) gate(g func() (time.Time, error)) (time.Time, error) {
+	var at time.Time
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		at, err = g()
+		done <- err
+	}()
+	if err := runIntervals(r.src, r.log, until{ctx: r.ctx, done: done}); err != nil {
+		return time.Time{}, err // at is not read: g may still be running
+	}
+	return at, nil
+}
+
 // hold keeps a Connections run's clients connected (with keepalive) for Duration.
 func (r *run) hold() error {
 	start := time.Now()
+	if r.HoldGate != nil {
+		at, err := r.gate(r.HoldGate)
+		if err != nil {
+			r.res.Errors = append(r.res.Errors, result.ErrorCount{Kind: "start_gate", Count: 1, Example: err.Error()})
+			return err
+		}
+		start = at
+	}
 	r.startStorms(start) // a run without publishers: its storms count from the hold's start
 	return r.wait(start.Add(r.Duration), nil)
 }
@@ -488,7 +518,7 @@ func (r *run) measure() error {
 	}
 	delay := 100 * time.Millisecond
 	if r.StartGate != nil {
-		at, err := r.StartGate()
+		at, err := r.gate(r.StartGate)
 		if err != nil {
 			r.res.Errors = append(r.res.Errors, result.ErrorCount{Kind: "start_gate", Count: 1, Example: err.Error()})
 			return err

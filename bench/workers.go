@@ -17,9 +17,10 @@ import (
 
 // The worker protocol, both directions. A worker process (mqblast run --worker) writes JSON
 // lines on its stdout (WorkerWriter): one per interval with its snapshot, a ready line once
-// its subscriptions are in place, then its result or its error. The parent reads them
-// (Gather) and, once every worker is ready, writes the start line "go UNIXNANO" to each
-// worker's stdin: the wall-clock instant at which they all start publishing (AwaitStart).
+// its subscriptions are in place (a Connections run's: once its clients have their
+// verdicts), then its result or its error. The parent reads them (Gather) and, once every
+// worker is ready, writes the start line "go UNIXNANO" to each worker's stdin: the
+// wall-clock instant at which they all start publishing, or holding (AwaitStart).
 
 // WorkerLine is one JSON line a worker process writes on its stdout: an interval snapshot,
 // then its final result (or an error).

@@ -45,11 +45,12 @@ func dialGrainFor(perLoop float64) time.Duration {
 }
 
 // dialDue starts the loop's first dials that are due, client i at the connect phase's start
-// plus i/ConnectRate, while fewer than maxConn are without a verdict. It returns when the
-// next is due (never while the cap holds: a verdict brings the loop round again).
+// plus ConnectDelay plus i/ConnectRate, while fewer than maxConn are without a verdict. It
+// returns when the next is due (never while the cap holds: a verdict brings the loop round
+// again).
 func (l *loop) dialDue(now int64) int64 {
 	e := l.e
-	start := e.connStart.Load()
+	start := e.dialStart()
 	if start == 0 || e.dialStop.Load() || e.closing.Load() {
 		return never
 	}
@@ -78,6 +79,16 @@ func (l *loop) dialDue(now int64) int64 {
 		l.dial(i, 0)
 	}
 	return never
+}
+
+// dialStart returns when the first dial is due (engine ns): the connect phase's start
+// plus ConnectDelay; 0 before Connect.
+func (e *Engine) dialStart() int64 {
+	start := e.connStart.Load()
+	if start == 0 || e.cfg.ConnectRate <= 0 {
+		return start
+	}
+	return start + int64(e.cfg.ConnectDelay)
 }
 
 // connectPace is the connect schedule after SetConnectRate: client i is dialed at t +
@@ -129,7 +140,7 @@ func (e *Engine) ConnectPending() int64 { return max(e.started.Load()-e.verdicts
 // setPace makes next the connect pace from now on, going on from where the schedule is.
 func (e *Engine) setPace(next *connectPace) {
 	e.rates.mu.Lock()
-	start := e.connStart.Load()
+	start := e.dialStart()
 	if start != 0 {
 		now := e.now()
 		pc := e.pace.Load()

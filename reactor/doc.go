@@ -18,7 +18,8 @@
 // # Loops, dialing and timers
 //
 // Client i belongs to loop i%Loops for its whole life, so its publisher state survives
-// reconnects. A loop dials its clients at the connect phase's start plus i/ConnectRate, in
+// reconnects. A loop dials its clients at the connect phase's start plus ConnectDelay (a
+// worker process's turn among those of its host) plus i/ConnectRate, in
 // batches of about four (the dials due within 1-8 ms go out together: a thread's wake is
 // dear), at most MaxConnecting/Loops without a verdict: a non-blocking socket (TCP_NODELAY; IP_BIND_ADDRESS_NO_PORT and bind when a
 // source address is given; IP_LOCAL_PORT_RANGE where the kernel has it), connect(), and the

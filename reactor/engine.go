@@ -34,6 +34,9 @@ type Config struct {
 	// ConnectRate is the number of connections started per second over the whole run
 	// (0: as fast as MaxConnecting allows).
 	ConnectRate float64
+	// ConnectDelay puts off the first dial that long past the connect phase's start (with
+	// ConnectRate > 0): a worker process's turn at dialing among the others of its host.
+	ConnectDelay time.Duration
 	// MaxConnecting caps the connections between the start of their TCP connect and their
 	// verdict, MaxConnecting/Loops per loop (default 100: Mosquitto's listen backlog; a
 	// burst beyond it costs 1 s SYN retries).
@@ -405,7 +408,8 @@ func (e *Engine) OnLoops(f func(loop int)) {
 
 // Connect dials every client and returns when every client has a verdict (connected,
 // refused or failed) or ctx ends. Each loop dials its own clients (client i is loop
-// i%Loops's) at the phase's start plus i/ConnectRate (SetConnectRate re-paces the rest),
+// i%Loops's) at the phase's start plus ConnectDelay plus i/ConnectRate (SetConnectRate
+// re-paces the rest),
 // with at most MaxConnecting/Loops without a verdict. progress, if not nil, is called every
 // 100 ms and at the end with the number of dials started (from the calling goroutine). Call
 // it once.

@@ -315,6 +315,48 @@ func TestSetConnectRate(t *testing.T) {
 	}
 }
 
+// TestConnectDelay: a worker's turn. 100 clients at 1,000/s with a ConnectDelay of 400 ms
+// dial nothing for 400 ms, then all of them in about 100 ms; re-paced while waiting for its
+// turn, the phase starts from its first client, without a burst.
+func TestConnectDelay(t *testing.T) {
+	tier.Integration(t)
+	srv, err := sink.Start(context.Background(), sink.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	for _, repace := range []bool{false, true} {
+		e := startEngine(t, reactor.Config{Brokers: []string{srv.Addr()}, Clients: 100, Loops: 2, ConnectRate: 1000,
+			ConnectDelay: 400 * time.Millisecond, Observer: reactor.NopObserver{}, Client: specs(4, 0, "", "")})
+		var started atomic.Int64
+		done := make(chan error, 1)
+		began := time.Now()
+		go func() { done <- e.Connect(context.Background(), func(n int) { started.Store(int64(n)) }) }()
+		time.Sleep(300 * time.Millisecond)
+		if n := started.Load(); n != 0 {
+			t.Fatalf("repace=%v: %d dials 300 ms into a phase whose turn comes at 400 ms", repace, n)
+		}
+		if repace { // from now, at 500/s: 100 clients in about 200 ms
+			if err := e.SetConnectRate(500); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(50 * time.Millisecond)
+			if n := started.Load(); n > 35 {
+				t.Errorf("%d dials 50 ms after re-pacing to 500/s, want about 25", n)
+			}
+		}
+		if err := <-done; err != nil || e.Open() != 100 {
+			t.Fatalf("repace=%v: connect: %v, open %d", repace, err, e.Open())
+		}
+		took := time.Since(began)
+		if lo, hi := 490*time.Millisecond, 900*time.Millisecond; !repace && (took < lo || took > hi) {
+			t.Errorf("100 clients at 1,000/s after a 400 ms turn took %v, want about 500 ms", took)
+		} else if repace && (took < lo || took > hi) {
+			t.Errorf("100 clients re-paced to 500/s at 300 ms took %v, want about 500 ms", took)
+		}
+	}
+}
+
 // TestPauseConnect: a connect phase that starts paused dials nothing until SetConnectRate;
 // 100 clients at 200/s then take half a second; paused again after 50 of them, it dials
 // none for as long as the pause, and resumed at 1,000/s it dials the other 50 in about

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"strconv"
 
 	"github.com/mqblast/mqblast/scenario"
@@ -98,4 +99,15 @@ func preflight(w io.Writer, needs tuning.Needs, what string) (tuning.Report, err
 	fmt.Fprintf(w, "the host is not ready for %s (mqblast check; --no-check skips it):\n", what)
 	_ = r.WriteText(w)
 	return r, kind(ErrNotReady, fmt.Errorf("host not ready: %d checks failed", r.Count(tuning.Fail)))
+}
+
+// laneRate is the connect rate a worker process dials at in its turn where the run's rate
+// allows (Plan.Part): at 1,000 a second and more a loop's wake serves a batch of dials.
+const laneRate = 1000
+
+// DialLanes returns how many of procs worker processes on this host dial at once
+// (Plan.Part's lanes) for a host's connect rate: as few as give each lane laneRate, no
+// more than the cores (more take turns on them anyway), at least one.
+func DialLanes(rate float64, procs int) int {
+	return min(procs, runtime.NumCPU(), max(1, int(math.Ceil(rate/laneRate))))
 }

@@ -92,7 +92,7 @@ func runWorkers(ctx context.Context, plan *scenario.Plan, o *Options, brokers []
 		stdins[i] = w.Stdin
 	}
 	var startAt func() time.Time
-	if o.Start != nil {
+	if o.Start != nil && s.Type != scenario.TypeConnections { // which connects and holds at once
 		startAt = func() time.Time { return o.Start.ready(o.Log) }
 	}
 	res, gerr := bench.Gather(bench.GatherOptions{Streams: streams, Starts: stdins, StartAt: startAt,
@@ -124,6 +124,7 @@ func Worker(ctx context.Context, plan *scenario.Plan, o Options, in io.Reader, o
 	}
 	r.OnInterval = func(iv result.Interval, s *result.Snapshot) { _ = ww.Interval(iv, s) }
 	r.StartGate = func() (time.Time, error) { return ww.AwaitStart(in) }
+	r.HoldGate = r.StartGate
 	res, err := r.Run(ctx)
 	if werr := ww.Final(res, err, code(err)); werr != nil {
 		return werr

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -434,6 +435,64 @@ func TestShardsLarge(t *testing.T) {
 			}()
 			p.Shard(bad[0], bad[1])
 		}()
+	}
+}
+
+// TestPartTurns: Part cuts the plan as Shard does, and gives the parts turns at dialing:
+// the parts of one lane follow each other without a gap or an overlap at the lane's rate,
+// the lanes' rates add up to the plan's, every lane ends with the plan's connect phase, and
+// the host dials at the plan's rate throughout. With as many lanes as parts, or no connect
+// rate, a part is its shard.
+func TestPartTurns(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"singlenode-conn-tcp-1M-5K", "iot-fleet-1M", "quick-p2p-100"} {
+		p := mustPlan(t, name)
+		phase := float64(p.Len()) / p.ConnectRate()
+		for _, c := range [][2]int{{51, 2}, {51, 3}, {6, 2}, {7, 4}, {2, 2}, {5, 9}, {3, 1}} {
+			n, lanes := c[0], c[1]
+			var sum float64
+			rates := map[int]float64{}
+			for i := range n {
+				pt, sh := p.Part(i, n, lanes), p.Shard(i, n)
+				if pt.Len() != sh.Len() || !cmp.Equal(pt.Client(0), sh.Client(0)) || !cmp.Equal(pt.Client(pt.Len()-1), sh.Client(sh.Len()-1)) {
+					t.Fatalf("%s n=%d lanes=%d: part %d has other clients than its shard", name, n, lanes, i)
+				}
+				if lanes >= n {
+					if pt.ConnectRate() != sh.ConnectRate() || pt.ConnectDelay() != 0 {
+						t.Errorf("%s n=%d lanes=%d: part %d dials at %v after %v, want its shard's %v from the start",
+							name, n, lanes, i, pt.ConnectRate(), pt.ConnectDelay(), sh.ConnectRate())
+					}
+					continue
+				}
+				lane := i % lanes
+				if r, ok := rates[lane]; ok && r != pt.ConnectRate() {
+					t.Errorf("%s n=%d lanes=%d: part %d at %v, its lane at %v", name, n, lanes, i, pt.ConnectRate(), r)
+				} else if !ok {
+					rates[lane] = pt.ConnectRate()
+					sum += pt.ConnectRate()
+				}
+				end := pt.ConnectDelay().Seconds() + float64(pt.Len())/pt.ConnectRate()
+				if i+lanes < n {
+					if next := p.Part(i+lanes, n, lanes).ConnectDelay().Seconds(); math.Abs(next-end) > 1e-6 {
+						t.Errorf("%s n=%d lanes=%d: part %d ends at %.6f s, the next of its lane starts at %.6f s", name, n, lanes, i, end, next)
+					}
+				} else if math.Abs(end-phase) > 1e-6 {
+					t.Errorf("%s n=%d lanes=%d: lane %d ends at %.6f s, the plan's connect phase at %.6f s", name, n, lanes, lane, end, phase)
+				}
+				if e := pt.Estimate(); math.Abs(e.ConnectTime.Seconds()-end) > 1e-6 {
+					t.Errorf("%s n=%d lanes=%d: part %d's estimated connect time %v, want %.6f s", name, n, lanes, i, e.ConnectTime, end)
+				}
+			}
+			if lanes < n && math.Abs(sum-p.ConnectRate()) > 1e-6 {
+				t.Errorf("%s n=%d lanes=%d: lane rates add to %v, want %v", name, n, lanes, sum, p.ConnectRate())
+			}
+		}
+	}
+	// No connect rate: every part dials at once, as its shard.
+	p := mustPlan(t, "quick-conn-100")
+	p.shared.s.Parameters.ConnectionRate = 0
+	if pt := p.Part(3, 4, 1); pt.ConnectRate() != 0 || pt.ConnectDelay() != 0 {
+		t.Errorf("no connect rate: part at %v after %v", pt.ConnectRate(), pt.ConnectDelay())
 	}
 }
 

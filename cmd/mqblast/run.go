@@ -285,7 +285,7 @@ func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) err
 			if err != nil {
 				return err
 			}
-			plan = plan.Shard(part.Index, part.Count)
+			plan = plan.Part(part.Index, part.Count, run.DialLanes(plan.ConnectRate(), part.Count))
 		}
 		return run.Worker(cmd.Context(), plan, o, cmd.InOrStdin(), cmd.OutOrStdout(), codeOf)
 	}
