@@ -131,7 +131,9 @@ The host is checked first (mqblast check); a run bound to fail is refused with t
 findings (exit 4) unless --no-check. Without --broker and without a server in the file,
 the embedded broker is started in a child process on loopback, and the two share the CPU.
 When one process cannot hold the run's sockets (RLIMIT_NOFILE), --procs auto starts worker
-processes, each with a shard of the plan, and merges their results into one.
+processes, each with a shard of the plan, and merges their results into one. The workers
+dial in turns, no more at once than the host has cores, so that the host dials at the
+scenario's connection_rate throughout and each worker fast enough to batch its dials.
 
 Every scenario type runs: Point-To-Point, Fan-In, Fan-Out, Shared-Subscription, Round-Trip,
 Publish, Subscribe and Connections (docs/scenario.md describes every field). Flags are
