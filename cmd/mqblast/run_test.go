@@ -6,14 +6,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/hooks/auth"
+	"github.com/mochi-mqtt/server/v2/listeners"
+	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/mqblast/mqblast/broker"
 	"github.com/mqblast/mqblast/internal/testbroker"
@@ -97,6 +105,101 @@ func decodeResult(t *testing.T, r cliRun) *result.Result {
 		t.Fatalf("stdout is not one result document: %v\nstdout: %.500s\nstderr: %s", err, r.stdout, r.stderr)
 	}
 	return &res
+}
+
+// connectLog is a mochi hook that records when each client's CONNECT came.
+type connectLog struct {
+	mqtt.HookBase
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+func (h *connectLog) ID() string { return "connect-log" }
+
+func (h *connectLog) Provides(b byte) bool { return b == mqtt.OnConnect }
+
+func (h *connectLog) OnConnect(cl *mqtt.Client, _ packets.Packet) error {
+	h.mu.Lock()
+	h.at[cl.ID] = time.Now()
+	h.mu.Unlock()
+	return nil
+}
+
+// TestRunProcsTurns: two worker processes at 200 connections a second (under 1,000/s a lane:
+// one lane) dial in turns, the first its 200 clients in the first second, the second its own
+// in the next (what mochi saw of their CONNECTs), and hold together: every connection is
+// held through the hold, which starts once the last worker has connected, and the merged
+// intervals come every second while the first worker waits for the second.
+func TestRunProcsTurns(t *testing.T) {
+	t.Parallel()
+	log := &connectLog{at: map[string]time.Time{}}
+	srv := mqtt.New(&mqtt.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	for _, h := range []mqtt.Hook{new(auth.AllowHook), log} {
+		if err := srv.AddHook(h, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddListener(listeners.NewNet("tcp", ln)); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Serve(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	host, port, _ := strings.Cut(ln.Addr().String(), ":")
+	r := runBin(t, "conn", "-H", host, "-p", port, "-c", "400", "-R", "200", "--hold", "2s", "-k", "5",
+		"--procs", "2", "--format", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	res := decodeResult(t, r)
+	c := res.Connections
+	if c.Established != 400 || c.Failed != 0 || c.Dropped != 0 || c.ConnectPhaseS < 1.9 {
+		t.Fatalf("established %d, failed %d, dropped %d in a connect phase of %.2f s: want 400 in 2 s", c.Established, c.Failed, c.Dropped, c.ConnectPhaseS)
+	}
+	// Whose CONNECTs came in the first 0.8 s: the first worker's (clients 0-199) alone.
+	log.mu.Lock()
+	var first time.Time
+	for _, at := range log.at {
+		if first.IsZero() || at.Before(first) {
+			first = at
+		}
+	}
+	early := [2]int{}
+	for id, at := range log.at {
+		n, err := strconv.Atoi(strings.TrimLeftFunc(id, func(r rune) bool { return r < '0' || r > '9' }))
+		if err != nil {
+			t.Fatalf("client id %q has no index", id)
+		}
+		if at.Sub(first) < 800*time.Millisecond {
+			early[min(n/200, 1)]++
+		}
+	}
+	log.mu.Unlock()
+	// The workers' turns count from each one's own start, which can lag the other's by
+	// some 100 ms on a loaded host: a few of the second's may come early, not a third.
+	if len(log.at) != 400 || early[0] < 100 || 4*early[1] > early[0] {
+		t.Errorf("%d CONNECTs; in the first 0.8 s %d of clients 0-199 and %d of 200-399: want the first worker's turn alone",
+			len(log.at), early[0], early[1])
+	}
+	var all int
+	prev := 0.0
+	for _, iv := range res.Intervals {
+		if iv.TS-prev > 1.5 {
+			t.Errorf("an interval line ends at %.2f s, %.2f s after the one before: the merged intervals skipped one", iv.TS, iv.TS-prev)
+		}
+		prev = iv.TS
+		if iv.Established == 400 {
+			all++
+		}
+	}
+	if all < 2 {
+		t.Errorf("%d interval(s) with all 400 established, want the 2 s hold's: a worker let go before the others held theirs\n%s", all, r.stderr)
+	}
 }
 
 // TestRunProcs2Merged: two worker processes against Mosquitto give one result whose counts
