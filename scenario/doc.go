@@ -41,6 +41,7 @@
 //	err = s.Validate()                       // every problem, one line each
 //	plan, err := scenario.NewPlan(s)
 //	shard := plan.Shard(i, n)                // --shard i/n
+//	part := plan.Part(i, n, lanes)           // a worker process's shard, with its turn at dialing
 //	c := shard.Client(k)                     // role, id, topic, filters, rate, phase, ...
 //	e := shard.Estimate()                    // connections, fds, msgs/s, bytes/s, memory
 //
