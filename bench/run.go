@@ -416,7 +416,12 @@ func (r *run) gate(g func() (time.Time, error)) (time.Time, error) {
 		done <- err
 	}()
 	if err := runIntervals(r.src, r.log, until{ctx: r.ctx, done: done}); err != nil {
-		return time.Time{}, err // at is not read: g may still be running
+		// at is not read: on an interrupt g may still be running. An interrupt is the
+		// run's, not the gate's error.
+		if !errors.Is(err, ErrInterrupted) {
+			r.res.Errors = append(r.res.Errors, result.ErrorCount{Kind: "start_gate", Count: 1, Example: err.Error()})
+		}
+		return time.Time{}, err
 	}
 	return at, nil
 }
@@ -427,7 +432,6 @@ func (r *run) hold() error {
 	if r.HoldGate != nil {
 		at, err := r.gate(r.HoldGate)
 		if err != nil {
-			r.res.Errors = append(r.res.Errors, result.ErrorCount{Kind: "start_gate", Count: 1, Example: err.Error()})
 			return err
 		}
 		start = at
@@ -520,7 +524,6 @@ func (r *run) measure() error {
 	if r.StartGate != nil {
 		at, err := r.gate(r.StartGate)
 		if err != nil {
-			r.res.Errors = append(r.res.Errors, result.ErrorCount{Kind: "start_gate", Count: 1, Example: err.Error()})
 			return err
 		}
 		delay = max(time.Until(at), 0)

@@ -331,6 +331,32 @@ func TestRunInterrupted(t *testing.T) {
 	}
 }
 
+// TestRunProcsInterruptedInTurn: SIGINT while the first of two workers waits at the hold
+// gate for the second (one lane at 100/s: the first dials in 0-2 s, the second in 2-4 s)
+// ends both at once with a partial result of what each connected, exit 130, and no error
+// for the gate.
+func TestRunProcsInterruptedInTurn(t *testing.T) {
+	t.Parallel()
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	host, port, _ := strings.Cut(m.Addr, ":")
+	began := time.Now()
+	b, stderr := interruptedRun(t, 3*time.Second, "conn", "-H", host, "-p", port, "-c", "400", "-R", "100", "--hold", "60s",
+		"-k", "5", "--procs", "2")
+	took := time.Since(began)
+	var res result.Result
+	if err := json.Unmarshal(b, &res); err != nil || !res.Interrupted {
+		t.Fatalf("partial result: %v interrupted=%v\n%s", err, res.Interrupted, stderr)
+	}
+	if n := res.Connections.Established; n < 230 || n > 350 || took > 15*time.Second {
+		t.Errorf("%d established, ended %v after the start: want the first worker's 200 and some of the second's, at once", n, took)
+	}
+	for _, e := range res.Errors {
+		if e.Kind == "start_gate" {
+			t.Errorf("an interrupt counted as the gate's error: %+v", e)
+		}
+	}
+}
+
 // TestRunMessagingProcs2: a fan-out split over two worker processes (the publisher in one,
 // subscribers in both) starts publishing only when both have subscribed, and the merged
 // result accounts for every copy.
