@@ -3,16 +3,11 @@ package bench
 import (
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
-	"github.com/mochi-mqtt/server/v2/hooks/auth"
-	"github.com/mochi-mqtt/server/v2/listeners"
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/result"
 )
@@ -59,31 +54,15 @@ func TestRetainedAtResubscribe(t *testing.T) {
 	}
 }
 
-// startMochi starts mochi-mqtt (the embedded broker's implementation) on a free loopback
-// port with retained messages available or not: without, it takes RETAIN and keeps
-// nothing, silently at 3.1.1.
+// startMochi starts mochi-mqtt with retained messages available or not: without, it takes
+// RETAIN and keeps nothing, silently at 3.1.1.
 func startMochi(t *testing.T, retain bool) (*mqtt.Server, string) {
 	t.Helper()
 	caps := mqtt.NewDefaultServerCapabilities()
 	if !retain {
 		caps.RetainAvailable = 0
 	}
-	srv := mqtt.New(&mqtt.Options{Capabilities: caps, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err := srv.AddHook(new(auth.AllowHook), nil); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.AddListener(listeners.NewNet("tcp", ln)); err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Serve(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	return srv, ln.Addr().String()
+	return testbroker.StartMochi(t, caps)
 }
 
 // TestRetainedNotDelivered: quick-p2p-100 with retaining publishers at 1 msg/s; 2.5 s in

@@ -38,14 +38,22 @@ type ratedRun struct {
 	stopLo, stopHi time.Time
 }
 
-func startRated(t *testing.T, n int, rate float64, count int, before func(e *reactor.Engine)) *ratedRun {
+// startSink starts mqblast sink in this process on a free loopback port, closed when the
+// test ends.
+func startSink(t *testing.T) *sink.Server {
 	t.Helper()
-	tier.Integration(t)
 	srv, err := sink.Start(context.Background(), sink.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
+	return srv
+}
+
+func startRated(t *testing.T, n int, rate float64, count int, before func(e *reactor.Engine)) *ratedRun {
+	t.Helper()
+	tier.Integration(t)
+	srv := startSink(t)
 	obs := &dueObs{acct: newAcct()}
 	e := startEngine(t, reactor.Config{Brokers: []string{srv.Addr()}, Clients: n, Loops: 2, Observer: obs,
 		Client: func(i int) reactor.ClientSpec {
@@ -270,11 +278,7 @@ func TestRateWhileDisconnected(t *testing.T) {
 // first of them no sooner than the new pace allows.
 func TestSetConnectRate(t *testing.T) {
 	tier.Integration(t)
-	srv, err := sink.Start(context.Background(), sink.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv := startSink(t)
 	e := startEngine(t, reactor.Config{Brokers: []string{srv.Addr()}, Clients: 300, Loops: 2, ConnectRate: 100,
 		Observer: reactor.NopObserver{}, Client: specs(4, 0, "", "")})
 	var mu sync.Mutex
@@ -290,7 +294,7 @@ func TestSetConnectRate(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	err = e.Connect(context.Background(), func(started int) {
+	err := e.Connect(context.Background(), func(started int) {
 		mu.Lock()
 		if sped.IsZero() {
 			at500 = started
@@ -320,11 +324,7 @@ func TestSetConnectRate(t *testing.T) {
 // turn, the phase starts from its first client, without a burst.
 func TestConnectDelay(t *testing.T) {
 	tier.Integration(t)
-	srv, err := sink.Start(context.Background(), sink.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv := startSink(t)
 	for _, repace := range []bool{false, true} {
 		e := startEngine(t, reactor.Config{Brokers: []string{srv.Addr()}, Clients: 100, Loops: 2, ConnectRate: 1000,
 			ConnectDelay: 400 * time.Millisecond, Observer: reactor.NopObserver{}, Client: specs(4, 0, "", "")})
@@ -363,11 +363,7 @@ func TestConnectDelay(t *testing.T) {
 // 50 ms, from where it stopped (no burst of the dials the pause skipped).
 func TestPauseConnect(t *testing.T) {
 	tier.Integration(t)
-	srv, err := sink.Start(context.Background(), sink.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv := startSink(t)
 	e := startEngine(t, reactor.Config{Brokers: []string{srv.Addr()}, Clients: 100, Loops: 2, ConnectRate: 100,
 		Observer: reactor.NopObserver{}, Client: specs(4, 0, "", "")})
 	e.PauseConnect()

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -19,8 +18,6 @@ import (
 	"time"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
-	"github.com/mochi-mqtt/server/v2/hooks/auth"
-	"github.com/mochi-mqtt/server/v2/listeners"
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/mqblast/mqblast/broker"
@@ -133,24 +130,8 @@ func (h *connectLog) OnConnect(cl *mqtt.Client, _ packets.Packet) error {
 func TestRunProcsTurns(t *testing.T) {
 	t.Parallel()
 	log := &connectLog{at: map[string]time.Time{}}
-	srv := mqtt.New(&mqtt.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	for _, h := range []mqtt.Hook{new(auth.AllowHook), log} {
-		if err := srv.AddHook(h, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.AddListener(listeners.NewNet("tcp", ln)); err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Serve(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	host, port, _ := strings.Cut(ln.Addr().String(), ":")
+	_, addr := testbroker.StartMochi(t, nil, log)
+	host, port, _ := strings.Cut(addr, ":")
 	r := runBin(t, "conn", "-H", host, "-p", port, "-c", "400", "-R", "200", "--hold", "2s", "-k", "5",
 		"--procs", "2", "--format", "json")
 	if r.code != 0 {
