@@ -1,6 +1,7 @@
 // Package run performs a run of a scenario's plan: Execute chooses among running it in this
-// process, in worker processes (one shard of the plan each, their results merged), against
-// the embedded broker or a sink started in a child process, and Net puts a network profile
+// process, in worker processes (one shard of the plan each, dialing in turns as DialLanes
+// sets, their results merged), against the embedded broker or a sink started in a child
+// process, and Net puts a network profile
 // (tc netem, or the packet emulator's namespaces) around it. Worker runs a worker's shard and
 // speaks the worker protocol to its parent. The runner is built in one place, newRunner.
 //
