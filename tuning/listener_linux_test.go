@@ -47,10 +47,49 @@ func TestFindListenerSelf(t *testing.T) {
 			t.Errorf("FindListeners(%d) past its deadline = %+v, %v; want nothing read and a DeadlineExceeded", port, l, err)
 		}
 		ln.Close()
+		// Another process may take the freed port for its own listener at once (the race
+		// pass runs packages side by side): hold it, bound to every address and not
+		// listening, so that nothing listens on it while FindListener looks.
+		hold, err := holdPort(port)
+		if err != nil {
+			t.Logf("port %d taken by another process once closed (%v); not checked", port, err)
+			continue
+		}
+		if l, err := net.Listen("tcp", addr[:strings.LastIndexByte(addr, ':')+1]+strconv.Itoa(port)); err == nil {
+			l.Close()
+			t.Fatalf("port %d held, yet a listener could take it", port)
+		}
 		if pid, err := FindListener(context.Background(), port); err == nil {
 			t.Errorf("after closing, FindListener(%d) = %d", port, pid)
 		}
+		unix.Close(hold)
 	}
+}
+
+// holdPort binds a socket to port on the wildcard address, IPv6's with IPv4 mapped where
+// there is IPv6, without SO_REUSEADDR and without listening: no other socket of either
+// family can then listen on that port, and the held one is bound but not a listener.
+func holdPort(port int) (int, error) {
+	fd, err := unix.Socket(unix.AF_INET6, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err == nil {
+		if err = unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 0); err == nil {
+			if err = unix.Bind(fd, &unix.SockaddrInet6{Port: port}); err == nil {
+				return fd, nil
+			}
+		}
+		unix.Close(fd)
+		if errors.Is(err, unix.EADDRINUSE) {
+			return -1, err
+		}
+	}
+	if fd, err = unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0); err != nil {
+		return -1, err
+	}
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Port: port}); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
 }
 
 // TestFindListenersShared: a listening socket held by this process and a child (as a
