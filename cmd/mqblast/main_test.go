@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+
+	"github.com/mqblast/mqblast/internal/testbroker"
 )
 
 // waitingParallel is how many of this package's parallel tests run at once when
@@ -16,8 +18,7 @@ import (
 const waitingParallel = 4
 
 // TestMain sets -test.parallel to waitingParallel (or GOMAXPROCS when larger) unless the
-// command line gives it.
-
+// command line gives it, and removes the binary testbroker.Binary built.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	given := false
@@ -25,5 +26,5 @@ func TestMain(m *testing.M) {
 	if !given {
 		_ = flag.Set("test.parallel", strconv.Itoa(max(waitingParallel, runtime.GOMAXPROCS(0))))
 	}
-	os.Exit(m.Run())
+	os.Exit(testbroker.Main(m))
 }
