@@ -19,7 +19,8 @@
 // It promises that the result of a run in worker processes is the same document as one run
 // in this process (merged by bench.Gather), that every child process it starts is stopped
 // before Execute returns and ends when this process is killed (internal/child: tied to it,
-// and a broker behind the packet emulator under the guard), and that the broker password
+// and a broker behind the packet emulator under the guard) and leaves no file behind (the
+// workers' scenario has no name: they inherit it as /dev/fd/3), and that the broker password
 // never reaches the argv or scenario file of a process it starts (workers, the run in the
 // emulator's namespace: PasswordEnv), nor a password from the environment a run that gives
 // no username (ResolvePassword).

@@ -23,20 +23,27 @@ import (
 // file they read, or in a result.
 const PasswordEnv = secret.PasswordEnv
 
+// workerScenario is where a worker reads its scenario: the file runWorkers hands it as its
+// descriptor 3.
+const workerScenario = "/dev/fd/3"
+
 // runWorkers runs the plan in o.Procs worker processes and merges their results.
 func runWorkers(ctx context.Context, plan *scenario.Plan, o *Options, brokers []string, watch *bench.Watch) (*result.Result, error) {
 	procs := o.Procs
 	s := plan.Scenario()
+	// The workers read the scenario from a file that has no name once written: they inherit
+	// it as their descriptor 3, and nothing is left behind however this process ends (a
+	// SIGKILL skips every defer). Its password is the marker: the workers take the password
+	// from their environment.
 	scen, err := os.CreateTemp("", "mqblast-scenario-*.json")
 	if err != nil {
 		return nil, fmt.Errorf("cannot write the scenario for the workers: %w", err)
 	}
-	defer os.Remove(scen.Name()) //nolint:errcheck
-	// Its password is the marker: the workers take the password from their environment.
+	_ = os.Remove(scen.Name())
+	defer scen.Close() //nolint:errcheck
 	if _, err := scen.Write(effectiveJSON(s)); err != nil {
 		return nil, fmt.Errorf("cannot write the scenario for the workers: %w", err)
 	}
-	_ = scen.Close()
 	fmt.Fprintf(o.Log, "%d clients in %d worker processes (RLIMIT_NOFILE is per process)\n", plan.Len(), procs)
 	// The workers share the cores: without --loops, each gets its share of them, at least
 	// one loop. Fewer loops dial in bigger batches and wake less (make bench-conn, 6 workers
@@ -58,7 +65,7 @@ func runWorkers(ctx context.Context, plan *scenario.Plan, o *Options, brokers []
 	}()
 	for i := 0; i < procs; i++ {
 		// Worker i runs part i of this process's plan: of the shard, when this is one.
-		args := []string{"run", scen.Name(), "--worker", "--no-check", "--part", fmt.Sprintf("%d/%d", i, procs)}
+		args := []string{"run", workerScenario, "--worker", "--no-check", "--part", fmt.Sprintf("%d/%d", i, procs)}
 		if o.Shard != nil {
 			args = append(args, "--shard", o.Shard.String())
 		}
@@ -70,7 +77,7 @@ func runWorkers(ctx context.Context, plan *scenario.Plan, o *Options, brokers []
 			args = append(args, "--accept-downgrade")
 		}
 		w, err := child.Start(child.Spec{Name: fmt.Sprintf("worker %d", i), Args: args, Env: secret.Env(os.Environ(), s.Server.Password),
-			Log: o.Log, Stdin: true})
+			Log: o.Log, Stdin: true, Files: []*os.File{scen}})
 		if err != nil {
 			for _, w := range workers { // the others stop as on Ctrl-C, and are waited for
 				w.Signal(os.Interrupt)

@@ -83,10 +83,12 @@ func alive(pid int) bool {
 // killedParent starts mqblast with args and polls ready with its descendants and stderr
 // until it returns the addresses its children listen on (nil: not ready yet); then it
 // SIGKILLs mqblast, as the OOM killer would, and wants every descendant gone and every
-// address closed within 5 s.
+// address closed within 5 s, and nothing left in the temporary directory they had.
 func killedParent(t *testing.T, args []string, ready func(kids []proc, stderr string) []string) {
 	t.Helper()
 	c := exec.Command(mqblastBin(t), args...)
+	tmp := t.TempDir()
+	c.Env = append(os.Environ(), "TMPDIR="+tmp)
 	// A file, not a pipe: Wait would wait for every child that inherited the pipe.
 	errFile, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
 	if err != nil {
@@ -141,6 +143,9 @@ func killedParent(t *testing.T, args []string, ready func(kids []proc, stderr st
 		}
 		if len(left) == 0 && len(open) == 0 {
 			t.Logf("every child gone %v after the SIGKILL", time.Since(killedAt).Round(time.Millisecond))
+			if names, err := filepath.Glob(filepath.Join(tmp, "*")); err != nil || len(names) > 0 {
+				t.Errorf("mqblast SIGKILLed left in its temporary directory: %v %v", names, err)
+			}
 			return
 		}
 		if time.Now().After(deadline) {

@@ -35,6 +35,9 @@ type Spec struct {
 	Log io.Writer
 	// Stdin gives the child a pipe for standard input (Process.Stdin); otherwise it has none.
 	Stdin bool
+	// Files are open files the child inherits: the first as its descriptor 3 (/dev/fd/3),
+	// and so on. The caller keeps and closes its own.
+	Files []*os.File
 	// Signal is what Stop sends (default os.Interrupt).
 	Signal os.Signal
 	// Timeout is how long Stop waits for the child to end before killing it (default 10 s).
@@ -70,6 +73,7 @@ func Start(s Spec) (*Process, error) {
 	}
 	c := exec.Command(exe, s.Args...)
 	c.Env = s.Env
+	c.ExtraFiles = s.Files
 	// os.Pipe rather than StdoutPipe: exec's Wait closes its pipes, and what the child wrote
 	// last would be lost to a reader still at it.
 	r, w, err := os.Pipe()
