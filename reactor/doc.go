@@ -40,7 +40,9 @@
 // 1 ns timer slack: the earliest publisher of its heap, the next dial or reconnect, or the
 // next tick (100 ms) of its timer wheel, which holds each session for its CONNACK, TCP or
 // ping timeout or its keepalive, so that a tick looks only at the sessions due in it, not at
-// every session (timers.go). Publishers therefore go
+// every session (timers.go); keepalives of 10 s or more are pinged on a grid of whole
+// seconds, up to a second early, so that the loop wakes once a second for all of them.
+// Publishers therefore go
 // out within tens of microseconds of their due time rather than on a millisecond tick.
 // A round of ready sockets can be long (a thousand busy subscribers at 2M msg/s): every 16
 // events the loop reads the clock and makes the publish pass (and its pass through the Go

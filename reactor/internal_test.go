@@ -47,8 +47,8 @@ func TestDueNear(t *testing.T) {
 }
 
 // TestWheel: a loop looks at a session when its deadline comes, not on every tick: idle
-// sessions with a 30 s keepalive are looked at for the first time on the tick after it,
-// when each gets its PINGREQ, then for its PINGRESP's timeout; a session that wrote
+// sessions with a 30 s keepalive are looked at for the first time on the ping grid's last
+// second at or before it, when each gets its PINGREQ, then for its PINGRESP's timeout; a session that wrote
 // since is put back for its new deadline without a PINGREQ; a TCP connect and a CONNACK that
 // do not come fail at their timeouts, which come before the keepalives.
 func TestWheel(t *testing.T) {
@@ -72,8 +72,8 @@ func TestWheel(t *testing.T) {
 		t.Fatalf("%d sessions in the wheel, want %d", l.wh.n, n)
 	}
 	due := now + int64(30*time.Second)
-	if at := tickTime(l.wh.next); at < due || at > due+int64(scanInterval) {
-		t.Errorf("first look at %v, want the tick after the keepalive %v", time.Duration(at), time.Duration(due))
+	if at := tickTime(l.wh.next); at > due || at <= due-int64(pingGrid) || at%int64(pingGrid) != 0 {
+		t.Errorf("first look at %v, want the last whole second at or before the keepalive %v", time.Duration(at), time.Duration(due))
 	}
 	pings := func() (got int) {
 		buf := make([]byte, 16)
@@ -120,5 +120,69 @@ func TestWheel(t *testing.T) {
 	l.scan(e.now() + int64(max(e.cfg.DialTimeout, e.cfg.ConnackTimeout)) + int64(scanInterval))
 	if d.state != stClosing || c.state != stClosing {
 		t.Errorf("overdue dial and CONNACK: states %d and %d, want both closed (%d)", d.state, c.state, stClosing)
+	}
+}
+
+// TestPingGrid: idle sessions whose 30 s keepalives fall due over most of a second are all
+// pinged at one tick, the whole second before the first of them (none more than a second
+// early), so the loop wakes once for them; sessions with a 5 s keepalive, under the grid's
+// threshold, are pinged at their own ticks, never early.
+func TestPingGrid(t *testing.T) {
+	second := int64(time.Second)
+	type peer struct {
+		s  *session
+		fd int
+	}
+	add := func(l *loop, ka uint16, lastWrite int64) peer {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = unix.Close(fds[0]); _ = unix.Close(fds[1]) })
+		s := &session{fd: int32(fds[0]), version: 4, state: stConnected, flags: sfVerdict, keepalive: ka, lastWrite: lastWrite}
+		l.add(s)
+		return peer{s, fds[1]}
+	}
+	pinged := func(ps []peer) (n int) {
+		buf := make([]byte, 16)
+		for _, p := range ps {
+			if m, _ := unix.Read(p.fd, buf); m == 2 && buf[0] == 0xc0 {
+				n++
+			}
+		}
+		return n
+	}
+	for _, c := range []struct {
+		ka    uint16
+		n     int
+		every int64 // between the sessions' last writes
+		ticks int   // the ticks at which they are pinged
+		early bool  // whether a ping may go before its keepalive
+	}{{30, 100, int64(9 * time.Millisecond), 1, true}, {5, 10, int64(90 * time.Millisecond), 10, false}} {
+		l := testLoop(t)
+		base := (l.e.now()/second + 1) * second // a whole second of the engine clock
+		var ps []peer
+		for i := range c.n { // last writes from base+100 ms to base+991 ms
+			ps = append(ps, add(l, c.ka, base+int64(100*time.Millisecond)+int64(i)*c.every))
+		}
+		ka := int64(c.ka) * second
+		var ticks []time.Duration
+		for l.wh.next != 0 && tickTime(l.wh.next) < base+ka+2*second {
+			at := tickTime(l.wh.next)
+			l.scan(at)
+			if pinged(ps) > 0 {
+				ticks = append(ticks, time.Duration(at-base))
+			}
+		}
+		if len(ticks) != c.ticks || c.early && ticks[0] != time.Duration(ka) {
+			t.Errorf("keepalive %d s: pinged at %v after the whole second before the last writes, want %d tick(s)%s",
+				c.ka, ticks, c.ticks, map[bool]string{true: " at the keepalive's whole second", false: ""}[c.early])
+		}
+		for _, p := range ps {
+			early := p.s.lastWrite + ka - p.s.pingSent
+			if p.s.pingSent == 0 || early > second || !c.early && early > 0 {
+				t.Errorf("keepalive %d s: a ping %v early (sent at %d), want at most %v", c.ka, time.Duration(early), p.s.pingSent, map[bool]time.Duration{true: pingGrid}[c.early])
+			}
+		}
 	}
 }
