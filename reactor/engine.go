@@ -226,7 +226,12 @@ func New(cfg Config) (*Engine, error) {
 
 // Start starts the event loops: one goroutine each.
 func (e *Engine) Start() error {
-	e.epoch = time.Now()
+	// The clock starts at the last whole second of the wall clock (Add keeps the monotonic
+	// reading): its whole seconds, the keepalives' ping grid, are the same instants in
+	// every engine on the host, so that a run's worker processes ping together and a
+	// process serving them (a sink's) wakes once a second for all of them.
+	now := time.Now()
+	e.epoch = now.Add(-time.Duration(now.UnixNano() % int64(time.Second)))
 	e.realEpoch = e.epoch.UnixNano()
 	for i := 0; i < e.cfg.Loops; i++ {
 		l, err := newLoop(e, i)

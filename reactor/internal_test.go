@@ -186,3 +186,37 @@ func TestPingGrid(t *testing.T) {
 		}
 	}
 }
+
+// TestClockOnWallSeconds: an engine's clock starts at the last whole second of the wall
+// clock, so that the whole seconds of two engines' clocks (their ping grids) are the same
+// instants however far apart they start.
+func TestClockOnWallSeconds(t *testing.T) {
+	var epochs []time.Time
+	for range 2 {
+		e, err := New(Config{Brokers: []string{"127.0.0.1:1"}, Loops: 1, Observer: NopObserver{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := time.Now()
+		if err := e.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if e.epoch.Nanosecond() != 0 || e.epoch.After(before) || before.Sub(e.epoch) >= time.Second {
+			t.Errorf("engine clock started at %v, %v before Start: want the last whole second", e.epoch, before.Sub(e.epoch))
+		}
+		if e.realEpoch != e.epoch.UnixNano() {
+			t.Errorf("realEpoch %d, want the epoch's %d", e.realEpoch, e.epoch.UnixNano())
+		}
+		if d := time.Duration(e.now()) - time.Since(e.epoch); d > time.Millisecond || d < -time.Millisecond {
+			t.Errorf("engine clock off the monotonic clock by %v", d)
+		}
+		epochs = append(epochs, e.epoch)
+		_ = e.Stop()
+		time.Sleep(300 * time.Millisecond)
+	}
+	// By the monotonic clock, which the engine clock follows: whole seconds to within the
+	// wall clock's slewing (ns).
+	if d := epochs[1].Sub(epochs[0]); d.Round(time.Millisecond)%time.Second != 0 {
+		t.Errorf("two engines' clocks %v apart, want whole seconds", d)
+	}
+}
