@@ -45,6 +45,8 @@
 // uses one process. The listener always has SO_REUSEPORT, because only then does gnet accept
 // on the event loop itself rather than on a separate thread that hands each connection over;
 // without Config.SharePort, Start first checks that nobody else listens on a fixed port.
+// gnet's package-level goroutine pool (ants), which would wake every mqblast process three
+// times a second, is released at init (pool.go): the sink never submits to it.
 //
 // Buffers: gnet's read buffer (64 KiB) is one per loop; a connection's inbound bytes are
 // kept only for a cut packet (gnet's ring buffer, pooled), which is not looked at again
