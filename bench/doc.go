@@ -45,9 +45,17 @@
 // profile before publishing starts (reactor.Engine.SetRate: the schedule is built at the
 // peak rate and scaled to each stage's), aligns its intervals to the start of publishing,
 // and marks each interval with its stage and what the schedule made due in it
-// (Engine.ScheduledBefore); worker processes number those intervals by their slot after the
-// start, so that the parent merges each instant's together. The result's stages are
-// summarised from the marked intervals (result.Result.SummarizeStages).
+// (Engine.ScheduledBefore). The result's stages are summarised from the marked intervals
+// (result.Result.SummarizeStages).
+//
+// # Worker processes
+//
+// A worker process (a Runner with a StartGate, and a HoldGate for a Connections run) aligns
+// its intervals to the gate's instant, which the parent gives every worker alike (Gather:
+// the first whole second startDelay ahead, unless told when), and numbers them by their
+// slot after it: the workers' intervals end together and the parent merges each instant's
+// together, woken once an interval for all their lines, on the second at which the
+// engines' clocks tick their keepalives.
 //
 // # Watching the host
 //

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"io"
+	"math"
 	"time"
 
 	"github.com/mqblast/mqblast/reactor"
@@ -110,6 +111,10 @@ type recorderSource struct {
 	prevCPU time.Duration
 	prevAt  time.Time
 	clock   *stageClock // a staged run's, once it publishes: marks the intervals
+	// slotFrom, once aligned, is the instant the intervals are numbered from (Slot).
+	slotFrom time.Time
+	every    time.Duration
+	rephase  bool // the next tick is align's first: the ticker then runs at every
 }
 
 func newRecorderSource(eng *reactor.Engine, rec *Recorder, loops int, every time.Duration) *recorderSource {
@@ -118,14 +123,20 @@ func newRecorderSource(eng *reactor.Engine, rec *Recorder, loops int, every time
 	for i := range s.snaps {
 		s.snaps[i] = result.NewSnapshot()
 	}
-	s.prevCPU, s.prevAt = tuning.SelfCPU(), s.start
+	s.prevCPU, s.prevAt, s.every = tuning.SelfCPU(), s.start, every
 	s.tick = time.NewTicker(every)
 	return s
 }
 
 func (s *recorderSource) events() <-chan time.Time { return s.tick.C }
 
-func (s *recorderSource) take(_ time.Time, log *intervalLog) { s.interval(log) }
+func (s *recorderSource) take(_ time.Time, log *intervalLog) {
+	if s.rephase {
+		s.rephase = false
+		s.tick.Reset(s.every)
+	}
+	s.interval(log)
+}
 
 // collect moves every loop's figures into total and into carry; the drain collects more
 // often than intervals run.
@@ -151,16 +162,28 @@ func (s *recorderSource) interval(log *intervalLog) {
 	if s.clock != nil {
 		m, c.Offered = s.clock.mark(s.prevAt, now)
 	}
+	if d := now.Sub(s.slotFrom); !s.slotFrom.IsZero() && d > 0 {
+		m.slot = max(int(math.Round(float64(d)/float64(s.every))), 1)
+	}
 	s.prevAt = now
 	log.add(now.Sub(s.start).Seconds(), s.eng.Open(), c, d, m)
 }
 
-// align makes the intervals end at whole intervals from now (the start of publishing): the
-// current one ends now, unless it began less than a tenth of an interval ago (it then runs
-// on to the first aligned end).
-func (s *recorderSource) align(log *intervalLog, every time.Duration) {
-	if time.Since(s.prevAt) >= every/10 {
+// align makes the intervals end at whole intervals from at (the start of publishing or of
+// holding) and numbers them from it (result.Interval.Slot): the current one ends now, unless
+// it began less than a tenth of an interval ago (it then runs on to the first aligned end).
+// Worker processes given the same start thus end their intervals together: their parent
+// merges intervals of one instant and wakes once for all their lines, not once for each.
+func (s *recorderSource) align(log *intervalLog, at time.Time) {
+	now := time.Now()
+	if now.Sub(s.prevAt) >= s.every/10 {
 		s.interval(log)
 	}
-	s.tick.Reset(every)
+	s.slotFrom = at
+	next := s.every - now.Sub(at)%s.every
+	if now.Before(at) {
+		next = at.Sub(now)
+	}
+	s.tick.Reset(next)
+	s.rephase = next != s.every
 }

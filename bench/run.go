@@ -434,6 +434,12 @@ func (r *run) hold() error {
 		if err != nil {
 			return err
 		}
+		// The workers hold from the same instant (the parent's, on a whole second): their
+		// intervals end together from it, with the loops' keepalive ticks.
+		if err = r.wait(at, nil); err != nil {
+			return err
+		}
+		r.src.align(r.log, at)
 		start = at
 	}
 	r.startStorms(start) // a run without publishers: its storms count from the hold's start
@@ -548,21 +554,23 @@ func (r *run) measure() error {
 	if len(r.Stages) > 0 {
 		r.stages = newStageClock(r.eng, r.Stages, pubStart, r.Interval)
 		r.src.clock = r.stages
+	}
+	// From the start of publishing on, intervals end at whole intervals from it: a stage's
+	// and a controller's step's figures are those of whole intervals, and the workers of a
+	// run, all given the same start, end theirs together.
+	if len(r.Stages) > 0 || r.Controller != nil || r.StartGate != nil {
 		if err = r.wait(pubStart, nil); err == nil {
-			r.src.align(r.log, r.Interval)
+			r.src.align(r.log, pubStart)
 		}
 	}
 	var controlled func() bool // the controller returned
 	if r.Controller != nil && err == nil {
-		if err = r.wait(pubStart, nil); err == nil {
-			r.src.align(r.log, r.Interval)
-			var done atomic.Bool
-			controlled = done.Load
-			go func() {
-				r.Controller(r.ctx, r.eng, pubStart, r.src.start)
-				done.Store(true)
-			}()
-		}
+		var done atomic.Bool
+		controlled = done.Load
+		go func() {
+			r.Controller(r.ctx, r.eng, pubStart, r.src.start)
+			done.Store(true)
+		}()
 	}
 	if err == nil {
 		err = r.wait(from, controlled)

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/mqblast/mqblast/reactor"
@@ -68,9 +67,9 @@ func newStageClock(eng *reactor.Engine, stages []scenario.Stage, start time.Time
 	return c
 }
 
-// mark returns the mark of the interval [from, to): the stage its middle lies in, its slot
-// (how many intervals after the start of publishing it ends), and what the schedule made
-// due in it up to the end of the last stage.
+// mark returns the mark of the interval [from, to): the stage its middle lies in (its slot
+// is the recorderSource's), and what the schedule made due in it up to the end of the last
+// stage.
 func (c *stageClock) mark(from, to time.Time) (intervalMark, int64) {
 	var m intervalMark
 	mid := from.Add(to.Sub(from) / 2)
@@ -79,9 +78,6 @@ func (c *stageClock) mark(from, to time.Time) (intervalMark, int64) {
 			m.stage = &i
 			break
 		}
-	}
-	if d := to.Sub(c.start); d > 0 {
-		m.slot = max(int(math.Round(float64(d)/float64(c.every))), 1)
 	}
 	end := to
 	if last := c.bounds[len(c.bounds)-1]; end.After(last) {

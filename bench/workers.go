@@ -105,8 +105,9 @@ type WorkerError struct {
 
 func (e *WorkerError) Error() string { return fmt.Sprintf("worker %d: %s", e.Worker, e.Msg) }
 
-// startDelay is how long after the last worker is ready they all start publishing when
-// Gather is not told when: time for the start line to reach every worker.
+// startDelay is at least how long after the last worker is ready they all start publishing
+// when Gather is not told when (the start is then the first whole interval after it): time
+// for the start line to reach every worker.
 const startDelay = 200 * time.Millisecond
 
 // GatherOptions are the workers and what Gather does with their intervals.
@@ -153,6 +154,10 @@ func Gather(o GatherOptions) (*result.Result, error) {
 			at := time.Now().Add(startDelay)
 			if o.StartAt != nil {
 				at = o.StartAt()
+			} else if o.Interval > 0 {
+				// On a whole interval of the wall clock, as the workers' engines tick
+				// their keepalives: a held worker then wakes once an interval for both.
+				at = at.Add(o.Interval - 1).Truncate(o.Interval)
 			}
 			for _, in := range o.Starts {
 				_, _ = fmt.Fprintf(in, "go %d\n", at.UnixNano())

@@ -10,8 +10,9 @@ import (
 	"github.com/mqblast/mqblast/result"
 )
 
-// TestWorkerStart: Gather writes the start line to every worker once all are ready, each
-// worker's AwaitStart reads the instant from it, and Gather closes the workers' stdins.
+// TestWorkerStart: Gather writes the start line to every worker once all are ready (the
+// instant it is given, or the first whole second startDelay after), each worker's
+// AwaitStart reads the instant from it, and Gather closes the workers' stdins.
 func TestWorkerStart(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
 	for _, startAt := range []func() time.Time{func() time.Time { return at }, nil} {
@@ -46,8 +47,9 @@ func TestWorkerStart(t *testing.T) {
 			switch {
 			case startAt != nil && !t0.Equal(at):
 				t.Errorf("start %v, want %v", t0, at)
-			case startAt == nil && (t0.Before(before.Add(startDelay)) || t0.After(time.Now().Add(startDelay))):
-				t.Errorf("start %v, want %v after the workers were ready", t0, startDelay)
+			case startAt == nil && (t0.Before(before.Add(startDelay)) || t0.After(time.Now().Add(startDelay+time.Second)) ||
+				!t0.Equal(t0.Truncate(time.Second))):
+				t.Errorf("start %v, want the first whole second %v after the workers were ready", t0, startDelay)
 			}
 		}
 	}

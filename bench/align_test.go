@@ -1,0 +1,77 @@
+package bench
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/result"
+)
+
+// TestWorkersHoldTogether: two runs started 350 ms apart, as two worker processes of one run
+// may be, hold from the same instant (their hold gate's): from it their intervals end
+// together, at whole intervals from it, and carry the same numbers (Slot), so that the
+// parent merges intervals of one instant and its readers wake once for both lines.
+func TestWorkersHoldTogether(t *testing.T) {
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	const lag = 350 * time.Millisecond
+	at := time.Now().Add(1500 * time.Millisecond).Truncate(time.Second).Add(time.Second)
+	type end struct {
+		at   time.Time
+		slot int
+	}
+	ends := make([][]end, 2)
+	var wg sync.WaitGroup
+	for w := range 2 {
+		s := builtin(t, "quick-conn-100", map[string]string{"publishers.client_count": "20",
+			"publishers.id_prefix": [2]string{"hold-a-", "hold-b-"}[w], "parameters.duration_sec": "3s"})
+		r := testRunner(t, m.Addr, s)
+		r.HoldGate = func() (time.Time, error) { return at, nil }
+		var mu sync.Mutex
+		r.OnInterval = func(iv result.Interval, _ *result.Snapshot) {
+			mu.Lock()
+			ends[w] = append(ends[w], end{time.Now(), iv.Slot})
+			mu.Unlock()
+		}
+		wg.Go(func() {
+			time.Sleep(time.Duration(w) * lag)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			res, err := r.Run(ctx)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if res.Connections.Established != 20 {
+				t.Errorf("worker %d: %d of 20 established", w, res.Connections.Established)
+			}
+		})
+	}
+	wg.Wait()
+	bySlot := make([]map[int]time.Time, 2)
+	for w, list := range ends {
+		bySlot[w] = map[int]time.Time{}
+		for _, e := range list {
+			if e.slot > 0 {
+				bySlot[w][e.slot] = e.at
+			}
+		}
+		t.Logf("worker %d: %d intervals, %d after the hold's start", w, len(list), len(bySlot[w]))
+	}
+	for slot := 1; slot <= 2; slot++ {
+		want := at.Add(time.Duration(slot) * time.Second)
+		for w := range 2 {
+			got, ok := bySlot[w][slot]
+			if !ok {
+				t.Errorf("worker %d: no interval %d after the hold's start", w, slot)
+				continue
+			}
+			if d := got.Sub(want); d < 0 || d > 100*time.Millisecond {
+				t.Errorf("worker %d: interval %d ended %v after the whole second %v, want within 100 ms",
+					w, slot, d, want.Format("15:04:05.000"))
+			}
+		}
+	}
+}
