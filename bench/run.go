@@ -172,7 +172,7 @@ type run struct {
 	log *intervalLog
 	res *result.Result
 
-	rssBefore, rssHeld    int64         // this process's resident set before and after the connect phase
+	rssBefore, rssHeld    int64         // this process's anonymous resident memory before and after the connect phase
 	cpuBefore, cpuConnect time.Duration // its CPU time before the run, and over the connect phase
 	connectPhase          time.Duration
 	started               atomic.Int64  // clients the connect phase started
@@ -318,7 +318,7 @@ func (cr *Runner) start(ctx context.Context) (*run, error) {
 	}
 	runtime.GC()
 	debug.FreeOSMemory()
-	r.rssBefore = tuning.SelfRSS()
+	r.rssBefore = tuning.SelfAnonRSS()
 	r.cpuBefore = tuning.SelfCPU()
 	if err := eng.Start(); err != nil {
 		return nil, err
@@ -400,7 +400,7 @@ func (r *run) connect() error {
 	// and return it to the OS before reading the resident set.
 	runtime.GC()
 	debug.FreeOSMemory()
-	r.rssHeld = tuning.SelfRSS()
+	r.rssHeld = tuning.SelfAnonRSS()
 	return err
 }
 

@@ -384,9 +384,13 @@ type IntervalHistograms struct {
 
 // ClientInfo is the load generator's measurement of itself.
 type ClientInfo struct {
-	CPUS                  float64     `json:"cpu_s"`
-	CPUPerConnectUS       float64     `json:"cpu_per_connect_us"`
-	MaxRSSBytes           int64       `json:"max_rss_bytes"`
+	CPUS            float64 `json:"cpu_s"`
+	CPUPerConnectUS float64 `json:"cpu_per_connect_us"`
+	MaxRSSBytes     int64   `json:"max_rss_bytes"`
+	// RSSPerConnectionBytes is the growth of the client's anonymous resident memory over the
+	// connect phase (after a collection at each end) per connection established: without
+	// the binary's pages, which a process touches once whatever its connections and which
+	// are one copy in the page cache for every worker process.
 	RSSPerConnectionBytes float64     `json:"rss_per_connection_bytes"`
 	Saturated             bool        `json:"saturated"`
 	ScheduleLagUS         Percentiles `json:"schedule_lag_us"`

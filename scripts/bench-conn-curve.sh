@@ -54,8 +54,9 @@ for n in $SIZES; do
   for p in "${pids[@]}"; do wait "$p" || echo "bench-conn-curve: a keepalive floor process failed (see $d/floor-*.json)" >&2; done
 done
 
-python3 - "$OUT" "$RUNS" "$KEEPALIVE" $SIZES <<'PY'
+PYTHONPATH=scripts python3 - "$OUT" "$RUNS" "$KEEPALIVE" $SIZES <<'PY'
 import glob, json, statistics, sys
+from lib_1m import rss
 out, runs, keepalive, sizes = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), [int(s) for s in sys.argv[4:]]
 
 def run_row(d, n, r):
@@ -93,7 +94,7 @@ def run_row(d, n, r):
         i_peak = next(i for i, l in enumerate(lines) if l["connections"] >= peak)
         at = lines[i_peak]
         row["sink_cpu_per_setup_us"] = (at["cpu_s"] - first["cpu_s"]) * 1e6 / max(at["connections_total"] - first["connections_total"], 1)
-        row["sink_rss_per_connection_bytes"] = (at["rss_bytes"] - first["rss_bytes"]) / max(peak, 1)
+        row["sink_rss_per_connection_bytes"] = (rss(at) - rss(first)) / max(peak, 1)
         last = max(i for i, l in enumerate(lines) if l["connections"] >= peak and not l.get("final"))
         a, b = lines[min(i_peak + 1, last)], lines[last]
         dt = b["t_s"] - a["t_s"]

@@ -12,6 +12,13 @@ def sink_lines(path):
         return []
 
 
+def rss(line):
+    """A sink stats line's anonymous resident memory: the processes' own data, without the
+    binary's pages each has touched (one copy in the page cache for all of them); the whole
+    resident set from a sink that does not report it."""
+    return line.get("anon_rss_bytes", line["rss_bytes"])
+
+
 def figures(res, sink_path, kmem_path, established=None):
     """The per-connection figures of one run: the client's from its result document res, the
     sink's from its stats lines (RSS at the peak count over the connections then; CPU from
@@ -27,7 +34,7 @@ def figures(res, sink_path, kmem_path, established=None):
     nan = float("nan")
     peak = max(lines, key=lambda l: l["connections"]) if lines else None
     first = lines[0] if lines else None
-    sink_rss = (peak["rss_bytes"] - first["rss_bytes"]) / max(peak["connections"], 1) if peak else nan
+    sink_rss = (rss(peak) - rss(first)) / max(peak["connections"], 1) if peak else nan
     at_peak = next((l for l in lines if l["connections"] >= peak["connections"]), peak) if peak else None
     sink_cpu = ((at_peak["cpu_s"] - first["cpu_s"]) * 1e6
                 / max(at_peak["connections_total"] - first["connections_total"], 1)) if peak else nan

@@ -26,7 +26,10 @@ type Line struct {
 	Stats
 	CPUS     float64 `json:"cpu_s"`     // the processes' CPU time, user + system
 	RSSBytes int64   `json:"rss_bytes"` // the processes' resident memory
-	Addr     string  `json:"addr"`
+	// AnonRSSBytes is the anonymous part of it: what the processes' own data hold, without
+	// the pages of the binary each has touched (one copy in the page cache for all).
+	AnonRSSBytes int64  `json:"anon_rss_bytes"`
+	Addr         string `json:"addr"`
 	// ProcConnections are the open connections of each process (--procs parent only).
 	ProcConnections []int64 `json:"proc_connections,omitempty"`
 }
@@ -51,7 +54,8 @@ func Serve(ctx context.Context, cfg Config, o ServeOptions) (Line, error) {
 	defer srv.Close() //nolint:errcheck
 	line := func(final bool) Line {
 		return Line{TS: time.Since(start).Seconds(), Final: final, Stats: srv.Stats(),
-			CPUS: tuning.SelfCPU().Seconds(), RSSBytes: tuning.SelfRSS(), Addr: srv.Addr()}
+			CPUS: tuning.SelfCPU().Seconds(), RSSBytes: tuning.SelfRSS(),
+			AnonRSSBytes: tuning.SelfAnonRSS(), Addr: srv.Addr()}
 	}
 	if o.Ready != nil {
 		o.Ready(srv.Addr())
@@ -180,6 +184,7 @@ func ServeProcs(ctx context.Context, o ProcsOptions) (Line, error) {
 			s.ProcConnections = append(s.ProcConnections, pr.last.Connections)
 			s.CPUS += pr.last.CPUS
 			s.RSSBytes += pr.last.RSSBytes
+			s.AnonRSSBytes += pr.last.AnonRSSBytes
 			pr.mu.Unlock()
 		}
 		return s

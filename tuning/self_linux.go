@@ -4,6 +4,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -23,19 +24,72 @@ func SelfCPU() time.Duration {
 
 // SelfRSS returns the process's current resident set in bytes (/proc/self/statm).
 func SelfRSS() int64 {
-	b, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
+	resident, _, ok := readStatm()
+	if !ok {
 		return 0
 	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
+	return resident
+}
+
+// SelfAnonRSS returns the process's anonymous resident memory in bytes: the resident set
+// less its file-backed and shared pages (/proc/self/statm: resident - shared). It is what
+// the process's own data hold; the pages of its executable it has touched are the page
+// cache's, one copy for every process that runs the binary, so a per-connection figure of
+// many processes summed from SelfRSS counts them once per process.
+func SelfAnonRSS() int64 {
+	resident, shared, ok := readStatm()
+	if !ok || shared > resident {
 		return 0
 	}
-	pages, err := strconv.ParseInt(f[1], 10, 64)
-	if err != nil {
-		return 0
+	return resident - shared
+}
+
+// statm is /proc/self/statm, opened at the first reading and read again with pread at
+// each: a process that reads it every second pays one system call, not an open, a stat,
+// reads and a close. fd is -1 where it cannot be opened.
+var statm struct {
+	once sync.Once
+	mu   sync.Mutex
+	fd   int
+	buf  [256]byte
+}
+
+// readStatm returns the resident and shared sizes of /proc/self/statm in bytes.
+func readStatm() (resident, shared int64, ok bool) {
+	statm.once.Do(func() {
+		fd, err := unix.Open("/proc/self/statm", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			fd = -1
+		}
+		statm.fd = fd
+	})
+	if statm.fd < 0 {
+		return 0, 0, false
 	}
-	return pages * int64(os.Getpagesize())
+	statm.mu.Lock()
+	defer statm.mu.Unlock()
+	n, err := unix.Pread(statm.fd, statm.buf[:], 0)
+	if err != nil || n <= 0 {
+		return 0, 0, false
+	}
+	// size resident shared text lib data dt, in pages
+	var f [3]int64
+	i, b := 0, statm.buf[:n]
+	for k := range f {
+		for i < len(b) && b[i] == ' ' {
+			i++
+		}
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			f[k] = f[k]*10 + int64(b[i]-'0')
+			i++
+		}
+		if i == start {
+			return 0, 0, false
+		}
+	}
+	page := int64(os.Getpagesize())
+	return f[1] * page, f[2] * page, true
 }
 
 // SelfPeakRSS returns the process's peak resident set in bytes: VmHWM, the peak of its own
