@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -73,5 +74,44 @@ func TestWorkersHoldTogether(t *testing.T) {
 					w, slot, d, want.Format("15:04:05.000"))
 			}
 		}
+	}
+}
+
+// TestHoldOneProcPerLoop: a Connections run holds its clients with one P per event loop (no
+// P to spare, so that the runtime's sysmon takes back a sleeping loop's P at once and
+// sleeps, rather than polling for 10 ms after every wake), and gives the process its
+// GOMAXPROCS back when the hold ends.
+func TestHoldOneProcPerLoop(t *testing.T) {
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	before := runtime.GOMAXPROCS(0)
+	s := builtin(t, "quick-conn-100", map[string]string{"publishers.client_count": "20",
+		"publishers.id_prefix": "procs-", "parameters.duration_sec": "2s"})
+	r := testRunner(t, m.Addr, s)
+	r.Engine.Loops = 2
+	var mu sync.Mutex
+	held := map[int]int{} // GOMAXPROCS at the intervals with every client held
+	r.OnInterval = func(iv result.Interval, _ *result.Snapshot) {
+		if iv.Established == 20 {
+			mu.Lock()
+			held[runtime.GOMAXPROCS(0)]++
+			mu.Unlock()
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := r.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := runtime.GOMAXPROCS(0)
+	t.Logf("GOMAXPROCS %d before, %v at the held intervals, %d after; %d established", before, held, after, res.Connections.Established)
+	if res.Connections.Established != 20 {
+		t.Fatalf("%d of 20 established", res.Connections.Established)
+	}
+	if len(held) != 1 || held[2] < 1 {
+		t.Errorf("GOMAXPROCS at the held intervals: %v, want 2 (the loops) at every one", held)
+	}
+	if after != max(before, 3) {
+		t.Errorf("GOMAXPROCS %d after the run, want %d: the engine's (loops+1), or the process's when higher", after, max(before, 3))
 	}
 }
