@@ -55,7 +55,9 @@
 // the first whole second startDelay ahead, unless told when), and numbers them by their
 // slot after it: the workers' intervals end together and the parent merges each instant's
 // together, woken once an interval for all their lines, on the second at which the
-// engines' clocks tick their keepalives.
+// engines' clocks tick their keepalives. A Connections run holds with one P per event
+// loop (GOMAXPROCS, given back at the end): a held loop wakes a few times a second, and a
+// spare P makes the runtime's sysmon poll for 10 ms after each of those wakes.
 //
 // # Watching the host
 //

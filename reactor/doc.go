@@ -56,7 +56,10 @@
 // wake each, and a wake is dear (tens of µs of CPU on a VM): sysmon takes a P whose
 // goroutine sits in a system call when no other P is idle (GOMAXPROCS is raised to
 // loops+1), and it preempts a goroutine not rescheduled for 10 ms (the loop calls
-// runtime.Gosched every 5 ms, also between the events of a long round). Parking in the
+// runtime.Gosched every 5 ms, also between the events of a long round). The spare P is for
+// busy loops: with one, sysmon leaves a sleeping loop's P for 10 ms and polls every 20 µs
+// meanwhile after each wake, so a caller that only holds connections lowers GOMAXPROCS to
+// the loops (bench's hold). Parking in the
 // runtime's poller instead (the epoll set registered there) measured more CPU per connect
 // (docs/performance.md, "Connections").
 //
