@@ -72,6 +72,7 @@ type handler struct {
 	stop         chan struct{}
 	stopOnce     sync.Once
 	tid          atomic.Int64  // the loop's thread, with LockOSThread
+	turnFD       int           // the listener (a dup), while this process has the turn to pass; -1: none
 	lastYield    time.Time     // the loop last passed through the Go scheduler
 	cpuBase      time.Duration // its CPU time when the sink first used it; written before tid
 
@@ -101,7 +102,7 @@ func (f flushRunnable) Run(context.Context) error {
 }
 
 func newHandler(cfg *Config) *handler {
-	h := &handler{cfg: cfg, stop: make(chan struct{}), most: int64(cfg.MaxConnections)}
+	h := &handler{cfg: cfg, stop: make(chan struct{}), most: int64(cfg.MaxConnections), turnFD: -1}
 	if h.most <= 0 {
 		h.most = int64(PerProcess())
 	}
@@ -134,6 +135,39 @@ func (h *handler) delayLoop() {
 
 func (h *handler) stopFlusher() { h.stopOnce.Do(func() { close(h.stop) }) }
 
+// startTurn readies cfg.Turn at boot: it keeps a descriptor of the listener to pass the
+// turn with, and the first process takes the turn. Without turns, or where the kernel
+// cannot steer, the kernel hashes as it does for every SO_REUSEPORT group.
+func (h *handler) startTurn(eng gnet.Engine) {
+	t := h.cfg.Turn
+	if t.Procs <= 1 {
+		return
+	}
+	fd, err := eng.Dup()
+	if err != nil {
+		return
+	}
+	if t.Index == 0 {
+		if err := steer(fd, 0); err != nil {
+			_ = unix.Close(fd)
+			return
+		}
+	}
+	h.turnFD = fd
+}
+
+// passTurn gives the port's new connections to the next process, or, from the last one,
+// back to the kernel's hash; the loop calls it once, at the Fill-th accept.
+func (h *handler) passTurn() {
+	if next := h.cfg.Turn.Index + 1; next < h.cfg.Turn.Procs {
+		_ = steer(h.turnFD, next)
+	} else {
+		_ = unsteer(h.turnFD)
+	}
+	_ = unix.Close(h.turnFD)
+	h.turnFD = -1
+}
+
 // OnBoot reports the engine to Start.
 func (h *handler) OnBoot(eng gnet.Engine) gnet.Action {
 	h.boot(eng)
@@ -150,7 +184,9 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 			h.tid.Store(tid)
 		}
 	}
-	h.c.connectionsTotal.Add(1)
+	if h.c.connectionsTotal.Add(1) == uint64(h.cfg.Turn.Fill) && h.turnFD >= 0 {
+		h.passTurn()
+	}
 	n := h.c.connections.Add(1)
 	c.SetContext(&session{c: c})
 	if n > h.most {

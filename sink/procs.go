@@ -104,8 +104,11 @@ type ProcsOptions struct {
 	// Listen is the address the first process listens on; the others take its port.
 	Listen string
 	// Args are the arguments of `mqblast` that run one process listening on listen and
-	// writing its Lines on stdout (`sink --child ...`).
-	Args func(listen string) []string
+	// writing its Lines on stdout (`sink --child ...`), in its place turn among the others.
+	Args func(listen string, turn Turn) []string
+	// Fill, when above 0, has the processes take the port's new connections in turns, Fill
+	// each, in the order they start (Turn).
+	Fill int
 	// Log takes the processes' stderr.
 	Log io.Writer
 	// Interval and Lines as in ServeOptions, for the summed Lines.
@@ -138,10 +141,16 @@ func ServeProcs(ctx context.Context, o ProcsOptions) (Line, error) {
 		}
 	}
 	addr := o.Listen
+	turn := func(i int) Turn {
+		if o.Fill <= 0 || o.Procs <= 1 {
+			return Turn{}
+		}
+		return Turn{Index: i, Procs: o.Procs, Fill: o.Fill}
+	}
 	for i := range o.Procs {
 		// Detached: the processes stop when ServeProcs tells them (SIGTERM), not on the
 		// terminal's Ctrl-C, so that it collects their final lines.
-		p, err := child.Start(child.Spec{Name: fmt.Sprintf("sink process %d of %d", i+1, o.Procs), Args: o.Args(addr),
+		p, err := child.Start(child.Spec{Name: fmt.Sprintf("sink process %d of %d", i+1, o.Procs), Args: o.Args(addr, turn(i)),
 			Log: o.Log, Signal: syscall.SIGTERM, Timeout: 10 * time.Second, Detach: true})
 		if err != nil {
 			stopAll()

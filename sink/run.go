@@ -25,7 +25,10 @@ type RunOptions struct {
 	Interval  time.Duration
 	// ChildArgs are the arguments of `mqblast` that run one process of a parent listening on
 	// listen (ProcsOptions.Args).
-	ChildArgs func(listen string) []string
+	ChildArgs func(listen string, turn Turn) []string
+	// Connections, when above 0, is how many connections the processes are to hold: they
+	// take them in turns, an equal share each (ProcsOptions.Fill).
+	Connections int
 	// Stdout takes the Lines (and a child's ready line), Stderr the ready line and the
 	// summary for a person.
 	Stdout, Stderr io.Writer
@@ -81,6 +84,7 @@ func WriteSummary(w io.Writer, l *Line) {
 // runParent runs o.Procs child processes on one port and sums their counters.
 func runParent(ctx context.Context, cfg Config, o RunOptions) error {
 	po := ProcsOptions{Procs: o.Procs, Listen: cfg.Addr, Log: o.Stderr, Interval: o.Interval, Args: o.ChildArgs,
+		Fill: (o.Connections + o.Procs - 1) / o.Procs,
 		Ready: func(addr string) {
 			fmt.Fprintf(o.Stderr, "ready %s\n", addr)
 			fmt.Fprintf(o.Stderr, "mqblast sink: an instrument, not a broker; %d processes on %s (SO_REUSEPORT), relaying only within each process; Ctrl-C prints the summed counters\n", o.Procs, addr)

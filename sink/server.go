@@ -73,7 +73,33 @@ type Config struct {
 	FlushDelay time.Duration
 	// LockOSThread pins the event loop to an OS thread; on Linux Stats then reports its CPU time.
 	LockOSThread bool
+	// Turn, with Procs above 1, makes this process one of a --procs parent's that take the
+	// port's new connections in turns (Linux).
+	Turn Turn
 }
+
+// Turn places a process among a --procs parent's that share a port and take its new
+// connections in turns, in the order they began to listen: the kernel gives every new
+// connection to the process whose turn it is (a program on the port's SO_REUSEPORT
+// group), and a process that has accepted Fill passes the turn to the next; the last
+// leaves the kernel to spread what comes after (a reconnect, say) by hash. One process
+// accepting at the whole rate wakes once for many accepts, where fifty sharing the rate by
+// hash wake for one or two each. Procs of 0 or 1: no turns.
+type Turn struct {
+	Index, Procs, Fill int
+}
+
+// ParseTurn reads a Turn written by Turn.String ("index/procs/fill").
+func ParseTurn(s string) (Turn, error) {
+	var t Turn
+	if _, err := fmt.Sscanf(s, "%d/%d/%d", &t.Index, &t.Procs, &t.Fill); err != nil ||
+		t.Procs < 0 || t.Index < 0 || (t.Procs > 1 && (t.Index >= t.Procs || t.Fill < 1)) {
+		return Turn{}, fmt.Errorf("turn %q: want index/procs/fill, the index below procs and fill at least 1", s)
+	}
+	return t, nil
+}
+
+func (t Turn) String() string { return fmt.Sprintf("%d/%d/%d", t.Index, t.Procs, t.Fill) }
 
 func (c *Config) fill() {
 	if c.Addr == "" {
@@ -144,6 +170,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	h.boot = func(eng gnet.Engine) {
 		s.eng = eng
 		s.addr = boundAddr(eng)
+		h.startTurn(eng)
 		close(booted)
 	}
 	go func() {

@@ -30,7 +30,8 @@ type sinkFlags struct {
 	maxHeld     string
 	flushDelay  time.Duration
 	maxConns    int
-	child       bool // internal: a process of a --procs parent
+	child       bool   // internal: a process of a --procs parent
+	turn        string // internal: the child's sink.Turn
 }
 
 func newSinkCmd() *cobra.Command {
@@ -82,6 +83,8 @@ stderr at exit (SIGINT/SIGTERM); --stats-json writes them as one JSON line on st
 	fl.IntVar(&sf.maxConns, "max-connections", 0, "refuse connections beyond this many per process (0: what the descriptor hard limit lets one process hold, less 64; at most that)")
 	fl.BoolVar(&sf.child, "child", false, "internal: run as one process of a --procs parent")
 	_ = fl.MarkHidden("child")
+	fl.StringVar(&sf.turn, "turn", "0/0/0", "internal: a child's turn among the processes, index/procs/fill")
+	_ = fl.MarkHidden("turn")
 	return cmd
 }
 
@@ -118,6 +121,9 @@ func sinkConfig(sf *sinkFlags) (sink.Config, error) {
 	}
 	if err := sink.CheckFlushDelay("--flush-delay", sf.flushDelay); err != nil {
 		return cfg, err
+	}
+	if cfg.Turn, err = sink.ParseTurn(sf.turn); err != nil {
+		return cfg, fmt.Errorf("--turn: %w", err)
 	}
 	return cfg, sink.CheckMaxConnections(sf.maxConns)
 }
@@ -158,9 +164,9 @@ func runSink(cmd *cobra.Command, sf *sinkFlags) error {
 		return usageError(err)
 	}
 	return sink.Run(cmd.Context(), cfg, sink.RunOptions{Procs: procs, Child: sf.child, StatsJSON: sf.statsJSON,
-		Interval: sf.interval, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
-		ChildArgs: func(addr string) []string {
-			return []string{"sink", "--child", "--listen", addr, "--allow-remote=" + strconv.FormatBool(sf.allowRemote),
+		Interval: sf.interval, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Connections: sf.connections,
+		ChildArgs: func(addr string, turn sink.Turn) []string {
+			return []string{"sink", "--child", "--turn", turn.String(), "--listen", addr, "--allow-remote=" + strconv.FormatBool(sf.allowRemote),
 				"--interval", sf.interval.String(), "--receive-maximum", strconv.Itoa(sf.recvMax),
 				"--topic-alias-maximum", strconv.Itoa(sf.aliasMax), "--max-packet-size", sf.maxPacket,
 				"--max-output", sf.maxOutput, "--max-held", sf.maxHeld, "--flush-delay", sf.flushDelay.String(),

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -168,5 +169,68 @@ func TestRunSink(t *testing.T) {
 	}
 	if r := runBin(t, "run", "quick-conn-100", "--sink", "--broker", "127.0.0.1:1"); r.code != exitUsage || !strings.Contains(r.stderr, "--sink and --broker") {
 		t.Errorf("--sink with --broker: exit %d %s", r.code, r.stderr)
+	}
+}
+
+// TestSinkProcsTakeTurns: with --connections, the processes take the port's new
+// connections in turns, an equal share each in the order they started (90 over 3: 30
+// each), rather than by the kernel's hash; past the share of the last, the hash spreads
+// them again.
+func TestSinkProcsTakeTurns(t *testing.T) {
+	t.Parallel()
+	addr, lines, c := startSinkBin(t, "--procs", "3", "--connections", "90", "--stats-json", "--interval", "100ms")
+	dial := func(i int) {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = nc.Close() })
+		wire := codec.AppendConnect(nil, &codec.Connect{ClientID: []byte("t" + strconv.Itoa(i)), CleanStart: true}, codec.V311)
+		if _, err := nc.Write(wire); err != nil {
+			t.Fatal(err)
+		}
+		var ack [4]byte
+		if _, err := io.ReadFull(nc, ack[:]); err != nil || ack[0] != 0x20 {
+			t.Fatalf("CONNACK %x: %v", ack, err)
+		}
+	}
+	held := func(n int64) []int64 {
+		deadline := time.After(10 * time.Second)
+		for {
+			select {
+			case l := <-lines:
+				if l.Connections == n {
+					return l.ProcConnections
+				}
+			case <-deadline:
+				t.Fatalf("no line with %d connections", n)
+			}
+		}
+	}
+	for i := range 75 {
+		dial(i)
+	}
+	if got := held(75); !slices.Equal(got, []int64{30, 30, 15}) {
+		t.Fatalf("75 connections held %v by process; want [30 30 15]: the first two full, in turns", got)
+	}
+	for i := 75; i < 105; i++ {
+		dial(i)
+	}
+	got := held(105)
+	more := 0 // processes that took some of the 15 past the last share
+	for _, n := range got {
+		if n < 30 {
+			t.Fatalf("105 connections held %v by process; want 30 or more each", got)
+		}
+		if n > 30 {
+			more++
+		}
+	}
+	t.Logf("105 connections held %v by process", got)
+	if more < 2 {
+		t.Errorf("105 connections held %v by process: the 15 past the shares all went to one; want the kernel's hash", got)
+	}
+	_ = c.Process.Signal(syscall.SIGINT)
+	for range lines {
 	}
 }
