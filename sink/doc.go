@@ -45,6 +45,13 @@
 // uses one process. The listener always has SO_REUSEPORT, because only then does gnet accept
 // on the event loop itself rather than on a separate thread that hands each connection over;
 // without Config.SharePort, Start first checks that nobody else listens on a fixed port.
+// Told how many connections to expect (`--connections`), the processes take the port's new
+// connections in turns (Config.Turn, Linux): a classic BPF program on the port's
+// SO_REUSEPORT group returns the index of the process whose turn it is, in the order they
+// began to listen (ServeProcs starts them one after the other), and a process that has
+// accepted its share points the group at the next; the last removes the program, so that
+// what comes after (reconnects) is hashed. One process accepting at the whole rate wakes
+// once for many accepts, where fifty sharing it by hash each woke for one or two.
 // gnet's package-level goroutine pool (ants), which would wake every mqblast process three
 // times a second, is released at init (pool.go): the sink never submits to it.
 //

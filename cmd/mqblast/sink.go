@@ -53,7 +53,10 @@ needs --allow-remote. "ready ADDR" on stderr says it is listening.
 one process's descriptor limit; auto takes enough for --connections, at least one per core.
 Relaying happens only WITHIN each process: a publisher and its subscribers on different
 processes do not meet, so messaging runs use one process (the default). Each process has one
-event loop.
+event loop. With --connections the processes take the new connections in turns, an equal
+share each, one process after the other (Linux; what comes past the shares, such as
+reconnects, the kernel spreads by hash): a process accepting at the whole rate costs less
+per connection than many each woken for a few.
 
 A packet cut by a read waits for the rest; --max-held bounds the bytes a process holds so
 over all its connections: the connection whose cut packet passes it is closed and counted.
@@ -71,7 +74,7 @@ stderr at exit (SIGINT/SIGTERM); --stats-json writes them as one JSON line on st
 	fl.StringVar(&sf.listen, "listen", "127.0.0.1:0", "address to listen on (loopback unless --allow-remote; port 0 picks a free port)")
 	fl.BoolVar(&sf.allowRemote, "allow-remote", false, "allow a --listen address that is not loopback")
 	fl.StringVar(&sf.procs, "procs", "1", "processes on the one port (SO_REUSEPORT), or auto; relaying stays within each process; at most 4 per core unless --connections needs more")
-	fl.IntVar(&sf.connections, "connections", 0, "with --procs auto: connections to hold (processes = this / descriptor limit, at least one per core)")
+	fl.IntVar(&sf.connections, "connections", 0, "connections to hold: --procs auto takes this / descriptor limit processes (at least one per core), and the processes take them in turns, an equal share each")
 	fl.BoolVar(&sf.statsJSON, "stats-json", false, "write the counters as a JSON line on stdout every --interval and at exit")
 	fl.DurationVar(&sf.interval, "interval", time.Second, "interval of --stats-json lines")
 	fl.IntVar(&sf.recvMax, "receive-maximum", sink.DefaultReceiveMaximum, "5.0 CONNACK Receive Maximum (1-65535)")
