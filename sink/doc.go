@@ -48,10 +48,11 @@
 // Told how many connections to expect (`--connections`), the processes take the port's new
 // connections in turns (Config.Turn, Linux): a classic BPF program on the port's
 // SO_REUSEPORT group returns the index of the process whose turn it is, in the order they
-// began to listen (ServeProcs starts them one after the other), and a process that has
-// accepted its share points the group at the next; the last removes the program, so that
-// what comes after (reconnects) is hashed. One process accepting at the whole rate wakes
-// once for many accepts, where fifty sharing it by hash each woke for one or two.
+// began to listen (ServeProcs starts them one after the other), and a process that holds
+// its share points the group at the next, the last at the first: what comes after the
+// shares (reconnects after a storm) goes round to the processes with room, a full one
+// taking one connection as it passes the turn on. One process accepting at the whole rate
+// wakes once for many accepts, where fifty sharing it by hash each woke for one or two.
 // gnet's package-level goroutine pool (ants), which would wake every mqblast process three
 // times a second, is released at init (pool.go): the sink never submits to it.
 //

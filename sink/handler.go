@@ -72,7 +72,7 @@ type handler struct {
 	stop         chan struct{}
 	stopOnce     sync.Once
 	tid          atomic.Int64  // the loop's thread, with LockOSThread
-	turnFD       int           // the listener (a dup), while this process has the turn to pass; -1: none
+	turnFD       int           // the listener (a dup) to pass the turn with; -1: no turns
 	lastYield    time.Time     // the loop last passed through the Go scheduler
 	cpuBase      time.Duration // its CPU time when the sink first used it; written before tid
 
@@ -156,16 +156,12 @@ func (h *handler) startTurn(eng gnet.Engine) {
 	h.turnFD = fd
 }
 
-// passTurn gives the port's new connections to the next process, or, from the last one,
-// back to the kernel's hash; the loop calls it once, at the Fill-th accept.
+// passTurn gives the port's new connections to the next process, after the last to the
+// first again; the loop calls it at every accept that finds this process holding its share.
+// The turn so goes round: what comes after the shares (reconnects after a storm, say) goes
+// to the processes with room, each full one passed with one connection more.
 func (h *handler) passTurn() {
-	if next := h.cfg.Turn.Index + 1; next < h.cfg.Turn.Procs {
-		_ = steer(h.turnFD, next)
-	} else {
-		_ = unsteer(h.turnFD)
-	}
-	_ = unix.Close(h.turnFD)
-	h.turnFD = -1
+	_ = steer(h.turnFD, (h.cfg.Turn.Index+1)%h.cfg.Turn.Procs)
 }
 
 // OnBoot reports the engine to Start.
@@ -184,10 +180,11 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 			h.tid.Store(tid)
 		}
 	}
-	if h.c.connectionsTotal.Add(1) == uint64(h.cfg.Turn.Fill) && h.turnFD >= 0 {
+	h.c.connectionsTotal.Add(1)
+	n := h.c.connections.Add(1)
+	if h.turnFD >= 0 && n >= int64(h.cfg.Turn.Fill) {
 		h.passTurn()
 	}
-	n := h.c.connections.Add(1)
 	c.SetContext(&session{c: c})
 	if n > h.most {
 		return nil, gnet.Close

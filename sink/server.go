@@ -81,10 +81,11 @@ type Config struct {
 // Turn places a process among a --procs parent's that share a port and take its new
 // connections in turns, in the order they began to listen: the kernel gives every new
 // connection to the process whose turn it is (a program on the port's SO_REUSEPORT
-// group), and a process that has accepted Fill passes the turn to the next; the last
-// leaves the kernel to spread what comes after (a reconnect, say) by hash. One process
-// accepting at the whole rate wakes once for many accepts, where fifty sharing the rate by
-// hash wake for one or two each. Procs of 0 or 1: no turns.
+// group), and a process that holds Fill open connections passes the turn to the next, the
+// last to the first, so that what comes after the shares (reconnects after a storm) goes
+// to the processes with room. One process accepting at the whole rate wakes once for many
+// accepts, where fifty sharing the rate by hash wake for one or two each. Procs of 0 or 1:
+// no turns.
 type Turn struct {
 	Index, Procs, Fill int
 }

@@ -11,9 +11,3 @@ func steer(fd, index int) error {
 	return unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_REUSEPORT_CBPF,
 		&unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]})
 }
-
-// unsteer removes the group's program: the kernel hashes each new connection to one of the
-// group's sockets.
-func unsteer(fd int) error {
-	return unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_DETACH_REUSEPORT_BPF, 0)
-}

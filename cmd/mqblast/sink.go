@@ -54,9 +54,9 @@ one process's descriptor limit; auto takes enough for --connections, at least on
 Relaying happens only WITHIN each process: a publisher and its subscribers on different
 processes do not meet, so messaging runs use one process (the default). Each process has one
 event loop. With --connections the processes take the new connections in turns, an equal
-share each, one process after the other (Linux; what comes past the shares, such as
-reconnects, the kernel spreads by hash): a process accepting at the whole rate costs less
-per connection than many each woken for a few.
+share each, one process after the other (Linux); a full process passes the turn on, the last
+to the first, so that reconnects go to the processes with room. A process accepting at the
+whole rate costs less per connection than many each woken for a few.
 
 A packet cut by a read waits for the rest; --max-held bounds the bytes a process holds so
 over all its connections: the connection whose cut packet passes it is closed and counted.

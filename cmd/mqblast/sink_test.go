@@ -174,18 +174,21 @@ func TestRunSink(t *testing.T) {
 
 // TestSinkProcsTakeTurns: with --connections, the processes take the port's new
 // connections in turns, an equal share each in the order they started (90 over 3: 30
-// each), rather than by the kernel's hash; past the share of the last, the hash spreads
-// them again.
+// each), rather than by the kernel's hash; past the shares the turn goes round, one
+// connection each; and connections that come back after a storm go to the process with
+// room.
 func TestSinkProcsTakeTurns(t *testing.T) {
 	t.Parallel()
 	addr, lines, c := startSinkBin(t, "--procs", "3", "--connections", "90", "--stats-json", "--interval", "100ms")
-	dial := func(i int) {
+	var conns []net.Conn
+	dial := func() {
 		nc, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = nc.Close() })
-		wire := codec.AppendConnect(nil, &codec.Connect{ClientID: []byte("t" + strconv.Itoa(i)), CleanStart: true}, codec.V311)
+		conns = append(conns, nc)
+		wire := codec.AppendConnect(nil, &codec.Connect{ClientID: []byte("t" + strconv.Itoa(len(conns))), CleanStart: true}, codec.V311)
 		if _, err := nc.Write(wire); err != nil {
 			t.Fatal(err)
 		}
@@ -207,29 +210,28 @@ func TestSinkProcsTakeTurns(t *testing.T) {
 			}
 		}
 	}
-	for i := range 75 {
-		dial(i)
-	}
-	if got := held(75); !slices.Equal(got, []int64{30, 30, 15}) {
-		t.Fatalf("75 connections held %v by process; want [30 30 15]: the first two full, in turns", got)
-	}
-	for i := 75; i < 105; i++ {
-		dial(i)
-	}
-	got := held(105)
-	more := 0 // processes that took some of the 15 past the last share
-	for _, n := range got {
-		if n < 30 {
-			t.Fatalf("105 connections held %v by process; want 30 or more each", got)
-		}
-		if n > 30 {
-			more++
+	want := func(n int64, want []int64, why string) {
+		t.Helper()
+		if got := held(n); !slices.Equal(got, want) {
+			t.Fatalf("%d connections held %v by process; want %v: %s", n, got, want, why)
 		}
 	}
-	t.Logf("105 connections held %v by process", got)
-	if more < 2 {
-		t.Errorf("105 connections held %v by process: the 15 past the shares all went to one; want the kernel's hash", got)
+	for range 75 {
+		dial()
 	}
+	want(75, []int64{30, 30, 15}, "the first two full, in turns")
+	for range 30 {
+		dial()
+	}
+	want(105, []int64{35, 35, 35}, "the third full, then the 15 past the shares one each round")
+	for _, nc := range conns[:20] { // the first process's: a storm
+		_ = nc.Close()
+	}
+	want(85, []int64{15, 35, 35}, "20 of the first process's closed")
+	for range 20 {
+		dial()
+	}
+	want(105, []int64{31, 37, 37}, "15 back to the first process (its turn, with room), then one each round")
 	_ = c.Process.Signal(syscall.SIGINT)
 	for range lines {
 	}
