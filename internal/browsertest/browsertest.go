@@ -153,7 +153,12 @@ func (b *Browser) Open(t testing.TB, path, ready string) *Page {
 		_, err := cdp.Call(ctx, t, network.EmulateNetworkConditionsByRule, network.EmulateNetworkConditionsByRuleParams{
 			MatchedNetworkConditions: []*network.Conditions{{Offline: true, DownloadThroughput: -1, UploadThroughput: -1}}})
 		if err != nil {
-			return fmt.Errorf("network conditions offline: %w", err)
+			// A Chromium before the rule's form (Debian's 148 answers "Invalid parameters")
+			// takes the older command, which later ones dropped.
+			if _, err2 := cdp.Call(ctx, t, emulateNetworkConditions, legacyConditions{Offline: true,
+				DownloadThroughput: -1, UploadThroughput: -1}); err2 != nil {
+				return fmt.Errorf("network conditions offline: %w; the older command: %w", err, err2)
+			}
 		}
 		return nil
 	})
@@ -307,4 +312,16 @@ func (p *Page) Wait(expr string) {
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
 		p.t.Fatalf("chromium: wait for %q: %v (console: %s)", expr, err, strings.Join(p.Errors(), "; "))
 	}
+}
+
+// emulateNetworkConditions is Network.emulateNetworkConditions, which Chromium had before
+// Network.emulateNetworkConditionsByRule and cdproto no longer lists.
+var emulateNetworkConditions = cdp.Command[legacyConditions, cdp.Empty]{Method: "Network.emulateNetworkConditions"}
+
+// legacyConditions are its parameters.
+type legacyConditions struct {
+	Offline            bool    `json:"offline"`
+	Latency            float64 `json:"latency"`
+	DownloadThroughput float64 `json:"downloadThroughput"`
+	UploadThroughput   float64 `json:"uploadThroughput"`
 }
