@@ -9,6 +9,7 @@ import (
 
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/scenario"
 )
 
 // TestWorkersHoldTogether: two runs started 350 ms apart, as two worker processes of one run
@@ -113,5 +114,41 @@ func TestHoldOneProcPerLoop(t *testing.T) {
 	}
 	if after != max(before, 3) {
 		t.Errorf("GOMAXPROCS %d after the run, want %d: the engine's (loops+1), or the process's when higher", after, max(before, 3))
+	}
+}
+
+// TestStreamOnlyKeepsNoIntervals: a run that streams its intervals (a worker process's)
+// hands every one to OnInterval, the groups' records with them, and keeps none in its
+// result; the same run without StreamOnly keeps them all.
+func TestStreamOnlyKeepsNoIntervals(t *testing.T) {
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	for _, streamOnly := range []bool{true, false} {
+		s, err := scenario.Parse("test.json", []byte(mixedJSON))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := testRunner(t, m.Addr, s)
+		r.StreamOnly = streamOnly
+		var got []result.Interval
+		r.OnInterval = func(iv result.Interval, _ *result.Snapshot) { got = append(got, iv) }
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		res, err := r.Run(ctx)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var connected int64
+		for _, iv := range got {
+			for _, g := range iv.Groups {
+				connected += g.Connected
+			}
+		}
+		if len(got) < 3 || connected != res.Connections.Established || connected != 310 {
+			t.Errorf("StreamOnly %v: %d intervals streamed, their groups connected %d, the run %d (want 310)",
+				streamOnly, len(got), connected, res.Connections.Established)
+		}
+		if want := map[bool]int{true: 0, false: len(got)}[streamOnly]; len(res.Intervals) != want {
+			t.Errorf("StreamOnly %v: the result keeps %d intervals, want %d", streamOnly, len(res.Intervals), want)
+		}
 	}
 }

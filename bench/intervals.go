@@ -81,6 +81,7 @@ type intervalLog struct {
 	onInterval func(result.Interval, *result.Snapshot)
 	line       progressLine
 	list       []result.Interval
+	discard    bool // keep none in list (Runner.StreamOnly)
 }
 
 // add records the interval whose snapshot is s, taken over d and ending ts seconds into the
@@ -91,7 +92,9 @@ func (l *intervalLog) add(ts float64, open int64, s *result.Snapshot, d time.Dur
 	if l.watch != nil {
 		l.watch.Interval(&iv, l.progress)
 	}
-	l.list = append(l.list, iv)
+	if !l.discard {
+		l.list = append(l.list, iv)
+	}
 	l.line.print(l.progress, iv, l.target)
 	if l.onInterval != nil {
 		l.onInterval(iv, s)

@@ -44,6 +44,10 @@ type Runner struct {
 	// OnInterval, if set, receives each interval's snapshot (a worker process streams it to
 	// its parent). The snapshot is the caller's to keep.
 	OnInterval func(iv result.Interval, s *result.Snapshot)
+	// StreamOnly hands the intervals to OnInterval only: the result carries none. A worker
+	// process's parent merges them from its lines, and a worker that kept them would hold
+	// every interval of the run (its groups' too) beside the connections it measures.
+	StreamOnly bool
 	// StartGate, if set, is called once every subscription is in place and returns when
 	// to start publishing: worker processes wait there for each other, so that nobody
 	// publishes before every process's subscribers are subscribed.
@@ -304,7 +308,7 @@ func (cr *Runner) start(ctx context.Context) (*run, error) {
 		return nil, err
 	}
 	r := &run{Runner: cr, ctx: ctx, eng: eng, rec: rec, measureWait: -1,
-		log: &intervalLog{target: cfg.Clients, progress: cr.Progress, watch: cr.Watch, onInterval: cr.OnInterval}}
+		log: &intervalLog{target: cfg.Clients, progress: cr.Progress, watch: cr.Watch, onInterval: cr.OnInterval, discard: cr.StreamOnly}}
 	host, _ := os.Hostname()
 	r.res = &result.Result{
 		Schema: result.Schema, ToolVersion: cr.ToolVersion, StartedAt: time.Now().UTC(),

@@ -130,6 +130,7 @@ func Worker(ctx context.Context, plan *scenario.Plan, o Options, in io.Reader, o
 		return err
 	}
 	r.OnInterval = func(iv result.Interval, s *result.Snapshot) { _ = ww.Interval(iv, s) }
+	r.StreamOnly = true
 	r.StartGate = func() (time.Time, error) { return ww.AwaitStart(in) }
 	r.HoldGate = r.StartGate
 	res, err := r.Run(ctx)

@@ -166,6 +166,17 @@ func TestMixedProcs2(t *testing.T) {
 	if received != res.Messages.Received || delivered != received || res.Messages.Lost != 0 || received == 0 {
 		t.Errorf("groups received %d, delivered %d; the run %+v", received, delivered, res.Messages)
 	}
+	// The workers keep no intervals: the parent's come from their lines, groups' records
+	// included.
+	var connected int64
+	for _, iv := range res.Intervals {
+		for _, g := range iv.Groups {
+			connected += g.Connected
+		}
+	}
+	if connected != res.Connections.Established || connected != 308 {
+		t.Errorf("the intervals' groups connected %d, the run %d (want 308)", connected, res.Connections.Established)
+	}
 }
 
 // TestGroupsRefusedBeforeAnySocket: a mixed scenario with a bad group is refused, exit 3,
