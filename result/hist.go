@@ -30,14 +30,22 @@ const (
 // histograms a run does not use cost nothing to keep, merge or stream. Pack keeps only the
 // compressed form (a few hundred bytes) of a histogram that will not change, as a run's
 // intervals are; reading a packed one decodes it for the call, and changing it unpacks it.
-// Record is not safe for concurrent use. A nil *Hist reads as empty.
+// Record is not safe for concurrent use. A nil *Hist reads as empty. Its first fewMax values
+// are kept as they are, without counts (a group's histogram in a worker that holds a few of
+// its clients: 1 KB, not 25 KB, in each of the worker's copies); the next one moves them
+// into counts, as does any read that needs counts.
 type Hist struct {
 	h       *hdrhistogram.Histogram
-	packed  []byte // the V2 compressed form when h is nil (Pack, UnmarshalJSON)
-	n       int64  // the packed form's count
-	clamped int64  // values outside the range, recorded at the nearest bound
-	digits  int8   // significant digits of new counts (0: histDigits)
+	packed  []byte   // the V2 compressed form when h is nil (Pack, UnmarshalJSON)
+	n       int64    // the packed form's count
+	few     []uint32 // values recorded while h and packed are nil (at most fewMax)
+	clamped int64    // values outside the range, recorded at the nearest bound
+	digits  int8     // significant digits of new counts (0: histDigits)
 }
+
+// fewMax is how many values a histogram keeps before it takes counts. Values fit in 32
+// bits: the range ends at histHighest, below 2^32 µs.
+const fewMax = 256
 
 // NewHist returns an empty histogram.
 func NewHist() *Hist { return &Hist{} }
@@ -69,7 +77,8 @@ func countsPool(digits int8) *sync.Pool {
 	return &spareCounts[1]
 }
 
-// own makes h's counts its own to change: decoded from the packed form, or new.
+// own makes h's counts its own to change: decoded from the packed form, or new, with the
+// few values kept so far moved into them.
 func (h *Hist) own() {
 	if h.packed != nil {
 		if d, err := hdrhistogram.Decode(h.packed); err == nil {
@@ -80,6 +89,10 @@ func (h *Hist) own() {
 	if h.h == nil {
 		h.h = newHDR(h.digits)
 	}
+	for _, v := range h.few {
+		_ = h.h.RecordValue(int64(v))
+	}
+	h.few = nil
 }
 
 // HDR returns h's counts as an hdrhistogram-go histogram for reading, nil when empty: h's
@@ -92,10 +105,14 @@ func (h *Hist) HDR() *hdrhistogram.Histogram {
 	return h.read()
 }
 
-// read returns h's counts for reading (decoded for the call when packed), or nil when empty.
+// read returns h's counts for reading (decoded for the call when packed; the few values
+// kept so far moved into counts), or nil when empty.
 func (h *Hist) read() *hdrhistogram.Histogram {
 	if h == nil {
 		return nil
+	}
+	if len(h.few) > 0 {
+		h.own()
 	}
 	if h.h != nil || h.packed == nil {
 		return h.h
@@ -120,6 +137,10 @@ func (h *Hist) Record(us int64) {
 		h.clamped++
 	}
 	if h.h == nil {
+		if h.packed == nil && len(h.few) < fewMax {
+			h.few = append(h.few, uint32(us))
+			return
+		}
 		h.own()
 	}
 	_ = h.h.RecordValue(us) // cannot fail: us is in range
@@ -128,6 +149,13 @@ func (h *Hist) Record(us int64) {
 // Merge adds o into h.
 func (h *Hist) Merge(o *Hist) {
 	if o.Count() == 0 {
+		return
+	}
+	if o.h == nil && o.packed == nil { // o has its few values only
+		for _, v := range o.few {
+			h.Record(int64(v))
+		}
+		h.clamped += o.clamped
 		return
 	}
 	if h.h == nil {
@@ -142,13 +170,20 @@ func (h *Hist) Reset() {
 	if h.h != nil {
 		h.h.Reset()
 	}
-	h.packed, h.n, h.clamped = nil, 0, 0
+	h.packed, h.n, h.few, h.clamped = nil, 0, h.few[:0], 0
 }
 
 // Pack drops h's counts array and keeps its compressed form, for a histogram that is kept
 // but no longer changes (an interval's).
 func (h *Hist) Pack() {
-	if h == nil || h.h == nil {
+	if h == nil {
+		return
+	}
+	if len(h.few) > 0 {
+		h.own()
+	}
+	if h.h == nil {
+		h.few = nil
 		return
 	}
 	if h.h.TotalCount() == 0 {
@@ -167,7 +202,7 @@ func (h *Hist) packedCopy() *Hist {
 		return nil
 	}
 	c := &Hist{packed: h.packed, n: h.n, clamped: h.clamped, digits: h.digits}
-	if h.h != nil {
+	if h.read() != nil && h.h != nil {
 		c.packed, c.n = encodeV2(h.h), h.h.TotalCount()
 	}
 	return c
@@ -180,8 +215,10 @@ func (h *Hist) Count() int64 {
 		return 0
 	case h.h != nil:
 		return h.h.TotalCount()
-	default:
+	case h.packed != nil:
 		return h.n
+	default:
+		return int64(len(h.few))
 	}
 }
 
@@ -235,7 +272,7 @@ func (h *Hist) MarshalJSON() ([]byte, error) {
 		return []byte("null"), nil
 	}
 	b := h.packed
-	if h.h != nil {
+	if h.read() != nil && h.h != nil {
 		b = encodeV2(h.h)
 	}
 	return json.Marshal(string(b))

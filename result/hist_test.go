@@ -135,3 +135,75 @@ func TestGroupHistCoarse(t *testing.T) {
 		t.Errorf("reset: the group histogram lost its precision")
 	}
 }
+
+// TestHistFewValues: a histogram keeps its first values without counts, reads, merges,
+// packs and encodes exactly as hdrhistogram-go's own counts of the same values do, and takes
+// counts at the value past fewMax, or where a read needs them.
+func TestHistFewValues(t *testing.T) {
+	for _, digits := range []int8{0, groupDigits} {
+		n := int(digits)
+		if n == 0 {
+			n = histDigits
+		}
+		h, ref := &Hist{digits: digits}, hdrhistogram.New(histLowest, histHighest, n)
+		vals := []int64{0, 1, 999, 1001, 123456, histHighest + 5, 77, 77}
+		for _, v := range vals {
+			h.Record(v)
+			_ = ref.RecordValue(min(max(v, histLowest), histHighest))
+		}
+		if h.h != nil || len(h.few) != len(vals) || h.Count() != int64(len(vals)) || h.clamped != 1 {
+			t.Fatalf("digits %d: counts %v, %d kept, count %d, clamped %d", digits, h.h != nil, len(h.few), h.Count(), h.clamped)
+		}
+		// A copy merged from the few values, before any read takes counts.
+		m := &Hist{digits: digits}
+		m.Merge(h)
+		if m.h != nil || m.Count() != h.Count() || m.clamped != 1 {
+			t.Fatalf("digits %d: merged few: counts %v, count %d, clamped %d", digits, m.h != nil, m.Count(), m.clamped)
+		}
+		want := Percentiles{Count: ref.TotalCount(), Mean: ref.Mean(), P50: ref.ValueAtQuantile(50), P90: ref.ValueAtQuantile(90),
+			P99: ref.ValueAtQuantile(99), P999: ref.ValueAtQuantile(99.9), Max: ref.Max(), Clamped: 1}
+		if got := h.Summary(); got != want {
+			t.Fatalf("digits %d: summary %+v, want %+v", digits, got, want)
+		}
+		if h.h == nil || h.few != nil {
+			t.Fatalf("digits %d: reading did not take counts", digits)
+		}
+		a, _ := json.Marshal(m) // m still holds its few values: encoded from them
+		var s string
+		if err := json.Unmarshal(a, &s); err != nil || s != string(encodeV2(ref)) {
+			t.Fatalf("digits %d: JSON of the few values differs from the counts' (%v)", digits, err)
+		}
+		p := &Hist{digits: digits}
+		p.Merge(m)
+		p.Pack()
+		if p.h != nil || p.few != nil || p.Count() != int64(len(vals)) || p.Summary() != want {
+			t.Fatalf("digits %d: packed few: %+v", digits, p.Summary())
+		}
+		// Counts merged into few values, and few values into counts.
+		c := &Hist{digits: digits}
+		c.Record(5)
+		c.Merge(h)
+		d := &Hist{digits: digits}
+		d.Merge(h)
+		d.Record(5)
+		if c.Count() != 9 || c.Summary() != d.Summary() || c.clamped != 1 {
+			t.Fatalf("digits %d: few+counts %+v, counts+few %+v", digits, c.Summary(), d.Summary())
+		}
+	}
+	// The value past fewMax takes counts; Reset keeps neither values nor counts' contents.
+	h := NewHist()
+	for i := range fewMax {
+		h.Record(int64(i + 1))
+	}
+	if h.h != nil || len(h.few) != fewMax {
+		t.Fatalf("%d values: counts %v", fewMax, h.h != nil)
+	}
+	h.Record(fewMax + 1)
+	if h.h == nil || h.few != nil || h.Count() != fewMax+1 || h.Max() != fewMax+1 {
+		t.Fatalf("past fewMax: counts %v, %d kept, count %d", h.h != nil, len(h.few), h.Count())
+	}
+	h.Reset()
+	if h.Count() != 0 || h.Summary() != (Percentiles{}) {
+		t.Fatalf("reset: %+v", h.Summary())
+	}
+}
