@@ -95,6 +95,13 @@ func (h *Hist) own() {
 	h.few = nil
 }
 
+// spill moves the few values kept so far into counts.
+func (h *Hist) spill() {
+	if len(h.few) > 0 {
+		h.own()
+	}
+}
+
 // HDR returns h's counts as an hdrhistogram-go histogram for reading, nil when empty: h's
 // own (not to be changed, nor kept past h's next change) or, when h is packed, decoded for
 // the call.
@@ -111,9 +118,7 @@ func (h *Hist) read() *hdrhistogram.Histogram {
 	if h == nil {
 		return nil
 	}
-	if len(h.few) > 0 {
-		h.own()
-	}
+	h.spill()
 	if h.h != nil || h.packed == nil {
 		return h.h
 	}
@@ -179,9 +184,7 @@ func (h *Hist) Pack() {
 	if h == nil {
 		return
 	}
-	if len(h.few) > 0 {
-		h.own()
-	}
+	h.spill()
 	if h.h == nil {
 		h.few = nil
 		return
@@ -201,8 +204,9 @@ func (h *Hist) packedCopy() *Hist {
 	if h.Count() == 0 {
 		return nil
 	}
+	h.spill()
 	c := &Hist{packed: h.packed, n: h.n, clamped: h.clamped, digits: h.digits}
-	if h.read() != nil && h.h != nil {
+	if h.h != nil {
 		c.packed, c.n = encodeV2(h.h), h.h.TotalCount()
 	}
 	return c
@@ -271,8 +275,9 @@ func (h *Hist) MarshalJSON() ([]byte, error) {
 	if h.Count() == 0 {
 		return []byte("null"), nil
 	}
+	h.spill()
 	b := h.packed
-	if h.read() != nil && h.h != nil {
+	if h.h != nil {
 		b = encodeV2(h.h)
 	}
 	return json.Marshal(string(b))
