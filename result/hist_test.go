@@ -175,13 +175,16 @@ func TestHistFewValues(t *testing.T) {
 		if got := h.Summary(); got != want {
 			t.Fatalf("digits %d: summary %+v, want %+v", digits, got, want)
 		}
-		if h.h == nil || h.few != nil {
+		if h.h == nil || len(h.few) != 0 {
 			t.Fatalf("digits %d: reading did not take counts", digits)
 		}
 		a, _ := json.Marshal(m) // m still holds its few values: encoded from them
 		var s string
 		if err := json.Unmarshal(a, &s); err != nil || s != string(encodeV2(ref)) {
 			t.Fatalf("digits %d: JSON of the few values differs from the counts' (%v)", digits, err)
+		}
+		if cp := m.packedCopy(); m.h != nil || len(m.few) != len(vals) || string(cp.packed) != s || cp.n != int64(len(vals)) {
+			t.Fatalf("digits %d: encoding the few values changed them (counts %v, %d kept) or their copy", digits, m.h != nil, len(m.few))
 		}
 		p := &Hist{digits: digits}
 		p.Merge(m)
@@ -209,11 +212,37 @@ func TestHistFewValues(t *testing.T) {
 		t.Fatalf("%d values: counts %v", fewMax, h.h != nil)
 	}
 	h.Record(fewMax + 1)
-	if h.h == nil || h.few != nil || h.Count() != fewMax+1 || h.Max() != fewMax+1 {
+	if h.h == nil || len(h.few) != 0 || h.Count() != fewMax+1 || h.Max() != fewMax+1 {
 		t.Fatalf("past fewMax: counts %v, %d kept, count %d", h.h != nil, len(h.few), h.Count())
 	}
+	// Reset gives the counts back: the histogram holds few values again, and its next
+	// counts (the pool's) start empty.
 	h.Reset()
-	if h.Count() != 0 || h.Summary() != (Percentiles{}) {
-		t.Fatalf("reset: %+v", h.Summary())
+	if h.h != nil || h.Count() != 0 || h.Summary() != (Percentiles{}) {
+		t.Fatalf("reset: counts kept %v, %+v", h.h != nil, h.Summary())
+	}
+	for i := range fewMax + 2 {
+		h.Record(int64(1000 + i))
+	}
+	if h.h == nil || h.Count() != fewMax+2 || h.Min() != h.h.ValueAtQuantile(0) || h.h.ValueAtQuantile(0) < 999 || h.Max() < fewMax+1001 {
+		t.Fatalf("refilled after a reset: count %d, min %d, max %d", h.Count(), h.Min(), h.Max())
+	}
+	// Counts of another precision, decoded from a foreign form, are not given to a new
+	// histogram of this run's.
+	foreign := hdrhistogram.New(histLowest, histHighest, 1)
+	_ = foreign.RecordValue(42)
+	b, _ := json.Marshal(string(encodeV2(foreign)))
+	var f Hist
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	f.Record(43) // decoded: its counts are f's own now
+	f.Reset()
+	n := NewHist()
+	for i := range fewMax + 1 {
+		n.Record(int64(i + 1))
+	}
+	if d := n.h.SignificantFigures(); d != histDigits {
+		t.Fatalf("a new histogram took counts of %d digits", d)
 	}
 }
