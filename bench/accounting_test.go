@@ -287,7 +287,7 @@ func TestRecorderGroupsCopiesAgain(t *testing.T) {
 			return scenario.StreamExpected, 0 // clients 0, 1, 3: members of share group 0
 		}
 		// Publisher 0 is group 0's; every client is group 1's, which receives through share 0.
-		rec.SetGroups(2, []uint8{1, 1, 1, 1}, []uint8{0}, []uint8{1})
+		rec.SetGroups(2, scenario.RunsOf([]uint8{1, 1, 1, 1}), scenario.RunsOf([]uint8{0}), []uint8{1})
 		now := time.Now().UnixNano()
 		rec.SetStart(now)
 		for _, x := range c.copies {

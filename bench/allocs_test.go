@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/reactor"
+	"github.com/mqblast/mqblast/scenario"
 )
 
 // TestRecorderAllocs: the per-message recorder calls allocate nothing once a stream is known
@@ -33,7 +34,7 @@ func TestRecorderAllocs(t *testing.T) {
 // still allocate nothing: the groups are found by table, their snapshots exist.
 func TestRecorderGroupsAllocs(t *testing.T) {
 	rec := NewRecorder(1)
-	rec.SetGroups(3, []uint8{0, 1, 2, 2, 1, 0, 0, 1}, []uint8{0, 0, 1, 1, 2, 2, 2, 2}, nil)
+	rec.SetGroups(3, scenario.RunsOf([]uint8{0, 1, 2, 2, 1, 0, 0, 1}), scenario.RunsOf([]uint8{0, 0, 1, 1, 2, 2, 2, 2}), nil)
 	now := time.Now().UnixNano()
 	rec.SetWindow(now-int64(time.Hour), now+int64(time.Hour))
 	m := reactor.Message{Due: now, Sent: now + 1000, Now: now + 50_000, Publisher: 7}

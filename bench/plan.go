@@ -158,7 +158,7 @@ func NewRunner(p *scenario.Plan, brokers []string, idStart int) (*Runner, error)
 		r.RetainedLate = retainedLate(s)
 		r.Placement = &Placement{Publishes: p.Publishes, Outside: p.ReceivedOutside}
 	}
-	if clients, pubs := p.GroupTables(); clients != nil {
+	if clients, pubs, ok := p.GroupTables(); ok {
 		r.Groups = &Groups{Client: clients, Publisher: pubs, Share: p.ShareGroups()}
 		n, np := p.GroupCounts()
 		numbers := p.GroupNumbers()

@@ -41,8 +41,9 @@ type Recorder struct {
 	// shard): Finish then leaves what crosses parts for the merge (result.Join).
 	Placement *Placement
 	// gClient and gPub give the group of each client (by plan index) and of each
-	// publisher number of a mixed run (SetGroups); nil: one group, no per-group figures.
-	gClient, gPub []uint8
+	// publisher number of a mixed run (SetGroups); groups is 0 without: one group, no
+	// per-group figures.
+	gClient, gPub scenario.GroupRuns
 	groups        int
 	// gShare gives the receiving group of each share index (scenario.Plan.ShareGroups).
 	gShare []uint8
@@ -55,7 +56,7 @@ type Recorder struct {
 // SetGroups makes the recorder keep per-group figures (result.Snapshot.Groups) for n
 // groups: client and publisher give each client's and each publisher number's group, and
 // share each share index's receiving group (nil: none). Call it before the run.
-func (r *Recorder) SetGroups(n int, client, publisher, share []uint8) {
+func (r *Recorder) SetGroups(n int, client, publisher scenario.GroupRuns, share []uint8) {
 	r.gClient, r.gPub, r.gShare, r.groups = client, publisher, share, n
 	for _, lr := range r.loops {
 		lr.snap.Groups = make([]*result.Snapshot, n)
@@ -68,10 +69,10 @@ func (r *Recorder) SetGroups(n int, client, publisher, share []uint8) {
 
 // byClient returns the group snapshot of client in s, nil without groups.
 func (r *Recorder) byClient(s *result.Snapshot, client int) *result.Snapshot {
-	if r.gClient == nil || client < 0 || client >= len(r.gClient) {
-		return nil
+	if g := r.gClient.Of(client); g >= 0 {
+		return s.Groups[g]
 	}
-	return s.Groups[r.gClient[client]]
+	return nil
 }
 
 // byPublisher returns the group snapshot of publisher number pub in s, nil without
@@ -85,10 +86,10 @@ func (r *Recorder) byPublisher(s *result.Snapshot, pub uint32) *result.Snapshot 
 
 // pubGroup returns the group of publisher number pub, -1 without groups.
 func (r *Recorder) pubGroup(pub uint32) int {
-	if r.gPub == nil || int64(pub) >= int64(len(r.gPub)) {
+	if int64(pub) > math.MaxInt32 {
 		return -1
 	}
-	return int(r.gPub[pub])
+	return r.gPub.Of(int(pub))
 }
 
 // Placement is where a part of a run stands in the whole: which publishers it runs, and
@@ -550,7 +551,7 @@ func (r *Recorder) Received(loop, client int, m reactor.Message) {
 			_, again = lr.back[client]
 		}
 	}
-	if r.gClient != nil {
+	if r.groups > 0 {
 		r.receivedGroups(s, client, &m, dup, again, late)
 	}
 	if dup {
@@ -617,7 +618,7 @@ func (r *Recorder) receivedGroups(s *result.Snapshot, client int, m *reactor.Mes
 	gc := r.byClient(s, client)
 	if r.inWindow(m.Due) {
 		gl := gp // the group whose latency this copy is
-		if r.gRequest != nil && gc != nil && gc != gp && r.gRequest[r.gPub[m.Publisher]] {
+		if r.gRequest != nil && gc != nil && gc != gp && r.gRequest[r.pubGroup(m.Publisher)] {
 			gl = gc
 		}
 		gl.Latency.Record((m.Now - m.Due) / 1000)
@@ -659,7 +660,7 @@ func (lr *loopRec) newStream(r *Recorder, client int, pub uint32, key uint64) *s
 // streams the other parts' figures need (nil: nothing crosses parts).
 func (r *Recorder) Finish() (*result.Snapshot, *result.Join) {
 	out := result.NewSnapshot()
-	if r.gClient != nil {
+	if r.groups > 0 {
 		out.Groups = make([]*result.Snapshot, r.groups)
 		for i := range out.Groups {
 			out.Groups[i] = result.NewGroupSnapshot()
@@ -700,7 +701,7 @@ func (r *Recorder) Finish() (*result.Snapshot, *result.Join) {
 	union := map[uint64]result.Seqs{}
 	var extra, shared int64 // copies to a second member of their group; the groups' copies
 	var gExtra []int64      // extra by the publisher's group (a mixed run)
-	if r.gClient != nil {
+	if r.groups > 0 {
 		gExtra = make([]int64, r.groups)
 	}
 	for _, lr := range r.loops {
@@ -724,7 +725,7 @@ func (r *Recorder) Finish() (*result.Snapshot, *result.Join) {
 			gExtra[g] += counts[k] - u.Len()
 			out.Groups[g].Received -= counts[k] - u.Len()
 		}
-		if share := int(uint32(k>>32) &^ (shareKey >> 32)); share < len(r.gShare) && r.gClient != nil {
+		if share := int(uint32(k>>32) &^ (shareKey >> 32)); share < len(r.gShare) && r.groups > 0 {
 			out.Groups[r.gShare[share]].Delivered -= counts[k] - u.Len()
 		}
 	}

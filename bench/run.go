@@ -124,8 +124,8 @@ type Storm struct {
 // (scenario.Plan.GroupTables) and names the groups.
 type Groups struct {
 	Info      []result.GroupInfo
-	Client    []uint8 // by client of the plan
-	Publisher []uint8 // by publisher number
+	Client    scenario.GroupRuns // by client of the plan
+	Publisher scenario.GroupRuns // by publisher number
 	Share     []uint8 // by share index (scenario.Plan.ShareGroups)
 }
 

@@ -397,26 +397,75 @@ func (p *Plan) mixedEstimate(e *Estimate, subscribing int) {
 // MaxGroups is the most groups a scenario lists: a group's number fits a byte.
 const MaxGroups = 255
 
-// GroupTables returns, for a mixed scenario's plan, the GroupID of each of its clients (by
-// plan index) and of each publisher number of the whole plan (Client.Number), as tables
-// a recorder indexes per event; nil, nil for a plain scenario.
-func (p *Plan) GroupTables() (clients, publishers []uint8) {
+// GroupRuns maps an index (a client's plan index, a publisher number) to its group by runs
+// of consecutive indexes of one group: a plan's clients and publishers come group by group,
+// so a worker of a million holds a few runs where a byte per index was 30 KB.
+type GroupRuns struct {
+	End []int   // where each run ends (exclusive), ascending; the first begins at 0
+	GID []uint8 // each run's group
+}
+
+// RunsOf returns the runs of table, the group of each index.
+func RunsOf(table []uint8) GroupRuns {
+	var g GroupRuns
+	for i, gid := range table {
+		if n := len(g.GID); n > 0 && g.GID[n-1] == gid {
+			g.End[n-1] = i + 1
+			continue
+		}
+		g.End, g.GID = append(g.End, i+1), append(g.GID, gid)
+	}
+	return g
+}
+
+// Of returns the group of index i, -1 when no run holds it.
+func (g GroupRuns) Of(i int) int {
+	lo, hi := 0, len(g.End)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if g.End[m] <= i {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == len(g.End) || i < 0 {
+		return -1
+	}
+	return int(g.GID[lo])
+}
+
+// add appends a run of n indexes of group gid.
+func (g *GroupRuns) add(n int, gid uint8) {
+	if n <= 0 {
+		return
+	}
+	end := n
+	if k := len(g.End); k > 0 {
+		end += g.End[k-1]
+		if g.GID[k-1] == gid {
+			g.End[k-1] = end
+			return
+		}
+	}
+	g.End, g.GID = append(g.End, end), append(g.GID, gid)
+}
+
+// GroupTables returns, for a mixed scenario's plan, the groups of its clients (by plan
+// index) and of the publisher numbers of the whole plan (Client.Number), as runs a
+// recorder looks up per event; ok is false for a plain scenario.
+func (p *Plan) GroupTables() (clients, publishers GroupRuns, ok bool) {
 	mx := p.shared.mix
 	if mx == nil {
-		return nil, nil
+		return GroupRuns{}, GroupRuns{}, false
 	}
-	clients = make([]uint8, 0, p.n)
 	for _, seg := range p.segs {
-		for range seg.hi - seg.lo {
-			clients = append(clients, uint8(seg.gid))
-		}
+		clients.add(seg.hi-seg.lo, uint8(seg.gid))
 	}
 	for gid := range mx.groups {
-		for range mx.pubs[gid] {
-			publishers = append(publishers, uint8(gid))
-		}
+		publishers.add(mx.pubs[gid], uint8(gid))
 	}
-	return clients, publishers
+	return clients, publishers, true
 }
 
 // GroupCounts returns, by GroupID, this plan's clients and its publishing clients (a

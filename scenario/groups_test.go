@@ -3,6 +3,7 @@ package scenario
 import (
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -205,6 +206,25 @@ func TestMixedShards(t *testing.T) {
 	for k := range n {
 		q := p.Shard(k, n)
 		rate += q.Estimate().ReceivePerSec
+		// The runs a recorder looks groups up in agree with the plan's own walk.
+		clients, pubs, ok := q.GroupTables()
+		if !ok || len(clients.End) > len(p.Groups()) {
+			t.Fatalf("shard %d: group runs %v, %+v", k, ok, clients)
+		}
+		for i := -1; i <= q.Len(); i++ {
+			want := q.GroupOfClient(i)
+			if i < 0 {
+				want = -1
+			}
+			if got := clients.Of(i); got != want {
+				t.Errorf("shard %d: client %d in group %d, want %d", k, i, got, want)
+			}
+		}
+		for pub := range uint32(q.Publishers() + 2) {
+			if got, want := pubs.Of(int(pub)), q.GroupOfPublisher(pub); got != want {
+				t.Errorf("shard %d: publisher %d in group %d, want %d", k, pub, got, want)
+			}
+		}
 		for i := range q.Len() {
 			c := q.Client(i)
 			w, ok := whole[c.ID]
@@ -286,5 +306,36 @@ func TestBuiltinFleets(t *testing.T) {
 				t.Errorf("duration %v", s.Parameters.Duration)
 			}
 		})
+	}
+}
+
+// TestGroupRuns: runs of a table find every index's group as the table does.
+func TestGroupRuns(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200 {
+		table := make([]uint8, rng.IntN(40))
+		for i := range table {
+			if i == 0 || rng.IntN(4) == 0 {
+				table[i] = uint8(rng.IntN(3))
+			} else {
+				table[i] = table[i-1]
+			}
+		}
+		g := RunsOf(table)
+		for i := -2; i < len(table)+2; i++ {
+			want := -1
+			if i >= 0 && i < len(table) {
+				want = int(table[i])
+			}
+			if got := g.Of(i); got != want {
+				t.Fatalf("%v: index %d in group %d, want %d (runs %+v)", table, i, got, want, g)
+			}
+		}
+		for k := 1; k < len(g.GID); k++ {
+			if g.GID[k] == g.GID[k-1] {
+				t.Fatalf("%v: runs %+v not merged", table, g)
+			}
+		}
 	}
 }
