@@ -215,11 +215,17 @@ func TestHistFewValues(t *testing.T) {
 	if h.h == nil || len(h.few) != 0 || h.Count() != fewMax+1 || h.Max() != fewMax+1 {
 		t.Fatalf("past fewMax: counts %v, %d kept, count %d", h.h != nil, len(h.few), h.Count())
 	}
-	// Reset gives the counts back: the histogram holds few values again, and its next
-	// counts (the pool's) start empty.
+	// Reset after more than fewMax values keeps the counts, emptied; the next Reset after
+	// fewer gives them back: the histogram holds few values again, and its next counts (the
+	// pool's) start empty.
+	h.Reset()
+	if h.h == nil || h.Count() != 0 || h.Summary() != (Percentiles{}) {
+		t.Fatalf("reset after %d values: counts kept %v, %+v", fewMax+1, h.h != nil, h.Summary())
+	}
+	h.Record(7)
 	h.Reset()
 	if h.h != nil || h.Count() != 0 || h.Summary() != (Percentiles{}) {
-		t.Fatalf("reset: counts kept %v, %+v", h.h != nil, h.Summary())
+		t.Fatalf("reset after 1 value: counts kept %v, %+v", h.h != nil, h.Summary())
 	}
 	for i := range fewMax + 2 {
 		h.Record(int64(1000 + i))
