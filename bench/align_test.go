@@ -152,3 +152,49 @@ func TestStreamOnlyKeepsNoIntervals(t *testing.T) {
 		}
 	}
 }
+
+// TestSettledAfterConnect: when the resident set after the connect phase is read, only the
+// run's total holds histogram counts: the loop's snapshot and the collection's buffer, busy
+// with 310 connect latencies in one interval, gave theirs back, and the interval's carry is
+// packed; the figures lose nothing by it (the result counts every connect latency).
+func TestSettledAfterConnect(t *testing.T) {
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	s, err := scenario.Parse("test.json", []byte(mixedJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := testRunner(t, m.Addr, s)
+	r.Engine.Loops = 1 // every connect latency in one loop's snapshot, past the few kept as they are
+	checked := false
+	r.onHeld = func(x *run) {
+		checked = true
+		if n := x.rec.loops[0].snap.HeldCounts(); n != 0 {
+			t.Errorf("the loop's snapshot holds %d counts arrays", n)
+		}
+		if n := x.src.snaps[0].HeldCounts(); n != 0 {
+			t.Errorf("the collection's buffer holds %d counts arrays", n)
+		}
+		if n := x.src.carry.HeldCounts(); n != 0 {
+			t.Errorf("the interval's carry holds %d counts arrays", n)
+		}
+		if n, c := x.src.total.HeldCounts(), x.src.total.ConnectLatency.Count(); n != 1 || c != 310 {
+			t.Errorf("the total holds %d counts arrays, %d connect latencies (want 1, 310)", n, c)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := r.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !checked {
+		t.Fatal("the run never read its resident set after the connect phase")
+	}
+	var inIntervals int64
+	for _, iv := range res.Intervals {
+		inIntervals += iv.Histograms.ConnectLatency.Count()
+	}
+	if res.Connections.ConnectLatencyUS.Count != 310 || inIntervals != 310 {
+		t.Errorf("connect latencies: %d in the result, %d in its intervals (want 310)", res.Connections.ConnectLatencyUS.Count, inIntervals)
+	}
+}

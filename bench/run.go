@@ -48,6 +48,8 @@ type Runner struct {
 	// process's parent merges them from its lines, and a worker that kept them would hold
 	// every interval of the run (its groups' too) beside the connections it measures.
 	StreamOnly bool
+	// onHeld, for tests, is called once the resident set after the connect phase is read.
+	onHeld func(*run)
 	// StartGate, if set, is called once every subscription is in place and returns when
 	// to start publishing: worker processes wait there for each other, so that nobody
 	// publishes before every process's subscribers are subscribed.
@@ -126,7 +128,7 @@ type Groups struct {
 	Info      []result.GroupInfo
 	Client    scenario.GroupRuns // by client of the plan
 	Publisher scenario.GroupRuns // by publisher number
-	Share     []uint8 // by share index (scenario.Plan.ShareGroups)
+	Share     []uint8            // by share index (scenario.Plan.ShareGroups)
 }
 
 // RateControl changes the publish rate of a running schedule: reactor.Engine.SetRate.
@@ -400,11 +402,16 @@ func (r *run) connect() error {
 	}
 	r.connectPhase = time.Since(r.src.start)
 	r.cpuConnect = tuning.SelfCPU() - r.cpuBefore
-	// What an idle connection costs is what stays live: collect the connect phase's garbage
-	// and return it to the OS before reading the resident set.
+	// What an idle connection costs is what stays live: drop the connect phase's working
+	// copies of its figures, collect its garbage and return it to the OS before reading the
+	// resident set.
+	r.src.settle()
 	runtime.GC()
 	debug.FreeOSMemory()
 	r.rssHeld = tuning.SelfAnonRSS()
+	if r.onHeld != nil {
+		r.onHeld(r)
+	}
 	return err
 }
 

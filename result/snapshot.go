@@ -203,7 +203,33 @@ func (s *Snapshot) Add(o *Snapshot) {
 	}
 }
 
-// Reset empties s, keeping its maps and histograms for reuse.
+// Pack keeps s's histograms, its groups' too, in their compressed form until they change
+// (Hist.Pack): for a snapshot that is added to again only after a while.
+func (s *Snapshot) Pack() {
+	for _, h := range s.hists() {
+		(*h).Pack()
+	}
+	for _, g := range s.Groups {
+		g.Pack()
+	}
+}
+
+// HeldCounts returns how many of s's histograms, its groups' too, hold a counts array (a
+// run histogram's 184 KB, a group's 25 KB) rather than a compressed form or a few values.
+func (s *Snapshot) HeldCounts() int {
+	n := 0
+	for _, h := range s.hists() {
+		if *h != nil && (*h).h != nil {
+			n++
+		}
+	}
+	for _, g := range s.Groups {
+		n += g.HeldCounts()
+	}
+	return n
+}
+
+// Reset empties s, keeping its maps and histograms for reuse (Hist.Reset).
 func (s *Snapshot) Reset() {
 	for _, p := range s.counts() {
 		*p = 0
