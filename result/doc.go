@@ -40,7 +40,8 @@
 // again as that writer wrote it again, and merges as that writer merged it (testdata/v1
 // holds such documents and what commit 97f72b7 made of them). Percentiles always come from
 // histograms. Merge and CheckShards do not change their inputs. Record on a Hist does not
-// allocate once its counts exist.
+// allocate once its counts exist; Reset after at most a few hundred values gives the
+// counts to a pool, from which the next Hist of that precision to need counts takes them.
 //
 // # What it must not do
 //
