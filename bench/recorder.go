@@ -23,6 +23,8 @@ type Recorder struct {
 	// latency, messages written and arrived in it toward throughput. Zero: no window yet.
 	from, to atomic.Int64
 	start    atomic.Int64 // when publishing started (CLOCK_REALTIME ns; 0: not yet)
+	// outsideIn: a copy of a publisher of another part of the run (Placement) arrived.
+	outsideIn atomic.Bool
 	// Stream, if set, classifies the stream of a receiving client and a publisher number
 	// (scenario.Plan.Stream); nil accepts every stream as the client's own (the plan does
 	// not know its publishers, as in a Subscribe run).
@@ -648,8 +650,17 @@ func (lr *loopRec) newStream(r *Recorder, client int, pub uint32, key uint64) *s
 		st.to = g
 	}
 	lr.streams[key] = st
+	if r.Placement != nil && st.kind == scenario.StreamExpected && !r.Placement.Publishes(pub) {
+		r.outsideIn.Store(true)
+	}
 	return st
 }
+
+// ReceivesOutside reports whether a copy of a message of another part's publisher has
+// arrived (Placement): this part then cannot tell from its own figures when the copies it
+// expects are in, as its received copies count others' messages and its expected ones count
+// copies others receive.
+func (r *Recorder) ReceivesOutside() bool { return r.outsideIn.Load() }
 
 // Finish completes the figures that need every stream at once, after the run (the loops
 // no longer deliver): the copies a share group received in more than one loop are

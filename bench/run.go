@@ -630,10 +630,13 @@ func (r *run) measure() error {
 
 // drain waits until every publisher has written and had acknowledged what was due before
 // the stop and every expected copy arrived, or Drain passed. A run whose plan expects no
-// copies (publish only) ends as soon as its publishers are done.
+// copies (publish only) ends as soon as its publishers are done. A part of a run (a worker,
+// a shard) that receives copies of other parts' publishers waits the whole Drain: its
+// own counts cannot say when those are in, and a part that ended early (its subscribers
+// gone) lost the copies still on their way to it.
 func (r *run) drain() error {
 	return r.wait(time.Now().Add(r.Drain), func() bool {
-		if r.eng.Behind() {
+		if r.eng.Behind() || r.rec.ReceivesOutside() {
 			return false
 		}
 		r.src.collect()

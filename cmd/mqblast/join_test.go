@@ -154,6 +154,42 @@ func TestJoinSharedAcrossProcesses(t *testing.T) {
 	checkJoined(t, runs, "expected 114 received 87 lost 9 in_flight_at_end 18 in_flight_lost 0 duplicated 21")
 }
 
+// TestJoinLateCopyAcrossProcesses: a QoS 1 fan-in of two publishers (20 messages each) to
+// one subscriber, against a scripted broker that holds publisher 0's last copy back until a
+// second after publishing stops: in one process, and in two worker processes (publisher 0
+// in one, publisher 1 and the subscriber in the other), all 40 arrive within the drain.
+// Before, the subscriber's process judged its drain by its own counts (its received copies
+// counted publisher 0's, its expected ones publisher 1's alone), ended it at once and lost
+// the late copy.
+func TestJoinLateCopyAcrossProcesses(t *testing.T) {
+	t.Parallel() // its own broker and runs: it waits on them, beside the other such tests
+	br := testbroker.StartRouter(t, nil, nil)
+	br.Delay = func(pub, seq uint32) time.Duration {
+		if pub == 0 && seq == 19 {
+			return 2500 * time.Millisecond // due at 0.5 s, here at 3 s: the stop is at 2 s
+		}
+		return 0
+	}
+	path := filepath.Join(t.TempDir(), "late.json")
+	s := `{"name": "late", "type": "Fan-In",
+		"publishers": {"id_prefix": "lp-", "protocol_version": 4, "client_count": 2, "qos": 1, "topics": "late/$clientindex"},
+		"subscribers": {"id_prefix": "ls-", "protocol_version": 4, "client_count": 1, "qos": 1, "topics": "late/#"},
+		"parameters": {"connection_rate": 1000, "duration_sec": "2s", "warmup_sec": "0s", "payload_size": 16,
+			"publish_rate": 40, "message_count": 20, "drain_sec": "4s", "keep_alive_sec": 60}}`
+	if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runs := map[string]*result.Result{}
+	for _, procs := range []string{"1", "2"} {
+		r := runBin(t, "run", path, "--broker", br.Addr, "--no-check", "--procs", procs, "--format", "json")
+		if r.code != 0 {
+			t.Fatalf("--procs %s: exit %d\n%s", procs, r.code, r.stderr)
+		}
+		runs["--procs "+procs] = decodeResult(t, r)
+	}
+	checkJoined(t, runs, "expected 40 received 40 lost 0 in_flight_at_end 0 in_flight_lost 0 duplicated 0")
+}
+
 // TestJoinMosquittoStopped: against Mosquitto stopped (SIGSTOP) half a second after the
 // first interval line that shows messages sent, so that the run ends with full windows of
 // messages in flight, a QoS 1 fan-out and a shared subscription in three worker processes

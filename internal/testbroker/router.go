@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mqblast/mqblast/codec"
 	"github.com/mqblast/mqblast/reactor"
@@ -32,6 +33,10 @@ type Router struct {
 	// To returns the receivers of message seq of publisher pub among subs, the client ids
 	// subscribed with filter, sorted (for a share group's filter, its members).
 	To func(filter string, subs []string, pub, seq uint32) []string
+	// Delay, if set before the first connection, returns how long to hold back the copies of
+	// message seq of publisher pub (0: none): they are written that much later, the
+	// message's other traffic and others' messages going on meanwhile.
+	Delay func(pub, seq uint32) time.Duration
 
 	mu    sync.Mutex
 	subs  map[string][]string // filter -> client ids, sorted
@@ -260,16 +265,26 @@ func (r *Router) route(p *codec.Publish, pub, seq uint32) {
 		}
 	}
 	r.mu.Unlock()
-	for _, rc := range to {
-		rc.mu.Lock()
-		rc.pid++
-		if rc.pid == 0 {
-			rc.pid = 1
+	write := func(topic, payload []byte) {
+		for _, rc := range to {
+			rc.mu.Lock()
+			rc.pid++
+			if rc.pid == 0 {
+				rc.pid = 1
+			}
+			b := codec.AppendPublish(nil, &codec.Publish{Topic: topic, QoS: 1, ID: rc.pid, Payload: payload}, rc.v)
+			_, _ = rc.c.Write(b) // a connection gone by then loses the copy
+			rc.mu.Unlock()
 		}
-		b := codec.AppendPublish(nil, &codec.Publish{Topic: p.Topic, QoS: 1, ID: rc.pid, Payload: p.Payload}, rc.v)
-		_, _ = rc.c.Write(b)
-		rc.mu.Unlock()
 	}
+	if r.Delay != nil {
+		if d := r.Delay(pub, seq); d > 0 {
+			topic, payload := slices.Clone(p.Topic), slices.Clone(p.Payload)
+			time.AfterFunc(d, func() { write(topic, payload) })
+			return
+		}
+	}
+	write(p.Topic, p.Payload)
 }
 
 // matches reports whether filter (possibly a "$share/<group>/" one) matches topic.
