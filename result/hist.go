@@ -201,7 +201,7 @@ func (h *Hist) Merge(o *Hist) {
 // its counts array, emptied, for the next as many (a loop's, at every collection of a run
 // that publishes); one that took fewer gives it back to the pool, for the next histogram of
 // its precision to change, and holds no counts while its values stay few (a worker that has
-// dialled its part and holds: 188 KB and a group's 25 KB less in each of its loop's and
+// dialled its part and holds: 184 KB and a group's 25 KB less in each of its loop's and
 // its collection's copy).
 func (h *Hist) Reset() {
 	if h.h != nil {
