@@ -164,12 +164,12 @@ func TestJoinSharedAcrossProcesses(t *testing.T) {
 func TestJoinLateCopyAcrossProcesses(t *testing.T) {
 	t.Parallel() // its own broker and runs: it waits on them, beside the other such tests
 	br := testbroker.StartRouter(t, nil, nil)
-	br.Delay = func(pub, seq uint32) time.Duration {
+	br.SetDelay(func(pub, seq uint32) time.Duration {
 		if pub == 0 && seq == 19 {
 			return 2500 * time.Millisecond // due at 0.5 s, here at 3 s: the stop is at 2 s
 		}
 		return 0
-	}
+	})
 	path := filepath.Join(t.TempDir(), "late.json")
 	s := `{"name": "late", "type": "Fan-In",
 		"publishers": {"id_prefix": "lp-", "protocol_version": 4, "client_count": 2, "qos": 1, "topics": "late/$clientindex"},

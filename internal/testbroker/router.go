@@ -33,14 +33,20 @@ type Router struct {
 	// To returns the receivers of message seq of publisher pub among subs, the client ids
 	// subscribed with filter, sorted (for a share group's filter, its members).
 	To func(filter string, subs []string, pub, seq uint32) []string
-	// Delay, if set before the first connection, returns how long to hold back the copies of
-	// message seq of publisher pub (0: none): they are written that much later, the
-	// message's other traffic and others' messages going on meanwhile.
-	Delay func(pub, seq uint32) time.Duration
 
 	mu    sync.Mutex
 	subs  map[string][]string // filter -> client ids, sorted
 	conns map[string]*routed  // client id -> its connection
+	delay func(pub, seq uint32) time.Duration
+}
+
+// SetDelay makes the Router hold back the copies of message seq of publisher pub for
+// delay(pub, seq) (0: none): they are written that much later, the message's other traffic
+// and others' messages going on meanwhile.
+func (r *Router) SetDelay(delay func(pub, seq uint32) time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.delay = delay
 }
 
 // routed is one client's connection: writes come from every publisher's connection.
@@ -264,6 +270,7 @@ func (r *Router) route(p *codec.Publish, pub, seq uint32) {
 			}
 		}
 	}
+	delay := r.delay
 	r.mu.Unlock()
 	write := func(topic, payload []byte) {
 		for _, rc := range to {
@@ -277,8 +284,8 @@ func (r *Router) route(p *codec.Publish, pub, seq uint32) {
 			rc.mu.Unlock()
 		}
 	}
-	if r.Delay != nil {
-		if d := r.Delay(pub, seq); d > 0 {
+	if delay != nil {
+		if d := delay(pub, seq); d > 0 {
 			topic, payload := slices.Clone(p.Topic), slices.Clone(p.Payload)
 			time.AfterFunc(d, func() { write(topic, payload) })
 			return
