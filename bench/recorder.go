@@ -88,9 +88,6 @@ func (r *Recorder) byPublisher(s *result.Snapshot, pub uint32) *result.Snapshot 
 
 // pubGroup returns the group of publisher number pub, -1 without groups.
 func (r *Recorder) pubGroup(pub uint32) int {
-	if int64(pub) > math.MaxInt32 {
-		return -1
-	}
 	return r.gPub.Of(int(pub))
 }
 

@@ -221,14 +221,12 @@ func (h *Hist) Pack() {
 	if h == nil {
 		return
 	}
-	if h.h != nil || len(h.few) > 0 {
-		if h.Count() > 0 {
-			h.packed, h.n = h.encoded()
-		}
-		if h.h != nil {
-			release(h.h)
-			h.h = nil
-		}
+	if h.packed == nil && h.Count() > 0 {
+		h.packed, h.n = h.encoded()
+	}
+	if h.h != nil {
+		release(h.h)
+		h.h = nil
 	}
 	h.few = nil
 }

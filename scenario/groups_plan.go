@@ -408,12 +408,8 @@ type GroupRuns struct {
 // RunsOf returns the runs of table, the group of each index.
 func RunsOf(table []uint8) GroupRuns {
 	var g GroupRuns
-	for i, gid := range table {
-		if n := len(g.GID); n > 0 && g.GID[n-1] == gid {
-			g.End[n-1] = i + 1
-			continue
-		}
-		g.End, g.GID = append(g.End, i+1), append(g.GID, gid)
+	for _, gid := range table {
+		g.add(1, gid)
 	}
 	return g
 }
