@@ -156,7 +156,7 @@ func NewRunner(p *scenario.Plan, brokers []string, idStart int) (*Runner, error)
 	if !p.Open() {
 		r.Stream = p.Stream
 		r.RetainedLate = retainedLate(s)
-		r.Placement = &Placement{Publishes: p.Publishes, Outside: p.ReceivedOutside}
+		r.Placement = &Placement{Publishes: p.Publishes, Outside: p.ReceivedOutside, Receives: p.ReceivesOutside}
 	}
 	if clients, pubs, ok := p.GroupTables(); ok {
 		r.Groups = &Groups{Client: clients, Publisher: pubs, Share: p.ShareGroups()}

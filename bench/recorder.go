@@ -25,6 +25,9 @@ type Recorder struct {
 	start    atomic.Int64 // when publishing started (CLOCK_REALTIME ns; 0: not yet)
 	// outsideIn: a copy of a publisher of another part of the run (Placement) arrived.
 	outsideIn atomic.Bool
+	// planOutside: the plan says this part receives copies of other parts' publishers
+	// (Placement.Receives); asked once (planAsked), by the drain.
+	planOutside, planAsked bool
 	// Stream, if set, classifies the stream of a receiving client and a publisher number
 	// (scenario.Plan.Stream); nil accepts every stream as the client's own (the plan does
 	// not know its publishers, as in a Subscribe run).
@@ -97,6 +100,9 @@ func (r *Recorder) pubGroup(pub uint32) int {
 type Placement struct {
 	Publishes func(publisher uint32) bool
 	Outside   func(publisher uint32) bool
+	// Receives, if set, says whether a client of this part may receive copies of another
+	// part's publisher (scenario.Plan's ReceivesOutside); asked once, when first needed.
+	Receives func() bool
 }
 
 type loopRec struct {
@@ -653,11 +659,21 @@ func (lr *loopRec) newStream(r *Recorder, client int, pub uint32, key uint64) *s
 	return st
 }
 
-// ReceivesOutside reports whether a copy of a message of another part's publisher has
-// arrived (Placement): this part then cannot tell from its own figures when the copies it
-// expects are in, as its received copies count others' messages and its expected ones count
-// copies others receive.
-func (r *Recorder) ReceivesOutside() bool { return r.outsideIn.Load() }
+// ReceivesOutside reports whether this part receives copies of messages of another part's
+// publishers (Placement): the plan says it may, or such a copy has arrived. This part then
+// cannot tell from its own figures when the copies it expects are in, as its received
+// copies count others' messages and its expected ones count copies others receive. Not
+// safe for concurrent use with itself (the drain asks it, alone).
+func (r *Recorder) ReceivesOutside() bool {
+	if r.outsideIn.Load() {
+		return true
+	}
+	if !r.planAsked {
+		pl := r.Placement
+		r.planOutside, r.planAsked = pl != nil && pl.Receives != nil && pl.Receives(), true
+	}
+	return r.planOutside
+}
 
 // Finish completes the figures that need every stream at once, after the run (the loops
 // no longer deliver): the copies a share group received in more than one loop are

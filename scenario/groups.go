@@ -689,6 +689,21 @@ func indexOf(list []string, s string) int {
 	return -1
 }
 
+// anyReceiver reports whether a subscribing group's filter matches topic for a receiver f
+// accepts: client j of group gid (j >= 0, a filter of that client's own), or j < 0 for the
+// group's filter every member has, or its share group's.
+func (m *mixMatcher) anyReceiver(topic string, f func(gid, j int) bool) bool {
+	for si := range m.subs {
+		sg := &m.subs[si]
+		for k := range sg.filters {
+			if j, ok := sg.filters[k].match(topic, sg.prefix); ok && j < sg.n && f(sg.gid, j) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // deliveries returns the copies of a message published to topic that the broker delivers
 // to the plan's subscribing groups.
 func (m *mixMatcher) deliveries(topic string) int { return m.count(topic, false) }

@@ -258,17 +258,49 @@ func (p *Plan) mixedOutside(pub uint32) bool {
 		return false
 	}
 	topic := mx.pub[gp].expand(int(pub)-mx.pubBase[gp], mx.groups[gp].IDPrefix)
-	for si := range mx.m.subs {
-		sg := &mx.m.subs[si]
-		for k := range sg.filters {
-			j, ok := sg.filters[k].match(topic, sg.prefix)
-			switch {
-			case !ok || j >= sg.n:
-			case j >= 0 && !p.subscribesIn(sg.gid, j):
-				return true
-			case j < 0 && !p.subscribesAllOf(sg.gid):
+	return mx.m.anyReceiver(topic, func(gid, j int) bool {
+		if j >= 0 {
+			return !p.subscribesIn(gid, j)
+		}
+		return !p.subscribesAllOf(gid)
+	})
+}
+
+// mixedReceivesOutside is ReceivesOutside for a mixed plan: the publishers of every group
+// that expects delivery, against every subscribing group's filters.
+func (p *Plan) mixedReceivesOutside() bool {
+	mx := p.shared.mix
+	here := func(gid, j int) bool {
+		if j >= 0 {
+			return p.subscribesIn(gid, j)
+		}
+		return p.subscribesAnyOf(gid)
+	}
+	budget := receivesBudget
+	for gp, g := range mx.groups {
+		if mx.pubs[gp] == 0 || !g.ExpectDelivery {
+			continue
+		}
+		for i := range mx.pubs[gp] {
+			if p.Publishes(uint32(mx.pubBase[gp] + i)) {
+				continue
+			}
+			if budget--; budget < 0 {
 				return true
 			}
+			if mx.m.anyReceiver(mx.pub[gp].expand(i, g.IDPrefix), here) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// subscribesAnyOf reports whether a client of group gid subscribes in this plan.
+func (p *Plan) subscribesAnyOf(gid int) bool {
+	for _, seg := range p.segs {
+		if seg.gid == gid && seg.role.Subscribes() && seg.hi > seg.lo {
+			return true
 		}
 	}
 	return false

@@ -259,6 +259,20 @@ func TestMixedShards(t *testing.T) {
 				t.Errorf("shard %d: ReceivedOutside(%d) = %v, want %v", k, pub, got, want)
 			}
 		}
+		if got, want := q.ReceivesOutside(), receivesByStreams(q, p.Publishers()); got != want {
+			t.Errorf("shard %d: ReceivesOutside = %v, its streams say %v", k, got, want)
+		}
+	}
+	for _, n := range []int{2, 5, 11} {
+		for k := range n {
+			q := p.Shard(k, n)
+			if got, want := q.ReceivesOutside(), receivesByStreams(q, p.Publishers()); got != want {
+				t.Errorf("shard %d/%d: ReceivesOutside = %v, its streams say %v", k, n, got, want)
+			}
+		}
+	}
+	if p.ReceivesOutside() {
+		t.Error("the whole plan receives nothing from outside itself")
 	}
 	if seen != p.Len() {
 		t.Errorf("shards hold %d clients, want %d", seen, p.Len())

@@ -574,5 +574,55 @@ func TestReceivedOutside(t *testing.T) {
 				}
 			}
 		}
+		if p.ReceivesOutside() {
+			t.Errorf("%s whole: ReceivesOutside", c.name)
+		}
+		for _, n := range []int{2, 3, 7} {
+			for i := range n {
+				sh := p.Shard(i, n)
+				if got, want := sh.ReceivesOutside(), receivesByStreams(sh, pubs); got != want {
+					t.Errorf("%s shard %d/%d: ReceivesOutside = %v, its streams say %v", c.name, i, n, got, want)
+				}
+			}
+		}
 	}
+	// Subscribers of one publisher each, by their own filters, not sharded with it.
+	q := mustParsePlan(t, `{"type": "Fan-Out", "publishers": {"client_count": 4, "topics": "t/$clientindex"},
+		"subscribers": {"client_count": 6, "topics": "t/$clientindex"}}`)
+	some := 0
+	for _, n := range []int{2, 3, 4} {
+		for i := range n {
+			sh := q.Shard(i, n)
+			got, want := sh.ReceivesOutside(), receivesByStreams(sh, 4)
+			if got != want {
+				t.Errorf("own filters: shard %d/%d: ReceivesOutside = %v, its streams say %v", i, n, got, want)
+			}
+			if got {
+				some++
+			}
+		}
+	}
+	if some == 0 {
+		t.Error("own filters: no shard receives from outside: the case tests nothing")
+	}
+	// The fan-in's one subscriber is in the last shard: it alone receives from outside.
+	p := mustPlan(t, "quick-fanin-100-1")
+	for i := range 3 {
+		if got := p.Shard(i, 3).ReceivesOutside(); got != (i == 2) {
+			t.Errorf("quick-fanin-100-1 shard %d/3: ReceivesOutside = %v", i, got)
+		}
+	}
+}
+
+// receivesByStreams is ReceivesOutside by its definition: a client of shard q has an
+// expected stream from one of the whole's pubs publishers that q does not run.
+func receivesByStreams(q *Plan, pubs int) bool {
+	for i := range q.Len() {
+		for pub := range uint32(pubs) {
+			if kind, _ := q.Stream(i, pub); kind == StreamExpected && !q.Publishes(pub) {
+				return true
+			}
+		}
+	}
+	return false
 }

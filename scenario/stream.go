@@ -136,6 +136,67 @@ func (p *Plan) ReceivedOutside(pub uint32) bool {
 	return false
 }
 
+// receivesBudget bounds the publishers outside a plan ReceivesOutside examines: past it, it
+// answers true (a part that may receive their copies waits out its drain time).
+const receivesBudget = 100_000
+
+// ReceivesOutside reports whether a client of this plan (a shard of the whole) may receive,
+// on an expected stream, the messages of a publisher outside it: never for a whole plan. A
+// part that does cannot tell from its own figures when its copies are in. Like Stream it
+// expands topics: it examines at most receivesBudget outside publishers, and answers true
+// past them.
+func (p *Plan) ReceivesOutside() bool {
+	sh := p.shared
+	s := sh.s
+	if p.n == sh.whole {
+		return false
+	}
+	if sh.mix != nil {
+		return p.mixedReceivesOutside()
+	}
+	g := s.Publishers
+	if s.Type == TypeSubscribe || g == nil || !p.subscribesAny() {
+		return false
+	}
+	budget := receivesBudget
+	for pub := range g.ClientCount {
+		if p.Publishes(uint32(pub)) {
+			continue
+		}
+		if budget--; budget < 0 {
+			return true
+		}
+		if s.Type == TypeRoundTrip { // each client receives its own messages alone (Stream)
+			if p.subscribes(pub) {
+				return true
+			}
+			continue
+		}
+		topic := sh.m.pub.expand(pub, g.IDPrefix)
+		for k := range sh.m.filters {
+			j, ok := sh.m.filters[k].match(topic, sh.m.prefix)
+			switch {
+			case !ok || j >= sh.m.subs:
+			case j >= 0 && p.subscribes(j): // a filter of one subscriber's
+				return true
+			case j < 0: // every subscriber's, or a share group's: this plan has subscribers
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// subscribesAny reports whether a client of the subscribing group is in this plan.
+func (p *Plan) subscribesAny() bool {
+	for _, seg := range p.segs {
+		if seg.role.Subscribes() && seg.hi > seg.lo {
+			return true
+		}
+	}
+	return false
+}
+
 // subscribes reports whether client j of the subscribing group is in this plan.
 func (p *Plan) subscribes(j int) bool {
 	for _, seg := range p.segs {

@@ -155,21 +155,15 @@ func TestJoinSharedAcrossProcesses(t *testing.T) {
 }
 
 // TestJoinLateCopyAcrossProcesses: a QoS 1 fan-in of two publishers (20 messages each) to
-// one subscriber, against a scripted broker that holds publisher 0's last copy back until a
-// second after publishing stops: in one process, and in two worker processes (publisher 0
-// in one, publisher 1 and the subscriber in the other), all 40 arrive within the drain.
-// Before, the subscriber's process judged its drain by its own counts (its received copies
-// counted publisher 0's, its expected ones publisher 1's alone), ended it at once and lost
-// the late copy.
+// one subscriber, against a scripted broker that holds publisher 0's last copy, or every
+// copy of it, back until after publishing stops: in one process, and in two worker processes
+// (publisher 0 in one, publisher 1 and the subscriber in the other), all 40 arrive within the
+// drain. Before, the subscriber's process judged its drain by its own counts (its received
+// copies counted publisher 0's, its expected ones publisher 1's alone), ended it at once and
+// lost the late copy; and with every copy of publisher 0 held back it had not yet seen one
+// from the other process when its drain began (the plan says it receives them).
 func TestJoinLateCopyAcrossProcesses(t *testing.T) {
 	t.Parallel() // its own broker and runs: it waits on them, beside the other such tests
-	br := testbroker.StartRouter(t, nil, nil)
-	br.SetDelay(func(pub, seq uint32) time.Duration {
-		if pub == 0 && seq == 19 {
-			return 2500 * time.Millisecond // due at 0.5 s, here at 3 s: the stop is at 2 s
-		}
-		return 0
-	})
 	path := filepath.Join(t.TempDir(), "late.json")
 	s := `{"name": "late", "type": "Fan-In",
 		"publishers": {"id_prefix": "lp-", "protocol_version": 4, "client_count": 2, "qos": 1, "topics": "late/$clientindex"},
@@ -179,15 +173,30 @@ func TestJoinLateCopyAcrossProcesses(t *testing.T) {
 	if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	runs := map[string]*result.Result{}
-	for _, procs := range []string{"1", "2"} {
-		r := runBin(t, "run", path, "--broker", br.Addr, "--no-check", "--procs", procs, "--format", "json")
-		if r.code != 0 {
-			t.Fatalf("--procs %s: exit %d\n%s", procs, r.code, r.stderr)
-		}
-		runs["--procs "+procs] = decodeResult(t, r)
+	for _, c := range []struct {
+		name string
+		late func(seq uint32) bool
+	}{{"last", func(seq uint32) bool { return seq == 19 }}, {"every", func(uint32) bool { return true }}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			br := testbroker.StartRouter(t, nil, nil)
+			br.SetDelay(func(pub, seq uint32) time.Duration {
+				if pub == 0 && c.late(seq) {
+					return 2500 * time.Millisecond // due by 0.5 s, here by 3 s: the stop is at 2 s
+				}
+				return 0
+			})
+			runs := map[string]*result.Result{}
+			for _, procs := range []string{"1", "2"} {
+				r := runBin(t, "run", path, "--broker", br.Addr, "--no-check", "--procs", procs, "--format", "json")
+				if r.code != 0 {
+					t.Fatalf("--procs %s: exit %d\n%s", procs, r.code, r.stderr)
+				}
+				runs["--procs "+procs] = decodeResult(t, r)
+			}
+			checkJoined(t, runs, "expected 40 received 40 lost 0 in_flight_at_end 0 in_flight_lost 0 duplicated 0")
+		})
 	}
-	checkJoined(t, runs, "expected 40 received 40 lost 0 in_flight_at_end 0 in_flight_lost 0 duplicated 0")
 }
 
 // TestJoinMosquittoStopped: against Mosquitto stopped (SIGSTOP) half a second after the
