@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,13 +14,19 @@ import (
 )
 
 // TestWorkersHoldTogether: two runs started 350 ms apart, as two worker processes of one run
-// may be, hold from the same instant (their hold gate's): from it their intervals end
-// together, at whole intervals from it, and carry the same numbers (Slot), so that the
-// parent merges intervals of one instant and its readers wake once for both lines.
+// may be, hold from the same instant (their hold gate's, 2.5 s after the second started:
+// mid-interval for both): from it their intervals end together, at whole intervals from it,
+// and carry the same numbers (Slot), so that the parent merges intervals of one instant and
+// its readers wake once for both lines. The second is starved as the hold begins (the
+// callback of the interval its hold ends sleeps until 150 ms after its next tick is due, as
+// a process short of CPU would be): that tick is taken late, and the intervals after it
+// still end on the grid.
 func TestWorkersHoldTogether(t *testing.T) {
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
-	const lag = 350 * time.Millisecond
-	at := time.Now().Add(1500 * time.Millisecond).Truncate(time.Second).Add(time.Second)
+	const lag, starve = 350 * time.Millisecond, 150 * time.Millisecond
+	var starved atomic.Bool
+	var at time.Time // set by the second as it starts; the gates wait for it
+	atSet := make(chan struct{})
 	type end struct {
 		at   time.Time
 		slot int
@@ -30,15 +37,23 @@ func TestWorkersHoldTogether(t *testing.T) {
 		s := builtin(t, "quick-conn-100", map[string]string{"publishers.client_count": "20",
 			"publishers.id_prefix": [2]string{"hold-a-", "hold-b-"}[w], "parameters.duration_sec": "3s"})
 		r := testRunner(t, m.Addr, s)
-		r.HoldGate = func() (time.Time, error) { return at, nil }
+		r.HoldGate = func() (time.Time, error) { <-atSet; return at, nil }
 		var mu sync.Mutex
 		r.OnInterval = func(iv result.Interval, _ *result.Snapshot) {
+			if w == 1 && iv.Slot == 0 && !time.Now().Before(at) {
+				time.Sleep(time.Until(at.Add(time.Second + starve)))
+				starved.Store(true)
+			}
 			mu.Lock()
 			ends[w] = append(ends[w], end{time.Now(), iv.Slot})
 			mu.Unlock()
 		}
 		wg.Go(func() {
 			time.Sleep(time.Duration(w) * lag)
+			if w == 1 {
+				at = time.Now().Add(2500 * time.Millisecond)
+				close(atSet)
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			res, err := r.Run(ctx)
@@ -62,16 +77,22 @@ func TestWorkersHoldTogether(t *testing.T) {
 		}
 		t.Logf("worker %d: %d intervals, %d after the hold's start", w, len(list), len(bySlot[w]))
 	}
+	if !starved.Load() {
+		t.Fatal("worker 1 was not starved after the hold began")
+	}
 	for slot := 1; slot <= 2; slot++ {
 		want := at.Add(time.Duration(slot) * time.Second)
 		for w := range 2 {
+			if w == 1 && slot == 1 {
+				continue // starved through it
+			}
 			got, ok := bySlot[w][slot]
 			if !ok {
 				t.Errorf("worker %d: no interval %d after the hold's start", w, slot)
 				continue
 			}
 			if d := got.Sub(want); d < 0 || d > 100*time.Millisecond {
-				t.Errorf("worker %d: interval %d ended %v after the whole second %v, want within 100 ms",
+				t.Errorf("worker %d: interval %d ended %v after the whole interval %v, want within 100 ms",
 					w, slot, d, want.Format("15:04:05.000"))
 			}
 		}

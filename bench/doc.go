@@ -53,7 +53,9 @@
 // A worker process (a Runner with a StartGate, and a HoldGate for a Connections run) aligns
 // its intervals to the gate's instant, which the parent gives every worker alike (Gather:
 // the first whole second startDelay ahead, unless told when), and numbers them by their
-// slot after it: the workers' intervals end together and the parent merges each instant's
+// slot after it: the workers' intervals end together (each tick is set for the next whole
+// interval from that instant, so one taken late, its process short of CPU, shortens the
+// next interval rather than moving every later end) and the parent merges each instant's
 // together, woken once an interval for all their lines, on the second at which the
 // engines' clocks tick their keepalives. A Connections run holds with one P per event
 // loop (GOMAXPROCS, given back at the end): a held loop wakes a few times a second, and a

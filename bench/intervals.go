@@ -106,7 +106,7 @@ func (l *intervalLog) add(ts float64, open int64, s *result.Snapshot, d time.Dur
 type recorderSource struct {
 	eng     *reactor.Engine
 	rec     *Recorder
-	tick    *time.Ticker
+	tick    *time.Timer        // the end of the current interval
 	snaps   []*result.Snapshot // one per loop, taken on the loop
 	total   *result.Snapshot   // the run so far
 	carry   *result.Snapshot   // collected since the last interval: the next one reports it
@@ -116,8 +116,9 @@ type recorderSource struct {
 	clock   *stageClock // a staged run's, once it publishes: marks the intervals
 	// slotFrom, once aligned, is the instant the intervals are numbered from (Slot).
 	slotFrom time.Time
-	every    time.Duration
-	rephase  bool // the next tick is align's first: the ticker then runs at every
+	// grid is the instant the intervals end at whole intervals from: start, then align's.
+	grid  time.Time
+	every time.Duration
 }
 
 func newRecorderSource(eng *reactor.Engine, rec *Recorder, loops int, every time.Duration) *recorderSource {
@@ -126,19 +127,31 @@ func newRecorderSource(eng *reactor.Engine, rec *Recorder, loops int, every time
 	for i := range s.snaps {
 		s.snaps[i] = result.NewSnapshot()
 	}
-	s.prevCPU, s.prevAt, s.every = tuning.SelfCPU(), s.start, every
-	s.tick = time.NewTicker(every)
+	s.prevCPU, s.prevAt, s.every, s.grid = tuning.SelfCPU(), s.start, every, s.start
+	s.tick = time.NewTimer(every)
 	return s
 }
 
 func (s *recorderSource) events() <-chan time.Time { return s.tick.C }
 
 func (s *recorderSource) take(_ time.Time, log *intervalLog) {
-	if s.rephase {
-		s.rephase = false
-		s.tick.Reset(s.every)
-	}
 	s.interval(log)
+	next := s.untilNext(time.Now())
+	if next < s.every/10 { // this tick came that late: the next interval runs on a whole one more
+		next += s.every
+	}
+	s.tick.Reset(next)
+}
+
+// untilNext is the time from now to the next end of an interval on the grid: a tick taken
+// late shortens the next interval rather than moving every end after it (a process
+// starved for a moment would otherwise end its intervals apart from its fellow workers' for
+// the rest of the run).
+func (s *recorderSource) untilNext(now time.Time) time.Duration {
+	if now.Before(s.grid) {
+		return s.grid.Sub(now)
+	}
+	return s.every - now.Sub(s.grid)%s.every
 }
 
 // collect moves every loop's figures into total and into carry; the drain collects more
@@ -195,11 +208,6 @@ func (s *recorderSource) align(log *intervalLog, at time.Time) {
 	if now.Sub(s.prevAt) >= s.every/10 {
 		s.interval(log)
 	}
-	s.slotFrom = at
-	next := s.every - now.Sub(at)%s.every
-	if now.Before(at) {
-		next = at.Sub(now)
-	}
-	s.tick.Reset(next)
-	s.rephase = next != s.every
+	s.slotFrom, s.grid = at, at
+	s.tick.Reset(s.untilNext(time.Now())) // not now: the interval may have taken a while
 }
