@@ -148,14 +148,14 @@ const receivesBudget = 100_000
 func (p *Plan) ReceivesOutside() bool {
 	sh := p.shared
 	s := sh.s
-	if p.n == sh.whole {
+	if p.n == sh.whole || !p.subscribesAny() {
 		return false
 	}
 	if sh.mix != nil {
 		return p.mixedReceivesOutside()
 	}
 	g := s.Publishers
-	if s.Type == TypeSubscribe || g == nil || !p.subscribesAny() {
+	if s.Type == TypeSubscribe || g == nil {
 		return false
 	}
 	budget := receivesBudget
@@ -187,7 +187,7 @@ func (p *Plan) ReceivesOutside() bool {
 	return false
 }
 
-// subscribesAny reports whether a client of the subscribing group is in this plan.
+// subscribesAny reports whether a subscribing client (of any group) is in this plan.
 func (p *Plan) subscribesAny() bool {
 	for _, seg := range p.segs {
 		if seg.role.Subscribes() && seg.hi > seg.lo {
