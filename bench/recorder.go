@@ -23,8 +23,6 @@ type Recorder struct {
 	// latency, messages written and arrived in it toward throughput. Zero: no window yet.
 	from, to atomic.Int64
 	start    atomic.Int64 // when publishing started (CLOCK_REALTIME ns; 0: not yet)
-	// outsideIn: a copy of a publisher of another part of the run (Placement) arrived.
-	outsideIn atomic.Bool
 	// planOutside: the plan says this part receives copies of other parts' publishers
 	// (Placement.Receives); asked once (planAsked), by the drain.
 	planOutside, planAsked bool
@@ -653,21 +651,15 @@ func (lr *loopRec) newStream(r *Recorder, client int, pub uint32, key uint64) *s
 		st.to = g
 	}
 	lr.streams[key] = st
-	if r.Placement != nil && st.kind == scenario.StreamExpected && !r.Placement.Publishes(pub) {
-		r.outsideIn.Store(true)
-	}
 	return st
 }
 
 // ReceivesOutside reports whether this part receives copies of messages of another part's
-// publishers (Placement): the plan says it may, or such a copy has arrived. This part then
-// cannot tell from its own figures when the copies it expects are in, as its received
-// copies count others' messages and its expected ones count copies others receive. Not
-// safe for concurrent use with itself (the drain asks it, alone).
+// publishers (Placement), as the plan says. This part then cannot tell from its own
+// figures when the copies it expects are in, as its received copies count others' messages
+// and its expected ones count copies others receive. Not safe for concurrent use with
+// itself (the drain asks it, alone).
 func (r *Recorder) ReceivesOutside() bool {
-	if r.outsideIn.Load() {
-		return true
-	}
 	if !r.planAsked {
 		pl := r.Placement
 		r.planOutside, r.planAsked = pl != nil && pl.Receives != nil && pl.Receives(), true
