@@ -2,7 +2,13 @@ package netemu
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -63,6 +69,12 @@ func receive(t *testing.T, fd int, quiet time.Duration) (seqs []uint32, took []t
 	}
 	for {
 		n, err := unix.Read(fd, buf)
+		if errors.Is(err, unix.EINTR) {
+			// A signal is not quiet: with a receive timeout the kernel fails the read with
+			// EINTR instead of restarting it, and the runtime's preemption signal (SIGURG)
+			// can reach a thread blocked in it.
+			continue
+		}
 		if err != nil {
 			return seqs, took
 		}
@@ -71,6 +83,70 @@ func receive(t *testing.T, fd int, quiet time.Duration) (seqs []uint32, took []t
 		}
 		seqs = append(seqs, binary.BigEndian.Uint32(buf[14:]))
 		took = append(took, time.Duration(nanotime()-int64(binary.BigEndian.Uint64(buf[18:]))))
+	}
+}
+
+// TestReceiveInterrupted: a SIGURG that interrupts receive's read does not end the frames.
+// The runtime's preemption signal did, in one run of TestBridgeDelayKeepsOrder in about 40.
+func TestReceiveInterrupted(t *testing.T) {
+	t.Parallel()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	tids := make(chan int, 1)
+	got := make(chan []uint32, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		tids <- unix.Gettid()
+		seqs, _ := receive(t, fds[1], 200*time.Millisecond)
+		got <- seqs
+	}()
+	tid := <-tids
+	task := "/proc/self/task/" + strconv.Itoa(tid) + "/"
+	// settled: the thread has no SIGURG pending, and then is blocked in read(2) of the socket
+	// (in this order: a thread still in the read it is about to leave has its signal no
+	// longer pending; and once receive returned, the thread may run this test's reads).
+	inRead := fmt.Sprintf("%d %#x ", unix.SYS_READ, fds[1])
+	settled := func() bool {
+		st, err := os.ReadFile(task + "status")
+		if err != nil {
+			return false
+		}
+		_, pnd, _ := strings.Cut(string(st), "SigPnd:\t")
+		mask, err := strconv.ParseUint(pnd[:min(16, len(pnd))], 16, 64)
+		if err != nil || mask&(1<<(unix.SIGURG-1)) != 0 {
+			return false
+		}
+		sc, err := os.ReadFile(task + "syscall")
+		return err == nil && strings.HasPrefix(string(sc), inRead)
+	}
+	wait := func(what string) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); !settled(); time.Sleep(time.Millisecond) {
+			select {
+			case seqs := <-got:
+				t.Fatalf("receive returned %v %s, before any frame came", seqs, what)
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the receiving thread is not blocked in read(2) %s", what)
+			}
+		}
+	}
+	wait("at the start")
+	if err := unix.Tgkill(unix.Getpid(), tid, unix.SIGURG); err != nil {
+		t.Fatal(err)
+	}
+	wait("after a SIGURG")
+	if _, err := unix.Write(fds[0], frame(0x0800, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if seqs := <-got; !slices.Equal(seqs, []uint32{1}) {
+		t.Errorf("receive returned %v, want the frame sent after the signal, [1]", seqs)
 	}
 }
 
