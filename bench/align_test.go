@@ -140,7 +140,8 @@ func TestHoldOneProcPerLoop(t *testing.T) {
 
 // TestStreamOnlyKeepsNoIntervals: a run that streams its intervals (a worker process's)
 // hands every one to OnInterval, the groups' records with them, and keeps none in its
-// result; the same run without StreamOnly keeps them all.
+// result; the same run without StreamOnly keeps them all. The snapshots a streaming run
+// reuses hold each interval's figures alone.
 func TestStreamOnlyKeepsNoIntervals(t *testing.T) {
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	for _, streamOnly := range []bool{true, false} {
@@ -151,7 +152,14 @@ func TestStreamOnlyKeepsNoIntervals(t *testing.T) {
 		r := testRunner(t, m.Addr, s)
 		r.StreamOnly = streamOnly
 		var got []result.Interval
-		r.OnInterval = func(iv result.Interval, _ *result.Snapshot) { got = append(got, iv) }
+		var snapConnected, snapLatencies int64 // from the snapshots, as OnInterval gets them
+		r.OnInterval = func(iv result.Interval, sn *result.Snapshot) {
+			got = append(got, iv)
+			snapConnected += sn.Connected
+			for _, g := range sn.Groups {
+				snapLatencies += g.ConnectLatency.Count()
+			}
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		res, err := r.Run(ctx)
 		cancel()
@@ -167,6 +175,10 @@ func TestStreamOnlyKeepsNoIntervals(t *testing.T) {
 		if len(got) < 3 || connected != res.Connections.Established || connected != 310 {
 			t.Errorf("StreamOnly %v: %d intervals streamed, their groups connected %d, the run %d (want 310)",
 				streamOnly, len(got), connected, res.Connections.Established)
+		}
+		if snapConnected != 310 || snapLatencies != 310 {
+			t.Errorf("StreamOnly %v: the snapshots handed over connected %d, their groups' connect latencies %d (want 310)",
+				streamOnly, snapConnected, snapLatencies)
 		}
 		if want := map[bool]int{true: 0, false: len(got)}[streamOnly]; len(res.Intervals) != want {
 			t.Errorf("StreamOnly %v: the result keeps %d intervals, want %d", streamOnly, len(res.Intervals), want)

@@ -85,7 +85,9 @@ type intervalLog struct {
 }
 
 // add records the interval whose snapshot is s, taken over d and ending ts seconds into the
-// run with open sessions established. s is handed to onInterval, the caller's to keep.
+// run with open sessions established. s is handed to onInterval, the caller's to keep
+// unless the log discards its intervals (the source then empties and reuses s once add
+// returns).
 func (l *intervalLog) add(ts float64, open int64, s *result.Snapshot, d time.Duration, m intervalMark) {
 	iv := result.NewInterval(ts, open, s, d)
 	iv.Stage, iv.Slot = m.stage, m.slot
@@ -186,7 +188,6 @@ func (s *recorderSource) settle() {
 func (s *recorderSource) interval(log *intervalLog) {
 	s.collect()
 	c := s.carry
-	s.carry = result.NewSnapshot()
 	cpu, now := tuning.SelfCPU(), time.Now()
 	c.CPUNS, c.RSSBytes, s.prevCPU = int64(cpu-s.prevCPU), tuning.SelfRSS(), cpu
 	d := now.Sub(s.prevAt)
@@ -199,6 +200,14 @@ func (s *recorderSource) interval(log *intervalLog) {
 	}
 	s.prevAt = now
 	log.add(now.Sub(s.start).Seconds(), s.eng.Open(), c, d, m)
+	if log.discard {
+		// Its figures went to OnInterval, which keeps none: the next interval collects into
+		// it (a new snapshot a second, and its groups' in a mixed run, were most of the small
+		// garbage of a worker that dials).
+		c.Reset()
+	} else {
+		s.carry = result.NewSnapshot()
+	}
 }
 
 // align makes the intervals end at whole intervals from at (the start of publishing or of

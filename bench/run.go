@@ -42,11 +42,12 @@ type Runner struct {
 	// Progress receives one interval line per Interval (nil: none).
 	Progress io.Writer
 	// OnInterval, if set, receives each interval's snapshot (a worker process streams it to
-	// its parent). The snapshot is the caller's to keep.
+	// its parent). The snapshot is the caller's to keep, unless StreamOnly.
 	OnInterval func(iv result.Interval, s *result.Snapshot)
 	// StreamOnly hands the intervals to OnInterval only: the result carries none. A worker
 	// process's parent merges them from its lines, and a worker that kept them would hold
-	// every interval of the run (its groups' too) beside the connections it measures.
+	// every interval of the run (its groups' too) beside the connections it measures. Its
+	// OnInterval must not keep the snapshot: it is emptied and reused once OnInterval returns.
 	StreamOnly bool
 	// onHeld, for tests, is called once the resident set after the connect phase is read.
 	onHeld func(*run)

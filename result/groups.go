@@ -109,7 +109,8 @@ type GroupInterval struct {
 	Latency *Hist `json:"latency,omitempty"`
 }
 
-// newGroupIntervals makes the group records of an interval from its snapshot's groups.
+// newGroupIntervals makes the group records of an interval from its snapshot's groups, and
+// packs their histograms.
 func newGroupIntervals(s *Snapshot, secs float64) []GroupInterval {
 	if len(s.Groups) == 0 {
 		return nil
@@ -119,9 +120,14 @@ func newGroupIntervals(s *Snapshot, secs float64) []GroupInterval {
 		if g == nil {
 			continue
 		}
+		lat := g.Latency.Summary()
+		// An interval's histograms are kept, or encoded and dropped (a worker's): packed, a
+		// group's counts (25 KB) go back to the pool for the next interval, not to the
+		// collector, and its JSON is the packed form, not another encoding.
+		g.Pack()
 		out[i] = GroupInterval{Connected: g.Connected, Reconnected: g.Reconnected, Failed: g.FailedTotal(), Dropped: g.DroppedTotal(),
 			Published: g.Published, Unsent: g.UnsentTotal(), Expected: g.Expected, Received: g.Received, Delivered: g.Delivered,
-			PublishPerS: float64(g.Published) / secs, ReceivePerS: float64(g.Received) / secs, LatencyUS: g.Latency.Summary()}
+			PublishPerS: float64(g.Published) / secs, ReceivePerS: float64(g.Received) / secs, LatencyUS: lat}
 		out[i].Latency = g.Latency.packedCopy()
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestGroupThresholds: a threshold names a group's figure by the group's name
@@ -130,5 +131,48 @@ func TestCheckDocumentGroups(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
+	}
+}
+
+// TestIntervalPacksGroups: NewInterval leaves no group histogram of its snapshot holding
+// counts (a worker's interval is encoded and dropped: the counts go back to the pool), and
+// the interval, the snapshot's JSON and what it adds to another read as before.
+func TestIntervalPacksGroups(t *testing.T) {
+	fill := func() *Snapshot {
+		s := NewSnapshot()
+		s.Groups = []*Snapshot{NewGroupSnapshot(), NewGroupSnapshot(), NewGroupSnapshot()}
+		for i := int64(1); i <= 3000; i++ {
+			s.ConnectLatency.Record(i * 7)
+			s.Groups[0].ConnectLatency.Record(i * 7)
+			s.Groups[0].Latency.Record(i * 13)
+		}
+		s.Groups[0].Connected, s.Groups[2].Connected = 3000, 5
+		for i := int64(1); i <= 5; i++ {
+			s.Groups[2].Latency.Record(i)
+		}
+		return s
+	}
+	s, ref := fill(), fill()
+	if n := s.HeldCounts(); n != 3 {
+		t.Fatalf("before: %d counts arrays held, want 3 (the run's and group 0's two)", n)
+	}
+	want, _ := json.Marshal(ref)
+	iv := NewInterval(1, 3005, s, time.Second)
+	if n := s.HeldCounts(); n != 0 {
+		t.Errorf("after NewInterval: %d counts arrays held, want 0", n)
+	}
+	if got, _ := json.Marshal(s); string(got) != string(want) {
+		t.Error("the packed snapshot's JSON differs from the unpacked one's")
+	}
+	if len(iv.Groups) != 3 || iv.Groups[0].Connected != 3000 || iv.Groups[2].Connected != 5 ||
+		iv.Groups[0].LatencyUS != ref.Groups[0].Latency.Summary() || iv.Groups[2].LatencyUS != ref.Groups[2].Latency.Summary() {
+		t.Errorf("interval groups %+v", iv.Groups)
+	}
+	sum, refSum := NewSnapshot(), NewSnapshot()
+	sum.Add(s)
+	refSum.Add(ref)
+	if sum.Groups[0].ConnectLatency.Summary() != refSum.Groups[0].ConnectLatency.Summary() ||
+		sum.Groups[0].Latency.Summary() != refSum.Groups[0].Latency.Summary() {
+		t.Error("adding the packed snapshot differs from adding the unpacked one")
 	}
 }
