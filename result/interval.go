@@ -6,8 +6,8 @@ import (
 )
 
 // NewInterval makes the interval record of snapshot s, taken over d and ending at ts
-// seconds into the run with open sessions established. It packs s's histograms, its
-// groups' too (newGroupIntervals).
+// seconds into the run with open sessions established. It packs the histograms of s it
+// keeps (IntervalHistograms) and its groups' (newGroupIntervals).
 func NewInterval(ts float64, open int64, s *Snapshot, d time.Duration) Interval {
 	return Interval{
 		TS: ts, Established: open, Connected: s.Connected, Failed: s.FailedTotal(),
