@@ -16,6 +16,15 @@ func TestIdleSessionSize(t *testing.T) {
 	}
 }
 
+// TestPublisherSize guards the memory of a publisher: its state is what it keeps beside its
+// session (its spec is its group's, its topic in the loop's store); 208 bytes is its
+// allocation size class.
+func TestPublisherSize(t *testing.T) {
+	if n := unsafe.Sizeof(pubState{}); n > 208 {
+		t.Errorf("pubState is %d bytes, want <= 208", n)
+	}
+}
+
 func TestDialGrainFor(t *testing.T) {
 	check := func(perLoop float64, want time.Duration) {
 		t.Helper()

@@ -115,14 +115,16 @@ type loop struct {
 	seqs     []uint32 // scratch: sequence numbers in flight, for the observer
 	reply    []byte   // acknowledgements owed for what one read brought, written once after it
 	connack  codec.Connack
-	heap     dueheap.Heap[*pubState] // publishers by next due time
-	pubs     map[int32]*pubState     // by client: survives reconnects
-	prof     *profile                // the rate profile the heap's due times follow (nil: none)
-	rx       map[int32]*rxState      // by client: QoS 2 ids survive reconnects to a persistent session
-	resp     map[int32]*respState    // by client: the responders' (ClientSpec.Respond)
-	payload  []byte                  // scratch payload, header written per message
-	topic    []byte                  // scratch topic for %rand_N
-	pub      codec.Publish           // scratch packets, reused
+	heap     dueheap.Heap[*pubState]  // publishers by next due time
+	pubs     map[int32]*pubState      // by client: survives reconnects
+	specs    map[specKey]*PublishSpec // the publishers' shared specs (sharedSpec)
+	topics   []byte                   // the publishers' topics (keepTopic)
+	prof     *profile                 // the rate profile the heap's due times follow (nil: none)
+	rx       map[int32]*rxState       // by client: QoS 2 ids survive reconnects to a persistent session
+	resp     map[int32]*respState     // by client: the responders' (ClientSpec.Respond)
+	payload  []byte                   // scratch payload, header written per message
+	topic    []byte                   // scratch topic for %rand_N
+	pub      codec.Publish            // scratch packets, reused
 	inPub    codec.Publish
 	resp1    codec.Publish // a responder's response
 	ack      codec.Ack

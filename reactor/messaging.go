@@ -72,25 +72,19 @@ type PublishSpec struct {
 // its socket not draining, too large for the broker) advances k but takes no number, and is
 // reported as unsent with its cause.
 type pubState struct {
+	// spec is what the publisher shares with its group: its loop's one copy of the specs
+	// that differ only in the per-client fields below (loop.sharedSpec), or its own when
+	// it carries a Response Topic or a topic suffix. Its Topic, Number, Phase and
+	// Receivers are not read: topic, number, phase and receivers are.
 	spec      *PublishSpec
 	s         *session // nil while disconnected
-	client    int32    // the client it publishes for, also while disconnected
+	topic     []byte   // PublishSpec.Topic (the loop's topic store, or the own spec's)
 	interval  int64    // ns between messages
 	k         int64    // schedule index of the next due message
 	nextDue   int64    // engine clock of message k
-	seg       int32    // the rate profile's segment of message k (loop.prof; 0 without one)
-	seq       uint32   // next sequence number
-	heapIdx   int32
-	window    int
-	pid       uint16
-	done      bool
-	qos       byte  // the QoS it publishes at: the plan's, or the broker's Maximum QoS below it
-	noRetain  bool  // 5.0: the broker has no retained messages: the retain flag stays off
-	alias     bool  // 5.0: the broker takes topic alias 1 (Topic Alias Maximum >= 1)
-	aliasSet  bool  // alias 1 names the topic on this connection: send it empty
-	hold      Hold  // what holds it since holdFrom
-	holdFrom  int64 // engine clock a hold began (0: not held)
-	heldUntil int64 // engine clock the last hold ended: lateness before it is the broker's
+	phase     int64    // PublishSpec.Phase, ns
+	holdFrom  int64    // engine clock a hold began (0: not held)
+	heldUntil int64    // engine clock the last hold ended: lateness before it is the broker's
 
 	// fl are the QoS 1/2 messages without their final acknowledgement, in packet-id order
 	// from flHead; flN of them are still open.
@@ -99,8 +93,23 @@ type pubState struct {
 	flN    int
 	// queue are the messages encoded into the socket's queue (connIO.out) and not yet
 	// handed whole to the kernel, from qHead.
-	queue []queued
-	qHead int
+	queue  []queued
+	qHead  int
+	window int
+
+	client    int32  // the client it publishes for, also while disconnected
+	seg       int32  // the rate profile's segment of message k (loop.prof; 0 without one)
+	seq       uint32 // next sequence number
+	heapIdx   int32
+	number    uint32 // PublishSpec.Number
+	receivers int32  // PublishSpec.Receivers
+	pid       uint16
+	done      bool
+	qos       byte // the QoS it publishes at: the plan's, or the broker's Maximum QoS below it
+	noRetain  bool // 5.0: the broker has no retained messages: the retain flag stays off
+	alias     bool // 5.0: the broker takes topic alias 1 (Topic Alias Maximum >= 1)
+	aliasSet  bool // alias 1 names the topic on this connection: send it empty
+	hold      Hold // what holds it since holdFrom
 }
 
 // inflight is a QoS 1/2 message awaiting its acknowledgement.
@@ -141,7 +150,7 @@ func (p *pubState) dueBefore(t, start int64, pr *profile) int64 {
 	if pr != nil {
 		return p.dueCount(pr, t)
 	}
-	base := start + int64(p.spec.Phase)
+	base := start + p.phase
 	if start == 0 || t <= base {
 		return 0
 	}
@@ -156,7 +165,7 @@ func (p *pubState) dueBefore(t, start int64, pr *profile) int64 {
 // profile pr (nil: none).
 func (p *pubState) dueOf(start int64, pr *profile) int64 {
 	if pr == nil {
-		return start + int64(p.spec.Phase) + p.k*p.interval
+		return start + p.phase + p.k*p.interval
 	}
 	return p.dueAt(pr, p.k)
 }
@@ -174,7 +183,7 @@ func (p *pubState) advance(start int64, pr *profile) {
 // (cost 107 of 80), and the plan's schedule keeps the per-message path it had.
 func (p *pubState) step(start int64) {
 	p.k++
-	p.nextDue = start + int64(p.spec.Phase) + p.k*p.interval
+	p.nextDue = start + p.phase + p.k*p.interval
 	if c := p.spec.Count; c > 0 && p.k >= int64(c) {
 		p.done = true
 	}
@@ -298,7 +307,7 @@ func (l *loop) message(p *pubState, seq uint32, due int64, pid uint16, dup bool,
 	sp := p.spec
 	pl := l.payload[:sp.PayloadSize]
 	binary.BigEndian.PutUint64(pl[0:8], uint64(due)<<16|uint64(e.cfg.RunTag))
-	binary.BigEndian.PutUint32(pl[8:12], headerMagic<<24|sp.Number&numberMask)
+	binary.BigEndian.PutUint32(pl[8:12], headerMagic<<24|p.number&numberMask)
 	binary.BigEndian.PutUint32(pl[12:16], seq)
 	if sp.PayloadSize >= sentAtSize {
 		binary.BigEndian.PutUint64(pl[16:24], uint64(e.realEpoch+now))
@@ -306,7 +315,7 @@ func (l *loop) message(p *pubState, seq uint32, due int64, pid uint16, dup bool,
 	pk := &l.pub
 	v := codec.Version(p.s.version)
 	props := v == codec.V5 && (l.propsOf != sp || l.propsAlias != p.alias)
-	fillPublish(pk, sp, v, p.alias, props)
+	fillPublish(pk, sp, p.topic, v, p.alias, props)
 	if props {
 		l.propsOf, l.propsAlias = sp, p.alias
 		if sp.ResponseTopic != nil { // the header written above, per message
@@ -318,7 +327,7 @@ func (l *loop) message(p *pubState, seq uint32, due int64, pid uint16, dup bool,
 		pk.Retain = false
 	}
 	if sp.RandN > 0 {
-		l.topic = append(l.topic[:0], sp.Topic...)
+		l.topic = append(l.topic[:0], p.topic...)
 		l.topic = strconv.AppendInt(l.topic, int64(rand.IntN(sp.RandN)+1), 10)
 		l.topic = append(l.topic, sp.TopicSuffix...)
 		pk.Topic = l.topic
@@ -329,15 +338,15 @@ func (l *loop) message(p *pubState, seq uint32, due int64, pid uint16, dup bool,
 	return pk
 }
 
-// fillPublish sets pk to sp's PUBLISH on a connection of version v, without payload,
-// packet id or DUP: QoS, retain, topic and, when props is set on a 5.0 connection, the
+// fillPublish sets pk to sp's PUBLISH to topic on a connection of version v, without
+// payload, packet id or DUP: QoS, retain, topic and, when props is set on a 5.0 connection, the
 // properties (sp's, and topic alias 1 when alias). Without props pk.Props stays as it is:
 // a 3.1.1 PUBLISH has none (the codec does not read them), and the loop's scratch PUBLISH
 // keeps the properties of the spec it was last filled for (loop.propsOf). Setting the
 // whole 408-byte struct per message was 137 of the ~620 instructions the client spent
 // per published message (callgrind, BenchmarkClientPublish).
-func fillPublish(pk *codec.Publish, sp *PublishSpec, v codec.Version, alias, props bool) {
-	pk.Dup, pk.QoS, pk.Retain, pk.Topic, pk.ID, pk.Payload = false, codec.QoS(sp.QoS), sp.Retain, sp.Topic, 0, nil
+func fillPublish(pk *codec.Publish, sp *PublishSpec, topic []byte, v codec.Version, alias, props bool) {
+	pk.Dup, pk.QoS, pk.Retain, pk.Topic, pk.ID, pk.Payload = false, codec.QoS(sp.QoS), sp.Retain, topic, 0, nil
 	if v != codec.V5 || !props {
 		return
 	}
@@ -416,7 +425,7 @@ func (l *loop) wrote(s *session, p *pubState, m *queued, at int64) {
 		}
 	}
 	if m.first {
-		e.cfg.Observer.Published(l.idx, int(s.client), p.spec.Receivers, e.realEpoch+m.due, e.realEpoch+at, time.Duration(m.lag))
+		e.cfg.Observer.Published(l.idx, int(s.client), int(p.receivers), e.realEpoch+m.due, e.realEpoch+at, time.Duration(m.lag))
 	}
 }
 
@@ -465,7 +474,11 @@ func (l *loop) unholdPub(p *pubState, now int64) {
 func (l *loop) publisher(client int32, sp *PublishSpec) *pubState {
 	p := l.pubs[client]
 	if p == nil {
-		p = &pubState{spec: sp, client: client, heapIdx: -1, interval: int64(float64(time.Second) / sp.Rate)}
+		p = &pubState{spec: sp, client: client, heapIdx: -1, interval: int64(float64(time.Second) / sp.Rate),
+			topic: sp.Topic, phase: int64(sp.Phase), number: sp.Number, receivers: int32(sp.Receivers)}
+		if sp.ResponseTopic == nil && sp.TopicSuffix == nil {
+			p.spec, p.topic = l.sharedSpec(sp), l.keepTopic(sp.Topic)
+		}
 		if l.pubs == nil {
 			l.pubs = map[int32]*pubState{}
 		}
@@ -475,6 +488,46 @@ func (l *loop) publisher(client int32, sp *PublishSpec) *pubState {
 		}
 	}
 	return p
+}
+
+// specKey is what a group's publishers share of their PublishSpec: all but Topic, Number,
+// Phase and Receivers (a spec with a Response Topic or a topic suffix is not shared).
+type specKey struct {
+	retain, noAlias               bool
+	qosLevel                      byte
+	rate                          float64
+	count, payload, inflight, rnd int
+	props                         *codec.Properties
+}
+
+// sharedSpec returns the loop's one copy of the specs that differ from sp only in Topic,
+// Number, Phase and Receivers (those zero in it): of 10,000 publishers of one group a loop
+// keeps one spec, not one each (160 bytes a publisher, and a heap object the collector
+// tracks).
+func (l *loop) sharedSpec(sp *PublishSpec) *PublishSpec {
+	k := specKey{retain: sp.Retain, noAlias: sp.NoTopicAlias, qosLevel: sp.QoS, rate: sp.Rate, count: sp.Count,
+		payload: sp.PayloadSize, inflight: sp.MaxInflight, rnd: sp.RandN, props: sp.Props}
+	if c := l.specs[k]; c != nil {
+		return c
+	}
+	c := *sp
+	c.Topic, c.Number, c.Phase, c.Receivers = nil, 0, 0, 0
+	if l.specs == nil {
+		l.specs = map[specKey]*PublishSpec{}
+	}
+	l.specs[k] = &c
+	return &c
+}
+
+// keepTopic copies a publisher's topic into the loop's topic store: one allocation for
+// many publishers' topics rather than one each.
+func (l *loop) keepTopic(t []byte) []byte {
+	if len(t) > cap(l.topics)-len(l.topics) {
+		l.topics = make([]byte, 0, max(len(t), min(2*cap(l.topics), 4096), 256))
+	}
+	n := len(l.topics)
+	l.topics = append(l.topics, t...)
+	return l.topics[n:len(l.topics):len(l.topics)]
 }
 
 // startPublisher attaches s to its publisher state and queues it. receiveMax and aliasMax
@@ -579,7 +632,7 @@ func (l *loop) dropInflight(p *pubState) {
 		l.e.cfg.Observer.Unsent(l.idx, client, UnsentDisconnected, queuedN)
 	}
 	if len(sent) > 0 {
-		l.e.cfg.Observer.InFlightDropped(l.idx, client, &PublisherEnd{Number: p.spec.Number, Receivers: p.spec.Receivers, InFlight: sent})
+		l.e.cfg.Observer.InFlightDropped(l.idx, client, &PublisherEnd{Number: p.number, Receivers: int(p.receivers), InFlight: sent})
 	}
 }
 
@@ -693,14 +746,14 @@ func (l *loop) finishPublishing(interrupted bool) {
 			obs.Unsent(l.idx, c, UnsentDisconnected, unwritten)
 		}
 		if !connected && len(seqs) > 0 { // written, unacknowledged, and the connection gone
-			obs.InFlightDropped(l.idx, c, &PublisherEnd{Number: p.spec.Number, Receivers: p.spec.Receivers, InFlight: seqs})
+			obs.InFlightDropped(l.idx, c, &PublisherEnd{Number: p.number, Receivers: int(p.receivers), InFlight: seqs})
 			seqs = seqs[:0]
 		}
 		if p.holdFrom != 0 {
 			l.unholdPub(p, now)
 		}
 		p.done = true
-		obs.PublisherEnd(l.idx, c, &PublisherEnd{Number: p.spec.Number, Receivers: p.spec.Receivers,
+		obs.PublisherEnd(l.idx, c, &PublisherEnd{Number: p.number, Receivers: int(p.receivers),
 			Scheduled: p.dueBefore(stop, start, pr), InFlight: seqs})
 	}
 	l.heap = l.heap[:0]
@@ -735,7 +788,7 @@ func (l *loop) acked(s *session, pid uint16, reason codec.ReasonCode) {
 	}
 	e := l.e
 	if reason >= 0x80 {
-		e.cfg.Observer.PublishRefused(l.idx, int(s.client), p.spec.Receivers, byte(reason))
+		e.cfg.Observer.PublishRefused(l.idx, int(s.client), int(p.receivers), byte(reason))
 	} else {
 		e.cfg.Observer.Acked(l.idx, int(s.client))
 	}

@@ -434,7 +434,7 @@ func (l *loop) largestPublish(sp *PublishSpec, v codec.Version, aliasMax int) in
 		pl = make([]byte, sp.PayloadSize)
 	}
 	var p codec.Publish
-	fillPublish(&p, sp, v, usesAlias(sp, aliasMax), true)
+	fillPublish(&p, sp, sp.Topic, v, usesAlias(sp, aliasMax), true)
 	p.Payload, p.ID = pl[:sp.PayloadSize], 1
 	if sp.ResponseTopic != nil && v == codec.V5 {
 		setRequest(&p, sp, pl[:HeaderSize])

@@ -2,8 +2,12 @@ package reactor
 
 import (
 	"bytes"
+	"encoding/binary"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
+	"weak"
 
 	"golang.org/x/sys/unix"
 
@@ -90,5 +94,120 @@ func TestPublishPropsInterleaved(t *testing.T) {
 		if count < 9 {
 			t.Fatalf("%s: %d messages, want 10", c.sp.Topic, count)
 		}
+	}
+}
+
+// TestPublishersShareSpec: the publishers of one group, whose specs differ only in topic,
+// number, phase and receivers, share one spec in their loop and keep their topics in the
+// loop's topic store; each still sends its own topic and number, with the group's
+// properties and its own topic alias. A spec with a Response Topic stays its publisher's.
+func TestPublishersShareSpec(t *testing.T) {
+	l := testLoop(t)
+	var props codec.Properties
+	props.Set(codec.PropContentType)
+	props.ContentType = []byte("text/a")
+	ms := time.Millisecond
+	group := func(topic string, number uint32, phase time.Duration, alias int) *PublishSpec {
+		return &PublishSpec{Topic: []byte(topic), Number: number, Phase: phase, Receivers: int(number), Rate: 1000,
+			PayloadSize: 16, QoS: 0, Props: &props}
+	}
+	type pubCase struct {
+		sp    *PublishSpec
+		alias int
+		s     *session
+		peer  int
+	}
+	cases := []*pubCase{
+		{sp: group("dev/1/t", 7, 0, 0), alias: 10},
+		{sp: group("dev/22/t", 8, ms/4, 0)},
+		{sp: group("dev/333/t", 9, ms/2, 0), alias: 10},
+		{sp: &PublishSpec{Topic: []byte("req/4"), Number: 10, Phase: 3 * ms / 4, Rate: 1000, PayloadSize: 16, Props: &props,
+			ResponseTopic: []byte("resp/4")}},
+	}
+	start := l.e.now() + int64(time.Hour) // see TestPublishPropsInterleaved
+	l.e.pubStart.Store(start)
+	for i, c := range cases {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = unix.Close(fds[0]); _ = unix.Close(fds[1]) })
+		c.s = &session{fd: int32(fds[0]), version: 5, state: stConnected, flags: sfVerdict, client: int32(i)}
+		c.peer = fds[1]
+		l.add(c.s)
+		l.startPublisher(c.s, c.sp, 0, c.alias, false)
+	}
+	shared := l.pubs[0].spec
+	for i, c := range cases[:3] {
+		if p := l.pubs[int32(i)]; p.spec != shared || p.spec == c.sp {
+			t.Fatalf("publisher %d: spec %p, want the loop's shared one %p", i, p.spec, shared)
+		}
+	}
+	if p := l.pubs[3]; p.spec != cases[3].sp {
+		t.Fatal("a publisher with a Response Topic does not keep its own spec")
+	}
+	if shared.Topic != nil || shared.Number != 0 || shared.Phase != 0 || shared.Receivers != 0 {
+		t.Fatalf("the shared spec keeps a publisher's own fields: %+v", shared)
+	}
+	for _, c := range cases {
+		c.sp.Topic[0] = 'X' // the publisher's topic is its own copy, not the spec's bytes
+	}
+	for now := start; now < start+int64(10*ms); now += int64(ms / 4) { // one publisher due per pass
+		l.publishDue(now)
+	}
+	buf := make([]byte, 64<<10)
+	for i, c := range cases {
+		want := "dev/1/t dev/22/t dev/333/t req/4"
+		want = strings.Fields(want)[i]
+		if i == 3 {
+			want = "Xeq/4" // not shared: the spec's own bytes
+		}
+		n, err := unix.Read(c.peer, buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, count := buf[:n], 0
+		for len(in) > 0 {
+			h, body, used, err := codec.Split(in, 1<<20)
+			if err != nil || used == 0 {
+				t.Fatalf("%s: split: %v", want, err)
+			}
+			var pk codec.Publish
+			if err := codec.DecodePublish(h, body, codec.V5, &pk); err != nil {
+				t.Fatalf("%s: %v", want, err)
+			}
+			in = in[used:]
+			count++
+			wantTopic, wantAlias := want, uint16(0)
+			if c.alias > 0 {
+				wantAlias = 1
+				if count > 1 {
+					wantTopic = ""
+				}
+			}
+			number := binary.BigEndian.Uint32(pk.Payload[8:12]) & numberMask
+			if string(pk.Topic) != wantTopic || pk.Props.TopicAlias != wantAlias || string(pk.Props.ContentType) != "text/a" ||
+				number != c.sp.Number || (i == 3) != pk.Props.Has(codec.PropResponseTopic) {
+				t.Fatalf("%s message %d: topic %q alias %d content type %q number %d response topic %q; want %q %d %q %d",
+					want, count, pk.Topic, pk.Props.TopicAlias, pk.Props.ContentType, number, pk.Props.ResponseTopic,
+					wantTopic, wantAlias, "text/a", c.sp.Number)
+			}
+		}
+		if count < 9 {
+			t.Fatalf("%s: %d messages, want 10", want, count)
+		}
+	}
+	// A group's next publisher keeps its own state alone: not the spec it was made from,
+	// nor that spec's topic bytes.
+	sp := group("dev/4444/t", 11, 0, 0)
+	spec, topic := weak.Make(sp), weak.Make(&sp.Topic[0])
+	p := l.publisher(int32(len(cases)), sp)
+	sp = nil
+	runtime.GC()
+	if spec.Value() != nil || topic.Value() != nil {
+		t.Errorf("a publisher of the group keeps its spec (%v) or its topic bytes (%v)", spec.Value() != nil, topic.Value() != nil)
+	}
+	if string(p.topic) != "dev/4444/t" || p.number != 11 || p.spec != shared {
+		t.Errorf("publisher: topic %q number %d, shared spec %v", p.topic, p.number, p.spec == shared)
 	}
 }

@@ -159,7 +159,7 @@ func (pr *profile) due(x float64) int64 { return pr.at(x, pr.firstSeg(x)) }
 // dueAt returns p's message k's due time under pr, seg being the segment hint that k only
 // moves forward (p.seg).
 func (p *pubState) dueAt(pr *profile, k int64) int64 {
-	x := float64(int64(p.spec.Phase) + k*p.interval)
+	x := float64(p.phase + k*p.interval)
 	i := int(p.seg)
 	for i+1 < len(pr.segs) && pr.segs[i+1].tau < x {
 		i++
@@ -174,7 +174,7 @@ func (p *pubState) dueCount(pr *profile, t int64) int64 {
 	if t <= pr.start {
 		return 0
 	}
-	phase := int64(p.spec.Phase)
+	phase := p.phase
 	k := int64(0)
 	if x := pr.tau(t-1) - float64(phase); x >= 0 {
 		k = int64(x/float64(p.interval)) + 1
@@ -311,7 +311,7 @@ func (l *loop) syncProfile() {
 	for _, p := range l.pubs {
 		p.seg = 0
 		if !p.done {
-			p.seg = int32(pr.firstSeg(float64(int64(p.spec.Phase) + p.k*p.interval)))
+			p.seg = int32(pr.firstSeg(float64(p.phase + p.k*p.interval)))
 			p.nextDue = p.dueAt(pr, p.k)
 		}
 	}

@@ -89,7 +89,7 @@ func TestProfileCounts(t *testing.T) {
 		if r.IntN(3) == 0 {
 			sp.Count = 1 + r.IntN(500)
 		}
-		p := &pubState{spec: sp, interval: int64(float64(time.Second) / sp.Rate)}
+		p := &pubState{spec: sp, interval: int64(float64(time.Second) / sp.Rate), phase: int64(sp.Phase)}
 		var dues []int64
 		p.nextDue = p.dueOf(start, pr)
 		for !p.done && p.nextDue < start+int64(12*time.Second) {
@@ -128,8 +128,8 @@ func TestProfileOfOnes(t *testing.T) {
 	const start = int64(777)
 	pr := buildProfile(start, []rateChange{{at: start + 3e8, scale: 1}, {at: start + 5e8, scale: 1}, {at: start + 9e8, scale: 1}})
 	sp := &PublishSpec{Rate: 300, Phase: 1234567}
-	a := &pubState{spec: sp, interval: int64(float64(time.Second) / sp.Rate)}
-	b := &pubState{spec: sp, interval: a.interval}
+	a := &pubState{spec: sp, interval: int64(float64(time.Second) / sp.Rate), phase: int64(sp.Phase)}
+	b := &pubState{spec: sp, interval: a.interval, phase: a.phase}
 	for range 1000 {
 		if da, db := a.dueOf(start, nil), b.dueOf(start, pr); da != db {
 			t.Fatalf("message %d: due %d without a profile, %d with ones", a.k, da, db)
