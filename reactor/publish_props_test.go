@@ -43,15 +43,7 @@ func TestPublishPropsInterleaved(t *testing.T) {
 	start := l.e.now() + int64(time.Hour)
 	l.e.pubStart.Store(start)
 	for i, c := range cases {
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = unix.Close(fds[0]); _ = unix.Close(fds[1]) })
-		c.s = &session{fd: int32(fds[0]), version: c.version, state: stConnected, flags: sfVerdict, client: int32(i)}
-		c.peer = fds[1]
-		l.add(c.s)
-		l.startPublisher(c.s, c.sp, 0, c.alias, false)
+		c.s, c.peer = publisherSession(t, l, c.version, i, c.sp, c.alias)
 	}
 	for now := start; now < start+int64(10*ms); now += int64(ms / 3) { // one publisher due per pass
 		l.publishDue(now)
@@ -97,6 +89,22 @@ func TestPublishPropsInterleaved(t *testing.T) {
 	}
 }
 
+// publisherSession adds to l a connected session of the given version for client, one end of
+// a stream socket pair (the other end returned for the test to read), and starts its
+// publisher of sp with a broker that takes alias topic aliases.
+func publisherSession(t *testing.T, l *loop, version byte, client int, sp *PublishSpec, alias int) (*session, int) {
+	t.Helper()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = unix.Close(fds[0]); _ = unix.Close(fds[1]) })
+	s := &session{fd: int32(fds[0]), version: version, state: stConnected, flags: sfVerdict, client: int32(client)}
+	l.add(s)
+	l.startPublisher(s, sp, 0, alias, false)
+	return s, fds[1]
+}
+
 // TestPublishersShareSpec: the publishers of one group, whose specs differ only in topic,
 // number, phase and receivers, share one spec in their loop and keep their topics in the
 // loop's topic store; each still sends its own topic and number, with the group's
@@ -107,9 +115,9 @@ func TestPublishersShareSpec(t *testing.T) {
 	props.Set(codec.PropContentType)
 	props.ContentType = []byte("text/a")
 	ms := time.Millisecond
-	group := func(topic string, number uint32, phase time.Duration, alias int) *PublishSpec {
+	group := func(topic string, number uint32, phase time.Duration) *PublishSpec {
 		return &PublishSpec{Topic: []byte(topic), Number: number, Phase: phase, Receivers: int(number), Rate: 1000,
-			PayloadSize: 16, QoS: 0, Props: &props}
+			PayloadSize: 16, Props: &props}
 	}
 	type pubCase struct {
 		sp    *PublishSpec
@@ -118,24 +126,16 @@ func TestPublishersShareSpec(t *testing.T) {
 		peer  int
 	}
 	cases := []*pubCase{
-		{sp: group("dev/1/t", 7, 0, 0), alias: 10},
-		{sp: group("dev/22/t", 8, ms/4, 0)},
-		{sp: group("dev/333/t", 9, ms/2, 0), alias: 10},
+		{sp: group("dev/1/t", 7, 0), alias: 10},
+		{sp: group("dev/22/t", 8, ms/4)},
+		{sp: group("dev/333/t", 9, ms/2), alias: 10},
 		{sp: &PublishSpec{Topic: []byte("req/4"), Number: 10, Phase: 3 * ms / 4, Rate: 1000, PayloadSize: 16, Props: &props,
 			ResponseTopic: []byte("resp/4")}},
 	}
 	start := l.e.now() + int64(time.Hour) // see TestPublishPropsInterleaved
 	l.e.pubStart.Store(start)
 	for i, c := range cases {
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = unix.Close(fds[0]); _ = unix.Close(fds[1]) })
-		c.s = &session{fd: int32(fds[0]), version: 5, state: stConnected, flags: sfVerdict, client: int32(i)}
-		c.peer = fds[1]
-		l.add(c.s)
-		l.startPublisher(c.s, c.sp, 0, c.alias, false)
+		c.s, c.peer = publisherSession(t, l, 5, i, c.sp, c.alias)
 	}
 	shared := l.pubs[0].spec
 	for i, c := range cases[:3] {
@@ -157,11 +157,8 @@ func TestPublishersShareSpec(t *testing.T) {
 	}
 	buf := make([]byte, 64<<10)
 	for i, c := range cases {
-		want := "dev/1/t dev/22/t dev/333/t req/4"
-		want = strings.Fields(want)[i]
-		if i == 3 {
-			want = "Xeq/4" // not shared: the spec's own bytes
-		}
+		// The request publisher's spec is its own: its topic is the spec's bytes, changed.
+		want := strings.Fields("dev/1/t dev/22/t dev/333/t Xeq/4")[i]
 		n, err := unix.Read(c.peer, buf)
 		if err != nil {
 			t.Fatal(err)
@@ -199,7 +196,7 @@ func TestPublishersShareSpec(t *testing.T) {
 	}
 	// A group's next publisher keeps its own state alone: not the spec it was made from,
 	// nor that spec's topic bytes.
-	sp := group("dev/4444/t", 11, 0, 0)
+	sp := group("dev/4444/t", 11, 0)
 	spec, topic := weak.Make(sp), weak.Make(&sp.Topic[0])
 	p := l.publisher(int32(len(cases)), sp)
 	sp = nil
