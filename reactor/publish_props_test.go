@@ -3,6 +3,7 @@ package reactor
 import (
 	"bytes"
 	"encoding/binary"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -206,5 +207,49 @@ func TestPublishersShareSpec(t *testing.T) {
 	}
 	if string(p.topic) != "dev/4444/t" || p.number != 11 || p.spec != shared {
 		t.Errorf("publisher: topic %q number %d, shared spec %v", p.topic, p.number, p.spec == shared)
+	}
+}
+
+// TestSharedSpecKeysEveryField: publishers share a spec only when theirs differ in nothing
+// but topic, number, phase and receivers. Every other field of PublishSpec, one added later
+// too, changed alone gives a spec of its own; a spec with a Response Topic or a topic suffix
+// is never shared.
+func TestSharedSpecKeysEveryField(t *testing.T) {
+	l := testLoop(t)
+	base := PublishSpec{Rate: 10, PayloadSize: 16}
+	shared := l.sharedSpec(&base)
+	perClient := map[string]bool{"Topic": true, "Number": true, "Phase": true, "Receivers": true}
+	own := map[string]bool{"ResponseTopic": true, "TopicSuffix": true}
+	typ := reflect.TypeFor[PublishSpec]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		sp := base
+		v := reflect.ValueOf(&sp).Elem().Field(i)
+		switch v.Kind() {
+		case reflect.Bool:
+			v.SetBool(!v.Bool())
+		case reflect.Int, reflect.Int64:
+			v.SetInt(v.Int() + 3)
+		case reflect.Uint8, reflect.Uint32:
+			v.SetUint(v.Uint() + 1)
+		case reflect.Float64:
+			v.SetFloat(v.Float() + 1)
+		case reflect.Slice:
+			v.Set(reflect.ValueOf([]byte("x")))
+		case reflect.Pointer:
+			v.Set(reflect.New(f.Type.Elem()))
+		default:
+			t.Fatalf("PublishSpec.%s is a %s: teach this test to change it", f.Name, v.Kind())
+		}
+		if own[f.Name] {
+			if p := l.publisher(int32(100+i), &sp); p.spec != &sp {
+				t.Errorf("a spec with %s set is shared", f.Name)
+			}
+			continue
+		}
+		if got := l.sharedSpec(&sp); (got == shared) != perClient[f.Name] {
+			t.Errorf("specs differing in %s alone: shared %v, want %v (specKey must hold every field not per client)",
+				f.Name, got == shared, perClient[f.Name])
+		}
 	}
 }
