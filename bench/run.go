@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mqblast/mqblast/internal/fail"
+
 	"github.com/mqblast/mqblast/internal/countfmt"
 	"github.com/mqblast/mqblast/reactor"
 	"github.com/mqblast/mqblast/result"
@@ -23,7 +25,7 @@ import (
 )
 
 // ErrInterrupted reports a run stopped by its context (Ctrl-C); its result is partial.
-var ErrInterrupted = errors.New("bench: run interrupted")
+var ErrInterrupted = fail.Interrupted
 
 // Runner describes one run: connect every client (paced); then, for a
 // Connections run, hold them for Duration with keepalive; for a messaging run, wait for

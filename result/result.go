@@ -33,7 +33,11 @@ type Result struct {
 	// FirstPublishAt is when the run's first PUBLISH was written (the earliest of the shards').
 	FirstPublishAt time.Time       `json:"first_publish_at,omitzero"`
 	Broker         []string        `json:"broker"`
-	Scenario       json.RawMessage `json:"scenario,omitempty"`
+	// Spec is the run's description as it ran (mqblast.spec/v1: the scenario file's JSON
+	// in it, every password the marker), from which the run is repeated (run --spec); nil
+	// in documents written before runs had one.
+	Spec     json.RawMessage `json:"spec,omitempty"`
+	Scenario json.RawMessage `json:"scenario,omitempty"`
 	Host           HostInfo        `json:"host"`
 	Shard          *ShardInfo      `json:"shard,omitempty"` // --shard I/N; nil for a whole run
 	Connections    Connections     `json:"connections"`

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mqblast/mqblast/run/spec"
 	"github.com/mqblast/mqblast/sink"
 )
 
@@ -141,9 +142,9 @@ func checkFamily(what string, entries []string, fam family, broker string) error
 	return nil
 }
 
-// CheckBind checks each word of a --bind list: an interface of this host, or an address, a
+// checkBind checks each word of a --bind list: an interface of this host, or an address, a
 // range or a CIDR whose addresses this host has.
-func CheckBind(flag string, items []string) error {
+func checkBind(flag string, items []string) error {
 	for _, item := range items {
 		for _, w := range strings.Split(item, ",") {
 			w = strings.TrimSpace(w)
@@ -171,7 +172,7 @@ func CheckBind(flag string, items []string) error {
 	return nil
 }
 
-// maxBindProbe is how many addresses of one range CheckBind tries; a longer range is
+// maxBindProbe is how many addresses of one range checkBind tries; a longer range is
 // checked at its ends.
 const maxBindProbe = 256
 
@@ -278,54 +279,42 @@ func hostAddrs() []string {
 	return out
 }
 
-// Inputs are the flags of a run that can be checked before any socket opens.
-type Inputs struct {
-	Duration      time.Duration // --duration, checked when DurationGiven
-	DurationGiven bool
-	Loops         int           // --loops
-	Sink          bool          // --sink
-	SinkDelay     time.Duration // --sink-flush-delay
-	BindFlag      string        // the name of the flag of Bind: --bind, or --ifaddr
-	Bind          []string      // source addresses, ranges, CIDRs or interfaces
-	HTML, Out     string        // the files of --html and --out
+// inputs are the settings of a run that can be checked before any socket opens.
+type inputs struct {
+	Loops     int           // event loops per process
+	Sink      bool          // a calibration run against the sink
+	SinkDelay time.Duration // the sink's flush delay
+	Bind      []string      // source addresses, ranges, CIDRs or interfaces
+	HTML, Out string        // the files of the HTML report and the result
 }
 
-// LoopsPerCore bounds --loops: event loops beyond a few per core only take turns on the
+// loopsPerCore bounds the loops: event loops beyond a few per core only take turns on the
 // cores, each with its own thread, epoll set and eventfd.
-const LoopsPerCore = 4
+const loopsPerCore = 4
 
-// Check checks the inputs: --duration, --loops (0 to LoopsPerCore per core) and
-// --sink-flush-delay (with --sink, sink.CheckFlushDelay) in range, an --out file that can
-// be written, and Bind words that are addresses of this host, ranges or CIDRs of them, or
-// interfaces. Every error is a usage error naming the flag, its value and the fix.
-func (in Inputs) Check() error {
-	if in.DurationGiven && in.Duration <= 0 {
-		return usage(fmt.Errorf("--duration %v: must be more than 0 (e.g. --duration 30s)", in.Duration))
-	}
-	if in.Loops < 0 {
-		return usage(fmt.Errorf("--loops %d: must be 0 (one event loop per core) or more", in.Loops))
-	}
-	if most := LoopsPerCore * runtime.NumCPU(); in.Loops > most {
-		return usage(fmt.Errorf("--loops %d: more than %d loops (%d per core on this host's %d cores) only take turns on the cores, "+
+// Check checks the inputs: loops (0 to loopsPerCore per core) and the sink's flush delay
+// (sink.CheckFlushDelay) in range, an output file that can be written, and Bind words that
+// are addresses of this host, ranges or CIDRs of them, or interfaces. Every error is a
+// usage error naming the field, its value and the fix.
+func (in inputs) Check() error {
+	if most := loopsPerCore * runtime.NumCPU(); in.Loops > most {
+		return usage(spec.Errorf("loops", "{loops} %d: more than %d loops (%d per core on this host's %d cores) only take turns on the cores, "+
 			"each with its own thread, epoll set and eventfd: give 0 (one per core) or at most %d",
-			in.Loops, most, LoopsPerCore, runtime.NumCPU(), most))
+			in.Loops, most, loopsPerCore, runtime.NumCPU(), most))
 	}
-	if in.SinkDelay != 0 && !in.Sink {
-		return usage(fmt.Errorf("--sink-flush-delay %v: it is the --flush-delay of the sink that --sink starts; add --sink, or leave it out", in.SinkDelay))
+	if err := sink.CheckFlushDelay("{sink.flush_delay}", in.SinkDelay); err != nil {
+		return usage(spec.Textf("sink.flush_delay", err.Error()))
 	}
-	if err := sink.CheckFlushDelay("--sink-flush-delay", in.SinkDelay); err != nil {
-		return usage(err)
-	}
-	if err := CheckBind(in.BindFlag, in.Bind); err != nil {
-		return usage(err)
+	if err := checkBind("{bind}", in.Bind); err != nil {
+		return usage(spec.Textf("bind", err.Error()))
 	}
 	if in.HTML != "" {
-		if err := CheckOut("--html", in.HTML, "report.html"); err != nil {
+		if err := checkOut("outputs.html", in.HTML, "report.html"); err != nil {
 			return err
 		}
 	}
 	if in.Out != "" {
-		if err := CheckOut("--out", in.Out, "result.json"); err != nil {
+		if err := checkOut("outputs.out", in.Out, "result.json"); err != nil {
 			return err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mqblast/mqblast/run/spec"
 	"github.com/mqblast/mqblast/scenario"
 )
 
@@ -30,7 +31,7 @@ func TestApplyBindFamily(t *testing.T) {
 			_ = ln.Close()
 		}
 		s := load(t)
-		if err := (Overrides{Brokers: []string{broker}, Bind: []string{"lo"}}).Apply(s); err != nil {
+		if err := (changes{Brokers: []string{broker}, Bind: []string{"lo"}}).Apply(s); err != nil {
 			t.Fatalf("--broker %s --bind lo: %v", broker, err)
 		}
 		if got := s.Parameters.Bind; !slices.Equal(got, []string{want}) {
@@ -38,22 +39,24 @@ func TestApplyBindFamily(t *testing.T) {
 		}
 	}
 	s := load(t) // no broker: the embedded one, on 127.0.0.1
-	if err := (Overrides{Bind: []string{"lo"}}).Apply(s); err != nil || !slices.Equal(s.Parameters.Bind, []string{"127.0.0.1"}) {
+	if err := (changes{Bind: []string{"lo"}}).Apply(s); err != nil || !slices.Equal(s.Parameters.Bind, []string{"127.0.0.1"}) {
 		t.Errorf("--bind lo to the embedded broker: sources %v, %v", s.Parameters.Bind, err)
 	}
 
 	s = load(t)
-	err := (Overrides{Sets: []string{"parameters.bind=::1"}, Brokers: []string{"127.0.0.1:1883"}}).Apply(s)
-	if !errors.Is(err, ErrInvalid) || !strings.Contains(fmtErr(err), "quick-conn-100: parameters.bind ::1: IPv6 source addresses, but the broker 127.0.0.1 is IPv4") {
+	err := (changes{Sets: []string{"parameters.bind=::1"}, Brokers: []string{"127.0.0.1:1883"}}).Apply(s)
+	if !errors.Is(err, errInvalid) || !strings.Contains(fmtErr(err), "quick-conn-100: parameters.bind ::1: IPv6 source addresses, but the broker 127.0.0.1 is IPv4") {
 		t.Errorf("the scenario's bind ::1 to an IPv4 broker: %v, want an invalid scenario naming parameters.bind", err)
 	}
 	s = load(t)
-	err = (Overrides{Brokers: []string{"127.0.0.1:1883"}, Bind: []string{"::1"}, BindFlag: "--ifaddr"}).Apply(s)
-	if !errors.Is(err, ErrUsage) || !strings.Contains(fmtErr(err), "--ifaddr ::1: IPv6 source addresses, but the broker 127.0.0.1 is IPv4") {
-		t.Errorf("--ifaddr ::1 to an IPv4 broker: %v, want a usage error naming --ifaddr", err)
+	err = (changes{Brokers: []string{"127.0.0.1:1883"}, Bind: []string{"::1"}}).Apply(s)
+	var fe *spec.Error
+	if !errors.Is(err, errUsage) || !errors.As(err, &fe) || fe.Field != "bind" ||
+		!strings.Contains(fmtErr(err), "bind ::1: IPv6 source addresses, but the broker 127.0.0.1 is IPv4") {
+		t.Errorf("bind ::1 to an IPv4 broker: %v, want a usage error naming the field bind", err)
 	}
 	s = load(t)
-	err = (Overrides{Brokers: []string{"[::1]:1883"}, Bind: []string{"127.0.0.2"}, Sink: true}).Apply(s)
+	err = (changes{Brokers: []string{"[::1]:1883"}, Bind: []string{"127.0.0.2"}, Sink: true}).Apply(s)
 	if err != nil {
 		t.Errorf("--sink goes to 127.0.0.1 whatever the broker: --bind 127.0.0.2 refused: %v", err)
 	}

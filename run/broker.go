@@ -3,35 +3,17 @@ package run
 import (
 	"fmt"
 	"io"
-	"os"
-	"time"
 
-	"github.com/mqblast/mqblast/internal/child"
+	"github.com/mqblast/mqblast/broker"
 )
 
-// embeddedBroker is `mqblast broker` in a child process (the descriptor limit is per
-// process) on a free loopback port.
-type embeddedBroker struct {
-	addr string
-	p    *child.Process
-}
-
-// startEmbeddedBroker starts the embedded broker and says so on w.
-func startEmbeddedBroker(w io.Writer) (*embeddedBroker, error) {
-	p, err := child.Start(child.Spec{Name: "the embedded broker", Args: []string{"broker", "--listen", "127.0.0.1:0"},
-		Signal: os.Interrupt, Timeout: 3 * time.Second})
+// startEmbeddedBroker starts the embedded broker of exe in a child process and says so on w.
+func startEmbeddedBroker(w io.Writer, exe string) (*broker.Child, error) {
+	b, err := broker.StartChild(exe)
 	if err != nil {
-		return nil, err
-	}
-	addr, err := p.AwaitReady("listening on ")
-	if err != nil {
-		p.Close()
 		return nil, err
 	}
 	fmt.Fprintf(w, "no broker given: started the embedded broker (mochi-mqtt) on %s in a child process; "+
-		"it shares this host's CPU, so measure your real broker with --broker\n", addr)
-	return &embeddedBroker{addr: addr, p: p}, nil
+		"it shares this host's CPU, so measure your real broker with --broker\n", b.Addr)
+	return b, nil
 }
-
-// Close stops the broker.
-func (b *embeddedBroker) Close() { b.p.Close() }

@@ -1,51 +1,18 @@
 package run
 
-import (
-	"errors"
+import "github.com/mqblast/mqblast/internal/fail"
 
-	"github.com/mqblast/mqblast/bench"
-)
-
-// The kinds of failure of a run, for errors.Is; the command maps each to its exit code.
+// The kinds of failure of a run (internal/fail), which the command line maps to exit
+// codes.
 var (
-	// ErrUsage marks an option that cannot be used as given.
-	ErrUsage = errors.New("run: bad option")
-	// ErrInvalid marks a scenario or plan that cannot run.
-	ErrInvalid = errors.New("run: invalid scenario")
-	// ErrNotReady marks a host that is not ready for the run.
-	ErrNotReady = errors.New("run: host not ready")
-	// ErrThreshold marks a run that ended with a failed threshold.
-	ErrThreshold = errors.New("run: threshold failed")
-	// ErrInterrupted marks a run that was interrupted (its partial result written).
-	ErrInterrupted = bench.ErrInterrupted
+	errUsage       = fail.Usage
+	errInvalid     = fail.Invalid
+	errNotReady    = fail.NotReady
+	errThreshold   = fail.Threshold
+	errInterrupted = fail.Interrupted
 )
-
-// Error is an error of one of the kinds above. Its message is its cause's.
-type Error struct {
-	Kind error // one of the kinds above
-	Err  error
-}
-
-func (e *Error) Error() string        { return e.Err.Error() }
-func (e *Error) Unwrap() error        { return e.Err }
-func (e *Error) Is(target error) bool { return target == e.Kind }
 
 // kind marks err as of kind k (nil stays nil).
-func kind(k, err error) error {
-	if err == nil {
-		return nil
-	}
-	return &Error{Kind: k, Err: err}
-}
+func kind(k, err error) error { return fail.Mark(k, err) }
 
-func usage(err error) error { return kind(ErrUsage, err) }
-
-// ExitStatus is the exit code of a command the run started and waited for (the run in the
-// emulator's client namespace), to be this process's too.
-type ExitStatus struct {
-	Code int
-	Err  error
-}
-
-func (e *ExitStatus) Error() string { return e.Err.Error() }
-func (e *ExitStatus) Unwrap() error { return e.Err }
+func usage(err error) error { return kind(errUsage, err) }

@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -12,34 +11,36 @@ import (
 	"github.com/mqblast/mqblast/bench"
 	"github.com/mqblast/mqblast/report"
 	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/run/spec"
 	"github.com/mqblast/mqblast/scenario"
 	"github.com/mqblast/mqblast/tuning"
 )
 
-// LimitOptions are the settings of a search for the broker's limit (Limit). Rates are
-// totals, messages per second offered by every publisher together.
-type LimitOptions struct {
+// searchOptions are the settings of a search for the broker's limit (Limit), its
+// defaults filled in (newSearchOptions). Rates are totals, messages per second offered by
+// every publisher together.
+type searchOptions struct {
 	// SLO are threshold expressions over a step's summary (result.StageSummary's paths:
 	// latency_us.p99<50000, messages.lost==0, throughput.receive_per_s>=...).
 	SLO []string
 	// StartRate is the first step's rate (0: the scenario's, publish_rate × publishers);
 	// MaxRate the highest the search tries (0: 1000 × the start rate).
 	StartRate, MaxRate float64
-	// Precision is where the bisection stops: first failed / sustained - 1 at most this
-	// (0: 0.05). Factor is the geometric step up before a step fails (0: 2).
+	// Precision is where the bisection stops: first failed / sustained - 1 at most this.
+	// Factor is the geometric step up before a step fails.
 	Precision, Factor float64
-	// Step is how long each rate is held (0: 10s), Settle how much of its start is not
-	// judged (0: 3s), Pause how long the schedule idles after it so that what is in flight
-	// arrives before the next step (0: 2s): whole seconds, the intervals' length.
+	// Step is how long each rate is held, Settle how much of its start is not judged,
+	// Pause how long the schedule idles after it so that what is in flight arrives before
+	// the next step: whole seconds, the intervals' length.
 	Step, Settle, Pause time.Duration
-	// MaxDuration bounds the search (0: 10m).
+	// MaxDuration bounds the search.
 	MaxDuration time.Duration
 	// Confirm repeats a step that failed, once, at the same rate: the search goes by the
 	// repeat (the first is kept, marked overruled when the repeat held); and it holds the
 	// answer once more before giving it (climb).
 	Confirm bool
-	// Vary is the rate field varied: VaryPublishRate ("" means it) or, for a Connections
-	// scenario, VaryConnectionRate.
+	// Vary is the rate field varied: varyPublishRate or, for a Connections scenario,
+	// varyConnectionRate.
 	Vary string
 }
 
@@ -48,21 +49,19 @@ type LimitOptions struct {
 // rate (connections per second of the whole run). A connect-rate search dials clients
 // that were never connected at each step's rate, so the scenario's clients bound it.
 const (
-	VaryPublishRate    = "parameters.publish_rate"
-	VaryConnectionRate = result.VaryConnectionRate
+	varyPublishRate    = spec.VaryPublishRate
+	varyConnectionRate = result.VaryConnectionRate
 )
 
-// defaults fills lo's zero fields.
-func (lo *LimitOptions) defaults() {
-	lo.Precision = cmpPositive(lo.Precision, 0.05)
-	lo.Factor = cmpPositive(lo.Factor, 2)
-	lo.Step = cmpDuration(lo.Step, 10*time.Second)
-	lo.Settle = cmpDuration(lo.Settle, 3*time.Second)
-	lo.Pause = cmpDuration(lo.Pause, 2*time.Second)
-	lo.MaxDuration = cmpDuration(lo.MaxDuration, 10*time.Minute)
+// newSearchOptions are the settings of the Spec's search, its defaults filled in.
+func newSearchOptions(l *spec.Limit) *searchOptions {
+	lo := &searchOptions{SLO: l.SLO, StartRate: l.StartRate, MaxRate: l.MaxRate, Precision: cmpPositive(l.Precision, 0.05),
+		Factor: cmpPositive(l.Factor, 2), Confirm: l.Confirms(), Vary: l.Vary}
+	lo.Step, lo.Settle, lo.Pause, lo.MaxDuration = l.Durations()
 	if lo.Vary == "" {
-		lo.Vary = VaryPublishRate
+		lo.Vary = varyPublishRate
 	}
+	return lo
 }
 
 func cmpPositive(v, def float64) float64 {
@@ -72,47 +71,24 @@ func cmpPositive(v, def float64) float64 {
 	return def
 }
 
-func cmpDuration(v, def time.Duration) time.Duration {
-	if v > 0 {
-		return v
-	}
-	return def
-}
-
-// PrepareLimit checks a search's options against its scenario (est its plan's estimate)
-// before any socket (each problem a usage error that names the flag), fills their defaults,
-// and sets s up for it: publishing at the start rate for the whole search, no warm-up, no
-// stages; or, varying the connection rate, connecting at the start rate.
-func PrepareLimit(s *scenario.Scenario, est scenario.Estimate, lo *LimitOptions) error {
-	lo.defaults()
+// prepareLimit checks a search's options against its scenario (est its plan's estimate)
+// before any socket (each problem a usage error that names the field), and sets s up for
+// it: publishing at the start rate for the whole search, no warm-up, no stages; or,
+// varying the connection rate, connecting at the start rate.
+func prepareLimit(s *scenario.Scenario, est scenario.Estimate, lo *searchOptions) error {
 	pubs := est.Publishers
 	switch {
-	case lo.Vary != VaryPublishRate && lo.Vary != VaryConnectionRate:
-		return usage(fmt.Errorf("--vary %s: want %s (a scenario with publishers) or %s (a Connections scenario)",
-			lo.Vary, VaryPublishRate, VaryConnectionRate))
-	case lo.Vary == VaryConnectionRate && s.Type != scenario.TypeConnections:
-		return usage(fmt.Errorf("--vary %s: only for a Connections scenario (this one, type %s, publishes: vary %s)",
-			lo.Vary, s.Type, VaryPublishRate))
-	case lo.Vary == VaryPublishRate && pubs == 0:
-		return usage(fmt.Errorf("the scenario (type %s) has no publishers: limit varies the publish rate, and there is none to vary"+
-			" (a Connections scenario: --vary %s)", s.Type, VaryConnectionRate))
-	case len(lo.SLO) == 0:
-		return usage(errors.New("limit needs at least one --slo, e.g. --slo 'latency_us.p99<50000' --slo 'messages.lost==0'"))
-	case lo.Factor <= 1:
-		return usage(fmt.Errorf("--factor %v: want more than 1 (the step up from one rate to the next)", lo.Factor))
-	case lo.Precision >= 1 || lo.Precision < 0.001:
-		return usage(fmt.Errorf("--precision %v: want from 0.001 to 0.99 (0.05: within 5 %%)", lo.Precision))
-	case lo.Step%time.Second != 0 || lo.Pause%time.Second != 0:
-		return usage(fmt.Errorf("--step %v and --pause %v: want whole seconds (the intervals' length)", lo.Step, lo.Pause))
-	case lo.Settle >= lo.Step:
-		return usage(fmt.Errorf("--settle %v is not shorter than --step %v: nothing of a step would be judged", lo.Settle, lo.Step))
-	case lo.MaxDuration < lo.Step+lo.Pause:
-		return usage(fmt.Errorf("--max-duration %v is shorter than one step and its pause (%v)", lo.MaxDuration, lo.Step+lo.Pause))
+	case lo.Vary == varyConnectionRate && s.Type != scenario.TypeConnections:
+		return usage(spec.Errorf("limit.vary", "{limit.vary} %s: only for a Connections scenario (this one, type %s, publishes: vary %s)",
+			lo.Vary, s.Type, varyPublishRate))
+	case lo.Vary == varyPublishRate && pubs == 0:
+		return usage(spec.Errorf("limit.vary", "the scenario (type %s) has no publishers: limit varies the publish rate, and there is none to vary"+
+			" (a Connections scenario: {limit.vary} %s)", s.Type, varyConnectionRate))
 	}
 	if err := result.CheckStageThresholdPaths(lo.SLO); err != nil {
-		return usage(fmt.Errorf("--slo: %w", err))
+		return usage(spec.Errorf("limit.slo", "{limit.slo}: %v", err))
 	}
-	if lo.Vary == VaryConnectionRate {
+	if lo.Vary == varyConnectionRate {
 		return prepareConnectLimit(s, est.Clients, lo)
 	}
 	if lo.StartRate == 0 {
@@ -123,11 +99,11 @@ func PrepareLimit(s *scenario.Scenario, est scenario.Estimate, lo *LimitOptions)
 	}
 	switch {
 	case lo.StartRate <= 0:
-		return usage(fmt.Errorf("--start-rate %v: want a rate above 0 (messages per second, all publishers together)", lo.StartRate))
+		return usage(spec.Errorf("limit.start_rate", "{limit.start_rate} %v: want a rate above 0 (messages per second, all publishers together)", lo.StartRate))
 	case lo.StartRate > lo.MaxRate:
-		return usage(fmt.Errorf("--start-rate %v is above --max-rate %v", lo.StartRate, lo.MaxRate))
+		return usage(spec.Errorf("limit.start_rate", "{limit.start_rate} %v is above {limit.max_rate} %v", lo.StartRate, lo.MaxRate))
 	case lo.MaxRate/float64(pubs) > scenario.MaxPublishRate:
-		return usage(fmt.Errorf("--max-rate %v is %v per publisher, above the most one publisher sends (%v): lower it or add publishers",
+		return usage(spec.Errorf("limit.max_rate", "{limit.max_rate} %v is %v per publisher, above the most one publisher sends (%v): lower it or add publishers",
 			lo.MaxRate, lo.MaxRate/float64(pubs), scenario.MaxPublishRate))
 	}
 	p := &s.Parameters
@@ -138,14 +114,14 @@ func PrepareLimit(s *scenario.Scenario, est scenario.Estimate, lo *LimitOptions)
 	return nil
 }
 
-// Limit runs plan (prepared by PrepareLimit) once, connecting once, and searches for the
+// Limit runs plan (prepared by prepareLimit) once, connecting once, and searches for the
 // highest rate its broker sustains within lo.SLO: each probe a step of that run. It runs
 // in this process (a search changes the rate of one engine). The result has Limit; the
-// error is ErrThreshold's kind when even the start rate failed.
-func Limit(ctx context.Context, plan *scenario.Plan, o Options, lo LimitOptions) (*result.Result, error) {
+// error is errThreshold's kind when even the start rate failed.
+func searchLimit(ctx context.Context, plan *scenario.Plan, o options, lo searchOptions) (*result.Result, error) {
 	if o.Procs > 1 {
-		return nil, usage(fmt.Errorf("--procs %d: limit runs in one process (it changes the rate of one engine); "+
-			"give --procs 1, or fewer clients than one process holds", o.Procs))
+		return nil, usage(spec.Errorf("procs", "{procs} %d: limit runs in one process (it changes the rate of one engine); "+
+			"give {procs} 1, or fewer clients than one process holds", o.Procs))
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
@@ -166,27 +142,27 @@ func Limit(ctx context.Context, plan *scenario.Plan, o Options, lo LimitOptions)
 	}
 	o.tune = func(r *bench.Runner) {
 		r.Warmup, r.Stages = 0, nil
-		if lo.Vary == VaryConnectionRate {
+		if lo.Vary == varyConnectionRate {
 			r.ConnectController, r.Duration = s.controlConnect, 0 // no hold after the search
 			return
 		}
 		r.Controller = s.control
 	}
-	res, err := Execute(ctx, plan, o)
+	res, err := execute(ctx, plan, o)
 	if res == nil {
 		return nil, err
 	}
 	s.finish(res)
 	res.Limit = s.out
 	if err == nil && !s.out.Found {
-		err = kind(ErrThreshold, fmt.Errorf("even the start rate %s %s failed the SLO: lower --start-rate", report.RateText(lo.StartRate), s.out.Unit()))
+		err = kind(errThreshold, spec.Errorf("limit.start_rate", "even the start rate %s %s failed the SLO: lower {limit.start_rate}", report.RateText(lo.StartRate), s.out.Unit()))
 	}
 	return res, err
 }
 
 // search is the state of one search: its steps so far and the intervals it has seen.
 type search struct {
-	lo      LimitOptions
+	lo      searchOptions
 	pubs    int
 	clients int // the plan's: what a connect-rate search can dial
 	log     io.Writer

@@ -14,7 +14,7 @@ import (
 // end, holds below limit and fails above it). It returns the steps and the answer.
 func climbWith(t *testing.T, limit float64, verdicts map[float64][]bool) *result.Limit {
 	t.Helper()
-	s := &search{lo: LimitOptions{StartRate: 1000, MaxRate: 1e6, Precision: 0.25, Factor: 2, Step: 2 * time.Second,
+	s := &search{lo: searchOptions{StartRate: 1000, MaxRate: 1e6, Precision: 0.25, Factor: 2, Step: 2 * time.Second,
 		Pause: time.Second, MaxDuration: time.Hour, Confirm: true}, out: &result.Limit{}}
 	tried := map[float64]int{}
 	s.climb(context.Background(), time.Unix(0, 0), nil, func(rate float64, at time.Time) (*result.LimitStep, time.Time, bool) {

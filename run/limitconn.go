@@ -11,6 +11,7 @@ import (
 	"github.com/mqblast/mqblast/internal/countfmt"
 	"github.com/mqblast/mqblast/report"
 	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/run/spec"
 	"github.com/mqblast/mqblast/scenario"
 	"github.com/mqblast/mqblast/tuning"
 )
@@ -23,8 +24,8 @@ import (
 // ones, so the scenario's clients bound the search, which ends ("clients_exhausted") when
 // the next step needs more than are left.
 
-// prepareConnectLimit is PrepareLimit for a connect-rate search of a scenario of clients.
-func prepareConnectLimit(s *scenario.Scenario, clients int, lo *LimitOptions) error {
+// prepareConnectLimit is prepareLimit for a connect-rate search of a scenario of clients.
+func prepareConnectLimit(s *scenario.Scenario, clients int, lo *searchOptions) error {
 	if lo.StartRate == 0 {
 		lo.StartRate = s.Parameters.ConnectionRate
 	}
@@ -34,12 +35,12 @@ func prepareConnectLimit(s *scenario.Scenario, clients int, lo *LimitOptions) er
 	first := math.Ceil(lo.StartRate * lo.Step.Seconds())
 	switch {
 	case lo.StartRate <= 0:
-		return usage(fmt.Errorf("--start-rate %v: want a rate above 0 (connections per second; the scenario's connection_rate is 0: as fast as possible)", lo.StartRate))
+		return usage(spec.Errorf("limit.start_rate", "{limit.start_rate} %v: want a rate above 0 (connections per second; the scenario's connection_rate is 0: as fast as possible)", lo.StartRate))
 	case lo.StartRate > lo.MaxRate:
-		return usage(fmt.Errorf("--start-rate %v is above --max-rate %v", lo.StartRate, lo.MaxRate))
+		return usage(spec.Errorf("limit.start_rate", "{limit.start_rate} %v is above {limit.max_rate} %v", lo.StartRate, lo.MaxRate))
 	case first > float64(clients):
-		return usage(fmt.Errorf("the first step needs %s clients (--start-rate %v for --step %v), the scenario has %s: "+
-			"raise parameters.clients, or lower --start-rate or --step", countfmt.Thousands(int64(first)), lo.StartRate, lo.Step,
+		return usage(spec.Errorf("limit.start_rate", "the first step needs %s clients ({limit.start_rate} %v for {limit.step} %v), the scenario has %s: "+
+			"raise parameters.clients, or lower {limit.start_rate} or {limit.step}", countfmt.Thousands(int64(first)), lo.StartRate, lo.Step,
 			countfmt.Thousands(int64(clients))))
 	}
 	p := &s.Parameters

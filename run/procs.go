@@ -6,8 +6,8 @@ import (
 	"io"
 	"math"
 	"runtime"
-	"strconv"
 
+	"github.com/mqblast/mqblast/run/spec"
 	"github.com/mqblast/mqblast/scenario"
 	"github.com/mqblast/mqblast/tuning"
 )
@@ -16,15 +16,11 @@ import (
 // set and an eventfd per event loop, the result file, the embedded broker's pipe.
 const fdHeadroom = 64
 
-// ChooseProcs turns --procs into a number: auto takes as many processes as the descriptor
-// hard limit requires.
-func ChooseProcs(flag string, plan *scenario.Plan) (int, error) {
-	if flag != "auto" {
-		n, err := strconv.Atoi(flag)
-		if err != nil || n < 1 || n > 256 {
-			return 0, usage(fmt.Errorf("--procs %q: want auto or a number from 1 to 256", flag))
-		}
-		return n, nil
+// chooseProcs turns the Spec's processes into a number: auto (0) takes as many processes
+// as the descriptor hard limit requires.
+func chooseProcs(procs spec.Procs, plan *scenario.Plan) (int, error) {
+	if procs != 0 {
+		return int(procs), nil
 	}
 	lim, err := tuning.ProcessNoFile()
 	if err != nil || lim.Hard == 0 {
@@ -58,9 +54,9 @@ func Needs(p *scenario.Plan) tuning.Needs {
 	return n
 }
 
-// Preflight runs the host checks for the plan in procs processes and refuses a run bound
+// checkHost runs the host checks for the plan in procs processes and refuses a run bound
 // to fail, with the findings on w. It returns the findings, for the result (host.checks).
-func Preflight(w io.Writer, plan *scenario.Plan, procs int) (json.RawMessage, error) {
+func checkHost(w io.Writer, plan *scenario.Plan, procs int) (json.RawMessage, error) {
 	needs := Needs(plan)
 	needs.Procs = procs
 	r, err := preflight(w, needs, "this run")
@@ -90,7 +86,7 @@ func PreflightLargest(w io.Writer, plans []*scenario.Plan) (json.RawMessage, err
 }
 
 // preflight runs the host checks for needs; when the host is not ready for what, it writes
-// the findings on w and returns an ErrNotReady.
+// the findings on w and returns an errNotReady.
 func preflight(w io.Writer, needs tuning.Needs, what string) (tuning.Report, error) {
 	r := tuning.Check("/", needs)
 	if r.Ready() {
@@ -98,16 +94,16 @@ func preflight(w io.Writer, needs tuning.Needs, what string) (tuning.Report, err
 	}
 	fmt.Fprintf(w, "the host is not ready for %s (mqblast check; --no-check skips it):\n", what)
 	_ = r.WriteText(w)
-	return r, kind(ErrNotReady, fmt.Errorf("host not ready: %d checks failed", r.Count(tuning.Fail)))
+	return r, kind(errNotReady, fmt.Errorf("host not ready: %d checks failed", r.Count(tuning.Fail)))
 }
 
 // laneRate is the connect rate a worker process dials at in its turn where the run's rate
 // allows (Plan.Part): at 1,000 a second and more a loop's wake serves a batch of dials.
 const laneRate = 1000
 
-// DialLanes returns how many of procs worker processes on this host dial at once
+// dialLanes returns how many of procs worker processes on this host dial at once
 // (Plan.Part's lanes) for a host's connect rate: as few as give each lane laneRate, no
 // more than the cores (more take turns on them anyway), at least one.
-func DialLanes(rate float64, procs int) int {
+func dialLanes(rate float64, procs int) int {
 	return min(procs, runtime.NumCPU(), max(1, int(math.Ceil(rate/laneRate))))
 }

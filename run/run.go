@@ -14,13 +14,14 @@ import (
 	"github.com/mqblast/mqblast/bench"
 	"github.com/mqblast/mqblast/reactor"
 	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/run/spec"
 	"github.com/mqblast/mqblast/scenario"
 	"github.com/mqblast/mqblast/sink"
 )
 
-// Options are the settings of a run besides its plan.
-type Options struct {
-	// Procs is the number of processes to run the plan in (ChooseProcs); more than one
+// options are the settings of a run besides its plan.
+type options struct {
+	// Procs is the number of processes to run the plan in (chooseProcs); more than one
 	// starts worker processes, each with a shard of the plan.
 	Procs int
 	// Loops is the event loops per process (0: one per core; with workers, a share of the
@@ -34,7 +35,7 @@ type Options struct {
 	// (bench.Runner.AcceptDowngrade).
 	AcceptDowngrade bool
 	// TLS is for brokers given as mqtts:// or wss:// URLs.
-	TLS reactor.TLSOptions
+	TLS spec.TLS
 	// Sink starts mqblast sink on loopback in a child process and runs against it (a
 	// calibration run); SinkFlushDelay is its --flush-delay.
 	Sink           bool
@@ -46,21 +47,21 @@ type Options struct {
 	// BrokerMetrics are the broker host's Prometheus endpoints (--broker-metrics), scraped
 	// once per interval; Metrics their settings.
 	BrokerMetrics []string
-	Metrics       MetricsOptions
+	Metrics       metricsOptions
 	// BrokerSys reads the broker's $SYS topics on a connection of its own, not counted in
 	// the run's figures, into the result's broker_sys.
 	BrokerSys bool
 	// Start, if set, is when publishing starts (--start-at).
-	Start *StartAt
+	Start *startAt
 	// Shard, if set, is the shard of the scenario this run is, for the result.
 	Shard *result.ShardInfo
-	// Run is the run's identity (ResolveRunID), shared by its shards and workers: every
+	// Run is the run's identity (resolveRunID), shared by its shards and workers: every
 	// measured header carries its tag, and copies of other runs are unexpected other_run.
 	// A plan that does not know its publishers (Subscribe) filters them only when the
 	// identity was given (--run-id), since its publishers cannot share one otherwise.
 	// Nil: one is drawn.
 	Run *result.RunInfo
-	// Checks are the host checks' findings (Preflight), for the result's host.checks.
+	// Checks are the host checks' findings (checkHost), for the result's host.checks.
 	Checks json.RawMessage
 	// Network is the network profile the run goes through, for its result (Net's, or
 	// EmulatedProfile's inside the emulator's client namespace).
@@ -75,26 +76,30 @@ type Options struct {
 	// tune, if set, changes the runner of a run in this process before it runs (Limit's
 	// search).
 	tune func(r *bench.Runner)
+	// exe is the mqblast binary of the child processes ("": this one); getenv reads the
+	// environment.
+	exe    string
+	getenv func(string) string
 }
 
-// Execute runs plan as o says and returns its result, with the error of a run that failed
+// execute runs plan as o says and returns its result, with the error of a run that failed
 // or was interrupted (bench.ErrInterrupted) beside a partial result. A nil result comes with
 // the error that prevented the run.
-func Execute(ctx context.Context, plan *scenario.Plan, o Options) (*result.Result, error) {
+func execute(ctx context.Context, plan *scenario.Plan, o options) (*result.Result, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
 	o.Start.announce(o.Log, plan, time.Now())
 	if o.Run == nil {
 		var err error
-		if o.Run, err = ResolveRunID("", nil); err != nil {
+		if o.Run, err = resolveRunID("", nil); err != nil {
 			return nil, err
 		}
 	}
 	brokers := plan.Brokers()
 	embeddedPID := 0
 	if o.Sink {
-		sc, err := sink.StartChild(o.SinkFlushDelay, plan.Len())
+		sc, err := sink.StartChild(o.exe, o.SinkFlushDelay, plan.Len())
 		if err != nil {
 			return nil, err
 		}
@@ -107,14 +112,14 @@ func Execute(ctx context.Context, plan *scenario.Plan, o Options) (*result.Resul
 			"it measures this client host's own ceiling (the sink shares its CPU), not a broker\n", sc.Addr, how)
 		brokers, embeddedPID = []string{sc.Addr}, sc.Pid()
 	} else if len(brokers) == 0 {
-		b, err := startEmbeddedBroker(o.Log)
+		b, err := startEmbeddedBroker(o.Log, o.exe)
 		if err != nil {
 			return nil, err
 		}
 		defer b.Close()
-		brokers, embeddedPID = []string{b.addr}, b.p.Pid()
+		brokers, embeddedPID = []string{b.Addr}, b.Pid()
 	}
-	tlsConf, err := tlsConfig(o.TLS, brokers)
+	tlsConf, err := tlsConfig(tlsOptions(o.TLS), brokers)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +159,7 @@ func Execute(ctx context.Context, plan *scenario.Plan, o Options) (*result.Resul
 }
 
 // runHere runs plan in this process.
-func runHere(ctx context.Context, plan *scenario.Plan, o *Options, brokers []string, tlsConf *tls.Config, watch *bench.Watch) (*result.Result, error) {
+func runHere(ctx context.Context, plan *scenario.Plan, o *options, brokers []string, tlsConf *tls.Config, watch *bench.Watch) (*result.Result, error) {
 	r, err := newRunner(plan, brokers, o, tlsConf)
 	if err != nil {
 		return nil, err
@@ -170,17 +175,17 @@ func runHere(ctx context.Context, plan *scenario.Plan, o *Options, brokers []str
 		strings.Join(r.Engine.Brokers, ","), r.Engine.ConnectRate)
 	res, err := r.Run(ctx)
 	if res == nil && errors.Is(err, reactor.ErrAddrCapacity) {
-		return nil, kind(ErrNotReady, err)
+		return nil, kind(errNotReady, err)
 	}
 	return res, err
 }
 
 // newRunner builds the runner of plan against brokers with o's engine settings: the one
 // place a runner is made, for a run in this process and for a worker's shard.
-func newRunner(plan *scenario.Plan, brokers []string, o *Options, tlsConf *tls.Config) (*bench.Runner, error) {
+func newRunner(plan *scenario.Plan, brokers []string, o *options, tlsConf *tls.Config) (*bench.Runner, error) {
 	r, err := bench.NewRunner(plan, brokers, o.IDStart)
 	if err != nil {
-		return nil, kind(ErrInvalid, err)
+		return nil, kind(errInvalid, err)
 	}
 	r.Engine.TLS = tlsConf
 	r.Engine.Loops = o.Loops
@@ -188,7 +193,7 @@ func newRunner(plan *scenario.Plan, brokers []string, o *Options, tlsConf *tls.C
 	r.AcceptDowngrade = o.AcceptDowngrade
 	if o.Run != nil {
 		r.Engine.RunTag = o.Run.Tag
-		r.AnyRun = r.Stream == nil && o.Run.From != RunIDGiven
+		r.AnyRun = r.Stream == nil && o.Run.From != runIDGiven
 	}
 	r.ToolVersion, r.Scenario = o.ToolVersion, effectiveJSON(plan.Scenario())
 	return r, nil

@@ -5,51 +5,51 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/run/spec"
 )
 
 // Where a run's identity came from (result.RunInfo.From).
 const (
-	RunIDGiven     = "run-id"    // --run-id
-	RunIDStartAt   = "start-at"  // derived from --start-at's instant
-	RunIDGenerated = "generated" // drawn at random
+	runIDGiven     = "run-id"    // --run-id
+	runIDStartAt   = "start-at"  // derived from --start-at's instant
+	runIDGenerated = "generated" // drawn at random
 )
 
 // maxRunID bounds a --run-id's length: it is recorded in every result and handed to the
 // worker processes on their command line.
-const maxRunID = 256
+const maxRunID = spec.MaxRunID
 
-// ResolveRunID returns a run's identity: given (--run-id) when it is not empty; else one
+// resolveRunID returns a run's identity: given (--run-id) when it is not empty; else one
 // derived from start's instant (--start-at), so that shards started at one instant agree;
 // else one drawn at random. The tag every measured header carries is derived from the ID
-// (RunIdentity).
-func ResolveRunID(given string, start *StartAt) (*result.RunInfo, error) {
+// (runIdentity).
+func resolveRunID(given string, start *startAt) (*result.RunInfo, error) {
 	if given = strings.TrimSpace(given); given != "" {
 		if len(given) > maxRunID || strings.IndexFunc(given, unicode.IsControl) >= 0 {
-			return nil, usage(fmt.Errorf("--run-id %.40q: want printable text of at most %d bytes "+
+			return nil, usage(spec.Errorf("run_id", "{run_id} %.40q: want printable text of at most %d bytes "+
 				"(e.g. a Kubernetes Job's uid, or a date and a name: 2026-01-02-fanout)", given, maxRunID))
 		}
-		return RunIdentity(given, RunIDGiven), nil
+		return runIdentity(given, runIDGiven), nil
 	}
 	if start != nil {
-		return RunIdentity("start-at:"+start.At().UTC().Format(time.RFC3339Nano), RunIDStartAt), nil
+		return runIdentity("start-at:"+start.At().UTC().Format(time.RFC3339Nano), runIDStartAt), nil
 	}
 	var b [2]byte
 	if _, err := rand.Read(b[:]); err != nil {
-		return nil, fmt.Errorf("cannot draw a run identity (give one with --run-id): %w", err)
+		return nil, fmt.Errorf("cannot draw a run identity (give one with --run-id): %w", err) // the host's randomness failed
 	}
-	return RunIdentity(hex.EncodeToString(b[:]), RunIDGenerated), nil
+	return runIdentity(hex.EncodeToString(b[:]), runIDGenerated), nil
 }
 
-// RunIdentity is the identity id, come from where from says: its tag is id itself when id
+// runIdentity is the identity id, come from where from says: its tag is id itself when id
 // is four hex digits (as generated ones are), else the first 16 bits of its SHA-256.
-func RunIdentity(id, from string) *result.RunInfo {
+func runIdentity(id, from string) *result.RunInfo {
 	var tag uint16
 	if b, err := hex.DecodeString(id); err == nil && len(b) == 2 {
 		tag = binary.BigEndian.Uint16(b)
@@ -60,13 +60,13 @@ func RunIdentity(id, from string) *result.RunInfo {
 	return &result.RunInfo{ID: id, Tag: tag, From: from}
 }
 
-// CheckShardIdentity refuses a shard (--shard) whose run identity the other shards cannot
+// checkShardIdentity refuses a shard (--shard) whose run identity the other shards cannot
 // share: one drawn at random, since neither --run-id nor --start-at was given.
-func CheckShardIdentity(shard string, id *result.RunInfo) error {
-	if shard == "" || id == nil || id.From != RunIDGenerated {
+func checkShardIdentity(shard string, id *result.RunInfo) error {
+	if shard == "" || id == nil || id.From != runIDGenerated {
 		return nil
 	}
-	return usage(errors.New("--shard " + shard + ": the shards of one run must carry one run identity, or each counts " +
-		"the others' messages as another run's and merge refuses them: give every shard the same --run-id " +
-		"(any text, e.g. 2026-01-02-fanout) or the same --start-at"))
+	return usage(spec.Errorf("shard", "{shard} %s: the shards of one run must carry one run identity, or each counts "+
+		"the others' messages as another run's and merge refuses them: give every shard the same {run_id} "+
+		"(any text, e.g. 2026-01-02-fanout) or the same {start_at}", shard))
 }

@@ -1,7 +1,6 @@
 package run
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -9,16 +8,16 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/run/spec"
 	"github.com/mqblast/mqblast/scenario"
 )
 
-// Overrides are the changes the command line makes to a scenario before it runs.
-type Overrides struct {
+// changes are the changes the command line makes to a scenario before it runs.
+type changes struct {
 	Sets     []string      // path=value (--set)
 	Duration time.Duration // parameters.duration_sec, when > 0 (--duration)
 	Brokers  []string      // the server (--broker)
 	Bind     []string      // source addresses, ranges, CIDRs or interfaces (--bind)
-	BindFlag string        // the name of the flag of Bind: --bind (the default), or --ifaddr
 	Sink     bool          // the run goes to the sink on loopback (--sink), not to the scenario's server
 	// Stages replaces parameters.stages with a stage list in the compact form
 	// (scenario.ParseStages), when not empty (--stages).
@@ -26,35 +25,32 @@ type Overrides struct {
 }
 
 // Apply applies the overrides to s. A field the scenario cannot take makes it invalid
-// (ErrInvalid); a --set without "=", a broker or a bind list it cannot read is a usage error.
-func (ov Overrides) Apply(s *scenario.Scenario) error {
-	for _, kv := range ov.Sets {
+// (errInvalid); a --set without "=", a broker or a bind list it cannot read is a usage error.
+func (ov changes) Apply(s *scenario.Scenario) error {
+	for i, kv := range ov.Sets {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
-			return usage(fmt.Errorf("--set %q: want path=value, e.g. parameters.connection_rate=500", RedactSet(kv)))
+			return usage(spec.Errorf(fmt.Sprintf("scenario.set[%d]", i), "{scenario.set} %q: want path=value, e.g. parameters.connection_rate=500", spec.RedactSet(kv)))
 		}
 		if err := s.Set(strings.TrimSpace(k), v); err != nil {
-			return kind(ErrInvalid, err)
+			return kind(errInvalid, err)
 		}
 	}
 	if ov.Duration > 0 {
-		if ov.Stages != "" {
-			return usage(errors.New("--duration and --stages: the stages' total is the duration; give one of them"))
-		}
 		if err := s.Set("parameters.duration_sec", ov.Duration.String()); err != nil {
-			return kind(ErrInvalid, err)
+			return kind(errInvalid, err)
 		}
 	}
 	if ov.Stages != "" {
 		st, err := scenario.ParseStages(ov.Stages)
 		if err != nil {
-			return usage(fmt.Errorf("--stages %q: %w", ov.Stages, err))
+			return usage(spec.Errorf("stages", "{stages} %q: %v", ov.Stages, err))
 		}
 		s.Parameters.Stages = st
 	}
 	if len(ov.Brokers) > 0 {
 		if err := s.SetBrokers(ov.Brokers); err != nil {
-			return usage(err)
+			return usage(spec.Textf("brokers", strings.Replace(err.Error(), "--broker", "{brokers}", 1)))
 		}
 	}
 	return ov.applyBind(s)
@@ -63,14 +59,19 @@ func (ov Overrides) Apply(s *scenario.Scenario) error {
 // applyBind sets the source addresses of --bind on s, those of the brokers' address family
 // (an interface such as lo has both), and refuses source addresses of another family, the
 // scenario's own too: their clients could not connect.
-func (ov Overrides) applyBind(s *scenario.Scenario) error {
+func (ov changes) applyBind(s *scenario.Scenario) error {
 	if len(ov.Bind) == 0 && len(s.Parameters.Bind) == 0 {
 		return nil
 	}
-	flag := cmp.Or(ov.BindFlag, "--bind")
-	what, mark := flag, usage
+	const flag = "{bind}"
+	what, mark := flag, func(err error) error {
+		if err == nil {
+			return nil
+		}
+		return usage(spec.Textf("bind", err.Error()))
+	}
 	if len(ov.Bind) == 0 {
-		what, mark = s.File()+": parameters.bind", func(err error) error { return kind(ErrInvalid, err) }
+		what, mark = s.File()+": parameters.bind", func(err error) error { return kind(errInvalid, err) }
 	}
 	var hosts []string
 	if !ov.Sink {
@@ -83,49 +84,37 @@ func (ov Overrides) applyBind(s *scenario.Scenario) error {
 	if len(ov.Bind) > 0 {
 		addrs, err := expandInterfaces(flag, ov.Bind, fam, broker)
 		if err != nil {
-			return usage(err)
+			return mark(err)
 		}
 		if err := s.SetBind(addrs); err != nil {
-			return usage(err)
+			return usage(spec.Textf("bind", strings.Replace(err.Error(), "--bind", "{bind}", 1)))
 		}
 	}
 	return mark(checkFamily(what, s.Parameters.Bind, fam, broker))
 }
 
-// RedactSet returns a --set argument fit for a message: the value of a password is hidden.
-func RedactSet(kv string) string {
-	if strings.Contains(strings.ToLower(kv), "password") {
-		k, _, _ := strings.Cut(kv, "=")
-		if k == kv {
-			k, _, _ = strings.Cut(kv, ":")
-		}
-		return k + "=(hidden)"
-	}
-	return kv
-}
-
-// Thresholds returns the thresholds of a run, the scenario's then extra (--threshold), and
+// checkThresholds returns the thresholds of a run, the scenario's then extra (--threshold), and
 // checks their syntax and paths before the run starts: a bad extra one is a usage error, a
-// bad one in the scenario makes it invalid (ErrInvalid).
-func Thresholds(s *scenario.Scenario, extra []string) ([]string, error) {
-	if err := ScenarioThresholds(s); err != nil {
-		return nil, kind(ErrInvalid, err)
+// bad one in the scenario makes it invalid (errInvalid).
+func checkThresholds(s *scenario.Scenario, extra []string) ([]string, error) {
+	if err := scenarioThresholds(s); err != nil {
+		return nil, kind(errInvalid, err)
 	}
-	var lines []string
-	for _, e := range extra {
-		if err := result.CheckThresholdPaths([]string{e}); err != nil {
-			lines = append(lines, "--"+err.Error()) // `--threshold "expr": ...`
+	var errs []error
+	for i, e := range extra {
+		if err := result.CheckThresholdPaths([]string{e}); err != nil { // `threshold "expr": ...`
+			errs = append(errs, spec.Errorf(fmt.Sprintf("thresholds[%d]", i), "{thresholds}%s", strings.TrimPrefix(err.Error(), "threshold")))
 		}
 	}
-	if len(lines) > 0 {
-		return nil, usage(fmt.Errorf("%s", strings.Join(lines, "\n")))
+	if len(errs) > 0 {
+		return nil, usage(errors.Join(errs...))
 	}
 	return append(append([]string(nil), s.Thresholds...), extra...), nil
 }
 
-// ScenarioThresholds checks the scenario's thresholds; each problem is one line that names
+// scenarioThresholds checks the scenario's thresholds; each problem is one line that names
 // the file and the list index, as scenario's own errors do.
-func ScenarioThresholds(s *scenario.Scenario) error {
+func scenarioThresholds(s *scenario.Scenario) error {
 	var lines []string
 	for i, e := range s.Thresholds {
 		if err := result.CheckThresholdPaths([]string{e}); err != nil {
@@ -138,10 +127,10 @@ func ScenarioThresholds(s *scenario.Scenario) error {
 	return fmt.Errorf("%s", strings.Join(lines, "\n"))
 }
 
-// Validate reads the scenario arg (a file or a built-in name), applies sets (path, value)
-// and brokers as a run would, and checks it: every problem of the file and of its rules at
-// once, then its plan and its thresholds.
-func Validate(arg string, sets [][2]string, brokers []string) (*scenario.Scenario, *scenario.Plan, error) {
+// validateScenario reads the scenario arg (a file or a built-in name), applies sets
+// (path, value) and brokers as a run would, and checks it: every problem of the file and of
+// its rules at once, then its plan and its thresholds.
+func validateScenario(arg string, sets [][2]string, brokers []string) (*scenario.Scenario, *scenario.Plan, error) {
 	s, err := scenario.ResolveAll(arg)
 	if s == nil {
 		return nil, nil, err
@@ -164,47 +153,36 @@ func Validate(arg string, sets [][2]string, brokers []string) (*scenario.Scenari
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := ScenarioThresholds(s); err != nil {
+	if err := scenarioThresholds(s); err != nil {
 		return nil, nil, err
 	}
 	return s, p, nil
 }
 
-// ParseSets reads the --set PATH=VALUE words of Validate; one without "=" is a usage error.
-func ParseSets(sets []string) ([][2]string, error) {
-	out := make([][2]string, 0, len(sets))
-	for _, kv := range sets {
+// Validate checks each scenario of args (a file or a built-in name) as a run would after
+// the changes sets (PATH=VALUE) and brokers: it writes the size of the plan of each valid
+// one on out and every problem of each invalid one on errOut, a line each, and returns how
+// many are invalid. A change without "=" is a usage error that names the field.
+func Validate(out, errOut io.Writer, args, sets, brokers []string) (int, error) {
+	pairs := make([][2]string, 0, len(sets))
+	for i, kv := range sets {
 		path, value, ok := strings.Cut(kv, "=")
 		if !ok || path == "" {
-			return nil, usage(fmt.Errorf("--set %q: want PATH=VALUE, e.g. parameters.publish_rate=10", RedactSet(kv)))
+			return 0, usage(spec.Errorf(fmt.Sprintf("scenario.set[%d]", i), "{scenario.set} %q: want PATH=VALUE, e.g. parameters.publish_rate=10", spec.RedactSet(kv)))
 		}
-		out = append(out, [2]string{path, value})
+		pairs = append(pairs, [2]string{path, value})
 	}
-	return out, nil
-}
-
-// ValidateAll validates each scenario of args (Validate), writes the size of the plan of
-// each valid one on out and every problem of each invalid one on errOut, a line each, and
-// returns how many are invalid.
-func ValidateAll(out, errOut io.Writer, args []string, sets [][2]string, brokers []string) int {
 	invalid := 0
 	for _, arg := range args {
-		if err := validateOne(out, arg, sets, brokers); err != nil {
+		s, p, err := validateScenario(arg, pairs, brokers)
+		if err != nil {
 			invalid++
 			for _, line := range strings.Split(err.Error(), "\n") {
 				fmt.Fprintln(errOut, line)
 			}
+			continue
 		}
+		scenario.WritePlanSize(out, arg, s, p)
 	}
-	return invalid
-}
-
-// validateOne checks one scenario and prints its plan's size; it returns every problem.
-func validateOne(w io.Writer, arg string, sets [][2]string, brokers []string) error {
-	s, p, err := Validate(arg, sets, brokers)
-	if err != nil {
-		return err
-	}
-	scenario.WritePlanSize(w, arg, s, p)
-	return nil
+	return invalid, nil
 }

@@ -8,10 +8,11 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/run/spec"
 	"github.com/mqblast/mqblast/scenario"
 )
 
-// The environment ResolveShard reads for --shard auto: a Kubernetes Indexed Job sets
+// The environment resolveShard reads for --shard auto: a Kubernetes Indexed Job sets
 // JOB_COMPLETION_INDEX in every pod; Kubernetes does not set the count, so the Job's manifest
 // sets JOB_COMPLETIONS to the same value as its completions (deploy/kubernetes).
 const (
@@ -19,9 +20,9 @@ const (
 	EnvShardCount = "JOB_COMPLETIONS"
 )
 
-// ResolveShard turns a --shard of "auto" into I/N from the environment (getenv); any other
+// resolveShard turns a --shard of "auto" into I/N from the environment (getenv); any other
 // value is returned as it is.
-func ResolveShard(shard string, getenv func(string) string) (string, error) {
+func resolveShard(shard string, getenv func(string) string) (string, error) {
 	if shard != "auto" {
 		return shard, nil
 	}
@@ -38,54 +39,52 @@ func ResolveShard(shard string, getenv func(string) string) (string, error) {
 		if len(missing) > 1 {
 			verb = " are"
 		}
-		return "", usage(fmt.Errorf("--shard auto takes the shard from %s and the shard count from %s, but %s not set "+
-			"(a Kubernetes Indexed Job sets %s; its manifest must set %s to the Job's completions), or give --shard I/N",
+		return "", usage(spec.Errorf("shard", "{shard} auto takes the shard from %s and the shard count from %s, but %s not set "+
+			"(a Kubernetes Indexed Job sets %s; its manifest must set %s to the Job's completions), or give {shard} I/N",
 			EnvShardIndex, EnvShardCount, strings.Join(missing, " and ")+verb, EnvShardIndex, EnvShardCount))
 	}
 	if !isDigits(i) {
-		return "", usage(fmt.Errorf("--shard auto: %s=%q is not a shard index: want digits alone, no blank or sign "+
+		return "", usage(spec.Errorf("shard", "{shard} auto: %s=%q is not a shard index: want digits alone, no blank or sign "+
 			"(e.g. \"1\"); leave it to the Kubernetes Indexed Job, which sets it so", EnvShardIndex, i))
 	}
 	if !isDigits(n) {
-		return "", usage(fmt.Errorf("--shard auto: %s=%q is not a shard count: want digits alone, no blank or sign "+
+		return "", usage(spec.Errorf("shard", "{shard} auto: %s=%q is not a shard count: want digits alone, no blank or sign "+
 			"(e.g. \"3\"); set it in the Job's manifest to the Job's completions", EnvShardCount, n))
 	}
-	spec := i + "/" + n
-	if _, err := ParseShard(spec); err != nil {
-		return "", usage(fmt.Errorf("--shard auto: %s=%q and %s=%q: want 0 <= index < count", EnvShardIndex, i, EnvShardCount, n))
+	sh := i + "/" + n
+	if _, err := parseShard(sh); err != nil {
+		return "", usage(spec.Errorf("shard", "{shard} auto: %s=%q and %s=%q: want 0 <= index < count", EnvShardIndex, i, EnvShardCount, n))
 	}
-	return spec, nil
+	return sh, nil
 }
 
-// ParseShard reads a --shard I/N.
-func ParseShard(s string) (*result.ShardInfo, error) {
-	a, b, ok := strings.Cut(s, "/")
-	i, err1 := strconv.Atoi(a)
-	n, err2 := strconv.Atoi(b)
-	if !ok || !isDigits(a) || !isDigits(b) || err1 != nil || err2 != nil || n < 1 || i >= n {
-		return nil, usage(fmt.Errorf("--shard %q: want I/N with 0 <= I < N, e.g. 0/4", s))
+// parseShard reads a shard, I/N.
+func parseShard(s string) (*result.ShardInfo, error) {
+	i, n, err := spec.ParseShard(s)
+	if err != nil {
+		return nil, usage(spec.Errorf("shard", "{shard} %q: want I/N with 0 <= I < N, e.g. 0/4", s))
 	}
 	return &result.ShardInfo{Index: i, Count: n}, nil
 }
 
-// CheckShard refuses a shard count that leaves shards of plan (the whole plan) without a
+// checkShard refuses a shard count that leaves shards of plan (the whole plan) without a
 // client: such a shard connects nothing and fails with nothing to say why. Shard cuts
 // each group of the plan evenly, so every shard has a client when the count is at most
 // the largest group's size (Plan.MaxShards).
-func CheckShard(plan *scenario.Plan, sh *result.ShardInfo) error {
+func checkShard(plan *scenario.Plan, sh *result.ShardInfo) error {
 	most := plan.MaxShards()
 	if sh.Count <= most {
 		return nil
 	}
-	return usage(fmt.Errorf("--shard %d/%d: the plan has %d clients, %d in its largest group, and each shard takes a slice "+
+	return usage(spec.Errorf("shard", "{shard} %d/%d: the plan has %d clients, %d in its largest group, and each shard takes a slice "+
 		"of every group: %d shards leave some without a client (this one gets %d); give at most %d shards "+
-		"(--shard I/%d, or %s=%d with --shard auto)", sh.Index, sh.Count, plan.Len(), most, sh.Count,
+		"({shard} I/%d, or %s=%d with {shard} auto)", sh.Index, sh.Count, plan.Len(), most, sh.Count,
 		plan.Shard(sh.Index, sh.Count).Len(), most, most, EnvShardCount, most))
 }
 
-// StartAt is --start-at: the wall-clock instant at which publishing starts, and when this
+// startAt is --start-at: the wall-clock instant at which publishing starts, and when this
 // run was ready for it.
-type StartAt struct {
+type startAt struct {
 	at      time.Time
 	readyAt time.Time
 }
@@ -94,46 +93,46 @@ type StartAt struct {
 // that long before publishing; one further past is a mistake (the date, the time zone),
 // not a shard that was ready late.
 const (
-	MaxStartAhead = 24 * time.Hour
-	MaxStartLate  = 10 * time.Minute
+	maxStartAhead = 24 * time.Hour
+	maxStartLate  = 10 * time.Minute
 )
 
-// ParseStartAt reads --start-at: RFC 3339 or +DURATION from now, from MaxStartLate before
-// now to MaxStartAhead after it.
-func ParseStartAt(s string, now time.Time) (*StartAt, error) {
+// parseStartAt reads --start-at: RFC 3339 or +DURATION from now, from maxStartLate before
+// now to maxStartAhead after it.
+func parseStartAt(s string, now time.Time) (*startAt, error) {
 	var at time.Time
 	if d, ok := strings.CutPrefix(s, "+"); ok {
 		v, err := time.ParseDuration(d)
 		if err != nil || v < 0 {
-			return nil, usage(fmt.Errorf("--start-at %q: want an RFC 3339 time (2026-01-02T15:04:05Z) or +DURATION from now (+90s)", s))
+			return nil, usage(spec.Errorf("start_at", "{start_at} %q: want an RFC 3339 time (2026-01-02T15:04:05Z) or +DURATION from now (+90s)", s))
 		}
 		at = now.Add(v)
 	} else {
 		t, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil {
-			return nil, usage(fmt.Errorf("--start-at %q: want an RFC 3339 time (2026-01-02T15:04:05Z) or +DURATION from now (+90s)", s))
+			return nil, usage(spec.Errorf("start_at", "{start_at} %q: want an RFC 3339 time (2026-01-02T15:04:05Z) or +DURATION from now (+90s)", s))
 		}
 		at = t
 	}
 	switch d := at.Sub(now); {
-	case d > MaxStartAhead:
-		return nil, usage(fmt.Errorf("--start-at %q is %v from now, more than %v ahead: every connection would be held "+
+	case d > maxStartAhead:
+		return nil, usage(spec.Errorf("start_at", "{start_at} %q is %v from now, more than %v ahead: every connection would be held "+
 			"that long before publishing; give an instant within %v (e.g. +90s), and check the date and the time zone "+
-			"(Z is UTC)", s, d.Round(time.Second), MaxStartAhead, MaxStartAhead))
-	case -d > MaxStartLate:
-		return nil, usage(fmt.Errorf("--start-at %q was %v ago, more than %v: a shard ready after the instant starts at "+
+			"(Z is UTC)", s, d.Round(time.Second), maxStartAhead, maxStartAhead))
+	case -d > maxStartLate:
+		return nil, usage(spec.Errorf("start_at", "{start_at} %q was %v ago, more than %v: a shard ready after the instant starts at "+
 			"once, late, but not that late; give a later instant (e.g. +90s), and check the date and the time zone "+
-			"(Z is UTC)", s, (-d).Round(time.Second), MaxStartLate))
+			"(Z is UTC)", s, (-d).Round(time.Second), maxStartLate))
 	}
-	return &StartAt{at: at}, nil
+	return &startAt{at: at}, nil
 }
 
 // At is the instant publishing is to start.
-func (s *StartAt) At() time.Time { return s.at }
+func (s *startAt) At() time.Time { return s.at }
 
 // ready records that the run is ready to publish now and returns when to start: at, or
 // now when at has passed (late rather than never, said on w).
-func (s *StartAt) ready(w io.Writer) time.Time {
+func (s *startAt) ready(w io.Writer) time.Time {
 	s.readyAt = time.Now()
 	if late := s.readyAt.Sub(s.at); late > 0 {
 		fmt.Fprintf(w, "warning: subscribed at %s, %v after --start-at %s: publishing starts now, late (start.late_ms)\n",
@@ -148,7 +147,7 @@ func (s *StartAt) ready(w io.Writer) time.Time {
 // announce says on w, before plan's clients connect, that they will hold their
 // connections until the instant before publishing, or that a Connections scenario, which
 // publishes nothing, does not wait for it.
-func (s *StartAt) announce(w io.Writer, plan *scenario.Plan, now time.Time) {
+func (s *startAt) announce(w io.Writer, plan *scenario.Plan, now time.Time) {
 	if s == nil {
 		return
 	}
@@ -165,7 +164,7 @@ func (s *StartAt) announce(w io.Writer, plan *scenario.Plan, now time.Time) {
 
 // info is the result's start record; nil without --start-at or when the run never got to
 // publishing.
-func (s *StartAt) info() *result.StartInfo {
+func (s *startAt) info() *result.StartInfo {
 	if s == nil || s.readyAt.IsZero() {
 		return nil
 	}
@@ -176,8 +175,8 @@ func (s *StartAt) info() *result.StartInfo {
 	return &result.StartInfo{At: s.at.UTC(), ReadyAt: s.readyAt.UTC(), LateMS: ms}
 }
 
-// WarnClock says on w that shards on several hosts start apart by up to the clock's error.
-func WarnClock(w io.Writer, c *result.Clock) {
+// warnClock says on w that shards on several hosts start apart by up to the clock's error.
+func warnClock(w io.Writer, c *result.Clock) {
 	switch {
 	case c == nil:
 		fmt.Fprintln(w, "warning: --start-at: the kernel does not report this host's clock error (adjtimex); shards on other hosts may start apart")
@@ -185,4 +184,13 @@ func WarnClock(w io.Writer, c *result.Clock) {
 		fmt.Fprintf(w, "warning: --start-at: this host's clock is not synchronised (no NTP: adjtimex STA_UNSYNC, max error %s µs); "+
 			"shards on other hosts start apart by up to that error\n", strconv.FormatInt(c.MaxErrorUS, 10))
 	}
+}
+
+func isDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
 }

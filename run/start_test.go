@@ -15,14 +15,14 @@ import (
 func TestResolveShardAuto(t *testing.T) {
 	check := func(env map[string]string, want string, wantErr ...string) {
 		t.Helper()
-		shard, err := ResolveShard("auto", func(k string) string { return env[k] })
+		shard, err := resolveShard("auto", func(k string) string { return env[k] })
 		if len(wantErr) == 0 {
 			if err != nil || shard != want {
 				t.Errorf("env %v: shard %q, err %v; want %q", env, shard, err, want)
 			}
 			return
 		}
-		if err == nil || !errors.Is(err, ErrUsage) {
+		if err == nil || !errors.Is(err, errUsage) {
 			t.Fatalf("env %v: err %v, want a usage error", env, err)
 		}
 		for _, w := range wantErr {
@@ -35,7 +35,7 @@ func TestResolveShardAuto(t *testing.T) {
 	check(nil, "", "JOB_COMPLETION_INDEX and JOB_COMPLETIONS are not set")
 	check(map[string]string{"JOB_COMPLETION_INDEX": "0"}, "", "JOB_COMPLETIONS is not set")
 	check(map[string]string{"JOB_COMPLETION_INDEX": "3", "JOB_COMPLETIONS": "3"}, "", "want 0 <= index < count")
-	if shard, err := ResolveShard("1/4", func(string) string { return "" }); err != nil || shard != "1/4" {
+	if shard, err := resolveShard("1/4", func(string) string { return "" }); err != nil || shard != "1/4" {
 		t.Errorf("--shard 1/4 became %q (%v)", shard, err)
 	}
 }
@@ -48,13 +48,13 @@ func TestParseStartAt(t *testing.T) {
 		"2026-01-02T03:10:00Z":        time.Date(2026, 1, 2, 3, 10, 0, 0, time.UTC),
 		"2026-01-02T04:10:00.5+01:00": time.Date(2026, 1, 2, 3, 10, 0, 5e8, time.UTC),
 	} {
-		s, err := ParseStartAt(in, now)
+		s, err := parseStartAt(in, now)
 		if err != nil || !s.At().Equal(want) {
 			t.Errorf("%q: %v, %v; want %v", in, s, err, want)
 		}
 	}
 	for _, in := range []string{"90s", "+-3s", "tomorrow", "2026-01-02 03:10"} {
-		if _, err := ParseStartAt(in, now); err == nil {
+		if _, err := parseStartAt(in, now); err == nil {
 			t.Errorf("%q: no error", in)
 		}
 	}
@@ -66,18 +66,18 @@ func TestParseStartAt(t *testing.T) {
 func TestParseStartAtBounds(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, in := range []string{"+24h", "+0s", "2026-01-03T03:04:05Z", "2026-01-02T02:55:05Z"} {
-		if _, err := ParseStartAt(in, now); err != nil {
+		if _, err := parseStartAt(in, now); err != nil {
 			t.Errorf("%q refused: %v", in, err)
 		}
 	}
 	for in, want := range map[string][]string{
-		"+24h0m1s":             {`--start-at "+24h0m1s" is 24h0m1s from now, more than 24h0m0s ahead`, "every connection would be held", "e.g. +90s"},
+		"+24h0m1s":             {`start_at "+24h0m1s" is 24h0m1s from now, more than 24h0m0s ahead`, "every connection would be held", "e.g. +90s"},
 		"2026-01-05T03:04:05Z": {"is 72h0m0s from now, more than 24h0m0s ahead", "check the date and the time zone"},
-		"2026-01-02T02:54:04Z": {`--start-at "2026-01-02T02:54:04Z" was 10m1s ago, more than 10m0s`, "give a later instant"},
+		"2026-01-02T02:54:04Z": {`start_at "2026-01-02T02:54:04Z" was 10m1s ago, more than 10m0s`, "give a later instant"},
 		"2025-01-02T03:04:05Z": {"was 8760h0m0s ago"},
 	} {
-		_, err := ParseStartAt(in, now)
-		if !errors.Is(err, ErrUsage) {
+		_, err := parseStartAt(in, now)
+		if !errors.Is(err, errUsage) {
 			t.Errorf("%q: %v, want a usage error", in, err)
 			continue
 		}
@@ -100,15 +100,15 @@ func TestResolveShardStrict(t *testing.T) {
 		{"1", "3\n"}: `JOB_COMPLETIONS="3\n" is not a shard count: want digits alone`,
 		{"0", "x"}:   `JOB_COMPLETIONS="x" is not a shard count`,
 	} {
-		_, err := ResolveShard("auto", func(k string) string {
+		_, err := resolveShard("auto", func(k string) string {
 			return map[string]string{EnvShardIndex: env[0], EnvShardCount: env[1]}[k]
 		})
-		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), want) {
+		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), want) {
 			t.Errorf("env %q: %v, want a usage error saying %q", env, err, want)
 		}
 	}
 	for _, s := range []string{"+1/3", " 1/3", "1/ 3", "-0/3", "1/+3"} {
-		if _, err := ParseShard(s); !errors.Is(err, ErrUsage) {
+		if _, err := parseShard(s); !errors.Is(err, errUsage) {
 			t.Errorf("--shard %q: %v, want a usage error", s, err)
 		}
 	}
@@ -123,7 +123,7 @@ func TestCheckShard(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := (Overrides{Sets: sets}).Apply(s); err != nil {
+		if err := (changes{Sets: sets}).Apply(s); err != nil {
 			t.Fatal(err)
 		}
 		p, err := scenario.NewPlan(s)
@@ -135,7 +135,7 @@ func TestCheckShard(t *testing.T) {
 	p := plan(t, "publishers.client_count=8") // and one subscriber
 	for _, n := range []int{1, 4, 8} {
 		for i := range n {
-			if err := CheckShard(p, &result.ShardInfo{Index: i, Count: n}); err != nil {
+			if err := checkShard(p, &result.ShardInfo{Index: i, Count: n}); err != nil {
 				t.Errorf("shard %d/%d: %v", i, n, err)
 			}
 			if q := p.Shard(i, n); q.Len() == 0 {
@@ -143,12 +143,12 @@ func TestCheckShard(t *testing.T) {
 			}
 		}
 	}
-	err := CheckShard(p, &result.ShardInfo{Index: 7, Count: 100})
-	want := "--shard 7/100: the plan has 9 clients, 8 in its largest group"
-	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "give at most 8 shards (--shard I/8, or JOB_COMPLETIONS=8 with --shard auto)") {
+	err := checkShard(p, &result.ShardInfo{Index: 7, Count: 100})
+	want := "shard 7/100: the plan has 9 clients, 8 in its largest group"
+	if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "give at most 8 shards (shard I/8, or JOB_COMPLETIONS=8 with shard auto)") {
 		t.Errorf("shard 7/100 of 9 clients: %v, want a usage error saying %q and the fix", err, want)
 	}
-	if err := CheckShard(p, &result.ShardInfo{Index: 0, Count: 9}); err == nil {
+	if err := checkShard(p, &result.ShardInfo{Index: 0, Count: 9}); err == nil {
 		t.Error("9 shards of a largest group of 8: taken")
 	}
 }

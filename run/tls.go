@@ -2,11 +2,9 @@ package run
 
 import (
 	"crypto/tls"
-	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/mqblast/mqblast/reactor"
+	"github.com/mqblast/mqblast/run/spec"
 )
 
 // tlsConfig returns the TLS configuration for brokers (nil when none of them is TLS and no
@@ -21,32 +19,22 @@ func tlsConfig(o reactor.TLSOptions, brokers []string) (*tls.Config, error) {
 	}
 	if !secure {
 		if tlsGiven(o) {
-			return nil, usage(errors.New("TLS flags (--cacert, --cert, --key, --sni, --insecure, --alpn, --tls-version) need a TLS broker: give --broker mqtts://HOST:8883 or wss://HOST:8084/mqtt (or --tls with -H)"))
+			return nil, usage(spec.Errorf("tls", "TLS settings ({tls.cacert}, {tls.cert}, {tls.key}, {tls.sni}, {tls.insecure}, {tls.alpn}, {tls.tls_version}) need a TLS broker: "+
+				"give {brokers} mqtts://HOST:8883 or wss://HOST:8084/mqtt"))
 		}
 		return nil, nil
 	}
 	c, err := reactor.TLSConfig(o)
 	if err != nil {
-		return nil, usage(fmt.Errorf("%w (see --cacert, --cert, --key, --tls-version)", err))
+		return nil, usage(spec.Errorf("tls", "%v (see {tls.cacert}, {tls.cert}, {tls.key}, {tls.tls_version})", err))
 	}
 	return c, nil
 }
 
-// tlsArgs are the flags that give a worker process the same TLS settings.
-func tlsArgs(o reactor.TLSOptions) []string {
-	var a []string
-	for _, f := range [][2]string{{"--cacert", o.CAFile}, {"--cert", o.CertFile}, {"--key", o.KeyFile}, {"--sni", o.ServerName}, {"--tls-version", o.Version}} {
-		if f[1] != "" {
-			a = append(a, f[0], f[1])
-		}
-	}
-	if o.Insecure {
-		a = append(a, "--insecure")
-	}
-	if len(o.ALPN) > 0 {
-		a = append(a, "--alpn", strings.Join(o.ALPN, ","))
-	}
-	return a
+// tlsOptions are the engine's TLS options of the Spec's settings.
+func tlsOptions(t spec.TLS) reactor.TLSOptions {
+	return reactor.TLSOptions{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, ServerName: t.ServerName,
+		Insecure: t.Insecure, ALPN: t.ALPN, Version: t.Version}
 }
 
 // tlsGiven reports whether any TLS option is set.

@@ -17,6 +17,7 @@ import (
 	"github.com/mqblast/mqblast/internal/brokersys"
 	"github.com/mqblast/mqblast/internal/termtext"
 	"github.com/mqblast/mqblast/reactor"
+	"github.com/mqblast/mqblast/run/spec"
 	"github.com/mqblast/mqblast/scenario"
 	"github.com/mqblast/mqblast/tuning"
 	"github.com/mqblast/mqblast/tuning/exporter"
@@ -26,14 +27,12 @@ import (
 // the broker's pid is embeddedPID (the embedded broker), o.BrokerPID, or the local
 // process listening on the broker's port when the broker address is this host's (a search
 // bounded in time and memory, which ctx's end stops).
-func newWatch(ctx context.Context, w io.Writer, o *Options, brokers []string, embeddedPID int) (*bench.Watch, error) {
+func newWatch(ctx context.Context, w io.Writer, o *options, brokers []string, embeddedPID int) (*bench.Watch, error) {
 	pid := embeddedPID
 	switch {
-	case o.BrokerPID < 0:
-		return nil, usage(fmt.Errorf("--broker-pid %d: want a process id", o.BrokerPID))
 	case o.BrokerPID > 0:
 		if _, err := tuning.ReadProcess(o.BrokerPID); err != nil {
-			return nil, usage(fmt.Errorf("--broker-pid %d: is it running on this host? %w", o.BrokerPID, err))
+			return nil, usage(spec.Errorf("watch.broker_pid", "{watch.broker_pid} %d: is it running on this host? %v", o.BrokerPID, err))
 		}
 		pid = o.BrokerPID
 	case pid == 0 && len(brokers) == 1:
@@ -55,7 +54,7 @@ func newWatch(ctx context.Context, w io.Writer, o *Options, brokers []string, em
 	}
 	if o.BrokerCgroup != "" {
 		if _, err := tuning.ReadCgroup("/sys/fs/cgroup", o.BrokerCgroup); err != nil {
-			return nil, usage(fmt.Errorf("--broker-cgroup %s: %w", o.BrokerCgroup, err))
+			return nil, usage(spec.Errorf("watch.broker_cgroup", "{watch.broker_cgroup} %s: %v", o.BrokerCgroup, err))
 		}
 	}
 	s, err := newScraper(w, o)
@@ -71,22 +70,19 @@ func newWatch(ctx context.Context, w io.Writer, o *Options, brokers []string, em
 // to watch: one connection to the first of brokers, logged in as the plan's clients are,
 // over TLS for an mqtts:// broker. A broker that cannot be read is a usage error, before
 // the run's first socket.
-func readBrokerSys(ctx context.Context, watch *bench.Watch, o *Options, plan *scenario.Plan, brokers []string, tlsConf *tls.Config) error {
+func readBrokerSys(ctx context.Context, watch *bench.Watch, o *options, plan *scenario.Plan, brokers []string, tlsConf *tls.Config) error {
 	if !o.BrokerSys {
 		return nil
-	}
-	if o.Sink {
-		return usage(errors.New("--broker-sys with --sink: the sink is no broker and publishes no $SYS topics; leave out one of them"))
 	}
 	b := brokers[0]
 	scheme, host, port, _, err := reactor.ParseBroker(b)
 	if err != nil {
-		return usage(fmt.Errorf("--broker-sys: %w", err))
+		return usage(spec.Errorf("watch.broker_sys", "{watch.broker_sys}: %v", err))
 	}
 	bo := brokersys.Options{Addr: net.JoinHostPort(host, strconv.Itoa(port))}
 	switch scheme {
 	case "ws", "wss":
-		return usage(fmt.Errorf("--broker-sys reads $SYS over MQTT on TCP or TLS, not over WebSocket (%s): leave out --broker-sys", termtext.Line(b)))
+		return usage(spec.Errorf("watch.broker_sys", "{watch.broker_sys} reads $SYS over MQTT on TCP or TLS, not over WebSocket (%s): leave out {watch.broker_sys}", termtext.Line(b)))
 	case "mqtts":
 		bo.TLS = tlsConf
 	}
@@ -94,7 +90,7 @@ func readBrokerSys(ctx context.Context, watch *bench.Watch, o *Options, plan *sc
 	bo.Username, bo.Password = s.Server.Username, s.Server.Password
 	rd, err := brokersys.Start(ctx, bo)
 	if err != nil {
-		return usage(fmt.Errorf("--broker-sys: %w", err))
+		return usage(spec.Errorf("watch.broker_sys", "{watch.broker_sys}: %v", err))
 	}
 	qos2 := false
 	for _, g := range []*scenario.Group{s.Publishers, s.Subscribers} {
@@ -156,8 +152,8 @@ func processName(pid int) string {
 	return termtext.Line(strings.TrimSpace(string(b))) // any process may name itself anything
 }
 
-// MetricsOptions are the settings of the broker host's endpoints (--broker-metrics).
-type MetricsOptions struct {
+// metricsOptions are the settings of the broker host's endpoints (--broker-metrics).
+type metricsOptions struct {
 	// Series are the other series to record (--broker-metric NAME{labels}).
 	Series []string
 	// AuthFile holds the scrape's credentials (--broker-metrics-auth); without it they
@@ -169,35 +165,26 @@ type MetricsOptions struct {
 	Timeout time.Duration
 }
 
-// maxScrapeTimeout is the longest scrape an interval of a second leaves room for.
-const maxScrapeTimeout = 900 * time.Millisecond
-
 // newScraper returns the scraper of o.BrokerMetrics (nil without), after a first scrape of
 // each: an endpoint that does not answer with Prometheus text before the run is a usage
 // error that names it, before the first socket of the run.
-func newScraper(w io.Writer, o *Options) (*exporter.Scraper, error) {
+func newScraper(w io.Writer, o *options) (*exporter.Scraper, error) {
 	m := &o.Metrics
 	if len(o.BrokerMetrics) == 0 {
-		if len(m.Series) > 0 {
-			return nil, usage(errors.New("--broker-metric needs --broker-metrics URL: the endpoint that publishes the series"))
-		}
 		return nil, nil
 	}
-	if m.Timeout < 0 || m.Timeout > maxScrapeTimeout {
-		return nil, usage(fmt.Errorf("--broker-metrics-timeout %v: want at most %v, so that a scrape ends within its one-second interval", m.Timeout, maxScrapeTimeout))
-	}
-	auth, err := exporter.LoadAuth(m.AuthFile, os.Getenv)
+	auth, err := exporter.LoadAuth(m.AuthFile, o.getenv)
 	if err != nil {
-		return nil, usage(fmt.Errorf("--broker-metrics-auth: %w", err))
+		return nil, usage(spec.Errorf("watch.broker_metrics_auth", "{watch.broker_metrics_auth}: %v", err))
 	}
 	s, err := exporter.New(o.BrokerMetrics, exporter.Options{Timeout: m.Timeout, Auth: auth, Series: m.Series, Process: m.Process})
 	if err != nil {
-		return nil, usage(err)
+		return nil, usage(spec.Errorf("watch.broker_metrics", "%v", err))
 	}
 	rd := s.Scrape(context.Background())
 	for _, t := range rd.Targets {
 		if t.Err != "" {
-			return nil, usage(fmt.Errorf("--broker-metrics %s: %s", termtext.Line(t.URL), termtext.Line(t.Err)))
+			return nil, usage(spec.Errorf("watch.broker_metrics", "{watch.broker_metrics} %s: %s", termtext.Line(t.URL), termtext.Line(t.Err)))
 		}
 		what := "no series mqblast knows (only --broker-metric series are recorded)"
 		if len(t.Kinds) > 0 {

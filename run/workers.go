@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
@@ -14,43 +13,35 @@ import (
 	"github.com/mqblast/mqblast/internal/child"
 	"github.com/mqblast/mqblast/internal/secret"
 	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/run/spec"
 	"github.com/mqblast/mqblast/scenario"
 )
 
 // PasswordEnv names the environment variable that gives the broker password when neither
-// the flags nor the scenario give one (and the run gives a username). Worker processes
-// receive the password through it too, so that it is never in their argv, in the scenario
-// file they read, or in a result.
+// the Spec nor the scenario give one (and the run gives a username). Child processes
+// receive the password through it too, so that it is never in their argv, in the Spec they
+// read, or in a result.
 const PasswordEnv = secret.PasswordEnv
 
-// workerScenario is where a worker reads its scenario: the file runWorkers hands it as its
-// descriptor 3.
-const workerScenario = "/dev/fd/3"
-
 // runWorkers runs the plan in o.Procs worker processes and merges their results.
-func runWorkers(ctx context.Context, plan *scenario.Plan, o *Options, brokers []string, watch *bench.Watch) (*result.Result, error) {
+func runWorkers(ctx context.Context, plan *scenario.Plan, o *options, brokers []string, watch *bench.Watch) (*result.Result, error) {
 	procs := o.Procs
 	s := plan.Scenario()
-	// The workers read the scenario from a file that has no name once written: they inherit
-	// it as their descriptor 3, and nothing is left behind however this process ends (a
-	// SIGKILL skips every defer). Its password is the marker: the workers take the password
-	// from their environment.
-	scen, err := os.CreateTemp("", "mqblast-scenario-*.json")
-	if err != nil {
-		return nil, fmt.Errorf("cannot write the scenario for the workers: %w", err)
-	}
-	_ = os.Remove(scen.Name())
-	defer scen.Close() //nolint:errcheck
-	if _, err := scen.Write(effectiveJSON(s)); err != nil {
-		return nil, fmt.Errorf("cannot write the scenario for the workers: %w", err)
-	}
 	fmt.Fprintf(o.Log, "%d clients in %d worker processes (RLIMIT_NOFILE is per process)\n", plan.Len(), procs)
-	// The workers share the cores: without --loops, each gets its share of them, at least
-	// one loop. Fewer loops dial in bigger batches and wake less (make bench-conn, 6 workers
-	// on 2 cores).
+	// The workers share the cores: without loops given, each gets its share of them, at
+	// least one loop. Fewer loops dial in bigger batches and wake less (make bench-conn, 6
+	// workers on 2 cores).
 	loops := o.Loops
 	if loops == 0 {
 		loops = max(1, runtime.NumCPU()/procs)
+	}
+	// Every worker runs the effective scenario (its password the marker: the workers take
+	// the password from their environment) against the brokers this run resolved.
+	wsp := spec.Spec{Scenario: spec.Scenario{Name: s.File(), File: effectiveJSON(s)}, Brokers: []string{strings.Join(brokers, ",")},
+		RunID: o.Run.ID, Loops: loops, IDStart: o.IDStart, MaxPacketSize: o.MaxPacket, AcceptDowngrade: o.AcceptDowngrade,
+		TLS: o.TLS, NoCheck: true}
+	if o.Shard != nil {
+		wsp.Shard = o.Shard.String()
 	}
 	var streams []io.Reader
 	var workers []*child.Process
@@ -65,27 +56,24 @@ func runWorkers(ctx context.Context, plan *scenario.Plan, o *Options, brokers []
 	}()
 	for i := 0; i < procs; i++ {
 		// Worker i runs part i of this process's plan: of the shard, when this is one.
-		args := []string{"run", workerScenario, "--worker", "--no-check", "--part", fmt.Sprintf("%d/%d", i, procs)}
-		if o.Shard != nil {
-			args = append(args, "--shard", o.Shard.String())
+		env := &envelope{Spec: wsp, Worker: &workerPart{Part: fmt.Sprintf("%d/%d", i, procs), RunFrom: o.Run.From}}
+		f, err := env.file()
+		if err == nil {
+			var w *child.Process
+			w, err = child.Start(child.Spec{Name: fmt.Sprintf("worker %d", i), Exe: o.exe, Args: []string{ChildVerb},
+				Env: secret.Env(os.Environ(), s.Server.Password), Log: o.Log, Stdin: true, Files: []*os.File{f}})
+			_ = f.Close()
+			if err == nil {
+				streams = append(streams, w.Output)
+				workers = append(workers, w)
+			}
 		}
-		args = append(args, "--broker", strings.Join(brokers, ","), "--loops", strconv.Itoa(loops),
-			"--id-start", strconv.Itoa(o.IDStart), "--max-packet-size", strconv.Itoa(o.MaxPacket),
-			"--run-id", o.Run.ID, "--run-id-from", o.Run.From)
-		args = append(args, tlsArgs(o.TLS)...)
-		if o.AcceptDowngrade {
-			args = append(args, "--accept-downgrade")
-		}
-		w, err := child.Start(child.Spec{Name: fmt.Sprintf("worker %d", i), Args: args, Env: secret.Env(os.Environ(), s.Server.Password),
-			Log: o.Log, Stdin: true, Files: []*os.File{scen}})
 		if err != nil {
 			for _, w := range workers { // the others stop as on Ctrl-C, and are waited for
 				w.Signal(os.Interrupt)
 			}
 			return nil, err
 		}
-		streams = append(streams, w.Output)
-		workers = append(workers, w)
 	}
 	// Ctrl-C reaches the workers through the process group; forward SIGTERM-style cancels too.
 	stopForward := context.AfterFunc(ctx, func() {
@@ -113,19 +101,21 @@ func runWorkers(ctx context.Context, plan *scenario.Plan, o *Options, brokers []
 	return res, gerr
 }
 
-// Worker is the body of a worker process: it runs the shard plan, streams snapshots and the
-// result on out, and waits on in for the start. code gives the exit code the parent is told
-// for an error.
-func Worker(ctx context.Context, plan *scenario.Plan, o Options, in io.Reader, out io.Writer, code func(error) int) error {
-	ww := bench.NewWorkerWriter(out)
+// newWorkerWriter is the writer of a worker's side of the worker protocol on out.
+func newWorkerWriter(out io.Writer) *bench.WorkerWriter { return bench.NewWorkerWriter(out) }
+
+// runWorker runs a worker's part of the plan: it streams snapshots and the result on out,
+// and waits on in for the start. code gives the exit code the parent is told for an error.
+func runWorker(ctx context.Context, plan *scenario.Plan, o options, in io.Reader, out io.Writer, code func(error) int) error {
+	ww := newWorkerWriter(out)
 	brokers := plan.Brokers()
-	tlsConf, terr := tlsConfig(o.TLS, brokers)
+	tlsConf, terr := tlsConfig(tlsOptions(o.TLS), brokers)
 	r, err := newRunner(plan, brokers, &o, tlsConf)
 	if err == nil {
 		err = terr
 	}
 	if err != nil {
-		err = kind(ErrInvalid, err)
+		err = kind(errInvalid, err)
 		_ = ww.Final(nil, err, code(err))
 		return err
 	}

@@ -92,14 +92,24 @@ func Builtins() []Info {
 // built-in scenario, else the file it looks like (so that the error says why it cannot be
 // read).
 func Resolve(arg string) (*Scenario, error) {
-	if st, err := os.Stat(arg); err == nil && !st.IsDir() {
-		return Load(arg)
+	data, err := ReadFile(arg)
+	if err != nil {
+		return nil, err
 	}
-	if s, ok := Builtin(arg); ok {
-		return s, nil
+	return Parse(arg, data)
+}
+
+// ReadFile returns the JSON of the scenario that a command-line argument names, as Resolve
+// finds it: an existing file, else a built-in scenario, else the file it looks like.
+func ReadFile(arg string) ([]byte, error) {
+	if st, err := os.Stat(arg); err == nil && !st.IsDir() {
+		return strictjson.ReadFile(arg, "scenario")
+	}
+	if data, ok := BuiltinJSON(arg); ok {
+		return data, nil
 	}
 	if strings.ContainsAny(arg, "/\\") || strings.HasSuffix(arg, ".json") {
-		return Load(arg)
+		return strictjson.ReadFile(arg, "scenario")
 	}
 	return nil, fmt.Errorf("scenario %q: %w%s (mqblast scenarios lists the built-ins)",
 		arg, ErrNotFound, suggest(arg, BuiltinNames()))

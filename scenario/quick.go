@@ -45,6 +45,19 @@ type Quick struct {
 // NewQuick builds and validates the scenario q describes, and returns it with the broker
 // addresses of q.Hosts (none without). Its errors name the emqtt-bench flag at fault.
 func NewQuick(q Quick) (*Scenario, []string, error) {
+	data, brokers, err := QuickFile(q)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := Parse(q.Verb, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, brokers, nil
+}
+
+// QuickFile is NewQuick's scenario as its file's JSON (the password in it, when q has one).
+func QuickFile(q Quick) ([]byte, []string, error) {
 	switch {
 	case q.Count <= 0:
 		return nil, nil, fmt.Errorf("--count %d: must be at least 1", q.Count)
@@ -98,7 +111,7 @@ func NewQuick(q Quick) (*Scenario, []string, error) {
 		return nil, nil, errors.New("--ssl/--tls and --ws need the broker's --host (the embedded broker speaks plain TCP only)")
 	}
 	if q.Hosts == "" {
-		return s, nil, nil
+		return data, nil, nil
 	}
 	port := q.Port
 	if !q.PortGiven { // the usual ports of TLS and WebSocket listeners
@@ -122,7 +135,7 @@ func NewQuick(q Quick) (*Scenario, []string, error) {
 			bs = append(bs, quickBroker(net.JoinHostPort(h, strconv.Itoa(port)), q.Secure, q.WS, path))
 		}
 	}
-	return s, bs, nil
+	return data, bs, nil
 }
 
 // quickWSPath returns --ws-path as a request path: "/" put in front when it lacks one

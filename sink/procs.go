@@ -244,7 +244,7 @@ type Child struct {
 // StartChild starts `mqblast sink` in a child process on a free loopback port, with
 // flushDelay as its --flush-delay. A run of more connections than one process holds gets
 // `--procs auto`.
-func StartChild(flushDelay time.Duration, conns int) (*Child, error) {
+func StartChild(exe string, flushDelay time.Duration, conns int) (*Child, error) {
 	args := []string{"sink", "--child", "--listen", "127.0.0.1:0", "--interval", "1h", "--flush-delay", flushDelay.String()}
 	var lim unix.Rlimit
 	many := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil && uint64(conns)+64 > lim.Max
@@ -254,7 +254,7 @@ func StartChild(flushDelay time.Duration, conns int) (*Child, error) {
 			"--flush-delay", flushDelay.String()}
 		ready = child.Stderr
 	}
-	p, err := child.Start(child.Spec{Name: "the sink", Args: args, Output: ready, Signal: syscall.SIGTERM, Timeout: 15 * time.Second})
+	p, err := child.Start(child.Spec{Name: "the sink", Exe: exe, Args: args, Output: ready, Signal: syscall.SIGTERM, Timeout: 15 * time.Second})
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,12 @@
 package study
 
 import (
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mqblast/mqblast/run/spec"
 )
 
 // TestCampaignErrors: every problem is reported, each with its JSON path.
@@ -146,8 +150,8 @@ func TestRunOrder(t *testing.T) {
 	}
 }
 
-// TestBrokerMetricsReachCells: a broker's metrics endpoints and series are every cell's
-// --broker-metrics and --broker-metric, in the command that runs and the one that redoes it.
+// TestBrokerMetricsReachCells: a broker's metrics endpoints and series are in every cell's
+// Spec (watch.broker_metrics, watch.broker_metric), the file the cell's command runs.
 func TestBrokerMetricsReachCells(t *testing.T) {
 	t.Parallel()
 	c, err := Parse("c.json", ".", []byte(`{"brokers":[{"name":"prod","address":"10.0.0.5:1883",
@@ -156,7 +160,8 @@ func TestBrokerMetricsReachCells(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cells, err := DryRun(c, Options{Exe: "mqblast", Dir: t.TempDir()})
+	dir := t.TempDir()
+	cells, err := DryRun(c, Options{Exe: "mqblast", Dir: dir, Command: testCommand("mqblast")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,12 +169,18 @@ func TestBrokerMetricsReachCells(t *testing.T) {
 		t.Fatalf("%d cells", len(cells))
 	}
 	for _, cell := range cells {
-		cmd := strings.Join(cell.Command, " ")
-		for _, want := range []string{"--broker-metrics http://10.0.0.5:9100/metrics", "--broker-metrics http://10.0.0.5:9256/metrics",
-			"--broker-metric emqx_messages_received"} {
-			if !strings.Contains(cmd, want) || !strings.Contains(cell.Reproduce, strings.Fields(want)[1]) {
-				t.Errorf("cell %d: %q not in %q (reproduce %q)", cell.Seq, want, cmd, cell.Reproduce)
-			}
+		sp, err := spec.Read(cell.specJSON)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := sp.Watch
+		if !slices.Equal(w.BrokerMetrics, []string{"http://10.0.0.5:9100/metrics", "http://10.0.0.5:9256/metrics"}) ||
+			!slices.Equal(w.Series, []string{"emqx_messages_received"}) {
+			t.Errorf("cell %d: watch %+v", cell.Seq, w)
+		}
+		want := testCommand("mqblast")(filepath.Join(dir, cell.Spec))
+		if !slices.Equal(cell.Command, want) || !strings.Contains(cell.Reproduce, cell.Spec) {
+			t.Errorf("cell %d: command %q, reproduce %q: not the run of %s", cell.Seq, cell.Command, cell.Reproduce, cell.Spec)
 		}
 	}
 }

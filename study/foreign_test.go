@@ -49,7 +49,7 @@ func TestStudyForeignBrokers(t *testing.T) {
 	var progress strings.Builder
 	var mu sync.Mutex
 	comm := map[string]string{}
-	opt := Options{Dir: dir, Exe: exe, Progress: &progress, OnCellStart: func(rec *CellRecord, pid int) {
+	opt := Options{Dir: dir, Exe: exe, Command: testCommand(exe), Progress: &progress, OnCellStart: func(rec *CellRecord, pid int) {
 		b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
 		mu.Lock()
 		comm[rec.Broker+" "+rec.Profile] = strings.TrimSpace(string(b))
@@ -123,7 +123,7 @@ func TestStudyForeignNotInstalled(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "study")
-	_, err = Run(context.Background(), c, Options{Dir: dir, Exe: "/nonexistent/mqblast"})
+	_, err = Run(context.Background(), c, Options{Dir: dir, Exe: "/nonexistent/mqblast", Command: testCommand("/nonexistent/mqblast")})
 	if !errors.Is(err, brokers.ErrNotInstalled) {
 		t.Fatalf("Run: %v, want ErrNotInstalled", err)
 	}

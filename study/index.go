@@ -70,12 +70,15 @@ type CellRecord struct {
 	ExitCode   int       `json:"exit_code,omitempty"`
 	Result     string    `json:"result,omitempty"` // the result document, relative to the study directory
 	Log        string    `json:"log,omitempty"`    // the run's stderr
-	Command    []string  `json:"command"`          // the argv that ran the cell
+	Spec       string    `json:"spec,omitempty"`   // the Spec of the cell's run, relative to the study directory
+	Command    []string  `json:"command"`          // the argv that ran the cell (mqblast run with the Spec)
 	Reproduce  string    `json:"reproduce"`        // the same as one shell line, with the broker's start command
 	StartedAt  time.Time `json:"started_at,omitzero"`
 	EndedAt    time.Time `json:"ended_at,omitzero"`
 	WallS      float64   `json:"wall_s,omitempty"`
 	Network    *NetStats `json:"network,omitempty"` // the packet emulator during the cell
+
+	specJSON []byte // the Spec a dry run would write to Spec
 }
 
 // Done reports whether a resumed study skips the cell.

@@ -27,8 +27,8 @@ func WriteList(w io.Writer) error {
 	return tw.Flush()
 }
 
-// WriteDryRun writes the cells of c in run order, each with the command that runs it
-// (`mqblast study --dry-run`), and runs nothing.
+// WriteDryRun writes the cells of c in run order, each with the command that runs it and
+// the Spec that command would run (`mqblast study --dry-run`), and runs nothing.
 func WriteDryRun(w io.Writer, c *Campaign, opt Options) error {
 	cells, err := DryRun(c, opt)
 	if err != nil {
@@ -40,7 +40,8 @@ func WriteDryRun(w io.Writer, c *Campaign, opt Options) error {
 			"and each run below will run under ip netns exec in the client namespace; the addresses below are the local ones)")
 	}
 	for _, r := range cells {
-		fmt.Fprintf(w, "%4d %s %s\n     %s\n", r.Seq, r.ID, termtext.Line(r.Label()), termtext.Line(r.Reproduce))
+		fmt.Fprintf(w, "%4d %s %s\n     %s\n     %s: %s\n", r.Seq, r.ID, termtext.Line(r.Label()), termtext.Line(r.Reproduce),
+			r.Spec, termtext.Line(string(r.specJSON)))
 	}
 	return nil
 }

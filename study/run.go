@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/mqblast/mqblast/internal/child"
 	"github.com/mqblast/mqblast/internal/secret"
 	"github.com/mqblast/mqblast/internal/termtext"
+	"github.com/mqblast/mqblast/run/spec"
 	"github.com/mqblast/mqblast/scenario"
 )
 
@@ -67,8 +67,11 @@ type Options struct {
 	Progress    io.Writer // progress lines (cell k of n, ETA); nil: none
 	RetryFailed bool      // a resumed study runs its failed cells again
 	HostCheck   json.RawMessage
-	// RunArgs are added to every cell's mqblast run (e.g. --loops 1).
-	RunArgs []string
+	// Base is the Spec every cell's starts from (e.g. its loops): a cell sets its scenario,
+	// its broker, its outputs and what of the broker is watched.
+	Base spec.Spec
+	// Command is the argv that runs the Spec in the file at path (mqblast run with it).
+	Command func(path string) []string
 	// OnCellStart, when set, is called once a cell's run has started, with the pid of the
 	// broker process sampled (0 when none). Tests use it to kill a broker mid-cell.
 	OnCellStart func(c *CellRecord, brokerPID int)
@@ -369,7 +372,8 @@ func (r *runner) runCell(ctx context.Context, p cellPlan) {
 	rec.Result, rec.Network = "", nil
 	result := resultPath(rec)
 	rec.Log = filepath.Join("cells", rec.ID+".log")
-	argv := r.command(p, bp)
+	rec.Spec = ""
+	argv := r.command(p)
 	rec.Command = argv
 	rec.Reproduce = r.reproduce(bp, argv)
 	if err := r.net.apply(rec.Profile, bp); err != nil {
@@ -388,17 +392,18 @@ func (r *runner) runCell(ctx context.Context, p cellPlan) {
 	}
 	_ = os.Remove(filepath.Join(r.opt.Dir, result))
 	pid := bp.pid(ctx)
-	if pid > 0 {
-		argv = append(argv, "--broker-pid", strconv.Itoa(pid))
-		rec.Command = argv
+	if err := r.writeSpec(p, bp, pid); err != nil {
+		rec.Error = err.Error()
+		return
 	}
+	rec.Spec = specPath(rec)
 	if r.net.inLink(bp) {
 		argv = r.net.wrapClient(argv)
 		rec.Command = argv
 		rec.Reproduce = r.reproduce(bp, argv)
 	}
 	before := r.net.stats()
-	code, how, tail, err := r.exec(ctx, p, argv)
+	code, how, tail, err := r.exec(ctx, p, argv, pid)
 	ended() // the broker's start is in the cell's time, its stop is not
 	rec.ExitCode = code
 	if r.net.inLink(bp) {
@@ -448,31 +453,47 @@ func (r *runner) prepareBroker(ctx context.Context, bp *brokerProc) error {
 	return nil
 }
 
-// command is the argv of a cell's run.
-func (r *runner) command(p cellPlan, bp *brokerProc) []string {
-	scen := p.spec.Scenario
+// specPath is where a cell's Spec goes, relative to the study directory.
+func specPath(rec *CellRecord) string { return filepath.Join("cells", rec.ID+".spec.json") }
+
+// command is the argv of a cell's run: mqblast run with its Spec's file.
+func (r *runner) command(p cellPlan) []string {
+	return r.opt.Command(filepath.Join(r.opt.Dir, specPath(p.rec)))
+}
+
+// cellSpec is the Spec of a cell's run against bp, whose process is pid (0: none
+// sampled): the study's base, the cell's scenario with its sets (a password the marker: the
+// cell takes it from its environment), the broker, the result's file, the broker watched.
+func (r *runner) cellSpec(p cellPlan, bp *brokerProc, pid int) *spec.Spec {
+	sp := r.opt.Base
+	sp.Scenario = spec.Scenario{Name: p.spec.Scenario}
 	if p.spec.path != "" {
-		scen = p.spec.path
+		sp.Scenario.Name = p.spec.path
 	}
-	argv := []string{r.opt.Exe, "run", scen, "--broker", bp.addr}
 	for _, kv := range r.c.cellSets(p.spec, p.combo) {
 		v := kv.Value
-		if scenario.SecretPath(kv.Path) { // the cell takes it from its environment (exec)
+		if scenario.SecretPath(kv.Path) {
 			v = scenario.RedactedPassword
 		}
-		argv = append(argv, "--set", kv.Path+"="+v)
+		sp.Scenario.Set = append(sp.Scenario.Set, kv.Path+"="+v)
 	}
-	argv = append(argv, "--no-check", "--format", "json", "--out", filepath.Join(r.opt.Dir, resultPath(p.rec)))
-	if bp.b.Cgroup != "" {
-		argv = append(argv, "--broker-cgroup", bp.b.Cgroup)
+	sp.Brokers = []string{bp.addr}
+	sp.NoCheck = true
+	sp.Outputs.Format, sp.Outputs.Out = "json", filepath.Join(r.opt.Dir, resultPath(p.rec))
+	sp.Watch.BrokerCgroup = bp.b.Cgroup
+	sp.Watch.BrokerMetrics = bp.b.Metrics
+	sp.Watch.Series = bp.b.Metric
+	sp.Watch.BrokerPID = pid
+	return &sp
+}
+
+// writeSpec writes the Spec of a cell's run (cellSpec) to its file.
+func (r *runner) writeSpec(p cellPlan, bp *brokerProc, pid int) error {
+	path := filepath.Join(r.opt.Dir, specPath(p.rec))
+	if err := os.WriteFile(path, r.cellSpec(p, bp, pid).JSON(), 0o644); err != nil {
+		return fmt.Errorf("cannot write the cell's spec: %w", err)
 	}
-	for _, u := range bp.b.Metrics {
-		argv = append(argv, "--broker-metrics", u)
-	}
-	for _, m := range bp.b.Metric {
-		argv = append(argv, "--broker-metric", m)
-	}
-	return append(argv, r.opt.RunArgs...)
+	return nil
 }
 
 // reproduce is one shell line that redoes the cell: the broker's start command (when the
@@ -496,7 +517,7 @@ func (r *runner) reproduce(bp *brokerProc, argv []string) string {
 // exec runs a cell's mqblast run to its end, its stderr into the cell's log. It returns
 // the exit code (-1: killed by a signal), how the process ended (exitText) and the last
 // lines of stderr.
-func (r *runner) exec(ctx context.Context, p cellPlan, argv []string) (int, string, string, error) {
+func (r *runner) exec(ctx context.Context, p cellPlan, argv []string, pid int) (int, string, string, error) {
 	log, err := os.Create(filepath.Join(r.opt.Dir, p.rec.Log))
 	if err != nil {
 		return 0, "", "", err
@@ -517,12 +538,6 @@ func (r *runner) exec(ctx context.Context, p cellPlan, argv []string) (int, stri
 		return 0, "", "", err
 	}
 	if r.opt.OnCellStart != nil {
-		pid := 0
-		for i, a := range argv {
-			if a == "--broker-pid" && i+1 < len(argv) {
-				pid, _ = strconv.Atoi(argv[i+1])
-			}
-		}
 		r.opt.OnCellStart(p.rec, pid)
 	}
 	done := make(chan error, 1)
@@ -596,7 +611,9 @@ func DryRun(c *Campaign, opt Options) ([]*CellRecord, error) {
 	}
 	out := make([]*CellRecord, 0, len(order))
 	for _, p := range order {
-		p.rec.Command = r.command(p, r.procs[p.broker])
+		p.rec.Spec = specPath(p.rec)
+		p.rec.specJSON = r.cellSpec(p, r.procs[p.broker], 0).JSON()
+		p.rec.Command = r.command(p)
 		p.rec.Reproduce = r.reproduce(r.procs[p.broker], p.rec.Command)
 		out = append(out, p.rec)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/report"
 	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/run/spec"
 )
 
 // mqblastBin builds the binary once: each cell is its own mqblast run process.
@@ -61,7 +63,7 @@ func TestStudyEndToEnd(t *testing.T) {
 	}
 	dir := t.TempDir()
 	var progress strings.Builder
-	opt := Options{Dir: dir, Exe: exe, ToolVersion: "test", Progress: &progress, Report: WriteReport}
+	opt := Options{Dir: dir, Exe: exe, Command: testCommand(exe), ToolVersion: "test", Progress: &progress, Report: WriteReport}
 
 	// 1. Interrupted in its third cell: the two before are ok, the third interrupted.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -180,8 +182,14 @@ func TestStudyEndToEnd(t *testing.T) {
 		if res.Schema != "mqblast.result/v1" || res.Messages.Received == 0 || res.BrokerProcess == nil || res.BrokerProcess.CPUS <= 0 {
 			t.Errorf("cell %d: result %s: schema %q, received %d, broker_process %+v", r.Seq, r.Result, res.Schema, res.Messages.Received, res.BrokerProcess)
 		}
-		if !strings.Contains(r.Reproduce, " run quick-p2p-100 --broker ") || !strings.Contains(r.Reproduce, "--set "+r.Params[0].Path+"="+r.Params[0].Value) {
-			t.Errorf("cell %d: reproduce %q", r.Seq, r.Reproduce)
+		sb, err := os.ReadFile(filepath.Join(dir, r.Spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp, err := spec.Read(sb)
+		if err != nil || sp.Scenario.Name != "quick-p2p-100" || len(sp.Brokers) != 1 ||
+			!slices.Contains(sp.Scenario.Set, r.Params[0].Path+"="+r.Params[0].Value) || !strings.Contains(r.Reproduce, " run --spec "+filepath.Join(dir, r.Spec)) {
+			t.Errorf("cell %d: reproduce %q, spec %s (%v)", r.Seq, r.Reproduce, sb, err)
 		}
 		if emulated != (r.Network != nil) {
 			t.Errorf("cell %d: network stats %+v with emulation %v", r.Seq, r.Network, emulated)
@@ -291,7 +299,7 @@ func TestStudyBrokerKinds(t *testing.T) {
 	}
 	dir := t.TempDir()
 	var progress strings.Builder
-	ix, err := Run(context.Background(), c, Options{Dir: dir, Exe: exe, Progress: &progress})
+	ix, err := Run(context.Background(), c, Options{Dir: dir, Exe: exe, Command: testCommand(exe), Progress: &progress})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, progress.String())
 	}
@@ -352,7 +360,7 @@ func TestStudyCellKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	var progress strings.Builder
-	ix, err := Run(context.Background(), c, Options{Dir: t.TempDir(), Exe: exe, Progress: &progress})
+	ix, err := Run(context.Background(), c, Options{Dir: t.TempDir(), Exe: exe, Command: testCommand(exe), Progress: &progress})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, progress.String())
 	}

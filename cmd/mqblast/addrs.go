@@ -8,8 +8,6 @@ import (
 	"github.com/mqblast/mqblast/tuning"
 )
 
-func init() { register(newAddrsCmd) }
-
 func newAddrsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "addrs",

@@ -8,8 +8,6 @@ import (
 	"github.com/mqblast/mqblast/broker"
 )
 
-func init() { register(newBrokerCmd) }
-
 func newBrokerCmd() *cobra.Command {
 	var listen string
 	var private bool

@@ -9,8 +9,6 @@ import (
 	"github.com/mqblast/mqblast/tuning"
 )
 
-func init() { register(newCheckCmd) }
-
 // needsFlags are the flags that describe a run without a scenario, shared by check and tune.
 type needsFlags struct {
 	connections, addrs, procs, brokerPort, connectRate int

@@ -28,9 +28,9 @@ func execCLI(args ...string) (stdout, stderr string, code int, err error) {
 	root.SetOut(&out)
 	root.SetErr(&errOut)
 	root.SetArgs(args)
-	err = root.ExecuteContext(context.Background())
+	cmd, err := root.ExecuteContextC(context.Background())
 	if err != nil {
-		errOut.WriteString("mqblast: " + err.Error() + "\n")
+		errOut.WriteString("mqblast: " + errorText(cmd, err) + "\n")
 	}
 	return out.String(), errOut.String(), codeOf(err), err
 }

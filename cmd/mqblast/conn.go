@@ -7,17 +7,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mqblast/mqblast/internal/secret"
+	"github.com/mqblast/mqblast/run/spec"
 	"github.com/mqblast/mqblast/scenario"
 )
 
-func init() {
-	register(newConnCmd)
-	register(newPubCmd)
-	register(newSubCmd)
-}
-
-// runScenario runs the scenario a quick verb built; tests replace it to see that scenario.
-var runScenario = executeScenario
 
 // quickFlags are the emqtt-bench style flags that conn, pub and sub share.
 type quickFlags struct {
@@ -54,53 +48,50 @@ func (f *quickFlags) register(cmd *cobra.Command, prefix string, duration time.D
 	fl.StringVarP(&f.password, "password", "P", "", "password")
 	fl.StringVar(&f.ifaddr, "ifaddr", "", "source addresses of the broker's address family: list, range (127.0.0.2-127.0.0.9), CIDR or interface (its addresses of that family)")
 	fl.StringVar(&f.prefix, "prefix", prefix, "client id prefix")
-	fl.IntVarP(&f.run.idStart, "startnumber", "n", 0, "number of the first client (client id = prefix + number)")
+	fl.IntVarP(&f.run.sp.IDStart, "startnumber", "n", 0, "number of the first client (client id = prefix + number)")
 	fl.DurationVar(&f.duration, "duration", duration, durationHelp)
-	fl.StringVar(&f.run.out, "out", "", "write the result document (JSON) to this file")
-	fl.StringVar(&f.run.html, "html", "", "write the HTML report of the run to this file (also of an interrupted run)")
-	fl.StringVar(&f.run.format, "format", "text", "stdout format: text (summary) or json (the result document)")
-	fl.StringVar(&f.run.procs, "procs", "auto", "worker processes: auto (as many as the descriptor limit needs) or N")
-	fl.BoolVar(&f.run.noCheck, "no-check", false, "skip the host checks before the run")
-	fl.IntVar(&f.run.loops, "loops", 0, "event loops per process (0: one per core; at most 4 per core)")
-	f.run.registerScenarioFlags(cmd)
-	f.run.registerMaxPacket(fl)
-	f.run.registerAcceptDowngrade(fl)
 	fl.BoolVarP(&f.secure, "ssl", "S", false, "connect over TLS (mqtts; with --ws, wss); see --cacert, --cert, --insecure")
 	fl.BoolVar(&f.secure, "tls", false, "same as --ssl")
 	fl.BoolVar(&f.ws, "ws", false, "connect over WebSocket (subprotocol mqtt, path --ws-path)")
 	fl.StringVar(&f.wsPath, "ws-path", "/mqtt", "WebSocket request path, with --ws (\"mqtt\" is taken as \"/mqtt\")")
-	registerTLSFlags(fl, &f.run.tls)
-	registerEmqttTLSAliases(fl, &f.run.tls)
-	f.run.registerPasswordFile(fl)
-	f.run.registerWatchFlags(fl)
-	registerOutputFlags(fl, &f.run.outputs)
-	f.run.registerShardFlags(fl)
+	f.run.registerCommon(cmd)
+	t := &f.run.sp.TLS
+	fl.StringVar(&t.CertFile, "certfile", "", "same as --cert (emqtt-bench's name)")
+	fl.StringVar(&t.KeyFile, "keyfile", "", "same as --key (emqtt-bench's name)")
+	fl.StringVar(&t.CAFile, "cacertfile", "", "same as --cacert")
 }
 
-// scenario builds the scenario of type typ the flags describe: group is the JSON group
-// ("publishers" or "subscribers") with the group fields the verb adds, params the
-// parameters it adds.
-func (f *quickFlags) scenario(cmd *cobra.Command, typ, group string, fields, params map[string]any) (*scenario.Scenario, error) {
-	s, brokers, err := scenario.NewQuick(scenario.Quick{Verb: cmd.Name(), Type: typ, Group: group, Fields: fields, Params: params,
+// spec builds the Spec of the scenario of type typ the flags describe: group is the JSON
+// group ("publishers" or "subscribers") with the group fields the verb adds, params the
+// parameters it adds. The scenario is the Spec's own file; a password given with -P stays
+// out of it (the marker stands for it).
+func (f *quickFlags) spec(cmd *cobra.Command, typ, group string, fields, params map[string]any) (*spec.Spec, error) {
+	data, brokers, err := scenario.QuickFile(scenario.Quick{Verb: cmd.Name(), Type: typ, Group: group, Fields: fields, Params: params,
 		Count: f.count, IntervalMS: f.intervalMS, Rate: f.rate, RateGiven: cmd.Flags().Changed("rate"), Keepalive: f.keepalive,
-		Version: f.version, Clean: f.clean, Username: f.username, Password: f.password, PasswordFile: f.run.passwordFile != "",
+		Version: f.version, Clean: f.clean, Username: f.username, Password: f.password, PasswordFile: f.run.sp.PasswordFile != "",
 		Prefix: f.prefix, Duration: f.duration, Hosts: f.hosts, Port: f.port, PortGiven: cmd.Flags().Changed("port"),
 		Secure: f.secure, WS: f.ws, WSPath: f.wsPath})
 	if err != nil {
 		return nil, usageError(err)
 	}
-	if brokers != nil {
-		f.run.brokers = brokers
+	sp, err := f.run.spec(cmd, cmd.Name())
+	if err != nil {
+		return nil, err
 	}
+	sp.Scenario.File = secret.RedactJSON(data, "password")
+	if f.password != "" {
+		f.run.password = f.password
+	}
+	sp.Brokers = brokers
 	if f.ifaddr != "" {
-		f.run.bind = []string{f.ifaddr}
+		sp.Bind = []string{f.ifaddr}
 	}
-	return s, nil
+	return sp, nil
 }
 
 // topicTemplate turns emqtt-bench topic placeholders into the scenario's (scenario.QuickTopic).
 func (f *quickFlags) topicTemplate(t string) (string, error) {
-	t, err := scenario.QuickTopic(t, f.username, f.run.idStart)
+	t, err := scenario.QuickTopic(t, f.username, f.run.sp.IDStart)
 	if err != nil {
 		return "", usageError(err)
 	}
@@ -130,11 +121,11 @@ scenario the flags built, --threshold with exit 5; see mqblast run --help).`,
   mqblast conn -c 100 --set parameters.reconnect=backoff`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := f.scenario(cmd, "Connections", "publishers", nil, nil)
+			sp, err := f.spec(cmd, "Connections", "publishers", nil, nil)
 			if err != nil {
 				return err
 			}
-			return runScenario(cmd, s, &f.run)
+			return start(cmd, sp, f.run.password)
 		},
 	}
 	f.register(cmd, "mqblast-conn-", 10*time.Second, "how long to hold the connections once connected")
@@ -188,7 +179,7 @@ starts once every client has connected (emqtt-bench's -w is always on).`,
 			if err != nil {
 				return usageError(err)
 			}
-			if f.run.stages != "" {
+			if f.run.sp.Stages != "" {
 				for _, name := range []string{"interval-of-msg", "msg-rate", "duration"} {
 					if cmd.Flags().Changed(name) {
 						return usageError(fmt.Errorf("--stages and --%s: the stages give the rate and the duration; give one of them", name))
@@ -205,11 +196,11 @@ starts once every client has connected (emqtt-bench's -w is always on).`,
 			if inflight > 0 {
 				params["max_inflight_messages"] = inflight
 			}
-			s, err := f.scenario(cmd, "Publish", "publishers", fields, params)
+			sp, err := f.spec(cmd, "Publish", "publishers", fields, params)
 			if err != nil {
 				return err
 			}
-			return runScenario(cmd, s, &f.run)
+			return start(cmd, sp, f.run.password)
 		},
 	}
 	f.register(cmd, "mqblast-pub-", 30*time.Second, "how long to publish (the warm-up included)")
@@ -259,11 +250,11 @@ unexpected.other_run.`,
 			if err != nil {
 				return err
 			}
-			s, err := f.scenario(cmd, "Subscribe", "subscribers", map[string]any{"topics": t, "qos": qos}, nil)
+			sp, err := f.spec(cmd, "Subscribe", "subscribers", map[string]any{"topics": t, "qos": qos}, nil)
 			if err != nil {
 				return err
 			}
-			return runScenario(cmd, s, &f.run)
+			return start(cmd, sp, f.run.password)
 		},
 	}
 	f.register(cmd, "mqblast-sub-", 60*time.Second, "how long to receive")

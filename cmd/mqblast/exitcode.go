@@ -3,7 +3,7 @@ package main
 import (
 	"errors"
 
-	"github.com/mqblast/mqblast/run"
+	"github.com/mqblast/mqblast/internal/fail"
 )
 
 // Exit codes of mqblast. main alone turns an error into one of these.
@@ -47,24 +47,21 @@ func codeOf(err error) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	var st *run.ExitStatus
+	var st *fail.ExitStatus
 	if errors.As(err, &st) {
 		return st.Code
 	}
-	var re *run.Error
-	if errors.As(err, &re) {
-		switch k := re.Kind; { // the outermost kind decides
-		case errors.Is(k, run.ErrUsage):
-			return exitUsage
-		case errors.Is(k, run.ErrInvalid):
-			return exitInvalid
-		case errors.Is(k, run.ErrNotReady):
-			return exitNotReady
-		case errors.Is(k, run.ErrThreshold):
-			return exitThreshold
-		}
+	switch k := fail.KindOf(err); k { // the outermost kind decides
+	case fail.Usage:
+		return exitUsage
+	case fail.Invalid:
+		return exitInvalid
+	case fail.NotReady:
+		return exitNotReady
+	case fail.Threshold:
+		return exitThreshold
 	}
-	if errors.Is(err, run.ErrInterrupted) {
+	if errors.Is(err, fail.Interrupted) {
 		return exitInterrupted
 	}
 	return exitFailed

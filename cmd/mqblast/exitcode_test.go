@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/mqblast/mqblast/bench"
-	"github.com/mqblast/mqblast/run"
+	"github.com/mqblast/mqblast/internal/fail"
 )
 
 // TestCodeOfRunErrors: the kinds of run's errors map to the exit codes of the table, a
@@ -19,13 +19,13 @@ func TestCodeOfRunErrors(t *testing.T) {
 	}{
 		{nil, exitOK},
 		{cause, exitFailed},
-		{&run.Error{Kind: run.ErrUsage, Err: cause}, exitUsage},
-		{fmt.Errorf("--net: %w", &run.Error{Kind: run.ErrUsage, Err: cause}), exitUsage},
-		{&run.Error{Kind: run.ErrInvalid, Err: &run.Error{Kind: run.ErrUsage, Err: cause}}, exitInvalid},
-		{&run.Error{Kind: run.ErrNotReady, Err: cause}, exitNotReady},
-		{&run.ExitStatus{Code: 7, Err: cause}, 7},
+		{&fail.Error{Kind: fail.Usage, Err: cause}, exitUsage},
+		{fmt.Errorf("--net: %w", &fail.Error{Kind: fail.Usage, Err: cause}), exitUsage},
+		{&fail.Error{Kind: fail.Invalid, Err: &fail.Error{Kind: fail.Usage, Err: cause}}, exitInvalid},
+		{&fail.Error{Kind: fail.NotReady, Err: cause}, exitNotReady},
+		{&fail.ExitStatus{Code: 7, Err: cause}, 7},
 		{fmt.Errorf("run: %w", bench.ErrInterrupted), exitInterrupted},
-		{withCode(exitThreshold, &run.Error{Kind: run.ErrUsage, Err: cause}), exitThreshold},
+		{withCode(exitThreshold, &fail.Error{Kind: fail.Usage, Err: cause}), exitThreshold},
 	} {
 		if got := codeOf(c.err); got != c.want {
 			t.Errorf("codeOf(%v) = %d, want %d", c.err, got, c.want)

@@ -9,8 +9,6 @@ import (
 	"github.com/mqblast/mqblast/internal/child"
 )
 
-func init() { register(newGuardCmd) }
-
 // guardTimeout is how long the guard waits for its program to end after SIGTERM: a study
 // waits as long before it kills a broker's group.
 const guardTimeout = 10 * time.Second

@@ -1,21 +1,19 @@
 package main
 
 import (
-	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/mqblast/mqblast/run"
-	"github.com/mqblast/mqblast/scenario"
+	"github.com/mqblast/mqblast/run/spec"
 )
-
-func init() { register(newLimitCmd) }
 
 func newLimitCmd() *cobra.Command {
 	var (
-		rf run.LimitOptions
-		f  runFlags
+		lim     spec.Limit
+		confirm bool
+		f       runFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "limit SCENARIO --slo EXPR [--slo EXPR ...] [flags]",
@@ -47,6 +45,7 @@ The answer says who set the limit, from the first failed step's evidence: the cl
 --broker-pid or --broker-metrics). When the client or the host set it, the figure is a
 lower bound for the broker, and the output says so with the fix. The search runs in one
 process (--procs 1) and ends at --max-rate or --max-duration; Ctrl-C gives what is known.
+Its result's spec holds the search ("limit"): 'mqblast run --spec' repeats it.
 Exit 0 when a limit was found, 5 when even the start rate fails the SLO, 1 when the run
 failed, 2 on bad input.`,
 		Example: `  mqblast limit quick-p2p-100 --broker 127.0.0.1:1883 --slo 'latency_us.p99<50000' --slo messages.lost==0
@@ -61,38 +60,30 @@ failed, 2 on bad input.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case f.stages != "":
-				return usageError(errors.New("--stages: limit sets the rate itself, step by step"))
-			case f.duration != 0:
-				return usageError(errors.New("--duration: limit runs until its answer; bound it with --max-duration"))
-			case f.shard != "" || f.startAt != "":
-				return usageError(errors.New("--shard and --start-at: limit runs in one process on one host"))
-			case f.net.profile != "":
-				return usageError(errors.New("--net: not with limit yet; run the search on a host whose network is the one to measure"))
-			}
-			s, err := scenario.Resolve(args[0])
+			sp, err := f.spec(cmd, args[0])
 			if err != nil {
-				return withCode(exitInvalid, err)
+				return err
 			}
-			f.limit = &rf
-			return executeScenario(cmd, s, &f)
+			l := lim
+			l.Confirm = &confirm
+			sp.Limit = &l
+			return start(cmd, sp, f.password)
 		},
 	}
 	f.register(cmd)
 	fl := cmd.Flags()
 	_ = fl.Set("procs", "1")
 	fl.Lookup("procs").DefValue = "1"
-	fl.StringArrayVar(&rf.SLO, "slo", nil, "what a step must hold: a threshold expression over its summary (repeatable), e.g. 'latency_us.p99<50000', messages.lost==0")
-	fl.Float64Var(&rf.StartRate, "start-rate", 0, "the first step's rate, messages per second of all publishers together, or connections per second (default: the scenario's, publish_rate × publishers or connection_rate)")
-	fl.Float64Var(&rf.MaxRate, "max-rate", 0, "the highest rate tried (default: 1000 × the start rate)")
-	fl.Float64Var(&rf.Precision, "precision", 0.05, "stop when the first failed rate is within this fraction above the sustained one")
-	fl.Float64Var(&rf.Factor, "factor", 2, "the step up from one rate to the next until a step fails")
-	fl.DurationVar(&rf.Step, "step", 10e9, "how long each rate is held (whole seconds)")
-	fl.DurationVar(&rf.Settle, "settle", 3e9, "how much of each step's start is not judged")
-	fl.DurationVar(&rf.Pause, "pause", 2e9, "how long nothing is due after each step, so that its copies in flight arrive (whole seconds)")
-	fl.DurationVar(&rf.MaxDuration, "max-duration", 600e9, "the longest the search publishes")
-	fl.BoolVar(&rf.Confirm, "confirm", true, "repeat a failed step once at the same rate and go by the repeat, and hold the answer once more before giving it (a step spoilt by the host, or one that held in a quiet moment, does not make the answer)")
-	fl.StringVar(&rf.Vary, "vary", run.VaryPublishRate, "the rate field varied: "+run.VaryPublishRate+", or "+run.VaryConnectionRate+" for a Connections scenario")
+	fl.StringArrayVar(&lim.SLO, "slo", nil, "what a step must hold: a threshold expression over its summary (repeatable), e.g. 'latency_us.p99<50000', messages.lost==0")
+	fl.Float64Var(&lim.StartRate, "start-rate", 0, "the first step's rate, messages per second of all publishers together, or connections per second (default: the scenario's, publish_rate × publishers or connection_rate)")
+	fl.Float64Var(&lim.MaxRate, "max-rate", 0, "the highest rate tried (default: 1000 × the start rate)")
+	fl.Float64Var(&lim.Precision, "precision", 0.05, "stop when the first failed rate is within this fraction above the sustained one")
+	fl.Float64Var(&lim.Factor, "factor", 2, "the step up from one rate to the next until a step fails")
+	fl.DurationVar((*time.Duration)(&lim.Step), "step", 10*time.Second, "how long each rate is held (whole seconds)")
+	fl.DurationVar((*time.Duration)(&lim.Settle), "settle", 3*time.Second, "how much of each step's start is not judged")
+	fl.DurationVar((*time.Duration)(&lim.Pause), "pause", 2*time.Second, "how long nothing is due after each step, so that its copies in flight arrive (whole seconds)")
+	fl.DurationVar((*time.Duration)(&lim.MaxDuration), "max-duration", 10*time.Minute, "the longest the search publishes")
+	fl.BoolVar(&confirm, "confirm", true, "repeat a failed step once at the same rate and go by the repeat, and hold the answer once more before giving it (a step spoilt by the host, or one that held in a quiet moment, does not make the answer)")
+	fl.StringVar(&lim.Vary, "vary", spec.VaryPublishRate, "the rate field varied: "+spec.VaryPublishRate+", or "+spec.VaryConnectionRate+" for a Connections scenario")
 	return cmd
 }

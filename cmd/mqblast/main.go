@@ -36,9 +36,10 @@ func execute() int {
 		}()
 	}
 	root := newRootCmd()
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "mqblast: %s\n", termtext.Text(err.Error())) // errors quote documents, files and brokers
+		// Errors quote documents, files and brokers; a Spec field is named by its flag.
+		fmt.Fprintf(os.Stderr, "mqblast: %s\n", termtext.Text(errorText(cmd, err)))
 		if codeOf(err) == exitUsage {
 			fmt.Fprintf(os.Stderr, "Run '%s --help' for usage.\n", root.CommandPath())
 		}

@@ -5,11 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mqblast/mqblast/report"
 	"github.com/mqblast/mqblast/result"
-	"github.com/mqblast/mqblast/run"
 )
-
-func init() { register(newMergeCmd) }
 
 func newMergeCmd() *cobra.Command {
 	var out, format string
@@ -47,7 +45,7 @@ accounting identity broken), naming the file and the field.`,
 			if err := result.CheckFiles(args, rs); err != nil {
 				return usageError(err)
 			}
-			return run.WriteResult(cmd.OutOrStdout(), cmd.ErrOrStderr(), result.Merge(rs), out, format)
+			return report.WriteResult(cmd.OutOrStdout(), cmd.ErrOrStderr(), result.Merge(rs), out, format)
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the merged document to this file")

@@ -8,11 +8,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/mqblast/mqblast/run"
+	"github.com/mqblast/mqblast/network"
 	"github.com/mqblast/mqblast/tuning"
 )
-
-func init() { register(newNetCmd) }
 
 func newNetCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -52,7 +50,7 @@ this kernel has sch_netem and IFB, i.e. whether 'net apply' works here or 'net e
   mqblast net show 'worst,up:loss=1%'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return run.ShowProfiles(cmd.OutOrStdout(), args, geteuid() == 0)
+			return network.ShowProfiles(cmd.OutOrStdout(), args, geteuid() == 0)
 		},
 	}
 }
@@ -83,7 +81,7 @@ or 'mqblast run --net PROFILE', which need none. --dry-run prints the commands o
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return run.Apply(cmd.OutOrStdout(), args[0], to, dev, dryRun)
+			return network.Apply(cmd.OutOrStdout(), args[0], to, dev, dryRun)
 		},
 	}
 	cmd.Flags().StringVar(&to, "to", "", "the broker's IP address (host:port is accepted)")
@@ -108,7 +106,7 @@ runs in them, and the temporary directories of such runs (mqblast-net-<pid>-N in
   sudo mqblast net clear --all`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return run.Clear(cmd.OutOrStdout(), to, dev, all)
+			return network.Clear(cmd.OutOrStdout(), to, dev, all)
 		},
 	}
 	cmd.Flags().StringVar(&to, "to", "", "the broker's IP address given to 'net apply'")
@@ -151,16 +149,16 @@ its own CPU per frame). A crashed emulate leaves namespaces that 'mqblast net cl
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := run.ParseProfile(args[0])
+			p, err := network.ParseProfile(args[0])
 			if err != nil {
 				return err
 			}
 			if n := cmd.ArgsLenAtDash(); n > 1 {
 				return usageError(fmt.Errorf("net emulate: unexpected %q before --: the client command goes after --", args[1]))
 			}
-			return run.Emulate(cmd.Context(), run.EmulateOptions{Profile: p, BrokerCmd: ef.brokerCmd, ClientAddrs: ef.clients,
+			return network.Emulate(cmd.Context(), network.EmulateOptions{Profile: p, BrokerCmd: ef.brokerCmd, ClientAddrs: ef.clients,
 				NormalPriority: ef.normal, Stats: ef.stats, Client: args[1:], Log: cmd.ErrOrStderr(),
-				Stdio: run.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}})
+				Stdio: network.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}})
 		},
 	}
 	cmd.Flags().StringVar(&ef.brokerCmd, "broker-cmd", "", "command (sh -c) that runs the broker in the broker namespace")

@@ -185,7 +185,7 @@ func TestOrphansWorkersAndEmbeddedBroker(t *testing.T) {
 	killedParent(t, []string{"run", "quick-p2p-100", "--procs", "2", "--duration", "60s", "--no-check"},
 		func(kids []proc, stderr string) []string {
 			addr := addrAfter(stderr, "started the embedded broker (mochi-mqtt) on ")
-			if len(withArgs(kids, "run", "--worker")) < 2 || len(withArgs(kids, "broker", "--listen")) != 1 || addr == "" {
+			if len(withArgs(kids, " child")) < 2 || len(withArgs(kids, "broker", "--listen")) != 1 || addr == "" {
 				return nil
 			}
 			return []string{addr}
@@ -220,7 +220,7 @@ func TestOrphansStudy(t *testing.T) {
 	out := filepath.Join(dir, "study")
 	killedParent(t, []string{"study", campaign, "--out", out, "--no-check", "--run-arg=--procs=2"},
 		func(kids []proc, _ string) []string {
-			if len(withArgs(kids, "mosquitto")) == 0 || len(withArgs(kids, "run", "--worker")) < 2 {
+			if len(withArgs(kids, "mosquitto")) == 0 || len(withArgs(kids, " child")) < 2 {
 				return nil
 			}
 			var ix struct {

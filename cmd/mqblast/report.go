@@ -9,13 +9,7 @@ import (
 
 	rpt "github.com/mqblast/mqblast/report"
 	"github.com/mqblast/mqblast/result"
-	"github.com/mqblast/mqblast/run"
 )
-
-func init() {
-	register(newReportCmd)
-	register(newCompareCmd)
-}
 
 func newReportCmd() *cobra.Command {
 	var html string
@@ -44,7 +38,7 @@ intervals as CSV and as an HdrHistogram interval log (docs/outputs.md).`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if html != "" {
-				if err := run.CheckOut("--html", html, "report.html"); err != nil {
+				if err := checkOut("--html", html, "report.html"); err != nil {
 					return err
 				}
 			}
@@ -58,7 +52,7 @@ intervals as CSV and as an HdrHistogram interval log (docs/outputs.md).`,
 			if html == "" {
 				return rpt.WriteSummary(cmd.OutOrStdout(), r)
 			}
-			return run.WriteHTMLReport(cmd.ErrOrStderr(), r, filepath.Base(args[0]), html)
+			return rpt.WriteHTMLFile(cmd.ErrOrStderr(), r, filepath.Base(args[0]), html)
 		},
 	}
 	cmd.Flags().StringVar(&html, "html", "", "write the HTML report to this file")
@@ -90,7 +84,7 @@ Results of different scenarios are compared, but with a warning that names what 
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if html != "" {
-				if err := run.CheckOut("--html", html, "report.html"); err != nil {
+				if err := checkOut("--html", html, "report.html"); err != nil {
 					return err
 				}
 			}
@@ -108,7 +102,7 @@ Results of different scenarios are compared, but with a warning that names what 
 			if html == "" {
 				return nil
 			}
-			if err := run.WriteFile(html, func(w io.Writer) error { return rpt.WriteCompareHTML(w, in, version) }); err != nil {
+			if err := rpt.WriteFile(html, func(w io.Writer) error { return rpt.WriteCompareHTML(w, in, version) }); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "comparison written to %s\n", html)
@@ -117,4 +111,33 @@ Results of different scenarios are compared, but with a warning that names what 
 	}
 	cmd.Flags().StringVar(&html, "html", "", "also write the comparison as an HTML page to this file")
 	return cmd
+}
+
+// addOutputFlags registers --csv and --hlog on `mqblast report` and returns what writes
+// them for a result read from its file: call it from report's RunE once the result is read.
+func addOutputFlags(cmd *cobra.Command) func(r *result.Result) error {
+	var csvPath, hlogPath string
+	fl := cmd.Flags()
+	fl.StringVar(&csvPath, "csv", "", "write one CSV row per interval to this file (columns: docs/outputs.md)")
+	fl.StringVar(&hlogPath, "hlog", "", "write the intervals' latency histograms as an HdrHistogram interval log (tags latency, latency_raw, connect; µs)")
+	return func(r *result.Result) error {
+		for _, p := range []struct{ flag, path string }{{"--csv", csvPath}, {"--hlog", hlogPath}} {
+			if p.path == "" {
+				continue
+			}
+			if err := checkOut(p.flag, p.path, "result.json"); err != nil {
+				return err
+			}
+		}
+		return rpt.WriteOutputs(cmd.ErrOrStderr(), r, csvPath, hlogPath)
+	}
+}
+
+// checkOut refuses, as a usage error naming flag, a path the file of flag cannot be
+// written to.
+func checkOut(flag, path, example string) error {
+	if err := rpt.CheckPath(path, example); err != nil {
+		return usageError(fmt.Errorf("%s %s: %w", flag, path, err))
+	}
+	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
-	"sort"
 
 	"github.com/spf13/cobra"
 )
@@ -17,11 +16,17 @@ var (
 	date    = "unknown"
 )
 
-// subcommands holds the constructors of every subcommand. Each subcommand file registers
-// its constructor from an init function, so that files can be added without touching this one.
-var subcommands []func() *cobra.Command
-
-func register(f func() *cobra.Command) { subcommands = append(subcommands, f) }
+// commands are mqblast's verbs, in the order `mqblast --help` lists them: every command of
+// the binary is here, the hidden ones (the child processes' own) last.
+func commands() []*cobra.Command {
+	return []*cobra.Command{
+		newRunCmd(), newLimitCmd(), newConnCmd(), newPubCmd(), newSubCmd(),
+		newScenariosCmd(), newValidateCmd(), newCheckCmd(), newTuneCmd(), newAddrsCmd(),
+		newReportCmd(), newCompareCmd(), newMergeCmd(), newStudyCmd(),
+		newSinkCmd(), newNetCmd(), newBrokerCmd(), newVersionCmd(),
+		newChildCmd(), newGuardCmd(),
+	}
+}
 
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
@@ -72,13 +77,7 @@ MQTT 3.1.1 or 5.0 broker, and reports throughput, latency percentiles and losses
 			}
 		}
 	}
-	root.AddCommand(newVersionCmd())
-	cmds := make([]*cobra.Command, 0, len(subcommands))
-	for _, f := range subcommands {
-		cmds = append(cmds, f())
-	}
-	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name() < cmds[j].Name() })
-	root.AddCommand(cmds...)
+	root.AddCommand(commands()...)
 	// Unknown subcommands and bad positional arguments are usage errors (exit 2).
 	root.Args = func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {

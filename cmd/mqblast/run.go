@@ -1,129 +1,186 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/mqblast/mqblast/bench"
-	"github.com/mqblast/mqblast/reactor"
-	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/internal/secret"
 	"github.com/mqblast/mqblast/run"
+	"github.com/mqblast/mqblast/run/spec"
 	"github.com/mqblast/mqblast/scenario"
 )
 
-func init() { register(newRunCmd) }
-
-// runFlags are the flags of `mqblast run`.
+// runFlags are the flags of the verbs that run a scenario (run, limit, conn, pub, sub):
+// each sets a field of the run's Spec (fieldOf names it).
 type runFlags struct {
-	brokers         []string
-	sets            []string
-	bind            []string
-	out             string
-	html            string // --html (run.Report)
-	duration        time.Duration
-	stages          string // --stages (run and pub)
-	procs           string
-	shard           string
-	startAt         string       // --start-at
-	start           *run.StartAt // parsed from startAt when the run begins
-	runID           string       // --run-id
-	runFrom         string       // --run-id-from: a worker's, where its parent's identity came from
-	format          string
-	outputs         run.Outputs // --csv, --hlog, --metrics (outputs.go)
-	noCheck         bool
-	loops           int
-	worker          bool
-	part            string // --part: a worker's part of the plan (of the shard, with --shard)
-	idStart         int
-	maxPkt          int
-	acceptDowngrade bool
-	sink            bool          // --sink: a calibration run against mqblast sink (sink.go)
-	sinkWait        time.Duration // --sink-flush-delay
-
-	thresholds    []string            // --threshold
-	evaluate      []string            // every threshold of the run: the scenario's, then --threshold's
-	passwordFile  string              // --password-file (password.go)
-	brokerPID     int                 // --broker-pid (watch.go)
-	brokerCgroup  string              // --broker-cgroup
-	brokerSys     bool                // --broker-sys (watch.go)
-	brokerMetrics []string            // --broker-metrics
-	metrics       run.MetricsOptions  // --broker-metric, --broker-metrics-*
-	net           netFlags            // --net, --net-broker-cmd (net.go)
-	netInfo       *result.NetworkInfo // the profile the run goes through, for its result
-	tls           reactor.TLSOptions  // --cacert, --cert, ... (tls.go)
-	limit         *run.LimitOptions   // mqblast limit's search (limit.go); nil for run
+	sp        spec.Spec
+	procs     procsFlag
+	sink      bool          // --sink
+	sinkDelay time.Duration // --sink-flush-delay
+	net       spec.Net      // --net, --net-broker-cmd
+	specFile  string        // --spec
+	password  string        // the password a flag gave (-P): kept out of the Spec
 }
 
-// registerShardFlags adds --shard and --start-at, for run and the quick verbs.
+// registerShardFlags adds --shard, --start-at and --run-id, for run and the quick verbs.
 func (rf *runFlags) registerShardFlags(fl *pflag.FlagSet) {
-	fl.StringVar(&rf.shard, "shard", "", "run shard I of N of the scenario (I/N, 0-based; N at most the largest group's clients), e.g. on several hosts; "+
+	fl.StringVar(&rf.sp.Shard, "shard", "", "run shard I of N of the scenario (I/N, 0-based; N at most the largest group's clients), e.g. on several hosts; "+
 		"auto: I from $"+run.EnvShardIndex+" (a Kubernetes Indexed Job), N from $"+run.EnvShardCount)
-	fl.StringVar(&rf.startAt, "start-at", "", "connect and subscribe, then start publishing at this wall-clock time: "+
+	fl.StringVar(&rf.sp.StartAt, "start-at", "", "connect and subscribe, then start publishing at this wall-clock time: "+
 		"RFC 3339 (2026-01-02T15:04:05Z) or +DURATION from now (+90s), at most 24h ahead; a run not ready by then starts at once, late (start.late_ms), up to 10m after it")
-	fl.StringVar(&rf.runID, "run-id", "", "the run's identity, any text (e.g. a Kubernetes Job's uid): every measured message carries 16 bits "+
+	fl.StringVar(&rf.sp.RunID, "run-id", "", "the run's identity, any text (e.g. a Kubernetes Job's uid): every measured message carries 16 bits "+
 		"derived from it, and copies of other runs count as unexpected.other_run; shards of one run need the same one "+
 		"(default: derived from --start-at, else random; a sub counts every run's copies unless given the publishers' --run-id)")
 }
 
+// registerCommon adds the flags that run, limit and the quick verbs share.
+func (rf *runFlags) registerCommon(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	sp := &rf.sp
+	fl.StringArrayVar(&sp.Scenario.Set, "set", nil, "override a scenario field: path=value, e.g. parameters.connection_rate=500 (repeatable)")
+	fl.StringArrayVar(&sp.Thresholds, "threshold", nil, "pass/fail criterion PATH OP NUMBER on the result document, e.g. messages.lost==0 or "+
+		"'latency_us.p99<50000' (< <= > >= == !=; repeatable, added to the scenario's; exit 5 when one fails)")
+	fl.StringVar(&sp.Outputs.Out, "out", "", "write the result document (JSON) to this file")
+	fl.StringVar(&sp.Outputs.HTML, "html", "", "write the HTML report of the run to this file (also of an interrupted run)")
+	fl.StringVar(&sp.Outputs.Format, "format", "text", "stdout format: text (summary) or json (the result document)")
+	fl.StringVar(&sp.Outputs.CSV, "csv", "", "write one CSV row per interval to this file (columns: docs/outputs.md)")
+	fl.StringVar(&sp.Outputs.Hlog, "hlog", "", "write the intervals' latency histograms as an HdrHistogram interval log (tags latency, latency_raw, connect; µs)")
+	fl.StringVar(&sp.Outputs.Metrics, "metrics", "", "serve live Prometheus metrics at http://ADDR/metrics during the run, e.g. 127.0.0.1:9464 (loopback only unless --metrics-public)")
+	fl.BoolVar(&sp.Outputs.MetricsPublic, "metrics-public", false, "allow a --metrics address that is not loopback (the metrics are then open to the network)")
+	fl.DurationVar((*time.Duration)(&sp.Outputs.MetricsHold), "metrics-hold", 0, "keep serving /metrics this long after the run ended, so that a scraper sees the final figures (e.g. 30s)")
+	fl.Var(&rf.procs, "procs", "worker processes: auto (as many as the descriptor limit needs) or N")
+	fl.BoolVar(&sp.NoCheck, "no-check", false, "skip the host checks (mqblast check) before the run")
+	fl.IntVar(&sp.Loops, "loops", 0, "event loops per process (0: one per core; at most 4 per core)")
+	fl.Var(packetSize{&sp.MaxPacketSize}, "max-packet-size", "largest packet a client accepts from the broker (bytes, or 64KiB, 1MiB ...), announced in 5.0 (0: payload_size + 64 KiB, at least 1 MiB)")
+	fl.BoolVar(&sp.AcceptDowngrade, "accept-downgrade", false, "when the broker's 5.0 CONNACK says it lacks what the plan needs "+
+		"(Maximum QoS below the plan's, Retain Available 0, no shared or wildcard subscriptions), run at what it grants and say so "+
+		"in broker_behaviour (default: the run fails after connecting, in the broker's words)")
+	fl.StringVar(&sp.PasswordFile, "password-file", "", "read the broker password from the first line of FILE "+
+		"(precedence: --password-file, then -P or --set server.password, then the scenario's server.password, then $"+run.PasswordEnv+
+		" when a username is given)")
+	t := &sp.TLS
+	fl.StringVar(&t.CAFile, "cacert", "", "PEM file of the CA(s) that signed the broker's certificate (default: the system's)")
+	fl.StringVar(&t.CertFile, "cert", "", "PEM client certificate, for a broker that requires one (mutual TLS)")
+	fl.StringVar(&t.KeyFile, "key", "", "PEM private key of --cert")
+	fl.StringVar(&t.ServerName, "sni", "", "TLS server name: sent as SNI and verified (default: the broker's host)")
+	fl.BoolVar(&t.Insecure, "insecure", false, "do not verify the broker's certificate")
+	fl.StringSliceVar(&t.ALPN, "alpn", nil, "ALPN protocols to offer, comma-separated (default: none)")
+	fl.StringVar(&t.Version, "tls-version", "", "offer only this TLS version: 1.2 or 1.3 (default: both)")
+	w := &sp.Watch
+	fl.IntVar(&w.BrokerPID, "broker-pid", 0, "the broker's process, sampled for CPU, RSS and descriptors each interval (default: found when the broker is local)")
+	fl.BoolVar(&w.BrokerSys, "broker-sys", false, "read the broker's $SYS topics on one extra connection (not counted) and put its own counts beside the run's; "+
+		"as fresh as the broker refreshes them (Mosquitto: sys_interval, 10 s by default)")
+	fl.StringVar(&w.BrokerCgroup, "broker-cgroup", "", "the broker's cgroup, sampled for CPU and memory (a cgroup v2 directory, or a v1 path such as /docker/ID)")
+	fl.StringArrayVar(&w.BrokerMetrics, "broker-metrics", nil, "a Prometheus endpoint of the broker's host, scraped once per interval (repeatable): "+
+		"node_exporter (http://HOST:9100/metrics) gives the host's CPU, memory and network, process-exporter (:9256) or any endpoint "+
+		"with the standard process collector the broker process's CPU, RSS and descriptors; an endpoint that does not answer at the start is refused")
+	fl.StringArrayVar(&w.Series, "broker-metric", nil, "another series to record from the --broker-metrics endpoints (repeatable): "+
+		`NAME or NAME{label="value"}, summed over matching series; a counter as its rate per second, a gauge as its value `+
+		"(e.g. rabbitmq_global_messages_received_total)")
+	fl.StringVar(&w.MetricsAuth, "broker-metrics-auth", "", "a file with the endpoints' credentials: lines username=, password= or bearer_token= "+
+		"(default: $MQBLAST_METRICS_USERNAME, $MQBLAST_METRICS_PASSWORD, $MQBLAST_METRICS_TOKEN); never on the command line")
+	fl.StringVar(&w.MetricsProcess, "broker-metrics-process", "", "the process-exporter group that is the broker (default: the only group, or the one named like a broker)")
+	fl.DurationVar((*time.Duration)(&w.MetricsTimeout), "broker-metrics-timeout", 0, "the longest one scrape may take (default 800ms, at most 900ms: a slow endpoint leaves a gap, never a late interval)")
+	rf.registerShardFlags(fl)
+}
+
+// register adds the flags of `mqblast run` (and limit).
 func (rf *runFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringSliceVar(&rf.brokers, "broker", nil, "broker host:port or URL (mqtts://host:8883, ws://host:8083/mqtt, wss://host:8084/mqtt), replacing the scenario's server (repeat or comma-separate for several)")
-	registerTLSFlags(fl, &rf.tls)
-	rf.registerScenarioFlags(cmd)
-	fl.StringSliceVar(&rf.bind, "bind", nil, "source addresses of the broker's address family: list, range (127.0.0.2-127.0.0.40), CIDR or interface name (its addresses of that family)")
-	fl.StringVar(&rf.out, "out", "", "write the result document (JSON) to this file")
-	fl.StringVar(&rf.html, "html", "", "write the HTML report of the run to this file (also of an interrupted run)")
-	fl.DurationVar(&rf.duration, "duration", 0, "override parameters.duration_sec (how long connections are held)")
+	sp := &rf.sp
+	fl.StringSliceVar(&sp.Brokers, "broker", nil, "broker host:port or URL (mqtts://host:8883, ws://host:8083/mqtt, wss://host:8084/mqtt), replacing the scenario's server (repeat or comma-separate for several)")
+	fl.StringSliceVar(&sp.Bind, "bind", nil, "source addresses of the broker's address family: list, range (127.0.0.2-127.0.0.40), CIDR or interface name (its addresses of that family)")
+	fl.DurationVar((*time.Duration)(&sp.Duration), "duration", 0, "override parameters.duration_sec (how long connections are held)")
 	rf.registerStages(fl)
-	fl.StringVar(&rf.procs, "procs", "auto", "worker processes: auto (as many as the descriptor limit needs) or N")
-	rf.registerShardFlags(fl)
-	fl.StringVar(&rf.format, "format", "text", "stdout format: text (summary) or json (the result document)")
-	registerOutputFlags(fl, &rf.outputs)
-	fl.BoolVar(&rf.noCheck, "no-check", false, "skip the host checks (mqblast check) before the run")
-	fl.IntVar(&rf.loops, "loops", 0, "event loops per process (0: one per core; at most 4 per core)")
-	fl.BoolVar(&rf.worker, "worker", false, "internal: run as a worker process streaming snapshots on stdout")
-	fl.StringVar(&rf.part, "part", "", "internal: with --worker, run part I of N of the (shard's) plan")
-	fl.IntVar(&rf.idStart, "id-start", 0, "number client ids from this instead of 0 (Connections runs)")
-	rf.registerWatchFlags(fl)
-	rf.registerMaxPacket(fl)
-	rf.registerAcceptDowngrade(fl)
+	fl.IntVar(&sp.IDStart, "id-start", 0, "number client ids from this instead of 0 (Connections runs)")
 	fl.BoolVar(&rf.sink, "sink", false, "start mqblast sink on loopback in a child process and run against it: a calibration run (the client host's own ceiling)")
-	fl.DurationVar(&rf.sinkWait, "sink-flush-delay", 0, "with --sink: the sink's --flush-delay, 0 to 1s (fewer, larger writes at that cost in latency)")
-	fl.StringVar(&rf.runFrom, "run-id-from", run.RunIDGiven, "internal: where a worker's --run-id came from")
-	_ = fl.MarkHidden("worker")
-	_ = fl.MarkHidden("run-id-from")
-	_ = fl.MarkHidden("part")
-	rf.registerPasswordFile(fl)
-	rf.net.register(fl)
+	fl.DurationVar(&rf.sinkDelay, "sink-flush-delay", 0, "with --sink: the sink's --flush-delay, 0 to 1s (fewer, larger writes at that cost in latency)")
+	fl.StringVar(&rf.net.Profile, "net", "", "network profile between client and broker (local, optimal, typical, worst, cloud or "+
+		"delay=2ms,jitter=0.4ms,loss=0.03%; see 'mqblast net'): tc netem toward --broker where the kernel has it, "+
+		"else the broker runs behind the packet emulator (root)")
+	fl.StringVar(&rf.net.BrokerCmd, "net-broker-cmd", "", "with --net: the broker to start behind the packet emulator (sh -c, "+
+		"listening on 10.211.0.1:1883 or every address; default: Mosquitto)")
+	rf.registerCommon(cmd)
 }
 
 // registerStages registers --stages, which run and pub share.
 func (rf *runFlags) registerStages(fl *pflag.FlagSet) {
-	fl.StringVar(&rf.stages, "stages", "", "change the publish rate through the run, connections staying up: "+scenario.StagesSyntax+
+	fl.StringVar(&rf.sp.Stages, "stages", "", "change the publish rate through the run, connections staying up: "+scenario.StagesSyntax+
 		"; replaces parameters.stages, and the run lasts their total (not with --duration)")
 }
 
-// registerMaxPacket registers --max-packet-size, which run and the quick verbs share: the
-// engine's errors for a packet over the limit name it.
-func (rf *runFlags) registerMaxPacket(fl *pflag.FlagSet) {
-	fl.Var(packetSize{&rf.maxPkt}, "max-packet-size", "largest packet a client accepts from the broker (bytes, or 64KiB, 1MiB ...), announced in 5.0 (0: payload_size + 64 KiB, at least 1 MiB)")
+// spec is the Spec the flags give for the scenario named arg.
+func (rf *runFlags) spec(cmd *cobra.Command, arg string) (*spec.Spec, error) {
+	sp := rf.sp
+	sp.Scenario.Name = arg
+	sp.Procs = spec.Procs(rf.procs)
+	if rf.sink {
+		sp.Sink = &spec.Sink{FlushDelay: spec.Duration(rf.sinkDelay)}
+	} else if rf.sinkDelay != 0 {
+		return nil, usageError(fmt.Errorf("--sink-flush-delay %v: it is the --flush-delay of the sink that --sink starts; add --sink, or leave it out", rf.sinkDelay))
+	}
+	if rf.net.Profile != "" {
+		n := rf.net
+		sp.Net = &n
+	} else if rf.net.BrokerCmd != "" {
+		return nil, usageError(errors.New("--net-broker-cmd: it starts the broker of --net; add --net PROFILE, or leave it out"))
+	}
+	if f := cmd.Flags().Lookup("duration"); f != nil && f.Changed && rf.sp.Duration <= 0 && cmd.Name() == "run" {
+		return nil, usageError(fmt.Errorf("--duration %v: must be more than 0 (e.g. --duration 30s)", rf.sp.Duration.D()))
+	}
+	// A password given on the command line stays out of the Spec: the run takes it from IO.
+	var sets []string
+	for _, kv := range sp.Scenario.Set {
+		k, v, ok := strings.Cut(kv, "=")
+		if ok && scenario.SecretPath(strings.TrimSpace(k)) && v != secret.Marker {
+			rf.password, kv = v, k+"="+secret.Marker
+		}
+		sets = append(sets, kv)
+	}
+	sp.Scenario.Set = sets
+	if rf.specFile == "" {
+		return &sp, nil
+	}
+	return rf.fromFile(cmd, &sp)
 }
 
-// registerAcceptDowngrade registers --accept-downgrade, which run and the quick verbs share.
-func (rf *runFlags) registerAcceptDowngrade(fl *pflag.FlagSet) {
-	fl.BoolVar(&rf.acceptDowngrade, "accept-downgrade", false, "when the broker's 5.0 CONNACK says it lacks what the plan needs "+
-		"(Maximum QoS below the plan's, Retain Available 0, no shared or wildcard subscriptions), run at what it grants and say so "+
-		"in broker_behaviour (default: the run fails after connecting, in the broker's words)")
+// fromFile is the Spec of --spec FILE, with the flags given beside it in place of its
+// fields (--out, --format, ...).
+func (rf *runFlags) fromFile(cmd *cobra.Command, flags *spec.Spec) (*spec.Spec, error) {
+	data, err := os.ReadFile(rf.specFile)
+	if err != nil {
+		return nil, usageError(fmt.Errorf("--spec %s: %w", rf.specFile, err))
+	}
+	file, err := spec.Read(data)
+	if err != nil {
+		return nil, usageError(fmt.Errorf("--spec %s: %v", rf.specFile, err))
+	}
+	var paths, bad []string
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if p := pathOf(cmd, f.Name); p != "" {
+			paths = append(paths, p)
+		} else if f.Name != "spec" {
+			bad = append(bad, "--"+f.Name)
+		}
+	})
+	if len(bad) > 0 {
+		return nil, usageError(fmt.Errorf("--spec with %s: the spec has no field for it", strings.Join(bad, ", ")))
+	}
+	return file.With(flags, paths)
 }
 
-func newRunCmd() *cobra.Command {
-	var rf runFlags
+func newRunCmd() *cobra.Command { return runCmd(new(runFlags)) }
+
+// runCmd is `mqblast run` with its flags in rf.
+func runCmd(rf *runFlags) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "run SCENARIO [flags]",
+		Use:   "run SCENARIO [flags] | run --spec FILE [flags]",
 		Short: "Run a scenario (a file or a built-in name) against a broker",
 		Long: `Run a scenario: a JSON file (docs/scenario.md) or a built-in name (mqblast scenarios).
 
@@ -153,6 +210,11 @@ from --password-file, else --set server.password or the file's server.password, 
 $MQBLAST_PASSWORD when the run gives a username; results never hold it. MQTT 3.1.1 sends a
 password only with a username.
 
+Every result document records the run's spec (its "spec" field: the scenario file's JSON,
+the changes and the flags, every password replaced by a marker): --spec FILE runs a spec
+again, a result's spec (jq .spec run.json > spec.json) or one written by hand
+(docs/running.md); flags given beside it replace its fields (--out, --format, ...).
+
 --stages changes the offered rate while the connections stay up: DURATION:RATE stages (a step
 to RATE at the stage's start) or DURATION:ramp:RATE (linear from the previous stage's rate),
 comma-separated, RATE in messages per second of each publisher as publish_rate, e.g.
@@ -176,127 +238,53 @@ the run exits 5 when one failed (a failed or interrupted run keeps its own exit 
   JOB_COMPLETION_INDEX=0 JOB_COMPLETIONS=3 mqblast run p2p.json --shard auto --start-at 2026-01-02T15:04:05Z --format json
   mqblast run quick-p2p-100 --threshold messages.lost==0 --threshold 'latency_us.p99<50000'
   mqblast run quick-p2p-100 --stages 10s:10,30s:ramp:100,10s:20 --html stages.html
+  jq .spec conn.json > conn.spec.json && mqblast run --spec conn.spec.json --out again.json
   mqblast run singlenode-conn-tcp-1M-5K --broker 10.0.0.5:1883 --procs auto --format json | jq .connections`,
 		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) != 1 {
+			switch {
+			case rf.specFile != "" && len(args) > 0:
+				return usageError(fmt.Errorf("--spec %s and the scenario %q: the spec names its scenario; give one of them", rf.specFile, args[0]))
+			case rf.specFile == "" && len(args) != 1:
 				return usageError(fmt.Errorf("run takes one scenario (a file or a built-in name), got %d arguments", len(args)))
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := scenario.Resolve(args[0])
+			arg := ""
+			if len(args) == 1 {
+				arg = args[0]
+			}
+			sp, err := rf.spec(cmd, arg)
 			if err != nil {
-				return withCode(exitInvalid, err)
+				return err
 			}
-			if rf.net.profile != "" && !rf.worker {
-				o := run.NetOptions{Profile: rf.net.profile, BrokerCmd: rf.net.brokerCmd, Brokers: rf.brokers,
-					Args: os.Args[1:], Stdio: run.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, Log: cmd.ErrOrStderr()}
-				return run.Net(cmd.Context(), o, func(n *result.NetworkInfo) error {
-					rf.netInfo = n
-					return executeScenario(cmd, s, &rf)
-				})
-			}
-			if !rf.worker {
-				rf.netInfo = run.EmulatedProfile(os.Getenv) // inside the emulator's client namespace
-			}
-			return executeScenario(cmd, s, &rf)
+			return start(cmd, sp, rf.password)
 		},
 	}
 	rf.register(cmd)
+	cmd.Flags().StringVar(&rf.specFile, "spec", "", "run the spec in FILE (a result's \"spec\", or one written by hand) instead of a scenario and flags")
 	return cmd
 }
 
-// executeScenario applies the overrides to s, checks the host and runs it.
-func executeScenario(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) error {
-	if rf.format != "text" && rf.format != "json" {
-		return usageError(fmt.Errorf("--format %q: must be text or json", rf.format))
-	}
-	if rf.startAt != "" && !rf.worker {
-		st, err := run.ParseStartAt(rf.startAt, time.Now())
-		if err != nil {
-			return err
-		}
-		rf.start = st
-		run.WarnClock(cmd.ErrOrStderr(), bench.HostClock())
-	}
-	shard, err := run.ResolveShard(rf.shard, os.Getenv)
-	if err != nil {
-		return err
-	}
-	rf.shard = shard
-	id, err := run.ResolveRunID(rf.runID, rf.start)
-	if err != nil {
-		return err
-	}
-	if rf.worker && id.From == run.RunIDGiven { // the parent's identity, as it came to the parent
-		id.From = rf.runFrom
-	}
-	if !rf.worker {
-		if err := run.CheckShardIdentity(rf.shard, id); err != nil {
-			return err
-		}
-		if err := checkInputs(cmd, rf); err != nil {
-			return err
-		}
-		if err := rf.outputs.Check(); err != nil {
-			return err
-		}
-		cmd.SetErr(bench.ProgressWriter(cmd.ErrOrStderr())) // a connect bar on a terminal
-		defer bench.EndProgress(cmd.ErrOrStderr())
-	}
-	if err := applyOverrides(cmd, s, rf); err != nil {
-		return err
-	}
-	if err := checkThresholds(s, rf); err != nil {
-		return err
-	}
-	if err := run.ResolvePassword(s, rf.passwordFile, cmd.ErrOrStderr()); err != nil {
-		return err
-	}
-	if rf.limit != nil { // the search sets the rate, the duration and the stages
-		p, err := scenario.NewPlan(s)
-		if err != nil {
-			return withCode(exitInvalid, err)
-		}
-		if err := run.PrepareLimit(s, p.Estimate(), rf.limit); err != nil {
-			return err
-		}
-	}
-	plan, err := scenario.NewPlan(s)
-	if err != nil {
-		return withCode(exitInvalid, err)
-	}
-	o := run.Options{Loops: rf.loops, IDStart: rf.idStart, MaxPacket: rf.maxPkt, AcceptDowngrade: rf.acceptDowngrade, TLS: rf.tls, Sink: rf.sink,
-		SinkFlushDelay: rf.sinkWait, BrokerPID: rf.brokerPID, BrokerCgroup: rf.brokerCgroup, BrokerSys: rf.brokerSys, Start: rf.start, Run: id,
-		BrokerMetrics: rf.brokerMetrics, Metrics: rf.metrics,
-		Network: rf.netInfo, ToolVersion: version, Log: cmd.ErrOrStderr()}
-	if rf.shard != "" {
-		if o.Shard, err = run.ParseShard(rf.shard); err != nil {
-			return err
-		}
-		if !rf.worker { // a worker's shard is one of --procs N, which may outnumber the clients
-			if err := run.CheckShard(plan, o.Shard); err != nil {
-				return err
-			}
-		}
-		plan = plan.Shard(o.Shard.Index, o.Shard.Count)
-	}
-	if rf.worker {
-		if rf.part != "" {
-			part, err := run.ParseShard(rf.part)
-			if err != nil {
-				return err
-			}
-			plan = plan.Part(part.Index, part.Count, run.DialLanes(plan.ConnectRate(), part.Count))
-		}
-		return run.Worker(cmd.Context(), plan, o, cmd.InOrStdin(), cmd.OutOrStdout(), codeOf)
-	}
-	return run.Launch{Procs: rf.procs, Check: !rf.noCheck, Outputs: &rf.outputs, Brokers: len(rf.brokers) > 0,
-		Report: runReport(cmd, rf), Limit: rf.limit}.Run(cmd.Context(), plan, o)
+// start runs the Spec a verb built (runSpec); tests replace it to see that Spec.
+var start = runSpec
+
+// runSpec runs sp (run.Do); password is a password the command line gave, kept out of sp.
+func runSpec(cmd *cobra.Command, sp *spec.Spec, password string) error {
+	_, err := run.Do(cmd.Context(), sp, run.IO{Stdin: cmd.InOrStdin(), Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
+		Password: password, Version: version})
+	return err
 }
 
-// applyOverrides applies --set, --duration, --broker and --bind (or --ifaddr) to s.
-func applyOverrides(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) error {
-	return run.Overrides{Sets: rf.sets, Duration: rf.duration, Brokers: rf.brokers, Bind: rf.bind,
-		BindFlag: bindFlag(cmd), Sink: rf.sink, Stages: rf.stages}.Apply(s)
+// procsFlag is --procs: auto (0) or a number.
+type procsFlag spec.Procs
+
+func (p *procsFlag) String() string { return spec.Procs(*p).String() }
+
+func (p *procsFlag) Set(s string) error {
+	n, err := spec.ParseProcs(s)
+	*p = procsFlag(n)
+	return err
 }
+
+func (*procsFlag) Type() string { return "procs" }

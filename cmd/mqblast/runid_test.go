@@ -16,6 +16,7 @@ import (
 	"github.com/mqblast/mqblast/report"
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/run"
+	"github.com/mqblast/mqblast/run/spec"
 	"github.com/mqblast/mqblast/scenario"
 )
 
@@ -60,15 +61,8 @@ func stranger(t *testing.T, addr, topic string, n int) (stop func() *result.Resu
 // p2pPlan is quick-p2p-100 of pairs pairs against brokers, as run builds it.
 func p2pPlan(t *testing.T, pairs int, brokers []string) *scenario.Plan {
 	t.Helper()
-	s, err := scenario.Resolve("quick-p2p-100")
-	if err != nil {
-		t.Fatal(err)
-	}
 	sets := []string{fmt.Sprintf("publishers.client_count=%d", pairs), fmt.Sprintf("subscribers.client_count=%d", pairs)}
-	if err := (run.Overrides{Sets: sets, Brokers: brokers}).Apply(s); err != nil {
-		t.Fatal(err)
-	}
-	p, err := scenario.NewPlan(s)
+	p, _, err := run.Plan(&spec.Spec{Scenario: spec.Scenario{Name: "quick-p2p-100", Set: sets}, Brokers: brokers}, run.IO{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +132,7 @@ func TestStrangerFillsNoLoss(t *testing.T) {
 	if m.Expected < 30 || m.Received != 0 || m.Lost != m.Expected || m.Duplicated != 0 || m.Unexpected["other_run"] == 0 {
 		t.Errorf("want every expected copy lost, none received or duplicated, the stranger's copies other_run")
 	}
-	if res.Run == nil || res.Run.ID != "the-audited-run" || res.Run.From != run.RunIDGiven || strange.Run == nil || strange.Run.Tag == res.Run.Tag {
+	if res.Run == nil || res.Run.ID != "the-audited-run" || res.Run.From != "run-id" || strange.Run == nil || strange.Run.Tag == res.Run.Tag {
 		t.Errorf("run %v, the stranger's %v: want the given id, and another tag for the stranger", res.Run, strange.Run)
 	}
 }
@@ -166,7 +160,7 @@ func TestStrangerBesideHealthyRun(t *testing.T) {
 	if msg.Expected < 100 || msg.Received != msg.Expected || msg.Duplicated != 0 || msg.OutOfOrder != 0 || msg.Unexpected["other_run"] < 100 {
 		t.Errorf("want all received once, and the stranger's copies (over 100) other_run")
 	}
-	if res.Run == nil || res.Run.From != run.RunIDGenerated || len(res.Run.ID) != 4 {
+	if res.Run == nil || res.Run.From != "generated" || len(res.Run.ID) != 4 {
 		t.Errorf("run %v: want a generated identity of 4 hex digits", res.Run)
 	}
 	if sum := summary(t, res); !strings.Contains(sum, res.Run.ID+" (tag "+res.Run.ID+", generated)") || !strings.Contains(sum, "other_run") {
@@ -193,7 +187,7 @@ func TestWorkersShareRunIdentity(t *testing.T) {
 		t.Errorf("procs %d: expected %d, received %d, unexpected %v: want all received across the workers",
 			res.Host.Procs, msg.Expected, msg.Received, msg.Unexpected)
 	}
-	if res.Run == nil || res.Run.From != run.RunIDGenerated {
+	if res.Run == nil || res.Run.From != "generated" {
 		t.Errorf("run %v: want the parent's generated identity", res.Run)
 	}
 }
@@ -221,7 +215,7 @@ func TestShardsShareRunIdentity(t *testing.T) {
 		}
 	}
 	s0, s1 := readResult(t, files[0]), readResult(t, files[1])
-	if s0.Run == nil || s1.Run == nil || *s0.Run != *s1.Run || s0.Run.From != run.RunIDStartAt {
+	if s0.Run == nil || s1.Run == nil || *s0.Run != *s1.Run || s0.Run.From != "start-at" {
 		t.Fatalf("shard identities %v and %v: want one, from --start-at", s0.Run, s1.Run)
 	}
 	if s1.Messages.Received == 0 || s1.Messages.UnexpectedTotal != 0 {

@@ -11,8 +11,6 @@ import (
 	"github.com/mqblast/mqblast/tuning"
 )
 
-func init() { register(newScenariosCmd) }
-
 func newScenariosCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "scenarios",

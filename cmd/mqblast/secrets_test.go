@@ -47,9 +47,9 @@ func watchCmdlines(secret string) *cmdlineWatch {
 				if strings.Contains(args, secret) {
 					w.leaks[pid] = args
 				}
-				if strings.Contains(args, " run ") && strings.Contains(args, "--worker") {
+				if strings.HasSuffix(args, " child ") { // a worker, or the run behind the emulator
 					w.workers[pid] = true
-				} else if strings.Contains(args, " run ") && strings.Contains(args, "server.password=") {
+				} else if strings.Contains(args, " run --spec ") { // a study's cell
 					w.cells[pid] = true
 				}
 				w.mu.Unlock()
@@ -85,7 +85,8 @@ func (w *cmdlineWatch) end(argv []string) {
 }
 
 // check fails t when a command line held the secret, or when the watch saw fewer than
-// cells runs given the password and workers worker processes (it would prove nothing).
+// cells runs of a study's cell (run --spec) and workers child processes (a worker, the run
+// behind the emulator), which have the password (it would prove nothing).
 func (w *cmdlineWatch) check(t *testing.T, cells, workers int) {
 	t.Helper()
 	for pid, args := range w.leaks {
@@ -161,8 +162,8 @@ func TestStudySecretStaysOut(t *testing.T) {
 			} `json:"scenarios"`
 		} `json:"campaign"`
 		Cells []struct {
-			Status    string `json:"status"`
-			Reproduce string `json:"reproduce"`
+			Status string `json:"status"`
+			Spec   string `json:"spec"`
 		} `json:"cells"`
 	}
 	b, err := os.ReadFile(filepath.Join(out, "study.json"))
@@ -170,8 +171,9 @@ func TestStudySecretStaysOut(t *testing.T) {
 		t.Fatalf("study.json: %v\n%s", err, b)
 	}
 	for _, c := range ix.Cells {
-		if c.Status != "ok" || !strings.Contains(c.Reproduce, "server.password=<redacted>") {
-			t.Errorf("cell %s, reproduce %s: want ok and the marker", c.Status, c.Reproduce)
+		sp, err := os.ReadFile(filepath.Join(out, c.Spec))
+		if c.Status != "ok" || err != nil || !bytes.Contains(sp, []byte("server.password=<redacted>")) {
+			t.Errorf("cell %s, spec %s (%v): want ok and the marker\n%s", c.Status, c.Spec, err, sp)
 		}
 	}
 	for _, want := range []string{"study.json", "study.html", "c0001.json", "c0001.log", "c0002.json", "c0002.log"} {
@@ -323,7 +325,7 @@ func TestNetPasswordNotInArgv(t *testing.T) {
 		t.Fatalf("run --net: %v, established %d of %d, refused %v\n%s", err, res.Connections.Established,
 			res.Connections.Target, res.Connections.Refused, stderr.String())
 	}
-	w.check(t, 1, 2)
+	w.check(t, 0, 3) // the run behind the emulator and its two workers
 	if strings.Contains(stdout.String()+stderr.String(), secret) {
 		t.Error("the output shows the password")
 	}

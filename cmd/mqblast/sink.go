@@ -13,8 +13,6 @@ import (
 	"github.com/mqblast/mqblast/sink"
 )
 
-func init() { register(newSinkCmd) }
-
 // sinkFlags are the flags of `mqblast sink`; a parent passes them on to its children.
 type sinkFlags struct {
 	listen      string

@@ -8,12 +8,12 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/mqblast/mqblast/run"
+	"github.com/mqblast/mqblast/run/spec"
 	"github.com/mqblast/mqblast/study"
 )
-
-func init() { register(newStudyCmd) }
 
 type studyFlags struct {
 	out         string
@@ -115,9 +115,9 @@ func runStudy(cmd *cobra.Command, arg string, sf *studyFlags) error {
 	if sf.out == "" && !sf.dryRun {
 		return usageError(errors.New("--out DIR is required: the study's results, study.json and study.html go there"))
 	}
-	if _, pw := run.WithoutPassword(sf.runArgs); pw != "" {
-		return usageError(fmt.Errorf("--run-arg: a password there would be on every cell's command line and in study.json: "+
-			"give it in the campaign (\"set\": {\"server.password\": ...}) or in $%s", run.PasswordEnv))
+	base, err := cellBase(sf.runArgs)
+	if err != nil {
+		return err
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -140,7 +140,7 @@ func runStudy(cmd *cobra.Command, arg string, sf *studyFlags) error {
 		return usageError(err)
 	}
 	ix, err := study.Run(cmd.Context(), c, study.Options{Dir: dir, Exe: exe, ToolVersion: version,
-		Progress: cmd.ErrOrStderr(), RetryFailed: sf.retryFailed, HostCheck: check, RunArgs: sf.runArgs,
+		Progress: cmd.ErrOrStderr(), RetryFailed: sf.retryFailed, HostCheck: check, Base: *base, Command: cellCommand(exe),
 		Report: study.WriteReport})
 	if ix != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "study: %s, %s and %s\n", filepath.Join(dir, "study.json"), filepath.Join(dir, "study.html"),
@@ -175,5 +175,35 @@ func dryRun(cmd *cobra.Command, c *study.Campaign, exe string, sf *studyFlags) e
 	if dir == "" {
 		dir = "DIR"
 	}
-	return study.WriteDryRun(cmd.OutOrStdout(), c, study.Options{Dir: dir, Exe: exe, RunArgs: sf.runArgs})
+	base, err := cellBase(sf.runArgs)
+	if err != nil {
+		return err
+	}
+	return study.WriteDryRun(cmd.OutOrStdout(), c, study.Options{Dir: dir, Exe: exe, Base: *base, Command: cellCommand(exe)})
+}
+
+// cellCommand is the argv of a study's cell: the run of its spec file.
+func cellCommand(exe string) func(path string) []string {
+	return func(path string) []string { return []string{exe, "run", "--spec", path} }
+}
+
+// cellBase is the Spec every cell of a study starts from: what --run-arg gives, read as
+// mqblast run's flags. A password there is refused: it would be in every cell's spec.
+func cellBase(args []string) (*spec.Spec, error) {
+	var rf runFlags
+	c := runCmd(&rf)
+	if err := c.ParseFlags(args); err != nil {
+		return nil, usageError(fmt.Errorf("--run-arg: %w", err))
+	}
+	bad := ""
+	c.Flags().Visit(func(f *pflag.Flag) {
+		if pathOf(c, f.Name) == "" || f.Name == "set" || f.Name == "password-file" || f.Name == "broker" || f.Name == "out" {
+			bad = "--" + f.Name
+		}
+	})
+	if bad != "" {
+		return nil, usageError(fmt.Errorf("--run-arg %s: the study sets every cell's scenario, broker and result, and a password "+
+			"there would be in every cell's spec (give it in the campaign, \"set\": {\"server.password\": ...}, or in $%s)", bad, run.PasswordEnv))
+	}
+	return rf.spec(c, "")
 }

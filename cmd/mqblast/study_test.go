@@ -63,15 +63,17 @@ func TestStudyDryRun(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if lines[0] != "retain-throughput: 24 cells" || len(lines) != 1+2*24 {
+	if lines[0] != "retain-throughput: 24 cells" || len(lines) != 1+3*24 {
 		t.Fatalf("dry run:\n%s", out)
 	}
 	if !strings.Contains(lines[1], "   1 c0001 mosquitto p2p-100x50 publishers.retain=false publishers.qos=0 local rep 1") ||
-		!strings.Contains(lines[2], " run quick-p2p-100 --broker 127.0.0.1:") || !strings.Contains(lines[2], "--out D/cells/c0001.json") {
-		t.Errorf("first cell:\n%s\n%s", lines[1], lines[2])
+		!strings.HasSuffix(lines[2], " run --spec D/cells/c0001.spec.json; kill %1") ||
+		!strings.Contains(lines[3], `cells/c0001.spec.json: {"schema":"mqblast.spec/v1","scenario":{"name":"quick-p2p-100","set":[`) ||
+		!strings.Contains(lines[3], `"brokers":["127.0.0.1:`) || !strings.Contains(lines[3], `"out":"D/cells/c0001.json"`) {
+		t.Errorf("first cell:\n%s\n%s\n%s", lines[1], lines[2], lines[3])
 	}
-	if !strings.Contains(lines[3], "   2 c0004 embedded ") {
-		t.Errorf("the brokers do not alternate: %s", lines[3])
+	if !strings.Contains(lines[4], "   2 c0004 embedded ") {
+		t.Errorf("the brokers do not alternate: %s", lines[4])
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,37 +17,37 @@ import (
 
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/run"
+	"github.com/mqblast/mqblast/run/spec"
 	"github.com/mqblast/mqblast/scenario"
 )
 
 // quickScenario runs a quick verb's command line in this process up to the point where
-// the run would start: the scenario it built, with --set applied and the thresholds
-// checked, and the run flags.
-func quickScenario(t *testing.T, args ...string) (*scenario.Scenario, *runFlags, error) {
+// the run would start: the scenario its Spec runs (run.Plan: with --set applied and the
+// thresholds checked) and the thresholds the run would judge; an error as main prints it.
+func quickScenario(t *testing.T, args ...string) (*scenario.Scenario, []string, error) {
 	t.Helper()
 	var gotS *scenario.Scenario
-	var gotRF *runFlags
-	old := runScenario
-	runScenario = func(cmd *cobra.Command, s *scenario.Scenario, rf *runFlags) error {
-		if err := applyOverrides(cmd, s, rf); err != nil {
+	var gotEv []string
+	old := start
+	start = func(_ *cobra.Command, sp *spec.Spec, password string) error {
+		p, ev, err := run.Plan(sp, run.IO{Password: password, Stderr: io.Discard})
+		if err != nil {
 			return err
 		}
-		if err := checkThresholds(s, rf); err != nil {
-			return err
-		}
-		if _, err := scenario.NewPlan(s); err != nil {
-			return withCode(exitInvalid, err)
-		}
-		gotS, gotRF = s, rf
+		gotS, gotEv = p.Scenario(), ev
 		return nil
 	}
-	defer func() { runScenario = old }()
+	defer func() { start = old }()
 	root := newRootCmd()
 	root.SetArgs(args)
 	root.SetOut(io.Discard)
 	root.SetErr(io.Discard)
-	err := root.ExecuteContext(context.Background())
-	return gotS, gotRF, err
+	cmd, err := root.ExecuteContextC(context.Background())
+	if err != nil {
+		err = withCode(codeOf(err), errors.New(errorText(cmd, err)))
+	}
+	return gotS, gotEv, err
 }
 
 // TestQuickVerbFlags: pub's -I takes fractions of a millisecond and --msg-rate messages per
@@ -55,59 +56,59 @@ func quickScenario(t *testing.T, args ...string) (*scenario.Scenario, *runFlags,
 func TestQuickVerbFlags(t *testing.T) {
 	good := []struct {
 		args  []string
-		check func(s *scenario.Scenario, rf *runFlags) string // "" when right
+		check func(s *scenario.Scenario, evaluate []string) string // "" when right
 	}{
-		{[]string{"pub", "-t", "a/%i", "-I", "0.1"}, func(s *scenario.Scenario, _ *runFlags) string {
+		{[]string{"pub", "-t", "a/%i", "-I", "0.1"}, func(s *scenario.Scenario, _ []string) string {
 			return want(s.Parameters.PublishRate, 10000.0)
 		}},
-		{[]string{"pub", "-t", "a/%i", "-I", "2.5"}, func(s *scenario.Scenario, _ *runFlags) string {
+		{[]string{"pub", "-t", "a/%i", "-I", "2.5"}, func(s *scenario.Scenario, _ []string) string {
 			return want(s.Parameters.PublishRate, 400.0)
 		}},
-		{[]string{"pub", "-t", "a/%i", "--msg-rate", "250"}, func(s *scenario.Scenario, _ *runFlags) string {
+		{[]string{"pub", "-t", "a/%i", "--msg-rate", "250"}, func(s *scenario.Scenario, _ []string) string {
 			return want(s.Parameters.PublishRate, 250.0)
 		}},
-		{[]string{"pub", "-t", "a/%i"}, func(s *scenario.Scenario, _ *runFlags) string {
+		{[]string{"pub", "-t", "a/%i"}, func(s *scenario.Scenario, _ []string) string {
 			return want(s.Parameters.PublishRate, 1.0) // -I 1000 by default
 		}},
 		{[]string{"pub", "-t", "a/%i", "-I", "0.5", "--set", "parameters.payload_size=64", "--set", "publishers.qos=2"},
-			func(s *scenario.Scenario, _ *runFlags) string {
+			func(s *scenario.Scenario, _ []string) string {
 				return want([]any{s.Parameters.PayloadSize, s.Publishers.QoS, s.Parameters.PublishRate}, []any{64, byte(2), 2000.0})
 			}},
-		{[]string{"pub", "-t", "a", "--set", "parameters.publish_rate=3"}, func(s *scenario.Scenario, _ *runFlags) string {
+		{[]string{"pub", "-t", "a", "--set", "parameters.publish_rate=3"}, func(s *scenario.Scenario, _ []string) string {
 			return want(s.Parameters.PublishRate, 3.0) // --set wins over -I
 		}},
 		{[]string{"sub", "-t", "a/#", "--set", "subscribers.qos=2", "--set", "parameters.duration_sec=5s"},
-			func(s *scenario.Scenario, _ *runFlags) string {
+			func(s *scenario.Scenario, _ []string) string {
 				return want([]any{s.Subscribers.QoS, s.Parameters.Duration}, []any{byte(2), 5 * time.Second})
 			}},
 		{[]string{"sub", "-t", "a/#", "-V", "5", "--set", "subscribers.no_local=true", "--threshold", "messages.received>0"},
-			func(s *scenario.Scenario, rf *runFlags) string {
-				return want([]any{s.Subscribers.NoLocal, rf.evaluate}, []any{true, []string{"messages.received>0"}})
+			func(s *scenario.Scenario, evaluate []string) string {
+				return want([]any{s.Subscribers.NoLocal, evaluate}, []any{true, []string{"messages.received>0"}})
 			}},
 		{[]string{"conn", "-c", "3", "--set", "parameters.keep_alive_sec=30", "--threshold", "connections.failed==0",
 			"--threshold", "connections.refused.not_authorized<1"},
-			func(s *scenario.Scenario, rf *runFlags) string {
-				return want([]any{s.Parameters.KeepAlive, rf.evaluate},
+			func(s *scenario.Scenario, evaluate []string) string {
+				return want([]any{s.Parameters.KeepAlive, evaluate},
 					[]any{30 * time.Second, []string{"connections.failed==0", "connections.refused.not_authorized<1"}})
 			}},
-		{[]string{"conn", "-c", "2", "--set", "parameters.reconnect=backoff"}, func(s *scenario.Scenario, _ *runFlags) string {
+		{[]string{"conn", "-c", "2", "--set", "parameters.reconnect=backoff"}, func(s *scenario.Scenario, _ []string) string {
 			return want(s.Parameters.Reconnect, scenario.ReconnectBackoff)
 		}},
 		{[]string{"pub", "-t", "a", "--set", "thresholds=messages.lost==0", "--threshold", "client.saturated==0"},
-			func(_ *scenario.Scenario, rf *runFlags) string {
-				return want(rf.evaluate, []string{"messages.lost==0", "client.saturated==0"}) // the scenario's first
+			func(_ *scenario.Scenario, evaluate []string) string {
+				return want(evaluate, []string{"messages.lost==0", "client.saturated==0"}) // the scenario's first
 			}},
 	}
 	for _, tc := range good {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			s, rf, err := quickScenario(t, tc.args...)
+			s, evaluate, err := quickScenario(t, tc.args...)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if s == nil {
 				t.Fatal("no scenario was run")
 			}
-			if msg := tc.check(s, rf); msg != "" {
+			if msg := tc.check(s, evaluate); msg != "" {
 				t.Error(msg)
 			}
 		})

@@ -12,8 +12,6 @@ import (
 	"github.com/mqblast/mqblast/tuning"
 )
 
-func init() { register(newTuneCmd) }
-
 // geteuid is os.Geteuid; tests replace it.
 var geteuid = os.Geteuid
 

@@ -9,8 +9,6 @@ import (
 	"github.com/mqblast/mqblast/run"
 )
 
-func init() { register(newValidateCmd) }
-
 func newValidateCmd() *cobra.Command {
 	var (
 		sets    []string
@@ -41,11 +39,10 @@ It exits 0 when every scenario is valid and 3 when any is not.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			overrides, err := run.ParseSets(sets)
+			invalid, err := run.Validate(cmd.OutOrStdout(), cmd.ErrOrStderr(), args, sets, brokers)
 			if err != nil {
 				return err
 			}
-			invalid := run.ValidateAll(cmd.OutOrStdout(), cmd.ErrOrStderr(), args, overrides, brokers)
 			if invalid > 0 {
 				return withCode(exitInvalid, fmt.Errorf("%d of %d scenarios invalid", invalid, len(args)))
 			}

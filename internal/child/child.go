@@ -25,6 +25,8 @@ const (
 type Spec struct {
 	// Name names the child in errors ("the embedded broker", "worker 3").
 	Name string
+	// Exe is the mqblast binary the child runs ("": this process's own).
+	Exe string
 	// Args are the arguments to this program.
 	Args []string
 	// Env is the child's environment; nil: this process's.
@@ -47,6 +49,14 @@ type Spec struct {
 	Detach bool
 }
 
+// Exe returns exe, or this process's own binary when exe is "".
+func Exe(exe string) (string, error) {
+	if exe != "" {
+		return exe, nil
+	}
+	return os.Executable()
+}
+
 // Process is a running child.
 type Process struct {
 	name    string
@@ -65,9 +75,9 @@ type Process struct {
 	err  error
 }
 
-// Start starts this program with s.Args.
+// Start starts this program (or s.Exe) with s.Args.
 func Start(s Spec) (*Process, error) {
-	exe, err := os.Executable()
+	exe, err := Exe(s.Exe)
 	if err != nil {
 		return nil, fmt.Errorf("cannot find the mqblast binary to start %s: %w", s.Name, err)
 	}

@@ -1,10 +1,12 @@
-package run
+package network
 
 import (
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/mqblast/mqblast/internal/fail"
 
 	"github.com/mqblast/mqblast/tuning"
 )
@@ -60,7 +62,7 @@ func Apply(out io.Writer, profile, to, dev string, dryRun bool) error {
 	}
 	plan, err := tuning.PlanNetem(p, dev, addr)
 	if err != nil {
-		return usage(err)
+		return fail.Mark(fail.Usage, err)
 	}
 	if dryRun {
 		fmt.Fprintf(out, "would apply %s toward %s on %s:\n", p, addr, dev)
