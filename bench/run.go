@@ -15,9 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mqblast/mqblast/internal/fail"
-
 	"github.com/mqblast/mqblast/internal/countfmt"
+	"github.com/mqblast/mqblast/internal/fail"
 	"github.com/mqblast/mqblast/reactor"
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/scenario"

@@ -7,7 +7,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/mqblast/mqblast/internal/fail"
-
 	"github.com/mqblast/mqblast/tuning"
 )
 

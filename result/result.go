@@ -31,22 +31,22 @@ type Result struct {
 	// Start is the --start-at instant and when this run was ready for it (nil without).
 	Start *StartInfo `json:"start,omitempty"`
 	// FirstPublishAt is when the run's first PUBLISH was written (the earliest of the shards').
-	FirstPublishAt time.Time       `json:"first_publish_at,omitzero"`
-	Broker         []string        `json:"broker"`
+	FirstPublishAt time.Time `json:"first_publish_at,omitzero"`
+	Broker         []string  `json:"broker"`
 	// Spec is the run's description as it ran (mqblast.spec/v1: the scenario file's JSON
 	// in it, every password the marker), from which the run is repeated (run --spec); nil
 	// in documents written before runs had one.
-	Spec     json.RawMessage `json:"spec,omitempty"`
-	Scenario json.RawMessage `json:"scenario,omitempty"`
-	Host           HostInfo        `json:"host"`
-	Shard          *ShardInfo      `json:"shard,omitempty"` // --shard I/N; nil for a whole run
-	Connections    Connections     `json:"connections"`
-	Messages       Messages        `json:"messages"`
-	Throughput     Throughput      `json:"throughput"`
-	LatencyUS      Percentiles     `json:"latency_us"`     // corrected: from the due time
-	LatencyRaw     Percentiles     `json:"latency_raw_us"` // from the actual write
-	Intervals      []Interval      `json:"intervals"`
-	Client         ClientInfo      `json:"client"`
+	Spec        json.RawMessage `json:"spec,omitempty"`
+	Scenario    json.RawMessage `json:"scenario,omitempty"`
+	Host        HostInfo        `json:"host"`
+	Shard       *ShardInfo      `json:"shard,omitempty"` // --shard I/N; nil for a whole run
+	Connections Connections     `json:"connections"`
+	Messages    Messages        `json:"messages"`
+	Throughput  Throughput      `json:"throughput"`
+	LatencyUS   Percentiles     `json:"latency_us"`     // corrected: from the due time
+	LatencyRaw  Percentiles     `json:"latency_raw_us"` // from the actual write
+	Intervals   []Interval      `json:"intervals"`
+	Client      ClientInfo      `json:"client"`
 	// BrokerStalled is the evidence that the broker, not the client, held the publishers
 	// back: flow control, a socket it did not read, connections it lost.
 	BrokerStalled BrokerStalled `json:"broker_stalled"`

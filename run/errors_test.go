@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/mqblast/mqblast/internal/fail"
-
 	"github.com/mqblast/mqblast/reactor"
 	"github.com/mqblast/mqblast/run/spec"
 )

@@ -9,9 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/mqblast/mqblast/internal/fail"
-
 	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/internal/fail"
 	"github.com/mqblast/mqblast/internal/termtext"
 	"github.com/mqblast/mqblast/report"
 	"github.com/mqblast/mqblast/result"

@@ -12,7 +12,6 @@ import (
 	"github.com/mqblast/mqblast/scenario"
 )
 
-
 // quickFlags are the emqtt-bench style flags that conn, pub and sub share.
 type quickFlags struct {
 	hosts      string
