@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mqblast/mqblast/internal/bytesize"
+
 	"github.com/mqblast/mqblast/internal/strictjson"
 )
 
@@ -754,24 +756,10 @@ func size(v any) (int, bool) {
 }
 
 // SizeUnits are the units ParseSize takes, for messages.
-const SizeUnits = "B, KB, KiB, MB, MiB, GB or GiB"
+const SizeUnits = bytesize.Units
 
-// ParseSize reads a byte count as scenario files and mqblast's flags write it: a whole
-// number of bytes, or one with a unit (SizeUnits: KB is 1000 bytes, KiB 1024, and so on),
-// with or without a space between ("64KiB", "64 KiB", "1MB"); at most 2^31-1 bytes. Its
-// error names s and the units; range checks are the caller's.
-func ParseSize(s string) (int, error) {
-	t := strings.TrimSpace(s)
-	num := strings.TrimRightFunc(t, func(r rune) bool { return r < '0' || r > '9' })
-	unit := strings.TrimSpace(t[len(num):])
-	mult := map[string]int{"": 1, "B": 1, "KB": 1000, "KiB": 1 << 10, "MB": 1000 * 1000, "MiB": 1 << 20,
-		"GB": 1000 * 1000 * 1000, "GiB": 1 << 30}[unit]
-	n, err := strconv.Atoi(num)
-	if err != nil || mult == 0 || n > math.MaxInt32/mult {
-		return 0, fmt.Errorf("%q is not a size (want bytes, or a whole number with a unit: %s; at most 2GiB)", s, SizeUnits)
-	}
-	return n * mult, nil
-}
+// ParseSize reads a byte count as scenario files and mqblast's flags write it (bytesize.Parse).
+func ParseSize(s string) (int, error) { return bytesize.Parse(s) }
 
 // version reads a protocol_version: 3 and 4 are MQTT 3.1.1 (xmq_scn writes 3), 5 is 5.0,
 // 3.1 is MQTT 3.1, and the strings "3.1", "3.1.1", "5" and "5.0" say the same.

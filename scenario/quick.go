@@ -197,3 +197,51 @@ func QuickPublishRate(intervalMS, msgRate float64, intervalGiven, msgRateGiven b
 	}
 	return 1000 / intervalMS, nil
 }
+
+// QuickPub are the flags of `mqblast pub` that make its publisher group: the topic (its
+// emqtt-bench placeholders turned into the scenario's, QuickTopic), QoS, payload size and
+// retain flag, the rate as -I (ms between messages, fractions allowed) or messages per
+// second, a message limit, the in-flight window and the warm-up.
+type QuickPub struct {
+	Topic         string
+	QoS           int
+	Size          int
+	Retain        bool
+	IntervalMS    float64
+	MsgRate       float64
+	Limit         int
+	Inflight      int
+	Warmup        time.Duration
+	IntervalGiven bool // -I given
+	MsgRateGiven  bool // --msg-rate given
+	// Stages says that --stages is given, Replaced the flag it replaces that is given too
+	// (interval-of-msg, msg-rate or duration; "": none).
+	Stages   bool
+	Replaced string
+	Username string
+	IDStart  int
+}
+
+// Parts returns the group fields and the parameters p adds to pub's scenario (Quick.Fields,
+// Quick.Params); its errors name the emqtt-bench flag at fault.
+func (p QuickPub) Parts() (fields, params map[string]any, err error) {
+	if p.Topic == "" {
+		return nil, nil, errors.New("--topic: give the topic to publish to, e.g. -t bench/%i")
+	}
+	rate, err := QuickPublishRate(p.IntervalMS, p.MsgRate, p.IntervalGiven, p.MsgRateGiven)
+	if err != nil {
+		return nil, nil, err
+	}
+	if p.Stages && p.Replaced != "" {
+		return nil, nil, fmt.Errorf("--stages and --%s: the stages give the rate and the duration; give one of them", p.Replaced)
+	}
+	t, err := QuickTopic(p.Topic, p.Username, p.IDStart)
+	if err != nil {
+		return nil, nil, err
+	}
+	params = map[string]any{"publish_rate": rate, "payload_size": p.Size, "message_count": p.Limit, "warmup_sec": p.Warmup.Seconds()}
+	if p.Inflight > 0 {
+		params["max_inflight_messages"] = p.Inflight
+	}
+	return map[string]any{"topics": t, "qos": p.QoS, "retain": p.Retain}, params, nil
+}

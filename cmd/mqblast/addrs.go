@@ -10,15 +10,12 @@ import (
 
 func newAddrsCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "addrs",
-		Short: "Add or remove source addresses on an interface",
-		Long: `addrs adds or removes consecutive addresses of a CIDR on a network interface, so that a run can
-spread its connections over them (mqblast run --bind): each source address offers its own local
-port range to each destination. It runs 'ip -batch', and needs root.`,
-		Example: `  mqblast addrs add --dev eth0 --cidr 10.0.0.0/16 --count 20
-  mqblast addrs del --dev eth0 --cidr 10.0.0.0/16 --count 20`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		Use:     "addrs",
+		Short:   "Add or remove source addresses on an interface",
+		Long:    helpText("addrs"),
+		Example: examples("addrs"),
+		Args:    cobra.NoArgs,
+		RunE:    func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newAddrsOpCmd("add"), newAddrsOpCmd("del"))
 	return cmd

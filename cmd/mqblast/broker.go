@@ -12,16 +12,11 @@ func newBrokerCmd() *cobra.Command {
 	var listen string
 	var private bool
 	cmd := &cobra.Command{
-		Use:   "broker [--listen ADDR]",
-		Short: "Run the embedded MQTT broker (loopback only) for first runs and tests",
-		Long: `Run the embedded MQTT 3.1.1/5.0 broker (mochi-mqtt) until interrupted. It allows every
-client and listens on loopback only. It is there so that a first run needs no broker to
-install; benchmark your real broker, not this one.
-
-The first line on stdout is "listening on ADDR" (useful with --listen 127.0.0.1:0).`,
-		Example: `  mqblast broker
-  mqblast broker --listen 127.0.0.1:18830`,
-		Args: cobra.NoArgs,
+		Use:     "broker [--listen ADDR]",
+		Short:   "Run the embedded MQTT broker (loopback only) for first runs and tests",
+		Long:    helpText("broker"),
+		Example: examples("broker"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := broker.Start
 			if private {

@@ -1,11 +1,12 @@
 package main
 
 import (
+	"embed"
 	"fmt"
-	"os"
 	"runtime"
-	"runtime/pprof"
+	"strings"
 
+	"github.com/mqblast/mqblast/internal/profile"
 	"github.com/spf13/cobra"
 )
 
@@ -30,53 +31,25 @@ func commands() []*cobra.Command {
 
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
-		Use:   "mqblast",
-		Short: "mqblast: a load generator for MQTT 3.1.1 and 5.0 brokers",
-		Long: `mqblast drives hundreds of thousands of MQTT connections from a few event loops,
-runs declared scenarios (Point-To-Point, Fan-In, Fan-Out, Connections, ...) against any
-MQTT 3.1.1 or 5.0 broker, and reports throughput, latency percentiles and losses.`,
-		Example: `  mqblast version
-  mqblast --help`,
+		Use:           "mqblast",
+		Short:         "mqblast: a load generator for MQTT 3.1.1 and 5.0 brokers",
+		Long:          helpText("mqblast"),
+		Example:       examples("mqblast"),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 	var cpuProfile, memProfile string
-	var stopProfile func()
+	stop := func() {}
 	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of this process to FILE")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
 	root.PersistentFlags().StringVar(&memProfile, "memprofile", "", "write a Go heap profile of this process to FILE when it ends")
 	_ = root.PersistentFlags().MarkHidden("memprofile")
-	root.PersistentPreRunE = func(*cobra.Command, []string) error {
-		if memProfile != "" {
-			runtime.MemProfileRate = 4096
-		}
-		if cpuProfile == "" {
-			return nil
-		}
-		f, err := os.Create(cpuProfile)
-		if err != nil {
-			return usageError(fmt.Errorf("--cpuprofile: %w", err))
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			_ = f.Close()
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
-		stopProfile = func() { pprof.StopCPUProfile(); _ = f.Close() }
-		return nil
+	root.PersistentPreRunE = func(*cobra.Command, []string) (err error) {
+		stop, err = profile.Start(cpuProfile, memProfile)
+		return usageError(err)
 	}
-	root.PersistentPostRun = func(*cobra.Command, []string) {
-		if stopProfile != nil {
-			stopProfile()
-		}
-		if memProfile != "" {
-			if f, err := os.Create(memProfile); err == nil {
-				runtime.GC()
-				_ = pprof.WriteHeapProfile(f)
-				_ = f.Close()
-			}
-		}
-	}
+	root.PersistentPostRun = func(*cobra.Command, []string) { stop() }
 	root.AddCommand(commands()...)
 	// Unknown subcommands and bad positional arguments are usage errors (exit 2).
 	root.Args = func(cmd *cobra.Command, args []string) error {
@@ -102,3 +75,25 @@ func newVersionCmd() *cobra.Command {
 		},
 	}
 }
+
+// helps are the verbs' help texts, one file each (help/NAME.txt): the long help, then a
+// line "%%" and the examples. Prose, kept apart from the code that wires the flags.
+//
+//go:embed help/*.txt
+var helps embed.FS
+
+// helpParts is help/name.txt's long help and examples, without their last newlines.
+func helpParts(name string) (long, examples string) {
+	b, err := helps.ReadFile("help/" + name + ".txt")
+	if err != nil {
+		panic("BUG: no help text " + name)
+	}
+	long, examples, _ = strings.Cut(string(b), "\n%%\n")
+	return strings.TrimSuffix(long, "\n"), strings.TrimSuffix(examples, "\n")
+}
+
+// helpText is the long help of help/name.txt.
+func helpText(name string) string { long, _ := helpParts(name); return long }
+
+// examples are the examples of help/name.txt.
+func examples(name string) string { _, ex := helpParts(name); return ex }

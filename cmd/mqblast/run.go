@@ -180,66 +180,10 @@ func newRunCmd() *cobra.Command { return runCmd(new(runFlags)) }
 // runCmd is `mqblast run` with its flags in rf.
 func runCmd(rf *runFlags) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "run SCENARIO [flags] | run --spec FILE [flags]",
-		Short: "Run a scenario (a file or a built-in name) against a broker",
-		Long: `Run a scenario: a JSON file (docs/scenario.md) or a built-in name (mqblast scenarios).
-
-The host is checked first (mqblast check); a run bound to fail is refused with the
-findings (exit 4) unless --no-check. Without --broker and without a server in the file,
-the embedded broker is started in a child process on loopback, and the two share the CPU.
-When one process cannot hold the run's sockets (RLIMIT_NOFILE), --procs auto starts worker
-processes, each with a shard of the plan, and merges their results into one. The workers
-dial in turns, no more at once than the host has cores, so that the host dials at the
-scenario's connection_rate throughout and each worker fast enough to batch its dials.
-
-Every scenario type runs: Point-To-Point, Fan-In, Fan-Out, Shared-Subscription, Round-Trip,
-Publish, Subscribe and Connections (docs/scenario.md describes every field). Flags are
-checked before any socket opens: --bind addresses must be this host's (any 127.0.0.0/8
-address is), the --out directory writable. --shard I/N runs one shard of the plan and records
-it in the result, for 'mqblast merge'; --shard auto takes I from $JOB_COMPLETION_INDEX (a
-Kubernetes Indexed Job) and N from $JOB_COMPLETIONS (which its manifest sets: see
-deploy/kubernetes). --start-at T (RFC 3339, or +90s from now) connects and subscribes, then
-starts publishing at T on every shard; a run not ready by T starts at once and records
-start.late_ms. The result has first_publish_at and host.clock (the adjtimex error estimate);
-a clock that is not synchronised is warned about. Every measured message carries the run's
-identity (--run-id TEXT, else derived from --start-at, else random; the result's run), so
-another mqblast run on the same topics counts as unexpected.other_run, never as received or
-duplicated (16 bits: two random identities agree once in 65,536); the shards of one run need
-the same one, so --shard without --run-id or --start-at is refused. The broker password comes
-from --password-file, else --set server.password or the file's server.password, else
-$MQBLAST_PASSWORD when the run gives a username; results never hold it. MQTT 3.1.1 sends a
-password only with a username.
-
-Every result document records the run's spec (its "spec" field: the scenario file's JSON,
-the changes and the flags, every password replaced by a marker): --spec FILE runs a spec
-again, a result's spec (jq .spec run.json > spec.json) or one written by hand
-(docs/running.md); flags given beside it replace its fields (--out, --format, ...).
-
---stages changes the offered rate while the connections stay up: DURATION:RATE stages (a step
-to RATE at the stage's start) or DURATION:ramp:RATE (linear from the previous stage's rate),
-comma-separated, RATE in messages per second of each publisher as publish_rate, e.g.
---stages 10s:1000,30s:ramp:20000,10s:500. It sets parameters.stages (which a file or
---set parameters.stages=... gives as well); the run then publishes for the stages' total,
-its intervals follow the start of publishing, each with its stage and offered_per_s, and the
-result has stages[]: per stage its offered and achieved rates, latency, losses and verdicts.
-
-Progress goes to stderr once a second. Ctrl-C disconnects, writes the partial result and
-exits 130.
-
-Thresholds are pass/fail criteria, k6 style: PATH OP NUMBER over the result document, by
-its JSON path (messages.lost==0, latency_us.p99<50000, connections.failed<=10,
-throughput.receive_per_s>=45000; booleans read as 0 or 1, a missing map key as 0). They
-come from the scenario's "thresholds" list and from --threshold; their paths are checked
-before the run starts. The result is written with every threshold's value and verdict, and
-the run exits 5 when one failed (a failed or interrupted run keeps its own exit code).`,
-		Example: `  mqblast run quick-conn-100
-  mqblast run singlenode-conn-tcp-10K-100 --broker 127.0.0.1:1883 --out conn.json
-  mqblast run conn.json --set parameters.connection_rate=2000 --bind 127.0.0.2-127.0.0.9
-  JOB_COMPLETION_INDEX=0 JOB_COMPLETIONS=3 mqblast run p2p.json --shard auto --start-at 2026-01-02T15:04:05Z --format json
-  mqblast run quick-p2p-100 --threshold messages.lost==0 --threshold 'latency_us.p99<50000'
-  mqblast run quick-p2p-100 --stages 10s:10,30s:ramp:100,10s:20 --html stages.html
-  jq .spec conn.json > conn.spec.json && mqblast run --spec conn.spec.json --out again.json
-  mqblast run singlenode-conn-tcp-1M-5K --broker 10.0.0.5:1883 --procs auto --format json | jq .connections`,
+		Use:     "run SCENARIO [flags] | run --spec FILE [flags]",
+		Short:   "Run a scenario (a file or a built-in name) against a broker",
+		Long:    helpText("run"),
+		Example: examples("run"),
 		Args: func(_ *cobra.Command, args []string) error {
 			switch {
 			case rf.specFile != "" && len(args) > 0:

@@ -13,18 +13,10 @@ import (
 
 func newScenariosCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "scenarios",
-		Short: "List the built-in scenarios",
-		Long: `scenarios lists the scenarios built into mqblast: the Open MQTT Benchmark Suite cases under
-their suite names (singlenode-p2p-50K-50K-50K-50K: publishers, subscribers, topics and
-messages per second delivered; singlenode-conn-tcp-1M-5K: clients and connections per
-second), and small quick-* ones that run in seconds, for a first run.
-
-Any command that takes a SCENARIO takes a built-in name as well as a file.
-'mqblast scenarios show NAME' prints a built-in's JSON, ready to copy and edit; every field
-of the file (type, default, meaning) is described in docs/scenario.md.`,
-		Example: `  mqblast scenarios
-  mqblast scenarios show singlenode-fanout-5-1000-5-250K > fanout.json`,
+		Use:     "scenarios",
+		Short:   "List the built-in scenarios",
+		Long:    helpText("scenarios"),
+		Example: examples("scenarios"),
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usageError(fmt.Errorf("unknown scenarios command %q (want show NAME)", args[0]))
@@ -36,13 +28,10 @@ of the file (type, default, meaning) is described in docs/scenario.md.`,
 		},
 	}
 	cmd.AddCommand(&cobra.Command{
-		Use:   "show NAME",
-		Short: "Print a built-in scenario's JSON",
-		Long: `show prints the JSON file of the built-in scenario NAME, the format 'mqblast run' and
-'mqblast validate' read. Save it, edit it, and run the file. The reference of every field
-(type, default, meaning) is docs/scenario.md.`,
-		Example: `  mqblast scenarios show quick-p2p-100
-  mqblast scenarios show singlenode-p2p-50K-50K-50K-50K > p2p.json`,
+		Use:     "show NAME",
+		Short:   "Print a built-in scenario's JSON",
+		Long:    helpText("scenarios-show"),
+		Example: examples("scenarios-show"),
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError(fmt.Errorf("show takes one scenario name, got %d arguments", len(args)))

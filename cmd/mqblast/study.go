@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -27,37 +25,10 @@ type studyFlags struct {
 func newStudyCmd() *cobra.Command {
 	var sf studyFlags
 	cmd := &cobra.Command{
-		Use:   "study CAMPAIGN --out DIR",
-		Short: "Run a broker study: brokers x scenarios x sweeps x network profiles x repetitions",
-		Long: `study runs a campaign (a JSON file or a built-in name: study --list) cell by cell and
-writes into DIR each cell's result document (cells/cNNNN.json, the one 'mqblast run'
-writes), study.json (the campaign, every cell with its parameters, status, error, result
-and the exact command that reproduces it) and study.html (boxplots of latency per sweep
-value with one group per network profile and one box per broker, a median/IQR table,
-throughput bars, the broker's CPU and RSS per cell; self-contained), and summary.md (a
-Markdown table per sweep value: one row per profile and broker, medians and IQR).
-
-A campaign lists brokers (external at an address; or started by the study: embedded,
-mosquitto, sink, or any start command, with {port} a free port the study picks),
-scenarios (built-in names or files) with "set" overrides and "sweep" lists of --set
-values, network profiles, repetitions, duration_sec/warmup_sec overrides and pause_sec
-between cells. Every field is validated before anything runs, each error with its JSON
-path.
-
-Each cell is its own 'mqblast run' process (the command study.json records), so a cell
-that crashes or hangs cannot take the study down. Repetitions are interleaved (round 1 of
-every cell, then round 2 ...; "order": "shuffled" shuffles each round from a recorded
-seed) so that drift spreads over every broker. A broker the study starts is started
-afresh before each cell and stopped after it; one with a restart command is restarted.
-The host is checked once, for the largest cell. A failed cell (its run fails, its broker
-dies) is recorded and the study goes on. Run the same command again to resume: the cells
-done are kept and skipped (--retry-failed runs the failed ones again). Progress (cell k
-of n, ETA) goes to stderr; Ctrl-C interrupts the running cell (its partial result kept),
-writes study.json and study.html, and exits 130. The exit code is 1 when a cell failed.`,
-		Example: `  mqblast study --list
-  mqblast study show edge-profiles-payloads > edge.json
-  mqblast study retain-throughput --out study-retain
-  mqblast study edge.json --out results/edge --dry-run`,
+		Use:     "study CAMPAIGN --out DIR",
+		Short:   "Run a broker study: brokers x scenarios x sweeps x network profiles x repetitions",
+		Long:    helpText("study"),
+		Example: examples("study"),
 		Args: func(_ *cobra.Command, args []string) error {
 			if sf.list {
 				if len(args) > 0 {
@@ -108,13 +79,6 @@ writes study.json and study.html, and exits 130. The exit code is 1 when a cell 
 }
 
 func runStudy(cmd *cobra.Command, arg string, sf *studyFlags) error {
-	c, err := study.Resolve(arg)
-	if err != nil {
-		return withCode(exitInvalid, err)
-	}
-	if sf.out == "" && !sf.dryRun {
-		return usageError(errors.New("--out DIR is required: the study's results, study.json and study.html go there"))
-	}
 	base, err := cellBase(sf.runArgs)
 	if err != nil {
 		return err
@@ -123,63 +87,9 @@ func runStudy(cmd *cobra.Command, arg string, sf *studyFlags) error {
 	if err != nil {
 		return fmt.Errorf("cannot find the mqblast binary to run the cells: %w", err)
 	}
-	if sf.dryRun {
-		return dryRun(cmd, c, exe, sf)
-	}
-	if err := study.CheckInstalled(c); err != nil {
-		return withCode(exitNotReady, err) // before the host check: nothing has run
-	}
-	var check json.RawMessage
-	if !sf.noCheck {
-		if check, err = studyPreflight(cmd, c); err != nil {
-			return err
-		}
-	}
-	dir, err := filepath.Abs(sf.out)
-	if err != nil {
-		return usageError(err)
-	}
-	ix, err := study.Run(cmd.Context(), c, study.Options{Dir: dir, Exe: exe, ToolVersion: version,
-		Progress: cmd.ErrOrStderr(), RetryFailed: sf.retryFailed, HostCheck: check, Base: *base, Command: cellCommand(exe),
-		Report: study.WriteReport})
-	if ix != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "study: %s, %s and %s\n", filepath.Join(dir, "study.json"), filepath.Join(dir, "study.html"),
-			filepath.Join(dir, "summary.md"))
-	}
-	switch {
-	case errors.Is(err, study.ErrDirInUse):
-		return usageError(err)
-	case errors.Is(err, study.ErrInterrupted):
-		return withCode(exitInterrupted, errors.New("study interrupted: the cells done are in study.json; run the same command to resume"))
-	case err != nil:
-		return err
-	}
-	if failed := ix.Failed(); failed > 0 {
-		return withCode(exitFailed, fmt.Errorf("%d of %d cells failed (their errors are in study.json and the report)", failed, len(ix.Cells)))
-	}
-	return nil
-}
-
-// studyPreflight checks the host once, for the cell with the most connections, and
-// refuses a study bound to fail; the cells then run with --no-check.
-func studyPreflight(cmd *cobra.Command, c *study.Campaign) (json.RawMessage, error) {
-	plans, err := c.Plans()
-	if err != nil {
-		return nil, withCode(exitInvalid, err)
-	}
-	return run.PreflightLargest(cmd.ErrOrStderr(), plans)
-}
-
-func dryRun(cmd *cobra.Command, c *study.Campaign, exe string, sf *studyFlags) error {
-	dir := sf.out
-	if dir == "" {
-		dir = "DIR"
-	}
-	base, err := cellBase(sf.runArgs)
-	if err != nil {
-		return err
-	}
-	return study.WriteDryRun(cmd.OutOrStdout(), c, study.Options{Dir: dir, Exe: exe, Base: *base, Command: cellCommand(exe)})
+	return study.Main(cmd.Context(), arg, study.MainOptions{Out: sf.out, DryRun: sf.dryRun, NoCheck: sf.noCheck,
+		RetryFailed: sf.retryFailed, Base: *base, Command: cellCommand(exe), Exe: exe, ToolVersion: version,
+		Preflight: run.PreflightLargest, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()})
 }
 
 // cellCommand is the argv of a study's cell: the run of its spec file.

@@ -15,23 +15,10 @@ func newValidateCmd() *cobra.Command {
 		brokers []string
 	)
 	cmd := &cobra.Command{
-		Use:   "validate SCENARIO...",
-		Short: "Check scenario files without running them",
-		Long: `validate reads each SCENARIO (a file, or a built-in name), applies the --set and --broker
-overrides as run would, and checks it: unknown fields, wrong types, values out of range, the
-rules of its type, combinations that cannot work, and thresholds whose path names no numeric
-field of the result document. Every problem is printed on its own line to stderr, with the
-file, the JSON path and the value:
-
-  fanout.json: parameters.publish_rate: -5 is not a rate (must be > 0)
-
-For each valid scenario it prints the size of its plan on stdout: clients, connections and
-file descriptors, messages and bytes per second in and out, memory, connect time.
-
-It exits 0 when every scenario is valid and 3 when any is not.`,
-		Example: `  mqblast validate fanout.json
-  mqblast validate *.json
-  mqblast validate singlenode-p2p-50K-50K-50K-50K --set parameters.publish_rate=10`,
+		Use:     "validate SCENARIO...",
+		Short:   "Check scenario files without running them",
+		Long:    helpText("validate"),
+		Example: examples("validate"),
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageError(errors.New("validate needs at least one scenario file or built-in name"))
