@@ -15,9 +15,9 @@ import (
 	"github.com/mqblast/mqblast/run/spec"
 )
 
-// outcome is a run of a Spec in this process as a test sees it: its result, what it wrote
+// ran is a run of a Spec in this process as a test sees it: its result, what it wrote
 // on stdout and stderr, its error and how long it took.
-type outcome struct {
+type ran struct {
 	res            *result.Result
 	stdout, stderr string
 	err            error
@@ -26,21 +26,21 @@ type outcome struct {
 
 // kind is the kind of the run's failure (internal/fail): nil for a run that succeeded or
 // failed without one (the command line's exit 1).
-func (o outcome) kind() error { return fail.KindOf(o.err) }
+func (o ran) kind() error { return fail.KindOf(o.err) }
 
 // failed reports whether the run failed without a kind (the command line's exit 1).
-func (o outcome) failed() bool { return o.err != nil && o.kind() == nil && !errors.Is(o.err, fail.Interrupted) }
+func (o ran) failed() bool { return o.err != nil && o.kind() == nil && !errors.Is(o.err, fail.Interrupted) }
 
 // doSpec runs sp in this process (Do), its child processes (workers, the embedded broker,
 // the sink, the run behind the emulator) the mqblast binary built for the test, with no
 // $MQBLAST_PASSWORD unless env gives one.
-func doSpec(t *testing.T, sp *Spec, env ...string) outcome {
+func doSpec(t *testing.T, sp *Spec, env ...string) ran {
 	t.Helper()
 	return doSpecCtx(context.Background(), t, sp, env...)
 }
 
 // doSpecCtx is doSpec until ctx ends (an interrupted run: its partial result).
-func doSpecCtx(ctx context.Context, t *testing.T, sp *Spec, env ...string) outcome {
+func doSpecCtx(ctx context.Context, t *testing.T, sp *Spec, env ...string) ran {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	vars := map[string]string{}
@@ -52,7 +52,7 @@ func doSpecCtx(ctx context.Context, t *testing.T, sp *Spec, env ...string) outco
 		Getenv: func(k string) string { return vars[k] }}
 	start := time.Now()
 	res, err := Do(ctx, sp, o)
-	return outcome{res: res, stdout: out.String(), stderr: errOut.String(), err: err, took: time.Since(start)}
+	return ran{res: res, stdout: out.String(), stderr: errOut.String(), err: err, took: time.Since(start)}
 }
 
 // interruptAfter is a context that ends after d, as Ctrl-C would end a run.
