@@ -3,12 +3,14 @@
 // can hold a million connections without a broker cluster (`mqblast sink`, `mqblast run
 // --sink`). It is not a broker: no retained messages, no sessions or persistence, no
 // authentication, no will messages, no keep-alive enforcement, no subscription identifiers.
-// It imports only codec, internal/child (and gnet); never bench, reactor or scenario.
+// It imports only codec, tuning, internal/child, internal/bytesize and internal/fail (and
+// gnet); never bench, reactor or scenario.
 //
-// It also owns the sink's processes: Serve runs one and reports its counters as Lines,
-// ServeProcs runs several on one port and sums theirs, Run chooses between the two for
-// `mqblast sink` and prints the summary (WriteSummary), StartChild starts one in a child
-// process for a calibration run.
+// It also owns the sink's processes and its verb: Serve runs one and reports its counters
+// as Lines, ServeProcs runs several on one port and sums theirs, Run chooses between the
+// two and prints the summary (WriteSummary), Main is `mqblast sink` (Flags: the verb's
+// settings, checked, and passed on to its children's command line), StartChild starts one
+// in a child process for a calibration run.
 //
 // # What it speaks
 //

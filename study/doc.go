@@ -48,11 +48,14 @@
 // Run expands the cells (Campaign.Cells: scenario, sweep values, profile, broker,
 // repetition) and runs them interleaved: repetition 1 of every cell, then repetition 2 ...,
 // the brokers alternating within a round; "order": "shuffled" shuffles each round from a
-// seed recorded in the index. Each cell is its own `mqblast run` process (Options.Exe) with
-// --broker, --set, --no-check, --format json, --out and --broker-pid: a cell that crashes or
-// hangs (it is killed past twice its scenario's time plus a minute) cannot take the study
-// down, every cell starts with a fresh process, and the command recorded for the cell is the
-// command that ran. A broker the study starts is started before each cell (and waited for
+// seed recorded in the index. Each cell is a run.Spec written to DIR/cells/cNNNN.spec.json
+// (the study's base Spec, Options.Base, with the cell's scenario and sets, its broker, no
+// host check, its result as JSON in DIR/cells/cNNNN.json, and the broker watched: cgroup,
+// endpoints, the pid the study sampled), run as its own process by the command the caller
+// gives (Options.Command: mqblast run --spec FILE): a cell that crashes or hangs (it is
+// killed past twice its scenario's time plus a minute) cannot take the study down, every
+// cell starts with a fresh process, and the Spec and command recorded for the cell are
+// those that ran. A broker the study starts is started before each cell (and waited for
 // until it accepts TCP connections) and stopped after it (SIGTERM to its process group, or
 // its stop command); one with a restart command gets it before each cell; "restart": "never"
 // keeps one broker for the whole study. The process sampled is the broker's pid option, the
@@ -61,9 +64,9 @@
 // guard` (Options.Exe), which ends the broker's process group when the study dies.
 //
 // A password a cell's sets give (server.password; it cannot be swept) reaches its run through
-// $MQBLAST_PASSWORD; the cell's command line, and so study.json, study.html, its log, the
-// dry run and the reproduce line, show the marker (--set server.password=<redacted>), which
-// the run reads as "the one in $MQBLAST_PASSWORD". study.json's campaign shows the marker
+// $MQBLAST_PASSWORD; the cell's Spec, and so its file, study.json, study.html, its log, the
+// dry run and the reproduce line, show the marker (server.password=<redacted>), which the
+// run reads as "the one in $MQBLAST_PASSWORD". study.json's campaign shows the marker
 // too. A broker the study starts does not get the variable.
 //
 // A cell fails — its error is recorded and the study goes on — when its broker does not
@@ -107,7 +110,10 @@
 // median, p25, p75, IQR, p99; the median and range of the receive rates; losses; the
 // medians of the broker's CPU % and RSS peak), in the page and in DIR/summary.md.
 //
-// study imports scenario, bench (result documents), report (box statistics and SVG),
-// tuning (profiles, the process listening on a port) and tuning/netemu. It prints only to
-// the writer it is given and never exits the process.
+// study imports scenario (cells' plans), run/spec (cells' Specs), result (result
+// documents), report (box statistics and SVG), tuning (profiles, the process listening on
+// a port), tuning/netemu, and internal helpers (child, brokers, fail, secret, strictjson,
+// termtext, textdist, atomicfile). Main is the study verb's body; its errors say their
+// kind (internal/fail). It prints only to the writers it is given and never exits the
+// process, and it builds no command line but the caller's (Options.Command) for its cells.
 package study
