@@ -16,6 +16,7 @@ import (
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/scenario"
 	"github.com/mqblast/mqblast/sink"
+	"github.com/mqblast/mqblast/watch"
 )
 
 // Options are the settings of a run besides its plan.
@@ -154,7 +155,7 @@ func Execute(ctx context.Context, plan *scenario.Plan, o Options) (*result.Resul
 }
 
 // runHere runs plan in this process.
-func runHere(ctx context.Context, plan *scenario.Plan, o *Options, brokers []string, tlsConf *tls.Config, watch *bench.Watch) (*result.Result, error) {
+func runHere(ctx context.Context, plan *scenario.Plan, o *Options, brokers []string, tlsConf *tls.Config, watch *watch.Watch) (*result.Result, error) {
 	r, err := newRunner(plan, brokers, o, tlsConf)
 	if err != nil {
 		return nil, err

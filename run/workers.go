@@ -15,6 +15,7 @@ import (
 	"github.com/mqblast/mqblast/internal/secret"
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/scenario"
+	"github.com/mqblast/mqblast/watch"
 )
 
 // PasswordEnv names the environment variable that gives the broker password when neither
@@ -28,7 +29,7 @@ const PasswordEnv = secret.PasswordEnv
 const workerScenario = "/dev/fd/3"
 
 // runWorkers runs the plan in o.Procs worker processes and merges their results.
-func runWorkers(ctx context.Context, plan *scenario.Plan, o *Options, brokers []string, watch *bench.Watch) (*result.Result, error) {
+func runWorkers(ctx context.Context, plan *scenario.Plan, o *Options, brokers []string, watch *watch.Watch) (*result.Result, error) {
 	procs := o.Procs
 	s := plan.Scenario()
 	// The workers read the scenario from a file that has no name once written: they inherit
