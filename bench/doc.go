@@ -3,9 +3,10 @@
 // recorder per event loop (HdrHistograms of connect latency, message latency from the due
 // time and from the write time, schedule lag; counters; the received set of every
 // (subscriber, publisher) stream) filling interval snapshots (result.Snapshot) that add
-// exactly across loops, processes and hosts, the client's saturation verdict, the watch of
-// the host, and the worker-process protocol behind --procs. The result document it fills,
-// its merge and its thresholds are package result's; the text summary is package report's.
+// exactly across loops, processes and hosts, the client's saturation verdict, and the
+// worker-process protocol behind --procs. The result document it fills, its merge and its
+// thresholds are package result's; the text summary is package report's; the watch of the
+// host and the broker is package watch's.
 //
 // # Measuring honestly
 //
@@ -63,12 +64,10 @@
 //
 // # Watching the host
 //
-// A Watch reads, once per interval, the kernel's network counters of the client's
-// namespace (and of the broker's, when the broker is a local process in another) and the
-// broker process or cgroup (package tuning does the reading and the interpretation). The
-// process that prints the intervals owns it: Runner.Run, or Gather for worker processes.
-// Findings go to the interval line when they first appear and into kernel and
-// host.limited; the broker's figures into broker_process.
+// The process that prints the intervals drives the watch of the host and the broker
+// (package watch; Runner.Watch, GatherOptions.Watch): Start when the run's intervals begin,
+// Interval on each interval before its line is printed, Finish on the finished result.
+// Worker processes leave it to their parent.
 //
 // # What it must not do
 //

@@ -9,6 +9,7 @@ import (
 	"github.com/mqblast/mqblast/reactor"
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/tuning"
+	"github.com/mqblast/mqblast/watch"
 )
 
 // A run's intervals come from one of two sources: the in-process engine's recorders, read at
@@ -73,11 +74,11 @@ func runIntervals[E any](src intervalSource[E], log *intervalLog, u until) error
 }
 
 // intervalLog is what a run does with each interval, wherever it came from: sample the host
-// and the broker (Watch), keep the record, print the progress line, pass it to the caller.
+// and the broker (watch.Watch), keep the record, print the progress line, pass it to the caller.
 type intervalLog struct {
 	target     int // the run's clients
 	progress   io.Writer
-	watch      *Watch
+	watch      *watch.Watch
 	onInterval func(result.Interval, *result.Snapshot)
 	line       progressLine
 	list       []result.Interval

@@ -12,6 +12,7 @@ import (
 	"github.com/mqblast/mqblast/internal/tier"
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/scenario"
+	"github.com/mqblast/mqblast/watch"
 )
 
 // builtin returns a built-in scenario with overrides.
@@ -37,7 +38,7 @@ func runPlanned(t *testing.T, broker string, s *scenario.Scenario, during func()
 }
 
 // runWatched runs s against broker with the host and broker watched by w.
-func runWatched(t *testing.T, broker string, s *scenario.Scenario, w *Watch) *result.Result {
+func runWatched(t *testing.T, broker string, s *scenario.Scenario, w *watch.Watch) *result.Result {
 	t.Helper()
 	return runFull(t, broker, s, nil, w)
 }
@@ -60,7 +61,7 @@ func testRunner(t *testing.T, broker string, s *scenario.Scenario) *Runner {
 }
 
 // runFull runs s against broker, with during beside it and watched by w (both optional).
-func runFull(t *testing.T, broker string, s *scenario.Scenario, during func(), w *Watch) *result.Result {
+func runFull(t *testing.T, broker string, s *scenario.Scenario, during func(), w *watch.Watch) *result.Result {
 	t.Helper()
 	r := testRunner(t, broker, s)
 	r.Watch = w

@@ -21,6 +21,7 @@ import (
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/scenario"
 	"github.com/mqblast/mqblast/tuning"
+	"github.com/mqblast/mqblast/watch"
 )
 
 // ErrInterrupted reports a run stopped by its context (Ctrl-C); its result is partial.
@@ -63,7 +64,7 @@ type Runner struct {
 	HoldGate func() (time.Time, error)
 	// Watch, if set, samples the host's kernel counters and the broker process once per
 	// interval (nil: not watched; a worker process leaves that to its parent).
-	Watch *Watch
+	Watch *watch.Watch
 	// Stream classifies a receiving client's stream of a publisher (Recorder.Stream); nil
 	// accepts every stream.
 	Stream func(client int, publisher uint32) (scenario.StreamKind, int)

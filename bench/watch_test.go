@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/watch"
 )
 
 // TestWatchMosquitto: a P2P run against Mosquitto with its process watched: the broker's
@@ -16,7 +17,7 @@ func TestWatchMosquitto(t *testing.T) {
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	s := builtin(t, "quick-p2p-100", map[string]string{"parameters.duration_sec": "3s", "parameters.warmup_sec": "1s",
 		"parameters.publish_rate": "50"})
-	w := NewWatch(m.Cmd.Process.Pid, "")
+	w := watch.New(m.Cmd.Process.Pid, "")
 	res := runWatched(t, m.Addr, s, w)
 	b := res.BrokerProcess
 	if b == nil || b.PID != m.Cmd.Process.Pid || b.CPUS <= 0 || b.RSSBytes <= 0 || b.RSSPeakBytes < b.RSSBytes || b.FDs < 200 {
@@ -54,7 +55,7 @@ func TestWatchMosquittoConnections(t *testing.T) {
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	s := builtin(t, "singlenode-conn-tcp-10K-100", map[string]string{"publishers.client_count": "5000",
 		"parameters.connection_rate": "5000", "parameters.duration_sec": "3s"})
-	res := runWatched(t, m.Addr, s, NewWatch(m.Cmd.Process.Pid, ""))
+	res := runWatched(t, m.Addr, s, watch.New(m.Cmd.Process.Pid, ""))
 	b := res.BrokerProcess
 	if res.Connections.Established != 5000 || b == nil {
 		t.Fatalf("established %d, broker_process %+v", res.Connections.Established, b)

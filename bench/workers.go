@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/watch"
 )
 
 // The worker protocol, both directions. A worker process (mqblast run --worker) writes JSON
@@ -128,7 +129,7 @@ type GatherOptions struct {
 	Progress io.Writer
 	// Watch, if set, samples the host and the broker at each merged interval (the workers
 	// do not) and fills the merged result at the end.
-	Watch *Watch
+	Watch *watch.Watch
 	// OnInterval, if set, receives each merged interval and its snapshot (live /metrics),
 	// the caller's to keep.
 	OnInterval func(result.Interval, *result.Snapshot)
@@ -312,7 +313,7 @@ func (s *workerSource) merge(seq int, log *intervalLog) {
 
 // gathered merges the workers' results (nil where a worker sent none) and gives the merged
 // result the merged intervals.
-func gathered(results []*result.Result, errs []error, merged []result.Interval, watch *Watch) (*result.Result, error) {
+func gathered(results []*result.Result, errs []error, merged []result.Interval, w *watch.Watch) (*result.Result, error) {
 	var got []*result.Result
 	for i, r := range results {
 		if r == nil {
@@ -330,8 +331,8 @@ func gathered(results []*result.Result, errs []error, merged []result.Interval, 
 	res := result.MergeParts(got)
 	res.Intervals = merged
 	res.SummarizeStages()
-	if watch != nil {
-		watch.Finish(res)
+	if w != nil {
+		w.Finish(res)
 	}
 	return res, errors.Join(errs...)
 }

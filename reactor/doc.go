@@ -186,6 +186,23 @@
 // around it nothing. Positions in connIO count wire bytes on a transport: a publisher's
 // messages queued behind a partial write are published when the whole write is taken.
 //
+// # One Observer method per event
+//
+// The Observer has a method for each kind of event rather than one method that takes an
+// event with its kind. Published, Received and Acked run once per message, and a method
+// each hands their values straight to the observer's handler. One Event method with a
+// kind was measured against them, the Event reused from the loop: filling it in memory,
+// switching on its kind and calling the kind's handler took more instructions on every
+// message, on the receive path, the QoS 0 publish path and the QoS 1 publish and
+// acknowledgement path (instruction counts under callgrind, which the host's load does
+// not move; docs/performance.md). So they stay methods. The other events stay methods
+// too: several of them come once per message from some brokers (Behaved for a PUBACK to
+// a QoS 2 PUBLISH, PublishRefused, Unsent too_large, Held under flow control), and a
+// method's signature says what an event carries where an Event's fields would say it
+// only in a comment per kind. An event that a new feature adds and few observers need
+// goes into an optional interface beside Observer, as HandshakeObserver does, so that
+// Observer and NopObserver do not grow for it.
+//
 // # What it must not do
 //
 // It knows nothing of histograms, JSON, flags or output: it reports every event to the

@@ -29,7 +29,9 @@ type ran struct {
 func (o ran) kind() error { return fail.KindOf(o.err) }
 
 // failed reports whether the run failed without a kind (the command line's exit 1).
-func (o ran) failed() bool { return o.err != nil && o.kind() == nil && !errors.Is(o.err, fail.Interrupted) }
+func (o ran) failed() bool {
+	return o.err != nil && o.kind() == nil && !errors.Is(o.err, fail.Interrupted)
+}
 
 // doSpec runs sp in this process (Do), its child processes (workers, the embedded broker,
 // the sink, the run behind the emulator) the mqblast binary built for the test, with no

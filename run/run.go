@@ -17,6 +17,7 @@ import (
 	"github.com/mqblast/mqblast/run/spec"
 	"github.com/mqblast/mqblast/scenario"
 	"github.com/mqblast/mqblast/sink"
+	"github.com/mqblast/mqblast/watch"
 )
 
 // options are the settings of a run besides its plan.
@@ -159,7 +160,7 @@ func execute(ctx context.Context, plan *scenario.Plan, o options) (*result.Resul
 }
 
 // runHere runs plan in this process.
-func runHere(ctx context.Context, plan *scenario.Plan, o *options, brokers []string, tlsConf *tls.Config, watch *bench.Watch) (*result.Result, error) {
+func runHere(ctx context.Context, plan *scenario.Plan, o *options, brokers []string, tlsConf *tls.Config, watch *watch.Watch) (*result.Result, error) {
 	r, err := newRunner(plan, brokers, o, tlsConf)
 	if err != nil {
 		return nil, err

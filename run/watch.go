@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mqblast/mqblast/bench"
 	"github.com/mqblast/mqblast/internal/brokersys"
 	"github.com/mqblast/mqblast/internal/termtext"
 	"github.com/mqblast/mqblast/reactor"
@@ -21,13 +20,14 @@ import (
 	"github.com/mqblast/mqblast/scenario"
 	"github.com/mqblast/mqblast/tuning"
 	"github.com/mqblast/mqblast/tuning/exporter"
+	"github.com/mqblast/mqblast/watch"
 )
 
 // newWatch returns the watch of the host and the broker for a run against brokers:
 // the broker's pid is embeddedPID (the embedded broker), o.BrokerPID, or the local
 // process listening on the broker's port when the broker address is this host's (a search
 // bounded in time and memory, which ctx's end stops).
-func newWatch(ctx context.Context, w io.Writer, o *options, brokers []string, embeddedPID int) (*bench.Watch, error) {
+func newWatch(ctx context.Context, w io.Writer, o *options, brokers []string, embeddedPID int) (*watch.Watch, error) {
 	pid := embeddedPID
 	switch {
 	case o.BrokerPID > 0:
@@ -61,7 +61,7 @@ func newWatch(ctx context.Context, w io.Writer, o *options, brokers []string, em
 	if err != nil {
 		return nil, err
 	}
-	wt := bench.NewWatch(pid, o.BrokerCgroup)
+	wt := watch.New(pid, o.BrokerCgroup)
 	wt.SetRemote(s)
 	return wt, nil
 }
@@ -70,7 +70,7 @@ func newWatch(ctx context.Context, w io.Writer, o *options, brokers []string, em
 // to watch: one connection to the first of brokers, logged in as the plan's clients are,
 // over TLS for an mqtts:// broker. A broker that cannot be read is a usage error, before
 // the run's first socket.
-func readBrokerSys(ctx context.Context, watch *bench.Watch, o *options, plan *scenario.Plan, brokers []string, tlsConf *tls.Config) error {
+func readBrokerSys(ctx context.Context, watch *watch.Watch, o *options, plan *scenario.Plan, brokers []string, tlsConf *tls.Config) error {
 	if !o.BrokerSys {
 		return nil
 	}

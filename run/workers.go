@@ -15,6 +15,7 @@ import (
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/run/spec"
 	"github.com/mqblast/mqblast/scenario"
+	"github.com/mqblast/mqblast/watch"
 )
 
 // PasswordEnv names the environment variable that gives the broker password when neither
@@ -24,7 +25,7 @@ import (
 const PasswordEnv = secret.PasswordEnv
 
 // runWorkers runs the plan in o.Procs worker processes and merges their results.
-func runWorkers(ctx context.Context, plan *scenario.Plan, o *options, brokers []string, watch *bench.Watch) (*result.Result, error) {
+func runWorkers(ctx context.Context, plan *scenario.Plan, o *options, brokers []string, watch *watch.Watch) (*result.Result, error) {
 	procs := o.Procs
 	s := plan.Scenario()
 	fmt.Fprintf(o.Log, "%d clients in %d worker processes (RLIMIT_NOFILE is per process)\n", plan.Len(), procs)

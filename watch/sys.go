@@ -1,4 +1,4 @@
-package bench
+package watch
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package bench
+package watch
 
 import (
 	"context"
@@ -14,14 +14,14 @@ import (
 
 // Watch samples the host while a run goes on: the kernel's network counters of the client's namespace, and of the broker's
 // when the broker is a local process in another namespace, and the broker process's own
-// CPU, memory and descriptors (BrokerPID) or its cgroup's (BrokerCgroup). It is sampled
-// once per interval by whoever prints the intervals (Runner.Run, or Gather for worker
-// processes) and fills the result at the end. Not safe for concurrent use.
+// CPU, memory and descriptors (New's pid) or its cgroup's (New's cgroup). It is sampled
+// once per interval by whoever prints the intervals (bench's Runner.Run, or its Gather for
+// worker processes) and fills the result at the end. Not safe for concurrent use.
 type Watch struct {
-	// BrokerPID is the broker's process (0: not sampled); BrokerCgroup its cgroup ("":
-	// none), read as tuning.ReadCgroup does.
-	BrokerPID    int
-	BrokerCgroup string
+	// pid is the broker's process (0: not sampled); cgroup its cgroup ("": none), read as
+	// tuning.ReadCgroup does.
+	pid    int
+	cgroup string
 
 	procSys, sysFS string // "/proc/sys" and "/sys/fs/cgroup" (tests use fake trees)
 	clientRoot     string
@@ -54,10 +54,10 @@ type cpuSample struct {
 	cpu time.Duration
 }
 
-// NewWatch returns a watch of the host, and of the broker process pid (0: none) and cgroup
+// New returns a watch of the host, and of the broker process pid (0: none) and cgroup
 // ("": none).
-func NewWatch(pid int, cgroup string) *Watch {
-	return &Watch{BrokerPID: pid, BrokerCgroup: cgroup, procSys: "/proc/sys", sysFS: "/sys/fs/cgroup",
+func New(pid int, cgroup string) *Watch {
+	return &Watch{pid: pid, cgroup: cgroup, procSys: "/proc/sys", sysFS: "/sys/fs/cgroup",
 		clientRoot: "/proc/self", seen: map[string]bool{}}
 }
 
@@ -69,20 +69,20 @@ func (w *Watch) Start() {
 	if k, err := tuning.ReadKernel(w.clientRoot, w.procSys); err == nil {
 		w.k0c, w.prevC = k, k
 	}
-	if w.BrokerPID > 0 {
-		root := "/proc/" + strconv.Itoa(w.BrokerPID)
+	if w.pid > 0 {
+		root := "/proc/" + strconv.Itoa(w.pid)
 		if !tuning.SameNetNS(w.clientRoot, root) {
 			if k, err := tuning.ReadKernel(root, w.procSys); err == nil {
 				w.brokerRoot = root
 				w.k0b, w.prevB = k, k
 			}
 		}
-		w.p0, w.procErr = tuning.ReadProcess(w.BrokerPID)
+		w.p0, w.procErr = tuning.ReadProcess(w.pid)
 		w.prevP = w.p0
 		w.peakRSS = w.p0.RSSBytes
 	}
-	if w.BrokerCgroup != "" {
-		w.cg0, w.cgErr = tuning.ReadCgroup(w.sysFS, w.BrokerCgroup)
+	if w.cgroup != "" {
+		w.cg0, w.cgErr = tuning.ReadCgroup(w.sysFS, w.cgroup)
 	}
 	if w.remote != nil {
 		w.remote.start()
@@ -133,12 +133,12 @@ func (w *Watch) Interval(iv *result.Interval, progress io.Writer) {
 }
 
 // local reports whether the broker process is sampled here, through /proc.
-func (w *Watch) local() bool { return w.BrokerPID > 0 && (w.procErr == nil || w.prevP != w.p0) }
+func (w *Watch) local() bool { return w.pid > 0 && (w.procErr == nil || w.prevP != w.p0) }
 
 // sampleProcess samples the local broker process at now, dt seconds after the last sample.
 func (w *Watch) sampleProcess(iv *result.Interval, now time.Time, dt float64) {
-	if w.BrokerPID > 0 && w.procErr == nil {
-		p, err := tuning.ReadProcess(w.BrokerPID)
+	if w.pid > 0 && w.procErr == nil {
+		p, err := tuning.ReadProcess(w.pid)
 		if err != nil {
 			w.procErr = err // the broker went away: keep what was sampled
 			return
@@ -179,7 +179,7 @@ func windowCPUOf(at []cpuSample, from, to time.Time) (perSecond float64, ok bool
 }
 
 func (w *Watch) clientWhere() string {
-	if w.BrokerPID > 0 && w.brokerRoot == "" {
+	if w.pid > 0 && w.brokerRoot == "" {
 		return "client and broker host" // a local broker in the client's namespace
 	}
 	return "client host"
@@ -219,7 +219,7 @@ func (w *Watch) Finish(res *result.Result) {
 		}
 	}
 	if w.local() {
-		bp := &result.BrokerProcess{Source: "/proc", PID: w.BrokerPID, CPUS: (w.prevP.CPU - w.p0.CPU).Seconds(),
+		bp := &result.BrokerProcess{Source: "/proc", PID: w.pid, CPUS: (w.prevP.CPU - w.p0.CPU).Seconds(),
 			RSSBytes: w.prevP.RSSBytes, RSSPeakBytes: w.peakRSS, FDs: w.fds, CPUPercentPeak: w.peakPct}
 		if d := w.last.Sub(w.started).Seconds(); d > 0 {
 			bp.CPUPercentAvg = 100 * bp.CPUS / d
@@ -233,13 +233,13 @@ func (w *Watch) Finish(res *result.Result) {
 		}
 		res.BrokerProcess = bp
 	}
-	if w.BrokerCgroup != "" {
+	if w.cgroup != "" {
 		if res.BrokerProcess == nil {
 			res.BrokerProcess = &result.BrokerProcess{}
 		}
-		cg := &result.CgroupFigures{Path: w.BrokerCgroup}
+		cg := &result.CgroupFigures{Path: w.cgroup}
 		if w.cgErr == nil {
-			s, err := tuning.ReadCgroup(w.sysFS, w.BrokerCgroup)
+			s, err := tuning.ReadCgroup(w.sysFS, w.cgroup)
 			if err == nil {
 				cg.CPUS = (s.CPU - w.cg0.CPU).Seconds()
 				cg.MemoryBytes, cg.MemoryPeakBytes = s.MemoryBytes, s.MemoryPeakBytes
@@ -264,7 +264,7 @@ func (w *Watch) busy(res *result.Result) {
 	if w.local() {
 		if perS, ok := windowCPUOf(w.cpuAt, res.MeasureFrom, res.MeasureTo); ok && perS >= busyShare {
 			ev = append(ev, fmt.Sprintf("broker process CPU %.0f%% of a core over the measure window (pid %d, /proc): "+
-				"the limit of a broker that runs on one thread (Mosquitto does)", 100*perS, w.BrokerPID))
+				"the limit of a broker that runs on one thread (Mosquitto does)", 100*perS, w.pid))
 		}
 	}
 	if w.remote != nil {

@@ -1,0 +1,54 @@
+package reactor
+
+import "encoding/binary"
+
+// HeaderSize is the size of the measurement header at the start of every measured payload,
+// which lets a receiver measure latency from the time the message was due and tell its
+// run's messages from any other's. Big-endian: bytes 0-5 the due time's low 48 bits
+// (CLOCK_REALTIME ns; the receiver takes the value nearest its own clock, so up to 39 h
+// either way, clock skew between hosts and negative latencies included), bytes 6-7 the
+// run's tag (Config.RunTag), byte 8 the magic (headerMagic), bytes 9-11 the publisher
+// number, bytes 12-15 the sequence number. A payload of 24 bytes or more also carries the
+// actual write time (int64 ns) after it, so that receivers can report raw latency. A
+// payload whose ninth byte is not the magic is not mqblast's (unmeasured); bench also
+// checks that the due time is plausible and the tag the run's own.
+const HeaderSize = 16
+
+// headerMagic marks a measurement header; numberMask keeps the publisher number beside it
+// (publishers are numbered below 1<<24).
+const (
+	headerMagic = 0xb7
+	numberMask  = 1<<24 - 1
+)
+
+// MaxPublishers is how many publishers a plan may have: their numbers share a header word
+// with the magic byte.
+const MaxPublishers = numberMask + 1
+
+// sentAtSize is the payload size from which the write time follows the header.
+const sentAtSize = HeaderSize + 8
+
+// PutHeader writes the measurement header of publisher's message seq of the run tagged
+// run, due at due (CLOCK_REALTIME ns), into the first HeaderSize bytes of pl, as publishers
+// do: for servers and tests that send messages of their own in mqblast's format.
+func PutHeader(pl []byte, due int64, run uint16, publisher, seq uint32) {
+	binary.BigEndian.PutUint64(pl[0:8], uint64(due)<<16|uint64(run))
+	binary.BigEndian.PutUint32(pl[8:12], headerMagic<<24|publisher&numberMask)
+	binary.BigEndian.PutUint32(pl[12:16], seq)
+}
+
+// ReadHeader reads the run tag, publisher and sequence number of a payload's measurement
+// header (ok false: the payload has none), for servers and tests that route mqblast's
+// messages.
+func ReadHeader(pl []byte) (run uint16, publisher, seq uint32, ok bool) {
+	if len(pl) < HeaderSize || pl[8] != headerMagic {
+		return 0, 0, 0, false
+	}
+	return binary.BigEndian.Uint16(pl[6:8]), binary.BigEndian.Uint32(pl[8:12]) & numberMask, binary.BigEndian.Uint32(pl[12:16]), true
+}
+
+// dueNear rebuilds a due time from its low 48 bits d, as the header carries it: the value
+// nearest to now (CLOCK_REALTIME ns), within 2^47 ns (39 h) either way. Branch-free.
+func dueNear(d uint64, now int64) int64 {
+	return now + int64((d-uint64(now))<<16)>>16
+}
