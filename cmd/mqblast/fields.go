@@ -75,10 +75,18 @@ func flagOf(cmd *cobra.Command, path string) string {
 	return ""
 }
 
-// errorText is err's message, a Spec field named by the flag of cmd that gave it.
+// errorText is err's message, a Spec field named by the flag of cmd that gave it (with
+// --spec FILE, a field no flag beside it gave by its JSON path in the file).
 func errorText(cmd *cobra.Command, err error) string {
 	if cmd == nil {
 		return err.Error()
 	}
-	return spec.Text(err, func(path string) string { return flagOf(cmd, path) })
+	fromFile := cmd.Flags().Changed("spec")
+	return spec.Text(err, func(path string) string {
+		f := flagOf(cmd, path)
+		if fl := cmd.Flags().Lookup(strings.TrimPrefix(f, "--")); fromFile && (fl == nil || !fl.Changed) {
+			return ""
+		}
+		return f
+	})
 }
