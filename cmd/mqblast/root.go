@@ -17,7 +17,7 @@ var (
 	date    = "unknown"
 )
 
-// commands are mqblast's verbs, in the order `mqblast --help` lists them: every command of
+// commands are mqblast's verbs (`mqblast --help` lists them sorted): every command of
 // the binary is here, the hidden ones (the child processes' own) last.
 func commands() []*cobra.Command {
 	return []*cobra.Command{
