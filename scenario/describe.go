@@ -139,7 +139,7 @@ func writeGroups(w io.Writer, s *Scenario) {
 		}
 		if g.has(BehaviourRequest) {
 			who := "answered by the run's respond groups"
-			if m := newMixMatcher(s.Groups); m.responses(requestTopic(g, 0)) == 0 {
+			if m := newMatcher(s.Groups, false); m.responses(requestTopic(g, 0)) == 0 {
 				who = "answered outside the run: its responder must copy the Correlation Data"
 			}
 			line += fmt.Sprintf("; responses on %s, %s", strconv.Quote(termtext.Line(g.ResponseTopic)), who)

@@ -150,6 +150,18 @@ func (g *ClientGroup) Subscribes() bool {
 // Responds reports whether the group's clients answer requests (the respond behaviour).
 func (g *ClientGroup) Responds() bool { return g.has(BehaviourRespond) }
 
+// subscribed returns the filter templates the group's clients subscribe to: a round-trip
+// client's own topic, a requester's response topic, or the group's filters.
+func (g *ClientGroup) subscribed() []string {
+	switch {
+	case g.has(BehaviourRoundTrip):
+		return g.Topics[:1]
+	case g.has(BehaviourRequest):
+		return []string{g.ResponseTopic}
+	}
+	return g.Filters
+}
+
 // Publishers returns how many of the group's clients publish: round(Fraction ×
 // ClientCount), at least 1 for a publishing group, 0 for the others.
 func (g *ClientGroup) Publishers() int {
@@ -177,6 +189,47 @@ func (g *ClientGroup) Churned() int {
 		f = 1
 	}
 	return min(max(int(math.Round(f*float64(g.ClientCount))), 1), g.ClientCount)
+}
+
+// clientGroups returns the client groups of s: its "groups", or the groups its type makes of
+// a plain file's publishers and subscribers (plainGroups).
+func (s *Scenario) clientGroups() []*ClientGroup {
+	if s.Mixed() {
+		return s.Groups
+	}
+	return s.plainGroups()
+}
+
+// plainGroups returns the groups that a plain file's type makes of its publishers and
+// subscribers, named after them, subscribers first: Point-To-Point, Fan-In, Fan-Out and
+// Shared-Subscription subscribe with the subscribers' topics as filters and publish;
+// Round-Trip is one round-trip group, Connections one that holds, Publish one that
+// publishes for no client of the run, Subscribe one that subscribes. Each takes the
+// parameters' rate, payload size, keepalive and reconnect policy. A group the type has no
+// use for is left out, and so are a missing one's.
+func (s *Scenario) plainGroups() []*ClientGroup {
+	p := &s.Parameters
+	group := func(name string, g *Group, b Behaviour) *ClientGroup {
+		return &ClientGroup{Name: name, Behaviours: []Behaviour{b}, Group: *g, Fraction: 1, PublishRate: p.PublishRate,
+			PayloadSize: p.PayloadSize, KeepAlive: p.KeepAlive, Reconnect: p.Reconnect, ExpectDelivery: s.Type.expectsDelivery()}
+	}
+	var out []*ClientGroup
+	if g := s.Subscribers; g != nil && s.Type.hasSubscribers() {
+		sub := group("subscribers", g, BehaviourSubscribe)
+		sub.Filters = g.Topics
+		out = append(out, sub)
+	}
+	if g := s.Publishers; g != nil && s.Type.hasPublishers() {
+		b := BehaviourPublish
+		switch s.Type {
+		case TypeConnections:
+			b = BehaviourHold
+		case TypeRoundTrip:
+			b = BehaviourRoundTrip
+		}
+		out = append(out, group("publishers", g, b))
+	}
+	return out
 }
 
 // defaultClientGroup returns the group that a "groups" entry is decoded onto.
@@ -612,7 +665,7 @@ func (b Behaviour) known() bool {
 // checkMixedReach reports a publishing group, expected to deliver, whose first or last
 // publisher's topic no subscribing group's filters match: its loss could not be counted.
 func (s *Scenario) checkMixedReach(l *errList) {
-	m := newMixMatcher(s.Groups)
+	m := newMatcher(s.Groups, false)
 	for i, g := range s.Groups {
 		if !g.Publishes() || !g.ExpectDelivery || g.has(BehaviourRequest) { // a request nobody here receives is answered outside
 			continue
@@ -628,125 +681,4 @@ func (s *Scenario) checkMixedReach(l *errList) {
 			}
 		}
 	}
-}
-
-// mixMatcher counts the deliveries of a message from its topic over every subscribing
-// group of a mixed scenario: one per subscribing client with a matching filter, one per
-// share name (across groups: a share name is one share group at the broker) with a
-// matching shared filter.
-type mixMatcher struct {
-	subs   []subGroup
-	shares []string // share names, in order of appearance: the share index of Stream
-}
-
-type subGroup struct {
-	gid     int // index in Scenario.Groups
-	filters []filter
-	share   []int // share index of each filter (-1: not shared)
-	n       int   // clients
-	prefix  string
-	respond bool // a respond group: it answers the requests it receives
-}
-
-func newMixMatcher(groups []*ClientGroup) *mixMatcher {
-	m := &mixMatcher{}
-	for gid, g := range groups {
-		if g == nil || !g.Subscribes() {
-			continue
-		}
-		sg := subGroup{gid: gid, n: g.ClientCount, prefix: g.IDPrefix, respond: g.Responds()}
-		raws := g.Filters
-		switch {
-		case g.has(BehaviourRoundTrip):
-			raws = g.Topics[:1]
-		case g.has(BehaviourRequest):
-			raws = []string{g.ResponseTopic}
-		}
-		for _, raw := range raws {
-			f := compileFilter(raw)
-			k := -1
-			if f.shared {
-				k = indexOf(m.shares, f.share)
-				if k < 0 {
-					k = len(m.shares)
-					m.shares = append(m.shares, f.share)
-				}
-			}
-			sg.filters = append(sg.filters, f)
-			sg.share = append(sg.share, k)
-		}
-		m.subs = append(m.subs, sg)
-	}
-	return m
-}
-
-func indexOf(list []string, s string) int {
-	for i, x := range list {
-		if x == s {
-			return i
-		}
-	}
-	return -1
-}
-
-// anyReceiver reports whether a subscribing group's filter matches topic for a receiver f
-// accepts: client j of group gid (j >= 0, a filter of that client's own), or j < 0 for the
-// group's filter every member has, or its share group's.
-func (m *mixMatcher) anyReceiver(topic string, f func(gid, j int) bool) bool {
-	for si := range m.subs {
-		sg := &m.subs[si]
-		for k := range sg.filters {
-			if j, ok := sg.filters[k].match(topic, sg.prefix); ok && j < sg.n && f(sg.gid, j) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// deliveries returns the copies of a message published to topic that the broker delivers
-// to the plan's subscribing groups.
-func (m *mixMatcher) deliveries(topic string) int { return m.count(topic, false) }
-
-// responses returns the responses to a request published to topic that the plan's
-// respond groups send: one per respond client, or share group, that receives it.
-func (m *mixMatcher) responses(topic string) int { return m.count(topic, true) }
-
-// count is deliveries, of the respond groups alone when respond is set.
-func (m *mixMatcher) count(topic string, respond bool) int {
-	var shareBuf [8]int
-	shares := shareBuf[:0]
-	n := 0
-	for gi := range m.subs {
-		sg := &m.subs[gi]
-		if respond && !sg.respond {
-			continue
-		}
-		all := false
-		var idxBuf [8]int
-		idx := idxBuf[:0]
-		for k := range sg.filters {
-			f := &sg.filters[k]
-			j, ok := f.match(topic, sg.prefix)
-			if !ok || j >= sg.n {
-				continue
-			}
-			switch {
-			case f.shared:
-				if !containsInt(shares, sg.share[k]) {
-					shares = append(shares, sg.share[k])
-				}
-			case j < 0:
-				all = true
-			case !containsInt(idx, j):
-				idx = append(idx, j)
-			}
-		}
-		if all {
-			n += sg.n
-		} else {
-			n += len(idx)
-		}
-	}
-	return n + len(shares)
 }

@@ -300,7 +300,7 @@ func TestDeliveries(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := newMatcher(s)
+			m := newMatcher(s.clientGroups(), true)
 			if got := m.deliveries(c.topic); got != c.want {
 				t.Errorf("deliveries(%q) = %d, want %d", c.topic, got, c.want)
 			}

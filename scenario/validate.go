@@ -421,10 +421,11 @@ func SecretPath(path string) bool {
 // checkReach reports a publisher topic that no subscriber receives, for the first and the
 // last publisher: a typo in a topic would otherwise show up only as an empty run.
 func (s *Scenario) checkReach(l *errList) {
-	m := newMatcher(s)
+	m := newMatcher(s.clientGroups(), true)
+	t := compileTemplate(s.Publishers.Topics[0])
 	n := s.Publishers.ClientCount
 	for _, j := range []int{0, n - 1} {
-		topic := m.pub.expand(j, s.Publishers.IDPrefix)
+		topic := t.expand(j, s.Publishers.IDPrefix)
 		if m.deliveries(topic) == 0 {
 			l.Add("publishers.topics", "%s (publisher %d) reaches no subscriber", show(topic), j)
 			return
