@@ -211,7 +211,7 @@ func (s *Scenario) plainGroups() []*ClientGroup {
 	p := &s.Parameters
 	group := func(name string, g *Group, b Behaviour) *ClientGroup {
 		return &ClientGroup{Name: name, Behaviours: []Behaviour{b}, Group: *g, Fraction: 1, PublishRate: p.PublishRate,
-			PayloadSize: p.PayloadSize, KeepAlive: p.KeepAlive, Reconnect: p.Reconnect, ExpectDelivery: s.Type.expectsDelivery()}
+			PayloadSize: p.PayloadSize, KeepAlive: p.KeepAlive, Reconnect: p.Reconnect, ExpectDelivery: s.Type != TypePublish}
 	}
 	var out []*ClientGroup
 	if g := s.Subscribers; g != nil && s.Type.hasSubscribers() {
@@ -354,7 +354,7 @@ func (s *Scenario) checkMixed(l *errList) {
 		}
 	}
 	if len(l.Errs) == 0 {
-		s.checkMixedReach(l)
+		s.checkReach(l, s.Groups, func(i int) groupAt { return entryAt(fmt.Sprintf("groups[%d]", i), s.Groups[i]) })
 	}
 }
 
@@ -368,6 +368,9 @@ func (s *Scenario) mixedMessages() bool {
 	return false
 }
 
+// checkClientGroup checks a "groups" entry: the fields a plain file's publishers and
+// subscribers do not have (name, behaviours, reconnect, server, churn) around the rules of
+// every group (checkGroup).
 func (s *Scenario) checkClientGroup(l *errList, path string, g *ClientGroup) {
 	if g.Reconnect != ReconnectOff && g.Reconnect != ReconnectBackoff {
 		l.Add(path+".reconnect", "%s is not a reconnect policy (want \"off\" or \"backoff\")", show(string(g.Reconnect)))
@@ -409,203 +412,8 @@ func (s *Scenario) checkClientGroup(l *errList, path string, g *ClientGroup) {
 	if (seen[BehaviourRequest] || seen[BehaviourRespond]) && g.ProtocolVersion != V5 {
 		l.Add(path+".protocol_version", "MQTT %s, but request and respond use MQTT 5's Response Topic and Correlation Data (want 5)", g.ProtocolVersion)
 	}
-	pub, sub := g.Publishes(), g.Subscribes()
+	s.checkGroup(l, entryAt(path, g), g)
 	gp := path + "."
-	switch {
-	case g.ClientCount < 1:
-		l.Add(gp+"client_count", "%d is not a client count (must be ≥ 1)", g.ClientCount)
-	case g.ClientCount > maxClients:
-		l.Add(gp+"client_count", "%d is more clients than one plan holds (max %d)", g.ClientCount, maxClients)
-	}
-	switch g.ProtocolVersion {
-	case V31, V311, V5:
-	default:
-		l.Add(gp+"protocol_version", "%d is not an MQTT protocol version (want 3 or 4 for 3.1.1, 5 for 5.0, or \"3.1\")", g.ProtocolVersion)
-	}
-	if g.QoS > 2 {
-		l.Add(gp+"qos", "%d is not a QoS (want 0, 1 or 2)", g.QoS)
-	}
-	if g.ProtocolVersion == V31 && g.ClientCount >= 1 {
-		if n := len(g.IDPrefix) + digits(g.ClientCount-1); n > 23 {
-			l.Add(gp+"id_prefix", "%s gives client ids of up to %d bytes; MQTT 3.1 allows 23", show(g.IDPrefix), n)
-		}
-	}
-	if strings.ContainsAny(g.IDPrefix, "/+#") {
-		for _, t := range append(append([]string(nil), g.Topics...), g.Filters...) {
-			if strings.Contains(t, PlaceholderID) {
-				l.Add(gp+"id_prefix", "%s holds '/', '+' or '#', which $clientid would put in topics", show(g.IDPrefix))
-				break
-			}
-		}
-	}
-	count := max(g.ClientCount, 1)
-	// The topic it publishes to.
-	switch {
-	case !pub && len(g.Topics) > 0:
-		l.Add(gp+"topics", "given, but the group publishes nothing (a subscribing group's filters go in \"filters\")")
-	case pub && len(g.Topics) == 0:
-		l.Add(gp+"topics", "missing (want the topic template the group publishes to, e.g. \"devices/$clientid/telemetry\")")
-	case pub && len(g.Topics) > 1:
-		l.Add(gp+"topics", "%d topics given; a group publishes to one topic template", len(g.Topics))
-	case pub:
-		t := compileTemplate(g.Topics[0])
-		for _, j := range []int{0, count - 1} {
-			if err := checkTopicName(t.expand(j, g.IDPrefix)); err != nil {
-				l.Add(gp+"topics", "%s %v", show(g.Topics[0]), err)
-				break
-			}
-		}
-		if g.has(BehaviourRoundTrip) && !t.indexed {
-			l.Add(gp+"topics", "%s is the same for every client; a round-trip topic must hold $clientid or $clientindex", show(g.Topics[0]))
-		}
-	}
-	// The response topic of its requests.
-	switch {
-	case !g.has(BehaviourRequest) && g.given&cgGivenResponseTopic != 0:
-		l.Add(gp+"response_topic", "given, but the group has no request behaviour")
-	case g.has(BehaviourRequest) && g.ResponseTopic == "":
-		l.Add(gp+"response_topic", "missing (want each client's own topic for its responses, e.g. \"rpc/responses/$clientid\")")
-	case g.has(BehaviourRequest):
-		t := compileTemplate(g.ResponseTopic)
-		for _, j := range []int{0, count - 1} {
-			if err := checkTopicName(t.expand(j, g.IDPrefix)); err != nil {
-				l.Add(gp+"response_topic", "%s %v", show(g.ResponseTopic), err)
-				break
-			}
-		}
-		switch {
-		case !t.indexed:
-			l.Add(gp+"response_topic", "%s is the same for every client; each requester needs its own (hold $clientid or $clientindex)", show(g.ResponseTopic))
-		case len(g.Topics) == 1 && t.expand(0, g.IDPrefix) == requestTopic(g, 0):
-			l.Add(gp+"response_topic", "%s is the group's request topic too; responses need a topic of their own", show(g.ResponseTopic))
-		}
-	}
-	// The filters it subscribes to.
-	fpath := func(i int) string {
-		if len(g.Filters) > 1 {
-			return fmt.Sprintf("%sfilters[%d]", gp, i)
-		}
-		return gp + "filters"
-	}
-	switch {
-	case g.has(BehaviourRoundTrip) && len(g.Filters) > 0:
-		l.Add(gp+"filters", "given, but a round-trip group subscribes to its own topic")
-	case g.has(BehaviourRequest) && len(g.Filters) > 0:
-		l.Add(gp+"filters", "given, but a request group subscribes to its response_topic")
-	case !sub && len(g.Filters) > 0:
-		l.Add(gp+"filters", "given, but the group does not subscribe (add \"subscribe\" to its behaviours)")
-	case g.has(BehaviourSubscribe) && len(g.Filters) == 0:
-		l.Add(gp+"filters", "missing (want the filters the group subscribes to, e.g. \"$share/backend/devices/+/telemetry\")")
-	case g.has(BehaviourRespond) && len(g.Filters) == 0:
-		l.Add(gp+"filters", "missing (want the filters of the requests the group answers, e.g. \"$share/rpc/rpc/requests/+\")")
-	default:
-		for i, raw := range g.Filters {
-			t := compileTemplate(raw)
-			err := checkFilter(raw)
-			for _, j := range []int{0, count - 1} {
-				if err == nil {
-					err = checkFilter(t.expand(j, g.IDPrefix))
-				}
-			}
-			if err != nil {
-				l.Add(fpath(i), "%s %v", show(raw), err)
-			}
-		}
-	}
-	// Publishing settings.
-	if g.given&cgGivenFraction != 0 {
-		switch {
-		case !g.has(BehaviourPublish):
-			l.Add(gp+"fraction", "%s, but the group has no publish behaviour (fraction is the share of a publish group's clients that publish)", show(g.Fraction))
-		case !(g.Fraction > 0 && g.Fraction <= 1):
-			l.Add(gp+"fraction", "%s is not a fraction of the group (want more than 0, at most 1)", show(g.Fraction))
-		}
-	}
-	if pub {
-		checkRateAndPayload(l, gp, g.PublishRate, g.PayloadSize, s.Parameters.Payload,
-			fmt.Sprintf("the payload literal of parameters.payload (%d bytes)", MinPayloadSize+len(s.Parameters.Payload)))
-		if g.Start < 0 || (s.Parameters.Duration > 0 && g.Start >= s.Parameters.Duration) {
-			l.Add(gp+"start_sec", "%s is not a start within the run (want 0 ≤ start_sec < duration_sec %s)", show(g.Start), show(s.Parameters.Duration))
-		}
-	} else {
-		if g.given&cgGivenRate != 0 {
-			l.Add(gp+"publish_rate", "%s, but the group publishes nothing", show(g.PublishRate))
-		}
-		if g.given&cgGivenPayload != 0 {
-			l.Add(gp+"payload_size", "%d, but the group publishes nothing", g.PayloadSize)
-		}
-		if g.Start != 0 {
-			l.Add(gp+"start_sec", "%s, but the group publishes nothing (start_sec delays its publishing)", show(g.Start))
-		}
-		if g.Retain {
-			l.Add(gp+"retain", "true, but the group publishes nothing")
-		}
-		if len(g.PublishProperties) > 0 {
-			l.Add(gp+"publish_properties", "given, but the group publishes nothing")
-		}
-		if !g.ExpectDelivery {
-			l.Add(gp+"expect_delivery", "false, but the group publishes nothing")
-		}
-	}
-	if g.KeepAlive < 0 || g.KeepAlive > maxKeepAlive || g.KeepAlive%1e9 != 0 {
-		l.Add(gp+"keep_alive_sec", "%s is not a keepalive (want whole seconds, 0 to 65535)", show(g.KeepAlive))
-	}
-	if g.given&cgGivenSessionExpiry != 0 {
-		switch {
-		case g.ProtocolVersion != V5:
-			l.Add(gp+"session_expiry_sec", "needs protocol_version 5 (MQTT %s sessions of clean_session false never expire)", g.ProtocolVersion)
-		case g.SessionExpiry < 0 || g.SessionExpiry%1e9 != 0 || g.SessionExpiry > math.MaxUint32*time.Second:
-			l.Add(gp+"session_expiry_sec", "%s is not a session expiry (want whole seconds, 0 to 4294967295)", show(g.SessionExpiry))
-		}
-		for i, p := range g.ConnectProperties {
-			if p.Name == "session_expiry_interval" {
-				l.Add(fmt.Sprintf("%sconnect_properties[%d]", gp, i), "session_expiry_interval given twice (here and in session_expiry_sec)")
-			}
-		}
-	}
-	// Properties and subscription options.
-	for _, list := range []struct {
-		field  string
-		props  []Property
-		packet int
-		pname  string
-	}{{"connect_properties", g.ConnectProperties, onConnect, "CONNECT"}, {"publish_properties", g.PublishProperties, onPublish, "PUBLISH"}} {
-		if len(list.props) == 0 || (!pub && list.packet == onPublish) {
-			continue
-		}
-		if g.ProtocolVersion != V5 {
-			l.Add(gp+list.field, "MQTT 5 properties need protocol_version 5 (this group is MQTT %s)", g.ProtocolVersion)
-			continue
-		}
-		for i, p := range list.props {
-			if d, ok := propertyByName(p.Name); ok && d.packets&list.packet == 0 {
-				l.Add(fmt.Sprintf("%s%s[%d].name", gp, list.field, i), "%s is not a %s property", show(p.Name), list.pname)
-			}
-		}
-	}
-	for _, o := range []struct {
-		field string
-		val   any
-		set   bool
-	}{{"no_local", g.NoLocal, g.NoLocal}, {"retain_as_published", g.RetainAsPublished, g.RetainAsPublished},
-		{"retain_handling", g.RetainHandling, g.RetainHandling != 0}} {
-		switch {
-		case !o.set:
-		case !sub:
-			l.Add(gp+o.field, "%s, but the group subscribes to nothing", show(o.val))
-		case g.ProtocolVersion != V5:
-			l.Add(gp+o.field, "%s needs protocol_version 5 (subscription options are MQTT 5.0; this group is MQTT %s)", show(o.val), g.ProtocolVersion)
-		case o.field == "no_local" && g.has(BehaviourRoundTrip):
-			l.Add(gp+o.field, "true, but a round-trip client receives only its own messages, which No Local withholds (want false)")
-		case o.field == "no_local":
-			for i, t := range g.Filters {
-				if strings.HasPrefix(t, sharePrefix) {
-					l.Add(gp+o.field, "true, but %s %s is a shared subscription, on which No Local is a protocol error (want false)", fpath(i), show(t))
-					break
-				}
-			}
-		}
-	}
 	if g.Server != nil {
 		sv := g.Server
 		if len(sv.Brokers) == 0 && sv.Hostname == "" {
@@ -660,25 +468,4 @@ func (b Behaviour) known() bool {
 		}
 	}
 	return false
-}
-
-// checkMixedReach reports a publishing group, expected to deliver, whose first or last
-// publisher's topic no subscribing group's filters match: its loss could not be counted.
-func (s *Scenario) checkMixedReach(l *errList) {
-	m := newMatcher(s.Groups, false)
-	for i, g := range s.Groups {
-		if !g.Publishes() || !g.ExpectDelivery || g.has(BehaviourRequest) { // a request nobody here receives is answered outside
-			continue
-		}
-		t := compileTemplate(g.Topics[0])
-		for _, j := range []int{0, g.Publishers() - 1} {
-			topic := t.expand(j, g.IDPrefix)
-			if m.deliveries(topic) == 0 {
-				l.Add(fmt.Sprintf("groups[%d].topics", i), "%s (client %d) reaches no subscribing group; "+
-					"give a group filters that match it, or \"expect_delivery\": false when no client of the run receives it",
-					show(topic), j)
-				break
-			}
-		}
-	}
 }
