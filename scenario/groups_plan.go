@@ -174,6 +174,32 @@ func (p *Plan) Publishers() int {
 	return n
 }
 
+// Holds reports whether the plan's clients only connect and hold: no group publishes and
+// the plan does not receive what others publish (Open), so that its run has no messaging
+// phase: a Connections file, or groups that hold or subscribe with no publisher among
+// them.
+func (p *Plan) Holds() bool {
+	for gid := range p.shared.groups {
+		if p.shared.pubs[gid] > 0 {
+			return false
+		}
+	}
+	return !p.Open()
+}
+
+// MaxPayloadSize returns the largest payload of the plan's messages, the measurement
+// header included: the parameters' payload_size, or a publishing group's above it.
+func (p *Plan) MaxPayloadSize() int {
+	sh := p.shared
+	n := sh.s.Parameters.PayloadSize
+	for gid, g := range sh.groups {
+		if sh.pubs[gid] > 0 {
+			n = max(n, g.PayloadSize)
+		}
+	}
+	return n
+}
+
 // Reconnects says whether the plan's clients reconnect when a held connection drops: some
 // does (any), and, in a mixed run whose groups' policies differ, whether client i does
 // (client; nil: every client as any says).
