@@ -38,7 +38,7 @@ func (p *Plan) Groups() []GroupSummary {
 	}
 	out := make([]GroupSummary, len(sh.groups))
 	for gid, g := range sh.groups {
-		out[gid] = GroupSummary{Name: g.Name, Behaviours: g.Behaviours, Clients: g.ClientCount, Publishers: sh.pubs[gid]}
+		out[gid] = GroupSummary{Name: g.Name, Behaviours: g.Behaviours, Clients: g.ClientCount, Publishers: sh.g[gid].pubs}
 	}
 	return out
 }
@@ -54,8 +54,8 @@ func (p *Plan) GroupOfPublisher(pub uint32) int {
 
 // groupOf returns the group of the publisher numbered pub, -1 when the plan has none.
 func (sh *planShared) groupOf(pub uint32) int {
-	for gid := range sh.groups {
-		if int64(pub) >= int64(sh.pubBase[gid]) && int64(pub) < int64(sh.pubBase[gid]+sh.pubs[gid]) {
+	for gid := range sh.g {
+		if pg := &sh.g[gid]; int64(pub) >= int64(pg.pubBase) && int64(pub) < int64(pg.pubBase+pg.pubs) {
 			return gid
 		}
 	}
@@ -137,8 +137,8 @@ func (p *Plan) GroupTables() (clients, publishers GroupRuns, ok bool) {
 	for _, seg := range p.segs {
 		clients.add(seg.hi-seg.lo, uint8(seg.gid))
 	}
-	for gid := range sh.groups {
-		publishers.add(sh.pubs[gid], uint8(gid))
+	for gid := range sh.g {
+		publishers.add(sh.g[gid].pubs, uint8(gid))
 	}
 	return clients, publishers, true
 }
@@ -168,8 +168,8 @@ func (p *Plan) Publishers() int {
 		return sh.whole
 	}
 	n := 0
-	for gid := range sh.groups {
-		n += sh.pubs[gid]
+	for gid := range sh.g {
+		n += sh.g[gid].pubs
 	}
 	return n
 }
@@ -179,8 +179,8 @@ func (p *Plan) Publishers() int {
 // phase: a Connections file, or groups that hold or subscribe with no publisher among
 // them.
 func (p *Plan) Holds() bool {
-	for gid := range p.shared.groups {
-		if p.shared.pubs[gid] > 0 {
+	for gid := range p.shared.g {
+		if p.shared.g[gid].pubs > 0 {
 			return false
 		}
 	}
@@ -193,7 +193,7 @@ func (p *Plan) MaxPayloadSize() int {
 	sh := p.shared
 	n := sh.s.Parameters.PayloadSize
 	for gid, g := range sh.groups {
-		if sh.pubs[gid] > 0 {
+		if sh.g[gid].pubs > 0 {
 			n = max(n, g.PayloadSize)
 		}
 	}
@@ -235,7 +235,13 @@ func (p *Plan) groupOfClient(i int) int {
 
 // GroupSettings returns the connection settings of each group of the plan (CONNECT and
 // PUBLISH properties among them), in the plan's group order: Client.Group is one of them.
-func (p *Plan) GroupSettings() []*Group { return p.shared.conf }
+func (p *Plan) GroupSettings() []*Group {
+	out := make([]*Group, len(p.shared.g))
+	for gid := range p.shared.g {
+		out[gid] = &p.shared.g[gid].conf
+	}
+	return out
+}
 
 // Storm is a reconnect storm of a plan: a group's churn.
 type Storm struct {
@@ -320,8 +326,9 @@ func (p *Plan) GroupNumbers() [][2]uint32 {
 		return nil
 	}
 	out := make([][2]uint32, len(sh.groups))
-	for gid := range sh.groups {
-		out[gid] = [2]uint32{uint32(sh.pubBase[gid]), uint32(sh.pubBase[gid] + sh.pubs[gid])}
+	for gid := range sh.g {
+		pg := &sh.g[gid]
+		out[gid] = [2]uint32{uint32(pg.pubBase), uint32(pg.pubBase + pg.pubs)}
 	}
 	return out
 }

@@ -134,17 +134,10 @@ type segment struct {
 // planShared is what the shards of one plan have in common: the scenario's groups
 // (Scenario.clientGroups) and what each takes to derive its clients.
 type planShared struct {
-	s       *Scenario
-	groups  []*ClientGroup
-	conf    []*Group   // each group's connection settings (session expiry among the CONNECT properties)
-	pub     []template // each group's publish topic (zero for a group that does not publish)
-	resp    []template // each request group's response topic (zero for the others)
-	pubBase []int      // each group's first publisher number
-	pubs    []int      // each group's publishers
-	m       *matcher
-	subOf   []int // each group's index in m.subs, -1 if it does not subscribe
-	own     []int // each group's first index in ownBrokers, -1: the run's brokers
-	ownN    []int
+	s      *Scenario
+	groups []*ClientGroup
+	g      []planGroup // what the plan derives of each group
+	m      *matcher
 
 	sources          sourceSet
 	brokers          []string
@@ -166,8 +159,20 @@ type planShared struct {
 	// their publishers' settings.
 	copyAs *Group
 
-	once  sync.Once
-	deliv []float64 // each group's deliveries per second, whole plan
+	once sync.Once // counts the groups' deliveries (planGroup.deliv)
+}
+
+// planGroup is what a plan derives of one of its groups.
+type planGroup struct {
+	conf    Group    // connection settings (session expiry among the CONNECT properties)
+	pub     template // the topic it publishes to (zero for a group that does not publish)
+	resp    template // a request group's response topic (zero for the others)
+	pubBase int      // its first publisher number
+	pubs    int      // its publishers
+	sub     int      // its index in matcher.subs, -1 if it does not subscribe
+	own     int      // its first index in ownBrokers, -1: the run's brokers
+	ownN    int
+	deliv   float64 // its messages' deliveries per second, whole plan (countDeliveries)
 }
 
 // NewPlan validates s (see Validate) and expands it. The plan keeps its own copy of s. Bind
@@ -205,47 +210,39 @@ func (p *Plan) layOut(groups []*ClientGroup) {
 	sh := p.shared
 	sh.groups = groups
 	sh.m = newMatcher(groups, sh.plain != "")
+	sh.g = make([]planGroup, len(groups))
 	number := 0
 	for gid, g := range groups {
-		conf := g.Group
+		pg := &sh.g[gid]
+		pg.conf = g.Group
 		if g.given&cgGivenSessionExpiry != 0 {
-			conf.ConnectProperties = append(append([]Property(nil), g.ConnectProperties...),
+			pg.conf.ConnectProperties = append(append([]Property(nil), g.ConnectProperties...),
 				Property{Name: "session_expiry_interval", ID: 0x11, Num: uint32(g.SessionExpiry / time.Second)})
 		}
-		sh.conf = append(sh.conf, &conf)
-		var t template
 		if g.Publishes() {
-			t = compileTemplate(g.Topics[0])
+			pg.pub = compileTemplate(g.Topics[0])
 		}
-		sh.pub = append(sh.pub, t)
-		var rt template
 		if g.has(BehaviourRequest) {
-			rt = compileTemplate(g.ResponseTopic)
+			pg.resp = compileTemplate(g.ResponseTopic)
 		}
-		sh.resp = append(sh.resp, rt)
 		np := g.Publishers()
-		sh.pubBase = append(sh.pubBase, number)
-		sh.pubs = append(sh.pubs, np)
+		pg.pubBase, pg.pubs = number, np
 		number += np
-		sub := -1
+		pg.sub = -1
 		for k := range sh.m.subs {
 			if sh.m.subs[k].gid == gid {
-				sub = k
+				pg.sub = k
 			}
 		}
-		sh.subOf = append(sh.subOf, sub)
-		own := -1
-		var addrs []string
+		pg.own = -1
 		if sv := g.Server; sv != nil {
-			addrs = sv.Brokers
+			addrs := sv.Brokers
 			if len(addrs) == 0 {
 				addrs = []string{sv.serverAddr()}
 			}
-			own = len(sh.ownBrokers)
+			pg.own, pg.ownN = len(sh.ownBrokers), len(addrs)
 			sh.ownBrokers = append(sh.ownBrokers, addrs...)
 		}
-		sh.own, sh.ownN = append(sh.own, own), append(sh.ownN, len(addrs))
-
 		pubRole, restRole := RoleIdle, RoleIdle
 		switch {
 		case g.has(BehaviourRoundTrip):
@@ -277,9 +274,9 @@ func (p *Plan) layOut(groups []*ClientGroup) {
 	switch {
 	case sh.plain == "" || len(groups) == 0:
 	case len(sh.m.subs) > 0:
-		sh.copyAs = sh.conf[sh.m.subs[0].gid]
+		sh.copyAs = &sh.g[sh.m.subs[0].gid].conf
 	default:
-		sh.copyAs = sh.conf[len(groups)-1] // a Publish file's publishers
+		sh.copyAs = &sh.g[len(groups)-1].conf // a Publish file's publishers
 	}
 }
 
@@ -306,12 +303,12 @@ func (p *Plan) Client(i int) Client {
 	}
 	sh := p.shared
 	j := seg.lo + off
-	g := sh.groups[seg.gid]
+	g, pg := sh.groups[seg.gid], &sh.g[seg.gid]
 	c := Client{
 		Role:        seg.role,
 		GroupName:   g.Name,
 		GroupID:     sh.reported(seg.gid),
-		Group:       sh.conf[seg.gid],
+		Group:       &pg.conf,
 		Index:       j,
 		ID:          g.IDPrefix + strconv.Itoa(j),
 		Source:      -1,
@@ -321,11 +318,10 @@ func (p *Plan) Client(i int) Client {
 		Respond:     g.Responds(),
 	}
 	if seg.role.Publishes() {
-		np := sh.pubs[seg.gid]
-		c.Number = uint32(sh.pubBase[seg.gid] + j)
-		c.Topic = sh.pub[seg.gid].expand(j, g.IDPrefix)
+		c.Number = uint32(pg.pubBase + j)
+		c.Topic = pg.pub.expand(j, g.IDPrefix)
 		c.Rate = g.PublishRate
-		c.Phase = g.Start + time.Duration(float64(j)/float64(np)/g.PublishRate*float64(time.Second))
+		c.Phase = g.Start + time.Duration(float64(j)/float64(pg.pubs)/g.PublishRate*float64(time.Second))
 		if g.ExpectDelivery {
 			c.Receivers = sh.m.deliveries(c.Topic)
 			if seg.role == RoleRequester {
@@ -337,10 +333,10 @@ func (p *Plan) Client(i int) Client {
 	case RoleRoundTrip:
 		c.Filters = []string{c.Topic}
 	case RoleRequester:
-		c.ResponseTopic = sh.resp[seg.gid].expand(j, g.IDPrefix)
+		c.ResponseTopic = pg.resp.expand(j, g.IDPrefix)
 		c.Filters = []string{c.ResponseTopic}
 	case RoleSubscriber, RolePubSub:
-		sg := &sh.m.subs[sh.subOf[seg.gid]]
+		sg := &sh.m.subs[pg.sub]
 		c.Filters = make([]string, len(sg.filters))
 		for k := range sg.filters {
 			c.Filters[k] = sg.filters[k].expand(j, g.IDPrefix)
@@ -350,8 +346,8 @@ func (p *Plan) Client(i int) Client {
 		c.Source = i % sh.sources.total
 	}
 	switch {
-	case sh.own[seg.gid] >= 0:
-		c.OwnBroker = sh.own[seg.gid] + j%sh.ownN[seg.gid]
+	case pg.own >= 0:
+		c.OwnBroker = pg.own + j%pg.ownN
 	case len(sh.brokers) > 1:
 		c.Broker = (seg.base + j) % len(sh.brokers)
 	}
@@ -531,7 +527,7 @@ func (p *Plan) Estimate() Estimate {
 		}
 		g := sh.groups[seg.gid]
 		n := seg.hi - seg.lo
-		if sh.pub[seg.gid].indexed {
+		if sh.g[seg.gid].pub.indexed {
 			e.Topics += n
 		} else {
 			e.Topics = max(e.Topics, 1)
@@ -562,8 +558,9 @@ func (p *Plan) Estimate() Estimate {
 	}
 	// What the broker delivers to this plan's subscribing clients, the copies of each
 	// publishing group's messages.
-	for gid := range sh.groups {
-		if sh.pubs[gid] == 0 {
+	for gid := range sh.g {
+		pg := &sh.g[gid]
+		if pg.pubs == 0 {
 			continue
 		}
 		size, qos := sh.copySize(gid)
@@ -572,10 +569,10 @@ func (p *Plan) Estimate() Estimate {
 			e.MemoryBytes += int64(p.n) * 2 * big
 			e.SocketMemoryBytes += int64(p.n) * 2 * big
 		}
-		if sh.deliv[gid] == 0 || sh.wholeSubscribing == 0 {
+		if pg.deliv == 0 || sh.wholeSubscribing == 0 {
 			continue
 		}
-		d := sh.deliv[gid] * float64(subscribing) / float64(sh.wholeSubscribing)
+		d := pg.deliv * float64(subscribing) / float64(sh.wholeSubscribing)
 		e.ReceivePerSec += d
 		e.BytesInPerSec += d * float64(size)
 		switch qos {
@@ -593,7 +590,7 @@ func (p *Plan) Estimate() Estimate {
 // mean length.
 func (sh *planShared) publishSize(gid int) int {
 	g := sh.groups[gid]
-	topicLen := int(math.Round(sh.pub[gid].avgLen(g.ClientCount, g.IDPrefix)))
+	topicLen := int(math.Round(sh.g[gid].pub.avgLen(g.ClientCount, g.IDPrefix)))
 	return publishSize(topicLen, g.QoS, g.ProtocolVersion, propsSize(g.PublishProperties), g.PayloadSize)
 }
 
@@ -606,7 +603,7 @@ func (sh *planShared) copySize(gid int) (size int, qos byte) {
 	if r := sh.copyAs; r != nil {
 		qos, v, props = min(qos, r.QoS), r.ProtocolVersion, propsSize(g.PublishProperties)
 	}
-	topicLen := int(math.Round(sh.pub[gid].avgLen(sh.pubs[gid], g.IDPrefix)))
+	topicLen := int(math.Round(sh.g[gid].pub.avgLen(sh.g[gid].pubs, g.IDPrefix)))
 	return publishSize(topicLen, qos, v, props, g.PayloadSize), qos
 }
 
@@ -622,18 +619,19 @@ func propsSize(list []Property) int {
 // countDeliveries counts the deliveries per second of every publishing group of the whole
 // plan.
 func (sh *planShared) countDeliveries() {
-	sh.deliv = make([]float64, len(sh.groups))
 	buf := make([]byte, 0, 64)
 	for gid, g := range sh.groups {
-		np := sh.pubs[gid]
+		pg := &sh.g[gid]
+		np := pg.pubs
 		if np == 0 || !g.ExpectDelivery {
 			continue
 		}
-		t := &sh.pub[gid]
+		t := &pg.pub
 		total := 0
+		request := g.has(BehaviourRequest)
 		copies := func(topic string) int {
 			n := sh.m.deliveries(topic)
-			if g.has(BehaviourRequest) {
+			if request {
 				n += max(sh.m.responses(topic), 1)
 			}
 			return n
@@ -646,7 +644,7 @@ func (sh *planShared) countDeliveries() {
 				total += copies(string(buf))
 			}
 		}
-		sh.deliv[gid] = float64(total) * g.PublishRate
+		pg.deliv = float64(total) * g.PublishRate
 	}
 }
 

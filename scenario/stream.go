@@ -61,8 +61,8 @@ func (p *Plan) Stream(i int, pub uint32) (kind StreamKind, share int) {
 	if c.Role == RoleRequester && pub == c.Number { // the responses to its own requests
 		return StreamExpected, -1
 	}
-	topic := sh.pub[gp].expand(int(pub)-sh.pubBase[gp], g.IDPrefix)
-	sg := &sh.m.subs[sh.subOf[p.groupOfClient(i)]]
+	topic := sh.g[gp].pub.expand(int(pub)-sh.g[gp].pubBase, g.IDPrefix)
+	sg := &sh.m.subs[sh.g[p.groupOfClient(i)].sub]
 	own := false
 	for k := range sg.filters {
 		f := &sg.filters[k]
@@ -86,7 +86,7 @@ func (p *Plan) Stream(i int, pub uint32) (kind StreamKind, share int) {
 func (p *Plan) Publishes(pub uint32) bool {
 	for _, seg := range p.segs {
 		if seg.role.Publishes() {
-			b := int64(p.shared.pubBase[seg.gid])
+			b := int64(p.shared.g[seg.gid].pubBase)
 			if int64(pub) >= b+int64(seg.lo) && int64(pub) < b+int64(seg.hi) {
 				return true
 			}
@@ -105,7 +105,7 @@ func (p *Plan) ReceivedOutside(pub uint32) bool {
 	if p.n == sh.whole || gp < 0 || !sh.groups[gp].ExpectDelivery {
 		return false
 	}
-	topic := sh.pub[gp].expand(int(pub)-sh.pubBase[gp], sh.groups[gp].IDPrefix)
+	topic := sh.g[gp].pub.expand(int(pub)-sh.g[gp].pubBase, sh.groups[gp].IDPrefix)
 	return sh.m.anyReceiver(topic, func(gid, j int) bool {
 		if j >= 0 {
 			return !p.subscribesIn(gid, j)
@@ -136,17 +136,18 @@ func (p *Plan) ReceivesOutside() bool {
 	}
 	budget := receivesBudget
 	for gp, g := range sh.groups {
-		if sh.pubs[gp] == 0 || !g.ExpectDelivery {
+		pg := &sh.g[gp]
+		if pg.pubs == 0 || !g.ExpectDelivery {
 			continue
 		}
-		for i := range sh.pubs[gp] {
-			if p.Publishes(uint32(sh.pubBase[gp] + i)) {
+		for i := range pg.pubs {
+			if p.Publishes(uint32(pg.pubBase + i)) {
 				continue
 			}
 			if budget--; budget < 0 {
 				return true
 			}
-			if sh.m.anyReceiver(sh.pub[gp].expand(i, g.IDPrefix), here) {
+			if sh.m.anyReceiver(pg.pub.expand(i, g.IDPrefix), here) {
 				return true
 			}
 		}

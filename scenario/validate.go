@@ -42,9 +42,20 @@ func (s *Scenario) check(l *errList) {
 // thresholds, and whether its publishers reach its subscribers.
 func (s *Scenario) checkPlain(l *errList) {
 	groups := s.plainGroups()
-	byName := map[string]*ClientGroup{}
-	for _, g := range groups {
-		byName[g.Name] = g
+	pubs, subs := s.plainAt(true), s.plainAt(false)
+	at := func(g *ClientGroup) groupAt {
+		if g.Name == pubs.path {
+			return pubs
+		}
+		return subs
+	}
+	group := func(a groupAt) *ClientGroup {
+		for _, g := range groups {
+			if g.Name == a.path {
+				return g
+			}
+		}
+		return nil
 	}
 	known := s.Type.known()
 	switch {
@@ -66,7 +77,7 @@ func (s *Scenario) checkPlain(l *errList) {
 	case s.Publishers == nil:
 		l.Add("publishers", "missing (%s needs a publisher group)", s.typeName())
 	default:
-		s.checkGroup(l, s.plainAt(true), byName["publishers"])
+		s.checkGroup(l, pubs, group(pubs))
 	}
 	switch {
 	case known && s.Type.hasSubscribers() && s.Subscribers == nil:
@@ -82,7 +93,7 @@ func (s *Scenario) checkPlain(l *errList) {
 			l.Add("subscribers", "%s has no subscribers (found %d)", s.typeName(), s.Subscribers.ClientCount)
 		}
 	case s.Subscribers != nil && (!known || s.Type.hasSubscribers()):
-		s.checkGroup(l, s.plainAt(false), byName["subscribers"])
+		s.checkGroup(l, subs, group(subs))
 	}
 	if known && s.Publishers != nil && s.Subscribers != nil && s.Type.hasPublishers() && s.Type.hasSubscribers() {
 		s.checkCounts(l)
@@ -111,7 +122,7 @@ func (s *Scenario) checkPlain(l *errList) {
 	s.checkServer(l)
 	s.checkThresholds(l)
 	if len(l.Errs) == 0 {
-		s.checkReach(l, groups, func(i int) groupAt { return s.plainAt(groups[i].Name == "publishers") })
+		s.checkReach(l, groups, func(i int) groupAt { return at(groups[i]) })
 	}
 }
 
@@ -139,7 +150,7 @@ func typeList() string {
 }
 
 // groupAt is where a group stands in its file, for the messages of its rules: a "groups"
-// entry, or a plain file's publishers or subscribers.
+// entry, or a plain file's publishers or subscribers, whose group is named after them.
 type groupAt struct {
 	path string // "groups[2]", "publishers" or "subscribers"
 	// plain marks a plain file's publishers or subscribers: their publish rate, payload
@@ -151,6 +162,7 @@ type groupAt struct {
 	// receives that its subscription options do.
 	sends, receives bool
 	words           *groupWords
+	noSubscribe     string // who subscribes to nothing
 }
 
 // groupWords are the words a group's messages speak of it in.
@@ -161,44 +173,46 @@ type groupWords struct {
 	filtersWant string // what missing filters should be
 	roundTrip   string // a round-trip client
 	noPublish   string // who publishes nothing
-	noSubscribe string // who subscribes to nothing
 	noReach     string // after a topic that reaches no subscriber (a client's index)
 }
 
-// entryWords are the words of a "groups" entry's messages.
-var entryWords = groupWords{
-	topicWant:   `the topic template the group publishes to, e.g. "devices/$clientid/telemetry"`,
-	oneTopic:    "a group",
-	filtersWant: `the filters the group subscribes to, e.g. "$share/backend/devices/+/telemetry"`,
-	roundTrip:   "round-trip",
-	noPublish:   "the group publishes nothing",
-	noSubscribe: "the group subscribes to nothing",
-	noReach: `(client %d) reaches no subscribing group; give a group filters that match it, or "expect_delivery": false ` +
-		"when no client of the run receives it",
-}
-
-// entryAt returns where "groups" entry g stands, at path.
-func entryAt(path string, g *ClientGroup) groupAt {
-	return groupAt{path: path, filters: "filters", sends: g.Publishes(), receives: g.Subscribes(), words: &entryWords}
-}
-
-// plainAt returns where a plain file's publishers (pub) or subscribers stand.
-func (s *Scenario) plainAt(pub bool) groupAt {
-	w := &groupWords{
+// The words of a "groups" entry's messages and of a plain file's publishers' and
+// subscribers'.
+var (
+	entryWords = groupWords{
+		topicWant:   `the topic template the group publishes to, e.g. "devices/$clientid/telemetry"`,
+		oneTopic:    "a group",
+		filtersWant: `the filters the group subscribes to, e.g. "$share/backend/devices/+/telemetry"`,
+		roundTrip:   "round-trip",
+		noPublish:   "the group publishes nothing",
+		noReach: `(client %d) reaches no subscribing group; give a group filters that match it, or "expect_delivery": false ` +
+			"when no client of the run receives it",
+	}
+	plainWords = groupWords{
 		idHint:      " (protocol_version 3 is MQTT 3.1.1)",
 		topicWant:   `the topic template a publisher publishes to, e.g. "test/$clientindex"`,
 		oneTopic:    "a publisher",
 		filtersWant: `the filters a subscriber subscribes to, e.g. "test/#"`,
 		roundTrip:   "Round-Trip",
 		noPublish:   "subscribers publish nothing",
-		noSubscribe: "the publishers of " + s.typeName() + " subscribe to nothing (subscription options apply to subscribers and Round-Trip clients)",
 		noReach:     "(publisher %d) reaches no subscriber",
 	}
-	if pub {
-		return groupAt{path: "publishers", plain: true, filters: "topics", sends: true,
-			receives: s.Type == TypeRoundTrip || !s.Type.known(), words: w}
+)
+
+// entryAt returns where "groups" entry g stands, at path.
+func entryAt(path string, g *ClientGroup) groupAt {
+	return groupAt{path: path, filters: "filters", sends: g.Publishes(), receives: g.Subscribes(), words: &entryWords,
+		noSubscribe: "the group subscribes to nothing"}
+}
+
+// plainAt returns where a plain file's publishers (pub) or subscribers stand.
+func (s *Scenario) plainAt(pub bool) groupAt {
+	if !pub {
+		return groupAt{path: "subscribers", plain: true, filters: "topics", receives: true, words: &plainWords}
 	}
-	return groupAt{path: "subscribers", plain: true, filters: "topics", receives: true, words: w}
+	return groupAt{path: "publishers", plain: true, filters: "topics", sends: true,
+		receives: s.Type == TypeRoundTrip || !s.Type.known(), words: &plainWords,
+		noSubscribe: "the publishers of " + s.typeName() + " subscribe to nothing (subscription options apply to subscribers and Round-Trip clients)"}
 }
 
 // checkGroup checks the rules of every group, however its file gives it: its clients,
@@ -321,7 +335,7 @@ func (s *Scenario) checkGroup(l *errList, at groupAt, g *ClientGroup) {
 		switch {
 		case !o.set:
 		case !at.receives:
-			l.Add(gp+o.field, "%s, but %s", show(o.val), w.noSubscribe)
+			l.Add(gp+o.field, "%s, but %s", show(o.val), at.noSubscribe)
 		case o.field == "retain_handling" && g.RetainHandling > maxRetainHandling:
 			l.Add(gp+o.field, "%s %s", show(o.val), notRetainHandling)
 		case g.ProtocolVersion != V5:
