@@ -191,33 +191,29 @@ func (g *ClientGroup) Churned() int {
 	return min(max(int(math.Round(f*float64(g.ClientCount))), 1), g.ClientCount)
 }
 
-// clientGroups returns the client groups of s: its "groups", or the groups its type makes of
-// a plain file's publishers and subscribers (plainGroups).
-func (s *Scenario) clientGroups() []*ClientGroup {
-	if s.Mixed() {
-		return s.Groups
-	}
-	return s.plainGroups()
-}
+// listOf returns the first n groups of buf as a list; inlined, it takes none of the heap.
+func listOf(buf *[2]ClientGroup, n int) []*ClientGroup { return []*ClientGroup{&buf[0], &buf[1]}[:n] }
 
-// plainGroups returns the groups that a plain file's type makes of its publishers and
-// subscribers, named after them, subscribers first: Point-To-Point, Fan-In, Fan-Out and
-// Shared-Subscription subscribe with the subscribers' topics as filters and publish;
-// Round-Trip is one round-trip group, Connections one that holds, Publish one that
-// publishes for no client of the run, Subscribe one that subscribes. Each takes the
-// parameters' rate, payload size, keepalive and reconnect policy. A group the type has no
-// use for is left out, and so are a missing one's.
-func (s *Scenario) plainGroups() []*ClientGroup {
+// plainGroups writes into dst the client groups that a plain file's type makes of its publishers
+// and subscribers and returns how many, named after them, subscribers first:
+// Point-To-Point, Fan-In, Fan-Out and Shared-Subscription subscribe with the subscribers'
+// topics as filters and publish; Round-Trip is one round-trip group, Connections one that
+// holds, Publish one that publishes for no client of the run, Subscribe one that
+// subscribes. Each takes the parameters' rate, payload size, keepalive and reconnect
+// policy. A group the type has no use for is left out, and so are a missing one's. The
+// groups are to be read only: they share their behaviours. (The caller holds them, so
+// that validating or planning a plain file allocates none.)
+func (s *Scenario) plainGroups(dst *[2]ClientGroup) int {
 	p := &s.Parameters
-	group := func(name string, g *Group, b Behaviour) *ClientGroup {
-		return &ClientGroup{Name: name, Behaviours: []Behaviour{b}, Group: *g, Fraction: 1, PublishRate: p.PublishRate,
+	n := 0
+	add := func(name string, g *Group, b Behaviour) *ClientGroup {
+		dst[n] = ClientGroup{Name: name, Behaviours: only(b), Group: *g, Fraction: 1, PublishRate: p.PublishRate,
 			PayloadSize: p.PayloadSize, KeepAlive: p.KeepAlive, Reconnect: p.Reconnect, ExpectDelivery: s.Type != TypePublish}
+		n++
+		return &dst[n-1]
 	}
-	var out []*ClientGroup
 	if g := s.Subscribers; g != nil && s.Type.hasSubscribers() {
-		sub := group("subscribers", g, BehaviourSubscribe)
-		sub.Filters = g.Topics
-		out = append(out, sub)
+		add("subscribers", g, BehaviourSubscribe).Filters = g.Topics
 	}
 	if g := s.Publishers; g != nil && s.Type.hasPublishers() {
 		b := BehaviourPublish
@@ -227,9 +223,23 @@ func (s *Scenario) plainGroups() []*ClientGroup {
 		case TypeRoundTrip:
 			b = BehaviourRoundTrip
 		}
-		out = append(out, group("publishers", g, b))
+		add("publishers", g, b)
 	}
-	return out
+	return n
+}
+
+// behaviours holds every behaviour once, for only.
+var behaviours = [...]Behaviour{BehaviourHold, BehaviourPublish, BehaviourSubscribe, BehaviourRoundTrip,
+	BehaviourRequest, BehaviourRespond}
+
+// only returns a list of behaviour b alone, without allocating; append to it copies.
+func only(b Behaviour) []Behaviour {
+	for i := range behaviours {
+		if behaviours[i] == b {
+			return behaviours[i : i+1 : i+1]
+		}
+	}
+	panic("BUG: scenario: no behaviour " + string(b))
 }
 
 // defaultClientGroup returns the group that a "groups" entry is decoded onto.

@@ -1,8 +1,6 @@
 package scenario
 
-import (
-	"time"
-)
+import "time"
 
 // reports says whether the plan reports its groups: a file with groups does; a plain file's
 // plan is one group, the run itself (see planShared.plain).
@@ -238,7 +236,7 @@ func (p *Plan) groupOfClient(i int) int {
 func (p *Plan) GroupSettings() []*Group {
 	out := make([]*Group, len(p.shared.g))
 	for gid := range p.shared.g {
-		out[gid] = &p.shared.g[gid].conf
+		out[gid] = p.shared.g[gid].conf
 	}
 	return out
 }

@@ -131,12 +131,13 @@ type segment struct {
 	base   int // position of the group's index 0 in the whole plan
 }
 
-// planShared is what the shards of one plan have in common: the scenario's groups
-// (Scenario.clientGroups) and what each takes to derive its clients.
+// planShared is what the shards of one plan have in common: the scenario's groups (a file's
+// "groups", or those a plain file's type makes: plainGroups) and what each takes to derive
+// its clients.
 type planShared struct {
 	s      *Scenario
-	groups []*ClientGroup
-	g      []planGroup // what the plan derives of each group
+	g      []planGroup    // each group, the plan's own copy, and what the plan derives of it
+	groups []*ClientGroup // each group: &g[gid].ClientGroup
 	m      *matcher
 
 	sources          sourceSet
@@ -162,9 +163,13 @@ type planShared struct {
 	once sync.Once // counts the groups' deliveries (planGroup.deliv)
 }
 
-// planGroup is what a plan derives of one of its groups.
+// planGroup is one of a plan's groups, the plan's own copy, and what the plan derives of it.
 type planGroup struct {
-	conf    Group    // connection settings (session expiry among the CONNECT properties)
+	ClientGroup
+	// conf is its clients' connection settings: the group's, or a copy with the session
+	// expiry among the CONNECT properties.
+	conf *Group
+
 	pub     template // the topic it publishes to (zero for a group that does not publish)
 	resp    template // a request group's response topic (zero for the others)
 	pubBase int      // its first publisher number
@@ -196,28 +201,37 @@ func NewPlan(s *Scenario) (*Plan, error) {
 	case s.Server.Hostname != "":
 		sh.brokers = []string{s.Server.serverAddr()}
 	}
+	p := &Plan{shared: sh}
+	groups := s.Groups
+	var buf [2]ClientGroup // layOut copies the groups
 	if !s.Mixed() {
 		sh.plain = s.Type
+		groups = listOf(&buf, s.plainGroups(&buf))
 	}
-	p := &Plan{shared: sh}
-	p.layOut(s.clientGroups())
+	p.layOut(groups)
 	return p, nil
 }
 
-// layOut lays the groups out as segments: each group in order, a publishing group's
-// publishers (the first of its clients) before its other clients.
+// layOut takes copies of the groups and lays them out as segments: each group in order, a
+// publishing group's publishers (the first of its clients) before its other clients.
 func (p *Plan) layOut(groups []*ClientGroup) {
 	sh := p.shared
-	sh.groups = groups
-	sh.m = newMatcher(groups, sh.plain != "")
 	sh.g = make([]planGroup, len(groups))
-	number := 0
+	sh.groups = make([]*ClientGroup, len(groups))
 	for gid, g := range groups {
+		sh.g[gid].ClientGroup = *g
+		sh.groups[gid] = &sh.g[gid].ClientGroup
+	}
+	sh.m = newMatcher(sh.groups, sh.plain != "")
+	number := 0
+	for gid, g := range sh.groups {
 		pg := &sh.g[gid]
-		pg.conf = g.Group
+		pg.conf = &g.Group
 		if g.given&cgGivenSessionExpiry != 0 {
-			pg.conf.ConnectProperties = append(append([]Property(nil), g.ConnectProperties...),
+			conf := g.Group
+			conf.ConnectProperties = append(append([]Property(nil), g.ConnectProperties...),
 				Property{Name: "session_expiry_interval", ID: 0x11, Num: uint32(g.SessionExpiry / time.Second)})
+			pg.conf = &conf
 		}
 		if g.Publishes() {
 			pg.pub = compileTemplate(g.Topics[0])
@@ -274,9 +288,9 @@ func (p *Plan) layOut(groups []*ClientGroup) {
 	switch {
 	case sh.plain == "" || len(groups) == 0:
 	case len(sh.m.subs) > 0:
-		sh.copyAs = &sh.g[sh.m.subs[0].gid].conf
+		sh.copyAs = sh.g[sh.m.subs[0].gid].conf
 	default:
-		sh.copyAs = &sh.g[len(groups)-1].conf // a Publish file's publishers
+		sh.copyAs = sh.g[len(groups)-1].conf // a Publish file's publishers
 	}
 }
 
@@ -308,7 +322,7 @@ func (p *Plan) Client(i int) Client {
 		Role:        seg.role,
 		GroupName:   g.Name,
 		GroupID:     sh.reported(seg.gid),
-		Group:       &pg.conf,
+		Group:       pg.conf,
 		Index:       j,
 		ID:          g.IDPrefix + strconv.Itoa(j),
 		Source:      -1,

@@ -300,7 +300,8 @@ func TestDeliveries(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := newMatcher(s.clientGroups(), true)
+			var buf [2]ClientGroup
+			m := newMatcher(listOf(&buf, s.plainGroups(&buf)), true)
 			if got := m.deliveries(c.topic); got != c.want {
 				t.Errorf("deliveries(%q) = %d, want %d", c.topic, got, c.want)
 			}

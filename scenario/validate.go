@@ -41,7 +41,8 @@ func (s *Scenario) check(l *errList) {
 // group for its publishers and subscribers (checkGroup), then its parameters, server and
 // thresholds, and whether its publishers reach its subscribers.
 func (s *Scenario) checkPlain(l *errList) {
-	groups := s.plainGroups()
+	var buf [2]ClientGroup
+	groups := listOf(&buf, s.plainGroups(&buf))
 	pubs, subs := s.plainAt(true), s.plainAt(false)
 	at := func(g *ClientGroup) groupAt {
 		if g.Name == pubs.path {
@@ -162,7 +163,6 @@ type groupAt struct {
 	// receives that its subscription options do.
 	sends, receives bool
 	words           *groupWords
-	noSubscribe     string // who subscribes to nothing
 }
 
 // groupWords are the words a group's messages speak of it in.
@@ -174,6 +174,8 @@ type groupWords struct {
 	roundTrip   string // a round-trip client
 	noPublish   string // who publishes nothing
 	noReach     string // after a topic that reaches no subscriber (a client's index)
+	// noSubscribe says who subscribes to nothing, in a scenario of s's type.
+	noSubscribe func(s *Scenario) string
 }
 
 // The words of a "groups" entry's messages and of a plain file's publishers' and
@@ -187,6 +189,7 @@ var (
 		noPublish:   "the group publishes nothing",
 		noReach: `(client %d) reaches no subscribing group; give a group filters that match it, or "expect_delivery": false ` +
 			"when no client of the run receives it",
+		noSubscribe: func(*Scenario) string { return "the group subscribes to nothing" },
 	}
 	plainWords = groupWords{
 		idHint:      " (protocol_version 3 is MQTT 3.1.1)",
@@ -196,13 +199,15 @@ var (
 		roundTrip:   "Round-Trip",
 		noPublish:   "subscribers publish nothing",
 		noReach:     "(publisher %d) reaches no subscriber",
+		noSubscribe: func(s *Scenario) string {
+			return "the publishers of " + s.typeName() + " subscribe to nothing (subscription options apply to subscribers and Round-Trip clients)"
+		},
 	}
 )
 
 // entryAt returns where "groups" entry g stands, at path.
 func entryAt(path string, g *ClientGroup) groupAt {
-	return groupAt{path: path, filters: "filters", sends: g.Publishes(), receives: g.Subscribes(), words: &entryWords,
-		noSubscribe: "the group subscribes to nothing"}
+	return groupAt{path: path, filters: "filters", sends: g.Publishes(), receives: g.Subscribes(), words: &entryWords}
 }
 
 // plainAt returns where a plain file's publishers (pub) or subscribers stand.
@@ -211,14 +216,13 @@ func (s *Scenario) plainAt(pub bool) groupAt {
 		return groupAt{path: "subscribers", plain: true, filters: "topics", receives: true, words: &plainWords}
 	}
 	return groupAt{path: "publishers", plain: true, filters: "topics", sends: true,
-		receives: s.Type == TypeRoundTrip || !s.Type.known(), words: &plainWords,
-		noSubscribe: "the publishers of " + s.typeName() + " subscribe to nothing (subscription options apply to subscribers and Round-Trip clients)"}
+		receives: s.Type == TypeRoundTrip || !s.Type.known(), words: &plainWords}
 }
 
-// checkGroup checks the rules of every group, however its file gives it: its clients,
-// version, QoS and client ids, the topic it publishes to, its response topic and filters,
-// its publishing settings, keepalive and session, its MQTT 5 properties and subscription
-// options.
+// checkGroup checks the rules of every group, however its file gives it (at): its clients,
+// version, QoS and client ids, the topic it publishes to, its response topic, its filters
+// and their subscription options, its publishing settings, keepalive and session, and its
+// MQTT 5 properties.
 func (s *Scenario) checkGroup(l *errList, at groupAt, g *ClientGroup) {
 	w := at.words
 	pub, sub := g.Publishes(), g.Subscribes()
@@ -335,7 +339,7 @@ func (s *Scenario) checkGroup(l *errList, at groupAt, g *ClientGroup) {
 		switch {
 		case !o.set:
 		case !at.receives:
-			l.Add(gp+o.field, "%s, but %s", show(o.val), at.noSubscribe)
+			l.Add(gp+o.field, "%s, but %s", show(o.val), w.noSubscribe(s))
 		case o.field == "retain_handling" && g.RetainHandling > maxRetainHandling:
 			l.Add(gp+o.field, "%s %s", show(o.val), notRetainHandling)
 		case g.ProtocolVersion != V5:
