@@ -58,12 +58,7 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 			s.Name, n, reactor.MaxPublishers)
 	}
 	user, pass := s.Server.Username, s.Server.Password
-	payload := max(par.PayloadSize, reactor.HeaderSize)
-	for _, g := range s.Groups {
-		if g.Publishes() {
-			payload = max(payload, g.PayloadSize)
-		}
-	}
+	payload := max(p.MaxPayloadSize(), reactor.HeaderSize)
 	reconnect, reconnectClient := p.Reconnects()
 	return reactor.Config{
 		MaxPayload:   payload,
@@ -180,12 +175,12 @@ func NewRunner(p *scenario.Plan, brokers []string, idStart int) (*Runner, error)
 			Pick: func(client int) bool { return p.InStorm(st, client) },
 			Rate: st.Rate, Pos: func(client int) int { return p.StormPos(st, client) }, Size: st.Clients})
 	}
-	if s.Type != scenario.TypeConnections && (!s.Mixed() || p.Publishers() > 0) {
+	if !p.Holds() {
 		// Every shard runs the messaging phases, also one without publishers (its
 		// subscribers measure the window) or without subscribers.
 		r.Messaging = true
 		r.Subscribers = est.Subscribers
-		if r.Drain <= 0 && s.Type != scenario.TypeSubscribe { // nothing of ours to wait for there
+		if r.Drain <= 0 && !p.Open() { // nothing of ours to wait for there
 			r.Drain = 2 * time.Second
 		}
 	}

@@ -31,22 +31,22 @@ func WritePlanSize(w io.Writer, arg string, s *Scenario, p *Plan) {
 	e := p.Estimate()
 	par := s.Parameters
 	fmt.Fprintf(w, "%s: valid %s scenario %q\n", arg, s.Type, s.Name)
-	if s.Mixed() {
-		writeGroups(w, s)
+	if p.shared.reports() {
+		writeGroups(w, p.shared)
 	}
 	fmt.Fprintf(w, "  clients      %d (%d publishing, %d subscribing)\n", e.Clients, e.Publishers, e.Subscribers)
 	fmt.Fprintf(w, "  connections  %d, %d file descriptors\n", e.Connections, e.FileDescriptors)
-	if s.Type != TypeConnections && s.Type != TypeSubscribe && e.Publishers > 0 {
+	if e.Publishers > 0 {
 		fmt.Fprintf(w, "  messages     %s/s out, %s/s in, %d topics\n", trim(e.PublishPerSec), trim(e.ReceivePerSec), e.Topics)
 		fmt.Fprintf(w, "  bytes        %s/s out, %s/s in\n", bytesIEC(e.BytesOutPerSec), bytesIEC(e.BytesInPerSec))
 	}
 	fmt.Fprintf(w, "  memory       %s, socket buffers %s\n", bytesIEC(float64(e.MemoryBytes)), bytesIEC(float64(e.SocketMemoryBytes)))
 	fmt.Fprintf(w, "  connect      %s at %s/s\n", span(e.ConnectTime.Round(1e7)), trim(par.ConnectionRate))
 	switch {
-	case s.Type == TypeConnections || (s.Mixed() && e.Publishers == 0):
-		fmt.Fprintf(w, "  hold         %s\n", span(par.Duration))
-	case s.Type == TypeSubscribe:
+	case p.Open():
 		fmt.Fprintf(w, "  receive      %s (what others publish to the filters)\n", span(par.Duration))
+	case e.Publishers == 0:
+		fmt.Fprintf(w, "  hold         %s\n", span(par.Duration))
 	default:
 		fmt.Fprintf(w, "  publish      %s (warm-up %s, then drain %s)\n", span(par.Duration), span(par.Warmup), span(par.Drain))
 		if len(par.Stages) > 0 {
@@ -116,11 +116,11 @@ func bytesIEC(b float64) string {
 	return fmt.Sprintf("%.1f %s", b, units[i])
 }
 
-// writeGroups writes one line per group of a mixed scenario: its clients, behaviours, what
-// it publishes and subscribes to, and its storm.
-func writeGroups(w io.Writer, s *Scenario) {
-	fmt.Fprintf(w, "  groups       %d\n", len(s.Groups))
-	for _, g := range s.Groups {
+// writeGroups writes one line per group of a plan: its clients, behaviours, what it
+// publishes and subscribes to, and its storm.
+func writeGroups(w io.Writer, sh *planShared) {
+	fmt.Fprintf(w, "  groups       %d\n", len(sh.groups))
+	for _, g := range sh.groups {
 		bs := make([]string, len(g.Behaviours))
 		for i, b := range g.Behaviours {
 			bs[i] = string(b)
@@ -139,7 +139,7 @@ func writeGroups(w io.Writer, s *Scenario) {
 		}
 		if g.has(BehaviourRequest) {
 			who := "answered by the run's respond groups"
-			if m := newMixMatcher(s.Groups); m.responses(requestTopic(g, 0)) == 0 {
+			if sh.m.responses(requestTopic(g, 0)) == 0 {
 				who = "answered outside the run: its responder must copy the Correlation Data"
 			}
 			line += fmt.Sprintf("; responses on %s, %s", strconv.Quote(termtext.Line(g.ResponseTopic)), who)

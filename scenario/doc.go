@@ -31,7 +31,20 @@
 // Connections (xmq_scn's), Shared-Subscription and Round-Trip, and Publish and Subscribe
 // for one-sided runs as emqtt-bench pub and sub make them: Publish has only a publisher
 // group and expects no message back; Subscribe has only a subscriber group, publishes
-// nothing, and receives what someone else publishes to its filters (see Types).
+// nothing, and receives what someone else publishes to its filters (see Types). Instead of
+// a type and its two groups a file may list client groups ("groups", type Mixed), each
+// with its behaviours (hold, publish, subscribe, round-trip, request, respond), size and
+// settings (see ClientGroup).
+//
+// Whatever the file's form, a plan knows client groups only: a type is read as the groups
+// it makes of the publishers and subscribers (Point-To-Point, Fan-In, Fan-Out and
+// Shared-Subscription a subscribing group, whose filters are the subscribers' topics,
+// and a publishing one; Round-Trip one round-trip group; Connections one that holds;
+// Publish one that publishes for no client of the run; Subscribe one that subscribes),
+// and one path derives every client, stream, estimate and description from the groups,
+// and one set of rules validates them. A plan made from a plain file reports the run as
+// one group (Plan.Groups is nil, Client.GroupID 0), so that its result has no groups
+// section and its recorder looks no group up.
 //
 // The life of a scenario:
 //
@@ -55,5 +68,6 @@
 //
 // The package must not touch the network or read flags: the command line (cmd/mqblast)
 // parses flags and passes their values in; interface names in "bind" are resolved by the
-// caller (SetBind). It imports nothing of mqblast's.
+// caller (SetBind). Of mqblast's packages it imports codec (the protocol versions) and
+// internal helpers only (strict JSON, suggestions, safe text, the password marker).
 package scenario

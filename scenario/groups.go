@@ -150,6 +150,18 @@ func (g *ClientGroup) Subscribes() bool {
 // Responds reports whether the group's clients answer requests (the respond behaviour).
 func (g *ClientGroup) Responds() bool { return g.has(BehaviourRespond) }
 
+// subscribed returns the filter templates the group's clients subscribe to: a round-trip
+// client's own topic, a requester's response topic, or the group's filters.
+func (g *ClientGroup) subscribed() []string {
+	switch {
+	case g.has(BehaviourRoundTrip):
+		return g.Topics[:1]
+	case g.has(BehaviourRequest):
+		return []string{g.ResponseTopic}
+	}
+	return g.Filters
+}
+
 // Publishers returns how many of the group's clients publish: round(Fraction ×
 // ClientCount), at least 1 for a publishing group, 0 for the others.
 func (g *ClientGroup) Publishers() int {
@@ -177,6 +189,57 @@ func (g *ClientGroup) Churned() int {
 		f = 1
 	}
 	return min(max(int(math.Round(f*float64(g.ClientCount))), 1), g.ClientCount)
+}
+
+// listOf returns the first n groups of buf as a list; inlined, it takes none of the heap.
+func listOf(buf *[2]ClientGroup, n int) []*ClientGroup { return []*ClientGroup{&buf[0], &buf[1]}[:n] }
+
+// plainGroups writes into dst the client groups that a plain file's type makes of its publishers
+// and subscribers and returns how many, named after them, subscribers first:
+// Point-To-Point, Fan-In, Fan-Out and Shared-Subscription subscribe with the subscribers'
+// topics as filters and publish; Round-Trip is one round-trip group, Connections one that
+// holds, Publish one that publishes for no client of the run, Subscribe one that
+// subscribes. Each takes the parameters' rate, payload size, keepalive and reconnect
+// policy. A group the type has no use for is left out, and so are a missing one's. The
+// groups are to be read only: they share their behaviours. (The caller holds them, so
+// that validating or planning a plain file allocates none.)
+func (s *Scenario) plainGroups(dst *[2]ClientGroup) int {
+	p := &s.Parameters
+	n := 0
+	add := func(name string, g *Group, b Behaviour) *ClientGroup {
+		dst[n] = ClientGroup{Name: name, Behaviours: only(b), Group: *g, Fraction: 1, PublishRate: p.PublishRate,
+			PayloadSize: p.PayloadSize, KeepAlive: p.KeepAlive, Reconnect: p.Reconnect, ExpectDelivery: s.Type != TypePublish}
+		n++
+		return &dst[n-1]
+	}
+	if g := s.Subscribers; g != nil && s.Type.hasSubscribers() {
+		add("subscribers", g, BehaviourSubscribe).Filters = g.Topics
+	}
+	if g := s.Publishers; g != nil && s.Type.hasPublishers() {
+		b := BehaviourPublish
+		switch s.Type {
+		case TypeConnections:
+			b = BehaviourHold
+		case TypeRoundTrip:
+			b = BehaviourRoundTrip
+		}
+		add("publishers", g, b)
+	}
+	return n
+}
+
+// behaviours holds every behaviour once, for only.
+var behaviours = [...]Behaviour{BehaviourHold, BehaviourPublish, BehaviourSubscribe, BehaviourRoundTrip,
+	BehaviourRequest, BehaviourRespond}
+
+// only returns a list of behaviour b alone, without allocating; append to it copies.
+func only(b Behaviour) []Behaviour {
+	for i := range behaviours {
+		if behaviours[i] == b {
+			return behaviours[i : i+1 : i+1]
+		}
+	}
+	panic("BUG: scenario: no behaviour " + string(b))
 }
 
 // defaultClientGroup returns the group that a "groups" entry is decoded onto.
@@ -301,7 +364,7 @@ func (s *Scenario) checkMixed(l *errList) {
 		}
 	}
 	if len(l.Errs) == 0 {
-		s.checkMixedReach(l)
+		s.checkReach(l, s.Groups, func(i int) groupAt { return entryAt(fmt.Sprintf("groups[%d]", i), s.Groups[i]) })
 	}
 }
 
@@ -315,6 +378,9 @@ func (s *Scenario) mixedMessages() bool {
 	return false
 }
 
+// checkClientGroup checks a "groups" entry: the fields a plain file's publishers and
+// subscribers do not have (name, behaviours, reconnect, server, churn) around the rules of
+// every group (checkGroup).
 func (s *Scenario) checkClientGroup(l *errList, path string, g *ClientGroup) {
 	if g.Reconnect != ReconnectOff && g.Reconnect != ReconnectBackoff {
 		l.Add(path+".reconnect", "%s is not a reconnect policy (want \"off\" or \"backoff\")", show(string(g.Reconnect)))
@@ -356,203 +422,8 @@ func (s *Scenario) checkClientGroup(l *errList, path string, g *ClientGroup) {
 	if (seen[BehaviourRequest] || seen[BehaviourRespond]) && g.ProtocolVersion != V5 {
 		l.Add(path+".protocol_version", "MQTT %s, but request and respond use MQTT 5's Response Topic and Correlation Data (want 5)", g.ProtocolVersion)
 	}
-	pub, sub := g.Publishes(), g.Subscribes()
+	s.checkGroup(l, entryAt(path, g), g)
 	gp := path + "."
-	switch {
-	case g.ClientCount < 1:
-		l.Add(gp+"client_count", "%d is not a client count (must be ≥ 1)", g.ClientCount)
-	case g.ClientCount > maxClients:
-		l.Add(gp+"client_count", "%d is more clients than one plan holds (max %d)", g.ClientCount, maxClients)
-	}
-	switch g.ProtocolVersion {
-	case V31, V311, V5:
-	default:
-		l.Add(gp+"protocol_version", "%d is not an MQTT protocol version (want 3 or 4 for 3.1.1, 5 for 5.0, or \"3.1\")", g.ProtocolVersion)
-	}
-	if g.QoS > 2 {
-		l.Add(gp+"qos", "%d is not a QoS (want 0, 1 or 2)", g.QoS)
-	}
-	if g.ProtocolVersion == V31 && g.ClientCount >= 1 {
-		if n := len(g.IDPrefix) + digits(g.ClientCount-1); n > 23 {
-			l.Add(gp+"id_prefix", "%s gives client ids of up to %d bytes; MQTT 3.1 allows 23", show(g.IDPrefix), n)
-		}
-	}
-	if strings.ContainsAny(g.IDPrefix, "/+#") {
-		for _, t := range append(append([]string(nil), g.Topics...), g.Filters...) {
-			if strings.Contains(t, PlaceholderID) {
-				l.Add(gp+"id_prefix", "%s holds '/', '+' or '#', which $clientid would put in topics", show(g.IDPrefix))
-				break
-			}
-		}
-	}
-	count := max(g.ClientCount, 1)
-	// The topic it publishes to.
-	switch {
-	case !pub && len(g.Topics) > 0:
-		l.Add(gp+"topics", "given, but the group publishes nothing (a subscribing group's filters go in \"filters\")")
-	case pub && len(g.Topics) == 0:
-		l.Add(gp+"topics", "missing (want the topic template the group publishes to, e.g. \"devices/$clientid/telemetry\")")
-	case pub && len(g.Topics) > 1:
-		l.Add(gp+"topics", "%d topics given; a group publishes to one topic template", len(g.Topics))
-	case pub:
-		t := compileTemplate(g.Topics[0])
-		for _, j := range []int{0, count - 1} {
-			if err := checkTopicName(t.expand(j, g.IDPrefix)); err != nil {
-				l.Add(gp+"topics", "%s %v", show(g.Topics[0]), err)
-				break
-			}
-		}
-		if g.has(BehaviourRoundTrip) && !t.indexed {
-			l.Add(gp+"topics", "%s is the same for every client; a round-trip topic must hold $clientid or $clientindex", show(g.Topics[0]))
-		}
-	}
-	// The response topic of its requests.
-	switch {
-	case !g.has(BehaviourRequest) && g.given&cgGivenResponseTopic != 0:
-		l.Add(gp+"response_topic", "given, but the group has no request behaviour")
-	case g.has(BehaviourRequest) && g.ResponseTopic == "":
-		l.Add(gp+"response_topic", "missing (want each client's own topic for its responses, e.g. \"rpc/responses/$clientid\")")
-	case g.has(BehaviourRequest):
-		t := compileTemplate(g.ResponseTopic)
-		for _, j := range []int{0, count - 1} {
-			if err := checkTopicName(t.expand(j, g.IDPrefix)); err != nil {
-				l.Add(gp+"response_topic", "%s %v", show(g.ResponseTopic), err)
-				break
-			}
-		}
-		switch {
-		case !t.indexed:
-			l.Add(gp+"response_topic", "%s is the same for every client; each requester needs its own (hold $clientid or $clientindex)", show(g.ResponseTopic))
-		case len(g.Topics) == 1 && t.expand(0, g.IDPrefix) == requestTopic(g, 0):
-			l.Add(gp+"response_topic", "%s is the group's request topic too; responses need a topic of their own", show(g.ResponseTopic))
-		}
-	}
-	// The filters it subscribes to.
-	fpath := func(i int) string {
-		if len(g.Filters) > 1 {
-			return fmt.Sprintf("%sfilters[%d]", gp, i)
-		}
-		return gp + "filters"
-	}
-	switch {
-	case g.has(BehaviourRoundTrip) && len(g.Filters) > 0:
-		l.Add(gp+"filters", "given, but a round-trip group subscribes to its own topic")
-	case g.has(BehaviourRequest) && len(g.Filters) > 0:
-		l.Add(gp+"filters", "given, but a request group subscribes to its response_topic")
-	case !sub && len(g.Filters) > 0:
-		l.Add(gp+"filters", "given, but the group does not subscribe (add \"subscribe\" to its behaviours)")
-	case g.has(BehaviourSubscribe) && len(g.Filters) == 0:
-		l.Add(gp+"filters", "missing (want the filters the group subscribes to, e.g. \"$share/backend/devices/+/telemetry\")")
-	case g.has(BehaviourRespond) && len(g.Filters) == 0:
-		l.Add(gp+"filters", "missing (want the filters of the requests the group answers, e.g. \"$share/rpc/rpc/requests/+\")")
-	default:
-		for i, raw := range g.Filters {
-			t := compileTemplate(raw)
-			err := checkFilter(raw)
-			for _, j := range []int{0, count - 1} {
-				if err == nil {
-					err = checkFilter(t.expand(j, g.IDPrefix))
-				}
-			}
-			if err != nil {
-				l.Add(fpath(i), "%s %v", show(raw), err)
-			}
-		}
-	}
-	// Publishing settings.
-	if g.given&cgGivenFraction != 0 {
-		switch {
-		case !g.has(BehaviourPublish):
-			l.Add(gp+"fraction", "%s, but the group has no publish behaviour (fraction is the share of a publish group's clients that publish)", show(g.Fraction))
-		case !(g.Fraction > 0 && g.Fraction <= 1):
-			l.Add(gp+"fraction", "%s is not a fraction of the group (want more than 0, at most 1)", show(g.Fraction))
-		}
-	}
-	if pub {
-		checkRateAndPayload(l, gp, g.PublishRate, g.PayloadSize, s.Parameters.Payload,
-			fmt.Sprintf("the payload literal of parameters.payload (%d bytes)", MinPayloadSize+len(s.Parameters.Payload)))
-		if g.Start < 0 || (s.Parameters.Duration > 0 && g.Start >= s.Parameters.Duration) {
-			l.Add(gp+"start_sec", "%s is not a start within the run (want 0 ≤ start_sec < duration_sec %s)", show(g.Start), show(s.Parameters.Duration))
-		}
-	} else {
-		if g.given&cgGivenRate != 0 {
-			l.Add(gp+"publish_rate", "%s, but the group publishes nothing", show(g.PublishRate))
-		}
-		if g.given&cgGivenPayload != 0 {
-			l.Add(gp+"payload_size", "%d, but the group publishes nothing", g.PayloadSize)
-		}
-		if g.Start != 0 {
-			l.Add(gp+"start_sec", "%s, but the group publishes nothing (start_sec delays its publishing)", show(g.Start))
-		}
-		if g.Retain {
-			l.Add(gp+"retain", "true, but the group publishes nothing")
-		}
-		if len(g.PublishProperties) > 0 {
-			l.Add(gp+"publish_properties", "given, but the group publishes nothing")
-		}
-		if !g.ExpectDelivery {
-			l.Add(gp+"expect_delivery", "false, but the group publishes nothing")
-		}
-	}
-	if g.KeepAlive < 0 || g.KeepAlive > maxKeepAlive || g.KeepAlive%1e9 != 0 {
-		l.Add(gp+"keep_alive_sec", "%s is not a keepalive (want whole seconds, 0 to 65535)", show(g.KeepAlive))
-	}
-	if g.given&cgGivenSessionExpiry != 0 {
-		switch {
-		case g.ProtocolVersion != V5:
-			l.Add(gp+"session_expiry_sec", "needs protocol_version 5 (MQTT %s sessions of clean_session false never expire)", g.ProtocolVersion)
-		case g.SessionExpiry < 0 || g.SessionExpiry%1e9 != 0 || g.SessionExpiry > math.MaxUint32*time.Second:
-			l.Add(gp+"session_expiry_sec", "%s is not a session expiry (want whole seconds, 0 to 4294967295)", show(g.SessionExpiry))
-		}
-		for i, p := range g.ConnectProperties {
-			if p.Name == "session_expiry_interval" {
-				l.Add(fmt.Sprintf("%sconnect_properties[%d]", gp, i), "session_expiry_interval given twice (here and in session_expiry_sec)")
-			}
-		}
-	}
-	// Properties and subscription options.
-	for _, list := range []struct {
-		field  string
-		props  []Property
-		packet int
-		pname  string
-	}{{"connect_properties", g.ConnectProperties, onConnect, "CONNECT"}, {"publish_properties", g.PublishProperties, onPublish, "PUBLISH"}} {
-		if len(list.props) == 0 || (!pub && list.packet == onPublish) {
-			continue
-		}
-		if g.ProtocolVersion != V5 {
-			l.Add(gp+list.field, "MQTT 5 properties need protocol_version 5 (this group is MQTT %s)", g.ProtocolVersion)
-			continue
-		}
-		for i, p := range list.props {
-			if d, ok := propertyByName(p.Name); ok && d.packets&list.packet == 0 {
-				l.Add(fmt.Sprintf("%s%s[%d].name", gp, list.field, i), "%s is not a %s property", show(p.Name), list.pname)
-			}
-		}
-	}
-	for _, o := range []struct {
-		field string
-		val   any
-		set   bool
-	}{{"no_local", g.NoLocal, g.NoLocal}, {"retain_as_published", g.RetainAsPublished, g.RetainAsPublished},
-		{"retain_handling", g.RetainHandling, g.RetainHandling != 0}} {
-		switch {
-		case !o.set:
-		case !sub:
-			l.Add(gp+o.field, "%s, but the group subscribes to nothing", show(o.val))
-		case g.ProtocolVersion != V5:
-			l.Add(gp+o.field, "%s needs protocol_version 5 (subscription options are MQTT 5.0; this group is MQTT %s)", show(o.val), g.ProtocolVersion)
-		case o.field == "no_local" && g.has(BehaviourRoundTrip):
-			l.Add(gp+o.field, "true, but a round-trip client receives only its own messages, which No Local withholds (want false)")
-		case o.field == "no_local":
-			for i, t := range g.Filters {
-				if strings.HasPrefix(t, sharePrefix) {
-					l.Add(gp+o.field, "true, but %s %s is a shared subscription, on which No Local is a protocol error (want false)", fpath(i), show(t))
-					break
-				}
-			}
-		}
-	}
 	if g.Server != nil {
 		sv := g.Server
 		if len(sv.Brokers) == 0 && sv.Hostname == "" {
@@ -607,146 +478,4 @@ func (b Behaviour) known() bool {
 		}
 	}
 	return false
-}
-
-// checkMixedReach reports a publishing group, expected to deliver, whose first or last
-// publisher's topic no subscribing group's filters match: its loss could not be counted.
-func (s *Scenario) checkMixedReach(l *errList) {
-	m := newMixMatcher(s.Groups)
-	for i, g := range s.Groups {
-		if !g.Publishes() || !g.ExpectDelivery || g.has(BehaviourRequest) { // a request nobody here receives is answered outside
-			continue
-		}
-		t := compileTemplate(g.Topics[0])
-		for _, j := range []int{0, g.Publishers() - 1} {
-			topic := t.expand(j, g.IDPrefix)
-			if m.deliveries(topic) == 0 {
-				l.Add(fmt.Sprintf("groups[%d].topics", i), "%s (client %d) reaches no subscribing group; "+
-					"give a group filters that match it, or \"expect_delivery\": false when no client of the run receives it",
-					show(topic), j)
-				break
-			}
-		}
-	}
-}
-
-// mixMatcher counts the deliveries of a message from its topic over every subscribing
-// group of a mixed scenario: one per subscribing client with a matching filter, one per
-// share name (across groups: a share name is one share group at the broker) with a
-// matching shared filter.
-type mixMatcher struct {
-	subs   []subGroup
-	shares []string // share names, in order of appearance: the share index of Stream
-}
-
-type subGroup struct {
-	gid     int // index in Scenario.Groups
-	filters []filter
-	share   []int // share index of each filter (-1: not shared)
-	n       int   // clients
-	prefix  string
-	respond bool // a respond group: it answers the requests it receives
-}
-
-func newMixMatcher(groups []*ClientGroup) *mixMatcher {
-	m := &mixMatcher{}
-	for gid, g := range groups {
-		if g == nil || !g.Subscribes() {
-			continue
-		}
-		sg := subGroup{gid: gid, n: g.ClientCount, prefix: g.IDPrefix, respond: g.Responds()}
-		raws := g.Filters
-		switch {
-		case g.has(BehaviourRoundTrip):
-			raws = g.Topics[:1]
-		case g.has(BehaviourRequest):
-			raws = []string{g.ResponseTopic}
-		}
-		for _, raw := range raws {
-			f := compileFilter(raw)
-			k := -1
-			if f.shared {
-				k = indexOf(m.shares, f.share)
-				if k < 0 {
-					k = len(m.shares)
-					m.shares = append(m.shares, f.share)
-				}
-			}
-			sg.filters = append(sg.filters, f)
-			sg.share = append(sg.share, k)
-		}
-		m.subs = append(m.subs, sg)
-	}
-	return m
-}
-
-func indexOf(list []string, s string) int {
-	for i, x := range list {
-		if x == s {
-			return i
-		}
-	}
-	return -1
-}
-
-// anyReceiver reports whether a subscribing group's filter matches topic for a receiver f
-// accepts: client j of group gid (j >= 0, a filter of that client's own), or j < 0 for the
-// group's filter every member has, or its share group's.
-func (m *mixMatcher) anyReceiver(topic string, f func(gid, j int) bool) bool {
-	for si := range m.subs {
-		sg := &m.subs[si]
-		for k := range sg.filters {
-			if j, ok := sg.filters[k].match(topic, sg.prefix); ok && j < sg.n && f(sg.gid, j) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// deliveries returns the copies of a message published to topic that the broker delivers
-// to the plan's subscribing groups.
-func (m *mixMatcher) deliveries(topic string) int { return m.count(topic, false) }
-
-// responses returns the responses to a request published to topic that the plan's
-// respond groups send: one per respond client, or share group, that receives it.
-func (m *mixMatcher) responses(topic string) int { return m.count(topic, true) }
-
-// count is deliveries, of the respond groups alone when respond is set.
-func (m *mixMatcher) count(topic string, respond bool) int {
-	var shareBuf [8]int
-	shares := shareBuf[:0]
-	n := 0
-	for gi := range m.subs {
-		sg := &m.subs[gi]
-		if respond && !sg.respond {
-			continue
-		}
-		all := false
-		var idxBuf [8]int
-		idx := idxBuf[:0]
-		for k := range sg.filters {
-			f := &sg.filters[k]
-			j, ok := f.match(topic, sg.prefix)
-			if !ok || j >= sg.n {
-				continue
-			}
-			switch {
-			case f.shared:
-				if !containsInt(shares, sg.share[k]) {
-					shares = append(shares, sg.share[k])
-				}
-			case j < 0:
-				all = true
-			case !containsInt(idx, j):
-				idx = append(idx, j)
-			}
-		}
-		if all {
-			n += sg.n
-		} else {
-			n += len(idx)
-		}
-	}
-	return n + len(shares)
 }

@@ -107,12 +107,12 @@ type Client struct {
 	Broker int
 }
 
-// Plan is a scenario expanded into clients: subscribers first (so that they are connected
-// and subscribed before publishers start), then publishers; a Publish plan has only
-// publishers, a Subscribe plan only subscribers. It stores only ranges of client
-// indices and the compiled templates; each Client is derived from its index when asked for,
-// so a plan of a million clients takes a few kilobytes. A Plan is immutable and safe for
-// concurrent use.
+// Plan is a scenario expanded into clients: its groups one after the other, in file order
+// (a plain file's subscribers before its publishers, so that they are connected and
+// subscribed before publishers start), a publishing group's publishers before its other
+// clients. It stores only ranges of client indices and the compiled templates; each Client
+// is derived from its index when asked for, so a plan of a million clients takes a few
+// kilobytes. A Plan is immutable and safe for concurrent use.
 type Plan struct {
 	segs   []segment
 	n      int
@@ -123,30 +123,61 @@ type Plan struct {
 	connDelay time.Duration
 }
 
-// segment is a contiguous range of one group's clients.
+// segment is a contiguous range of one group's clients of one role.
 type segment struct {
 	role   Role
-	name   string
-	group  *Group
+	gid    int // the group's index in planShared.groups
 	lo, hi int // group indices [lo, hi)
 	base   int // position of the group's index 0 in the whole plan
-	gid    int // index in Scenario.Groups (0 in a plain scenario)
 }
 
-// planShared is what the shards of one plan have in common.
+// planShared is what the shards of one plan have in common: the scenario's groups (a file's
+// "groups", or those a plain file's type makes: plainGroups) and what each takes to derive
+// its clients.
 type planShared struct {
-	s                *Scenario
-	m                *matcher
-	subs             []template // subscriber filter templates, for expansion
+	s      *Scenario
+	g      []planGroup    // each group, the plan's own copy, and what the plan derives of it
+	groups []*ClientGroup // each group: &g[gid].ClientGroup
+	m      *matcher
+
 	sources          sourceSet
 	brokers          []string
-	whole            int // clients of the whole plan
+	ownBrokers       []string // the groups' own servers, "host:port"
+	whole            int      // clients of the whole plan
 	wholeSubscribing int
 
-	mix *mixPlan // a mixed scenario's groups; nil for a plain one
+	// plain is the type of a plain file (publishers, subscribers and a type rather than
+	// groups), "" for a file with groups. Such a plan keeps a few figures of that form: it
+	// reports no groups (Groups, GroupTables, a client's GroupID: its result has no
+	// groups[] and its recorder looks no group up), a Subscribe plan is Open, a
+	// Connections plan counts its clients as Publishers, its shared filters' streams are
+	// numbered by filter (matcher.byFilter), and its estimate sizes the copies delivered by
+	// the receiving group's settings (copyAs).
+	plain Type
+	// copyAs is the group whose QoS (with the publishers'), version and buffers size the
+	// copies a plain file's broker delivers: its subscribers, or its publishers for a
+	// Round-Trip or Publish file; nil for a file with groups, whose copies are sized by
+	// their publishers' settings.
+	copyAs *Group
 
-	once       sync.Once
-	deliveries float64 // messages per second the broker delivers, whole plan
+	once sync.Once // counts the groups' deliveries (planGroup.deliv)
+}
+
+// planGroup is one of a plan's groups, the plan's own copy, and what the plan derives of it.
+type planGroup struct {
+	ClientGroup
+	// conf is its clients' connection settings: the group's, or a copy with the session
+	// expiry among the CONNECT properties.
+	conf *Group
+
+	pub     template // the topic it publishes to (zero for a group that does not publish)
+	resp    template // a request group's response topic (zero for the others)
+	pubBase int      // its first publisher number
+	pubs    int      // its publishers
+	sub     int      // its index in matcher.subs, -1 if it does not subscribe
+	own     int      // its first index in ownBrokers, -1: the run's brokers
+	ownN    int
+	deliv   float64 // its messages' deliveries per second, whole plan (countDeliveries)
 }
 
 // NewPlan validates s (see Validate) and expands it. The plan keeps its own copy of s. Bind
@@ -156,7 +187,7 @@ func NewPlan(s *Scenario) (*Plan, error) {
 		return nil, err
 	}
 	s = s.Clone()
-	sh := &planShared{s: s, m: newMatcher(s)}
+	sh := &planShared{s: s}
 	var err error
 	if sh.sources, err = newSourceSet(s.Parameters.Bind); err != nil {
 		if errors.Is(err, errInterface) {
@@ -171,36 +202,96 @@ func NewPlan(s *Scenario) (*Plan, error) {
 		sh.brokers = []string{s.Server.serverAddr()}
 	}
 	p := &Plan{shared: sh}
-	if s.Mixed() {
-		p.newMixed()
-		return p, nil
+	groups := s.Groups
+	var buf [2]ClientGroup // layOut copies the groups
+	if !s.Mixed() {
+		sh.plain = s.Type
+		groups = listOf(&buf, s.plainGroups(&buf))
 	}
-	pubRole := RolePublisher
-	switch s.Type {
-	case TypeConnections:
-		pubRole = RoleIdle
-	case TypeRoundTrip:
-		pubRole = RoleRoundTrip
+	p.layOut(groups)
+	return p, nil
+}
+
+// layOut takes copies of the groups and lays them out as segments: each group in order, a
+// publishing group's publishers (the first of its clients) before its other clients.
+func (p *Plan) layOut(groups []*ClientGroup) {
+	sh := p.shared
+	sh.g = make([]planGroup, len(groups))
+	sh.groups = make([]*ClientGroup, len(groups))
+	for gid, g := range groups {
+		sh.g[gid].ClientGroup = *g
+		sh.groups[gid] = &sh.g[gid].ClientGroup
 	}
-	base := 0
-	if g := s.Subscribers; g != nil && s.Type.hasSubscribers() {
-		p.segs = append(p.segs, segment{role: RoleSubscriber, name: "subscribers", group: g, hi: g.ClientCount})
-		base = g.ClientCount
-		sh.wholeSubscribing = g.ClientCount
-		for _, t := range g.Topics {
-			sh.subs = append(sh.subs, compileTemplate(t))
+	sh.m = newMatcher(sh.groups, sh.plain != "")
+	number := 0
+	for gid, g := range sh.groups {
+		pg := &sh.g[gid]
+		pg.conf = &g.Group
+		if g.given&cgGivenSessionExpiry != 0 {
+			conf := g.Group
+			conf.ConnectProperties = append(append([]Property(nil), g.ConnectProperties...),
+				Property{Name: "session_expiry_interval", ID: 0x11, Num: uint32(g.SessionExpiry / time.Second)})
+			pg.conf = &conf
 		}
-	}
-	p.n = base
-	if g := s.Publishers; g != nil && s.Type.hasPublishers() {
-		p.segs = append(p.segs, segment{role: pubRole, name: "publishers", group: g, hi: g.ClientCount, base: base})
-		if pubRole == RoleRoundTrip {
-			sh.wholeSubscribing = g.ClientCount
+		if g.Publishes() {
+			pg.pub = compileTemplate(g.Topics[0])
+		}
+		if g.has(BehaviourRequest) {
+			pg.resp = compileTemplate(g.ResponseTopic)
+		}
+		np := g.Publishers()
+		pg.pubBase, pg.pubs = number, np
+		number += np
+		pg.sub = -1
+		for k := range sh.m.subs {
+			if sh.m.subs[k].gid == gid {
+				pg.sub = k
+			}
+		}
+		pg.own = -1
+		if sv := g.Server; sv != nil {
+			addrs := sv.Brokers
+			if len(addrs) == 0 {
+				addrs = []string{sv.serverAddr()}
+			}
+			pg.own, pg.ownN = len(sh.ownBrokers), len(addrs)
+			sh.ownBrokers = append(sh.ownBrokers, addrs...)
+		}
+		pubRole, restRole := RoleIdle, RoleIdle
+		switch {
+		case g.has(BehaviourRoundTrip):
+			pubRole = RoleRoundTrip
+		case g.has(BehaviourRequest):
+			pubRole = RoleRequester
+		case g.has(BehaviourRespond):
+			restRole = RoleSubscriber
+		case g.has(BehaviourPublish) && g.has(BehaviourSubscribe):
+			pubRole, restRole = RolePubSub, RoleSubscriber
+		case g.has(BehaviourPublish):
+			pubRole = RolePublisher
+		case g.has(BehaviourSubscribe):
+			restRole = RoleSubscriber
+		}
+		base := p.n
+		if np > 0 {
+			p.segs = append(p.segs, segment{role: pubRole, gid: gid, hi: np, base: base})
+		}
+		if np < g.ClientCount {
+			p.segs = append(p.segs, segment{role: restRole, gid: gid, lo: np, hi: g.ClientCount, base: base})
+		}
+		if g.Subscribes() {
+			sh.wholeSubscribing += g.ClientCount
 		}
 		p.n += g.ClientCount
 	}
 	sh.whole = p.n
-	return p, nil
+	switch {
+	case sh.plain == "" || len(groups) == 0:
+	case len(sh.m.subs) > 0:
+		sh.copyAs = sh.g[sh.m.subs[0].gid].conf
+	default:
+		sh.copyAs = sh.g[len(groups)-1].conf // a Publish file's publishers
+	}
 }
 
 // Scenario returns the validated scenario the plan was made from. Do not modify it.
@@ -225,44 +316,53 @@ func (p *Plan) Client(i int) Client {
 		off -= seg.hi - seg.lo
 	}
 	sh := p.shared
-	g := seg.group
 	j := seg.lo + off
-	if sh.mix != nil {
-		return p.mixedClient(i, seg, j)
-	}
+	g, pg := sh.groups[seg.gid], &sh.g[seg.gid]
 	c := Client{
-		Role:      seg.role,
-		GroupName: seg.name,
-		Group:     g,
-		Index:     j,
-		ID:        g.IDPrefix + strconv.Itoa(j),
-		Source:    -1,
-		OwnBroker: -1,
-
-		KeepAlive:   sh.s.Parameters.KeepAlive,
-		PayloadSize: sh.s.Parameters.PayloadSize,
+		Role:        seg.role,
+		GroupName:   g.Name,
+		GroupID:     sh.reported(seg.gid),
+		Group:       pg.conf,
+		Index:       j,
+		ID:          g.IDPrefix + strconv.Itoa(j),
+		Source:      -1,
+		OwnBroker:   -1,
+		KeepAlive:   g.KeepAlive,
+		PayloadSize: g.PayloadSize,
+		Respond:     g.Responds(),
 	}
 	if seg.role.Publishes() {
-		rate := sh.s.Parameters.PublishRate
-		c.Number = uint32(j)
-		c.Topic = sh.m.pub.expand(j, g.IDPrefix)
-		c.Rate = rate
-		c.Phase = time.Duration(float64(j) / float64(g.ClientCount) / rate * float64(time.Second))
-		c.Receivers = sh.m.deliveries(c.Topic)
+		c.Number = uint32(pg.pubBase + j)
+		c.Topic = pg.pub.expand(j, g.IDPrefix)
+		c.Rate = g.PublishRate
+		c.Phase = g.Start + time.Duration(float64(j)/float64(pg.pubs)/g.PublishRate*float64(time.Second))
+		if g.ExpectDelivery {
+			c.Receivers = sh.m.deliveries(c.Topic)
+			if seg.role == RoleRequester {
+				c.Receivers += max(sh.m.responses(c.Topic), 1) // none here: a responder outside answers
+			}
+		}
 	}
 	switch seg.role {
-	case RoleSubscriber:
-		c.Filters = make([]string, len(sh.subs))
-		for k := range sh.subs {
-			c.Filters[k] = sh.subs[k].expand(j, g.IDPrefix)
-		}
 	case RoleRoundTrip:
 		c.Filters = []string{c.Topic}
+	case RoleRequester:
+		c.ResponseTopic = pg.resp.expand(j, g.IDPrefix)
+		c.Filters = []string{c.ResponseTopic}
+	case RoleSubscriber, RolePubSub:
+		sg := &sh.m.subs[pg.sub]
+		c.Filters = make([]string, len(sg.filters))
+		for k := range sg.filters {
+			c.Filters[k] = sg.filters[k].expand(j, g.IDPrefix)
+		}
 	}
 	if sh.sources.total > 0 {
 		c.Source = i % sh.sources.total
 	}
-	if len(sh.brokers) > 1 {
+	switch {
+	case pg.own >= 0:
+		c.OwnBroker = pg.own + j%pg.ownN
+	case len(sh.brokers) > 1:
 		c.Broker = (seg.base + j) % len(sh.brokers)
 	}
 	return c
@@ -409,8 +509,6 @@ const (
 // publisher; later calls are cheap.
 func (p *Plan) Estimate() Estimate {
 	sh := p.shared
-	s := sh.s
-	par := &s.Parameters
 	e := Estimate{
 		Clients:         p.n,
 		Connections:     p.n,
@@ -433,89 +531,135 @@ func (p *Plan) Estimate() Estimate {
 	}
 	e.MemoryBytes = MemoryBase + int64(p.n)*MemoryPerConnection
 	e.SocketMemoryBytes = int64(p.n) * SocketMemoryPerConnection
-	if sh.mix != nil {
-		p.mixedEstimate(&e, subscribing)
-		return e
-	}
-	if !s.Type.hasMessages() {
-		return e
-	}
-	if sh.m.pub.indexed {
-		e.Topics = e.Publishers
-	} else if e.Publishers > 0 {
-		e.Topics = 1
-	}
 	sh.once.Do(sh.countDeliveries)
-	e.PublishPerSec = float64(e.Publishers) * par.PublishRate
-	if sh.wholeSubscribing > 0 {
-		e.ReceivePerSec = sh.deliveries * float64(subscribing) / float64(sh.wholeSubscribing)
-	}
-
-	pub := s.Publishers
-	sub := pub
-	if s.Type.hasSubscribers() {
-		sub = s.Subscribers
-	}
-	props := 0
-	for i := range pub.PublishProperties {
-		props += pub.PublishProperties[i].size()
-	}
-	topicLen := int(math.Round(sh.m.pub.avgLen(pub.ClientCount, pub.IDPrefix)))
-	outSize := publishSize(topicLen, pub.QoS, pub.ProtocolVersion, props, par.PayloadSize)
-	dq := min(pub.QoS, sub.QoS)
-	inSize := publishSize(topicLen, dq, sub.ProtocolVersion, props, par.PayloadSize)
 	// Acknowledgements are 4 bytes each: PUBACK for QoS 1; PUBREC, PUBREL, PUBCOMP for QoS 2
 	// (the publisher writes PUBREL, the receiver PUBREC and PUBCOMP).
 	const ack = 4
-	e.BytesOutPerSec = e.PublishPerSec * float64(outSize)
-	e.BytesInPerSec = e.ReceivePerSec * float64(inSize)
-	switch pub.QoS {
-	case 1:
-		e.BytesInPerSec += e.PublishPerSec * ack
-	case 2:
-		e.BytesInPerSec += e.PublishPerSec * 2 * ack
-		e.BytesOutPerSec += e.PublishPerSec * ack
+	for _, seg := range p.segs {
+		if !seg.role.Publishes() {
+			continue
+		}
+		g := sh.groups[seg.gid]
+		n := seg.hi - seg.lo
+		if sh.g[seg.gid].pub.indexed {
+			e.Topics += n
+		} else {
+			e.Topics = max(e.Topics, 1)
+		}
+		rate := float64(n) * g.PublishRate
+		e.PublishPerSec += rate
+		out := sh.publishSize(seg.gid)
+		e.BytesOutPerSec += rate * float64(out)
+		switch g.QoS {
+		case 1:
+			e.BytesInPerSec += rate * ack
+		case 2:
+			e.BytesInPerSec += rate * 2 * ack
+			e.BytesOutPerSec += rate * ack
+		}
+		if g.QoS > 0 {
+			// In flight: a second's worth of messages (acks slower than that mean an
+			// overloaded broker), at most max_inflight_messages.
+			inflight := min(int64(sh.s.Parameters.MaxInflight), int64(math.Ceil(g.PublishRate)))
+			e.MemoryBytes += int64(n) * inflight * inflightEntry
+		}
+		// One packet of buffer per direction for the connections whose packets exceed the
+		// idle allowance, in the process and in the kernel.
+		if big := int64(out); big > 1<<10 && sh.copyAs == nil {
+			e.MemoryBytes += int64(n) * 2 * big
+			e.SocketMemoryBytes += int64(n) * 2 * big
+		}
 	}
-	switch dq {
-	case 1:
-		e.BytesOutPerSec += e.ReceivePerSec * ack
-	case 2:
-		e.BytesOutPerSec += e.ReceivePerSec * 2 * ack
-		e.BytesInPerSec += e.ReceivePerSec * ack
-	}
-	if pub.QoS > 0 {
-		// In flight: a second's worth of messages (acks slower than that mean an overloaded
-		// broker), at most max_inflight_messages.
-		inflight := min(int64(par.MaxInflight), int64(math.Ceil(par.PublishRate)))
-		e.MemoryBytes += int64(e.Publishers) * inflight * inflightEntry
-	}
-	// One packet of buffer per direction for connections whose packets exceed the idle
-	// allowance, in the process and in the kernel.
-	if big := int64(max(outSize, inSize)); big > 1<<10 {
-		e.MemoryBytes += int64(p.n) * 2 * big
-		e.SocketMemoryBytes += int64(p.n) * 2 * big
+	// What the broker delivers to this plan's subscribing clients, the copies of each
+	// publishing group's messages.
+	for gid := range sh.g {
+		pg := &sh.g[gid]
+		if pg.pubs == 0 {
+			continue
+		}
+		size, qos := sh.copySize(gid)
+		if big := int64(max(sh.publishSize(gid), size)); big > 1<<10 && sh.copyAs != nil {
+			// A plain file's clients each buffer its largest packet.
+			e.MemoryBytes += int64(p.n) * 2 * big
+			e.SocketMemoryBytes += int64(p.n) * 2 * big
+		}
+		if pg.deliv == 0 || sh.wholeSubscribing == 0 {
+			continue
+		}
+		d := pg.deliv * float64(subscribing) / float64(sh.wholeSubscribing)
+		e.ReceivePerSec += d
+		e.BytesInPerSec += d * float64(size)
+		switch qos {
+		case 1:
+			e.BytesOutPerSec += d * ack
+		case 2:
+			e.BytesOutPerSec += d * 2 * ack
+			e.BytesInPerSec += d * ack
+		}
 	}
 	return e
 }
 
-// countDeliveries sums the deliveries per second of every publisher of the whole plan.
+// publishSize returns the wire size of a PUBLISH of group gid, of a topic of the group's
+// mean length.
+func (sh *planShared) publishSize(gid int) int {
+	g := sh.groups[gid]
+	topicLen := int(math.Round(sh.g[gid].pub.avgLen(g.ClientCount, g.IDPrefix)))
+	return publishSize(topicLen, g.QoS, g.ProtocolVersion, propsSize(g.PublishProperties), g.PayloadSize)
+}
+
+// copySize returns the wire size and QoS of a copy of a message of group gid as the broker
+// delivers it: as published but without properties, or, for a plain file, at the lower QoS
+// of the publishers' and the receiving group's, in the receiving group's version.
+func (sh *planShared) copySize(gid int) (size int, qos byte) {
+	g := sh.groups[gid]
+	qos, v, props := g.QoS, g.ProtocolVersion, 0
+	if r := sh.copyAs; r != nil {
+		qos, v, props = min(qos, r.QoS), r.ProtocolVersion, propsSize(g.PublishProperties)
+	}
+	topicLen := int(math.Round(sh.g[gid].pub.avgLen(sh.g[gid].pubs, g.IDPrefix)))
+	return publishSize(topicLen, qos, v, props, g.PayloadSize), qos
+}
+
+// propsSize returns the wire size of a property list.
+func propsSize(list []Property) int {
+	n := 0
+	for i := range list {
+		n += list[i].size()
+	}
+	return n
+}
+
+// countDeliveries counts the deliveries per second of every publishing group of the whole
+// plan.
 func (sh *planShared) countDeliveries() {
-	pub := sh.s.Publishers
-	rate := sh.s.Parameters.PublishRate
-	if len(sh.m.filters) == 0 { // Publish: no subscriber of ours
-		return
-	}
-	if !sh.m.pub.indexed {
-		sh.deliveries = float64(sh.m.deliveries(sh.m.pub.raw)) * rate * float64(pub.ClientCount)
-		return
-	}
-	total := 0
 	buf := make([]byte, 0, 64)
-	for j := range pub.ClientCount {
-		buf = appendParts(buf[:0], sh.m.pub.parts, j, pub.IDPrefix)
-		total += sh.m.deliveries(string(buf))
+	for gid, g := range sh.groups {
+		pg := &sh.g[gid]
+		np := pg.pubs
+		if np == 0 || !g.ExpectDelivery {
+			continue
+		}
+		t := &pg.pub
+		total := 0
+		request := g.has(BehaviourRequest)
+		copies := func(topic string) int {
+			n := sh.m.deliveries(topic)
+			if request {
+				n += max(sh.m.responses(topic), 1)
+			}
+			return n
+		}
+		if !t.indexed {
+			total = copies(t.raw) * np
+		} else {
+			for j := range np {
+				buf = appendParts(buf[:0], t.parts, j, g.IDPrefix)
+				total += copies(string(buf))
+			}
+		}
+		pg.deliv = float64(total) * g.PublishRate
 	}
-	sh.deliveries = float64(total) * rate
 }
 
 // publishSize returns the wire size of a PUBLISH packet.
@@ -540,85 +684,4 @@ func varintLen(n int) int {
 		return 3
 	}
 	return 4
-}
-
-// matcher counts the deliveries of a message from its topic.
-type matcher struct {
-	pub     template // the publishers' topic template
-	filters []filter // the filters of the subscribing group
-	subs    int      // clients of the subscribing group
-	prefix  string   // id prefix of the subscribing group
-}
-
-func newMatcher(s *Scenario) *matcher {
-	m := &matcher{}
-	if s.Publishers == nil || len(s.Publishers.Topics) == 0 {
-		return m
-	}
-	m.pub = compileTemplate(s.Publishers.Topics[0])
-	var g *Group
-	var filters []string
-	switch {
-	case s.Type == TypeRoundTrip:
-		g, filters = s.Publishers, s.Publishers.Topics[:1]
-	case s.Type.hasSubscribers() && s.Subscribers != nil:
-		g, filters = s.Subscribers, s.Subscribers.Topics
-	default:
-		return m
-	}
-	m.subs, m.prefix = g.ClientCount, g.IDPrefix
-	for _, f := range filters {
-		m.filters = append(m.filters, compileFilter(f))
-	}
-	return m
-}
-
-// deliveries returns the copies of a message published to topic that the broker delivers:
-// one per subscribing client with a matching filter (however many of its filters match), and
-// one per share group with a matching shared filter.
-func (m *matcher) deliveries(topic string) int {
-	all := false
-	var idxBuf [8]int
-	var shareBuf [8]string
-	idx, shares := idxBuf[:0], shareBuf[:0]
-	for i := range m.filters {
-		f := &m.filters[i]
-		j, ok := f.match(topic, m.prefix)
-		if !ok || j >= m.subs || m.subs == 0 {
-			continue
-		}
-		switch {
-		case f.shared:
-			if !containsStr(shares, f.share) {
-				shares = append(shares, f.share)
-			}
-		case j < 0:
-			all = true
-		case !containsInt(idx, j):
-			idx = append(idx, j)
-		}
-	}
-	n := len(shares)
-	if all {
-		return n + m.subs
-	}
-	return n + len(idx)
-}
-
-func containsStr(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func containsInt(list []int, v int) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

@@ -300,7 +300,8 @@ func TestDeliveries(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := newMatcher(s)
+			var buf [2]ClientGroup
+			m := newMatcher(listOf(&buf, s.plainGroups(&buf)), true)
 			if got := m.deliveries(c.topic); got != c.want {
 				t.Errorf("deliveries(%q) = %d, want %d", c.topic, got, c.want)
 			}
@@ -625,4 +626,31 @@ func receivesByStreams(q *Plan, pubs int) bool {
 		}
 	}
 	return false
+}
+
+// TestHoldsAndPayload: Holds is a Connections file or groups without a publisher (but a
+// Subscribe file, which receives what others publish), and MaxPayloadSize the largest of
+// the parameters' payload size and the publishing groups', for every scenario of the
+// golden dumps.
+func TestHoldsAndPayload(t *testing.T) {
+	t.Parallel()
+	for _, c := range goldenCases(t) {
+		p, err := NewPlan(c.s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := p.Scenario()
+		if want := s.Type == TypeConnections || (s.Mixed() && p.Publishers() == 0); p.Holds() != want {
+			t.Errorf("%s: Holds = %v, want %v", c.name, p.Holds(), want)
+		}
+		want := s.Parameters.PayloadSize
+		for _, g := range s.Groups {
+			if g.Publishes() {
+				want = max(want, g.PayloadSize)
+			}
+		}
+		if got := p.MaxPayloadSize(); got != want {
+			t.Errorf("%s: MaxPayloadSize = %d, want %d", c.name, got, want)
+		}
+	}
 }

@@ -60,10 +60,6 @@ func (t Type) hasSubscribers() bool {
 	return t != TypeConnections && t != TypeRoundTrip && t != TypePublish
 }
 
-// expectsDelivery reports whether a message published in scenarios of type t is expected
-// to reach one of the scenario's own clients.
-func (t Type) expectsDelivery() bool { return t.hasMessages() && t != TypePublish }
-
 // Version is an MQTT protocol version, numbered by its CONNECT protocol level: codec's.
 // Its String is the version as people write it: "3.1", "3.1.1" or "5.0".
 type Version = codec.Version

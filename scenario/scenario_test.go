@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/bad/*.err from the current messages")
+var update = flag.Bool("update", false, "rewrite testdata/bad/*.err and testdata/golden from the current code")
 
 // loadAndValidate reads a testdata file as Load would, naming it by its base name, and
 // validates it; it returns every problem, one line each.
@@ -27,6 +27,27 @@ func loadAndValidate(t *testing.T, path string) (*Scenario, error) {
 		return nil, err
 	}
 	return s, s.Validate()
+}
+
+// checkGolden compares got with the golden file, or writes it there under -update.
+func checkGolden(t *testing.T, file, got string) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s differs (-want +got):\n%s", file, diff)
+	}
 }
 
 // TestBadFiles checks every message for every bad file against testdata/bad/*.err.
@@ -52,20 +73,7 @@ func TestBadFiles(t *testing.T) {
 			if n := len(Errors(err)); n != strings.Count(got, "\n") {
 				t.Errorf("Errors returned %d problems for %d lines", n, strings.Count(got, "\n"))
 			}
-			golden := strings.TrimSuffix(f, ".json") + ".err"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("messages differ (-want +got):\n%s", diff)
-			}
+			checkGolden(t, strings.TrimSuffix(f, ".json")+".err", got)
 		})
 	}
 }

@@ -34,46 +34,44 @@ func (k StreamKind) String() string {
 // Open reports whether the plan does not know its publishers (a Subscribe scenario: what
 // arrives comes from publishers outside the plan), so that every stream is accepted and no
 // loss can be computed.
-func (p *Plan) Open() bool { return p.shared.s.Type == TypeSubscribe }
+func (p *Plan) Open() bool { return p.shared.plain == TypeSubscribe }
 
 // Stream says whether client i of the plan (0 ≤ i < Len()) should receive the messages of
-// the publisher numbered pub (its index in the publishers group), and on which stream:
-// share is -1 for the client's own stream, or the index of the shared filter through
-// which its share group receives them (one copy per group: the group's members share
-// one stream). It expands topics, so call it once per stream, not per message.
+// the publisher numbered pub (Client.Number), and on which stream: share is -1 for the
+// client's own stream, or the share index through which its share group receives them (one
+// copy per group: the group's members share one stream). It expands topics, so call it
+// once per stream, not per message.
 func (p *Plan) Stream(i int, pub uint32) (kind StreamKind, share int) {
 	c := p.Client(i)
 	if !c.Role.Subscribes() {
 		return StreamNotSubscribed, -1
 	}
 	sh := p.shared
-	if sh.mix != nil {
-		return p.mixedStream(&c, pub)
-	}
-	s := sh.s
-	if s.Type == TypeSubscribe {
+	if p.Open() {
 		return StreamExpected, -1
 	}
-	g := s.Publishers
-	if g == nil || int64(pub) >= int64(g.ClientCount) {
+	gp := sh.groupOf(pub)
+	if gp < 0 {
 		return StreamUnknownPublisher, -1
 	}
-	if c.Role == RoleRoundTrip {
-		if int(pub) == c.Index {
-			return StreamExpected, -1
-		}
+	g := sh.groups[gp]
+	if !g.ExpectDelivery {
 		return StreamNotExpected, -1
 	}
-	topic := sh.m.pub.expand(int(pub), g.IDPrefix)
+	if c.Role == RoleRequester && pub == c.Number { // the responses to its own requests
+		return StreamExpected, -1
+	}
+	topic := sh.g[gp].pub.expand(int(pub)-sh.g[gp].pubBase, g.IDPrefix)
+	sg := &sh.m.subs[sh.g[p.groupOfClient(i)].sub]
 	own := false
-	for k := range sh.m.filters {
-		f := &sh.m.filters[k]
-		j, ok := f.match(topic, sh.m.prefix)
+	for k := range sg.filters {
+		f := &sg.filters[k]
+		j, ok := f.match(topic, sg.prefix)
 		if !ok || (j >= 0 && j != c.Index) {
 			continue
 		}
 		if f.shared && j < 0 {
-			return StreamExpected, k
+			return StreamExpected, sh.m.stream(sg, k)
 		}
 		own = true
 	}
@@ -83,23 +81,15 @@ func (p *Plan) Stream(i int, pub uint32) (kind StreamKind, share int) {
 	return StreamNotExpected, -1
 }
 
-// Publishes reports whether the publisher numbered pub (its index in the publishers group)
-// is one of this plan's clients: a shard holds a slice of the publishers.
+// Publishes reports whether the publisher numbered pub (Client.Number) is one of this
+// plan's clients: a shard holds a slice of the publishers.
 func (p *Plan) Publishes(pub uint32) bool {
-	if mx := p.shared.mix; mx != nil {
-		for _, seg := range p.segs {
-			if seg.role.Publishes() {
-				b := int64(mx.pubBase[seg.gid])
-				if int64(pub) >= b+int64(seg.lo) && int64(pub) < b+int64(seg.hi) {
-					return true
-				}
-			}
-		}
-		return false
-	}
 	for _, seg := range p.segs {
-		if seg.role.Publishes() && int64(pub) >= int64(seg.lo) && int64(pub) < int64(seg.hi) {
-			return true
+		if seg.role.Publishes() {
+			b := int64(p.shared.g[seg.gid].pubBase)
+			if int64(pub) >= b+int64(seg.lo) && int64(pub) < b+int64(seg.hi) {
+				return true
+			}
 		}
 	}
 	return false
@@ -111,29 +101,17 @@ func (p *Plan) Publishes(pub uint32) bool {
 // call it once per publisher, not per message.
 func (p *Plan) ReceivedOutside(pub uint32) bool {
 	sh := p.shared
-	s := sh.s
-	if sh.mix != nil {
-		return p.n != sh.whole && p.mixedOutside(pub)
-	}
-	g := s.Publishers
-	if p.n == sh.whole || s.Type == TypeSubscribe || g == nil || int64(pub) >= int64(g.ClientCount) {
+	gp := sh.groupOf(pub)
+	if p.n == sh.whole || gp < 0 || !sh.groups[gp].ExpectDelivery {
 		return false
 	}
-	if s.Type == TypeRoundTrip { // each client receives its own messages alone (Stream)
-		return !p.subscribes(int(pub))
-	}
-	topic := sh.m.pub.expand(int(pub), g.IDPrefix)
-	for k := range sh.m.filters {
-		j, ok := sh.m.filters[k].match(topic, sh.m.prefix)
-		switch {
-		case !ok || j >= sh.m.subs:
-		case j >= 0 && !p.subscribes(j): // a filter of one subscriber's
-			return true
-		case j < 0 && !p.subscribesAll(): // every subscriber's, or a share group's
-			return true
+	topic := sh.g[gp].pub.expand(int(pub)-sh.g[gp].pubBase, sh.groups[gp].IDPrefix)
+	return sh.m.anyReceiver(topic, func(gid, j int) bool {
+		if j >= 0 {
+			return !p.subscribesIn(gid, j)
 		}
-	}
-	return false
+		return !p.subscribesAllOf(gid)
+	})
 }
 
 // receivesBudget bounds the publishers outside a plan ReceivesOutside examines: past it, it
@@ -147,39 +125,29 @@ const receivesBudget = 100_000
 // past them.
 func (p *Plan) ReceivesOutside() bool {
 	sh := p.shared
-	s := sh.s
 	if p.n == sh.whole || !p.subscribesAny() {
 		return false
 	}
-	if sh.mix != nil {
-		return p.mixedReceivesOutside()
-	}
-	g := s.Publishers
-	if s.Type == TypeSubscribe || g == nil {
-		return false
+	here := func(gid, j int) bool {
+		if j >= 0 {
+			return p.subscribesIn(gid, j)
+		}
+		return p.subscribesAnyOf(gid)
 	}
 	budget := receivesBudget
-	for pub := range g.ClientCount {
-		if p.Publishes(uint32(pub)) {
+	for gp, g := range sh.groups {
+		pg := &sh.g[gp]
+		if pg.pubs == 0 || !g.ExpectDelivery {
 			continue
 		}
-		if budget--; budget < 0 {
-			return true
-		}
-		if s.Type == TypeRoundTrip { // each client receives its own messages alone (Stream)
-			if p.subscribes(pub) {
+		for i := range pg.pubs {
+			if p.Publishes(uint32(pg.pubBase + i)) {
+				continue
+			}
+			if budget--; budget < 0 {
 				return true
 			}
-			continue
-		}
-		topic := sh.m.pub.expand(pub, g.IDPrefix)
-		for k := range sh.m.filters {
-			j, ok := sh.m.filters[k].match(topic, sh.m.prefix)
-			switch {
-			case !ok || j >= sh.m.subs:
-			case j >= 0 && p.subscribes(j): // a filter of one subscriber's
-				return true
-			case j < 0: // every subscriber's, or a share group's: this plan has subscribers
+			if sh.m.anyReceiver(pg.pub.expand(i, g.IDPrefix), here) {
 				return true
 			}
 		}
@@ -197,23 +165,33 @@ func (p *Plan) subscribesAny() bool {
 	return false
 }
 
-// subscribes reports whether client j of the subscribing group is in this plan.
-func (p *Plan) subscribes(j int) bool {
+// subscribesAnyOf reports whether a client of group gid subscribes in this plan.
+func (p *Plan) subscribesAnyOf(gid int) bool {
 	for _, seg := range p.segs {
-		if seg.role.Subscribes() && j >= seg.lo && j < seg.hi {
+		if seg.gid == gid && seg.role.Subscribes() && seg.hi > seg.lo {
 			return true
 		}
 	}
 	return false
 }
 
-// subscribesAll reports whether every client of the subscribing group is in this plan.
-func (p *Plan) subscribesAll() bool {
+// subscribesIn reports whether client j of group gid subscribes in this plan.
+func (p *Plan) subscribesIn(gid, j int) bool {
+	for _, seg := range p.segs {
+		if seg.gid == gid && seg.role.Subscribes() && j >= seg.lo && j < seg.hi {
+			return true
+		}
+	}
+	return false
+}
+
+// subscribesAllOf reports whether every client of group gid is in this plan.
+func (p *Plan) subscribesAllOf(gid int) bool {
 	n := 0
 	for _, seg := range p.segs {
-		if seg.role.Subscribes() {
+		if seg.gid == gid && seg.role.Subscribes() {
 			n += seg.hi - seg.lo
 		}
 	}
-	return n == p.shared.wholeSubscribing
+	return n == p.shared.groups[gid].ClientCount
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Validate fills in the defaults that depend on other fields (publish rate, warm-up, drain,
@@ -32,6 +33,31 @@ func (s *Scenario) check(l *errList) {
 		s.checkMixed(l)
 		return
 	}
+	s.checkPlain(l)
+}
+
+// checkPlain checks a plain file: the rules of its type (which groups it has, their
+// sizes, a Round-Trip topic per client, a Shared-Subscription's share), the rules of every
+// group for its publishers and subscribers (checkGroup), then its parameters, server and
+// thresholds, and whether its publishers reach its subscribers.
+func (s *Scenario) checkPlain(l *errList) {
+	var buf [2]ClientGroup
+	groups := listOf(&buf, s.plainGroups(&buf))
+	pubs, subs := s.plainAt(true), s.plainAt(false)
+	at := func(g *ClientGroup) groupAt {
+		if g.Name == pubs.path {
+			return pubs
+		}
+		return subs
+	}
+	group := func(a groupAt) *ClientGroup {
+		for _, g := range groups {
+			if g.Name == a.path {
+				return g
+			}
+		}
+		return nil
+	}
 	known := s.Type.known()
 	switch {
 	case s.Type == "":
@@ -52,7 +78,7 @@ func (s *Scenario) check(l *errList) {
 	case s.Publishers == nil:
 		l.Add("publishers", "missing (%s needs a publisher group)", s.typeName())
 	default:
-		s.checkGroup(l, "publishers", s.Publishers, true)
+		s.checkGroup(l, pubs, group(pubs))
 	}
 	switch {
 	case known && s.Type.hasSubscribers() && s.Subscribers == nil:
@@ -68,7 +94,7 @@ func (s *Scenario) check(l *errList) {
 			l.Add("subscribers", "%s has no subscribers (found %d)", s.typeName(), s.Subscribers.ClientCount)
 		}
 	case s.Subscribers != nil && (!known || s.Type.hasSubscribers()):
-		s.checkGroup(l, "subscribers", s.Subscribers, false)
+		s.checkGroup(l, subs, group(subs))
 	}
 	if known && s.Publishers != nil && s.Subscribers != nil && s.Type.hasPublishers() && s.Type.hasSubscribers() {
 		s.checkCounts(l)
@@ -96,8 +122,8 @@ func (s *Scenario) check(l *errList) {
 	s.checkParameters(l, msgs)
 	s.checkServer(l)
 	s.checkThresholds(l)
-	if len(l.Errs) == 0 && known && s.Type.expectsDelivery() {
-		s.checkReach(l)
+	if len(l.Errs) == 0 {
+		s.checkReach(l, groups, func(i int) groupAt { return at(groups[i]) })
 	}
 }
 
@@ -124,107 +150,284 @@ func typeList() string {
 	return strings.Join(n[:len(n)-1], ", ") + " or " + n[len(n)-1]
 }
 
-func (s *Scenario) checkGroup(l *errList, name string, g *Group, pub bool) {
-	msgs := s.Type.hasMessages()
+// groupAt is where a group stands in its file, for the messages of its rules: a "groups"
+// entry, or a plain file's publishers or subscribers, whose group is named after them.
+type groupAt struct {
+	path string // "groups[2]", "publishers" or "subscribers"
+	// plain marks a plain file's publishers or subscribers: their publish rate, payload
+	// size and keepalive are the parameters' (checked there), and their topics are what
+	// its type makes of them (a publisher's topic, a subscriber's filters, or unused).
+	plain   bool
+	filters string // the key of the group's filters: "filters", or "topics" for a plain file's subscribers
+	// sends says that the group's publishing settings (retain, publish properties) apply,
+	// receives that its subscription options do.
+	sends, receives bool
+	words           *groupWords
+}
+
+// groupWords are the words a group's messages speak of it in.
+type groupWords struct {
+	idHint      string // after the MQTT 3.1 client id limit
+	topicWant   string // what a missing publish topic should be
+	oneTopic    string // who publishes to one topic template
+	filtersWant string // what missing filters should be
+	roundTrip   string // a round-trip client
+	noPublish   string // who publishes nothing
+	noReach     string // after a topic that reaches no subscriber (a client's index)
+	// noSubscribe says who subscribes to nothing, in a scenario of s's type.
+	noSubscribe func(s *Scenario) string
+}
+
+// The words of a "groups" entry's messages and of a plain file's publishers' and
+// subscribers'.
+var (
+	entryWords = groupWords{
+		topicWant:   `the topic template the group publishes to, e.g. "devices/$clientid/telemetry"`,
+		oneTopic:    "a group",
+		filtersWant: `the filters the group subscribes to, e.g. "$share/backend/devices/+/telemetry"`,
+		roundTrip:   "round-trip",
+		noPublish:   "the group publishes nothing",
+		noReach: `(client %d) reaches no subscribing group; give a group filters that match it, or "expect_delivery": false ` +
+			"when no client of the run receives it",
+		noSubscribe: func(*Scenario) string { return "the group subscribes to nothing" },
+	}
+	plainWords = groupWords{
+		idHint:      " (protocol_version 3 is MQTT 3.1.1)",
+		topicWant:   `the topic template a publisher publishes to, e.g. "test/$clientindex"`,
+		oneTopic:    "a publisher",
+		filtersWant: `the filters a subscriber subscribes to, e.g. "test/#"`,
+		roundTrip:   "Round-Trip",
+		noPublish:   "subscribers publish nothing",
+		noReach:     "(publisher %d) reaches no subscriber",
+		noSubscribe: func(s *Scenario) string {
+			return "the publishers of " + s.typeName() + " subscribe to nothing (subscription options apply to subscribers and Round-Trip clients)"
+		},
+	}
+)
+
+// entryAt returns where "groups" entry g stands, at path.
+func entryAt(path string, g *ClientGroup) groupAt {
+	return groupAt{path: path, filters: "filters", sends: g.Publishes(), receives: g.Subscribes(), words: &entryWords}
+}
+
+// plainAt returns where a plain file's publishers (pub) or subscribers stand.
+func (s *Scenario) plainAt(pub bool) groupAt {
+	if !pub {
+		return groupAt{path: "subscribers", plain: true, filters: "topics", receives: true, words: &plainWords}
+	}
+	return groupAt{path: "publishers", plain: true, filters: "topics", sends: true,
+		receives: s.Type == TypeRoundTrip || !s.Type.known(), words: &plainWords}
+}
+
+// checkGroup checks the rules of every group, however its file gives it (at): its clients,
+// version, QoS and client ids, the topic it publishes to, its response topic, its filters
+// and their subscription options, its publishing settings, keepalive and session, and its
+// MQTT 5 properties.
+func (s *Scenario) checkGroup(l *errList, at groupAt, g *ClientGroup) {
+	w := at.words
+	pub, sub := g.Publishes(), g.Subscribes()
+	gp := at.path + "."
 	switch {
 	case g.ClientCount < 1:
-		l.Add(name+".client_count", "%d is not a client count (must be ≥ 1)", g.ClientCount)
+		l.Add(gp+"client_count", "%d is not a client count (must be ≥ 1)", g.ClientCount)
 	case g.ClientCount > maxClients:
-		l.Add(name+".client_count", "%d is more clients than one plan holds (max %d)", g.ClientCount, maxClients)
-	}
-	if g.QoS > 2 {
-		l.Add(name+".qos", "%d is not a QoS (want 0, 1 or 2)", g.QoS)
+		l.Add(gp+"client_count", "%d is more clients than one plan holds (max %d)", g.ClientCount, maxClients)
 	}
 	switch g.ProtocolVersion {
 	case V31, V311, V5:
 	default:
-		l.Add(name+".protocol_version", "%d is not an MQTT protocol version (want 3 or 4 for 3.1.1, 5 for 5.0, or \"3.1\")", g.ProtocolVersion)
+		l.Add(gp+"protocol_version", "%d is not an MQTT protocol version (want 3 or 4 for 3.1.1, 5 for 5.0, or \"3.1\")", g.ProtocolVersion)
 	}
-	usesID := false
-	for _, t := range g.Topics {
-		usesID = usesID || strings.Contains(t, PlaceholderID)
-	}
-	if usesID && strings.ContainsAny(g.IDPrefix, "/+#") {
-		l.Add(name+".id_prefix", "%s holds '/', '+' or '#', which $clientid would put in topics", show(g.IDPrefix))
+	if g.QoS > 2 {
+		l.Add(gp+"qos", "%d is not a QoS (want 0, 1 or 2)", g.QoS)
 	}
 	if g.ProtocolVersion == V31 && g.ClientCount >= 1 {
 		if n := len(g.IDPrefix) + digits(g.ClientCount-1); n > 23 {
-			l.Add(name+".id_prefix", "%s gives client ids of up to %d bytes; MQTT 3.1 allows 23 (protocol_version 3 is MQTT 3.1.1)",
-				show(g.IDPrefix), n)
+			l.Add(gp+"id_prefix", "%s gives client ids of up to %d bytes; MQTT 3.1 allows 23%s", show(g.IDPrefix), n, w.idHint)
 		}
 	}
-
-	// Topics.
-	count := max(g.ClientCount, 1)
-	tpath := func(i int) string {
-		if len(g.Topics) > 1 {
-			return fmt.Sprintf("%s.topics[%d]", name, i)
+	if strings.ContainsAny(g.IDPrefix, "/+#") {
+		for _, t := range append(append([]string(nil), g.Topics...), g.Filters...) {
+			if strings.Contains(t, PlaceholderID) {
+				l.Add(gp+"id_prefix", "%s holds '/', '+' or '#', which $clientid would put in topics", show(g.IDPrefix))
+				break
+			}
 		}
-		return name + ".topics"
+	}
+	count := max(g.ClientCount, 1)
+	// The topic it publishes to.
+	switch {
+	case !pub && len(g.Topics) > 0 && !at.plain:
+		l.Add(gp+"topics", "given, but the group publishes nothing (a subscribing group's filters go in \"filters\")")
+	case !pub:
+	case len(g.Topics) == 0:
+		l.Add(gp+"topics", "missing (want %s)", w.topicWant)
+	case len(g.Topics) > 1:
+		l.Add(gp+"topics", "%d topics given; %s publishes to one topic template", len(g.Topics), w.oneTopic)
+	default:
+		t := compileTemplate(g.Topics[0])
+		for _, j := range []int{0, count - 1} {
+			if err := checkTopicName(t.expand(j, g.IDPrefix)); err != nil {
+				l.Add(gp+"topics", "%s %v", show(g.Topics[0]), err)
+				break
+			}
+		}
+		if g.has(BehaviourRoundTrip) && !t.indexed && !at.plain { // a plain file's: checkPlain
+			l.Add(gp+"topics", "%s is the same for every client; a round-trip topic must hold $clientid or $clientindex", show(g.Topics[0]))
+		}
+	}
+	// The response topic of its requests.
+	switch {
+	case !g.has(BehaviourRequest) && g.given&cgGivenResponseTopic != 0:
+		l.Add(gp+"response_topic", "given, but the group has no request behaviour")
+	case g.has(BehaviourRequest) && g.ResponseTopic == "":
+		l.Add(gp+"response_topic", "missing (want each client's own topic for its responses, e.g. \"rpc/responses/$clientid\")")
+	case g.has(BehaviourRequest):
+		t := compileTemplate(g.ResponseTopic)
+		for _, j := range []int{0, count - 1} {
+			if err := checkTopicName(t.expand(j, g.IDPrefix)); err != nil {
+				l.Add(gp+"response_topic", "%s %v", show(g.ResponseTopic), err)
+				break
+			}
+		}
+		switch {
+		case !t.indexed:
+			l.Add(gp+"response_topic", "%s is the same for every client; each requester needs its own (hold $clientid or $clientindex)", show(g.ResponseTopic))
+		case len(g.Topics) == 1 && t.expand(0, g.IDPrefix) == requestTopic(g, 0):
+			l.Add(gp+"response_topic", "%s is the group's request topic too; responses need a topic of their own", show(g.ResponseTopic))
+		}
+	}
+	// The filters it subscribes to.
+	fpath := func(i int) string {
+		if len(g.Filters) > 1 {
+			return fmt.Sprintf("%s%s[%d]", gp, at.filters, i)
+		}
+		return gp + at.filters
 	}
 	switch {
-	case pub && !msgs:
-		// Connections: topics are not used.
-	case pub && len(g.Topics) == 0:
-		l.Add(name+".topics", "missing (want the topic template a publisher publishes to, e.g. \"test/$clientindex\")")
-	case pub && len(g.Topics) > 1:
-		l.Add(name+".topics", "%d topics given; a publisher publishes to one topic template", len(g.Topics))
-	case !pub && len(g.Topics) == 0:
-		l.Add(name+".topics", "missing (want the filters a subscriber subscribes to, e.g. \"test/#\")")
+	case g.has(BehaviourRoundTrip) && len(g.Filters) > 0:
+		l.Add(gp+"filters", "given, but a round-trip group subscribes to its own topic")
+	case g.has(BehaviourRequest) && len(g.Filters) > 0:
+		l.Add(gp+"filters", "given, but a request group subscribes to its response_topic")
+	case !sub && len(g.Filters) > 0:
+		l.Add(gp+"filters", "given, but the group does not subscribe (add \"subscribe\" to its behaviours)")
+	case g.has(BehaviourSubscribe) && len(g.Filters) == 0:
+		l.Add(gp+at.filters, "missing (want %s)", w.filtersWant)
+	case g.has(BehaviourRespond) && len(g.Filters) == 0:
+		l.Add(gp+"filters", "missing (want the filters of the requests the group answers, e.g. \"$share/rpc/rpc/requests/+\")")
 	default:
-		for i, raw := range g.Topics {
+		for i, raw := range g.Filters {
 			t := compileTemplate(raw)
-			var err error
+			err := checkFilter(raw)
 			for _, j := range []int{0, count - 1} {
-				x := t.expand(j, g.IDPrefix)
-				if pub {
-					err = checkTopicName(x)
-				} else if err = checkFilter(raw); err == nil {
-					err = checkFilter(x)
-				}
-				if err != nil {
-					break
+				if err == nil {
+					err = checkFilter(t.expand(j, g.IDPrefix))
 				}
 			}
 			if err != nil {
-				l.Add(tpath(i), "%s %v", show(raw), err)
+				l.Add(fpath(i), "%s %v", show(raw), err)
 			}
 		}
 	}
-
-	s.checkSubscriptionOptions(l, name, g, pub, tpath)
-
-	// Publishing-only settings.
-	if !pub && g.Retain {
-		l.Add(name+".retain", "true, but subscribers publish nothing")
+	// Its subscription options.
+	for _, o := range []struct {
+		field string
+		val   any
+		set   bool
+	}{{"no_local", g.NoLocal, g.NoLocal}, {"retain_as_published", g.RetainAsPublished, g.RetainAsPublished},
+		{"retain_handling", g.RetainHandling, g.RetainHandling != 0}} {
+		switch {
+		case !o.set:
+		case !at.receives:
+			l.Add(gp+o.field, "%s, but %s", show(o.val), w.noSubscribe(s))
+		case o.field == "retain_handling" && g.RetainHandling > maxRetainHandling:
+			l.Add(gp+o.field, "%s %s", show(o.val), notRetainHandling)
+		case g.ProtocolVersion != V5:
+			l.Add(gp+o.field, "%s needs protocol_version 5 (subscription options are MQTT 5.0; this group is MQTT %s)", show(o.val), g.ProtocolVersion)
+		case o.field == "no_local" && g.has(BehaviourRoundTrip):
+			l.Add(gp+o.field, "true, but a %s client receives only its own messages, which No Local withholds (want false)", w.roundTrip)
+		case o.field == "no_local":
+			for i, t := range g.Filters {
+				if strings.HasPrefix(t, sharePrefix) { // [MQTT-3.8.3-4]
+					l.Add(gp+o.field, "true, but %s %s is a shared subscription, on which No Local is a protocol error (want false)", fpath(i), show(t))
+					break
+				}
+			}
+		}
 	}
-	if !pub && len(g.PublishProperties) > 0 {
-		l.Add(name+".publish_properties", "given, but subscribers publish nothing")
+	// Publishing settings.
+	if g.given&cgGivenFraction != 0 {
+		switch {
+		case !g.has(BehaviourPublish):
+			l.Add(gp+"fraction", "%s, but the group has no publish behaviour (fraction is the share of a publish group's clients that publish)", show(g.Fraction))
+		case !(g.Fraction > 0 && g.Fraction <= 1):
+			l.Add(gp+"fraction", "%s is not a fraction of the group (want more than 0, at most 1)", show(g.Fraction))
+		}
 	}
+	switch {
+	case pub && !at.plain:
+		checkRateAndPayload(l, gp, g.PublishRate, g.PayloadSize, s.Parameters.Payload,
+			fmt.Sprintf("the payload literal of parameters.payload (%d bytes)", MinPayloadSize+len(s.Parameters.Payload)))
+		if g.Start < 0 || (s.Parameters.Duration > 0 && g.Start >= s.Parameters.Duration) {
+			l.Add(gp+"start_sec", "%s is not a start within the run (want 0 ≤ start_sec < duration_sec %s)", show(g.Start), show(s.Parameters.Duration))
+		}
+	case !pub:
+		if g.given&cgGivenRate != 0 {
+			l.Add(gp+"publish_rate", "%s, but the group publishes nothing", show(g.PublishRate))
+		}
+		if g.given&cgGivenPayload != 0 {
+			l.Add(gp+"payload_size", "%d, but the group publishes nothing", g.PayloadSize)
+		}
+		if g.Start != 0 {
+			l.Add(gp+"start_sec", "%s, but the group publishes nothing (start_sec delays its publishing)", show(g.Start))
+		}
+	}
+	if !at.sends && g.Retain {
+		l.Add(gp+"retain", "true, but %s", w.noPublish)
+	}
+	if !at.sends && len(g.PublishProperties) > 0 {
+		l.Add(gp+"publish_properties", "given, but %s", w.noPublish)
+	}
+	if !pub && !g.ExpectDelivery {
+		l.Add(gp+"expect_delivery", "false, but the group publishes nothing")
+	}
+	if !at.plain && (g.KeepAlive < 0 || g.KeepAlive > maxKeepAlive || g.KeepAlive%1e9 != 0) {
+		l.Add(gp+"keep_alive_sec", "%s is not a keepalive (want whole seconds, 0 to 65535)", show(g.KeepAlive))
+	}
+	if g.given&cgGivenSessionExpiry != 0 {
+		switch {
+		case g.ProtocolVersion != V5:
+			l.Add(gp+"session_expiry_sec", "needs protocol_version 5 (MQTT %s sessions of clean_session false never expire)", g.ProtocolVersion)
+		case g.SessionExpiry < 0 || g.SessionExpiry%1e9 != 0 || g.SessionExpiry > math.MaxUint32*time.Second:
+			l.Add(gp+"session_expiry_sec", "%s is not a session expiry (want whole seconds, 0 to 4294967295)", show(g.SessionExpiry))
+		}
+		for i, p := range g.ConnectProperties {
+			if p.Name == "session_expiry_interval" {
+				l.Add(fmt.Sprintf("%sconnect_properties[%d]", gp, i), "session_expiry_interval given twice (here and in session_expiry_sec)")
+			}
+		}
+	}
+	// Properties.
 	for _, list := range []struct {
 		field  string
 		props  []Property
 		packet int
 		pname  string
-	}{
-		{"connect_properties", g.ConnectProperties, onConnect, "CONNECT"},
-		{"publish_properties", g.PublishProperties, onPublish, "PUBLISH"},
-	} {
-		if len(list.props) == 0 || (!pub && list.packet == onPublish) {
+	}{{"connect_properties", g.ConnectProperties, onConnect, "CONNECT"}, {"publish_properties", g.PublishProperties, onPublish, "PUBLISH"}} {
+		if len(list.props) == 0 || (!at.sends && list.packet == onPublish) {
 			continue
 		}
 		if g.ProtocolVersion != V5 {
-			l.Add(name+"."+list.field, "MQTT 5 properties need protocol_version 5 (this group is MQTT %s)", g.ProtocolVersion)
+			l.Add(gp+list.field, "MQTT 5 properties need protocol_version 5 (this group is MQTT %s)", g.ProtocolVersion)
 			continue
 		}
 		for i, p := range list.props {
-			d, ok := propertyByName(p.Name)
-			if ok && d.packets&list.packet == 0 {
-				l.Add(fmt.Sprintf("%s.%s[%d].name", name, list.field, i), "%s is not a %s property", show(p.Name), list.pname)
+			if d, ok := propertyByName(p.Name); ok && d.packets&list.packet == 0 {
+				l.Add(fmt.Sprintf("%s%s[%d].name", gp, list.field, i), "%s is not a %s property", show(p.Name), list.pname)
 			}
 			if p.Name == "response_topic" {
 				if err := checkTopicName(p.Str); err != nil {
-					l.Add(fmt.Sprintf("%s.%s[%d].value", name, list.field, i), "%s %v", show(p.Str), err)
+					l.Add(fmt.Sprintf("%s%s[%d].value", gp, list.field, i), "%s %v", show(p.Str), err)
 				}
 			}
 		}
@@ -237,47 +440,6 @@ const maxRetainHandling = 2
 
 // notRetainHandling completes the message for a retain_handling value out of range.
 const notRetainHandling = "is not a retain handling option (want 0 to send retained messages at every subscribe, 1 only for a new subscription, 2 never)"
-
-// checkSubscriptionOptions checks the MQTT 5.0 subscription options of group g: they need
-// a group that subscribes and protocol_version 5, and No Local a group whose own messages are
-// not what it is there to receive.
-func (s *Scenario) checkSubscriptionOptions(l *errList, name string, g *Group, pub bool, tpath func(int) string) {
-	roundTrip := s.Type == TypeRoundTrip
-	subscribes := !pub || roundTrip || !s.Type.known()
-	opts := []struct {
-		field string
-		val   any
-		set   bool
-	}{
-		{"no_local", g.NoLocal, g.NoLocal},
-		{"retain_as_published", g.RetainAsPublished, g.RetainAsPublished},
-		{"retain_handling", g.RetainHandling, g.RetainHandling != 0},
-	}
-	for _, o := range opts {
-		path := name + "." + o.field
-		switch {
-		case !o.set:
-		case !subscribes:
-			l.Add(path, "%s, but the publishers of %s subscribe to nothing (subscription options apply to subscribers and Round-Trip clients)",
-				show(o.val), s.typeName())
-		case o.field == "retain_handling" && g.RetainHandling > maxRetainHandling:
-			l.Add(path, "%s %s", show(o.val), notRetainHandling)
-		case g.ProtocolVersion != V5:
-			l.Add(path, "%s needs protocol_version 5 (subscription options are MQTT 5.0; this group is MQTT %s)",
-				show(o.val), g.ProtocolVersion)
-		case o.field == "no_local" && roundTrip && pub:
-			l.Add(path, "true, but a Round-Trip client receives only its own messages, which No Local withholds (want false)")
-		case o.field == "no_local":
-			for i, t := range g.Topics {
-				if strings.HasPrefix(t, sharePrefix) { // [MQTT-3.8.3-4]
-					l.Add(path, "true, but %s %s is a shared subscription, on which No Local is a protocol error (want false)",
-						tpath(i), show(t))
-					break
-				}
-			}
-		}
-	}
-}
 
 func (s *Scenario) checkCounts(l *errList) {
 	p, n := s.Publishers.ClientCount, s.Subscribers.ClientCount
@@ -418,16 +580,24 @@ func SecretPath(path string) bool {
 	return err == nil && f.secret
 }
 
-// checkReach reports a publisher topic that no subscriber receives, for the first and the
-// last publisher: a typo in a topic would otherwise show up only as an empty run.
-func (s *Scenario) checkReach(l *errList) {
-	m := newMatcher(s)
-	n := s.Publishers.ClientCount
-	for _, j := range []int{0, n - 1} {
-		topic := m.pub.expand(j, s.Publishers.IDPrefix)
-		if m.deliveries(topic) == 0 {
-			l.Add("publishers.topics", "%s (publisher %d) reaches no subscriber", show(topic), j)
-			return
+// checkReach reports a publishing group, expected to deliver, whose first or last
+// publisher's topic no subscribing group's filters match: a typo in a topic would
+// otherwise show up only as an empty run, whose loss could not be counted. at says where
+// group i stands.
+func (s *Scenario) checkReach(l *errList, groups []*ClientGroup, at func(i int) groupAt) {
+	m := newMatcher(groups, false)
+	for i, g := range groups {
+		if !g.Publishes() || !g.ExpectDelivery || g.has(BehaviourRequest) { // a request nobody here receives is answered outside
+			continue
+		}
+		t := compileTemplate(g.Topics[0])
+		for _, j := range []int{0, g.Publishers() - 1} {
+			topic := t.expand(j, g.IDPrefix)
+			if m.deliveries(topic) == 0 {
+				a := at(i)
+				l.Add(a.path+".topics", "%s "+a.words.noReach, show(topic), j)
+				break
+			}
 		}
 	}
 }
