@@ -153,9 +153,9 @@ func (s *startAt) announce(w io.Writer, plan *scenario.Plan, now time.Time) {
 	}
 	at := s.at.UTC().Format(time.RFC3339Nano)
 	switch d := s.at.Sub(now); {
-	case plan.Scenario().Type == scenario.TypeConnections:
-		fmt.Fprintf(w, "note: --start-at %s is when publishing starts, and a Connections scenario publishes nothing: "+
-			"its clients connect now\n", at)
+	case plan.Holds():
+		fmt.Fprintf(w, "note: --start-at %s is when publishing starts, and a %s scenario publishes nothing: "+
+			"its clients connect now\n", at, plan.Scenario().Type)
 	case d > 0:
 		fmt.Fprintf(w, "--start-at: connecting %d clients now and holding their connections until %s (in %v), then publishing\n",
 			plan.Len(), at, d.Round(time.Second))

@@ -93,8 +93,8 @@ func readBrokerSys(ctx context.Context, watch *watch.Watch, o *options, plan *sc
 		return usage(spec.Errorf("watch.broker_sys", "{watch.broker_sys}: %v", err))
 	}
 	qos2 := false
-	for _, g := range []*scenario.Group{s.Publishers, s.Subscribers} {
-		qos2 = qos2 || g != nil && g.QoS == 2
+	for _, g := range plan.GroupSettings() {
+		qos2 = qos2 || g.QoS == 2
 	}
 	watch.ReadBrokerSys(rd, qos2)
 	r := rd.Snapshot()

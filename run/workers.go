@@ -88,7 +88,7 @@ func runWorkers(ctx context.Context, plan *scenario.Plan, o *options, brokers []
 		stdins[i] = w.Stdin
 	}
 	var startAt func() time.Time
-	if o.Start != nil && s.Type != scenario.TypeConnections { // which connects and holds at once
+	if o.Start != nil && !plan.Holds() { // a plan that publishes nothing connects and holds at once
 		startAt = func() time.Time { return o.Start.ready(o.Log) }
 	}
 	res, gerr := bench.Gather(bench.GatherOptions{Streams: streams, Starts: stdins, StartAt: startAt,
