@@ -109,8 +109,8 @@ func startLink(w io.Writer, p tuning.Profile, clients int, normal bool) (*netemu
 // accepts on BrokerAddr:port, for at most 10 s. The shell runs under mqblast's guard, tied
 // to this process: when this process dies, the guard ends the shell's whole process group
 // (child.Guard).
-func startNetBroker(ctx context.Context, w io.Writer, l *netemu.Link, shell, port string) error {
-	exe, err := os.Executable()
+func startNetBroker(ctx context.Context, w io.Writer, l *netemu.Link, exe, shell, port string) error {
+	exe, err := child.Exe(exe)
 	if err != nil {
 		return fmt.Errorf("cannot find this executable to guard the broker: %w", err)
 	}
@@ -248,7 +248,7 @@ func Emulate(ctx context.Context, o EmulateOptions) error {
 	}
 	defer func() { _ = l.Close() }()
 	if ef.BrokerCmd != "" {
-		if err := startNetBroker(ctx, w, l, ef.BrokerCmd, netBrokerPort); err != nil {
+		if err := startNetBroker(ctx, w, l, "", ef.BrokerCmd, netBrokerPort); err != nil {
 			return err
 		}
 	}
@@ -466,9 +466,10 @@ type Emulator struct {
 }
 
 // StartEmulator starts the packet emulator with profile p and runs the broker in its
-// broker namespace: shell (sh -c), or Mosquitto listening on port when shell is "". It
-// waits until the broker accepts. Notices go to w.
-func StartEmulator(ctx context.Context, w io.Writer, p tuning.Profile, shell, port string) (*Emulator, error) {
+// broker namespace: shell (sh -c), or Mosquitto listening on port when shell is "", under
+// the guard of the mqblast binary exe ("": this one). It waits until the broker accepts.
+// Notices go to w.
+func StartEmulator(ctx context.Context, w io.Writer, p tuning.Profile, exe, shell, port string) (*Emulator, error) {
 	e := &Emulator{w: w, port: port}
 	if shell == "" {
 		var err error
@@ -482,7 +483,7 @@ func StartEmulator(ctx context.Context, w io.Writer, p tuning.Profile, shell, po
 		return nil, err
 	}
 	e.l = l
-	if err := startNetBroker(ctx, w, l, shell, port); err != nil {
+	if err := startNetBroker(ctx, w, l, exe, shell, port); err != nil {
 		_ = e.Close()
 		return nil, err
 	}

@@ -56,7 +56,7 @@ func (d *doer) net(ctx context.Context, s *scenario.Scenario) (*result.Result, e
 	if err != nil {
 		return nil, fmt.Errorf("cannot find the mqblast binary to run in the client namespace: %w", err)
 	}
-	em, err := network.StartEmulator(ctx, w, p, n.BrokerCmd, port)
+	em, err := network.StartEmulator(ctx, w, p, exe, n.BrokerCmd, port)
 	if err != nil {
 		return nil, err
 	}
