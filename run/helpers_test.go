@@ -118,8 +118,10 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// interruptAfter is a context that ends after d, as Ctrl-C would end a run.
+// interruptAfter is a context that ends after d, as Ctrl-C would end a run. The binary the
+// run's children run is built first: the time is the run's.
 func interruptAfter(t *testing.T, d time.Duration) context.Context {
+	testbroker.Binary(t, "../cmd/mqblast")
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
