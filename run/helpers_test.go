@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/mqblast/mqblast/internal/fail"
 	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/report"
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/run/spec"
 )
@@ -183,4 +185,27 @@ func checkDoc(t *testing.T, r ran) {
 	if err := result.CheckDocument([]byte(r.stdout)); err != nil {
 		t.Errorf("the document does not add up:\n%v", err)
 	}
+}
+
+// goShard starts sp as shard i of n of an Indexed Job (the environment that shard "auto"
+// reads), in one process, unchecked, its result written to out.
+func goShard(t *testing.T, i, n int, out string, sp *Spec) *going {
+	t.Helper()
+	sp.Shard, sp.NoCheck, sp.Procs, sp.Outputs.Out = "auto", true, 1, out
+	return goSpec(context.Background(), t, sp, fmt.Sprintf("JOB_COMPLETION_INDEX=%d", i), fmt.Sprintf("JOB_COMPLETIONS=%d", n))
+}
+
+// merged is what `mqblast merge` makes of the result files: their merged document, or why
+// it refuses them.
+func merged(t *testing.T, files ...string) (*result.Result, error) {
+	t.Helper()
+	var out bytes.Buffer
+	if err := report.MergeFiles(&out, io.Discard, files, "", "json"); err != nil {
+		return nil, err
+	}
+	var res result.Result
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("the merged document: %v", err)
+	}
+	return &res, nil
 }
