@@ -1,7 +1,6 @@
 package run
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -178,15 +177,7 @@ func TestStagesRun(t *testing.T) {
 // offered cells on exactly the rows of a stage.
 func checkStagesCSV(t *testing.T, file string, perStage []int) {
 	t.Helper()
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := readCSV(t, file)
 	si, oi := slices.Index(rows[0], "stage"), slices.Index(rows[0], "offered_per_s")
 	if si < 0 || oi < 0 {
 		t.Fatalf("CSV header %v: no stage or offered_per_s column", rows[0])
