@@ -63,9 +63,7 @@ func saturated(res *result.Result) bool {
 func TestPublishRefusedByACL(t *testing.T) {
 	t.Parallel()
 	m := testbroker.StartMosquitto(t, testbroker.Options{Extra: []string{aclFile(t, "topic read quick/p2p/#")}})
-	r := doOK(t, quickP2P(m.Addr, "5"))
-	res := r.res
-	checkDoc(t, r)
+	res := checkDoc(t, doOK(t, quickP2P(m.Addr, "5")))
 	msg := res.Messages
 	if msg.Published < 1000 || msg.Refused["not_authorized"] != msg.Published || msg.RefusedTotal != msg.Published ||
 		msg.Acked != 0 || msg.Lost != 0 || msg.RefusedCopies != msg.Expected || msg.Received != 0 {
@@ -93,9 +91,7 @@ func TestBrokerDisconnectReason(t *testing.T) {
 		sp.NoCheck, sp.Outputs.Format = true, format
 		return sp
 	}
-	r := doOK(t, pub("json"))
-	res := r.res
-	checkDoc(t, r)
+	res := checkDoc(t, doOK(t, pub("json")))
 	if n := res.Connections.DroppedBy["disconnect:qos_not_supported"]; n != 3 || res.Connections.DroppedBy["closed_by_broker"] != 0 {
 		t.Errorf("dropped_by_cause %v, want disconnect:qos_not_supported 3", res.Connections.DroppedBy)
 	}
@@ -173,8 +169,7 @@ func TestMaxQoS(t *testing.T) {
 	if r.err != nil {
 		t.Fatalf("5.0 with accept_downgrade: %v\n%s", r.err, r.stderr)
 	}
-	checkDoc(t, r)
-	res := r.res
+	res := checkDoc(t, r)
 	if msg := res.Messages; msg.Published < 50 || msg.Acked != msg.Published || res.Connections.Dropped != 0 {
 		t.Errorf("published %d, acked %d, dropped %d", msg.Published, msg.Acked, res.Connections.Dropped)
 	}
@@ -263,9 +258,7 @@ func TestGrantedQoSBelowAsked(t *testing.T) {
 	t.Parallel()
 	rt := testbroker.StartRouter(t, func(uint32, uint32) bool { return true },
 		func(_ string, subs []string, _, _ uint32) []string { return subs })
-	r := doOK(t, quickP2P(rt.Addr, "5", "subscribers.qos=2"))
-	checkDoc(t, r)
-	res := r.res
+	res := checkDoc(t, doOK(t, quickP2P(rt.Addr, "5", "subscribers.qos=2")))
 	b := res.Behaviour("granted_qos_1_for_qos_2")
 	if b == nil || b.Count != 100 || b.Evidence != "granted QoS 1 for 100 subscriptions that asked QoS 2" {
 		t.Errorf("broker_behaviour %+v", res.BrokerBehaviour)
@@ -286,14 +279,9 @@ func TestNotSharedBroker(t *testing.T) {
 		sp := quick("quick-sharedsub-100-5", f.Addr, sets("parameters.warmup_sec", "500ms", "parameters.drain_sec", "500ms",
 			"publishers.protocol_version", 4, "subscribers.protocol_version", 4)...)
 		sp.NoCheck, sp.Duration, sp.Outputs.Format = true, spec.Duration(2*time.Second), format
-		return doSpec(t, sp)
+		return doOK(t, sp)
 	}
-	r := run("json")
-	if r.err != nil {
-		t.Fatalf("%v\n%s", r.err, r.stderr)
-	}
-	checkDoc(t, r)
-	res := r.res
+	res := checkDoc(t, run("json"))
 	m := res.Messages
 	if m.Expected < 1000 || m.Received != 0 || m.Lost != 0 || m.NotSharedCopies != m.Expected || m.Acked != m.Published {
 		t.Errorf("expected %d, received %d, lost %d, not shared copies %d, acked %d of %d",
@@ -347,8 +335,7 @@ func TestRedeliveredAfterTakeover(t *testing.T) {
 			if r.err != nil {
 				t.Fatalf("%v\n%s", r.err, r.stderr)
 			}
-			checkDoc(t, r)
-			res := r.res
+			res := checkDoc(t, r)
 			msg := res.Messages
 			t.Logf("published %d, received %d, redelivered %d, duplicated %d, lost %d; dropped %v, reconnected %d",
 				msg.Published, msg.Received, msg.Redelivered, msg.Duplicated, msg.Lost, res.Connections.DroppedBy, res.Connections.Reconnected)
@@ -471,8 +458,7 @@ func TestSharedToEveryMember(t *testing.T) {
 		if r.err != nil {
 			t.Fatalf("procs %d: %v\n%s", procs, r.err, r.stderr)
 		}
-		checkDoc(t, r)
-		res := r.res
+		res := checkDoc(t, r)
 		m := res.Messages
 		if m.Expected < 1000 || m.Received != m.Expected || m.Lost != 0 || m.Duplicated != 0 || m.Unexpected["not_expected"] != 4*m.Expected {
 			t.Errorf("procs %d: expected %d, received %d, lost %d, duplicated %d, unexpected %v", procs, m.Expected, m.Received, m.Lost, m.Duplicated, m.Unexpected)

@@ -179,12 +179,13 @@ func quickFile(name, broker, doc string, sets []string) *Spec {
 }
 
 // checkDoc fails the test unless the document a run wrote on stdout (outputs.format json)
-// adds up (result.CheckDocument).
-func checkDoc(t *testing.T, r ran) {
+// adds up (result.CheckDocument); it returns the run's result.
+func checkDoc(t *testing.T, r ran) *result.Result {
 	t.Helper()
 	if err := result.CheckDocument([]byte(r.stdout)); err != nil {
 		t.Errorf("the document does not add up:\n%v", err)
 	}
+	return r.res
 }
 
 // goShard starts sp as shard i of n of an Indexed Job (the environment that shard "auto"

@@ -1,26 +1,19 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/mqblast/mqblast/codec"
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/result"
 )
 
-// The tests of brokers that do not do what the plan asked: they refuse messages or
-// subscriptions, end connections with a reason, lack a capability, speak another version,
-// grant a lower QoS. Each run's document must add up (result.CheckDocument) and say what
-// the broker did in broker_behaviour and the summary.
+// The tests of brokers that do not do what the plan asked are run's (its behaviour_test.go),
+// but for TestBrokerPolicyDrops: it runs behind the packet emulator, whose broker run.Do
+// starts through a guard of this process's own executable (os.Executable, not IO.Exe), so
+// in a test process it drives the binary.
 
 // checkDoc fails the test unless the document on r's stdout adds up.
 func checkDoc(t *testing.T, r cliRun) {
@@ -28,72 +21,6 @@ func checkDoc(t *testing.T, r cliRun) {
 	if err := result.CheckDocument([]byte(r.stdout)); err != nil {
 		t.Errorf("the document does not add up:\n%v", err)
 	}
-}
-
-// quickP2P are the arguments of a short quick-p2p-100 run against addr at MQTT version v.
-func quickP2P(addr, v string, more ...string) []string {
-	return append([]string{"run", "quick-p2p-100", "--broker", addr, "--no-check", "--format", "json", "--duration", "2s",
-		"--set", "parameters.warmup_sec=500ms", "--set", "parameters.drain_sec=500ms",
-		"--set", "publishers.protocol_version=" + v, "--set", "subscribers.protocol_version=" + v}, more...)
-}
-
-// takeOver returns a during function that, after wait, connects as each of the n clients
-// prefix0..prefix(n-1) with their session kept (Clean Session 0; at 5.0 a Session Expiry
-// of 300 s), reads the CONNACK, holds the connection 300 ms acknowledging nothing the
-// broker sends, and closes it: the broker ends the client's own connection (a session
-// taken over), and the messages it sent the intruder stay unacknowledged in the session,
-// for the client to get again when it reconnects.
-func takeOver(prefix string, n int, v string, wait time.Duration) func(addr string) error {
-	return func(addr string) error {
-		time.Sleep(wait)
-		ver := codec.V311
-		if v == "5" {
-			ver = codec.V5
-		}
-		var errs []error
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if err := intrude(addr, fmt.Sprintf("%s%d", prefix, i), ver); err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
-		return errors.Join(errs...)
-	}
-}
-
-func intrude(addr, id string, v codec.Version) error {
-	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
-	if err != nil {
-		return err
-	}
-	defer c.Close() //nolint:errcheck
-	p := codec.Connect{ClientID: []byte(id), KeepAlive: 30}
-	if v == codec.V5 {
-		p.Props.Set(codec.PropSessionExpiry)
-		p.Props.SessionExpiry = 300
-	}
-	if _, err := c.Write(codec.AppendConnect(nil, &p, v)); err != nil {
-		return err
-	}
-	_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
-	var hdr [2]byte
-	if _, err := io.ReadFull(c, hdr[:]); err != nil {
-		return fmt.Errorf("%s: no CONNACK: %w", id, err)
-	}
-	if hdr[0] != 0x20 {
-		return fmt.Errorf("%s: the answer to CONNECT is not a CONNACK: % x", id, hdr)
-	}
-	_ = c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
-	_, _ = io.Copy(io.Discard, c) // what the session held, unacknowledged
-	return nil
 }
 
 // TestBrokerPolicyDrops: a QoS 1 subscriber 10 ms of round trip away (the packet emulator)
@@ -127,4 +54,18 @@ func TestBrokerPolicyDrops(t *testing.T) {
 	if saturated(res) { // the host's cores short is the host's, not this run's doing
 		t.Errorf("the client is called saturated: %v", res.Client.SaturationEvidence)
 	}
+}
+
+// saturated reports whether the client called itself saturated for a cause of its own (not
+// the host's cores being short, which other tests on the host make).
+func saturated(res *result.Result) bool {
+	if !res.Client.Saturated {
+		return false
+	}
+	for _, ev := range res.Client.SaturationEvidence {
+		if !strings.Contains(ev, "the host's cores are short") {
+			return true
+		}
+	}
+	return false
 }
