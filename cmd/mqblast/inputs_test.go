@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,83 +15,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/sink"
 )
 
-// hasAddr reports whether this host has address a (an IPv6 loopback may be disabled).
-func hasAddr(a string) bool {
-	ln, err := net.Listen("tcp", net.JoinHostPort(a, "0"))
-	if err != nil {
-		return false
-	}
-	_ = ln.Close()
-	return true
-}
-
-// TestBindInterfaceBrokerFamily: --bind lo (and --ifaddr lo) against a real Mosquitto
-// takes only lo's addresses of the broker's family, IPv4 or IPv6, so that every client
-// connects (lo has 127.0.0.1 and ::1: half the clients bound to the other one failed, and
-// the run exited 0); a source address of the other family is refused before any socket
-// opens, naming the broker's family and the fix.
-func TestBindInterfaceBrokerFamily(t *testing.T) {
-	t.Parallel() // its own broker and runs: it waits on them, beside the other such tests
-	const clients = 20
-	quick := []string{"--set", "publishers.client_count=" + strconv.Itoa(clients), "--set", "parameters.connection_rate=400",
-		"--duration", "1s", "--no-check", "--procs", "1", "--format", "json"}
-	hosts := []string{"127.0.0.1"}
-	if hasAddr("::1") {
-		hosts = append(hosts, "::1")
-	} else {
-		t.Log("no ::1 on this host: the IPv6 broker is not tried")
-	}
-	for _, host := range hosts {
-		m := testbroker.StartMosquitto(t, testbroker.Options{Host: host})
-		_, port, _ := net.SplitHostPort(m.Addr)
-		for name, args := range map[string][]string{
-			"run --bind lo":    append([]string{"run", "quick-conn-100", "--broker", m.Addr, "--bind", "lo"}, quick...),
-			"conn --ifaddr lo": {"conn", "-H", host, "-p", port, "-c", strconv.Itoa(clients), "-R", "400", "--hold", "1s", "--ifaddr", "lo", "--no-check", "--procs", "1", "--format", "json"},
-		} {
-			r := runBin(t, args...)
-			if r.code != 0 {
-				t.Errorf("%s against %s: exit %d\n%s", name, m.Addr, r.code, r.stderr)
-				continue
-			}
-			c := decodeResult(t, r).Connections
-			if c.Established != clients || c.Failed != 0 {
-				t.Errorf("%s against %s: %d of %d established, %d failed (%v)", name, m.Addr, c.Established, clients, c.Failed, c.FailedBy)
-			}
-		}
-	}
-
-	m := testbroker.StartMosquitto(t, testbroker.Options{})
-	for _, tc := range []struct {
-		args []string
-		want []string
-	}{
-		{[]string{"run", "quick-conn-100", "--broker", m.Addr, "--bind", "127.0.0.2,::1"},
-			[]string{"--bind ::1: IPv6 source addresses, but the broker 127.0.0.1 is IPv4", "give IPv4 source addresses"}},
-		{[]string{"run", "quick-conn-100", "--broker", "[::1]:1883", "--bind", "127.0.0.2-127.0.0.9"},
-			[]string{"--bind 127.0.0.2-127.0.0.9: IPv4 source addresses, but the broker ::1 is IPv6", "give IPv6 source addresses"}},
-		{[]string{"run", "quick-conn-100", "--broker", m.Addr + ",[::1]:1883", "--bind", "lo"},
-			[]string{"--bind: the broker 127.0.0.1 is IPv4 and the broker ::1 is IPv6", "give brokers of one family"}},
-		{[]string{"conn", "-H", "127.0.0.1", "-p", "1", "-c", "5", "--ifaddr", "::1"},
-			[]string{"--ifaddr ::1: IPv6 source addresses, but the broker 127.0.0.1 is IPv4"}},
-		{[]string{"run", "quick-conn-100", "--bind", "::1"}, // the embedded broker listens on 127.0.0.1
-			[]string{"--bind ::1: IPv6 source addresses, but the local broker (127.0.0.1) is IPv4"}},
-	} {
-		r := runBin(t, append(tc.args, "--no-check", "--procs", "1")...)
-		if r.code != exitUsage {
-			t.Errorf("%v: exit %d, want %d\n%s", tc.args, r.code, exitUsage, r.stderr)
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(r.stderr, w) {
-				t.Errorf("%v: stderr lacks %q:\n%s", tc.args, w, r.stderr)
-			}
-		}
-		if strings.Contains(r.stderr, "connecting") {
-			t.Errorf("%v: it dialed:\n%s", tc.args, r.stderr)
-		}
+// TestIfaddrFamilyRefused: conn's --ifaddr of another family than the broker's is refused
+// before any socket opens, naming the flag (the run's refusals of such source addresses:
+// run's TestBindInterfaceBrokerFamily).
+func TestIfaddrFamilyRefused(t *testing.T) {
+	t.Parallel()
+	r := runBin(t, "conn", "-H", "127.0.0.1", "-p", "1", "-c", "5", "--ifaddr", "::1", "--no-check", "--procs", "1")
+	if want := "--ifaddr ::1: IPv6 source addresses, but the broker 127.0.0.1 is IPv4"; r.code != exitUsage || !strings.Contains(r.stderr, want) ||
+		strings.Contains(r.stderr, "connecting") {
+		t.Errorf("exit %d, want %d with %q before connecting:\n%s", r.code, exitUsage, want, r.stderr)
 	}
 }
 
@@ -161,59 +95,6 @@ func runRefused(t *testing.T, env []string, args ...string) (stderr string, code
 		t.Fatal(err)
 	}
 	return errOut.String(), c.ProcessState.ExitCode()
-}
-
-// TestShardAndStartAtInputs: against a real Mosquitto, a shard count that leaves shards
-// without a client (--shard 7/100 of 8 clients ran, connected nothing and failed with "no
-// error recorded"), a JOB_COMPLETION_INDEX with a blank, and a --start-at more than a day
-// ahead or long past are refused before any connection (exit 2), each saying the fix; a
-// --start-at ahead says that the clients hold their connections until then.
-func TestShardAndStartAtInputs(t *testing.T) {
-	t.Parallel() // its own broker and runs: it waits on them, beside the other such tests
-	m := testbroker.StartMosquitto(t, testbroker.Options{})
-	eight := []string{"run", "quick-conn-100", "--broker", m.Addr, "--set", "publishers.client_count=8", "--duration", "1s",
-		"--no-check", "--procs", "1", "--run-id", "inputs"}
-	p2p := []string{"run", "quick-p2p-100", "--broker", m.Addr, "--set", "publishers.client_count=5", "--set", "subscribers.client_count=5",
-		"--duration", "1s", "--set", "parameters.warmup_sec=0", "--no-check", "--procs", "1"}
-	for _, tc := range []struct {
-		env, args, want []string
-	}{
-		{nil, append(eight, "--shard", "7/100"), []string{"--shard 7/100: the plan has 8 clients, 8 in its largest group",
-			"(this one gets 0); give at most 8 shards (--shard I/8, or JOB_COMPLETIONS=8 with --shard auto)"}},
-		{[]string{"JOB_COMPLETION_INDEX=7", "JOB_COMPLETIONS=100"}, append(eight, "--shard", "auto"), []string{"--shard 7/100: the plan has 8 clients"}},
-		{[]string{"JOB_COMPLETION_INDEX= 1", "JOB_COMPLETIONS=3"}, append(eight, "--shard", "auto"),
-			[]string{`--shard auto: JOB_COMPLETION_INDEX=" 1" is not a shard index: want digits alone, no blank or sign`}},
-		{nil, append(p2p, "--start-at", "+25h"), []string{`--start-at "+25h" is 25h0m0s from now, more than 24h0m0s ahead`, "give an instant within 24h0m0s"}},
-		{nil, append(p2p, "--start-at", "2020-01-02T03:04:05Z"), []string{`--start-at "2020-01-02T03:04:05Z" was `, "ago, more than 10m0s", "give a later instant"}},
-	} {
-		stderr, code := runRefused(t, tc.env, tc.args...)
-		if code != exitUsage {
-			t.Errorf("%v %v: exit %d, want %d\n%s", tc.env, tc.args, code, exitUsage, stderr)
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(stderr, w) {
-				t.Errorf("%v %v: stderr lacks %q:\n%s", tc.env, tc.args, w, stderr)
-			}
-		}
-		if strings.Contains(stderr, "connecting") {
-			t.Errorf("%v %v: it dialed:\n%s", tc.env, tc.args, stderr)
-		}
-	}
-
-	r := runBin(t, append(p2p, "--start-at", "+3s")...)
-	if r.code != 0 {
-		t.Fatalf("--start-at +3s: exit %d\n%s", r.code, r.stderr)
-	}
-	for _, w := range []string{"--start-at: connecting 10 clients now and holding their connections until ", "), then publishing",
-		"subscribed: holding the connections until "} {
-		if !strings.Contains(r.stderr, w) {
-			t.Errorf("--start-at +3s: stderr lacks %q:\n%s", w, r.stderr)
-		}
-	}
-	r = runBin(t, append(eight, "--start-at", "+1h")...)
-	if r.code != 0 || !strings.Contains(r.stderr, "a Connections scenario publishes nothing: its clients connect now") || r.took > 30*time.Second {
-		t.Errorf("a Connections run with --start-at +1h: exit %d after %v\n%s", r.code, r.took, r.stderr)
-	}
 }
 
 // TestStudyDirInUse: a study directory with cells/ (or brokers/, study.html) but no

@@ -12,6 +12,7 @@ import (
 	"github.com/mqblast/mqblast/internal/browsertest"
 	"github.com/mqblast/mqblast/internal/testbroker"
 	rpt "github.com/mqblast/mqblast/report"
+	"github.com/mqblast/mqblast/result"
 )
 
 // TestCompareMosquittoAndEmbedded runs one scenario against Mosquitto and against the
@@ -36,7 +37,14 @@ func TestCompareMosquittoAndEmbedded(t *testing.T) {
 	if r := runBin(t, append([]string{"run", "quick-p2p-100", "--out", b}, short...)...); r.code != 0 {
 		t.Fatalf("embedded run: exit %d\n%s", r.code, r.stderr)
 	}
-	ra, rb := readResult(t, a), readResult(t, b)
+	ra, err := result.ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := result.ReadFile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	cmpHTML := filepath.Join(dir, "compare.html")
 	c := runBin(t, "compare", a, b, "--html", cmpHTML)

@@ -1,20 +1,17 @@
-package main
+package run
 
 import (
-	"bufio"
-	"bytes"
+	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/run/spec"
 )
 
 // The scripted broker's cut: each publisher's messages from joinCut on are never
@@ -22,60 +19,56 @@ import (
 // are in flight at the end and the rest of its schedule is unsent (flow_control).
 const joinCut, joinWindow = 30, 8
 
-// joinScenario is a QoS 1 scenario of type typ: its publishers (at 40/s for 2 s, window
-// joinWindow) publish on topics, its 6 subscribers subscribe to filter.
-func joinScenario(t *testing.T, typ string, pubs int, topic, filter string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "join.json")
-	s := fmt.Sprintf(`{"name": "join", "type": %q,
+// joinScenario is a QoS 1 scenario of type typ against broker: its publishers (at 40/s
+// for 2 s, window joinWindow) publish on topics, its 6 subscribers subscribe to filter; the
+// run unchecked.
+func joinScenario(typ string, pubs int, topic, filter, broker string) *Spec {
+	sp := quickFile("join", broker, fmt.Sprintf(`{"name": "join", "type": %q,
 		"publishers": {"id_prefix": "jp-", "protocol_version": 4, "client_count": %d, "qos": 1, "topics": %q},
 		"subscribers": {"id_prefix": "js-", "protocol_version": 4, "client_count": 6, "qos": 1, "topics": %q},
 		"parameters": {"connection_rate": 1000, "duration_sec": "2s", "warmup_sec": "500ms", "payload_size": 16,
 			"publish_rate": 40, "max_inflight_messages": %d, "drain_sec": "500ms", "keep_alive_sec": 60}}`,
-		typ, pubs, topic, filter, joinWindow)
-	if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+		typ, pubs, topic, filter, joinWindow), nil)
+	sp.NoCheck = true
+	return sp
 }
 
-// joinRuns runs the scenario against broker in one process, in three worker processes,
-// as three shards (one process each, one --start-at) merged, and as three shards of two
-// worker processes each merged, and returns the results by name.
-func joinRuns(t *testing.T, scen, broker string) map[string]*result.Result {
+// joinRuns runs the scenario of newSpec (a new Spec each time) in one process, in three
+// worker processes, as three shards (one process each, one start_at) merged, and as three
+// shards of two worker processes each merged, and returns the results by name.
+func joinRuns(t *testing.T, newSpec func() *Spec) map[string]*result.Result {
 	t.Helper()
 	out := map[string]*result.Result{}
-	for _, procs := range []string{"1", "3"} {
-		r := runBin(t, "run", scen, "--broker", broker, "--no-check", "--procs", procs, "--format", "json")
-		if r.code != 0 {
-			t.Fatalf("--procs %s: exit %d\n%s", procs, r.code, r.stderr)
+	for _, procs := range []spec.Procs{1, 3} {
+		sp := newSpec()
+		sp.Procs = procs
+		r := doSpec(t, sp)
+		if r.err != nil {
+			t.Fatalf("procs %d: %v\n%s", procs, r.err, r.stderr)
 		}
-		out["--procs "+procs] = decodeResult(t, r)
+		out[fmt.Sprintf("procs %d", procs)] = r.res
 	}
-	for _, procs := range []string{"1", "2"} {
+	for _, procs := range []spec.Procs{1, 2} {
 		dir := t.TempDir()
 		at := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339Nano)
 		var files []string
-		var cmds []*exec.Cmd
+		var runs []*going
 		for i := range 3 {
-			f := filepath.Join(dir, fmt.Sprintf("s%d.json", i))
-			c := exec.Command(mqblastBin(t), "run", scen, "--broker", broker, "--no-check", "--procs", procs,
-				"--shard", fmt.Sprintf("%d/3", i), "--start-at", at, "--out", f, "--format", "json")
-			if err := c.Start(); err != nil {
-				t.Fatal(err)
-			}
-			files, cmds = append(files, f), append(cmds, c)
+			sp := newSpec()
+			sp.Procs, sp.Shard, sp.StartAt = procs, fmt.Sprintf("%d/3", i), at
+			sp.Outputs.Out = filepath.Join(dir, fmt.Sprintf("s%d.json", i))
+			files, runs = append(files, sp.Outputs.Out), append(runs, goSpec(context.Background(), t, sp))
 		}
-		for i, c := range cmds {
-			if err := c.Wait(); err != nil {
-				t.Fatalf("shard %d/3 in %s processes: %v", i, procs, err)
+		for i, g := range runs {
+			if r := g.wait(); r.err != nil {
+				t.Fatalf("shard %d/3 in %d processes: %v\n%s", i, procs, r.err, r.stderr)
 			}
 		}
-		r := runBin(t, append([]string{"merge", "--format", "json"}, files...)...)
-		if r.code != 0 {
-			t.Fatalf("merge: exit %d\n%s", r.code, r.stderr)
+		res, err := merged(t, files...)
+		if err != nil {
+			t.Fatalf("merge: %v", err)
 		}
-		out["3 shards of --procs "+procs+" merged"] = decodeResult(t, r)
+		out[fmt.Sprintf("3 shards of procs %d merged", procs)] = res
 	}
 	return out
 }
@@ -122,7 +115,7 @@ func TestJoinFanOutAcrossProcesses(t *testing.T) {
 			}
 			return to
 		})
-	runs := joinRuns(t, joinScenario(t, "Fan-Out", 1, "join/fanout", "join/fanout"), br.Addr)
+	runs := joinRuns(t, func() *Spec { return joinScenario("Fan-Out", 1, "join/fanout", "join/fanout", br.Addr) })
 	checkJoined(t, runs, "expected 228 received 182 lost 8 in_flight_at_end 38 in_flight_lost 0 duplicated 0")
 }
 
@@ -150,7 +143,9 @@ func TestJoinSharedAcrossProcesses(t *testing.T) {
 			}
 			return []string{subs[m]}
 		})
-	runs := joinRuns(t, joinScenario(t, "Shared-Subscription", 3, "join/shared/$clientindex", "$share/g/join/shared/#"), br.Addr)
+	runs := joinRuns(t, func() *Spec {
+		return joinScenario("Shared-Subscription", 3, "join/shared/$clientindex", "$share/g/join/shared/#", br.Addr)
+	})
 	checkJoined(t, runs, "expected 114 received 87 lost 9 in_flight_at_end 18 in_flight_lost 0 duplicated 21")
 }
 
@@ -164,15 +159,11 @@ func TestJoinSharedAcrossProcesses(t *testing.T) {
 // from the other process when its drain began (the plan says it receives them).
 func TestJoinLateCopyAcrossProcesses(t *testing.T) {
 	t.Parallel() // its own broker and runs: it waits on them, beside the other such tests
-	path := filepath.Join(t.TempDir(), "late.json")
-	s := `{"name": "late", "type": "Fan-In",
+	late := `{"name": "late", "type": "Fan-In",
 		"publishers": {"id_prefix": "lp-", "protocol_version": 4, "client_count": 2, "qos": 1, "topics": "late/$clientindex"},
 		"subscribers": {"id_prefix": "ls-", "protocol_version": 4, "client_count": 1, "qos": 1, "topics": "late/#"},
 		"parameters": {"connection_rate": 1000, "duration_sec": "2s", "warmup_sec": "0s", "payload_size": 16,
 			"publish_rate": 40, "message_count": 20, "drain_sec": "4s", "keep_alive_sec": 60}}`
-	if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range []struct {
 		name string
 		late func(seq uint32) bool
@@ -187,12 +178,14 @@ func TestJoinLateCopyAcrossProcesses(t *testing.T) {
 				return 0
 			})
 			runs := map[string]*result.Result{}
-			for _, procs := range []string{"1", "2"} {
-				r := runBin(t, "run", path, "--broker", br.Addr, "--no-check", "--procs", procs, "--format", "json")
-				if r.code != 0 {
-					t.Fatalf("--procs %s: exit %d\n%s", procs, r.code, r.stderr)
+			for _, procs := range []spec.Procs{1, 2} {
+				sp := quickFile("late", br.Addr, late, nil)
+				sp.NoCheck, sp.Procs = true, procs
+				r := doSpec(t, sp)
+				if r.err != nil {
+					t.Fatalf("procs %d: %v\n%s", procs, r.err, r.stderr)
 				}
-				runs["--procs "+procs] = decodeResult(t, r)
+				runs[fmt.Sprintf("procs %d", procs)] = r.res
 			}
 			checkJoined(t, runs, "expected 40 received 40 lost 0 in_flight_at_end 0 in_flight_lost 0 duplicated 0")
 		})
@@ -212,35 +205,23 @@ func TestJoinMosquittoStopped(t *testing.T) {
 		t.Run(c.typ, func(t *testing.T) {
 			m := testbroker.StartMosquitto(t, testbroker.Options{})
 			t.Cleanup(func() { _ = m.Cmd.Process.Signal(syscall.SIGCONT) })
-			cmd := exec.Command(mqblastBin(t), "run", joinScenario(t, c.typ, 3, c.topic, c.filter), "--broker", m.Addr,
-				"--no-check", "--procs", "3", "--format", "json", "--set", "parameters.publish_rate=200",
-				"--set", "parameters.duration_sec=4s")
-			var out bytes.Buffer
-			cmd.Stdout = &out
-			stderr, err := cmd.StderrPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			var log strings.Builder
-			sc := bufio.NewScanner(stderr)
+			sp := joinScenario(c.typ, 3, c.topic, c.filter, m.Addr)
+			sp.Procs, sp.Scenario.Set = 3, []string{"parameters.publish_rate=200", "parameters.duration_sec=4s"}
+			run := goSpec(context.Background(), t, sp)
 			stopped := false
-			for sc.Scan() {
-				log.WriteString(sc.Text() + "\n")
-				if !stopped && sendingRE.MatchString(sc.Text()) {
+			for deadline := time.Now().Add(30 * time.Second); !stopped && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				if sendingRE.MatchString(run.progress()) {
 					time.Sleep(500 * time.Millisecond)
 					_ = m.Cmd.Process.Signal(syscall.SIGSTOP)
 					stopped = true
 				}
 			}
-			err = cmd.Wait()
+			r := run.wait()
 			_ = m.Cmd.Process.Signal(syscall.SIGCONT)
-			if err != nil || !stopped {
-				t.Fatalf("run: %v, stopped %v\n%s", err, stopped, log.String())
+			if r.err != nil || !stopped {
+				t.Fatalf("run: %v, stopped %v\n%s", r.err, stopped, r.stderr)
 			}
-			msg := decodeResult(t, cliRun{stdout: out.String(), stderr: log.String()}).Messages
+			msg := r.res.Messages
 			t.Logf("expected %d received %d lost %d in_flight_at_end %d in_flight_lost %d duplicated %d; unsent %v",
 				msg.Expected, msg.Received, msg.Lost, msg.InFlightAtEnd, msg.InFlightLost, msg.Duplicated, msg.Unsent)
 			if msg.Expected != msg.Received+msg.Lost+msg.InFlightAtEnd+msg.InFlightLost || msg.Lost != 0 {

@@ -1,6 +1,7 @@
-package main
+package run
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mqblast/mqblast/internal/fail"
 	"github.com/mqblast/mqblast/internal/testbroker"
 )
 
@@ -78,15 +80,20 @@ func serveExporter(t *testing.T, f *fakeExporter) (url string, stop func()) {
 }
 
 // TestBrokerMetricsFaults: an endpoint that dies, stalls, answers garbage or 50 MB in the
-// middle of a run leaves counted gaps: the run completes on time with all its intervals, its
-// exit is 0, and the figures of the scrapes that worked are there. (The endpoint's first
+// middle of a run leaves counted gaps: the run completes on time with all its intervals, it
+// succeeds, and the figures of the scrapes that worked are there. (The endpoint's first
 // answer is the check before the run, its second the watch's start: the fourth is the
 // second interval's.) One that refuses the
 // credentials at the start is a usage error that names it, and no token is printed.
 func TestBrokerMetricsFaults(t *testing.T) {
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
-	host, port, _ := net.SplitHostPort(m.Addr)
-	conn := []string{"conn", "-H", host, "-p", port, "-c", "5", "-R", "100", "--hold", "5s", "--procs", "1", "--no-check", "--format", "json"}
+	// a Connections run of 5 clients held 5 s, its clients named prefix, watching url
+	conn := func(prefix, url string) *Spec {
+		sp := quick("quick-conn-100", m.Addr, sets("publishers.client_count", 5, "parameters.connection_rate", 100,
+			"parameters.duration_sec", 5, "publishers.id_prefix", prefix)...)
+		sp.Procs, sp.NoCheck, sp.Watch.BrokerMetrics = 1, true, []string{url}
+		return sp
+	}
 	after := func(n int64) func(int64) bool { return func(call int64) bool { return call > n } }
 	cases := []struct {
 		name  string
@@ -113,11 +120,11 @@ func TestBrokerMetricsFaults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			url, _ := serveExporter(t, tc.f)
-			r := runBin(t, append(conn, "--prefix", "faults-"+tc.name+"-", "--broker-metrics", url)...)
-			if r.code != 0 {
-				t.Fatalf("exit %d, want 0 (a failing endpoint is a gap, not a failed run)\n%s", r.code, r.stderr)
+			r := doSpec(t, conn("faults-"+tc.name+"-", url))
+			if r.err != nil {
+				t.Fatalf("%v, want none (a failing endpoint is a gap, not a failed run)\n%s", r.err, r.stderr)
 			}
-			res := decodeResult(t, r)
+			res := r.res
 			bh := res.BrokerHost
 			if bh == nil || len(bh.Sources) != 1 {
 				t.Fatalf("broker_host %+v", bh)
@@ -156,23 +163,24 @@ func TestBrokerMetricsFaults(t *testing.T) {
 		t.Parallel()
 		const token, wrong = "s3cret-T0KEN-right", "s3cret-T0KEN-wrong"
 		url, _ := serveExporter(t, &fakeExporter{token: token})
-		conn := append(conn, "--prefix", "faults-auth-")
-		bad := runBinEnvVars(t, []string{"MQBLAST_METRICS_TOKEN=" + wrong}, append(conn, "--broker-metrics", url)...)
-		if bad.code != exitUsage || !strings.Contains(bad.stderr, url) || !strings.Contains(bad.stderr, "401") {
-			t.Errorf("wrong token: exit %d, want %d naming the URL and 401:\n%s", bad.code, exitUsage, bad.stderr)
+		bad := doSpec(t, conn("faults-auth-", url), "MQBLAST_METRICS_TOKEN="+wrong)
+		if !errors.Is(bad.err, fail.Usage) || !strings.Contains(bad.said(), url) || !strings.Contains(bad.said(), "401") {
+			t.Errorf("wrong token: %v, want %v naming the URL and 401:\n%s", bad.err, fail.Usage, bad.stderr)
 		}
 		auth := filepath.Join(t.TempDir(), "auth")
 		if err := os.WriteFile(auth, []byte("bearer_token="+token+"\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		good := runBin(t, append(conn, "--broker-metrics", url, "--broker-metrics-auth", auth)...)
-		if good.code != 0 {
-			t.Fatalf("right token from a file: exit %d\n%s", good.code, good.stderr)
+		sp := conn("faults-auth-", url)
+		sp.Watch.MetricsAuth = auth
+		good := doSpec(t, sp)
+		if good.err != nil {
+			t.Fatalf("right token from a file: %v\n%s", good.err, good.stderr)
 		}
-		if res := decodeResult(t, good); res.BrokerHost == nil || res.BrokerHost.Sources[0].Failed != 0 {
+		if res := good.res; res.BrokerHost == nil || res.BrokerHost.Sources[0].Failed != 0 {
 			t.Errorf("broker_host %+v: want every scrape answered", res.BrokerHost)
 		}
-		for _, out := range []string{bad.stdout, bad.stderr, good.stdout, good.stderr} {
+		for _, out := range []string{bad.stdout, bad.said(), good.stdout, good.said()} {
 			if strings.Contains(out, "s3cret") {
 				t.Errorf("a token was printed:\n%s", out)
 			}

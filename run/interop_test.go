@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"fmt"
@@ -78,10 +78,10 @@ type interopCell struct {
 	v     string // "4" (3.1.1) or "5"
 	qos   int
 	id    string // its client id prefix and topic root, unique in the test
-	args  []string
+	sp    *Spec  // its run, the broker left out
 	// during runs while the run does (nil: nothing), given the broker's address.
 	during func(addr string) error
-	r      cliRun
+	r      ran
 	err    error // of during
 }
 
@@ -93,8 +93,7 @@ func (c *interopCell) name() string {
 }
 
 // Short runs: 1.5 s of publishing (0.3 s of it warm-up), 0.7 s of drain.
-var interopTiming = []string{"--duration", "1500ms", "--set", "parameters.warmup_sec=300ms",
-	"--set", "parameters.drain_sec=700ms", "--no-check", "--format", "json"}
+var interopTiming = sets("parameters.duration_sec", 1.5, "parameters.warmup_sec", "300ms", "parameters.drain_sec", "700ms")
 
 // interopCells are the cells of broker b; n numbers them (ids and topics).
 func interopCells(b interopBroker, n *int) []*interopCell {
@@ -103,83 +102,68 @@ func interopCells(b interopBroker, n *int) []*interopCell {
 	if b.v5 {
 		versions = append(versions, "5")
 	}
-	add := func(class, v string, qos int, args ...string) *interopCell {
+	add := func(class, v string, qos int, sp *Spec) *interopCell {
 		*n++
-		c := &interopCell{class: class, v: v, qos: qos, id: fmt.Sprintf("io%03d", *n)}
-		c.args = args
+		c := &interopCell{class: class, v: v, qos: qos, id: fmt.Sprintf("io%03d", *n), sp: sp}
 		cells = append(cells, c)
 		return c
 	}
+	// run is a cell of the built-in scenario name, changed by more.
+	run := func(class, v string, qos int, name string, more ...string) *interopCell {
+		return add(class, v, qos, quick(name, "", append(slices.Clone(interopTiming), more...)...))
+	}
 	groups := func(c *interopCell, pubs, subs int, pubTopic, subTopic string) {
-		q := fmt.Sprint(c.qos)
-		c.args = append(c.args, "--set", "publishers.protocol_version="+c.v, "--set", "publishers.qos="+q,
-			"--set", "publishers.id_prefix="+c.id+"p", "--set", fmt.Sprintf("publishers.client_count=%d", pubs),
-			"--set", "publishers.topics="+pubTopic)
+		c.sp.Scenario.Set = append(c.sp.Scenario.Set, sets("publishers.protocol_version", c.v, "publishers.qos", c.qos,
+			"publishers.id_prefix", c.id+"p", "publishers.client_count", pubs, "publishers.topics", pubTopic)...)
 		if subs > 0 {
-			c.args = append(c.args, "--set", "subscribers.protocol_version="+c.v, "--set", "subscribers.qos="+q,
-				"--set", "subscribers.id_prefix="+c.id+"s", "--set", fmt.Sprintf("subscribers.client_count=%d", subs),
-				"--set", "subscribers.topics="+subTopic)
+			c.sp.Scenario.Set = append(c.sp.Scenario.Set, sets("subscribers.protocol_version", c.v, "subscribers.qos", c.qos,
+				"subscribers.id_prefix", c.id+"s", "subscribers.client_count", subs, "subscribers.topics", subTopic)...)
 		}
 	}
+	next := func() string { return fmt.Sprintf("io%03d", *n+1) } // the id of the cell added next
 	for _, v := range versions {
 		for qos := 0; qos <= 2; qos++ {
-			c := add("p2p", v, qos, "run", "quick-p2p-100")
+			c := run("p2p", v, qos, "quick-p2p-100")
 			groups(c, 10, 10, c.id+"/$clientindex", c.id+"/$clientindex")
-			c = add("fanin", v, qos, "run", "quick-fanin-100-1")
+			c = run("fanin", v, qos, "quick-fanin-100-1")
 			groups(c, 10, 1, c.id+"/$clientindex", c.id+"/+")
-			c = add("fanout", v, qos, "run", "quick-fanout-1-100")
+			c = run("fanout", v, qos, "quick-fanout-1-100")
 			groups(c, 1, 10, c.id, c.id)
-			c = add("shared", v, qos, "run", "quick-sharedsub-100-5")
+			c = run("shared", v, qos, "quick-sharedsub-100-5")
 			groups(c, 10, 2, c.id+"/$clientindex", "$share/"+c.id+"/"+c.id+"/#")
-			c = add("roundtrip", v, qos, "run", "quick-roundtrip-10")
+			c = run("roundtrip", v, qos, "quick-roundtrip-10")
 			groups(c, 5, 0, "ping/$clientid", "")
-			c = add("retain", v, qos, "run", "quick-p2p-100", "--set", "publishers.retain=true")
+			c = run("retain", v, qos, "quick-p2p-100", "publishers.retain=true")
 			groups(c, 10, 10, c.id+"/$clientindex", c.id+"/$clientindex")
-			c = add("pub", v, qos)
-			c.args = []string{"pub", "-c", "5", "-I", "100", "-V", v, "-q", fmt.Sprint(qos), "--prefix", c.id + "p", "-t", c.id + "/%i"}
-			c = add("sub", v, qos)
-			c.args = []string{"sub", "-c", "5", "-V", v, "-q", fmt.Sprint(qos), "--prefix", c.id + "s", "-t", c.id + "/%i"}
+			id := next()
+			add("pub", v, qos, pubSpec("", id+"/$clientindex", sets("publishers.client_count", 5, "parameters.publish_rate", 10,
+				"publishers.protocol_version", v, "publishers.qos", qos, "publishers.id_prefix", id+"p", "parameters.duration_sec", 1.5)...))
+			id = next()
+			add("sub", v, qos, subSpec("", id+"/$clientindex", sets("subscribers.client_count", 5, "subscribers.protocol_version", v,
+				"subscribers.qos", qos, "subscribers.id_prefix", id+"s", "parameters.duration_sec", 1.5)...))
 			if qos > 0 {
-				c = add("session", v, qos, "run", "quick-p2p-100", "--set", "parameters.reconnect=backoff",
-					"--set", "subscribers.clean_session=false", "--duration", "4s")
+				c = run("session", v, qos, "quick-p2p-100", "parameters.reconnect=backoff", "subscribers.clean_session=false",
+					"parameters.duration_sec=4")
 				groups(c, 5, 5, c.id+"/$clientindex", c.id+"/$clientindex")
 				if v == "5" {
-					c.args = append(c.args, "--set", `subscribers.connect_properties=[{"name":"session_expiry_interval","value":300}]`)
+					c.sp.Scenario.Set = append(c.sp.Scenario.Set, `subscribers.connect_properties=[{"name":"session_expiry_interval","value":300}]`)
 				}
 				c.during = takeOver(c.id+"s", 5, v, 1500*time.Millisecond)
 			}
 		}
-		c := add("conn", v, 0)
-		c.args = []string{"conn", "-c", "20", "-V", v, "--prefix", c.id + "c"}
+		id := next()
+		add("conn", v, 0, quick("quick-conn-100", "", sets("publishers.client_count", 20, "publishers.protocol_version", v,
+			"publishers.id_prefix", id+"c", "parameters.duration_sec", 1.5)...))
 	}
 	if !b.v5 {
-		c := add("p2p", "5", 1, "run", "quick-p2p-100")
+		c := run("p2p", "5", 1, "quick-p2p-100")
 		groups(c, 10, 10, c.id+"/$clientindex", c.id+"/$clientindex")
 	}
 	for _, c := range cells {
-		if c.v == "5" && b.v5 && c.qos > b.max5 && c.class != "sub" && c.class != "conn" {
-			c.args = append(c.args, "--accept-downgrade")
-		}
-		if c.args[0] == "pub" || c.args[0] == "sub" || c.args[0] == "conn" {
-			c.args = append(c.args, "--duration", "1500ms", "--no-check", "--format", "json")
-			continue
-		}
-		t := slices.Clone(interopTiming)
-		if slices.Contains(c.args, "--duration") { // the session cell's own
-			t = t[2:]
-		}
-		c.args = append(c.args, t...)
+		c.sp.NoCheck, c.sp.Outputs.Format = true, "json"
+		c.sp.AcceptDowngrade = c.v == "5" && b.v5 && c.qos > b.max5 && c.class != "sub" && c.class != "conn"
 	}
 	return cells
-}
-
-// brokerFlags are the flags of the mqblast command cmd that name the broker at addr.
-func brokerFlags(cmd, addr string) []string {
-	if cmd == "run" {
-		return []string{"--broker", addr}
-	}
-	host, port, _ := strings.Cut(addr, ":")
-	return []string{"-H", host, "-p", port}
 }
 
 // interopParallel is how many runs of one broker run at once.
@@ -188,7 +172,7 @@ const interopParallel = 6
 // TestInterop: the interop tier (see the top of this file).
 func TestInterop(t *testing.T) {
 	tier.Integration(t)
-	bin := mqblastBin(t) // under -race it skips before any broker starts
+	testbroker.Binary(t, "../cmd/mqblast") // under -race it skips before any broker starts
 	start := time.Now()
 	var mu sync.Mutex
 	rows := map[string][]string{}
@@ -219,10 +203,8 @@ func TestInterop(t *testing.T) {
 					if c.during != nil {
 						go func() { done <- c.during(addr) }()
 					}
-					var err error
-					if c.r, err = execBin(bin, nil, append(c.args, brokerFlags(c.args[0], addr)...)...); err != nil {
-						c.r.code, c.r.stderr = -1, err.Error()
-					}
+					c.sp.Brokers = []string{addr}
+					c.r = doSpec(t, c.sp)
 					if c.during != nil {
 						c.err = <-done
 					}
@@ -258,7 +240,7 @@ func TestInterop(t *testing.T) {
 }
 
 // checkInteropCell asserts what cell c against broker b must show, and returns its outcome
-// in a line: the exit, the counts, the behaviours the result reported.
+// in a line: how it ended, the counts, the behaviours the result reported.
 func checkInteropCell(t *testing.T, b interopBroker, c *interopCell) string {
 	t.Helper()
 	r := c.r
@@ -267,24 +249,24 @@ func checkInteropCell(t *testing.T, b interopBroker, c *interopCell) string {
 	}
 	if c.v == "5" && !b.v5 {
 		// A broker without 5.0: the run fails, saying so.
-		if r.code != exitFailed || !strings.Contains(r.stderr, "not support MQTT 5.0") {
-			t.Errorf("5.0 on a 3.1.1 broker: exit %d, want %d and \"not support MQTT 5.0\"\n%s", r.code, exitFailed, tailText(r.stderr, 2000))
+		if !r.failed() || !strings.Contains(r.said(), "not support MQTT 5.0") {
+			t.Errorf("5.0 on a 3.1.1 broker: %v, want a failed run and \"not support MQTT 5.0\"\n%s", r.err, tailText(r.stderr, 2000))
 		}
-		return fmt.Sprintf("exit %d: %s", r.code, lastLine(r.stderr))
+		return fmt.Sprintf("%s: %s", outcomeOf(r), lastLine(r.said()))
 	}
-	if r.code != 0 {
-		t.Errorf("exit %d\n%s", r.code, tailText(r.stderr, 3000))
+	if r.err != nil {
+		t.Errorf("%v\n%s", r.err, tailText(r.stderr, 3000))
 	}
-	if strings.TrimSpace(r.stdout) == "" {
-		return fmt.Sprintf("exit %d, no result: %s", r.code, lastLine(r.stderr))
+	if r.res == nil {
+		return fmt.Sprintf("%s, no result: %s", outcomeOf(r), lastLine(r.said()))
 	}
 	if err := result.CheckDocument([]byte(r.stdout)); err != nil {
 		t.Errorf("the document does not add up:\n%v", err)
 	}
-	res := decodeResult(t, r)
+	res := r.res
 	m := res.Messages
-	out := fmt.Sprintf("exit %d; published %d, expected %d, received %d, lost %d, duplicated %d, redelivered %d, unexpected %d",
-		r.code, m.Published, m.Expected, m.Received, m.Lost, m.Duplicated, m.Redelivered, m.UnexpectedTotal)
+	out := fmt.Sprintf("%s; published %d, expected %d, received %d, lost %d, duplicated %d, redelivered %d, unexpected %d",
+		outcomeOf(r), m.Published, m.Expected, m.Received, m.Lost, m.Duplicated, m.Redelivered, m.UnexpectedTotal)
 	if m.NotSharedCopies > 0 {
 		out += fmt.Sprintf(", not shared %d", m.NotSharedCopies)
 	}
@@ -394,18 +376,16 @@ func checkInteropCell(t *testing.T, b interopBroker, c *interopCell) string {
 	return out
 }
 
-// saturated reports whether the client called itself saturated for a cause of its own (not
-// the host's cores being short, which other tests on the host make).
-func saturated(res *result.Result) bool {
-	if !res.Client.Saturated {
-		return false
+// outcomeOf is how a cell's run ended as the command line's exit code says it: "exit 0"
+// for a run that succeeded, "exit 1" for one that failed without a kind, else its kind.
+func outcomeOf(r ran) string {
+	switch {
+	case r.err == nil:
+		return "exit 0"
+	case r.failed():
+		return "exit 1"
 	}
-	for _, ev := range res.Client.SaturationEvidence {
-		if !strings.Contains(ev, "the host's cores are short") {
-			return true
-		}
-	}
-	return false
+	return "failed: " + r.kind().Error()
 }
 
 func lastLine(s string) string {

@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"fmt"
@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/mqblast/mqblast/internal/netnstest"
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/internal/tier"
+	"github.com/mqblast/mqblast/run/spec"
 )
 
 // needExporter returns the path of a Prometheus exporter, skipping (in CI failing) the test
@@ -93,7 +93,7 @@ func newBrokerHost(t *testing.T) *brokerHost {
 
 // TestBrokerHostAgreesWithProc: a P2P run past Mosquitto's limit, the broker on a host of
 // its own watched through node_exporter and process-exporter, and through /proc as well
-// (--broker-pid: the namespace shares this kernel). Per interval of the measure window the
+// (watch.broker_pid: the namespace shares this kernel). Per interval of the measure window the
 // endpoints' broker CPU and host CPU agree with /proc's within 5 percentage points, the
 // broker's CPU per message within 10 %, and the verdict names the broker's CPU from them.
 // A timing test: the endpoints read /proc when their scrape is served, some milliseconds
@@ -101,11 +101,14 @@ func newBrokerHost(t *testing.T) *brokerHost {
 func TestBrokerHostAgreesWithProc(t *testing.T) {
 	tm := tier.Timing(t) // the endpoints read /proc some milliseconds after this process does
 	h := newBrokerHost(t)
-	host, port, _ := net.SplitHostPort(h.m.Addr)
-	r := runBin(t, "run", "quick-p2p-100", "--broker", net.JoinHostPort(host, port), "--set", "parameters.publish_rate=2000",
-		"--duration", "8s", "--set", "parameters.warmup_sec=2", "--loops", "1", "--procs", "1", "--no-check", "--format", "json",
-		"--broker-pid", strconv.Itoa(h.m.Cmd.Process.Pid), "--broker-metrics", h.node, "--broker-metrics", h.process)
-	res := decodeResult(t, r)
+	sp := quick("quick-p2p-100", h.m.Addr, "parameters.publish_rate=2000", "parameters.warmup_sec=2")
+	sp.Duration, sp.Loops, sp.Procs, sp.NoCheck = spec.Duration(8*time.Second), 1, 1, true
+	sp.Watch.BrokerPID, sp.Watch.BrokerMetrics = h.m.Cmd.Process.Pid, []string{h.node, h.process}
+	r := doSpec(t, sp)
+	if r.res == nil {
+		t.Fatalf("no result: %v\n%s", r.err, r.stderr)
+	}
+	res := r.res
 	bh := res.BrokerHost
 	if bh == nil || len(bh.Sources) != 2 {
 		t.Fatalf("broker_host %+v\n%s", bh, r.stderr)

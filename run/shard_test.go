@@ -1,96 +1,70 @@
-package main
+package run
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mqblast/mqblast/internal/fail"
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/run/spec"
 	"github.com/mqblast/mqblast/scenario"
 )
 
-// TestRunShardAutoNoEnv: run --shard auto outside an Indexed Job exits 2 naming both
+// TestRunShardAutoNoEnv: shard "auto" outside an Indexed Job is a usage error naming both
 // variables, before any connection.
 func TestRunShardAutoNoEnv(t *testing.T) {
 	t.Parallel()
-	c := exec.Command(mqblastBin(t), "run", "quick-p2p-100", "--broker", "127.0.0.1:1", "--no-check", "--shard", "auto")
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "JOB_COMPLETION") {
-			c.Env = append(c.Env, kv)
-		}
+	sp := quick("quick-p2p-100", "127.0.0.1:1")
+	sp.NoCheck, sp.Shard = true, "auto"
+	r := doSpec(t, sp)
+	if !errors.Is(r.err, fail.Usage) {
+		t.Fatalf("%v, want %v\n%s", r.err, fail.Usage, r.stderr)
 	}
-	var errOut bytes.Buffer
-	c.Stderr = &errOut
-	err := c.Run()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitUsage {
-		t.Fatalf("exit %v, want %d\n%s", err, exitUsage, errOut.String())
-	}
-	if s := errOut.String(); !strings.Contains(s, "JOB_COMPLETION_INDEX") || !strings.Contains(s, "JOB_COMPLETIONS") {
-		t.Errorf("stderr does not name both variables:\n%s", s)
+	if s := r.err.Error(); !strings.Contains(s, "JOB_COMPLETION_INDEX") || !strings.Contains(s, "JOB_COMPLETIONS") {
+		t.Errorf("%q does not name both variables", s)
 	}
 }
 
-// runShard starts `mqblast run` as shard i of n of an Indexed Job (the environment
-// --shard auto reads), writing its result to out.
-func runShard(t *testing.T, i, n int, out string, args ...string) (*exec.Cmd, *bytes.Buffer) {
-	t.Helper()
-	c := exec.Command(mqblastBin(t), append([]string{"run", "--shard", "auto", "--no-check", "--procs", "1",
-		"--format", "json", "--out", out}, args...)...)
-	c.Env = append(os.Environ(), fmt.Sprintf("JOB_COMPLETION_INDEX=%d", i), fmt.Sprintf("JOB_COMPLETIONS=%d", n))
-	var errOut bytes.Buffer
-	c.Stdout, c.Stderr = nil, &errOut
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return c, &errOut
-}
-
+// readResult reads the result document at path.
 func readResult(t *testing.T, path string) *result.Result {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	res, err := result.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return decodeResult(t, cliRun{stdout: string(b)})
+	return res
 }
 
-// TestShardsStartAtMerged is the several-hosts proof on one host: three `mqblast run
-// --shard auto` processes (JOB_COMPLETION_INDEX 0..2, JOB_COMPLETIONS 3) of one P2P
-// scenario against Mosquitto, with one --start-at a few seconds ahead, start publishing
-// within 10 ms of each other; `mqblast merge` accounts for every message and gives what
-// one process would report for the whole scenario; merge refuses a missing or repeated
-// shard of them.
+// TestShardsStartAtMerged is the several-hosts proof on one host: three runs of shard
+// "auto" (JOB_COMPLETION_INDEX 0..2, JOB_COMPLETIONS 3) of one P2P scenario against
+// Mosquitto, with one start_at a few seconds ahead, start publishing within 10 ms of each
+// other; `mqblast merge` accounts for every message and gives what one process would
+// report for the whole scenario; merge refuses a missing or repeated shard of them.
 func TestShardsStartAtMerged(t *testing.T) {
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	dir := t.TempDir()
 	const n, clients, rate, duration = 3, 100, 10, 3 // quick-p2p-100: 100 publishers at 10/s
+	testbroker.Binary(t, "../cmd/mqblast")           // built before the clock starts
 	startAt := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339Nano)
 	files := make([]string, n)
-	type proc struct {
-		c      *exec.Cmd
-		stderr *bytes.Buffer
-	}
-	procs := make([]proc, n)
+	procs := make([]*going, n)
 	for i := range n {
 		files[i] = filepath.Join(dir, fmt.Sprintf("shard-%d.json", i))
-		c, e := runShard(t, i, n, files[i], "quick-p2p-100", "--broker", m.Addr, "--start-at", startAt,
-			"--duration", fmt.Sprintf("%ds", duration), "--set", "parameters.warmup_sec=1")
-		procs[i] = proc{c, e}
+		sp := quick("quick-p2p-100", m.Addr, "parameters.warmup_sec=1")
+		sp.StartAt, sp.Duration = startAt, spec.Duration(duration*time.Second)
+		procs[i] = goShard(t, i, n, files[i], sp)
 	}
 	shards := make([]*result.Result, n)
 	for i, p := range procs {
-		if err := p.c.Wait(); err != nil {
-			t.Fatalf("shard %d: %v\n%s", i, err, p.stderr)
+		if r := p.wait(); r.err != nil {
+			t.Fatalf("shard %d: %v\n%s", i, r.err, r.stderr)
 		}
 		shards[i] = readResult(t, files[i])
 	}
@@ -125,7 +99,7 @@ func TestShardsStartAtMerged(t *testing.T) {
 			t.Errorf("shard %d: start %+v, want at %v, on time", i, r.Start, at)
 		}
 		if r.FirstPublishAt.Before(at) {
-			t.Errorf("shard %d published at %v, before --start-at %v", i, r.FirstPublishAt, at)
+			t.Errorf("shard %d published at %v, before start_at %v", i, r.FirstPublishAt, at)
 		}
 		if r.Host.Clock == nil {
 			t.Errorf("shard %d: no host.clock", i)
@@ -133,7 +107,7 @@ func TestShardsStartAtMerged(t *testing.T) {
 		scheduled += r.Messages.Scheduled
 		latCount += r.Histograms.Latency.Count()
 		started := r.FirstPublishAt.Add(-firstDue(i))
-		t.Logf("shard %d: first_publish_at %v, %v after --start-at + its first due offset %v",
+		t.Logf("shard %d: first_publish_at %v, %v after start_at + its first due offset %v",
 			i, r.FirstPublishAt.Format(time.RFC3339Nano), started.Sub(at), firstDue(i))
 		if i == 0 {
 			first, last = started, started
@@ -144,11 +118,10 @@ func TestShardsStartAtMerged(t *testing.T) {
 		t.Errorf("the shards' first publishes less their first due offsets spread over %v, want <= 10ms", spread)
 	}
 
-	r := runBin(t, "merge", files[0], files[1], files[2], "--format", "json")
-	if r.code != 0 {
-		t.Fatalf("merge: exit %d\n%s", r.code, r.stderr)
+	res, err := merged(t, files...)
+	if err != nil {
+		t.Fatalf("merge: %v", err)
 	}
-	res := decodeResult(t, r)
 	msg := res.Messages
 	if msg.Scheduled != msg.Published+msg.UnsentTotal {
 		t.Errorf("scheduled %d != published %d + unsent %d", msg.Scheduled, msg.Published, msg.UnsentTotal)
@@ -177,30 +150,31 @@ func TestShardsStartAtMerged(t *testing.T) {
 	}
 
 	// Not the distinct shards of the run: one missing, one twice.
-	if r := runBin(t, "merge", files[0], files[1]); r.code != exitUsage || !strings.Contains(r.stderr, "missing") {
-		t.Errorf("merge of shards 0 and 1 of 3: exit %d, want %d naming the missing shard\n%s", r.code, exitUsage, r.stderr)
+	if _, err := merged(t, files[0], files[1]); !errors.Is(err, fail.Usage) || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("merge of shards 0 and 1 of 3: %v, want %v naming the missing shard", err, fail.Usage)
 	}
 	dup := filepath.Join(dir, "copy-of-1.json")
 	b, _ := os.ReadFile(files[1])
 	if err := os.WriteFile(dup, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if r := runBin(t, "merge", files[0], files[1], dup, files[2]); r.code != exitUsage || !strings.Contains(r.stderr, "both are shard 1/3") {
-		t.Errorf("merge with shard 1 twice: exit %d, want %d\n%s", r.code, exitUsage, r.stderr)
+	if _, err := merged(t, files[0], files[1], dup, files[2]); !errors.Is(err, fail.Usage) || !strings.Contains(err.Error(), "both are shard 1/3") {
+		t.Errorf("merge with shard 1 twice: %v, want %v", err, fail.Usage)
 	}
 }
 
-// TestStartAtLate: a shard whose --start-at has passed when it is ready starts at once,
+// TestStartAtLate: a shard whose start_at has passed when it is ready starts at once,
 // says so and records how late.
 func TestStartAtLate(t *testing.T) {
 	t.Parallel()
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	out := filepath.Join(t.TempDir(), "late.json")
-	at := time.Now().UTC().Format(time.RFC3339Nano) // passed before the first connection
-	c, stderr := runShard(t, 1, 2, out, "quick-p2p-100", "--broker", m.Addr, "--start-at", at,
-		"--duration", "1s", "--set", "parameters.warmup_sec=0")
-	if err := c.Wait(); err != nil {
-		t.Fatalf("%v\n%s", err, stderr)
+	sp := quick("quick-p2p-100", m.Addr, "parameters.warmup_sec=0")
+	sp.StartAt = time.Now().UTC().Format(time.RFC3339Nano) // passed before the first connection
+	sp.Duration = spec.Duration(time.Second)
+	run := goShard(t, 1, 2, out, sp).wait()
+	if run.err != nil {
+		t.Fatalf("%v\n%s", run.err, run.stderr)
 	}
 	r := readResult(t, out)
 	if r.Start == nil || r.Start.LateMS <= 0 || !r.Start.ReadyAt.After(r.Start.At) {
@@ -210,8 +184,8 @@ func TestStartAtLate(t *testing.T) {
 		t.Errorf("published %d, first at %v (ready at %v): a late shard still publishes", r.Messages.Published,
 			r.FirstPublishAt, r.Start.ReadyAt)
 	}
-	if !strings.Contains(stderr.String(), "late") {
-		t.Errorf("stderr does not say it started late:\n%s", stderr)
+	if !strings.Contains(run.stderr, "late") {
+		t.Errorf("stderr does not say it started late:\n%s", run.stderr)
 	}
 	if r.Shard == nil || *r.Shard != (result.ShardInfo{Index: 1, Count: 2}) {
 		t.Errorf("shard %v, want 1/2 from the environment", r.Shard)
@@ -232,32 +206,33 @@ func maxTime(a, b time.Time) time.Time {
 	return a
 }
 
-// TestQuickVerbShardAndStartAt: the quick verbs take --shard and --start-at as run does.
-// Two `conn` shards of 20 clients against Mosquitto each hold their half; a `pub` with
-// --start-at two seconds ahead publishes no sooner, and its result records the start.
+// TestQuickVerbShardAndStartAt: the quick verbs' runs take shard and start_at as any run
+// does. Two shards of a Connections run of 20 clients against Mosquitto each hold their
+// half; a pub run with start_at two seconds ahead publishes no sooner, and its result
+// records the start.
 func TestQuickVerbShardAndStartAt(t *testing.T) {
 	t.Parallel() // its own broker and runs: it waits on them, beside the other such tests
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
-	host, port, _ := net.SplitHostPort(m.Addr)
 	for i := range 2 {
-		r := runBin(t, "conn", "-H", host, "-p", port, "-c", "20", "-R", "200", "--duration", "1s", "--no-check",
-			"--procs", "1", "--format", "json", "--shard", fmt.Sprintf("%d/2", i), "--run-id", "quick-verb-shards")
-		if r.code != exitOK {
-			t.Fatalf("conn shard %d/2: exit %d\n%s", i, r.code, r.stderr)
+		sp := quick("quick-conn-100", m.Addr, sets("publishers.client_count", 20, "parameters.connection_rate", 200)...)
+		sp.Duration, sp.NoCheck, sp.Procs = spec.Duration(time.Second), true, 1
+		sp.Shard, sp.RunID = fmt.Sprintf("%d/2", i), "quick-verb-shards"
+		r := doSpec(t, sp)
+		if r.err != nil {
+			t.Fatalf("conn shard %d/2: %v\n%s", i, r.err, r.stderr)
 		}
-		res := decodeResult(t, r)
-		if res.Shard == nil || res.Shard.Index != i || res.Shard.Count != 2 || res.Connections.Established != 10 {
+		if res := r.res; res.Shard == nil || res.Shard.Index != i || res.Shard.Count != 2 || res.Connections.Established != 10 {
 			t.Errorf("conn shard %d/2: shard %v, established %d (want 10 of the 20)", i, res.Shard, res.Connections.Established)
 		}
 	}
 	at := time.Now().Add(2 * time.Second).UTC().Truncate(time.Second).Add(time.Second)
-	r := runBin(t, "pub", "-H", host, "-p", port, "-c", "2", "-I", "100", "-t", "qv/%i", "--duration", "2s", "--no-check",
-		"--procs", "1", "--format", "json", "--start-at", at.Format(time.RFC3339))
-	if r.code != exitOK {
-		t.Fatalf("pub --start-at: exit %d\n%s", r.code, r.stderr)
+	sp := pubSpec(m.Addr, "qv/$clientindex", sets("publishers.client_count", 2, "parameters.publish_rate", 10, "parameters.duration_sec", 2)...)
+	sp.NoCheck, sp.Procs, sp.StartAt = true, 1, at.Format(time.RFC3339)
+	r := doSpec(t, sp)
+	if r.err != nil {
+		t.Fatalf("pub start_at: %v\n%s", r.err, r.stderr)
 	}
-	res := decodeResult(t, r)
-	if res.Start == nil || !res.Start.At.Equal(at) || res.FirstPublishAt.Before(at) || res.Messages.Published == 0 {
-		t.Errorf("pub --start-at %v: start %+v, first publish %v, published %d", at, res.Start, res.FirstPublishAt, res.Messages.Published)
+	if res := r.res; res.Start == nil || !res.Start.At.Equal(at) || res.FirstPublishAt.Before(at) || res.Messages.Published == 0 {
+		t.Errorf("pub start_at %v: start %+v, first publish %v, published %d", at, res.Start, res.FirstPublishAt, res.Messages.Published)
 	}
 }

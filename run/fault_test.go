@@ -1,28 +1,31 @@
-package main
+package run
 
 import (
-	"encoding/json"
+	"errors"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/mqblast/mqblast/internal/fail"
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/internal/tier"
 	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/run/spec"
 )
 
 // TestThresholdOnALosingRun: against a server that acknowledges every PUBLISH and
-// delivers none (sending strays of an unknown publisher instead), --threshold
-// messages.lost==0 fails: exit 5, with the loss in the result and the strays apart.
+// delivers none (sending strays of an unknown publisher instead), the threshold
+// messages.lost==0 fails the run, with the loss in the result and the strays apart.
 func TestThresholdOnALosingRun(t *testing.T) {
 	t.Parallel()
 	l := testbroker.StartLiar(t, 5, time.Second)
-	r := runBin(t, "run", "quick-p2p-100", "--broker", l.Addr, "--no-check", "--format", "json",
-		"--duration", "2s", "--set", "parameters.warmup_sec=500ms", "--set", "parameters.drain_sec=300ms",
-		"--threshold", "messages.lost==0")
-	if r.code != exitThreshold {
-		t.Fatalf("exit %d, want %d\n%s", r.code, exitThreshold, r.stderr)
+	sp := quick("quick-p2p-100", l.Addr, "parameters.warmup_sec=500ms", "parameters.drain_sec=300ms")
+	sp.NoCheck, sp.Duration, sp.Thresholds = true, spec.Duration(2*time.Second), []string{"messages.lost==0"}
+	r := doSpec(t, sp)
+	if !errors.Is(r.err, fail.Threshold) {
+		t.Fatalf("%v, want %v\n%s", r.err, fail.Threshold, r.stderr)
 	}
-	res := decodeResult(t, r)
+	res := r.res
 	m := res.Messages
 	if m.Lost == 0 || m.Lost != m.Expected || m.Received != 0 || m.Unexpected["unknown_publisher"] != 500 {
 		t.Errorf("lost %d of %d, received %d, unexpected %v", m.Lost, m.Expected, m.Received, m.Unexpected)
@@ -32,16 +35,19 @@ func TestThresholdOnALosingRun(t *testing.T) {
 	}
 }
 
-// TestInterruptedRunRates: Ctrl-C 3 s into a 20 s P2P run at 1,000 msg/s: the measure
+// TestInterruptedRunRates: an interrupt (Ctrl-C) 3 s into a 20 s P2P run at 1,000 msg/s: the measure
 // window ends at the interrupt, so the rates are those of the time that ran (not 20 s's),
 // scheduled messages are all accounted for, and the partial result is written.
 func TestInterruptedRunRates(t *testing.T) {
 	tm := tier.Timing(t)
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
-	b, _ := interruptedRun(t, 3*time.Second, "run", "quick-p2p-100", "--broker", m.Addr, "--no-check",
-		"--duration", "20s", "--set", "parameters.warmup_sec=500ms")
-	var res result.Result
-	if err := json.Unmarshal(b, &res); err != nil {
+	sp := quick("quick-p2p-100", m.Addr, "parameters.warmup_sec=500ms")
+	sp.NoCheck, sp.Duration, sp.Outputs.Out = true, spec.Duration(20*time.Second), filepath.Join(t.TempDir(), "r.json")
+	if r := doSpecCtx(interruptAfter(t, 3*time.Second), t, sp); !errors.Is(r.err, fail.Interrupted) {
+		t.Fatalf("%v, want %v\n%s", r.err, fail.Interrupted, r.stderr)
+	}
+	res, err := result.ReadFile(sp.Outputs.Out)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if !res.Interrupted || res.MeasureTo.After(res.EndedAt) || res.Throughput.WindowS > 4 {

@@ -1,34 +1,36 @@
-package main
+package run
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mqblast/mqblast/internal/fail"
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/internal/tier"
 	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/run/spec"
 )
 
-// sysRun runs a 2-s fan-out (1 publisher, 100 subscribers) at qos with --broker-sys against
-// broker ("" : the embedded one) and returns its result file and text summary.
-func sysRun(t *testing.T, broker, qos string) (*result.Result, string) {
+// sysRun runs a 2-s fan-out (1 publisher, 100 subscribers) at qos watching the broker's
+// $SYS against a fresh Mosquitto of that sys_interval ("": the embedded broker) and returns
+// its result file and text summary.
+func sysRun(t *testing.T, sysInterval, qos string) (*result.Result, string) {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "r.json")
-	args := []string{"run", "quick-fanout-1-100", "--duration", "2s", "--set", "parameters.warmup_sec=500ms",
-		"--set", "publishers.qos=" + qos, "--set", "subscribers.qos=" + qos, "--broker-sys", "--out", out}
-	if broker != "" {
-		args = append(args, "--broker", broker)
+	broker := ""
+	if sysInterval != "" {
+		broker = testbroker.StartMosquitto(t, testbroker.Options{Extra: []string{"sys_interval " + sysInterval}}).Addr
 	}
-	r := runBin(t, args...)
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
-	}
-	b, err := os.ReadFile(out)
+	sp := quick("quick-fanout-1-100", broker, "parameters.warmup_sec=500ms", "publishers.qos="+qos, "subscribers.qos="+qos)
+	sp.Duration, sp.Watch.BrokerSys, sp.Outputs.Out = spec.Duration(2*time.Second), true, filepath.Join(t.TempDir(), "r.json")
+	r := doOK(t, sp)
+	b, err := os.ReadFile(sp.Outputs.Out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,8 +55,7 @@ func TestBrokerSysAgreesWithMosquitto(t *testing.T) {
 	for _, qos := range []string{"0", "1"} {
 		t.Run("qos"+qos, func(t *testing.T) {
 			t.Parallel()
-			m := testbroker.StartMosquitto(t, testbroker.Options{Extra: []string{"sys_interval 1"}})
-			res, summary := sysRun(t, m.Addr, qos)
+			res, summary := sysRun(t, "1", qos)
 			b, msg := res.BrokerSys, res.Messages
 			rx, okRx := b.Total(result.SysPublishReceived)
 			tx, okTx := b.Total(result.SysPublishSent)
@@ -93,8 +94,7 @@ func TestBrokerSysAgreesWithMosquitto(t *testing.T) {
 // a QoS 2 run says so and makes no comparison.
 func TestBrokerSysQoS2Note(t *testing.T) {
 	t.Parallel()
-	m := testbroker.StartMosquitto(t, testbroker.Options{Extra: []string{"sys_interval 1"}})
-	res, summary := sysRun(t, m.Addr, "2")
+	res, summary := sysRun(t, "1", "2")
 	b := res.BrokerSys
 	if b.Comparable || !slices.Contains(b.Notes, result.SysNoteQoS2) {
 		t.Errorf("broker_sys %+v", b)
@@ -109,8 +109,7 @@ func TestBrokerSysQoS2Note(t *testing.T) {
 // nothing there: the run succeeds and says so.
 func TestBrokerSysWithoutSys(t *testing.T) {
 	t.Parallel()
-	m := testbroker.StartMosquitto(t, testbroker.Options{Extra: []string{"sys_interval 0"}})
-	res, summary := sysRun(t, m.Addr, "0")
+	res, summary := sysRun(t, "0", "0")
 	b := res.BrokerSys
 	if b.Read != 0 || len(b.Totals) != 0 || !slices.Contains(b.Notes, result.SysNoteNone) {
 		t.Errorf("broker_sys %+v", b)
@@ -137,18 +136,22 @@ func TestBrokerSysEmbedded(t *testing.T) {
 	}
 }
 
-// TestBrokerSysRefused: --broker-sys over WebSocket, or against a broker that is not
-// there, is a usage error before the run.
+// TestBrokerSysRefused: watching $SYS over WebSocket, or of a broker that is not there,
+// is a usage error before the run.
 func TestBrokerSysRefused(t *testing.T) {
 	t.Parallel()
 	tier.Integration(t)
-	r := runBin(t, "run", "quick-conn-100", "--broker", "ws://127.0.0.1:1/mqtt", "--broker-sys", "--no-check")
-	if r.code != exitUsage || !strings.Contains(r.stderr, "--broker-sys") || !strings.Contains(r.stderr, "WebSocket") {
-		t.Errorf("ws: exit %d\n%s", r.code, r.stderr)
+	sysOf := func(broker string) ran {
+		sp := quick("quick-conn-100", broker)
+		sp.Watch.BrokerSys, sp.NoCheck = true, true
+		return doSpec(t, sp)
 	}
-	port := testbroker.FreePort(t, "127.0.0.1")
-	r = runBin(t, "run", "quick-conn-100", "--broker", "127.0.0.1:"+strconv.Itoa(port), "--broker-sys", "--no-check")
-	if r.code != exitUsage || !strings.Contains(r.stderr, "--broker-sys: cannot reach") || strings.Contains(r.stderr, "connecting") {
-		t.Errorf("nothing listening: exit %d\n%s", r.code, r.stderr)
+	r := sysOf("ws://127.0.0.1:1/mqtt")
+	if !errors.Is(r.err, fail.Usage) || !strings.Contains(r.err.Error(), "watch.broker_sys") || !strings.Contains(r.err.Error(), "WebSocket") {
+		t.Errorf("ws: %v\n%s", r.err, r.stderr)
+	}
+	r = sysOf("127.0.0.1:" + strconv.Itoa(testbroker.FreePort(t, "127.0.0.1")))
+	if !errors.Is(r.err, fail.Usage) || !strings.Contains(r.err.Error(), "watch.broker_sys: cannot reach") || strings.Contains(r.stderr, "connecting") {
+		t.Errorf("nothing listening: %v\n%s", r.err, r.stderr)
 	}
 }

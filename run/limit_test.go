@@ -1,91 +1,93 @@
-package main
+package run
 
 import (
-	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mqblast/mqblast/internal/fail"
 	"github.com/mqblast/mqblast/internal/netnstest"
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/internal/tier"
 	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/run/spec"
 )
 
-// TestLimitBadInput: each input a search cannot use is one line and exit 2 (3 for a
-// scenario that does not validate), before any socket: the broker address is one nothing
-// listens on, so a run that started would fail otherwise.
+// TestLimitBadInput: each input a search cannot use is one usage error naming its field
+// (an invalid one for a scenario that does not validate), before any socket: the broker
+// address is one nothing listens on, so a run that started would fail otherwise.
 func TestLimitBadInput(t *testing.T) {
 	t.Parallel()
-	base := []string{"limit", "quick-p2p-100", "--broker", "127.0.0.1:9", "--no-check"}
+	lost := []string{"messages.lost==0"}
 	for _, c := range []struct {
-		name string
-		args []string
-		code int
-		want string
+		name  string
+		limit spec.Limit
+		sp    Spec
+		want  string
 	}{
-		{"no slo", nil, exitUsage, "needs at least one --slo"},
-		{"bad path", []string{"--slo", "latency_us.p77<5"}, exitUsage, "latency_us.p77"},
-		{"bad expr", []string{"--slo", "latency_us.p99 about 5"}, exitUsage, "--slo"},
-		{"start above max", []string{"--slo", "messages.lost==0", "--start-rate", "5000", "--max-rate", "1000"}, exitUsage, "--start-rate 5000 is above --max-rate 1000"},
-		{"vary", []string{"--slo", "messages.lost==0", "--vary", "parameters.connection_rate"}, exitUsage, "only for a Connections scenario"},
-		{"vary field", []string{"--slo", "messages.lost==0", "--vary", "parameters.qos"}, exitUsage, "--vary parameters.qos: want parameters.publish_rate"},
-		{"settle", []string{"--slo", "messages.lost==0", "--step", "2s", "--settle", "2s"}, exitUsage, "--settle 2s is not shorter than --step 2s"},
-		{"stages", []string{"--slo", "messages.lost==0", "--stages", "10s:100"}, exitUsage, "--stages: limit sets the rate itself"},
-		{"procs", []string{"--slo", "messages.lost==0", "--procs", "2"}, exitUsage, "limit runs in one process"},
+		{"no slo", spec.Limit{}, Spec{}, "needs at least one limit.slo"},
+		{"bad path", spec.Limit{SLO: []string{"latency_us.p77<5"}}, Spec{}, "latency_us.p77"},
+		{"bad expr", spec.Limit{SLO: []string{"latency_us.p99 about 5"}}, Spec{}, "limit.slo"},
+		{"start above max", spec.Limit{SLO: lost, StartRate: 5000, MaxRate: 1000}, Spec{}, "limit.start_rate 5000 is above limit.max_rate 1000"},
+		{"vary", spec.Limit{SLO: lost, Vary: spec.VaryConnectionRate}, Spec{}, "only for a Connections scenario"},
+		{"vary field", spec.Limit{SLO: lost, Vary: "parameters.qos"}, Spec{}, "limit.vary parameters.qos: want parameters.publish_rate"},
+		{"settle", spec.Limit{SLO: lost, Step: spec.Duration(2 * time.Second), Settle: spec.Duration(2 * time.Second)}, Spec{},
+			"limit.settle 2s is not shorter than limit.step 2s"},
+		{"stages", spec.Limit{SLO: lost}, Spec{Stages: "10s:100"}, "stages: limit sets the rate itself"},
+		{"procs", spec.Limit{SLO: lost}, Spec{Procs: 2}, "limit runs in one process"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			r := runBin(t, append(base, c.args...)...)
-			if r.code != c.code || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stderr, "connecting") {
-				t.Errorf("exit %d, want %d with %q before connecting:\n%s", r.code, c.code, c.want, r.stderr)
+			sp := c.sp
+			sp.Scenario, sp.Brokers, sp.NoCheck, sp.Limit = spec.Scenario{Name: "quick-p2p-100"}, []string{"127.0.0.1:9"}, true, &c.limit
+			r := doSpec(t, &sp)
+			if !errors.Is(r.err, fail.Usage) || !strings.Contains(r.err.Error(), c.want) || strings.Contains(r.stderr, "connecting") {
+				t.Errorf("%v, want %v with %q before connecting:\n%s", r.err, fail.Usage, c.want, r.stderr)
 			}
 		})
 	}
-	r := runBin(t, "limit", "quick-conn-100", "--broker", "127.0.0.1:9", "--no-check", "--slo", "messages.lost==0")
-	if r.code != exitUsage || !strings.Contains(r.stderr, "has no publishers") || !strings.Contains(r.stderr, "--vary parameters.connection_rate") {
-		t.Errorf("a Connections scenario: exit %d\n%s", r.code, r.stderr)
+	sp := quick("quick-conn-100", "127.0.0.1:9")
+	sp.NoCheck, sp.Limit = true, &spec.Limit{SLO: lost}
+	r := doSpec(t, sp)
+	if !errors.Is(r.err, fail.Usage) || !strings.Contains(r.err.Error(), "has no publishers") ||
+		!strings.Contains(r.err.Error(), "limit.vary parameters.connection_rate") {
+		t.Errorf("a Connections scenario: %v\n%s", r.err, r.stderr)
 	}
-	r = runBin(t, "limit", "quick-conn-100", "--broker", "127.0.0.1:9", "--no-check", "--slo", "connect_latency_us.p99<100000",
-		"--vary", "parameters.connection_rate", "--start-rate", "50")
-	if r.code != exitUsage || !strings.Contains(r.stderr, "the first step needs 500 clients") || strings.Contains(r.stderr, "connecting") {
-		t.Errorf("a connect-rate search with too few clients for its first step: exit %d\n%s", r.code, r.stderr)
+	sp.Limit = &spec.Limit{SLO: []string{"connect_latency_us.p99<100000"}, Vary: spec.VaryConnectionRate, StartRate: 50}
+	r = doSpec(t, sp)
+	if !errors.Is(r.err, fail.Usage) || !strings.Contains(r.err.Error(), "the first step needs 500 clients") || strings.Contains(r.stderr, "connecting") {
+		t.Errorf("a connect-rate search with too few clients for its first step: %v\n%s", r.err, r.stderr)
 	}
 }
 
-// limitRun runs mqblast limit with args and --out, and returns its result and output.
-func limitRun(t *testing.T, wantCode int, args ...string) (*result.Result, string) {
+// limitRun runs the search sp, unchecked, with pauses of 1 s and short steps unless the
+// test gives longer ones (2 s, 1 s of them settling), its result to a file; it fails the
+// test unless the search succeeded, and returns the result the file holds and the output.
+func limitRun(t *testing.T, sp *Spec) (*result.Result, string) {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "limit.json")
-	args = append(append([]string{"limit"}, args...), "--no-check", "--out", out, "--pause", "1s")
-	if !slices.Contains(args, "--step") { // short steps, unless the test needs longer ones
-		args = append(args, "--step", "2s", "--settle", "1s")
+	sp.NoCheck, sp.Outputs.Out = true, filepath.Join(t.TempDir(), "limit.json")
+	sp.Limit.Pause = spec.Duration(time.Second)
+	if sp.Limit.Step == 0 {
+		sp.Limit.Step, sp.Limit.Settle = spec.Duration(2*time.Second), spec.Duration(time.Second)
 	}
-	r := runBin(t, args...)
-	if r.code != wantCode {
-		t.Fatalf("exit %d, want %d\n%s", r.code, wantCode, r.stderr)
-	}
-	b, err := os.ReadFile(out)
+	r := doOK(t, sp)
+	res, err := result.ReadFile(sp.Outputs.Out)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var res result.Result
-	if err := json.Unmarshal(b, &res); err != nil {
 		t.Fatal(err)
 	}
 	if res.Limit == nil {
 		t.Fatalf("no limit in the result\n%s", r.stderr)
 	}
-	return &res, r.stdout + r.stderr
+	return res, r.stdout + r.stderr
 }
 
 // checkSearch asserts what every search's steps must show: the geometric climb from the
-// start rate, each failure repeated once at its rate (--confirm) and the search going by the
+// start rate, each failure repeated once at its rate (limit.confirm) and the search going by the
 // repeat, the bisection between the last step that held and the first that failed, the
 // answer held once more at the end (and when two steps at its rate have failed by then,
 // the steps that held there overruled and the bisection going on below it), and an answer
@@ -146,7 +148,7 @@ func checkSearch(t *testing.T, l *result.Limit, start, factor float64) {
 		}
 	decide:
 		switch {
-		case bad == start || bad == 0 && rate >= 1000*start: // --max-rate's default
+		case bad == start || bad == 0 && rate >= 1000*start: // limit.max_rate's default
 			done = true
 		case bad == 0:
 			rate = min(rate*factor, 1000*start)
@@ -221,12 +223,14 @@ func checkSearch(t *testing.T, l *result.Limit, start, factor float64) {
 func TestLimitSink(t *testing.T) {
 	tier.Timing(t) // alone: its p99 bound is the host's to meet, and beside the parallel pass's load
 	// the start rate failed it (p99 11 ms at 1,000 msg/s, steal 10 %: no limit to find)
-	html := filepath.Join(t.TempDir(), "limit.html")
-	// p99 < 10 ms: on a quiet host the client and the sink together carry 1M msg/s, --max-rate's
+	sp := quick("quick-p2p-100", "")
+	sp.Sink, sp.Outputs.HTML = &spec.Sink{}, filepath.Join(t.TempDir(), "limit.html")
+	// p99 < 10 ms: on a quiet host the client and the sink together carry 1M msg/s, max_rate's
 	// default here, with p99 40 ms (CI, 2 cores), so a 50 ms bound found no limit; 10 ms fails
 	// by 512K there (42 ms) and holds at 64K (4.4 ms), and a busy host fails it sooner.
-	res, output := limitRun(t, 0, "quick-p2p-100", "--sink", "--slo", "latency_us.p99<10000", "--slo", "messages.lost==0",
-		"--start-rate", "1000", "--factor", "8", "--precision", "0.5", "--max-duration", "120s", "--html", html)
+	sp.Limit = &spec.Limit{SLO: []string{"latency_us.p99<10000", "messages.lost==0"}, StartRate: 1000, Factor: 8, Precision: 0.5,
+		MaxDuration: spec.Duration(120 * time.Second)}
+	res, output := limitRun(t, sp)
 	l := res.Limit
 	checkSearch(t, l, 1000, 8)
 	if !l.Found || l.FirstFailed == 0 || l.Ended != "precision" || l.Reached > 0.5 {
@@ -238,7 +242,7 @@ func TestLimitSink(t *testing.T) {
 	if !strings.Contains(output, "LIMIT") || !strings.Contains(output, "sustains") {
 		t.Errorf("the summary does not give the answer:\n%s", output)
 	}
-	b, err := os.ReadFile(html)
+	b, err := os.ReadFile(sp.Outputs.HTML)
 	if err != nil || !strings.Contains(string(b), "limit_achieved") {
 		t.Errorf("the HTML report has no limit chart (%v)", err)
 	}
@@ -250,8 +254,11 @@ func TestLimitSink(t *testing.T) {
 func TestLimitMosquitto(t *testing.T) {
 	t.Parallel()
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
-	res, _ := limitRun(t, 0, "quick-p2p-100", "--broker", m.Addr, "--procs", "1", "--broker-pid", strconv.Itoa(m.Cmd.Process.Pid),
-		"--slo", "latency_us.p99<50000", "--start-rate", "1000", "--factor", "4", "--precision", "0.25", "--max-duration", "120s")
+	sp := quick("quick-p2p-100", m.Addr)
+	sp.Procs, sp.Watch.BrokerPID = 1, m.Cmd.Process.Pid
+	sp.Limit = &spec.Limit{SLO: []string{"latency_us.p99<50000"}, StartRate: 1000, Factor: 4, Precision: 0.25,
+		MaxDuration: spec.Duration(120 * time.Second)}
+	res, _ := limitRun(t, sp)
 	l := res.Limit
 	checkSearch(t, l, 1000, 4)
 	if !l.Found || len(l.FailedSLO) == 0 {
@@ -259,7 +266,7 @@ func TestLimitMosquitto(t *testing.T) {
 	}
 	for _, st := range l.Steps {
 		if st.BrokerCPUPercent <= 0 {
-			t.Errorf("step %d: no broker CPU (--broker-pid)", st.Index+1)
+			t.Errorf("step %d: no broker CPU (watch.broker_pid)", st.Index+1)
 		}
 	}
 }
@@ -269,8 +276,10 @@ func TestLimitMosquitto(t *testing.T) {
 func TestLimitRoundTrip(t *testing.T) {
 	t.Parallel()
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
-	res, _ := limitRun(t, 0, "quick-roundtrip-10", "--broker", m.Addr, "--set", "parameters.payload_size=65536",
-		"--slo", "latency_us.p99<50000", "--start-rate", "20", "--factor", "8", "--precision", "0.5", "--max-duration", "120s")
+	sp := quick("quick-roundtrip-10", m.Addr, "parameters.payload_size=65536")
+	sp.Limit = &spec.Limit{SLO: []string{"latency_us.p99<50000"}, StartRate: 20, Factor: 8, Precision: 0.5,
+		MaxDuration: spec.Duration(120 * time.Second)}
+	res, _ := limitRun(t, sp)
 	l := res.Limit
 	checkSearch(t, l, 20, 8)
 	if !l.Found || l.FirstFailed == 0 || len(l.FailedSLO) == 0 {
@@ -283,19 +292,25 @@ func TestLimitRoundTrip(t *testing.T) {
 	}
 }
 
-// TestLimitInterrupted: Ctrl-C during a search writes what is known: the steps that ran and
-// the answer they give, marked interrupted, with exit 130.
+// TestLimitInterrupted: an interrupt (Ctrl-C) during a search writes what is known: the
+// steps that ran and the answer they give, marked interrupted, and the run is interrupted.
 func TestLimitInterrupted(t *testing.T) {
 	t.Parallel()
-	b, stderr := interruptedRun(t, 9*time.Second, "limit", "quick-p2p-100", "--sink", "--no-check", "--slo", "latency_us.p99<900000",
-		"--start-rate", "500", "--factor", "1.5", "--step", "2s", "--settle", "1s", "--pause", "1s")
-	var res result.Result
-	if err := json.Unmarshal(b, &res); err != nil {
+	sp := quick("quick-p2p-100", "")
+	sp.Sink, sp.NoCheck, sp.Outputs.Out = &spec.Sink{}, true, filepath.Join(t.TempDir(), "r.json")
+	sp.Limit = &spec.Limit{SLO: []string{"latency_us.p99<900000"}, StartRate: 500, Factor: 1.5, Step: spec.Duration(2 * time.Second),
+		Settle: spec.Duration(time.Second), Pause: spec.Duration(time.Second)}
+	r := doSpecCtx(interruptAfter(t, 9*time.Second), t, sp)
+	if !errors.Is(r.err, fail.Interrupted) {
+		t.Fatalf("%v, want %v\n%s", r.err, fail.Interrupted, r.stderr)
+	}
+	res, err := result.ReadFile(sp.Outputs.Out)
+	if err != nil {
 		t.Fatal(err)
 	}
 	l := res.Limit
 	if l == nil || l.Ended != "interrupted" || len(l.Steps) == 0 || !l.Found {
-		t.Fatalf("limit %+v: want the steps so far and their answer, interrupted\n%s", l, stderr)
+		t.Fatalf("limit %+v: want the steps so far and their answer, interrupted\n%s", l, r.stderr)
 	}
 	checkSearch(t, l, 500, 1.5)
 }
@@ -339,10 +354,11 @@ func checkConnectSearch(t *testing.T, l *result.Limit) {
 // found below what the clients allow, and its first failed step names what it broke.
 func TestLimitConnect(t *testing.T) {
 	t.Parallel()
+	slo := []string{"connect_latency_us.p99<100000", "connections.failed==0"}
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
-	res, output := limitRun(t, 0, "quick-conn-100", "--broker", m.Addr, "--set", "publishers.client_count=330",
-		"--vary", "parameters.connection_rate", "--slo", "connect_latency_us.p99<100000", "--slo", "connections.failed==0",
-		"--start-rate", "50", "--max-duration", "60s")
+	sp := quick("quick-conn-100", m.Addr, "publishers.client_count=330")
+	sp.Limit = &spec.Limit{SLO: slo, Vary: spec.VaryConnectionRate, StartRate: 50, MaxDuration: spec.Duration(60 * time.Second)}
+	res, output := limitRun(t, sp)
 	l := res.Limit
 	checkConnectSearch(t, l)
 	if len(l.Steps) != 2 || l.Ended != "clients_exhausted" || l.FirstFailed != 0 || !l.LowerBound || l.Sustained != 100 ||
@@ -355,17 +371,16 @@ func TestLimitConnect(t *testing.T) {
 
 	// Capped at 2 % of a core, Mosquitto accepts some hundreds of connections a second.
 	cm := testbroker.StartMosquitto(t, testbroker.Options{CPUQuota: 0.02})
-	html := filepath.Join(t.TempDir(), "limit.html")
-	res, output = limitRun(t, 0, "quick-conn-100", "--broker", cm.Addr, "--set", "publishers.client_count=14000", "--html", html,
-		"--vary", "parameters.connection_rate", "--broker-pid", strconv.Itoa(cm.Cmd.Process.Pid),
-		"--slo", "connect_latency_us.p99<100000", "--slo", "connections.failed==0", "--start-rate", "100", "--precision", "0.25",
-		"--max-duration", "120s")
+	sp = quick("quick-conn-100", cm.Addr, "publishers.client_count=14000")
+	sp.Outputs.HTML, sp.Watch.BrokerPID = filepath.Join(t.TempDir(), "limit.html"), cm.Cmd.Process.Pid
+	sp.Limit = &spec.Limit{SLO: slo, Vary: spec.VaryConnectionRate, StartRate: 100, Precision: 0.25, MaxDuration: spec.Duration(120 * time.Second)}
+	res, output = limitRun(t, sp)
 	l = res.Limit
 	checkConnectSearch(t, l)
 	if !l.Found || l.FirstFailed == 0 || len(l.FailedSLO) == 0 || l.LimitedBy == "" || !strings.Contains(output, "connections/s") {
 		t.Errorf("limit %+v: want a connect rate that held and one that failed, with who set it\n%s", l, output)
 	}
-	if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), "Connect latency against offered") {
+	if b, err := os.ReadFile(sp.Outputs.HTML); err != nil || !strings.Contains(string(b), "Connect latency against offered") {
 		t.Errorf("the HTML report has no connect-latency chart (%v)", err)
 	}
 }
@@ -393,8 +408,11 @@ func TestLimitDrops(t *testing.T) {
 	m := testbroker.StartMosquitto(t, testbroker.Options{Host: addr.String(), Netns: ns, Extra: []string{"max_queued_messages 100", "sys_interval 1"}})
 	// Steps of 4 s, 3 of them judged, and fixed runs as long: near the knee a loss comes now
 	// and then, and a step judged over 1 s held at a rate where a 6 s run lost 12 messages.
-	res, output := limitRun(t, 0, "quick-fanin-100-1", "--broker", m.Addr, "--broker-sys", "--broker-pid", strconv.Itoa(m.Cmd.Process.Pid),
-		"--slo", "messages.lost==0", "--start-rate", "1000", "--precision", "0.25", "--max-duration", "150s", "--step", "4s", "--settle", "1s")
+	sp := quick("quick-fanin-100-1", m.Addr)
+	sp.Watch.BrokerSys, sp.Watch.BrokerPID = true, m.Cmd.Process.Pid
+	sp.Limit = &spec.Limit{SLO: []string{"messages.lost==0"}, StartRate: 1000, Precision: 0.25, MaxDuration: spec.Duration(150 * time.Second),
+		Step: spec.Duration(4 * time.Second), Settle: spec.Duration(time.Second)}
+	res, output := limitRun(t, sp)
 	l := res.Limit
 	checkSearch(t, l, 1000, 2)
 	if !l.Found || l.FirstFailed == 0 || !strings.Contains(strings.Join(l.FailedSLO, " "), "messages.lost==0") || l.LimitedBy != "broker" ||
@@ -402,14 +420,15 @@ func TestLimitDrops(t *testing.T) {
 		t.Fatalf("limit %+v: want drops beginning between two rates, laid to the broker's own drops\n%s", l, output)
 	}
 	fixed := func(perClient float64) *result.Result {
-		r := runBin(t, "run", "quick-fanin-100-1", "--broker", m.Addr, "--broker-sys", "--no-check", "--format", "json",
-			"--set", "parameters.publish_rate="+strconv.FormatFloat(perClient, 'f', 3, 64), "--duration", "4s")
-		if r.code != 0 {
-			t.Fatalf("run at %.1f msg/s per publisher: exit %d\n%s", perClient, r.code, r.stderr)
+		sp := quick("quick-fanin-100-1", m.Addr, "parameters.publish_rate="+strconv.FormatFloat(perClient, 'f', 3, 64))
+		sp.Watch.BrokerSys, sp.NoCheck, sp.Duration = true, true, spec.Duration(4*time.Second)
+		r := doSpec(t, sp)
+		if r.err != nil {
+			t.Fatalf("run at %.1f msg/s per publisher: %v\n%s", perClient, r.err, r.stderr)
 		}
-		return decodeResult(t, r)
+		return r.res
 	}
-	// A fixed run counts its start, which a step's judged window leaves out (--settle): at
+	// A fixed run counts its start, which a step's judged window leaves out (limit.settle): at
 	// the knee, 3,364 msg/s held in two 3 s judged steps and lost 11 and 39 in 4 s fixed
 	// runs. So the clean run is at 85 % of the answer, as make limit-check brackets it.
 	cleanRate := 0.85 * l.Sustained
