@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,7 +18,6 @@ import (
 	"github.com/mqblast/mqblast/internal/netnstest"
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/internal/tier"
-	"github.com/mqblast/mqblast/result"
 )
 
 // needRoot skips a test that creates network namespaces without root (fails it in CI).
@@ -33,53 +31,6 @@ func needRoot(t *testing.T) {
 		t.Fatal("the network profile tests need root (network namespaces)")
 	}
 	t.Skip("the network profile tests need root (network namespaces)")
-}
-
-// TestRunNet runs a Round-Trip scenario with --net on this host (no sch_netem: the broker,
-// Mosquitto, runs behind the packet emulator) and wants the round trip to take at least the
-// profile's 2 × 2 ms, the emulator's counters on stderr, and its namespaces gone afterwards.
-func TestRunNet(t *testing.T) {
-	tm := tier.Timing(t)
-	needRoot(t)
-	testbroker.Need(t)
-	r := runBin(t, "run", "quick-roundtrip-10", "--net", "delay=2ms", "--duration", "3s", "--format", "json")
-	if r.code != exitOK {
-		t.Fatalf("exit %d:\n%s", r.code, r.stderr)
-	}
-	var res struct {
-		Broker    []string `json:"broker"`
-		LatencyUS struct {
-			P50   float64 `json:"p50"`
-			Count int     `json:"count"`
-		} `json:"latency_us"`
-		Network *result.NetworkInfo `json:"network"`
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
-		t.Fatalf("result: %v\n%s", err, r.stdout)
-	}
-	t.Logf("broker %v, round trip p50 %.0f µs over %d", res.Broker, res.LatencyUS.P50, res.LatencyUS.Count)
-	if res.LatencyUS.Count == 0 || res.LatencyUS.P50 < 4000 {
-		t.Errorf("round trip p50 %.0f µs over %d messages, want 4 ms (2 × 2 ms) and more", res.LatencyUS.P50, res.LatencyUS.Count)
-	}
-	if res.LatencyUS.P50 > 40000 {
-		tm.Errorf("round trip p50 %.0f µs over %d messages, want 4 ms (2 × 2 ms) and not ten times that", res.LatencyUS.P50, res.LatencyUS.Count)
-	}
-	if n := res.Network; n == nil || n.Profile != "delay=2ms" || n.Via != "emulator" || n.Up.Delay != 2*time.Millisecond || n.Down.Delay != 2*time.Millisecond {
-		t.Errorf("result's network %+v, want delay=2ms both ways through the emulator", n)
-	}
-	if len(res.Broker) != 1 || res.Broker[0] != "10.211.0.1:1883" {
-		t.Errorf("broker %v, want the emulator's broker namespace 10.211.0.1:1883", res.Broker)
-	}
-	for _, want := range []string{"through the packet emulator: broker namespace mqb-", "emulator up (client to broker):", "emulator CPU:"} {
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
-		}
-	}
-	ns := r.stderr[strings.Index(r.stderr, "broker namespace ")+len("broker namespace "):]
-	ns = strings.Fields(ns)[0]
-	if _, err := os.Stat("/run/netns/" + ns); err == nil {
-		t.Errorf("namespace %s is left after the run", ns)
-	}
 }
 
 // TestNetClearLeftovers kills a run --net (SIGKILL: no cleanup of its own) and wants `net
