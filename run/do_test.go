@@ -19,7 +19,10 @@ import (
 	"github.com/mqblast/mqblast/scenario"
 )
 
-func TestMain(m *testing.M) { os.Exit(testbroker.Main(m)) }
+// TestMain runs this package's tests, most of which wait on a broker, a sink or a run of
+// their own, several at a time (testbroker.MainWaiting), and removes the binary
+// testbroker.Binary built.
+func TestMain(m *testing.M) { os.Exit(testbroker.MainWaiting(m)) }
 
 // quietIO is the IO of a run in a test: the result on out, the progress on errOut.
 func quietIO(out, errOut *bytes.Buffer) IO {

@@ -8,24 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mqblast/mqblast/internal/netnstest"
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/internal/tier"
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/run/spec"
 )
-
-// needRoot skips a test that creates network namespaces without root (fails it in CI).
-func needRoot(t *testing.T) {
-	t.Helper()
-	tier.Integration(t)
-	if os.Geteuid() == 0 {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("the network profile tests need root (network namespaces)")
-	}
-	t.Skip("the network profile tests need root (network namespaces)")
-}
 
 // TestRunNet runs a Round-Trip scenario with a network profile on this host (no
 // sch_netem: the broker, Mosquitto, runs behind the packet emulator) and wants the round
@@ -33,7 +21,7 @@ func needRoot(t *testing.T) {
 // namespaces gone afterwards.
 func TestRunNet(t *testing.T) {
 	tm := tier.Timing(t)
-	needRoot(t)
+	netnstest.NeedRoot(t)
 	testbroker.Need(t)
 	sp := quick("quick-roundtrip-10", "")
 	sp.Net, sp.Duration, sp.Outputs.Out = &spec.Net{Profile: "delay=2ms"}, spec.Duration(3*time.Second), filepath.Join(t.TempDir(), "r.json")
@@ -78,7 +66,7 @@ func TestRunNet(t *testing.T) {
 // short, which other tests on the host cause).
 func TestBrokerPolicyDrops(t *testing.T) {
 	t.Parallel()
-	needRoot(t)
+	netnstest.NeedRoot(t)
 	bin := testbroker.Need(t)
 	conf := filepath.Join(t.TempDir(), "mosquitto.conf")
 	if err := os.WriteFile(conf, []byte("listener 1883\nallow_anonymous true\nmax_inflight_messages 1\nmax_queued_messages 10\nsys_interval 1\n"), 0o600); err != nil {

@@ -17,28 +17,14 @@ import (
 
 	"github.com/mqblast/mqblast/internal/netnstest"
 	"github.com/mqblast/mqblast/internal/testbroker"
-	"github.com/mqblast/mqblast/internal/tier"
 )
-
-// needRoot skips a test that creates network namespaces without root (fails it in CI).
-func needRoot(t *testing.T) {
-	t.Helper()
-	tier.Integration(t)
-	if os.Geteuid() == 0 {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("the network profile tests need root (network namespaces)")
-	}
-	t.Skip("the network profile tests need root (network namespaces)")
-}
 
 // TestNetClearLeftovers kills a run --net (SIGKILL: no cleanup of its own) and wants `net
 // clear` to remove what it left, its namespaces and its temporary directory in TMPDIR (its
 // Mosquitto config), and the namespace of another process that is gone; but not the
 // directory of a live process, nor one another user owns.
 func TestNetClearLeftovers(t *testing.T) {
-	needRoot(t)
+	netnstest.NeedRoot(t)
 	testbroker.Need(t)
 	live := filepath.Join(os.TempDir(), fmt.Sprintf("mqblast-net-%d-1", os.Getpid()))
 	foreign := filepath.Join(os.TempDir(), "mqblast-net-4999998-2")
@@ -107,7 +93,7 @@ func TestNetClearLeftovers(t *testing.T) {
 // namespace is made, with the reason, not reported as "bin exited with code 1" (what
 // `ip netns exec` says with its exit code).
 func TestNetEmulateMissingCommand(t *testing.T) {
-	needRoot(t)
+	netnstest.NeedRoot(t)
 	dir := t.TempDir()
 	plain := dir + "/plain"
 	if err := os.WriteFile(plain, []byte("#!/bin/sh\n"), 0o644); err != nil {
@@ -129,7 +115,7 @@ func TestNetEmulateMissingCommand(t *testing.T) {
 // by it, with the shell's exit code for it (128 + the signal), not as "exited with code 130"
 // whatever the signal was.
 func TestNetEmulateKilledCommand(t *testing.T) {
-	needRoot(t)
+	netnstest.NeedRoot(t)
 	_, stderr, code := runMQ(t, "net", "emulate", "local", "--", "sh", "-c", "kill -TERM $$")
 	if code != 128+int(syscall.SIGTERM) || !strings.Contains(stderr, "sh was killed by signal TERM") {
 		t.Errorf("net emulate -- sh -c 'kill -TERM $$': exit %d:\n%s\nwant exit %d and \"sh was killed by signal TERM\"",

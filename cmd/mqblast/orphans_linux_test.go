@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mqblast/mqblast/internal/netnstest"
 	"github.com/mqblast/mqblast/internal/testbroker"
 )
 
@@ -239,7 +240,7 @@ func TestOrphansStudy(t *testing.T) {
 // runs in its namespaces do not outlive it when it is SIGKILLed.
 func TestOrphansNetEmulate(t *testing.T) {
 	t.Parallel()
-	needRoot(t)
+	netnstest.NeedRoot(t)
 	mosq := testbroker.Need(t)
 	conf := filepath.Join(t.TempDir(), "m.conf")
 	if err := os.WriteFile(conf, []byte("listener 1883 10.211.0.1\nallow_anonymous true\n"), 0o644); err != nil {

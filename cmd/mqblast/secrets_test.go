@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mqblast/mqblast/internal/netnstest"
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/run"
 )
@@ -293,7 +294,7 @@ func TestForeignDocumentPassword(t *testing.T) {
 // client namespace; a password given there with --set reaches that run (and its workers)
 // through the environment, not their command lines.
 func TestNetPasswordNotInArgv(t *testing.T) {
-	needRoot(t)
+	netnstest.NeedRoot(t)
 	mosq := testbroker.Need(t)
 	const user = "bench"
 	secret := fmt.Sprintf("pw-%d-Nt", time.Now().UnixNano())

@@ -22,17 +22,29 @@ import (
 	"github.com/mqblast/mqblast/internal/tier"
 )
 
+// NeedRoot skips a test that creates network namespaces (its own, or the packet
+// emulator's) without root, and fails it under CI=true; it puts the test in the
+// integration tier.
+func NeedRoot(t testing.TB) {
+	t.Helper()
+	tier.Integration(t)
+	if os.Geteuid() == 0 {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("network namespace tests need root")
+	}
+	t.Skip("network namespace tests need root")
+}
+
 // New creates a network namespace named after the process and name, with its loopback up,
 // and deletes it when the test ends.
 func New(t testing.TB, name string) string {
 	t.Helper()
-	tier.Integration(t)
+	NeedRoot(t)
 	skip := t.Skipf
 	if os.Getenv("CI") == "true" {
 		skip = t.Fatalf
-	}
-	if os.Geteuid() != 0 {
-		skip("network namespace tests need root")
 	}
 	if _, err := exec.LookPath("ip"); err != nil {
 		skip("network namespace tests need ip(8): %v", err)

@@ -1,10 +1,13 @@
 package testbroker
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -17,6 +20,26 @@ var bin struct {
 	dir  string
 	path string
 	err  error
+}
+
+// waitingParallel is how many parallel tests of a package whose tests wait on brokers,
+// sinks and runs of their own (MainWaiting) run at once when -test.parallel is not given
+// (go test's default is GOMAXPROCS): most of them wait rather than compute, so more of
+// them than there are cores share the host without pushing one another's figures off. The
+// tests whose assertions rest on the scheduler are in the timing tier, which runs each alone.
+const waitingParallel = 4
+
+// MainWaiting is Main for a package whose tests mostly wait (run, cmd/mqblast): it sets
+// -test.parallel to waitingParallel (or GOMAXPROCS when larger) unless the command line
+// gives it.
+func MainWaiting(m *testing.M) int {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", strconv.Itoa(max(waitingParallel, runtime.GOMAXPROCS(0))))
+	}
+	return Main(m)
 }
 
 // Main runs a test binary's tests for its TestMain, then removes the mqblast binary that
