@@ -353,7 +353,8 @@ func checkConnectSearch(t *testing.T, l *result.Limit) {
 // lower bound, and gives no first failed rate. With Mosquitto's CPU capped, a limit is
 // found below what the clients allow, and its first failed step names what it broke.
 func TestLimitConnect(t *testing.T) {
-	t.Parallel()
+	tier.Timing(t) // alone: its connect-latency SLO is the host's to meet; beside the parallel
+	// pass's load a Mosquitto capped at 2 % of a core failed even the start rate (p99 361 ms)
 	slo := []string{"connect_latency_us.p99<100000", "connections.failed==0"}
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	sp := quick("quick-conn-100", m.Addr, "publishers.client_count=330")
