@@ -25,7 +25,7 @@ import (
 )
 
 // ErrInterrupted reports a run stopped by its context (Ctrl-C); its result is partial.
-var ErrInterrupted = fail.Interrupted
+var ErrInterrupted = fail.ErrInterrupted
 
 // Runner describes one run: connect every client (paced); then, for a
 // Connections run, hold them for Duration with keepalive; for a messaging run, wait for

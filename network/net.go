@@ -34,7 +34,7 @@ const netBrokerPort = "1883"
 func ParseProfile(s string) (tuning.Profile, error) {
 	p, err := tuning.ParseProfile(s)
 	if err != nil {
-		return p, fail.Mark(fail.Usage, err)
+		return p, fail.Mark(fail.ErrUsage, err)
 	}
 	return p, nil
 }
@@ -42,7 +42,7 @@ func ParseProfile(s string) (tuning.Profile, error) {
 // NetemTarget parses --to (an address, or host:port of a broker) and finds --dev.
 func NetemTarget(to, dev string) (netip.Addr, string, error) {
 	if to == "" {
-		return netip.Addr{}, "", fail.Mark(fail.Usage, errors.New("--to ADDR is required: the broker's IP address"))
+		return netip.Addr{}, "", fail.Mark(fail.ErrUsage, errors.New("--to ADDR is required: the broker's IP address"))
 	}
 	host := to
 	if h, _, err := net.SplitHostPort(to); err == nil {
@@ -50,7 +50,7 @@ func NetemTarget(to, dev string) (netip.Addr, string, error) {
 	}
 	addr, err := netip.ParseAddr(host)
 	if err != nil {
-		return netip.Addr{}, "", fail.Mark(fail.Usage, fmt.Errorf("--to %q: want the broker's IP address (192.0.2.10 or [2001:db8::1]:1883)", to))
+		return netip.Addr{}, "", fail.Mark(fail.ErrUsage, fmt.Errorf("--to %q: want the broker's IP address (192.0.2.10 or [2001:db8::1]:1883)", to))
 	}
 	if dev != "" {
 		return addr, dev, nil
@@ -197,13 +197,13 @@ func commandError(name string) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, exec.ErrNotFound):
-		return fail.Mark(fail.Usage, fmt.Errorf("cannot start %q: not found in PATH (give its path)", name))
+		return fail.Mark(fail.ErrUsage, fmt.Errorf("cannot start %q: not found in PATH (give its path)", name))
 	case errors.Is(err, fs.ErrNotExist):
-		return fail.Mark(fail.Usage, fmt.Errorf("cannot start %q: no such file", name))
+		return fail.Mark(fail.ErrUsage, fmt.Errorf("cannot start %q: no such file", name))
 	case errors.Is(err, fs.ErrPermission):
-		return fail.Mark(fail.Usage, fmt.Errorf("cannot start %q: not an executable file (chmod +x it)", name))
+		return fail.Mark(fail.ErrUsage, fmt.Errorf("cannot start %q: not an executable file (chmod +x it)", name))
 	}
-	return fail.Mark(fail.Usage, fmt.Errorf("cannot start %q: %w", name, err))
+	return fail.Mark(fail.ErrUsage, fmt.Errorf("cannot start %q: %w", name, err))
 }
 
 // EmulateOptions are the settings of Emulate.
@@ -362,7 +362,7 @@ func mosquittoCommand(port string) (shell, dir string, err error) {
 	bin, err := exec.LookPath("mosquitto")
 	if err != nil {
 		if bin, err = exec.LookPath("/usr/sbin/mosquitto"); err != nil {
-			return "", "", fail.Mark(fail.Usage, spec.Errorf("net.broker_cmd", "{net} runs a broker behind the packet emulator: install mosquitto (apt-get install mosquitto) or give {net.broker_cmd}"))
+			return "", "", fail.Mark(fail.ErrUsage, spec.Errorf("net.broker_cmd", "{net} runs a broker behind the packet emulator: install mosquitto (apt-get install mosquitto) or give {net.broker_cmd}"))
 		}
 	}
 	if dir, err = os.MkdirTemp("", netDirPrefix+strconv.Itoa(os.Getpid())+"-"); err != nil {
@@ -396,7 +396,7 @@ func Clear(w io.Writer, to, dev string, all bool) error {
 		}
 		plan, err := tuning.PlanNetem(tuning.Profile{}, dev, addr)
 		if err != nil {
-			return fail.Mark(fail.Usage, err)
+			return fail.Mark(fail.ErrUsage, err)
 		}
 		// Each part may be absent: report what failed for another reason only.
 		for _, c := range plan.Clear {
@@ -442,7 +442,7 @@ func Netem(w io.Writer, p tuning.Profile, brokers []string) (clear func(), err e
 		plan, err := tuning.PlanNetem(p, dev, addr)
 		if err != nil {
 			clear()
-			return nil, fail.Mark(fail.Usage, spec.Errorf("net", "{net}: %v", err))
+			return nil, fail.Mark(fail.ErrUsage, spec.Errorf("net", "{net}: %v", err))
 		}
 		plans = append(plans, plan)
 		if err := ApplyNetem(w, p, plan, addr); err != nil {

@@ -61,7 +61,7 @@ func Apply(out io.Writer, profile, to, dev string, dryRun bool) error {
 	}
 	plan, err := tuning.PlanNetem(p, dev, addr)
 	if err != nil {
-		return fail.Mark(fail.Usage, err)
+		return fail.Mark(fail.ErrUsage, err)
 	}
 	if dryRun {
 		fmt.Fprintf(out, "would apply %s toward %s on %s:\n", p, addr, dev)

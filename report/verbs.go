@@ -22,7 +22,7 @@ func (f Files) check() error {
 			continue
 		}
 		if err := CheckPath(o.path, o.example); err != nil {
-			return fail.Mark(fail.Usage, fmt.Errorf("%s %s: %w", o.flag, o.path, err))
+			return fail.Mark(fail.ErrUsage, fmt.Errorf("%s %s: %w", o.flag, o.path, err))
 		}
 	}
 	return nil
@@ -37,7 +37,7 @@ func Render(stdout, stderr io.Writer, path string, f Files) error {
 	}
 	r, err := result.ReadFile(path)
 	if err != nil {
-		return fail.Mark(fail.Usage, err)
+		return fail.Mark(fail.ErrUsage, err)
 	}
 	if err := WriteOutputs(stderr, r, f.CSV, f.Hlog); err != nil {
 		return err
@@ -57,7 +57,7 @@ func CompareFiles(stdout, stderr io.Writer, paths []string, f Files, version str
 	}
 	rs, err := result.ReadFiles(paths)
 	if err != nil {
-		return fail.Mark(fail.Usage, err)
+		return fail.Mark(fail.ErrUsage, err)
 	}
 	in := make([]Input, len(rs))
 	for i, r := range rs {
@@ -78,14 +78,14 @@ func CompareFiles(stdout, stderr io.Writer, paths []string, f Files, version str
 // not the distinct shards of one run are a usage error naming the file and the field.
 func MergeFiles(stdout, stderr io.Writer, paths []string, out, format string) error {
 	if format != "text" && format != "json" {
-		return fail.Mark(fail.Usage, fmt.Errorf("--format %q: must be text or json", format))
+		return fail.Mark(fail.ErrUsage, fmt.Errorf("--format %q: must be text or json", format))
 	}
 	rs, err := result.ReadFiles(paths)
 	if err == nil {
 		err = result.CheckFiles(paths, rs)
 	}
 	if err != nil {
-		return fail.Mark(fail.Usage, err)
+		return fail.Mark(fail.ErrUsage, err)
 	}
 	return WriteResult(stdout, stderr, result.Merge(rs), out, format)
 }

@@ -164,8 +164,8 @@ func TestBrokerMetricsFaults(t *testing.T) {
 		const token, wrong = "s3cret-T0KEN-right", "s3cret-T0KEN-wrong"
 		url, _ := serveExporter(t, &fakeExporter{token: token})
 		bad := doSpec(t, conn("faults-auth-", url), "MQBLAST_METRICS_TOKEN="+wrong)
-		if !errors.Is(bad.err, fail.Usage) || !strings.Contains(bad.said(), url) || !strings.Contains(bad.said(), "401") {
-			t.Errorf("wrong token: %v, want %v naming the URL and 401:\n%s", bad.err, fail.Usage, bad.stderr)
+		if !errors.Is(bad.err, fail.ErrUsage) || !strings.Contains(bad.said(), url) || !strings.Contains(bad.said(), "401") {
+			t.Errorf("wrong token: %v, want %v naming the URL and 401:\n%s", bad.err, fail.ErrUsage, bad.stderr)
 		}
 		auth := filepath.Join(t.TempDir(), "auth")
 		if err := os.WriteFile(auth, []byte("bearer_token="+token+"\n"), 0o600); err != nil {

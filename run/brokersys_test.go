@@ -147,11 +147,11 @@ func TestBrokerSysRefused(t *testing.T) {
 		return doSpec(t, sp)
 	}
 	r := sysOf("ws://127.0.0.1:1/mqtt")
-	if !errors.Is(r.err, fail.Usage) || !strings.Contains(r.err.Error(), "watch.broker_sys") || !strings.Contains(r.err.Error(), "WebSocket") {
+	if !errors.Is(r.err, fail.ErrUsage) || !strings.Contains(r.err.Error(), "watch.broker_sys") || !strings.Contains(r.err.Error(), "WebSocket") {
 		t.Errorf("ws: %v\n%s", r.err, r.stderr)
 	}
 	r = sysOf("127.0.0.1:" + strconv.Itoa(testbroker.FreePort(t, "127.0.0.1")))
-	if !errors.Is(r.err, fail.Usage) || !strings.Contains(r.err.Error(), "watch.broker_sys: cannot reach") || strings.Contains(r.stderr, "connecting") {
+	if !errors.Is(r.err, fail.ErrUsage) || !strings.Contains(r.err.Error(), "watch.broker_sys: cannot reach") || strings.Contains(r.stderr, "connecting") {
 		t.Errorf("nothing listening: %v\n%s", r.err, r.stderr)
 	}
 }

@@ -120,17 +120,17 @@ func TestDoRefusesBeforeRunning(t *testing.T) {
 		want  string
 	}{
 		{Spec{Scenario: spec.Scenario{Name: "quick-conn-100"}, Sink: &spec.Sink{}, Brokers: []string{"127.0.0.1:1"}},
-			fail.Usage, "sink", "sink and brokers: pick one"},
+			fail.ErrUsage, "sink", "sink and brokers: pick one"},
 		{Spec{Scenario: spec.Scenario{Name: "quick-conn-100"}, Thresholds: []string{"messages.lots==0"}},
-			fail.Usage, "thresholds[0]", `thresholds "messages.lots==0": messages has no field "lots"`},
-		{Spec{Scenario: spec.Scenario{Name: "quick-conn-100"}, Shard: "0/2"}, fail.Usage, "shard", "carry one run identity"},
+			fail.ErrUsage, "thresholds[0]", `thresholds "messages.lots==0": messages has no field "lots"`},
+		{Spec{Scenario: spec.Scenario{Name: "quick-conn-100"}, Shard: "0/2"}, fail.ErrUsage, "shard", "carry one run identity"},
 		{Spec{Scenario: spec.Scenario{Name: "quick-conn-100"}, Outputs: spec.Outputs{Out: "/nonexistent/dir/r.json"}},
-			fail.Usage, "outputs.out", "outputs.out /nonexistent/dir/r.json: cannot write there"},
-		{Spec{Scenario: spec.Scenario{Name: "no-such-scenario"}}, fail.Invalid, "", "no such file or built-in scenario"},
+			fail.ErrUsage, "outputs.out", "outputs.out /nonexistent/dir/r.json: cannot write there"},
+		{Spec{Scenario: spec.Scenario{Name: "no-such-scenario"}}, fail.ErrInvalid, "", "no such file or built-in scenario"},
 		{Spec{Scenario: spec.Scenario{Name: "x", File: json.RawMessage(`{"type":"Fan-Out","publishers":{"client_count":0}}`)}},
-			fail.Invalid, "", "x: publishers.client_count: 0"},
+			fail.ErrInvalid, "", "x: publishers.client_count: 0"},
 		{Spec{Scenario: spec.Scenario{Name: "quick-p2p-100"}, Limit: &spec.Limit{SLO: []string{"latency_us.p99<1"}}, Procs: 2},
-			fail.Usage, "procs", "procs 2: limit runs in one process"},
+			fail.ErrUsage, "procs", "procs 2: limit runs in one process"},
 	} {
 		var out, errOut bytes.Buffer
 		sp := tc.sp

@@ -5,11 +5,11 @@ import "github.com/mqblast/mqblast/internal/fail"
 // The kinds of failure of a run (internal/fail), which the command line maps to exit
 // codes.
 var (
-	errUsage       = fail.Usage
-	errInvalid     = fail.Invalid
-	errNotReady    = fail.NotReady
-	errThreshold   = fail.Threshold
-	errInterrupted = fail.Interrupted
+	errUsage       = fail.ErrUsage
+	errInvalid     = fail.ErrInvalid
+	errNotReady    = fail.ErrNotReady
+	errThreshold   = fail.ErrThreshold
+	errInterrupted = fail.ErrInterrupted
 )
 
 // kind marks err as of kind k (nil stays nil).

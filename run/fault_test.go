@@ -22,8 +22,8 @@ func TestThresholdOnALosingRun(t *testing.T) {
 	sp := quick("quick-p2p-100", l.Addr, "parameters.warmup_sec=500ms", "parameters.drain_sec=300ms")
 	sp.NoCheck, sp.Duration, sp.Thresholds = true, spec.Duration(2*time.Second), []string{"messages.lost==0"}
 	r := doSpec(t, sp)
-	if !errors.Is(r.err, fail.Threshold) {
-		t.Fatalf("%v, want %v\n%s", r.err, fail.Threshold, r.stderr)
+	if !errors.Is(r.err, fail.ErrThreshold) {
+		t.Fatalf("%v, want %v\n%s", r.err, fail.ErrThreshold, r.stderr)
 	}
 	res := r.res
 	m := res.Messages
@@ -43,8 +43,8 @@ func TestInterruptedRunRates(t *testing.T) {
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	sp := quick("quick-p2p-100", m.Addr, "parameters.warmup_sec=500ms")
 	sp.NoCheck, sp.Duration, sp.Outputs.Out = true, spec.Duration(20*time.Second), filepath.Join(t.TempDir(), "r.json")
-	if r := doSpecCtx(interruptAfter(t, 3*time.Second), t, sp); !errors.Is(r.err, fail.Interrupted) {
-		t.Fatalf("%v, want %v\n%s", r.err, fail.Interrupted, r.stderr)
+	if r := doSpecCtx(interruptAfter(t, 3*time.Second), t, sp); !errors.Is(r.err, fail.ErrInterrupted) {
+		t.Fatalf("%v, want %v\n%s", r.err, fail.ErrInterrupted, r.stderr)
 	}
 	res, err := result.ReadFile(sp.Outputs.Out)
 	if err != nil {

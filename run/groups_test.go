@@ -190,8 +190,8 @@ func TestGroupsRefusedBeforeAnySocket(t *testing.T) {
 		{"groups-reach", "groups[0].topics: "},
 	} {
 		r := doSpec(t, quick(filepath.Join("..", "scenario", "testdata", "bad", c.file+".json"), ln.Addr().String()))
-		if !errors.Is(r.err, fail.Invalid) || !strings.Contains(r.err.Error(), c.path) {
-			t.Errorf("%s: %v, want %v with %q:\n%s", c.file, r.err, fail.Invalid, c.path, r.stderr)
+		if !errors.Is(r.err, fail.ErrInvalid) || !strings.Contains(r.err.Error(), c.path) {
+			t.Errorf("%s: %v, want %v with %q:\n%s", c.file, r.err, fail.ErrInvalid, c.path, r.stderr)
 		}
 	}
 	select {

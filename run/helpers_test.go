@@ -34,7 +34,7 @@ func (o ran) kind() error { return fail.KindOf(o.err) }
 
 // failed reports whether the run failed without a kind (the command line's exit 1).
 func (o ran) failed() bool {
-	return o.err != nil && o.kind() == nil && !errors.Is(o.err, fail.Interrupted)
+	return o.err != nil && o.kind() == nil && !errors.Is(o.err, fail.ErrInterrupted)
 }
 
 // said is what the command line's stderr would hold: the run's progress and its error.

@@ -64,8 +64,8 @@ func TestBindInterfaceBrokerFamily(t *testing.T) {
 		sp := quick("quick-conn-100", tc.broker)
 		sp.Bind, sp.NoCheck, sp.Procs = []string{tc.bind}, true, 1
 		r := doSpec(t, sp)
-		if !errors.Is(r.err, fail.Usage) {
-			t.Errorf("broker %q, bind %s: %v, want %v\n%s", tc.broker, tc.bind, r.err, fail.Usage, r.stderr)
+		if !errors.Is(r.err, fail.ErrUsage) {
+			t.Errorf("broker %q, bind %s: %v, want %v\n%s", tc.broker, tc.bind, r.err, fail.ErrUsage, r.stderr)
 			continue
 		}
 		for _, w := range tc.want {
@@ -113,8 +113,8 @@ func TestShardAndStartAtInputs(t *testing.T) {
 		// A run that took them would run on: it ends after 10 s, long enough to refuse them.
 		r := doSpecCtx(interruptAfter(t, 10*time.Second), t, tc.sp, tc.env...)
 		name := string(tc.sp.JSON())
-		if !errors.Is(r.err, fail.Usage) {
-			t.Errorf("%v %s: %v, want %v\n%s", tc.env, name, r.err, fail.Usage, r.stderr)
+		if !errors.Is(r.err, fail.ErrUsage) {
+			t.Errorf("%v %s: %v, want %v\n%s", tc.env, name, r.err, fail.ErrUsage, r.stderr)
 			continue
 		}
 		for _, w := range tc.want {

@@ -46,21 +46,21 @@ func TestLimitBadInput(t *testing.T) {
 			sp := c.sp
 			sp.Scenario, sp.Brokers, sp.NoCheck, sp.Limit = spec.Scenario{Name: "quick-p2p-100"}, []string{"127.0.0.1:9"}, true, &c.limit
 			r := doSpec(t, &sp)
-			if !errors.Is(r.err, fail.Usage) || !strings.Contains(r.err.Error(), c.want) || strings.Contains(r.stderr, "connecting") {
-				t.Errorf("%v, want %v with %q before connecting:\n%s", r.err, fail.Usage, c.want, r.stderr)
+			if !errors.Is(r.err, fail.ErrUsage) || !strings.Contains(r.err.Error(), c.want) || strings.Contains(r.stderr, "connecting") {
+				t.Errorf("%v, want %v with %q before connecting:\n%s", r.err, fail.ErrUsage, c.want, r.stderr)
 			}
 		})
 	}
 	sp := quick("quick-conn-100", "127.0.0.1:9")
 	sp.NoCheck, sp.Limit = true, &spec.Limit{SLO: lost}
 	r := doSpec(t, sp)
-	if !errors.Is(r.err, fail.Usage) || !strings.Contains(r.err.Error(), "has no publishers") ||
+	if !errors.Is(r.err, fail.ErrUsage) || !strings.Contains(r.err.Error(), "has no publishers") ||
 		!strings.Contains(r.err.Error(), "limit.vary parameters.connection_rate") {
 		t.Errorf("a Connections scenario: %v\n%s", r.err, r.stderr)
 	}
 	sp.Limit = &spec.Limit{SLO: []string{"connect_latency_us.p99<100000"}, Vary: spec.VaryConnectionRate, StartRate: 50}
 	r = doSpec(t, sp)
-	if !errors.Is(r.err, fail.Usage) || !strings.Contains(r.err.Error(), "the first step needs 500 clients") || strings.Contains(r.stderr, "connecting") {
+	if !errors.Is(r.err, fail.ErrUsage) || !strings.Contains(r.err.Error(), "the first step needs 500 clients") || strings.Contains(r.stderr, "connecting") {
 		t.Errorf("a connect-rate search with too few clients for its first step: %v\n%s", r.err, r.stderr)
 	}
 }
@@ -301,8 +301,8 @@ func TestLimitInterrupted(t *testing.T) {
 	sp.Limit = &spec.Limit{SLO: []string{"latency_us.p99<900000"}, StartRate: 500, Factor: 1.5, Step: spec.Duration(2 * time.Second),
 		Settle: spec.Duration(time.Second), Pause: spec.Duration(time.Second)}
 	r := doSpecCtx(interruptAfter(t, 9*time.Second), t, sp)
-	if !errors.Is(r.err, fail.Interrupted) {
-		t.Fatalf("%v, want %v\n%s", r.err, fail.Interrupted, r.stderr)
+	if !errors.Is(r.err, fail.ErrInterrupted) {
+		t.Fatalf("%v, want %v\n%s", r.err, fail.ErrInterrupted, r.stderr)
 	}
 	res, err := result.ReadFile(sp.Outputs.Out)
 	if err != nil {

@@ -183,8 +183,8 @@ func TestRunCapacityShortfall(t *testing.T) {
 		"parameters.connection_rate", 1000)...)
 	sp.Bind, sp.NoCheck, sp.Procs = []string{"127.0.0.2"}, true, 1
 	r := doSpec(t, sp)
-	if !errors.Is(r.err, fail.NotReady) {
-		t.Fatalf("%v, want %v\n%s", r.err, fail.NotReady, r.stderr)
+	if !errors.Is(r.err, fail.ErrNotReady) {
+		t.Fatalf("%v, want %v\n%s", r.err, fail.ErrNotReady, r.stderr)
 	}
 	if !strings.Contains(r.err.Error(), "source addresses, have 1") || strings.Contains(r.stderr, "established") {
 		t.Errorf("%v\nstderr:\n%s", r.err, r.stderr)
@@ -219,8 +219,8 @@ func TestRunProcsInterruptedInTurn(t *testing.T) {
 		"parameters.duration_sec", 60, "parameters.keep_alive_sec", 5)...)
 	sp.Procs, sp.Outputs.Out = 2, t.TempDir()+"/r.json"
 	r := doSpecCtx(interruptAfter(t, 3*time.Second), t, sp)
-	if !errors.Is(r.err, fail.Interrupted) {
-		t.Fatalf("%v, want %v\n%s", r.err, fail.Interrupted, r.stderr)
+	if !errors.Is(r.err, fail.ErrInterrupted) {
+		t.Fatalf("%v, want %v\n%s", r.err, fail.ErrInterrupted, r.stderr)
 	}
 	res, err := result.ReadFile(sp.Outputs.Out)
 	if err != nil || !res.Interrupted {
@@ -288,8 +288,8 @@ func TestRunRefusedByHostChecks(t *testing.T) {
 	sp := quick("singlenode-conn-tcp-1M-5K", fmt.Sprintf("127.0.0.1:%d", port))
 	sp.Procs = 1
 	r := doSpec(t, sp)
-	if !errors.Is(r.err, fail.NotReady) {
-		t.Fatalf("%v, want %v\n%s", r.err, fail.NotReady, r.stderr)
+	if !errors.Is(r.err, fail.ErrNotReady) {
+		t.Fatalf("%v, want %v\n%s", r.err, fail.ErrNotReady, r.stderr)
 	}
 	for _, want := range []string{"not ready", "RLIMIT_NOFILE", "--procs"} {
 		if !strings.Contains(r.stderr, want) {

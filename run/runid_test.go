@@ -121,8 +121,8 @@ func TestStrangerFillsNoLoss(t *testing.T) {
 	m := res.Messages
 	t.Logf("expected %d, received %d, lost %d, duplicated %d, unexpected %v; the stranger published %d",
 		m.Expected, m.Received, m.Lost, m.Duplicated, m.Unexpected, strange.Messages.Published)
-	if !errors.Is(r.err, fail.Threshold) {
-		t.Errorf("%v, want %v (messages.lost==0 fails)\n%s", r.err, fail.Threshold, r.stderr)
+	if !errors.Is(r.err, fail.ErrThreshold) {
+		t.Errorf("%v, want %v (messages.lost==0 fails)\n%s", r.err, fail.ErrThreshold, r.stderr)
 	}
 	checkIdentities(t, "the run", m)
 	if m.Expected < 30 || m.Received != 0 || m.Lost != m.Expected || m.Duplicated != 0 || m.Unexpected["other_run"] == 0 {
@@ -228,9 +228,9 @@ func TestShardsShareRunIdentity(t *testing.T) {
 	sp := quick("quick-fanout-1-100", m.Addr)
 	sp.NoCheck, sp.Shard = true, "0/2"
 	r := doSpec(t, sp)
-	if !errors.Is(r.err, fail.Usage) || !strings.Contains(r.err.Error(), "run_id") || !strings.Contains(r.err.Error(), "start_at") ||
+	if !errors.Is(r.err, fail.ErrUsage) || !strings.Contains(r.err.Error(), "run_id") || !strings.Contains(r.err.Error(), "start_at") ||
 		strings.Contains(r.stderr, "connecting") {
-		t.Errorf("a shard without an identity: %v, want %v naming run_id and start_at, before connecting\n%s", r.err, fail.Usage, r.stderr)
+		t.Errorf("a shard without an identity: %v, want %v naming run_id and start_at, before connecting\n%s", r.err, fail.ErrUsage, r.stderr)
 	}
 }
 
@@ -260,8 +260,8 @@ func TestSubAloneExpectedUnknown(t *testing.T) {
 		run  *going
 	}{{"any run", anyRun}, {"run_id", ownRun}} {
 		r := s.run.wait()
-		if !errors.Is(r.err, fail.Threshold) {
-			t.Errorf("sub (%s): %v, want %v (messages.lost==0 unknown)\n%s", s.name, r.err, fail.Threshold, r.stderr)
+		if !errors.Is(r.err, fail.ErrThreshold) {
+			t.Errorf("sub (%s): %v, want %v (messages.lost==0 unknown)\n%s", s.name, r.err, fail.ErrThreshold, r.stderr)
 		}
 		var doc struct {
 			Messages map[string]any `json:"messages"`

@@ -24,8 +24,8 @@ func TestRunShardAutoNoEnv(t *testing.T) {
 	sp := quick("quick-p2p-100", "127.0.0.1:1")
 	sp.NoCheck, sp.Shard = true, "auto"
 	r := doSpec(t, sp)
-	if !errors.Is(r.err, fail.Usage) {
-		t.Fatalf("%v, want %v\n%s", r.err, fail.Usage, r.stderr)
+	if !errors.Is(r.err, fail.ErrUsage) {
+		t.Fatalf("%v, want %v\n%s", r.err, fail.ErrUsage, r.stderr)
 	}
 	if s := r.err.Error(); !strings.Contains(s, "JOB_COMPLETION_INDEX") || !strings.Contains(s, "JOB_COMPLETIONS") {
 		t.Errorf("%q does not name both variables", s)
@@ -150,16 +150,16 @@ func TestShardsStartAtMerged(t *testing.T) {
 	}
 
 	// Not the distinct shards of the run: one missing, one twice.
-	if _, err := merged(t, files[0], files[1]); !errors.Is(err, fail.Usage) || !strings.Contains(err.Error(), "missing") {
-		t.Errorf("merge of shards 0 and 1 of 3: %v, want %v naming the missing shard", err, fail.Usage)
+	if _, err := merged(t, files[0], files[1]); !errors.Is(err, fail.ErrUsage) || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("merge of shards 0 and 1 of 3: %v, want %v naming the missing shard", err, fail.ErrUsage)
 	}
 	dup := filepath.Join(dir, "copy-of-1.json")
 	b, _ := os.ReadFile(files[1])
 	if err := os.WriteFile(dup, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := merged(t, files[0], files[1], dup, files[2]); !errors.Is(err, fail.Usage) || !strings.Contains(err.Error(), "both are shard 1/3") {
-		t.Errorf("merge with shard 1 twice: %v, want %v", err, fail.Usage)
+	if _, err := merged(t, files[0], files[1], dup, files[2]); !errors.Is(err, fail.ErrUsage) || !strings.Contains(err.Error(), "both are shard 1/3") {
+		t.Errorf("merge with shard 1 twice: %v, want %v", err, fail.ErrUsage)
 	}
 }
 

@@ -29,8 +29,8 @@ func TestRunThresholds(t *testing.T) {
 	sp := p2p("throughput.receive_per_s>1e12", "messages.lost==0")
 	sp.Outputs.Out = filepath.Join(t.TempDir(), "r.json")
 	r := doSpec(t, sp)
-	if !errors.Is(r.err, fail.Threshold) {
-		t.Fatalf("%v, want %v\n%s", r.err, fail.Threshold, r.stderr)
+	if !errors.Is(r.err, fail.ErrThreshold) {
+		t.Fatalf("%v, want %v\n%s", r.err, fail.ErrThreshold, r.stderr)
 	}
 	if !strings.Contains(r.said(), "1 of 2 thresholds failed: throughput.receive_per_s>1e12 (value ") {
 		t.Errorf("%v\n%s", r.err, r.stderr)
@@ -72,8 +72,8 @@ func TestRunThresholdRefusedBeforeRun(t *testing.T) {
 		sp := quick("quick-p2p-100", broker)
 		sp.Thresholds = []string{"messages.lost==0", tc.expr}
 		r := doSpec(t, sp)
-		if !errors.Is(r.err, fail.Usage) {
-			t.Errorf("%s: %v, want %v\n%s", tc.expr, r.err, fail.Usage, r.stderr)
+		if !errors.Is(r.err, fail.ErrUsage) {
+			t.Errorf("%s: %v, want %v\n%s", tc.expr, r.err, fail.ErrUsage, r.stderr)
 			continue
 		}
 		for _, w := range tc.want {
@@ -94,8 +94,8 @@ func TestRunThresholdRefusedBeforeRun(t *testing.T) {
 	}
 	wantLine := file + `: thresholds[1]: threshold "connections.establised>1": connections has no field "establised" (nearest: established`
 	r := doSpec(t, quick(file, broker))
-	if !errors.Is(r.err, fail.Invalid) || !strings.Contains(r.err.Error(), wantLine) || strings.Contains(r.stderr, "connecting") {
-		t.Errorf("%v, want %v and %q:\n%s", r.err, fail.Invalid, wantLine, r.stderr)
+	if !errors.Is(r.err, fail.ErrInvalid) || !strings.Contains(r.err.Error(), wantLine) || strings.Contains(r.stderr, "connecting") {
+		t.Errorf("%v, want %v and %q:\n%s", r.err, fail.ErrInvalid, wantLine, r.stderr)
 	}
 }
 
@@ -109,8 +109,8 @@ func TestRunThresholdsWorkersAndInterrupt(t *testing.T) {
 		"parameters.duration_sec", 0.3)...)
 	sp.Procs, sp.Thresholds = 2, []string{"connections.established>=1e9", "connections.established==200"}
 	r := doSpec(t, sp)
-	if !errors.Is(r.err, fail.Threshold) {
-		t.Fatalf("workers: %v, want %v\n%s", r.err, fail.Threshold, r.stderr)
+	if !errors.Is(r.err, fail.ErrThreshold) {
+		t.Fatalf("workers: %v, want %v\n%s", r.err, fail.ErrThreshold, r.stderr)
 	}
 	if th := r.res.Thresholds; len(th) != 2 || th[0].OK || th[0].Value != 200 || !th[1].OK {
 		t.Fatalf("workers: thresholds %+v", th)
@@ -120,8 +120,8 @@ func TestRunThresholdsWorkersAndInterrupt(t *testing.T) {
 		"parameters.duration_sec", 60)...)
 	sp.Thresholds, sp.Outputs.Out = []string{"connections.established>1e9"}, filepath.Join(t.TempDir(), "r.json")
 	r = doSpecCtx(interruptAfter(t, 1200*time.Millisecond), t, sp)
-	if !errors.Is(r.err, fail.Interrupted) {
-		t.Fatalf("interrupted: %v, want %v\n%s", r.err, fail.Interrupted, r.stderr)
+	if !errors.Is(r.err, fail.ErrInterrupted) {
+		t.Fatalf("interrupted: %v, want %v\n%s", r.err, fail.ErrInterrupted, r.stderr)
 	}
 	doc, err := result.ReadFile(sp.Outputs.Out)
 	if err != nil {

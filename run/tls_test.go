@@ -52,7 +52,7 @@ func TestTLSRuns(t *testing.T) {
 		t.Errorf("insecure: %v\n%s", r.err, r.stderr)
 	}
 	r = conn(m.Addr, 1, 0.1, spec.TLS{CAFile: certs.CA})
-	if !errors.Is(r.err, fail.Usage) || !strings.Contains(r.err.Error(), "need a TLS broker") {
-		t.Errorf("a CA without TLS: %v, want %v\n%s", r.err, fail.Usage, r.stderr)
+	if !errors.Is(r.err, fail.ErrUsage) || !strings.Contains(r.err.Error(), "need a TLS broker") {
+		t.Errorf("a CA without TLS: %v, want %v\n%s", r.err, fail.ErrUsage, r.stderr)
 	}
 }

@@ -87,7 +87,7 @@ func (f *Flags) args(listen string, turn Turn) []string {
 		"--max-connections", strconv.Itoa(f.MaxConnections)}
 }
 
-// Main is `mqblast sink`: it checks f (a problem is of kind fail.Usage and names the
+// Main is `mqblast sink`: it checks f (a problem is of kind fail.ErrUsage and names the
 // flag) and runs the sink until ctx ends (Run).
 func Main(ctx context.Context, f *Flags, stdout, stderr io.Writer) error {
 	cfg, err := f.Config()
@@ -98,5 +98,5 @@ func Main(ctx context.Context, f *Flags, stdout, stderr io.Writer) error {
 				Stdout: stdout, Stderr: stderr, Connections: f.Connections, ChildArgs: f.args})
 		}
 	}
-	return fail.Mark(fail.Usage, err)
+	return fail.Mark(fail.ErrUsage, err)
 }

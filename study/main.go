@@ -26,7 +26,7 @@ type MainOptions struct {
 	Exe         string
 	ToolVersion string
 	// Preflight checks the host for the largest of plans and refuses a study bound to fail
-	// (its error of kind fail.NotReady), returning the findings.
+	// (its error of kind fail.ErrNotReady), returning the findings.
 	Preflight      func(w io.Writer, plans []*scenario.Plan) (json.RawMessage, error)
 	Stdout, Stderr io.Writer
 }
@@ -39,10 +39,10 @@ type MainOptions struct {
 func Main(ctx context.Context, arg string, o MainOptions) error {
 	c, err := Resolve(arg)
 	if err != nil {
-		return fail.Mark(fail.Invalid, err)
+		return fail.Mark(fail.ErrInvalid, err)
 	}
 	if o.Out == "" && !o.DryRun {
-		return fail.Mark(fail.Usage, errors.New("--out DIR is required: the study's results, study.json and study.html go there"))
+		return fail.Mark(fail.ErrUsage, errors.New("--out DIR is required: the study's results, study.json and study.html go there"))
 	}
 	opt := Options{Dir: o.Out, Exe: o.Exe, ToolVersion: o.ToolVersion, Progress: o.Stderr, RetryFailed: o.RetryFailed,
 		Base: o.Base, Command: o.Command, Report: WriteReport}
@@ -53,19 +53,19 @@ func Main(ctx context.Context, arg string, o MainOptions) error {
 		return WriteDryRun(o.Stdout, c, opt)
 	}
 	if err := CheckInstalled(c); err != nil {
-		return fail.Mark(fail.NotReady, err) // before the host check: nothing has run
+		return fail.Mark(fail.ErrNotReady, err) // before the host check: nothing has run
 	}
 	if !o.NoCheck {
 		plans, err := c.Plans()
 		if err != nil {
-			return fail.Mark(fail.Invalid, err)
+			return fail.Mark(fail.ErrInvalid, err)
 		}
 		if opt.HostCheck, err = o.Preflight(o.Stderr, plans); err != nil {
 			return err
 		}
 	}
 	if opt.Dir, err = filepath.Abs(o.Out); err != nil {
-		return fail.Mark(fail.Usage, err)
+		return fail.Mark(fail.ErrUsage, err)
 	}
 	ix, err := Run(ctx, c, opt)
 	if ix != nil {
@@ -74,9 +74,9 @@ func Main(ctx context.Context, arg string, o MainOptions) error {
 	}
 	switch {
 	case errors.Is(err, ErrDirInUse):
-		return fail.Mark(fail.Usage, err)
+		return fail.Mark(fail.ErrUsage, err)
 	case errors.Is(err, ErrInterrupted):
-		return fail.Mark(fail.Interrupted, errors.New("study interrupted: the cells done are in study.json; run the same command to resume"))
+		return fail.Mark(fail.ErrInterrupted, errors.New("study interrupted: the cells done are in study.json; run the same command to resume"))
 	case err != nil:
 		return err
 	}

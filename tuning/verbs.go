@@ -15,18 +15,18 @@ type Described struct {
 	LocalBroker                                        bool
 }
 
-// Needs are what d needs from the host; a figure out of range is of kind fail.Usage and
+// Needs are what d needs from the host; a figure out of range is of kind fail.ErrUsage and
 // names its flag.
 func (d Described) Needs() (Needs, error) {
 	switch {
 	case d.Connections < 1:
-		return Needs{}, fail.Mark(fail.Usage, fmt.Errorf("--connections %d: want at least 1", d.Connections))
+		return Needs{}, fail.Mark(fail.ErrUsage, fmt.Errorf("--connections %d: want at least 1", d.Connections))
 	case d.Addrs < 1:
-		return Needs{}, fail.Mark(fail.Usage, fmt.Errorf("--addrs %d: want at least 1", d.Addrs))
+		return Needs{}, fail.Mark(fail.ErrUsage, fmt.Errorf("--addrs %d: want at least 1", d.Addrs))
 	case d.Procs < 1:
-		return Needs{}, fail.Mark(fail.Usage, fmt.Errorf("--procs %d: want at least 1", d.Procs))
+		return Needs{}, fail.Mark(fail.ErrUsage, fmt.Errorf("--procs %d: want at least 1", d.Procs))
 	case d.ConnectRate < 0:
-		return Needs{}, fail.Mark(fail.Usage, fmt.Errorf("--connect-rate %d: want 0 or more", d.ConnectRate))
+		return Needs{}, fail.Mark(fail.ErrUsage, fmt.Errorf("--connect-rate %d: want 0 or more", d.ConnectRate))
 	}
 	n := ForConnections(d.Connections, d.Addrs, d.Procs)
 	n.LocalBroker, n.BrokerPort, n.ConnectRate = d.LocalBroker, d.BrokerPort, d.ConnectRate
@@ -34,17 +34,17 @@ func (d Described) Needs() (Needs, error) {
 }
 
 // CheckHost is `mqblast check`: the host under root checked for needs, the report on w as
-// format (text or json); a host that is not ready is an error of kind fail.NotReady.
+// format (text or json); a host that is not ready is an error of kind fail.ErrNotReady.
 func CheckHost(w io.Writer, root string, needs Needs, format string) error {
 	if format != "text" && format != "json" {
-		return fail.Mark(fail.Usage, fmt.Errorf("--format %q: want text or json", format))
+		return fail.Mark(fail.ErrUsage, fmt.Errorf("--format %q: want text or json", format))
 	}
 	r := Check(root, needs)
 	if err := r.Write(w, format); err != nil {
 		return err
 	}
 	if !r.Ready() {
-		return fail.Mark(fail.NotReady, fmt.Errorf("host not ready: %d checks failed", r.Count(Fail)))
+		return fail.Mark(fail.ErrNotReady, fmt.Errorf("host not ready: %d checks failed", r.Count(Fail)))
 	}
 	return nil
 }

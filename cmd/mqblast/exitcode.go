@@ -51,17 +51,17 @@ func codeOf(err error) int {
 	if errors.As(err, &st) {
 		return st.Code
 	}
-	switch k := fail.KindOf(err); k { // the outermost kind decides
-	case fail.Usage:
+	switch k := fail.KindOf(err); { // the outermost kind decides
+	case errors.Is(k, fail.ErrUsage):
 		return exitUsage
-	case fail.Invalid:
+	case errors.Is(k, fail.ErrInvalid):
 		return exitInvalid
-	case fail.NotReady:
+	case errors.Is(k, fail.ErrNotReady):
 		return exitNotReady
-	case fail.Threshold:
+	case errors.Is(k, fail.ErrThreshold):
 		return exitThreshold
 	}
-	if errors.Is(err, fail.Interrupted) {
+	if errors.Is(err, fail.ErrInterrupted) {
 		return exitInterrupted
 	}
 	return exitFailed

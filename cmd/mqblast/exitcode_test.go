@@ -19,13 +19,13 @@ func TestCodeOfRunErrors(t *testing.T) {
 	}{
 		{nil, exitOK},
 		{cause, exitFailed},
-		{&fail.Error{Kind: fail.Usage, Err: cause}, exitUsage},
-		{fmt.Errorf("--net: %w", &fail.Error{Kind: fail.Usage, Err: cause}), exitUsage},
-		{&fail.Error{Kind: fail.Invalid, Err: &fail.Error{Kind: fail.Usage, Err: cause}}, exitInvalid},
-		{&fail.Error{Kind: fail.NotReady, Err: cause}, exitNotReady},
+		{&fail.Error{Kind: fail.ErrUsage, Err: cause}, exitUsage},
+		{fmt.Errorf("--net: %w", &fail.Error{Kind: fail.ErrUsage, Err: cause}), exitUsage},
+		{&fail.Error{Kind: fail.ErrInvalid, Err: &fail.Error{Kind: fail.ErrUsage, Err: cause}}, exitInvalid},
+		{&fail.Error{Kind: fail.ErrNotReady, Err: cause}, exitNotReady},
 		{&fail.ExitStatus{Code: 7, Err: cause}, 7},
 		{fmt.Errorf("run: %w", bench.ErrInterrupted), exitInterrupted},
-		{withCode(exitThreshold, &fail.Error{Kind: fail.Usage, Err: cause}), exitThreshold},
+		{withCode(exitThreshold, &fail.Error{Kind: fail.ErrUsage, Err: cause}), exitThreshold},
 	} {
 		if got := codeOf(c.err); got != c.want {
 			t.Errorf("codeOf(%v) = %d, want %d", c.err, got, c.want)

@@ -6,7 +6,6 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/mqblast/mqblast/network"
 	"github.com/mqblast/mqblast/tuning"
@@ -119,18 +118,4 @@ func newNetEmulateCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&ef.normal, "normal-priority", false, "keep the emulator thread in the normal scheduling class (default: SCHED_FIFO, so that frames leave on time on a busy host)")
 	cmd.Flags().StringVar(&ef.stats, "stats", "", "also write the emulator's counters as JSON to this file at the end")
 	return cmd
-}
-
-// netFlags are the --net flags of `mqblast run`.
-type netFlags struct {
-	profile   string // --net
-	brokerCmd string // --net-broker-cmd
-}
-
-func (nf *netFlags) register(fl *pflag.FlagSet) {
-	fl.StringVar(&nf.profile, "net", "", "network profile between client and broker (local, optimal, typical, worst, cloud or "+
-		"delay=2ms,jitter=0.4ms,loss=0.03%; see 'mqblast net'): tc netem toward --broker where the kernel has it, "+
-		"else the broker runs behind the packet emulator (root)")
-	fl.StringVar(&nf.brokerCmd, "net-broker-cmd", "", "with --net: the broker to start behind the packet emulator (sh -c, "+
-		"listening on 10.211.0.1:1883 or every address; default: Mosquitto)")
 }

@@ -159,7 +159,7 @@ func (rf *runFlags) fromFile(cmd *cobra.Command, flags *spec.Spec) (*spec.Spec, 
 	}
 	file, err := spec.Read(data)
 	if err != nil {
-		return nil, usageError(fmt.Errorf("--spec %s: %v", rf.specFile, err))
+		return nil, usageError(fmt.Errorf("--spec %s: %w", rf.specFile, err))
 	}
 	var paths, bad []string
 	cmd.Flags().Visit(func(f *pflag.Flag) {

@@ -1,7 +1,7 @@
 // Package fail names the kinds of failure of mqblast's commands, which the command line
-// turns into exit codes: a bad option (Usage), a scenario or plan that cannot run
-// (Invalid), a host not ready (NotReady), a failed threshold (Threshold), an interrupted
-// run (Interrupted), and a child's exit status (ExitStatus). The packages that run things
+// turns into exit codes: a bad option (ErrUsage), a scenario or plan that cannot run
+// (ErrInvalid), a host not ready (ErrNotReady), a failed threshold (ErrThreshold), an interrupted
+// run (ErrInterrupted), and a child's exit status (ExitStatus). The packages that run things
 // (run, network, bench) mark their errors with it; only the command line reads the marks.
 //
 // It must not print or exit, and imports nothing.
@@ -11,16 +11,16 @@ import "errors"
 
 // The kinds of failure, for errors.Is.
 var (
-	// Usage marks an option that cannot be used as given.
-	Usage = errors.New("bad option")
-	// Invalid marks a scenario or plan that cannot run.
-	Invalid = errors.New("invalid scenario")
-	// NotReady marks a host that is not ready for the run.
-	NotReady = errors.New("host not ready")
-	// Threshold marks a run that ended with a failed threshold.
-	Threshold = errors.New("threshold failed")
-	// Interrupted marks a run that was interrupted (its partial result written).
-	Interrupted = errors.New("interrupted")
+	// ErrUsage marks an option that cannot be used as given.
+	ErrUsage = errors.New("bad option")
+	// ErrInvalid marks a scenario or plan that cannot run.
+	ErrInvalid = errors.New("invalid scenario")
+	// ErrNotReady marks a host that is not ready for the run.
+	ErrNotReady = errors.New("host not ready")
+	// ErrThreshold marks a run that ended with a failed threshold.
+	ErrThreshold = errors.New("threshold failed")
+	// ErrInterrupted marks a run that was interrupted (its partial result written).
+	ErrInterrupted = errors.New("interrupted")
 )
 
 // Error is an error of one of the kinds above. Its message is its cause's.

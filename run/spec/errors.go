@@ -72,22 +72,18 @@ func Text(err error, name func(path string) string) string {
 	var walk func(e error)
 	walk = func(e error) {
 		var fe *Error
-		switch x := e.(type) {
-		case *Error:
-			lines = append(lines, x.Text(name))
+		if errors.As(e, &fe) && fe.Error() == e.Error() { // the field's error, or a kind around it
+			lines = append(lines, fe.Text(name))
 			return
-		case interface{ Unwrap() []error }:
-			for _, y := range x.Unwrap() {
+		}
+		if j, ok := e.(interface{ Unwrap() []error }); ok { //nolint:errorlint // the joined errors themselves, each on its line
+			for _, y := range j.Unwrap() {
 				walk(y)
 			}
 			return
 		}
-		if u := errors.Unwrap(e); u != nil && u.Error() == e.Error() { // a kind around it
+		if u := errors.Unwrap(e); u != nil && u.Error() == e.Error() { // a kind around joined errors
 			walk(u)
-			return
-		}
-		if errors.As(e, &fe) && fe.Error() == e.Error() {
-			lines = append(lines, fe.Text(name))
 			return
 		}
 		lines = append(lines, e.Error())
