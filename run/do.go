@@ -63,8 +63,8 @@ func (o *IO) defaults() {
 // network profile put around the run, the run executed (or the broker's limit searched)
 // in this process or in worker processes, the thresholds judged, the result written.
 //
-// Its error says what kind of failure it is (internal/fail: Usage, with a *spec.Error that
-// names the field at fault, Invalid, NotReady, Threshold, Interrupted, or a child's
+// Its error says what kind of failure it is (internal/fail: ErrUsage, with a *spec.Error that
+// names the field at fault, ErrInvalid, ErrNotReady, ErrThreshold, ErrInterrupted, or a child's
 // ExitStatus); a nil result comes with the error that prevented the run.
 func Do(ctx context.Context, sp *Spec, o IO) (*result.Result, error) {
 	o.defaults()
