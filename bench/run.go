@@ -568,6 +568,10 @@ func (r *run) measure() error {
 	r.rec.SetStart(pubStart.UnixNano())
 	from := pubStart.Add(r.Warmup)
 	to := pubStart.Add(r.Duration) // the duration includes the warm-up
+	// The schedules end at to, set now: the wait below wakes late on a loaded host, and
+	// what fell due in between would be more than rate x duration (StopPublishing after
+	// it ends them sooner only when the run is cut short).
+	r.eng.StopPublishingAt(to)
 	r.rec.SetWindow(from.UnixNano(), to.UnixNano())
 	r.res.MeasureFrom, r.res.MeasureTo = from.UTC(), to.UTC()
 	r.publishing = true

@@ -348,6 +348,64 @@ func TestStopPublishingPaused(t *testing.T) {
 	}
 }
 
+// TestStopPublishingAt: the stop set ahead of time (the run's end) holds however late the
+// caller's own timer fires: 4 QoS 0 publishers at 1,000 msg/s each, the stop 200 ms after
+// the start, and StopPublishing called 200 ms past it: exactly 4 x 200 messages are
+// scheduled, and none due after the stop is written. A stop set far ahead gives way to
+// StopPublishing (an interrupt), whose accounts hold as without one.
+func TestStopPublishingAt(t *testing.T) {
+	t.Parallel()
+	addr := scriptServer(t, func(_ int, c net.Conn, _ []byte, h codec.Header, _ []byte) bool {
+		if h.Type == codec.TypeConnect {
+			_, _ = c.Write(codec.AppendConnack(nil, &codec.Connack{}, codec.V311))
+		}
+		return true
+	})
+	const n, rate = 4, 1000
+	start := func(t *testing.T) (*reactor.Engine, *acct, time.Time) {
+		obs := newAcct()
+		e := startEngine(t, reactor.Config{Brokers: []string{addr}, Clients: n, Observer: obs,
+			Client: func(i int) reactor.ClientSpec {
+				return reactor.ClientSpec{ID: fmt.Sprintf("%s-%d", t.Name(), i), Version: 4, CleanStart: true, Publish: &reactor.PublishSpec{
+					Topic: []byte("t"), Rate: rate, PayloadSize: 16, Receivers: 1,
+					Phase: time.Duration(i) * time.Second / (n * rate)}}
+			}})
+		if err := e.Connect(context.Background(), nil); err != nil || e.Open() != n {
+			t.Fatalf("connect: %v, open %d", err, e.Open())
+		}
+		return e, obs, e.StartPublishing(0)
+	}
+	t.Run("late caller", func(t *testing.T) {
+		e, obs, at := start(t)
+		end := at.Add(200 * time.Millisecond)
+		e.StopPublishingAt(end)
+		time.Sleep(time.Until(end) + 200*time.Millisecond)
+		e.StopPublishing()
+		time.Sleep(100 * time.Millisecond)
+		e.FinishPublishing(false)
+		e.Disconnect(time.Second)
+		obs.mu.Lock()
+		defer obs.mu.Unlock()
+		if want := int64(n * 200); obs.scheduled != want || e.ScheduledBefore(end) != want {
+			t.Errorf("scheduled %d (ScheduledBefore the stop %d), want %d", obs.scheduled, e.ScheduledBefore(end), want)
+		}
+		if int64(obs.published+obs.unsentTotal()) != obs.scheduled {
+			t.Errorf("scheduled %d != published %d + unsent %v", obs.scheduled, obs.published, obs.unsent)
+		}
+	})
+	t.Run("interrupted", func(t *testing.T) {
+		e, obs, at := start(t)
+		e.StopPublishingAt(at.Add(time.Hour))
+		time.Sleep(200 * time.Millisecond)
+		stopAccounted(t, e, obs)
+		obs.mu.Lock()
+		defer obs.mu.Unlock()
+		if obs.scheduled < n*rate/5 || obs.scheduled > n*rate {
+			t.Errorf("scheduled %d, want the ~%d due before the interrupt", obs.scheduled, n*rate/5)
+		}
+	})
+}
+
 // stopAccounted stops e's publishing, finishes and disconnects, and checks obs's accounts:
 // scheduled = published + unsent, and scheduled between what was due before the call to
 // StopPublishing and what was due after it.

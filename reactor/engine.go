@@ -139,7 +139,7 @@ type Engine struct {
 	maxPayload int
 	realEpoch  int64                   // CLOCK_REALTIME ns at epoch: headers carry realtime
 	pubStart   atomic.Int64            // engine clock of publishing's start (0: not started)
-	pubStop    atomic.Int64            // engine clock from which no message is due (0: none; stopPending: being read)
+	pubStop    atomic.Int64            // engine clock from which no message is due (0: none yet; stopPending: being read); it may lie ahead
 	rates      rates                   // SetRate's changes
 	prof       atomic.Pointer[profile] // the rate profile once publishing started (nil: none, the plan's rates)
 	subscribed atomic.Int64            // SUBACKs received
@@ -294,24 +294,49 @@ func (e *Engine) StartPublishing(delay time.Duration) time.Time {
 	return e.epoch.Add(time.Duration(start))
 }
 
-// StopPublishing ends every schedule: no message due from now on is sent. Only the first
-// call counts.
+// StopPublishingAt ends every schedule at the wall-clock instant at, set ahead of time: no
+// message due at or after it is sent, however late the caller's own timer fires on a
+// loaded host, so that a run of a given duration schedules rate x duration messages. A
+// later StopPublishing still ends them sooner (an interrupt). Call after StartPublishing;
+// only a call before any stop counts.
+func (e *Engine) StopPublishingAt(at time.Time) {
+	e.pubStop.CompareAndSwap(0, max(int64(at.Sub(e.epoch)), 1))
+}
+
+// StopPublishing ends every schedule now: no message due from now on is sent. A stop
+// already past (an earlier call, or the instant StopPublishingAt set) stays.
 //
 // The stop is claimed (stopPending) before its time is read, and the loops wait for the
-// time while it is claimed (Engine.stopAt): a publish pass that saw no stop had read its
-// clock before the claim, so that everything it wrote is due before the stop. Read before
-// the claim, the time could be older than a pass that saw no stop (the thread taken off
-// its CPU in between, on a loaded host), and that pass wrote messages due after it:
-// published above scheduled. The +1 puts the stop after such a pass's clock also where the
-// clock did not move between the two reads (it is never 0 either).
+// time while it is claimed (Engine.stopAt): a publish pass that saw no stop (or a stop
+// still ahead) had read its clock before the claim, so that everything it wrote is due
+// before the stop. Read before the claim, the time could be older than a pass that saw no
+// stop (the thread taken off its CPU in between, on a loaded host), and that pass wrote
+// messages due after it: published above scheduled. The +1 puts the stop after such a
+// pass's clock also where the clock did not move between the two reads (it is never 0
+// either).
 func (e *Engine) StopPublishing() {
-	if !e.pubStop.CompareAndSwap(0, stopPending) {
-		return
+	var ahead int64
+	for {
+		ahead = e.pubStop.Load()
+		if ahead == stopPending {
+			runtime.Gosched() // another caller is reading its time: that stop is now
+			continue
+		}
+		if ahead != 0 && ahead <= e.now() {
+			return
+		}
+		if e.pubStop.CompareAndSwap(ahead, stopPending) {
+			break
+		}
 	}
 	if stopGap != nil {
 		stopGap()
 	}
-	e.pubStop.Store(e.now() + 1)
+	stop := e.now() + 1
+	if ahead != 0 {
+		stop = min(stop, ahead)
+	}
+	e.pubStop.Store(stop)
 }
 
 // stopPending is pubStop while StopPublishing reads the stop's time.
