@@ -32,21 +32,33 @@ demo: build
 	@mkdir -p results
 	./bin/mqblast run quick-p2p-100 --out results/demo.json --html results/demo.html
 
-## test: every tier (what CI runs; needs mosquitto on PATH), unit and integration tests with packages in parallel, then the timing tests alone
+## test: every tier (what CI runs; needs mosquitto on PATH and gcc): each test once, under the race detector where its build can judge it; packages in parallel, the timing tests alone
 # The tiers (internal/tier): unit tests are pure; integration tests start Mosquitto, a broker,
 # a sink, Chromium, a network namespace or the binary, and -short skips them; timing tests
 # assert on the scheduler (schedule lag, CPU figures, latency bounds), which two packages'
-# tests sharing two cores would break now and then, so they run after, one at a time (also
-# when the first pass failed, so that one run reports every tier). About 3 + 1.5 minutes here.
+# tests sharing two cores would break now and then, so they run after, one at a time. The
+# passes: the unit and integration tiers under the race detector (test-race); the tests it
+# skipped and wrote down because its build cannot judge them (they drive the mqblast
+# binary, not a race build), without it (scripts/plain-tests.sh); the unit tier without it
+# (test-unit: the zero-allocation guards, which the race build leaves out); the timing
+# tier alone (test-timing). Each pass runs also when one before failed, so that one run
+# reports every tier.
 test:
-	@s=0; $(MAKE) --no-print-directory test-integration || s=1; \
-	  $(MAKE) --no-print-directory test-timing || s=1; exit $$s
+	@list=$$(mktemp); s=0; \
+	  MQBLAST_PLAIN_LIST=$$list $(MAKE) --no-print-directory test-race || s=1; \
+	  scripts/plain-tests.sh $$list $(GO) test -p $(TEST_P) -count=1 || s=1; \
+	  $(MAKE) --no-print-directory test-unit || s=1; \
+	  $(MAKE) --no-print-directory test-timing || s=1; rm -f $$list; exit $$s
+
+## test-race: the unit and integration tiers under the race detector, packages in parallel (the timing tests and those that drive the binary skip)
+test-race:
+	MQBLAST_TIMING=skip $(GO) test -race -p $(TEST_P) -count=1 ./...
 
 ## test-unit: the unit tier alone (-short), packages in parallel, in seconds and with nothing to install
 test-unit:
 	$(GO) test -short -p $(TEST_P) -count=1 ./...
 
-## test-integration: the unit and integration tiers, packages in parallel (the timing tests skip)
+## test-integration: the unit and integration tiers without the race detector, packages in parallel (the timing tests skip)
 test-integration:
 	MQBLAST_TIMING=skip $(GO) test -p $(TEST_P) -count=1 ./...
 
@@ -164,4 +176,4 @@ study-brokers: build
 	@mkdir -p study-brokers
 	./bin/mqblast study brokers-edge --out study-brokers/brokers-edge
 	@echo "open study-brokers/brokers-edge/study.html"
-.PHONY: help demo image build bench-conn bench-conn-curve bench-tls bench-msg bench-floor bench-1m fleet-1m bench-fanout limit-check study-demo study-brokers test test-unit test-integration test-timing race allocs fuzz bench lint check cross clean
+.PHONY: help demo image build bench-conn bench-conn-curve bench-tls bench-msg bench-floor bench-1m fleet-1m bench-fanout limit-check study-demo study-brokers test test-race test-unit test-integration test-timing race allocs fuzz bench lint check cross clean

@@ -57,9 +57,9 @@ func Main(m *testing.M) int {
 // Binary builds cmd/mqblast once per test process and returns its path: tests that drive
 // the real executable (it starts itself again for the embedded broker, workers and study
 // cells). pkg is the package's directory relative to the test's ("." from cmd/mqblast,
-// "../cmd/mqblast" from study). Under the race detector it skips the test: the binary is
-// not a race build, so the test would prove nothing make test has not (and the race pass
-// is the longer for it). The package's TestMain must run its tests with Main, which removes
+// "../cmd/mqblast" from study). Under the race detector it skips the test (tier.SkipRace),
+// and make test runs it in its pass without the race detector: the binary is not a race
+// build, so the race pass would prove nothing more of it. The package's TestMain must run its tests with Main, which removes
 // the binary at the end; the test fails otherwise.
 func Binary(t testing.TB, pkg string) string {
 	t.Helper()
@@ -68,7 +68,7 @@ func Binary(t testing.TB, pkg string) string {
 	}
 	tier.Integration(t)
 	if tier.Race {
-		t.Skip("drives the mqblast binary, which is not a race build: make test runs it")
+		tier.SkipRace(t, "drives the mqblast binary, which is not a race build")
 	}
 	bin.once.Do(func() {
 		dir, err := os.MkdirTemp("", "mqblast-bin-")
