@@ -88,7 +88,8 @@ type Runner struct {
 	// starts, with the engine's rate control, the instant publishing started and the one
 	// intervals are timed from (their t_s); the intervals are aligned to the start of
 	// publishing. The measure phase ends when it returns, at Duration, or at the context's
-	// end (which it sees too).
+	// end (which it sees too); the context it is given ends with the phase, and the phase
+	// waits for it to return.
 	Controller func(ctx context.Context, rc RateControl, pubStart, runStart time.Time)
 	// ConnectController, if set, drives the connect rate of the connect phase (a search
 	// for the broker's connection limit): the phase starts paused, and it is called once,
@@ -384,7 +385,12 @@ func (r *run) connect() error {
 		var done atomic.Bool
 		controlled = done.Load
 		r.eng.PauseConnect()
+		// The phase waits for it to return (it sees the run's context end too): what it
+		// writes of its own is written before the phase's figures are read.
+		ended := make(chan struct{})
+		defer func() { <-ended }()
 		go func() {
+			defer close(ended)
 			r.ConnectController(r.ctx, r.eng, r.src.start)
 			done.Store(true)
 			cancel() // the clients not dialed yet never are
@@ -591,10 +597,19 @@ func (r *run) measure() error {
 	}
 	var controlled func() bool // the controller returned
 	if r.Controller != nil && err == nil {
+		// Its context ends with the measure phase, which waits for it to return: what it
+		// writes of its own is written before the phase's figures are read.
+		ctx, cancel := context.WithCancel(r.ctx)
+		ended := make(chan struct{})
+		defer func() {
+			cancel()
+			<-ended
+		}()
 		var done atomic.Bool
 		controlled = done.Load
 		go func() {
-			r.Controller(r.ctx, r.eng, pubStart, r.src.start)
+			defer close(ended)
+			r.Controller(ctx, r.eng, pubStart, r.src.start)
 			done.Store(true)
 		}()
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mqblast/mqblast/bench"
@@ -24,7 +25,9 @@ type Spec = spec.Spec
 type IO struct {
 	// Stdin is read by nothing but a worker process (its start line); Stdout takes the
 	// result (the summary or the document, Spec.Outputs.Format); Stderr the progress,
-	// notices and what was written where. Nil: the process's own.
+	// notices and what was written where. Nil: the process's own. Neither need be safe for
+	// concurrent use: the run's children write to them from goroutines of their own (a
+	// file is given to a child as it is), and the run serialises every write to them.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	// Password is the broker password given outside the Spec (a command line's -P or
@@ -52,9 +55,31 @@ func (o *IO) defaults() {
 	if o.Stderr == nil {
 		o.Stderr = os.Stderr
 	}
+	// One lock for both: they may be one writer.
+	mu := new(sync.Mutex)
+	for _, w := range []*io.Writer{&o.Stdout, &o.Stderr} {
+		switch (*w).(type) {
+		case *os.File, *lockedWriter:
+		default:
+			*w = &lockedWriter{mu: mu, w: *w}
+		}
+	}
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
 	}
+}
+
+// lockedWriter is a writer that is not a file, given to the run as IO.Stdout or Stderr:
+// its writes are serialised.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // Do runs sp and returns its result, written where sp's outputs say (also the partial

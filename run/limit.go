@@ -444,8 +444,13 @@ func (s *search) cpu(st *result.LimitStep, from, to float64) {
 // set the limit.
 func (s *search) finish(res *result.Result) {
 	out := s.out
-	if res.Interrupted && out.Ended != "start_failed" {
+	switch {
+	case res.Interrupted && out.Ended != "start_failed":
 		out.Ended = "interrupted"
+	case !res.Interrupted && out.Ended == "interrupted":
+		// Its context ended with the measure phase, at max_duration, in a step that ran
+		// past it (a pause waiting for the broker to go quiet).
+		out.Ended = "max_duration"
 	}
 	for _, st := range out.Steps {
 		if st.Overruled {
