@@ -37,20 +37,22 @@ demo: build
 # a sink, Chromium, a network namespace or the binary, and -short skips them; timing tests
 # assert on the scheduler (schedule lag, CPU figures, latency bounds), which two packages'
 # tests sharing two cores would break now and then, so they run after, one at a time. The
-# passes: the unit and integration tiers under the race detector (test-race; the mqblast
-# binary the tests drive is a race build too); the unit tier without it (test-unit: the
-# zero-allocation guards, which the race build leaves out); the timing tier alone, without
-# it (test-timing). Each pass runs also when one before failed, so that one run reports
-# every tier; each pass's line gives the time it starts (where the time goes:
-# docs/performance.md).
+# passes: the unit and integration tiers under the race detector (test-race); the tests it
+# skipped and wrote down because its build cannot judge them (they drive the mqblast
+# binary, not a race build), without it (scripts/plain-tests.sh); the unit tier without it
+# (test-unit: the zero-allocation guards, which the race build leaves out); the timing
+# tier alone (test-timing). Each pass runs also when one before failed, so that one run
+# reports every tier.
+# Each pass's line gives the time it starts (where the time goes: docs/performance.md).
 test:
-	@s=0; pass() { printf -- '--- make test: %s (%s)\n' "$$1" "$$(date -u +%T)"; }; \
-	  pass "the unit and integration tiers under the race detector"; $(MAKE) --no-print-directory test-race || s=1; \
+	@list=$$(mktemp); s=0; pass() { printf -- '--- make test: %s (%s)\n' "$$1" "$$(date -u +%T)"; }; \
+	  pass "the unit and integration tiers under the race detector"; MQBLAST_PLAIN_LIST=$$list $(MAKE) --no-print-directory test-race || s=1; \
+	  pass "the tests it left (they drive the binary), without it"; scripts/plain-tests.sh $$list $(GO) test -p $(TEST_P) -count=1 || s=1; \
 	  pass "the unit tier without it"; $(MAKE) --no-print-directory test-unit || s=1; \
 	  pass "the timing tier, alone"; $(MAKE) --no-print-directory test-timing || s=1; \
-	  pass "done"; exit $$s
+	  pass "done"; rm -f $$list; exit $$s
 
-## test-race: the unit and integration tiers under the race detector, packages in parallel (the timing tests skip)
+## test-race: the unit and integration tiers under the race detector, packages in parallel (the timing tests and those that drive the binary skip)
 test-race:
 	MQBLAST_TIMING=skip $(GO) test -race -p $(TEST_P) -count=1 ./...
 

@@ -57,15 +57,19 @@ func Main(m *testing.M) int {
 // Binary builds cmd/mqblast once per test process and returns its path: tests that drive
 // the real executable (it starts itself again for the embedded broker, workers and study
 // cells). pkg is the package's directory relative to the test's ("." from cmd/mqblast,
-// "../cmd/mqblast" from study). Under the race detector the binary is a race build too, so
-// that the children's code is checked as the test's is. The package's TestMain must run
-// its tests with Main, which removes the binary at the end; the test fails otherwise.
+// "../cmd/mqblast" from study). Under the race detector it skips the test (tier.SkipRace),
+// and make test runs it in its pass without the race detector: the binary is not a race
+// build, so the race pass would prove nothing more of it. The package's TestMain must run its tests with Main, which removes
+// the binary at the end; the test fails otherwise.
 func Binary(t testing.TB, pkg string) string {
 	t.Helper()
 	if !bin.main {
 		t.Fatal("testbroker.Binary needs the package's TestMain to run its tests with testbroker.Main, which removes the built binary")
 	}
 	tier.Integration(t)
+	if tier.Race {
+		tier.SkipRace(t, "drives the mqblast binary, which is not a race build")
+	}
 	bin.once.Do(func() {
 		dir, err := os.MkdirTemp("", "mqblast-bin-")
 		if err != nil {
@@ -73,11 +77,7 @@ func Binary(t testing.TB, pkg string) string {
 			return
 		}
 		bin.dir, bin.path = dir, filepath.Join(dir, "mqblast")
-		args := []string{"build", "-o", bin.path}
-		if tier.Race {
-			args = append(args, "-race")
-		}
-		if out, err := exec.Command("go", append(args, pkg)...).CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", "build", "-o", bin.path, pkg).CombinedOutput(); err != nil {
 			bin.err = fmt.Errorf("go build %s: %w: %s", pkg, err, out)
 		}
 	})

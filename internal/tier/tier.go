@@ -17,6 +17,12 @@
 // pass, with -run naming them: integration tests not marked Timing skip themselves, unit
 // tests are left out by -run). -short skips both integration and timing tests.
 //
+// A test that the race detector's build cannot judge (it drives the mqblast binary, which
+// is not a race build) calls SkipRace: make test's race pass skips it and writes it down
+// ($MQBLAST_PLAIN_LIST), and its pass without the race detector runs what was written
+// (scripts/plain-tests.sh), so that each test runs once, under the race detector where it
+// can.
+//
 // Timing must be the first statement of a top-level test function: make test-timing
 // finds the timing tests by it (scripts/timing-tests.sh).
 package tier
@@ -31,6 +37,42 @@ import (
 
 // Env is the environment variable that selects the pass (see the package comment).
 const Env = "MQBLAST_TIMING"
+
+// PlainEnv names the file where SkipRace writes down the tests it skipped, a line each:
+// the package's directory and the top-level test's name.
+const PlainEnv = "MQBLAST_PLAIN_LIST"
+
+// SkipRace skips t, which the race detector's build cannot judge (why says what it
+// lacks), and writes its top-level test down for the pass without the race detector
+// (PlainEnv). Call it only under the race detector (Race).
+func SkipRace(t testing.TB, why string) {
+	t.Helper()
+	if list := os.Getenv(PlainEnv); list != "" {
+		top, _, _ := strings.Cut(t.Name(), "/")
+		dir, err := os.Getwd()
+		if err == nil {
+			err = appendLine(list, dir+" "+top+"\n")
+		}
+		if err != nil {
+			t.Fatalf("writing %s down for the pass without the race detector: %v", top, err)
+		}
+	}
+	t.Skipf("%s: the pass without the race detector runs it (make test)", why)
+}
+
+// appendLine appends line to the file at path in one write (O_APPEND: the lines of
+// several test processes do not interleave).
+func appendLine(path, line string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(line)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
 
 // marked holds the names of the top-level tests Timing marked.
 var marked sync.Map
