@@ -59,8 +59,8 @@ func Main(m *testing.M) int {
 // cells). pkg is the package's directory relative to the test's ("." from cmd/mqblast,
 // "../cmd/mqblast" from study). Under the race detector it skips the test (tier.SkipRace),
 // and make test runs it in its pass without the race detector: the binary is not a race
-// build, so the race pass would prove nothing more of it. The package's TestMain must run its tests with Main, which removes
-// the binary at the end; the test fails otherwise.
+// build, so the race pass would prove nothing more of it. The package's TestMain must run
+// its tests with Main, which removes the binary at the end; the test fails otherwise.
 func Binary(t testing.TB, pkg string) string {
 	t.Helper()
 	if !bin.main {
