@@ -53,7 +53,7 @@ type pubState struct {
 	spec      *PublishSpec
 	s         *session // nil while disconnected
 	topic     []byte   // PublishSpec.Topic (the loop's topic store, or the own spec's)
-	interval  int64    // ns between messages
+	period    float64  // ns between messages (1e9 / rate): offset(k) is message k's, rounded once
 	k         int64    // schedule index of the next due message
 	nextDue   int64    // engine clock of message k
 	phase     int64    // PublishSpec.Phase, ns
@@ -128,7 +128,13 @@ func (p *pubState) dueBefore(t, start int64, pr *profile) int64 {
 	if start == 0 || t <= base {
 		return 0
 	}
-	n := (t - base + p.interval - 1) / p.interval
+	n := int64(float64(t-base)/p.period) + 1 // a first guess: the due times decide
+	for n > 0 && base+p.offset(n-1) >= t {
+		n--
+	}
+	for base+p.offset(n) < t {
+		n++
+	}
 	if c := int64(p.spec.Count); c > 0 && n > c {
 		n = c
 	}
@@ -139,7 +145,7 @@ func (p *pubState) dueBefore(t, start int64, pr *profile) int64 {
 // profile pr (nil: none).
 func (p *pubState) dueOf(start int64, pr *profile) int64 {
 	if pr == nil {
-		return start + p.phase + p.k*p.interval
+		return start + p.phase + p.offset(p.k)
 	}
 	return p.dueAt(pr, p.k)
 }
@@ -157,11 +163,16 @@ func (p *pubState) advance(start int64, pr *profile) {
 // (cost 107 of 80), and the plan's schedule keeps the per-message path it had.
 func (p *pubState) step(start int64) {
 	p.k++
-	p.nextDue = start + p.phase + p.k*p.interval
+	p.nextDue = start + p.phase + p.offset(p.k)
 	if c := p.spec.Count; c > 0 && p.k >= int64(c) {
 		p.done = true
 	}
 }
+
+// offset returns message k's offset in p's schedule in ns: k periods rounded to the nearest
+// ns, each from k (no sum of rounded periods), so that n messages span n periods exactly and
+// a run of d seconds at r per second schedules r x d of them, never one more.
+func (p *pubState) offset(k int64) int64 { return int64(float64(k)*p.period + 0.5) }
 
 // skipTo moves p's schedule to message k (k greater than p.k): the messages passed are
 // unsent.
@@ -448,7 +459,7 @@ func (l *loop) unholdPub(p *pubState, now int64) {
 func (l *loop) publisher(client int32, sp *PublishSpec) *pubState {
 	p := l.pubs[client]
 	if p == nil {
-		p = &pubState{spec: sp, client: client, heapIdx: -1, interval: int64(float64(time.Second) / sp.Rate),
+		p = &pubState{spec: sp, client: client, heapIdx: -1, period: float64(time.Second) / sp.Rate,
 			topic: sp.Topic, phase: int64(sp.Phase), number: sp.Number, receivers: int32(sp.Receivers)}
 		if sp.ResponseTopic == nil && sp.TopicSuffix == nil {
 			p.spec, p.topic = l.sharedSpec(sp), l.keepTopic(sp.Topic)

@@ -15,7 +15,7 @@ import (
 // and there it stays until the next change.
 //
 // A publisher's schedule runs in schedule time τ(t) = ∫ m(s) ds from the start of publishing
-// (engine ns): message k is due at the first engine ns t with τ(t) >= Phase + k*interval,
+// (engine ns): message k is due at the first engine ns t with τ(t) >= Phase + offset(k),
 // the plan's own formula with τ in place of t - start. τ is continuous, so a change re-phases
 // every publisher at once without a burst or a gap; a ramp's due times solve τ's quadratic
 // within its segment; a pause (m = 0) has no due times. Without a change the loops never look
@@ -152,14 +152,14 @@ func (pr *profile) at(x float64, i int) int64 {
 	return s.from + int64(c)
 }
 
-// due returns the engine ns at which the message at schedule offset x (Phase + k*interval,
+// due returns the engine ns at which the message at schedule offset x (Phase + offset(k),
 // schedule ns) is due.
 func (pr *profile) due(x float64) int64 { return pr.at(x, pr.firstSeg(x)) }
 
 // dueAt returns p's message k's due time under pr, seg being the segment hint that k only
 // moves forward (p.seg).
 func (p *pubState) dueAt(pr *profile, k int64) int64 {
-	x := float64(p.phase + k*p.interval)
+	x := float64(p.phase + p.offset(k))
 	i := int(p.seg)
 	for i+1 < len(pr.segs) && pr.segs[i+1].tau < x {
 		i++
@@ -177,9 +177,9 @@ func (p *pubState) dueCount(pr *profile, t int64) int64 {
 	phase := p.phase
 	k := int64(0)
 	if x := pr.tau(t-1) - float64(phase); x >= 0 {
-		k = int64(x/float64(p.interval)) + 1
+		k = int64(x/p.period) + 1
 	}
-	dueK := func(k int64) int64 { return pr.due(float64(phase + k*p.interval)) }
+	dueK := func(k int64) int64 { return pr.due(float64(phase + p.offset(k))) }
 	for k > 0 && dueK(k-1) >= t { // float rounding: the due times decide
 		k--
 	}
@@ -311,7 +311,7 @@ func (l *loop) syncProfile() {
 	for _, p := range l.pubs {
 		p.seg = 0
 		if !p.done {
-			p.seg = int32(pr.firstSeg(float64(p.phase + p.k*p.interval)))
+			p.seg = int32(pr.firstSeg(float64(p.phase + p.offset(p.k))))
 			p.nextDue = p.dueAt(pr, p.k)
 		}
 	}

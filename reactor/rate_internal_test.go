@@ -89,11 +89,11 @@ func TestProfileCounts(t *testing.T) {
 		if r.IntN(3) == 0 {
 			sp.Count = 1 + r.IntN(500)
 		}
-		p := &pubState{spec: sp, interval: int64(float64(time.Second) / sp.Rate), phase: int64(sp.Phase)}
+		p := &pubState{spec: sp, period: float64(time.Second) / sp.Rate, phase: int64(sp.Phase)}
 		var dues []int64
 		p.nextDue = p.dueOf(start, pr)
 		for !p.done && p.nextDue < start+int64(12*time.Second) {
-			if want := pr.due(float64(int64(sp.Phase) + p.k*p.interval)); want != p.nextDue {
+			if want := pr.due(float64(int64(sp.Phase) + p.offset(p.k))); want != p.nextDue {
 				t.Fatalf("round %d: message %d due at %d with the hint, %d without", round, p.k, p.nextDue, want)
 			}
 			if n := len(dues); n > 0 && p.nextDue < dues[n-1] {
@@ -128,8 +128,8 @@ func TestProfileOfOnes(t *testing.T) {
 	const start = int64(777)
 	pr := buildProfile(start, []rateChange{{at: start + 3e8, scale: 1}, {at: start + 5e8, scale: 1}, {at: start + 9e8, scale: 1}})
 	sp := &PublishSpec{Rate: 300, Phase: 1234567}
-	a := &pubState{spec: sp, interval: int64(float64(time.Second) / sp.Rate), phase: int64(sp.Phase)}
-	b := &pubState{spec: sp, interval: a.interval, phase: a.phase}
+	a := &pubState{spec: sp, period: float64(time.Second) / sp.Rate, phase: int64(sp.Phase)}
+	b := &pubState{spec: sp, period: a.period, phase: a.phase}
 	for range 1000 {
 		if da, db := a.dueOf(start, nil), b.dueOf(start, pr); da != db {
 			t.Fatalf("message %d: due %d without a profile, %d with ones", a.k, da, db)
@@ -206,5 +206,41 @@ func TestPublishAllocsProfile(t *testing.T) {
 	want := s.pub.dueBefore(now+1, base, l.prof)
 	if int64(s.pub.seq) != want || want != 3541 {
 		t.Errorf("published %d messages by start+%v, the profile schedules %d (want 3,541)", s.pub.seq, time.Duration(now-base), want)
+	}
+}
+
+// TestScheduleSpansRateTimesDuration: a publisher at r per second schedules exactly r x d
+// messages in d seconds, whatever its phase within one period, counted both ways the loops
+// count (dueBefore, and stepping through the due times). With the period truncated to whole
+// ns (999,000 ns at 1,001/s) the schedule drifted a µs a second ahead: 1,002 in a second.
+func TestScheduleSpansRateTimesDuration(t *testing.T) {
+	const start = int64(5e9)
+	for _, c := range []struct {
+		rate float64
+		d    time.Duration
+		want int64
+	}{
+		{1001, time.Second, 1001}, {3, time.Second, 3}, {7, 3 * time.Second, 21}, {1000.5, 2 * time.Second, 2001},
+		{33333.3, 10 * time.Second, 333333}, {0.3, 10 * time.Second, 3}, {999_999, time.Second, 999_999},
+		{1001, time.Hour, 1001 * 3600},
+	} {
+		period := float64(time.Second) / c.rate
+		for _, phase := range []int64{0, 1, int64(period / 3), int64(period) - 1} {
+			p := &pubState{spec: &PublishSpec{Rate: c.rate}, period: period, phase: phase}
+			end := start + int64(c.d)
+			if n := p.dueBefore(end, start, nil); n != c.want {
+				t.Errorf("%v/s for %v, phase %d ns: dueBefore says %d due, want %d", c.rate, c.d, phase, n, c.want)
+			}
+			if c.want > 1e6 {
+				continue
+			}
+			n := int64(0)
+			for p.nextDue = p.dueOf(start, nil); p.nextDue < end; p.step(start) {
+				n++
+			}
+			if n != c.want {
+				t.Errorf("%v/s for %v, phase %d ns: %d due times before the end, want %d", c.rate, c.d, phase, n, c.want)
+			}
+		}
 	}
 }

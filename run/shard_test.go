@@ -136,8 +136,8 @@ func TestShardsStartAtMerged(t *testing.T) {
 	if msg.Scheduled != scheduled {
 		t.Errorf("merged scheduled %d, the shards' sum %d", msg.Scheduled, scheduled)
 	}
-	if want := float64(clients * rate * duration); math.Abs(float64(msg.Scheduled)-want) > want/100 {
-		t.Errorf("scheduled %d, want %v within 1%% (clients x rate x duration)", msg.Scheduled, want)
+	if want := int64(clients * rate * duration); msg.Scheduled != want {
+		t.Errorf("scheduled %d, want %d (clients x rate x duration: the schedules end at the planned instant)", msg.Scheduled, want)
 	}
 	if got := res.Histograms.Latency.Count(); got != latCount || res.LatencyUS.Count != latCount || latCount == 0 {
 		t.Errorf("merged latency histogram %d values (summary %d), the shards' sum %d", got, res.LatencyUS.Count, latCount)
