@@ -41,16 +41,19 @@ demo: build
 # skipped and wrote down because its build cannot judge them (they drive the mqblast
 # binary, not a race build), without it (scripts/plain-tests.sh); the unit tier without it
 # (test-unit: the zero-allocation guards, which the race build leaves out); the timing
-# tier alone (test-timing). Each pass runs also when one before failed, so that one run
+# tier alone (test-timing). Every result document a test's run writes is checked against the
+# accounting identities as it is written (report.Audit); the last step fails when one broke
+# an identity (scripts/result-audit.sh). Each pass runs also when one before failed, so that one run
 # reports every tier.
 # Each pass's line gives the time it starts (where the time goes: docs/performance.md).
 test:
-	@list=$$(mktemp); s=0; pass() { printf -- '--- make test: %s (%s)\n' "$$1" "$$(date -u +%T)"; }; \
+	@list=$$(mktemp); audit=$$(mktemp); export MQBLAST_RESULT_AUDIT=$$audit; s=0; pass() { printf -- '--- make test: %s (%s)\n' "$$1" "$$(date -u +%T)"; }; \
 	  pass "the unit and integration tiers under the race detector"; MQBLAST_PLAIN_LIST=$$list $(MAKE) --no-print-directory test-race || s=1; \
 	  pass "the tests it left (they drive the binary), without it"; scripts/plain-tests.sh $$list $(GO) test -p $(TEST_P) -count=1 || s=1; \
 	  pass "the unit tier without it"; $(MAKE) --no-print-directory test-unit || s=1; \
 	  pass "the timing tier, alone"; $(MAKE) --no-print-directory test-timing || s=1; \
-	  pass "done"; rm -f $$list; exit $$s
+	  pass "the result documents the tests wrote, against the accounting identities"; scripts/result-audit.sh $$audit || s=1; \
+	  pass "done"; rm -f $$list $$audit; exit $$s
 
 ## test-race: the unit and integration tiers under the race detector, packages in parallel (the timing tests and those that drive the binary skip)
 test-race:

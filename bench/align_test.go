@@ -61,6 +61,7 @@ func TestWorkersHoldTogether(t *testing.T) {
 				t.Error(err)
 				return
 			}
+			audited(t, res)
 			if res.Connections.Established != 20 {
 				t.Errorf("worker %d: %d of 20 established", w, res.Connections.Established)
 			}
@@ -125,6 +126,7 @@ func TestHoldOneProcPerLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	audited(t, res)
 	after := runtime.GOMAXPROCS(0)
 	t.Logf("GOMAXPROCS %d before, %v at the held intervals, %d after; %d established", before, held, after, res.Connections.Established)
 	if res.Connections.Established != 20 {
@@ -166,6 +168,7 @@ func TestStreamOnlyKeepsNoIntervals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		audited(t, res)
 		var connected int64
 		for _, iv := range got {
 			for _, g := range iv.Groups {
@@ -221,6 +224,7 @@ func TestSettledAfterConnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	audited(t, res)
 	if !checked {
 		t.Fatal("the run never read its resident set after the connect phase")
 	}

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"syscall"
@@ -10,6 +11,7 @@ import (
 	"github.com/mqblast/mqblast/broker"
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/internal/tier"
+	"github.com/mqblast/mqblast/report"
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/scenario"
 	"github.com/mqblast/mqblast/watch"
@@ -79,7 +81,22 @@ func runFull(t *testing.T, broker string, s *scenario.Scenario, during func(), w
 	if err != nil {
 		t.Fatal(err)
 	}
+	audited(t, res)
 	return res
+}
+
+// audited fails t when res's document breaks an accounting identity (report.Audit, which
+// the binary runs on every document it writes).
+func audited(t *testing.T, res *result.Result) {
+	t.Helper()
+	var doc, warn bytes.Buffer
+	if err := res.WriteJSON(&doc); err != nil {
+		t.Error(err)
+		return
+	}
+	if err := report.Audit(&warn, doc.Bytes(), "bench."+t.Name()); err != nil {
+		t.Errorf("the result breaks an accounting identity:\n%v", err)
+	}
 }
 
 // runScenario runs a built-in scenario with overrides against broker.

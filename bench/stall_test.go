@@ -157,6 +157,7 @@ func TestHeldPublishersCountsPublishers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			audited(t, res)
 			b := res.BrokerStalled
 			if b.Publishers != 20 || b.Holds["disconnected"] != 20 {
 				t.Errorf("broker_stalled: %d publishers held, %v holds; want 20 and 20 disconnected (%v)",

@@ -26,6 +26,7 @@ func runTLS(t *testing.T, broker string, s *scenario.Scenario, tc reactor.TLSOpt
 	if err != nil {
 		t.Fatal(err)
 	}
+	audited(t, res)
 	return res
 }
 

@@ -8,6 +8,11 @@
 // header, the CSV's column names) goes through termtext.Line, which shows control
 // characters and bidi overrides escaped, so none reaches a terminal raw or starts a line.
 //
+// WriteResult writes a run's document and audits it first (Audit, result.CheckDocument): a
+// document that breaks an accounting identity is written all the same, with a warning that
+// the defect is mqblast's; $MQBLAST_RESULT_AUDIT, when set, names a file that gets a line per
+// document audited (make test reads it to fail the suite on any such document).
+//
 // # HTML pages
 //
 // WriteHTML writes the report of one result and WriteCompareHTML the comparison of several,

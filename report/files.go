@@ -34,17 +34,26 @@ func WriteFile(path string, write func(io.Writer) error) error {
 
 // WriteResult writes the result to out (if given) and to stdout, the document (format
 // json) or its summary (text); stdout gets it even when out cannot be written, and that
-// error is returned then. Where the file went is said on stderr.
+// error is returned then. Where the file went is said on stderr, and so is a document that
+// breaks an accounting identity (Audit).
 func WriteResult(stdout, stderr io.Writer, res *result.Result, out, format string) error {
+	doc, err := encodeResult(res)
+	if err != nil {
+		return err
+	}
+	where := out
+	if where == "" {
+		where = "stdout"
+	}
+	_ = Audit(stderr, doc, where)
 	var ferr error
 	if out != "" {
-		if ferr = WriteFile(out, res.WriteJSON); ferr == nil {
+		if ferr = WriteFile(out, func(w io.Writer) error { _, err := w.Write(doc); return err }); ferr == nil {
 			fmt.Fprintf(stderr, "result written to %s\n", out)
 		}
 	}
-	var err error
 	if format == "json" {
-		err = res.WriteJSON(stdout)
+		_, err = stdout.Write(doc)
 	} else {
 		err = WriteSummary(stdout, res)
 	}
