@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mqblast/mqblast/bench"
+	"github.com/mqblast/mqblast/internal/countfmt"
 	"github.com/mqblast/mqblast/report"
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/run/spec"
@@ -24,7 +26,8 @@ type searchOptions struct {
 	// latency_us.p99<50000, messages.lost==0, throughput.receive_per_s>=...).
 	SLO []string
 	// StartRate is the first step's rate (0: the scenario's, publish_rate × publishers);
-	// MaxRate the highest the search tries (0: 1000 × the start rate).
+	// MaxRate the highest the search tries (0: 1000 × the start rate, at most what the
+	// publishers send: scenario.MaxPublishRate each).
 	StartRate, MaxRate float64
 	// Precision is where the bisection stops: first failed / sustained - 1 at most this.
 	// Factor is the geometric step up before a step fails.
@@ -64,6 +67,9 @@ func newSearchOptions(l *spec.Limit) *searchOptions {
 	return lo
 }
 
+// number is a rate as it was given, in plain digits (never e-notation): 80000000, 12.5.
+func number(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
 func cmpPositive(v, def float64) float64 {
 	if v > 0 {
 		return v
@@ -94,17 +100,23 @@ func prepareLimit(s *scenario.Scenario, est scenario.Estimate, lo *searchOptions
 	if lo.StartRate == 0 {
 		lo.StartRate = s.Parameters.PublishRate * float64(pubs)
 	}
+	most := scenario.MaxPublishRate * float64(pubs) // what the publishers can send together
 	if lo.MaxRate == 0 {
-		lo.MaxRate = 1000 * lo.StartRate
+		// 1000 × the start rate, within what the publishers send (a start rate above that
+		// is refused as such)
+		lo.MaxRate = max(min(1000*lo.StartRate, most), lo.StartRate)
 	}
 	switch {
 	case lo.StartRate <= 0:
-		return usage(spec.Errorf("limit.start_rate", "{limit.start_rate} %v: want a rate above 0 (messages per second, all publishers together)", lo.StartRate))
+		return usage(spec.Errorf("limit.start_rate", "{limit.start_rate} %s: want a rate above 0 (messages per second, all publishers together)", number(lo.StartRate)))
+	case lo.StartRate > most:
+		return usage(spec.Errorf("limit.start_rate", "{limit.start_rate} %s is %s per publisher, above the most one publisher sends (%s): lower it or add publishers",
+			number(lo.StartRate), report.RateText(lo.StartRate/float64(pubs)), countfmt.Thousands(scenario.MaxPublishRate)))
 	case lo.StartRate > lo.MaxRate:
-		return usage(spec.Errorf("limit.start_rate", "{limit.start_rate} %v is above {limit.max_rate} %v", lo.StartRate, lo.MaxRate))
-	case lo.MaxRate/float64(pubs) > scenario.MaxPublishRate:
-		return usage(spec.Errorf("limit.max_rate", "{limit.max_rate} %v is %v per publisher, above the most one publisher sends (%v): lower it or add publishers",
-			lo.MaxRate, lo.MaxRate/float64(pubs), scenario.MaxPublishRate))
+		return usage(spec.Errorf("limit.start_rate", "{limit.start_rate} %s is above {limit.max_rate} %s", number(lo.StartRate), number(lo.MaxRate)))
+	case lo.MaxRate > most:
+		return usage(spec.Errorf("limit.max_rate", "{limit.max_rate} %s is %s per publisher, above the most one publisher sends (%s): lower it or add publishers",
+			number(lo.MaxRate), report.RateText(lo.MaxRate/float64(pubs)), countfmt.Thousands(scenario.MaxPublishRate)))
 	}
 	p := &s.Parameters
 	p.PublishRate = lo.StartRate / float64(pubs)

@@ -35,12 +35,12 @@ func prepareConnectLimit(s *scenario.Scenario, clients int, lo *searchOptions) e
 	first := math.Ceil(lo.StartRate * lo.Step.Seconds())
 	switch {
 	case lo.StartRate <= 0:
-		return usage(spec.Errorf("limit.start_rate", "{limit.start_rate} %v: want a rate above 0 (connections per second; the scenario's connection_rate is 0: as fast as possible)", lo.StartRate))
+		return usage(spec.Errorf("limit.start_rate", "{limit.start_rate} %s: want a rate above 0 (connections per second; the scenario's connection_rate is 0: as fast as possible)", number(lo.StartRate)))
 	case lo.StartRate > lo.MaxRate:
-		return usage(spec.Errorf("limit.start_rate", "{limit.start_rate} %v is above {limit.max_rate} %v", lo.StartRate, lo.MaxRate))
+		return usage(spec.Errorf("limit.start_rate", "{limit.start_rate} %s is above {limit.max_rate} %s", number(lo.StartRate), number(lo.MaxRate)))
 	case first > float64(clients):
-		return usage(spec.Errorf("limit.start_rate", "the first step needs %s clients ({limit.start_rate} %v for {limit.step} %v), the scenario has %s: "+
-			"raise parameters.clients, or lower {limit.start_rate} or {limit.step}", countfmt.Thousands(int64(first)), lo.StartRate, lo.Step,
+		return usage(spec.Errorf("limit.start_rate", "the first step needs %s clients ({limit.start_rate} %s for {limit.step} %v), the scenario has %s: "+
+			"raise parameters.clients, or lower {limit.start_rate} or {limit.step}", countfmt.Thousands(int64(first)), number(lo.StartRate), lo.Step,
 			countfmt.Thousands(int64(clients))))
 	}
 	p := &s.Parameters

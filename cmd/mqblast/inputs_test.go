@@ -202,3 +202,31 @@ func TestDocumentReadersRefuseBadFigures(t *testing.T) {
 		t.Error("report --html wrote a page of a refused document")
 	}
 }
+
+// TestLimitRateBounds: limit's rates against what its publishers can send (1,000,000 msg/s
+// each). The default --max-rate (1000 × --start-rate) stays within it, so a start rate the
+// publishers can send is taken without --max-rate; a start rate or a --max-rate beyond it
+// is refused (exit 2) naming the flag, in plain digits.
+func TestLimitRateBounds(t *testing.T) {
+	t.Parallel()
+	lim := []string{"limit", "quick-p2p-100", "--set", "publishers.client_count=10", "--set", "subscribers.client_count=10",
+		"--broker", "127.0.0.1:1", "--no-check", "--slo", "messages.lost==0"}
+	stderr, code := runRefused(t, nil, append(lim, "--start-rate", "80000")...)
+	if code == exitUsage || strings.Contains(stderr, "max-rate") || !strings.Contains(stderr, "connecting") {
+		t.Errorf("--start-rate 80000 of 10 publishers without --max-rate: exit %d, want it taken (it connects)\n%s", code, stderr)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--start-rate", "20000000"}, "--start-rate 20000000 is 2,000,000 per publisher, above the most one publisher sends (1,000,000)"},
+		{[]string{"--start-rate", "80000", "--max-rate", "80000000"}, "--max-rate 80000000 is 8,000,000 per publisher, above the most one publisher sends (1,000,000)"},
+		{[]string{"--start-rate", "5e6", "--max-rate", "1e6"}, "--start-rate 5000000 is above --max-rate 1000000"},
+		{[]string{"--start-rate", "-1e7"}, "--start-rate -10000000: want a rate above 0"},
+	} {
+		stderr, code := runRefused(t, nil, append(lim, tc.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "e+") || strings.Contains(stderr, "connecting") {
+			t.Errorf("%v: exit %d, want %d with %q before connecting, no e-notation:\n%s", tc.args, code, exitUsage, tc.want, stderr)
+		}
+	}
+}

@@ -43,7 +43,7 @@ func newLimitCmd() *cobra.Command {
 	fl.Lookup("procs").DefValue = "1"
 	fl.StringArrayVar(&lim.SLO, "slo", nil, "what a step must hold: a threshold expression over its summary (repeatable), e.g. 'latency_us.p99<50000', messages.lost==0")
 	fl.Float64Var(&lim.StartRate, "start-rate", 0, "the first step's rate, messages per second of all publishers together, or connections per second (default: the scenario's, publish_rate × publishers or connection_rate)")
-	fl.Float64Var(&lim.MaxRate, "max-rate", 0, "the highest rate tried (default: 1000 × the start rate)")
+	fl.Float64Var(&lim.MaxRate, "max-rate", 0, "the highest rate tried (default: 1000 × the start rate, at most 1,000,000 msg/s per publisher)")
 	fl.Float64Var(&lim.Precision, "precision", 0.05, "stop when the first failed rate is within this fraction above the sustained one")
 	fl.Float64Var(&lim.Factor, "factor", 2, "the step up from one rate to the next until a step fails")
 	fl.DurationVar((*time.Duration)(&lim.Step), "step", 10*time.Second, "how long each rate is held (whole seconds)")

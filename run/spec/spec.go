@@ -167,7 +167,7 @@ type Limit struct {
 	// SLO are threshold expressions over a step's summary.
 	SLO []string `json:"slo"`
 	// StartRate is the first step's rate (0: the scenario's); MaxRate the highest tried
-	// (0: 1000 × the start rate).
+	// (0: 1000 × the start rate, at most what the publishers send).
 	StartRate float64 `json:"start_rate,omitempty"`
 	MaxRate   float64 `json:"max_rate,omitempty"`
 	// Precision is where the bisection stops (0: 0.05); Factor the step up until a step
@@ -421,9 +421,9 @@ func (s *Spec) validateLimit() []error {
 	case len(l.SLO) == 0:
 		add("limit.slo", "limit needs at least one {limit.slo}, e.g. {limit.slo} 'latency_us.p99<50000' {limit.slo} 'messages.lost==0'")
 	case l.Factor != 0 && l.Factor <= 1:
-		add("limit.factor", "{limit.factor} %v: want more than 1 (the step up from one rate to the next)", l.Factor)
+		add("limit.factor", "{limit.factor} %s: want more than 1 (the step up from one rate to the next)", plain(l.Factor))
 	case l.Precision != 0 && (l.Precision >= 1 || l.Precision < 0.001):
-		add("limit.precision", "{limit.precision} %v: want from 0.001 to 0.99 (0.05: within 5 %%)", l.Precision)
+		add("limit.precision", "{limit.precision} %s: want from 0.001 to 0.99 (0.05: within 5 %%)", plain(l.Precision))
 	case step%time.Second != 0 || pause%time.Second != 0:
 		add("limit.step", "{limit.step} %v and {limit.pause} %v: want whole seconds (the intervals' length)", step, pause)
 	case settle >= step:
@@ -431,12 +431,15 @@ func (s *Spec) validateLimit() []error {
 	case most < step+pause:
 		add("limit.max_duration", "{limit.max_duration} %v is shorter than one step and its pause (%v)", most, step+pause)
 	case l.StartRate < 0:
-		add("limit.start_rate", "{limit.start_rate} %v: want a rate above 0", l.StartRate)
+		add("limit.start_rate", "{limit.start_rate} %s: want a rate above 0", plain(l.StartRate))
 	case l.MaxRate < 0:
-		add("limit.max_rate", "{limit.max_rate} %v: want a rate above 0", l.MaxRate)
+		add("limit.max_rate", "{limit.max_rate} %s: want a rate above 0", plain(l.MaxRate))
 	}
 	return errs
 }
+
+// plain is a number as it was given, in plain digits (never e-notation).
+func plain(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // Durations returns the search's step, settle, pause and longest duration, their defaults
 // filled in.
