@@ -28,6 +28,11 @@ func LimitLines(l *result.Limit) []string {
 	switch {
 	case !l.Found && len(l.Steps) == 0:
 		out = append(out, "no step ran: no answer")
+	case l.Ended == "broker_gone" && !l.Found:
+		out = append(out, "the broker went away during the search, before any step held: no answer")
+	case l.Ended == "broker_gone":
+		out = append(out, fmt.Sprintf("the broker went away during the search: no limit found; the steps before held up to %s %s%s within %s",
+			RateText(l.Sustained), unit, per(l.SustainedPerClient), slo))
 	case !l.Found:
 		out = append(out, fmt.Sprintf("even the start rate %s %s%s failed %s: %s", RateText(l.FirstFailed), unit,
 			per(l.FirstFailedPerClient), slo, strings.Join(l.FailedSLO, "; ")))
@@ -49,7 +54,18 @@ func LimitLines(l *result.Limit) []string {
 	case "max_rate":
 		out = append(out, "every step up to --max-rate held: the limit is higher")
 	case "max_duration":
+		if l.Found && l.FirstFailed > 0 && l.Reached <= l.Precision && !l.Confirmed {
+			out = append(out, "--max-duration ended the search before the answer was held once more: it is unconfirmed")
+			break
+		}
 		out = append(out, "--max-duration ended the search before the precision asked")
+	case "broker_gone":
+		for _, st := range l.Steps {
+			if st.BrokerGone && len(st.Failed) > 0 {
+				out = append(out, fmt.Sprintf("the search stopped at step %d: %s", st.Index+1, st.Failed[0]))
+				break
+			}
+		}
 	case "interrupted":
 		out = append(out, "interrupted: the answer is what was known then")
 	}
@@ -100,10 +116,13 @@ func writeLimit(tw io.Writer, r *result.Result) {
 	}
 }
 
-// stepVerdict is a step's verdict in words: "holds", its failed SLOs after fails, or that a
-// failure was overruled by its repeat.
+// stepVerdict is a step's verdict in words: "holds", its failed SLOs after fails, that a
+// failure was overruled by its repeat, or that a step that held was overruled (its rate
+// failed twice).
 func stepVerdict(st result.LimitStep, fails string) string {
 	switch {
+	case st.Overruled && st.OK:
+		return "held, overruled: two steps at this rate failed (not sustained)"
 	case st.Overruled:
 		return "failed, then held on its repeat: " + strings.Join(st.Failed, "; ")
 	case !st.OK:

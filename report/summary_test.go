@@ -146,10 +146,12 @@ func TestRedeliveredAndNotShared(t *testing.T) {
 }
 
 // TestLimitStepVerdicts: a search's steps read the same in the text summary and in the HTML
-// panel's table: a step that held, one that failed with the SLO it broke, and one whose
-// failure its repeat overruled.
+// panel's table: a step that held, one that failed with the SLO it broke, one whose
+// failure its repeat overruled, and one that held at a rate found not sustained (never an
+// empty reason).
 func TestLimitStepVerdicts(t *testing.T) {
 	r := load(t, "limit.json")
+	r.Limit.Steps[1].Overruled = true // held, at a rate where two steps failed
 	r.Limit.Steps[3].Overruled = true // 32,000 msg/s: failed, then held on its repeat
 	var buf bytes.Buffer
 	if err := WriteSummary(&buf, r); err != nil {
@@ -165,7 +167,7 @@ func TestLimitStepVerdicts(t *testing.T) {
 	for _, row := range limitPanel(r).Tables[0].Rows {
 		table = append(table, row[len(row)-1])
 	}
-	want := []string{"holds", "holds", "fails: latency_us.p99<5000 (was 12703)",
+	want := []string{"holds", "held, overruled: two steps at this rate failed (not sustained)", "fails: latency_us.p99<5000 (was 12703)",
 		"failed, then held on its repeat: latency_us.p99<5000 (was 6507)",
 		"fails: latency_us.p99<5000 (was 7879)", "fails: latency_us.p99<5000 (was 7119)"}
 	if d := cmp.Diff(want, table); d != "" {

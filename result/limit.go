@@ -36,9 +36,14 @@ type Limit struct {
 	Fix        string   `json:"fix,omitempty"`
 	// Ended says why the search stopped: "precision" (reached), "max_rate" (every step up
 	// to it held), "max_duration", "interrupted", "start_failed", "clients_exhausted" (a
-	// connect-rate search had too few clients left for its next step).
-	Ended string      `json:"ended"`
-	Steps []LimitStep `json:"steps"`
+	// connect-rate search had too few clients left for its next step), "broker_gone" (a
+	// step ended with no connection open: the broker went away).
+	Ended string `json:"ended"`
+	// Confirmed says the answer was held once more at the end of the search and held
+	// (--confirm); false when it was not: confirm off, or the search ended first
+	// (max_duration, max_rate, interrupted, broker_gone, ...).
+	Confirmed bool        `json:"confirmed"`
+	Steps     []LimitStep `json:"steps"`
 }
 
 // VaryConnectionRate is the rate field of a search that steps a Connections scenario's
@@ -72,6 +77,9 @@ type LimitStep struct {
 	// repeat at the same rate held, or a step that held at a rate where two steps failed
 	// (the answer's check found it not sustained).
 	Overruled bool `json:"overruled,omitempty"`
+	// BrokerGone marks a step that ended with no connection open: the broker went away (it
+	// was stopped, or crashed) and the step measured nothing of it. The search stops there.
+	BrokerGone bool `json:"broker_gone,omitempty"`
 	// BrokerCPUPercent is the broker process's CPU over the step's window (100 = one
 	// core), BrokerHostCPUPercent its host's (100 = every CPU), ClientCPUPercent the
 	// client's, when known (0: not sampled).

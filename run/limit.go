@@ -166,6 +166,11 @@ func searchLimit(ctx context.Context, plan *scenario.Plan, o options, lo searchO
 	}
 	s.finish(res)
 	res.Limit = s.out
+	if gone := s.out.Steps; err == nil && s.out.Ended == "broker_gone" {
+		st := gone[len(gone)-1]
+		err = fmt.Errorf("the broker went away during the search, at step %d (%s %s): %s; the search stopped there, its steps before it kept as they ran",
+			st.Index+1, report.RateText(st.Rate), s.out.Unit(), st.Failed[0])
+	}
 	if err == nil && !s.out.Found {
 		err = kind(errThreshold, spec.Errorf("limit.start_rate", "even the start rate %s %s failed the SLO: lower {limit.start_rate}", report.RateText(lo.StartRate), s.out.Unit()))
 	}
@@ -212,7 +217,7 @@ func (s *search) climb(ctx context.Context, at time.Time, room func(rate float64
 	// try probes rate, and again when it failed (Confirm): the second decides.
 	try := func(rate float64) (*result.LimitStep, bool) {
 		st, next, ok := probe(rate, at)
-		if ok && !st.OK && lo.Confirm && fits(next, rate) {
+		if ok && !st.OK && !st.BrokerGone && lo.Confirm && fits(next, rate) {
 			first := len(s.out.Steps) - 1
 			st, next, ok = probe(rate, next)
 			if ok && st.OK {
@@ -242,6 +247,10 @@ func (s *search) climb(ctx context.Context, at time.Time, room func(rate float64
 			s.out.Ended = "interrupted"
 			return
 		}
+		if st.BrokerGone { // nothing more to measure: the steps so far stand as they ran
+			s.out.Ended = "broker_gone"
+			return
+		}
 		if st.OK {
 			good = max(good, rate)
 			held = append(held, rate)
@@ -260,7 +269,11 @@ func (s *search) climb(ctx context.Context, at time.Time, room func(rate float64
 		case bad == 0:
 			rate = min(rate*lo.Factor, lo.MaxRate)
 		case bad/good-1 <= lo.Precision:
-			if !lo.Confirm || checked == good || !fits(at, good) {
+			if !lo.Confirm || checked == good {
+				return
+			}
+			if !fits(at, good) { // the answer is not held once more: it is given unconfirmed
+				s.out.Ended = "max_duration"
 				return
 			}
 			checked = good
@@ -275,7 +288,11 @@ func (s *search) climb(ctx context.Context, at time.Time, room func(rate float64
 			case !ok:
 				s.out.Ended = "interrupted"
 				return
+			case st.BrokerGone:
+				s.out.Ended = "broker_gone"
+				return
 			case st.OK && failed < 2:
+				s.out.Confirmed = true
 				return
 			}
 			// Two steps at this rate failed (its check and its repeat, or one of them and
@@ -352,6 +369,7 @@ func (s *search) probe(ctx context.Context, rc bench.RateControl, rate float64, 
 		st.OK = false
 		st.Failed = append(st.Failed, "broker stalled: "+strings.Join(st.BrokerStalled.Evidence, "; "))
 	}
+	s.gone(st, rel(at))
 	verdict := "holds"
 	if !st.OK {
 		verdict = "FAILS: " + strings.Join(st.Failed, "; ")
@@ -360,6 +378,35 @@ func (s *search) probe(ctx context.Context, rc bench.RateControl, rate float64, 
 		report.RateText(st.Throughput.ReceivePerS), result.Micros(st.LatencyUS.P99), st.Messages.Lost, verdict)
 	s.out.Steps = append(s.out.Steps, *st)
 	return &s.out.Steps[len(s.out.Steps)-1], resume, true
+}
+
+// gone marks st (the step that started from seconds into the run, its intervals seen
+// through its pause) as the broker gone when it ended with no connection open while the
+// run had had some open: the broker went away (stopped, crashed, its host gone) and did not
+// take the clients back, so the step, and any after it, measure nothing of the broker.
+func (s *search) gone(st *result.LimitStep, from float64) {
+	ivs := s.seen.Intervals
+	if len(ivs) == 0 || ivs[len(ivs)-1].Established != 0 {
+		return
+	}
+	var open, dropped, failed int64 // the most open before the step ended; the step's drops and failed connects
+	for i := range ivs {
+		iv := &ivs[i]
+		open = max(open, iv.Established)
+		if iv.TS > from {
+			dropped, failed = dropped+iv.Dropped, failed+iv.Failed
+		}
+	}
+	if open == 0 {
+		return
+	}
+	st.OK, st.BrokerGone = false, true
+	why := fmt.Sprintf("broker gone: no connection open at the step's end (%s were open before; %s dropped in the step",
+		countfmt.Thousands(open), countfmt.Thousands(dropped))
+	if failed > 0 {
+		why += fmt.Sprintf(", %s connects failed", countfmt.Thousands(failed))
+	}
+	st.Failed = append([]string{why + ")"}, st.Failed...)
 }
 
 // judge evaluates the SLO over st's summary: st holds when every expression does.
@@ -465,7 +512,7 @@ func (s *search) finish(res *result.Result) {
 		out.Ended = "max_duration"
 	}
 	for _, st := range out.Steps {
-		if st.Overruled {
+		if st.Overruled || st.BrokerGone { // a step without the broker measured nothing of it
 			continue
 		}
 		if st.OK && st.Rate > out.Sustained {

@@ -3,9 +3,11 @@ package run
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/mqblast/mqblast/report"
 	"github.com/mqblast/mqblast/result"
 )
 
@@ -14,8 +16,15 @@ import (
 // end, holds below limit and fails above it). It returns the steps and the answer.
 func climbWith(t *testing.T, limit float64, verdicts map[float64][]bool) *result.Limit {
 	t.Helper()
+	return climbFor(t, time.Hour, limit, verdicts)
+}
+
+// climbFor is climbWith with a search bounded by most (limit.max_duration): each step and
+// its pause take 3 s.
+func climbFor(t *testing.T, most time.Duration, limit float64, verdicts map[float64][]bool) *result.Limit {
+	t.Helper()
 	s := &search{lo: searchOptions{StartRate: 1000, MaxRate: 1e6, Precision: 0.25, Factor: 2, Step: 2 * time.Second,
-		Pause: time.Second, MaxDuration: time.Hour, Confirm: true}, out: &result.Limit{}}
+		Pause: time.Second, MaxDuration: most, Confirm: true}, out: &result.Limit{Precision: 0.25}}
 	tried := map[float64]int{}
 	s.climb(context.Background(), time.Unix(0, 0), nil, func(rate float64, at time.Time) (*result.LimitStep, time.Time, bool) {
 		r := math.Round(rate)
@@ -87,5 +96,31 @@ func TestFailedStepsAttributedTogether(t *testing.T) {
 		l.Evidence[0] != "the broker dropped 4 messages by its own policy ($SYS publish/messages/dropped: a subscriber's queue was full, "+
 			"max_queued_messages) of the 20 lost in the failed steps at this rate" {
 		t.Errorf("limited by %q, evidence %q", l.LimitedBy, l.Evidence)
+	}
+}
+
+// TestClimbAnswerUnconfirmed: a search whose --max-duration leaves no room to hold the answer
+// once more gives it unconfirmed: ended max_duration, confirmed false, and the text says so.
+// With the room, the same steps end in the hold: ended precision, confirmed.
+func TestClimbAnswerUnconfirmed(t *testing.T) {
+	t.Parallel()
+	// 1000, 2000 hold, 4000 fails twice, 2828 fails and holds on its repeat, 3364 fails
+	// twice: the precision is reached at 24 s, and the hold of 2828 ends at 27 s.
+	steps := map[float64][]bool{2828: {false, true}}
+	for _, c := range []struct {
+		most      time.Duration
+		ended     string
+		confirmed bool
+		steps     int
+	}{{26 * time.Second, "max_duration", false, 8}, {time.Hour, "precision", true, 9}} {
+		l := climbFor(t, c.most, 3000, steps)
+		if l.Sustained != 2828 || l.FirstFailed != 3364 || l.Ended != c.ended || l.Confirmed != c.confirmed || len(l.Steps) != c.steps {
+			t.Errorf("max duration %v: %d steps, sustained %.0f, first failed %.0f, ended %q, confirmed %v; want %d, 2828, 3364, %q, %v",
+				c.most, len(l.Steps), l.Sustained, l.FirstFailed, l.Ended, l.Confirmed, c.steps, c.ended, c.confirmed)
+		}
+		text := strings.Join(report.LimitLines(l), "\n")
+		if unconfirmed := strings.Contains(text, "before the answer was held once more: it is unconfirmed"); unconfirmed == c.confirmed {
+			t.Errorf("max duration %v: the answer says unconfirmed %v, want %v:\n%s", c.most, unconfirmed, !c.confirmed, text)
+		}
 	}
 }

@@ -1,10 +1,13 @@
 package run
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -162,6 +165,9 @@ func checkSearch(t *testing.T, l *result.Limit, start, factor float64) {
 			if !ran && l.Ended == "precision" {
 				t.Errorf("the answer %.1f was not held once more before it was given", good)
 			}
+			if !ran && l.Confirmed {
+				t.Errorf("the answer %.1f was not held once more, and is given as confirmed", good)
+			}
 			if !ran || ok && failsAt[good] < 2 {
 				done = true
 				break
@@ -196,6 +202,9 @@ func checkSearch(t *testing.T, l *result.Limit, start, factor float64) {
 		case st.Overruled:
 			t.Errorf("step %d overruled, with no repeat and at a rate sustained", tr.first+1)
 		}
+	}
+	if l.Ended == "precision" && !l.Confirmed {
+		t.Errorf("the answer was reached and held once more, and is given as unconfirmed")
 	}
 	if done && i < len(l.Steps) {
 		t.Errorf("%d steps after the search had its answer", len(l.Steps)-i)
@@ -453,4 +462,64 @@ func TestLimitDrops(t *testing.T) {
 	}
 	t.Logf("sustained %.0f msg/s, first failed %.0f; fixed runs: at %.0f lost %d; at %.0f lost %d (broker dropped %d)", l.Sustained,
 		l.FirstFailed, cleanRate, clean.Messages.Lost, 1.15*l.FirstFailed, over.Messages.Lost, dropped)
+}
+
+// TestLimitBrokerGone: Mosquitto killed during a search, after a step that held. The search
+// stops at the first step that ends with no connection open (it does not go on stepping a
+// broker that is not there, nor overrule the steps that held), says so (ended broker_gone,
+// the step's reason), and the run fails (exit 1), not as a threshold. The SLO is loose:
+// what is asserted is the search's end, not where the broker's limit lies.
+func TestLimitBrokerGone(t *testing.T) {
+	t.Parallel()
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	sp := quick("quick-p2p-100", m.Addr, "publishers.client_count=10", "subscribers.client_count=10")
+	sp.NoCheck, sp.Outputs.Out = true, filepath.Join(t.TempDir(), "limit.json")
+	sp.Limit = &spec.Limit{SLO: []string{"latency_us.p99<500000"}, StartRate: 500, Step: spec.Duration(2 * time.Second),
+		Settle: spec.Duration(time.Second), Pause: spec.Duration(time.Second), MaxDuration: spec.Duration(90 * time.Second)}
+	g := goSpec(context.Background(), t, sp)
+	held := regexp.MustCompile(`limit: step (\d+): ([0-9,]+) msg/s achieved .*: holds`)
+	var first []string // the first step that held: its number and rate
+	for first == nil {
+		select {
+		case r := <-g.done:
+			t.Fatalf("the search ended before a step held: %v\n%s", r.err, r.stderr)
+		case <-time.After(20 * time.Millisecond):
+		}
+		first = held.FindStringSubmatch(g.progress())
+	}
+	m.Kill(t)
+	r := g.wait()
+	res, err := result.ReadFile(sp.Outputs.Out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, r.said())
+	}
+	l := res.Limit
+	var failed float64 // the lowest rate that failed with the broker there
+	for _, st := range l.Steps {
+		t.Logf("step %d: %.0f msg/s ok %v overruled %v broker gone %v %q", st.Index+1, st.Rate, st.OK, st.Overruled, st.BrokerGone, st.Failed)
+		if !st.OK && !st.Overruled && !st.BrokerGone && (failed == 0 || st.Rate < failed) {
+			failed = st.Rate
+		}
+		if st.OK && st.Overruled {
+			t.Errorf("step %d held and was overruled", st.Index+1)
+		}
+	}
+	if !r.failed() || !strings.Contains(r.err.Error(), "the broker went away") {
+		t.Errorf("the run's error %v (kind %v), want a failure without a kind (exit 1) that says the broker went away", r.err, r.kind())
+	}
+	n, _ := strconv.Atoi(first[1])
+	rate, _ := strconv.ParseFloat(strings.ReplaceAll(first[2], ",", ""), 64)
+	if l.Ended != "broker_gone" || len(l.Steps) != n+1 || !l.Steps[n-1].OK || l.Steps[n].OK || !l.Steps[n].BrokerGone ||
+		!strings.HasPrefix(l.Steps[n].Failed[0], "broker gone: no connection open at the step's end (20 were open before") {
+		t.Fatalf("ended %q after %d steps: want broker_gone at step %d, the one after the kill, step %d held and kept", l.Ended, len(l.Steps), n+1, n)
+	}
+	if !l.Found || l.Sustained != rate || l.FirstFailed != failed || failed == 0 && l.LimitedBy != "" || l.Confirmed {
+		t.Errorf("sustained %.0f (found %v), first failed %.0f, limited by %q, confirmed %v: want %.0f held, %.0f failed and no more",
+			l.Sustained, l.Found, l.FirstFailed, l.LimitedBy, l.Confirmed, rate, failed)
+	}
+	out := r.stdout + r.said()
+	if !strings.Contains(out, "the broker went away during the search: no limit found; the steps before held up to "+first[2]+" msg/s") ||
+		!strings.Contains(out, fmt.Sprintf("the search stopped at step %d: broker gone", n+1)) || regexp.MustCompile(`(?m)^(step|LIMIT|limit: step).*: *$`).MatchString(out) {
+		t.Errorf("the output does not say the broker went away, or prints an empty reason:\n%s", out)
+	}
 }

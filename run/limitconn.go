@@ -137,6 +137,7 @@ func (s *search) probeConnect(ctx context.Context, cc bench.ConnectControl, rate
 		st.OK = false
 		st.Failed = append(st.Failed, "broker stalled: "+strings.Join(st.BrokerStalled.Evidence, "; "))
 	}
+	s.gone(st, rel(at))
 	verdict := "holds"
 	if !st.OK {
 		verdict = "FAILS: " + strings.Join(st.Failed, "; ")
