@@ -82,7 +82,7 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 				spec.Broker = base + c.OwnBroker
 			}
 			if idStart != 0 {
-				spec.ID = c.Group.IDPrefix + strconv.Itoa(idStart+c.Index)
+				spec.ID = clientID(c, idStart)
 			}
 			if c.Source >= 0 {
 				spec.Source = p.Source(c.Source)
@@ -116,6 +116,11 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 	}, nil
 }
 
+// clientID is client c's id with ids numbered from idStart (not 0).
+func clientID(c scenario.Client, idStart int) string {
+	return c.Group.IDPrefix + strconv.Itoa(idStart+c.Index)
+}
+
 // randTopic splits a topic at its first %rand_N placeholder (emqtt-bench's per-message
 // random number): prefix, N and suffix; N is 0 when there is none.
 func randTopic(t string) (prefix []byte, n int, suffix []byte) {
@@ -145,6 +150,13 @@ func NewRunner(p *scenario.Plan, brokers []string, idStart int) (*Runner, error)
 	par := &s.Parameters
 	est := p.Estimate()
 	r := &Runner{Engine: cfg, Duration: par.Duration, Warmup: par.Warmup, Drain: par.Drain}
+	r.Describe = func(i int) (id, topic string) {
+		c := p.Client(i)
+		if idStart != 0 {
+			return clientID(c, idStart), c.Topic
+		}
+		return c.ID, c.Topic
+	}
 	if len(par.Stages) > 0 && est.Publishers > 0 {
 		r.Stages, r.BaseRate = par.Stages, par.PublishRate
 	}

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -54,6 +55,10 @@ type Recorder struct {
 	// responses, which come back to the group, count in its latency; a request's copy
 	// counts in the latency of the group that received it (a respond group's).
 	gRequest []bool
+	// finMissing and finShared are what Finish found per publisher number for Silent: the
+	// expected copies of its messages in flight (at the end or when a session ended) that
+	// did not arrive, and the copies its share groups received.
+	finMissing, finShared map[uint32]int64
 }
 
 // SetGroups makes the recorder keep per-group figures (result.Snapshot.Groups) for n
@@ -124,6 +129,36 @@ type loopRec struct {
 	// counts them by the publisher's group (SetGroups; nil: one group).
 	shareExtra  int64
 	gShareExtra []int64
+	// silent is the loop's account of its publishers for Recorder.Silent.
+	silent silentLoop
+}
+
+// silentLoop is a loop's account of its publishers, for Recorder.Silent: what each
+// should have had delivered, and whether its connection stayed up. Kept off the per-message
+// path (Unsent, PublishRefused, ResponseUnsent and the connection events are per batch or
+// rare).
+type silentLoop struct {
+	unsent     map[int]int64    // scheduled messages never written, by client
+	refused    map[int]int64    // expected copies of refused messages, by client
+	unwell     map[int]bool     // clients whose connection dropped, or that reconnected
+	unanswered map[uint32]int64 // expected responses a responder did not send, by publisher
+	pubs       []silentPub      // each publisher at its end
+}
+
+// silentPub is a publisher at its end: its client, its number and the expected copies of
+// the messages it wrote (written times receivers).
+type silentPub struct {
+	client int
+	number uint32
+	copies int64
+}
+
+// unwell marks client's connection as one that did not stay up.
+func (sl *silentLoop) markUnwell(client int) {
+	if sl.unwell == nil {
+		sl.unwell = map[int]bool{}
+	}
+	sl.unwell[client] = true
 }
 
 // publisherEnd is a publisher's reactor.PublisherEnd, kept for Finish.
@@ -214,6 +249,7 @@ func (r *Recorder) Reconnected(loop, client, _ int, latency time.Duration) {
 		lr.back = map[int]int64{}
 	}
 	lr.back[client] = time.Now().UnixNano()
+	lr.silent.markUnwell(client)
 	s := lr.snap
 	s.Reconnected++
 	s.ReconnectLatency.Record(latency.Microseconds())
@@ -250,6 +286,7 @@ func (r *Recorder) Failed(loop, client int, cause reactor.Cause, example string)
 
 // Dropped implements reactor.Observer.
 func (r *Recorder) Dropped(loop, client int, cause reactor.Cause, example string) {
+	r.loops[loop].silent.markUnwell(client)
 	s := r.loops[loop].snap
 	s.Dropped[cause.String()]++
 	if g := r.byClient(s, client); g != nil {
@@ -319,6 +356,11 @@ func (r *Recorder) Published(loop, client, receivers int, _, at int64, lag time.
 
 // Unsent implements reactor.Observer.
 func (r *Recorder) Unsent(loop, client int, cause reactor.Unsent, n int) {
+	sl := &r.loops[loop].silent
+	if sl.unsent == nil {
+		sl.unsent = map[int]int64{}
+	}
+	sl.unsent[client] += int64(n)
 	s := r.loops[loop].snap
 	s.Unsent[cause.String()] += int64(n)
 	if g := r.byClient(s, client); g != nil {
@@ -360,6 +402,11 @@ func (r *Recorder) PublisherEnd(loop, client int, end *reactor.PublisherEnd) {
 		lr.ends = append(lr.ends, publisherEnd{number: end.Number, receivers: end.Receivers,
 			inFlight: append([]uint32(nil), end.InFlight...)})
 	}
+	if end.Receivers > 0 {
+		sl := &lr.silent
+		sl.pubs = append(sl.pubs, silentPub{client: client, number: end.Number,
+			copies: (end.Scheduled - sl.unsent[client]) * int64(end.Receivers)})
+	}
 }
 
 // Acked implements reactor.Observer.
@@ -374,6 +421,11 @@ func (r *Recorder) Acked(loop, client int) {
 // PublishRefused implements reactor.Observer: the message is refused, not acknowledged,
 // and its copies are not expected to arrive.
 func (r *Recorder) PublishRefused(loop, client, receivers int, code byte) {
+	sl := &r.loops[loop].silent
+	if sl.refused == nil {
+		sl.refused = map[int]int64{}
+	}
+	sl.refused[client] += int64(receivers)
 	s := r.loops[loop].snap
 	name := ReasonName(5, code)
 	s.PublishRefused[name]++
@@ -393,6 +445,11 @@ func (r *Recorder) ResponseUnsent(loop, _ int, pub uint32, measured bool) {
 	if !measured {
 		return // a request from outside the run: nothing of it was expected
 	}
+	sl := &r.loops[loop].silent
+	if sl.unanswered == nil {
+		sl.unanswered = map[uint32]int64{}
+	}
+	sl.unanswered[pub]++
 	s := r.loops[loop].snap
 	s.ResponsesUnsent++
 	if g := r.byPublisher(s, pub); g != nil {
@@ -403,6 +460,7 @@ func (r *Recorder) ResponseUnsent(loop, _ int, pub uint32, measured bool) {
 // BrokerDisconnect implements reactor.Observer: a drop whose cause is the DISCONNECT's
 // reason (result.DisconnectCause and its name), its example the code and reason string.
 func (r *Recorder) BrokerDisconnect(loop, client int, code byte, reason []byte) {
+	r.loops[loop].silent.markUnwell(client)
 	s := r.loops[loop].snap
 	cause := result.DisconnectCause + DisconnectName(code)
 	s.Dropped[cause]++
@@ -764,8 +822,10 @@ func (r *Recorder) Finish() (*result.Snapshot, *result.Join) {
 		}
 	}
 	sharesOf := map[uint32][]uint64{}
+	r.finMissing, r.finShared = map[uint32]int64{}, map[uint32]int64{}
 	for k := range union {
 		sharesOf[uint32(k)] = append(sharesOf[uint32(k)], k)
+		r.finShared[uint32(k)] += union[k].Len()
 	}
 	// Each message in flight at the end: the copies its expected streams hold.
 	join := &result.Join{}
@@ -782,6 +842,7 @@ func (r *Recorder) Finish() (*result.Snapshot, *result.Join) {
 					}
 				}
 				missing := max(int64(e.receivers)-n, 0)
+				r.finMissing[e.number] += missing
 				g := r.byPublisher(out, e.number)
 				if e.dropped {
 					out.InFlightLost += missing
@@ -821,6 +882,70 @@ func (r *Recorder) Finish() (*result.Snapshot, *result.Join) {
 		}
 	}
 	return out, join.Seal()
+}
+
+// Silent returns the run's silent publishers after Finish (result.SilentPublishers): each
+// publisher of this part with at least result.SilentMinCopies expected copies (written
+// times receivers, less those refused, not answered or in flight at an end) of which no
+// stream received one, its connection never dropped nor reconnected. A publisher with
+// receivers in another part (Placement) none of whose copies arrived here is not judged.
+// name gives a client's id and topic, for the named ones (nil: none named). nil when no
+// publisher expected copies.
+func (r *Recorder) Silent(name func(client int) (id, topic string)) *result.SilentPublishers {
+	got := map[uint32]int64{} // distinct copies received, by publisher
+	for pub, n := range r.finShared {
+		got[pub] += n
+	}
+	refused, unwell, unanswered := map[int]int64{}, map[int]bool{}, map[uint32]int64{}
+	var pubs []silentPub
+	for _, lr := range r.loops {
+		for k, st := range lr.streams {
+			if k&shareKey == 0 && st.kind == scenario.StreamExpected && st.to == nil {
+				got[st.pub] += st.set.n
+			}
+		}
+		sl := &lr.silent
+		for c, n := range sl.refused {
+			refused[c] += n
+		}
+		for c := range sl.unwell {
+			unwell[c] = true
+		}
+		for pub, n := range sl.unanswered {
+			unanswered[pub] += n
+		}
+		pubs = append(pubs, sl.pubs...)
+	}
+	slices.SortFunc(pubs, func(a, b silentPub) int { return cmp.Compare(a.number, b.number) })
+	var sp *result.SilentPublishers
+	for _, p := range pubs {
+		copies := p.copies - refused[p.client] - unanswered[p.number] - r.finMissing[p.number]
+		if copies <= 0 {
+			continue
+		}
+		if sp == nil {
+			sp = &result.SilentPublishers{}
+		}
+		switch pl := r.Placement; {
+		case got[p.number] > 0:
+			sp.Of++
+		case pl != nil && pl.Outside != nil && pl.Outside(p.number):
+			sp.NotJudged++
+		default:
+			sp.Of++
+			if copies < result.SilentMinCopies || unwell[p.client] {
+				break
+			}
+			if sp.MoreTopics && len(sp.Examples) >= result.SilentNamed || name == nil { // nothing more to name
+				sp.Publishers++
+				sp.Copies += copies
+				break
+			}
+			id, topic := name(p.client)
+			sp.AddSilent(result.SilentExample{ClientID: termtext.Line(id), Topic: termtext.Line(topic), Copies: copies})
+		}
+	}
+	return sp
 }
 
 // Take adds loop's figures since the last Take into dst and resets them. Call it on that

@@ -78,6 +78,9 @@ type Runner struct {
 	// Placement, if set, places a part of a run in the whole (Recorder.Placement): its
 	// result then carries what crosses parts (result.Join).
 	Placement *Placement
+	// Describe, if set, gives a client's id and the topic it publishes to, by its index in
+	// the plan: the result names its silent publishers with them (Recorder.Silent).
+	Describe func(client int) (id, topic string)
 	// Stages, if set, change the publishers' rate through the run (scenario's
 	// parameters.stages, whose total is Duration); BaseRate is the rate of each publisher
 	// the engine's schedule was built for (the stages' peak), the rate scale's 1.
@@ -693,6 +696,9 @@ func (r *run) finish(interrupted bool) {
 	// A plan that does not know its publishers (a Subscribe run) cannot say what should
 	// have arrived: expected and lost are unknown, not 0.
 	res.Messages.ExpectedUnknown = r.Messaging && r.Stream == nil
+	if !res.Messages.ExpectedUnknown {
+		res.Messages.Silent = r.rec.Silent(r.Describe)
+	}
 	res.SetTotal(total)
 	for k, st := range r.Storms {
 		if k < len(r.storms.ended) && st.Group < len(res.Groups) {

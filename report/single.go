@@ -165,6 +165,9 @@ func Verdicts(r *result.Result) []Badge {
 		} else if m.Expected > 0 {
 			b = append(b, Badge{"no message lost", "ok"})
 		}
+		if sp := m.Silent; sp != nil && sp.Confined {
+			b = append(b, Badge{fmt.Sprintf("loss confined to %d of %d publishers", sp.Publishers, sp.Of), "bad"})
+		}
 		if m.Duplicated > 0 || m.OutOfOrder > 0 {
 			b = append(b, Badge{fmt.Sprintf("%d duplicated, %d out of order", m.Duplicated, m.OutOfOrder), "warn"})
 		}
@@ -232,6 +235,11 @@ func SummaryRows(r *result.Result) []Row {
 			add("delivery", cls, "%s: %d received; %d duplicated, %d out of order", unknownExpected, m.Received, m.Duplicated, m.OutOfOrder)
 		} else {
 			add("delivery", cls, "%d expected: %d received, %d lost; %d duplicated, %d out of order", m.Expected, m.Received, m.Lost, m.Duplicated, m.OutOfOrder)
+		}
+		if line := SilentLine(m); line != "" {
+			add("LOST", "bad", "%s", line)
+		} else if line := NotJudgedLine(m); line != "" {
+			add("silent publishers", "warn", "%s", line)
 		}
 		cls = ""
 		if m.UnsentTotal > 0 {

@@ -96,6 +96,11 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 				fmt.Fprintf(tw, "not delivered\t%d expected copies on $share/ filters of a broker that does not share (not lost: see broker behaviour)\n", m.NotSharedCopies)
 			}
 		}
+		if line := SilentLine(m); line != "" {
+			fmt.Fprintf(tw, "LOST\t%s\n", line)
+		} else if line := NotJudgedLine(m); line != "" {
+			fmt.Fprintf(tw, "silent publishers\t%s\n", line)
+		}
 		if m.Inexact != "" {
 			fmt.Fprintf(tw, "inexact\treceived, duplicated, lost and in flight count only what each part saw of some streams: %s\n", termtext.Line(m.Inexact))
 		}

@@ -21,7 +21,7 @@ var docCounts = []string{
 	"connections.failed_by_cause.*", "connections.dropped", "connections.reconnected", "connections.dropped_by_cause.*",
 	"connections.connect_rate_per_s", "connections.connect_phase_s", "connections.pings", "connections.tls_handshakes",
 	"connections.tls_resumed", "connections.tls_handshake_cpu_us",
-	"messages.*", "messages.unsent.*", "messages.unexpected.*", "messages.subscribe_refused.*", "messages.refused.*",
+	"messages.*", "messages.silent_publishers.*", "messages.silent_publishers.examples[].copies", "messages.unsent.*", "messages.unexpected.*", "messages.subscribe_refused.*", "messages.refused.*",
 	"broker_behaviour[].count",
 	"throughput.*",
 	"client.cpu_s", "client.cpu_per_connect_us", "client.max_rss_bytes", "client.rss_per_connection_bytes",

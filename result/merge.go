@@ -95,6 +95,7 @@ func MergeParts(rs []*Result) *Result {
 		out.Client.SaturationEvidence = append(out.Client.SaturationEvidence, cl.SaturationEvidence...)
 	}
 	out.Groups = mergeGroups(rs)
+	out.Messages.Silent = mergeSilent(rs)
 	out.Join, out.Messages.Inexact = nil, ""
 	var joins []*Join
 	for _, r := range rs {

@@ -291,6 +291,10 @@ type Messages struct {
 	// in_flight_lost count only what each part saw of some streams, and which: the pieces
 	// the merged parts' joins left out over their bound (Join.Omitted).
 	Inexact string `json:"inexact,omitempty"`
+	// Silent are the publishers that lost every copy of their messages while their
+	// connections stayed up, and whether the loss is confined to them (nil: no publisher
+	// expected copies, or a document of an earlier writer).
+	Silent *SilentPublishers `json:"silent_publishers,omitempty"`
 }
 
 // MarshalJSON writes m, with expected and lost as null when they are unknown.
@@ -541,6 +545,7 @@ func (r *Result) SetTotal(total *Snapshot) {
 	if r.notShared(total) {
 		m.NotSharedCopies, m.Lost = m.Lost, 0
 	}
+	m.Silent.confine(total.Received, m.Lost)
 	if total.FirstPublish > 0 {
 		r.FirstPublishAt = time.Unix(0, total.FirstPublish).UTC()
 	}
