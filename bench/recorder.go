@@ -888,10 +888,11 @@ func (r *Recorder) Finish() (*result.Snapshot, *result.Join) {
 // publisher of this part with at least result.SilentMinCopies expected copies (written
 // times receivers, less those refused, not answered or in flight at an end) of which no
 // stream received one, its connection never dropped nor reconnected. A publisher with
-// receivers in another part (Placement) none of whose copies arrived here is not judged.
+// receivers in another part (Placement) none of whose copies arrived here is not judged
+// here: if it could be silent, it is returned in maybe, for the merge (result.Join.Silent).
 // name gives a client's id and topic, for the named ones (nil: none named). nil when no
 // publisher expected copies.
-func (r *Recorder) Silent(name func(client int) (id, topic string)) *result.SilentPublishers {
+func (r *Recorder) Silent(name func(client int) (id, topic string)) (sp *result.SilentPublishers, maybe []result.JoinSilent) {
 	got := map[uint32]int64{} // distinct copies received, by publisher
 	for pub, n := range r.finShared {
 		got[pub] += n
@@ -917,7 +918,6 @@ func (r *Recorder) Silent(name func(client int) (id, topic string)) *result.Sile
 		pubs = append(pubs, sl.pubs...)
 	}
 	slices.SortFunc(pubs, func(a, b silentPub) int { return cmp.Compare(a.number, b.number) })
-	var sp *result.SilentPublishers
 	for _, p := range pubs {
 		copies := p.copies - refused[p.client] - unanswered[p.number] - r.finMissing[p.number]
 		if copies <= 0 {
@@ -926,16 +926,19 @@ func (r *Recorder) Silent(name func(client int) (id, topic string)) *result.Sile
 		if sp == nil {
 			sp = &result.SilentPublishers{}
 		}
+		eligible := copies >= result.SilentMinCopies && !unwell[p.client]
 		switch pl := r.Placement; {
-		case got[p.number] > 0:
+		case got[p.number] > 0 || !eligible:
 			sp.Of++
 		case pl != nil && pl.Outside != nil && pl.Outside(p.number):
 			sp.NotJudged++
+			var id, topic string
+			if name != nil {
+				id, topic = name(p.client)
+			}
+			maybe = append(maybe, result.JoinSilent{Publisher: p.number, Copies: copies, ClientID: termtext.Line(id), Topic: termtext.Line(topic)})
 		default:
 			sp.Of++
-			if copies < result.SilentMinCopies || unwell[p.client] {
-				break
-			}
 			if sp.MoreTopics && len(sp.Examples) >= result.SilentNamed || name == nil { // nothing more to name
 				sp.Publishers++
 				sp.Copies += copies
@@ -945,7 +948,7 @@ func (r *Recorder) Silent(name func(client int) (id, topic string)) *result.Sile
 			sp.AddSilent(result.SilentExample{ClientID: termtext.Line(id), Topic: termtext.Line(topic), Copies: copies})
 		}
 	}
-	return sp
+	return sp, maybe
 }
 
 // Take adds loop's figures since the last Take into dst and resets them. Call it on that

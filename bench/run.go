@@ -697,7 +697,15 @@ func (r *run) finish(interrupted bool) {
 	// have arrived: expected and lost are unknown, not 0.
 	res.Messages.ExpectedUnknown = r.Messaging && r.Stream == nil
 	if !res.Messages.ExpectedUnknown {
-		res.Messages.Silent = r.rec.Silent(r.Describe)
+		var maybe []result.JoinSilent
+		res.Messages.Silent, maybe = r.rec.Silent(r.Describe)
+		if len(maybe) > 0 { // for the merge, which knows whether another part received them
+			if res.Join == nil {
+				res.Join = &result.Join{}
+			}
+			res.Join.Silent = maybe
+			res.Join = res.Join.Seal()
+		}
 	}
 	res.SetTotal(total)
 	for k, st := range r.Storms {

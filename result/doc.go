@@ -21,7 +21,8 @@
 //     back shows it in its fields. The figures that are not sums (rates over a window, the
 //     client's per-connection costs, the start and the clocks) combine by their own rules.
 //   - Join, what a part of a run (a worker, a shard) carries for the figures that need
-//     every stream at once (in-flight copies, share-group duplicates), with its sets
+//     every stream at once (in-flight copies, share-group duplicates, the publishers that
+//     may be silent: SilentPublishers), with its sets
 //     (Seqs, Cover); Merge and MergeParts join the parts' joins, bounded (JoinLimit) and
 //     marked inexact past the bound.
 //   - Thresholds (PATH OP NUMBER over the document's JSON form, k6 style): parsing, the

@@ -25,6 +25,10 @@ type Join struct {
 	Streams []JoinStreams `json:"streams,omitempty"`
 	// Shares are what the part's share groups with members in other parts received.
 	Shares []JoinShare `json:"shares,omitempty"`
+	// Silent are the part's publishers that may be silent (SilentPublishers): with
+	// receivers outside it, none of whose copies arrived in it; silent unless another part
+	// received one.
+	Silent []JoinSilent `json:"silent,omitempty"`
 	// Omitted says what was left out to keep the join within JoinLimit: the figures it
 	// would have corrected then count what each part saw alone (Messages.Inexact).
 	Omitted string `json:"omitted,omitempty"`
@@ -39,6 +43,15 @@ type JoinEnd struct {
 	Dropped   bool     `json:"dropped,omitempty"` // in flight when a session ended, not at the end
 	Seqs      []uint32 `json:"seqs"`
 	Got       []int64  `json:"got"`
+}
+
+// JoinSilent is a publisher of the part that may be silent (Join.Silent): its expected
+// copies, its client id and topic.
+type JoinSilent struct {
+	Publisher uint32 `json:"publisher"`
+	Copies    int64  `json:"copies"`
+	ClientID  string `json:"client_id"`
+	Topic     string `json:"topic"`
 }
 
 // JoinStreams is what the part's own streams of one publisher received: how many of them
@@ -69,7 +82,7 @@ func (j *Join) Seal() *Join {
 		return nil
 	}
 	j.bound(JoinLimit)
-	if len(j.Ends)+len(j.Streams)+len(j.Shares) == 0 && j.Omitted == "" {
+	if len(j.Ends)+len(j.Streams)+len(j.Shares)+len(j.Silent) == 0 && j.Omitted == "" {
 		return nil
 	}
 	return j
@@ -97,6 +110,11 @@ func (j *Join) Prune(publishes, outside func(pub uint32) bool) *Join {
 	for _, s := range j.Shares {
 		if outside(s.Publisher) {
 			out.Shares = append(out.Shares, s)
+		}
+	}
+	for _, s := range j.Silent {
+		if outside(s.Publisher) {
+			out.Silent = append(out.Silent, s)
 		}
 	}
 	return out.Seal()
@@ -127,11 +145,14 @@ func (j *Join) bound(limit int) {
 	for i, s := range j.Shares {
 		add(2, i, s.Seqs.jsonSize()+50)
 	}
+	for i, s := range j.Silent {
+		add(3, i, len(s.ClientID)+len(s.Topic)+80)
+	}
 	if total <= limit {
 		return
 	}
 	slices.SortStableFunc(ps, func(a, b piece) int { return cmp.Compare(b.size, a.size) })
-	drop := [3]map[int]bool{{}, {}, {}}
+	drop := [4]map[int]bool{{}, {}, {}, {}}
 	for _, p := range ps {
 		if total <= limit {
 			break
@@ -142,8 +163,9 @@ func (j *Join) bound(limit int) {
 	j.Ends = without(j.Ends, drop[0])
 	j.Streams = without(j.Streams, drop[1])
 	j.Shares = without(j.Shares, drop[2])
+	j.Silent = without(j.Silent, drop[3])
 	var left []string
-	for k, what := range []string{"in-flight lists", "received-stream summaries", "share-group sets"} {
+	for k, what := range []string{"in-flight lists", "received-stream summaries", "share-group sets", "silent-publisher candidates"} {
 		if n := len(drop[k]); n > 0 {
 			left = append(left, fmt.Sprintf("%d %s", n, what))
 		}

@@ -19,7 +19,8 @@ import (
 // shards' joins (Join), joined. The inputs are not changed.
 func Merge(rs []*Result) *Result {
 	out := MergeParts(rs)
-	out.Join = nil // the shards make up the whole run: nothing is left to join
+	out.SettleSilent(func(uint32) bool { return false }) // the shards make up the whole run
+	out.Join = nil                                       // nothing is left to join
 	return out
 }
 
@@ -106,6 +107,7 @@ func MergeParts(rs []*Result) *Result {
 	}
 	if slices.ContainsFunc(joins, func(j *Join) bool { return j != nil }) {
 		out.Join = joinParts(total, joins, groupAttribution{out.Groups})
+		joinSilent(out.Messages.Silent, joins, out.Join)
 		out.Messages.Inexact = joinNotes(out.Messages.Inexact, out.Join.Omitted)
 	}
 	out.SetTotal(total)

@@ -113,3 +113,65 @@ func mergeSilent(rs []*Result) *SilentPublishers {
 	}
 	return out
 }
+
+// joinSilent settles what it can of the merged parts' silent candidates (their joins'
+// Silent) in sp, the parts' SilentPublishers added: a candidate of which another part
+// received a copy is judged, not silent; the others go on in out, the merged join, for
+// SettleSilent.
+func joinSilent(sp *SilentPublishers, js []*Join, out *Join) {
+	if sp == nil || out == nil {
+		return
+	}
+	arrived := map[uint32]bool{}
+	for _, j := range js {
+		if j == nil {
+			continue
+		}
+		for _, s := range j.Streams {
+			if len(s.Cover) > 0 {
+				arrived[s.Publisher] = true
+			}
+		}
+		for _, s := range j.Shares {
+			if len(s.Seqs) > 0 {
+				arrived[s.Publisher] = true
+			}
+		}
+	}
+	for _, j := range js {
+		if j == nil {
+			continue
+		}
+		for _, c := range j.Silent {
+			if arrived[c.Publisher] {
+				sp.NotJudged--
+				sp.Of++
+				continue
+			}
+			out.Silent = append(out.Silent, c)
+		}
+	}
+}
+
+// SettleSilent settles the silent candidates left in r's join (Join.Silent) whose receivers
+// all ran in the parts r is made of (outside false): no part received a copy of theirs, so
+// they are silent publishers, named in Messages.Silent. Nothing is settled when the join
+// left pieces out (Join.Omitted): a copy may have been in them.
+func (r *Result) SettleSilent(outside func(pub uint32) bool) {
+	j, sp := r.Join, r.Messages.Silent
+	if j == nil || sp == nil || j.Omitted != "" || len(j.Silent) == 0 {
+		return
+	}
+	var kept []JoinSilent
+	for _, c := range j.Silent {
+		if outside(c.Publisher) {
+			kept = append(kept, c)
+			continue
+		}
+		sp.NotJudged--
+		sp.Of++
+		sp.AddSilent(SilentExample{ClientID: c.ClientID, Topic: c.Topic, Copies: c.Copies})
+	}
+	j.Silent = kept
+	sp.confine(r.Messages.Received, r.Messages.Lost)
+}

@@ -98,6 +98,7 @@ func runWorkers(ctx context.Context, plan *scenario.Plan, o *options, brokers []
 	}
 	res.Broker = brokers
 	res.Scenario = effectiveJSON(s)
+	res.SettleSilent(plan.ReceivedOutside)                          // those whose receivers all ran here
 	res.Join = res.Join.Prune(plan.Publishes, plan.ReceivedOutside) // what crosses this shard
 	return res, gerr
 }
