@@ -10,9 +10,11 @@ import (
 
 // SilentLine is the headline of a run whose loss is confined to some publishers
 // (result.SilentPublishers.Confined), without its key (LOST): how many copies of how many
-// publishers, the first ones named with their topics, the loss of the others, and the
-// rule; "" when the loss is not confined.
-func SilentLine(m *result.Messages) string {
+// publishers, the first ones named with their topics, the run's failed connections and
+// refused subscriptions (a receiver missing), the loss of the others, and the rule; ""
+// when the loss is not confined.
+func SilentLine(r *result.Result) string {
+	m := &r.Messages
 	sp := m.Silent
 	if sp == nil || !sp.Confined {
 		return ""
@@ -35,6 +37,10 @@ func SilentLine(m *result.Messages) string {
 			topics = append(topics, "more")
 		}
 		line += " Their topics: " + strings.Join(topics, ", ") + "."
+	}
+	c := &r.Connections
+	if n := c.Failed + c.Dropped; n > 0 || m.SubscribeFailed > 0 {
+		line += fmt.Sprintf(" %d connections of the run failed or dropped and %d subscriptions were refused: a receiver missing may explain it.", n, m.SubscribeFailed)
 	}
 	if other := m.Lost - sp.Copies; other > 0 {
 		line += fmt.Sprintf(" The other publishers lost %d copies.", other)

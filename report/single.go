@@ -236,7 +236,7 @@ func SummaryRows(r *result.Result) []Row {
 		} else {
 			add("delivery", cls, "%d expected: %d received, %d lost; %d duplicated, %d out of order", m.Expected, m.Received, m.Lost, m.Duplicated, m.OutOfOrder)
 		}
-		if line := SilentLine(m); line != "" {
+		if line := SilentLine(r); line != "" {
 			add("LOST", "bad", "%s", line)
 		} else if line := NotJudgedLine(m); line != "" {
 			add("silent publishers", "warn", "%s", line)

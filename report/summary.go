@@ -96,7 +96,7 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 				fmt.Fprintf(tw, "not delivered\t%d expected copies on $share/ filters of a broker that does not share (not lost: see broker behaviour)\n", m.NotSharedCopies)
 			}
 		}
-		if line := SilentLine(m); line != "" {
+		if line := SilentLine(r); line != "" {
 			fmt.Fprintf(tw, "LOST\t%s\n", line)
 		} else if line := NotJudgedLine(m); line != "" {
 			fmt.Fprintf(tw, "silent publishers\t%s\n", line)
