@@ -62,6 +62,7 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 	reconnect, reconnectClient := p.Reconnects()
 	return reactor.Config{
 		MaxPayload:   payload,
+		Payload:      []byte(par.Payload), // from byte scenario.PayloadTextAt, which is reactor.MeasuredSize
 		MaxInbound:   inboundLimit(payload),
 		Brokers:      brokers,
 		SourceAddrs:  p.Sources(),

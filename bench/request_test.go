@@ -2,11 +2,9 @@ package bench
 
 import (
 	"context"
-	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/eclipse/paho.golang/paho"
 
@@ -112,27 +110,13 @@ func TestRequestAnsweredOutside(t *testing.T) {
 // filter with "pong" at QoS 0 and the request's Correlation Data, counting them.
 func pahoResponder(t *testing.T, addr, filter string, answered *atomic.Int64) {
 	t.Helper()
-	nc, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
 	work, stop := make(chan *paho.Publish, 4096), make(chan struct{})
-	c := paho.NewClient(paho.ClientConfig{Conn: nc, ClientID: "ext-responder",
-		OnPublishReceived: []func(paho.PublishReceived) (bool, error){func(pr paho.PublishReceived) (bool, error) {
-			select {
-			case work <- pr.Packet:
-			case <-stop:
-			}
-			return true, nil
-		}}})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if _, err := c.Connect(ctx, &paho.Connect{ClientID: "ext-responder", CleanStart: true, KeepAlive: 30}); err != nil {
-		t.Fatalf("paho connect: %v", err)
-	}
-	if _, err := c.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: filter, QoS: 1}}}); err != nil {
-		t.Fatalf("paho subscribe: %v", err)
-	}
+	c := pahoSubscribed(t, addr, "ext-responder", filter, func(p *paho.Publish) {
+		select {
+		case work <- p:
+		case <-stop:
+		}
+	})
 	done := make(chan struct{})
 	go func() { // answers off the client's reading goroutine
 		defer close(done)
@@ -156,6 +140,5 @@ func pahoResponder(t *testing.T, addr, filter string, answered *atomic.Int64) {
 	t.Cleanup(func() {
 		close(stop)
 		<-done
-		_ = c.Disconnect(&paho.Disconnect{})
 	})
 }

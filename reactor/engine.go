@@ -60,6 +60,11 @@ type Config struct {
 	ReconnectMin, ReconnectMax time.Duration
 	// MaxPayload is the largest payload a publisher sends (default 64 KiB).
 	MaxPayload int
+	// Payload is the text every published payload carries after its measurement bytes,
+	// from byte MeasuredSize on (nil: zeros): a PublishSpec of PayloadSize MeasuredSize +
+	// len(Payload) sends all of it, a shorter one what fits. Written once into each loop's
+	// scratch payload, so that a message costs no copy of it.
+	Payload []byte
 	// MaxInbound is the largest packet, in bytes, a client accepts from the broker (default:
 	// MaxPayload plus 64 KiB for the topic and properties, at least 1 MiB). A 5.0 CONNECT
 	// announces it as Maximum Packet Size unless ClientSpec.Props sets one, and then the
@@ -181,7 +186,7 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.ReconnectMax < cfg.ReconnectMin {
 		cfg.ReconnectMax = max(30*time.Second, cfg.ReconnectMin)
 	}
-	e := &Engine{cfg: cfg, allVerdicts: make(chan struct{}), maxPayload: max(cfg.MaxPayload, 64<<10)}
+	e := &Engine{cfg: cfg, allVerdicts: make(chan struct{}), maxPayload: max(cfg.MaxPayload, MeasuredSize+len(cfg.Payload), 64<<10)}
 	e.maxIn = cfg.MaxInbound
 	if e.maxIn <= 0 {
 		e.maxIn = defaultInbound(e.maxPayload)

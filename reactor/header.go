@@ -25,8 +25,13 @@ const (
 // with the magic byte.
 const MaxPublishers = numberMask + 1
 
+// MeasuredSize is how many measurement bytes a payload of that size or more starts with:
+// the header (HeaderSize) and the actual write time after it (int64 ns, CLOCK_REALTIME).
+// The payload's text (Config.Payload) follows them.
+const MeasuredSize = HeaderSize + 8
+
 // sentAtSize is the payload size from which the write time follows the header.
-const sentAtSize = HeaderSize + 8
+const sentAtSize = MeasuredSize
 
 // PutHeader writes the measurement header of publisher's message seq of the run tagged
 // run, due at due (CLOCK_REALTIME ns), into the first HeaderSize bytes of pl, as publishers

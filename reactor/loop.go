@@ -162,6 +162,7 @@ func newLoop(e *Engine, idx int) (*loop, error) {
 		dialGrain:  int64(dialGrainFor(e.cfg.ConnectRate / float64(e.cfg.Loops))),
 		maxConn:    max(1, (e.cfg.MaxConnecting+e.cfg.Loops-1)/e.cfg.Loops),
 		out:        make([]byte, 0, maxBatch+4096), payload: make([]byte, e.maxPayload)}
+	copy(l.payload[MeasuredSize:], e.cfg.Payload) // message writes only the bytes before it
 	for _, b := range e.brokers {
 		l.brokers = append(l.brokers, epoll.Sockaddr(b))
 	}

@@ -21,7 +21,7 @@
 // filters, and the MQTT 5.0 subscription options of a subscribing group, "no_local" and
 // "retain_as_published" (default false) and "retain_handling" (0, 1 or 2; default 0); the
 // server's "brokers"; the parameters "warmup_sec", "drain_sec", "reconnect" ("off" or
-// "backoff"), "payload" (literal text after the measurement header) and "bind" (source
+// "backoff"), "payload" (literal text after the measurement bytes) and "bind" (source
 // addresses); and "thresholds", pass/fail criteria of the run such as
 // ["messages.lost==0", "latency_us.p99<50000"], whose paths bench checks against the result
 // document. protocol_version 3 and 4 mean MQTT 3.1.1, 5 means MQTT 5.0 and the

@@ -88,6 +88,11 @@ const (
 // (due time, publisher number, sequence number).
 const MinPayloadSize = 16
 
+// PayloadTextAt is where the payload literal ("payload") starts in every message: after
+// the measurement header and the 8-byte write time that a payload of this size or more
+// carries after it (the engine's measurement bytes).
+const PayloadTextAt = MinPayloadSize + 8
+
 // maxPayloadSize keeps a PUBLISH under the 256 MiB MQTT remaining-length limit with room for
 // the topic and properties.
 const maxPayloadSize = 256<<20 - 64<<10
@@ -187,8 +192,9 @@ type Parameters struct {
 	// PayloadSize is the payload of every message in bytes, the 16-byte measurement header
 	// included ("payload_size", a number or a size such as "64KiB").
 	PayloadSize int
-	// Payload ("payload", mqblast's addition) is literal text sent after the 16-byte
-	// measurement header; when set, PayloadSize is 16 + len(Payload).
+	// Payload ("payload", mqblast's addition) is literal text sent in every message after
+	// its measurement bytes (the 16-byte header and the 8-byte write time), from byte
+	// PayloadTextAt on; when set, PayloadSize is PayloadTextAt + len(Payload).
 	Payload string
 	// PublishRate is the messages per second of each publisher ("publish_rate").
 	PublishRate float64
@@ -315,13 +321,22 @@ func (s *Scenario) applyDefaults() {
 	fill(p, givenPublishRate, &p.PublishRate, rate)
 	fill(p, givenWarmup, &p.Warmup, warmup)
 	fill(p, givenDrain, &p.Drain, drain)
-	fill(p, givenPayloadSize, &p.PayloadSize, MinPayloadSize+len(p.Payload))
+	fill(p, givenPayloadSize, &p.PayloadSize, literalSize(p.Payload))
 	if p.Reconnect == "" {
 		p.Reconnect = ReconnectOff
 	}
 	if s.Groups != nil {
 		s.applyGroupDefaults()
 	}
+}
+
+// literalSize is the payload size that carries the payload literal text: the measurement
+// bytes and the text after them, or the measurement header alone without text.
+func literalSize(text string) int {
+	if text == "" {
+		return MinPayloadSize
+	}
+	return PayloadTextAt + len(text)
 }
 
 func fill[T comparable](p *Parameters, bit uint32, cur *T, def T) {

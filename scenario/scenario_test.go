@@ -129,7 +129,7 @@ func TestDecodeValues(t *testing.T) {
 	check("duration", p.Duration, 2*time.Minute)
 	check("drain", p.Drain, 1500*time.Millisecond)
 	check("warmup", p.Warmup, 5*time.Second)
-	check("payload size", p.PayloadSize, MinPayloadSize+len("hello"))
+	check("payload size", p.PayloadSize, PayloadTextAt+len("hello"))
 	check("reconnect", p.Reconnect, ReconnectBackoff)
 	check("version", s.Publishers.ProtocolVersion, V5)
 	check("keepalive default", p.KeepAlive, 60*time.Second)

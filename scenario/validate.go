@@ -367,7 +367,7 @@ func (s *Scenario) checkGroup(l *errList, at groupAt, g *ClientGroup) {
 	switch {
 	case pub && !at.plain:
 		checkRateAndPayload(l, gp, g.PublishRate, g.PayloadSize, s.Parameters.Payload,
-			fmt.Sprintf("the payload literal of parameters.payload (%d bytes)", MinPayloadSize+len(s.Parameters.Payload)))
+			fmt.Sprintf("the payload literal of parameters.payload (%d bytes)", literalSize(s.Parameters.Payload)))
 		if g.Start < 0 || (s.Parameters.Duration > 0 && g.Start >= s.Parameters.Duration) {
 			l.Add(gp+"start_sec", "%s is not a start within the run (want 0 ≤ start_sec < duration_sec %s)", show(g.Start), show(s.Parameters.Duration))
 		}
@@ -477,8 +477,8 @@ func (s *Scenario) checkParameters(l *errList, msgs bool) {
 		l.Add(pp+"duration_sec", "0 leaves no time to run (must be > 0, or set message_count)")
 	}
 	if msgs {
-		checkRateAndPayload(l, pp, p.PublishRate, p.PayloadSize, p.Payload, fmt.Sprintf("the payload literal (%d-byte header + %d bytes = %d)",
-			MinPayloadSize, len(p.Payload), MinPayloadSize+len(p.Payload)))
+		checkRateAndPayload(l, pp, p.PublishRate, p.PayloadSize, p.Payload, fmt.Sprintf("the payload literal (%d measurement bytes + %d bytes = %d)",
+			PayloadTextAt, len(p.Payload), literalSize(p.Payload)))
 	} else {
 		if p.PublishRate != 0 {
 			l.Add(pp+"publish_rate", "%s, but %s publishes no messages (want 0)", show(p.PublishRate), s.typeName())
@@ -643,7 +643,7 @@ func checkRateAndPayload(l *errList, path string, rate float64, size int, litera
 		l.Add(path+"payload_size", "%d is smaller than the %d-byte measurement header (must be ≥ %d)", size, MinPayloadSize, MinPayloadSize)
 	case size > maxPayloadSize:
 		l.Add(path+"payload_size", "%d is larger than an MQTT packet can carry (max %d)", size, maxPayloadSize)
-	case literal != "" && size != MinPayloadSize+len(literal):
+	case literal != "" && size != literalSize(literal):
 		l.Add(path+"payload_size", "%d does not fit %s", size, literalText)
 	}
 }
