@@ -57,7 +57,6 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 		return reactor.Config{}, fmt.Errorf("scenario %q: %d publishers: the measurement header numbers at most %d; split the run with --shard over several scenarios",
 			s.Name, n, reactor.MaxPublishers)
 	}
-	user, pass := s.Server.Username, s.Server.Password
 	payload := max(p.MaxPayloadSize(), reactor.HeaderSize)
 	reconnect, reconnectClient := p.Reconnects()
 	return reactor.Config{
@@ -75,7 +74,7 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 		Client: func(i int) reactor.ClientSpec {
 			c := p.Client(i)
 			spec := reactor.ClientSpec{
-				Broker: c.Broker, ID: c.ID, Username: user, Password: pass,
+				Broker: c.Broker, ID: c.ID, Username: c.Username, Password: c.Password,
 				Version: byte(c.Group.ProtocolVersion), CleanStart: c.Group.CleanSession,
 				Keepalive: c.KeepAlive, Props: props[c.Group],
 			}

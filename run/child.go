@@ -86,12 +86,23 @@ func (d *doer) inner() *Spec {
 
 // password is the broker password a child takes from its environment: a change of a
 // secret field's, else the one given outside the Spec ("": none; a password file the
-// child reads itself, $MQBLAST_PASSWORD it inherits).
-func (d *doer) password() string {
-	if pw := passwordOf(d.sp.Scenario.Set); pw != "" {
-		return pw
+// child reads itself, $MQBLAST_PASSWORD it inherits). groups are the passwords of groups'
+// own servers the same way, by group name (those the Spec's changes give, else those
+// given outside it; nil: none, or $MQBLAST_GROUP_PASSWORDS it inherits).
+func (d *doer) password() (run string, groups map[string]string) {
+	run, set := passwordOf(d.sp.Scenario.Set)
+	if run == "" {
+		run = d.io.Password
 	}
-	return d.io.Password
+	for g, pw := range d.io.GroupPasswords {
+		if _, ok := set[g]; !ok {
+			if set == nil {
+				set = map[string]string{}
+			}
+			set[g] = pw
+		}
+	}
+	return run, set
 }
 
 // Child is the body of ChildVerb: it reads its envelope from in (its descriptor 3) and
@@ -136,7 +147,7 @@ func worker(ctx context.Context, env *envelope, o IO, code func(error) int) erro
 	s, err := scenario.Parse(sp.Scenario.Name, sp.Scenario.File)
 	var plan *scenario.Plan
 	if err == nil {
-		err = resolvePassword(s, "", io.Discard, "", o.Getenv)
+		err = resolvePassword(s, "", io.Discard, secrets{}, o.Getenv)
 	}
 	if err == nil && len(sp.Brokers) > 0 {
 		err = s.SetBrokers(sp.Brokers)

@@ -35,6 +35,11 @@ type IO struct {
 	// that stands for the password, before $MQBLAST_PASSWORD does. It never reaches a
 	// result, a log or a child's command line.
 	Password string
+	// GroupPasswords are the passwords of client groups' own servers given outside the
+	// Spec (a command line's --set groups.NAME.server.password), by group name: each
+	// stands where its group's server.password is the marker, before
+	// $MQBLAST_GROUP_PASSWORDS does. They never reach a result, a log or a command line.
+	GroupPasswords map[string]string
 	// Getenv reads the environment (nil: os.Getenv): $MQBLAST_PASSWORD, the Indexed Job's
 	// shard variables, the broker host's credentials.
 	Getenv func(string) string
@@ -222,7 +227,7 @@ func (d *doer) prepare(s *scenario.Scenario, log io.Writer) (*scenario.Plan, []s
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if err := resolvePassword(s, sp.PasswordFile, log, d.io.Password, d.io.Getenv); err != nil {
+	if err := resolvePassword(s, sp.PasswordFile, log, secrets{d.io.Password, d.io.GroupPasswords}, d.io.Getenv); err != nil {
 		return nil, nil, nil, err
 	}
 	var lo *searchOptions
@@ -343,15 +348,28 @@ func redactSets(sets []string) []string {
 	return out
 }
 
-// passwordOf returns the value of the last change of a secret field in sets ("": none).
-func passwordOf(sets []string) string {
+// passwordOf returns the value of the last change of the run's password in sets ("":
+// none), and those of groups' own passwords by group name (nil: none).
+func passwordOf(sets []string) (string, map[string]string) {
 	pw := ""
+	var groups map[string]string
 	for _, kv := range sets {
-		if k, v, ok := strings.Cut(kv, "="); ok && scenario.SecretPath(strings.TrimSpace(k)) && v != scenario.RedactedPassword {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || v == scenario.RedactedPassword {
+			continue
+		}
+		switch g, secret := scenario.PasswordPath(k); {
+		case !secret:
+		case g == "":
 			pw = v
+		default:
+			if groups == nil {
+				groups = map[string]string{}
+			}
+			groups[g] = v
 		}
 	}
-	return pw
+	return pw, groups
 }
 
 // errNoSpec is the error of a child started without its envelope.

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/mqblast/mqblast/internal/child"
+	"github.com/mqblast/mqblast/internal/secret"
 	"github.com/mqblast/mqblast/network"
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/run/spec"
@@ -71,9 +72,11 @@ func (d *doer) net(ctx context.Context, s *scenario.Scenario) (*result.Result, e
 	}
 	defer f.Close() //nolint:errcheck
 	var penv []string
-	if pw := d.password(); pw != "" { // through the environment, never the argv or the envelope
+	pw, groups := d.password()
+	if pw != "" { // through the environment, never the argv or the envelope
 		penv = append(penv, PasswordEnv+"="+pw)
 	}
+	penv = secret.EnvGroups(penv, groups)
 	err = em.Run(ctx, []string{exe, ChildVerb}, penv, []*os.File{f}, network.Stdio{In: d.io.Stdin, Out: d.io.Stdout, Err: d.io.Stderr})
 	if cerr := em.Close(); cerr != nil && err == nil {
 		err = cerr

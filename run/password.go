@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/mqblast/mqblast/internal/secret"
 	"github.com/mqblast/mqblast/run/spec"
 	"github.com/mqblast/mqblast/scenario"
 )
@@ -39,13 +40,55 @@ func readPasswordFile(path string) (string, error) {
 // out of a result, a study's cell, a worker's scenario, a command line's password kept out
 // of the Spec) stands for given, else $MQBLAST_PASSWORD, which must then be set. The
 // password is then checked against the username (Scenario.CheckCredentials: MQTT 3.1.1
-// sends none without one).
-func resolvePassword(s *scenario.Scenario, file string, log io.Writer, given string, getenv func(string) string) error {
-	if err := pickPassword(s, file, log, given, getenv); err != nil {
+// sends none without one). A group's own password that is the marker stands for the one
+// given for that group, else its entry in $MQBLAST_GROUP_PASSWORDS.
+func resolvePassword(s *scenario.Scenario, file string, log io.Writer, given secrets, getenv func(string) string) error {
+	if err := pickPassword(s, file, log, given.run, getenv); err != nil {
+		return err
+	}
+	if err := pickGroupPasswords(s, given.groups, getenv); err != nil {
 		return err
 	}
 	if err := s.CheckCredentials(); err != nil {
 		return kind(errInvalid, err)
+	}
+	return nil
+}
+
+// secrets are the passwords given outside the Spec: the run's, and those of groups' own
+// servers by group name.
+type secrets struct {
+	run    string
+	groups map[string]string
+}
+
+// pickGroupPasswords sets each group password of s that is the marker: the one given for
+// the group, else the group's in $MQBLAST_GROUP_PASSWORDS (getenv), which must then have it.
+func pickGroupPasswords(s *scenario.Scenario, given map[string]string, getenv func(string) string) error {
+	var env map[string]string
+	read := false
+	for i, g := range s.Groups {
+		if g == nil || g.Server == nil || g.Server.Password != scenario.RedactedPassword {
+			continue
+		}
+		if pw := given[g.Name]; pw != "" {
+			g.Server.Password = pw
+			continue
+		}
+		if !read {
+			var err error
+			if env, err = secret.GroupPasswords(getenv(secret.GroupPasswordsEnv)); err != nil {
+				return usage(err)
+			}
+			read = true
+		}
+		pw := env[g.Name]
+		if pw == "" || pw == scenario.RedactedPassword {
+			return usage(fmt.Errorf("groups[%d].server.password is %q, the marker that stands for the password in what mqblast writes: "+
+				"give group %q's password with --set groups.%s.server.password=... or in $%s ({%q: \"...\"})",
+				i, scenario.RedactedPassword, g.Name, g.Name, secret.GroupPasswordsEnv, g.Name))
+		}
+		g.Server.Password = pw
 	}
 	return nil
 }

@@ -36,8 +36,8 @@ func runWorkers(ctx context.Context, plan *scenario.Plan, o *options, brokers []
 	if loops == 0 {
 		loops = max(1, runtime.NumCPU()/procs)
 	}
-	// Every worker runs the effective scenario (its password the marker: the workers take
-	// the password from their environment) against the brokers this run resolved.
+	// Every worker runs the effective scenario (its passwords the marker: the workers take
+	// the passwords from their environment) against the brokers this run resolved.
 	wsp := spec.Spec{Scenario: spec.Scenario{Name: s.File(), File: effectiveJSON(s)}, Brokers: []string{strings.Join(brokers, ",")},
 		RunID: o.Run.ID, Loops: loops, IDStart: o.IDStart, MaxPacketSize: o.MaxPacket, AcceptDowngrade: o.AcceptDowngrade,
 		TLS: o.TLS, NoCheck: true}
@@ -62,7 +62,7 @@ func runWorkers(ctx context.Context, plan *scenario.Plan, o *options, brokers []
 		if err == nil {
 			var w *child.Process
 			w, err = child.Start(child.Spec{Name: fmt.Sprintf("worker %d", i), Exe: o.exe, Args: []string{ChildVerb},
-				Env: secret.Env(os.Environ(), s.Server.Password), Log: o.Log, Stdin: true, Files: []*os.File{f}})
+				Env: secret.EnvGroups(secret.Env(os.Environ(), s.Server.Password), groupPasswords(s)), Log: o.Log, Stdin: true, Files: []*os.File{f}})
 			_ = f.Close()
 			if err == nil {
 				streams = append(streams, w.Output)
@@ -130,4 +130,20 @@ func runWorker(ctx context.Context, plan *scenario.Plan, o options, in io.Reader
 		return werr
 	}
 	return err
+}
+
+// groupPasswords returns the passwords of s's groups' own servers by group name (nil:
+// none), for the workers' environment.
+func groupPasswords(s *scenario.Scenario) map[string]string {
+	var out map[string]string
+	for _, g := range s.Groups {
+		if g == nil || g.Server == nil || g.Server.Password == "" {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[g.Name] = g.Server.Password
+	}
+	return out
 }

@@ -390,7 +390,7 @@ var groupFields = []field{
 
 var serverFields = []field{
 	{name: "hostname", ptr: func(o any) any { return &o.(*Server).Hostname }},
-	{name: "port", ptr: func(o any) any { return &o.(*Server).Port }},
+	{name: "port", ptr: func(o any) any { return &o.(*Server).Port }, given: svGivenPort},
 	{name: "username", ptr: func(o any) any { return &o.(*Server).Username }},
 	{name: "password", ptr: func(o any) any { return &o.(*Server).Password }, secret: true},
 	{name: "brokers", ptr: func(o any) any { return &o.(*Server).Brokers }},
@@ -457,6 +457,8 @@ func decodeField(dst any, f field, v any, path string, l *errList) {
 	case *ClientGroup:
 		d.given |= f.given
 	case *Churn:
+		d.given |= f.given
+	case *Server:
 		d.given |= f.given
 	}
 }

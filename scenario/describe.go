@@ -174,8 +174,11 @@ func writeGroups(w io.Writer, sh *planShared) {
 				line += ", away " + span(c.Down)
 			}
 		}
-		if sv := g.Server; sv != nil {
+		if sv := g.Server; sv != nil && sv.namesBroker() {
 			line += "; own server"
+		}
+		if sv := g.Server; sv != nil && sv.hasCredentials() {
+			line += "; own user " + strconv.Quote(termtext.Line(sv.Username)) // the password is not shown
 		}
 		if g.given&cgGivenReconnect != 0 {
 			line += "; reconnect " + string(g.Reconnect)

@@ -234,9 +234,18 @@ func marshalClientGroup(g *ClientGroup, jg any, props func([]Property) any) any 
 		}
 	}
 	if sv := g.Server; sv != nil {
-		out.Server = map[string]any{"hostname": sv.Hostname, "port": sv.Port}
-		if len(sv.Brokers) > 0 {
+		out.Server = map[string]any{}
+		switch {
+		case len(sv.Brokers) > 0:
 			out.Server["brokers"] = sv.Brokers
+		case sv.Hostname != "":
+			out.Server["hostname"], out.Server["port"] = sv.Hostname, sv.Port
+		}
+		if sv.Username != "" {
+			out.Server["username"] = sv.Username
+		}
+		if sv.Password != "" {
+			out.Server["password"] = RedactedPassword
 		}
 	}
 	if c := g.Churn; c != nil {

@@ -424,13 +424,27 @@ func (s *Scenario) checkClientGroup(l *errList, path string, g *ClientGroup) {
 	}
 	s.checkGroup(l, entryAt(path, g), g)
 	gp := path + "."
+	if !g.Publishes() && !g.Subscribes() && g.QoS != 0 {
+		l.Add(gp+"qos", "%d, but the group neither publishes nor subscribes (hold: leave qos out)", g.QoS)
+	}
 	if g.Server != nil {
 		sv := g.Server
-		if len(sv.Brokers) == 0 && sv.Hostname == "" {
-			l.Add(gp+"server.hostname", "missing (a group's server names its broker; leave server out for the run's)")
+		if !sv.namesBroker() && !sv.hasCredentials() {
+			l.Add(gp+"server.hostname", "missing (a group's server names its broker, or gives its clients' username and password; "+
+				"leave server out for the run's)")
 		}
-		if len(sv.Brokers) == 0 && (sv.Port < 1 || sv.Port > 65535) {
+		switch {
+		case len(sv.Brokers) > 0 && sv.Hostname != "":
+			l.Add(gp+"server.hostname", "%s given with server.brokers, which replace it (give one of them)", show(sv.Hostname))
+		case sv.given&svGivenPort != 0 && len(sv.Brokers) > 0:
+			l.Add(gp+"server.port", "%d given with server.brokers, whose entries carry their ports (leave port out)", sv.Port)
+		case sv.given&svGivenPort != 0 && !sv.namesBroker() && sv.hasCredentials():
+			l.Add(gp+"server.port", "%d given without server.hostname (give the host too, or leave port out for the run's broker)", sv.Port)
+		case len(sv.Brokers) == 0 && (sv.Port < 1 || sv.Port > 65535):
 			l.Add(gp+"server.port", "%d is not a port (must be 1 to 65535)", sv.Port)
+		}
+		if sv.Path != "" {
+			l.Add(gp+"server.path", "%s: a group's own server is plain MQTT over TCP, which has no path (leave it out)", show(sv.Path))
 		}
 		for i, b := range sv.Brokers {
 			if _, err := parseBroker(b); err != nil {

@@ -105,6 +105,9 @@ type Client struct {
 	// Broker indexes Plan.Brokers: clients of a multi-broker server are spread over them
 	// round-robin by their position in the whole plan; 0 otherwise.
 	Broker int
+	// Username and Password are what it sends on CONNECT: its group's own server's when
+	// that gives either, else the run's (server.username and server.password).
+	Username, Password string
 }
 
 // Plan is a scenario expanded into clients: its groups one after the other, in file order
@@ -177,6 +180,7 @@ type planGroup struct {
 	sub     int      // its index in matcher.subs, -1 if it does not subscribe
 	own     int      // its first index in ownBrokers, -1: the run's brokers
 	ownN    int
+	cred    *Server // where its clients' username and password are: its own server's, or the run's
 	deliv   float64 // its messages' deliveries per second, whole plan (countDeliveries)
 }
 
@@ -249,7 +253,11 @@ func (p *Plan) layOut(groups []*ClientGroup) {
 			}
 		}
 		pg.own = -1
-		if sv := g.Server; sv != nil {
+		pg.cred = &sh.s.Server
+		if sv := g.Server; sv != nil && sv.hasCredentials() {
+			pg.cred = sv
+		}
+		if sv := g.Server; sv != nil && sv.namesBroker() {
 			addrs := sv.Brokers
 			if len(addrs) == 0 {
 				addrs = []string{sv.serverAddr()}
@@ -330,6 +338,8 @@ func (p *Plan) Client(i int) Client {
 		KeepAlive:   g.KeepAlive,
 		PayloadSize: g.PayloadSize,
 		Respond:     g.Responds(),
+		Username:    pg.cred.Username,
+		Password:    pg.cred.Password,
 	}
 	if seg.role.Publishes() {
 		c.Number = uint32(pg.pubBase + j)

@@ -178,6 +178,8 @@ type Server struct {
 	// cluster; clients are spread over them round-robin. When set it replaces Hostname and
 	// Port. SetBrokers fills it from --broker.
 	Brokers []string
+
+	given uint32 // fields the file or Set gave (svGiven* bits)
 }
 
 // Parameters are the run parameters of a scenario.
@@ -251,6 +253,16 @@ type Property struct {
 
 // File returns the file name (or built-in name) the scenario was read from, "" if none.
 func (s *Scenario) File() string { return s.file }
+
+// svGivenPort marks a server's port as given (Server.given).
+const svGivenPort uint32 = 1
+
+// namesBroker reports whether the server names a broker (a host or brokers); a group's
+// own server may give only credentials, its clients then connect to the run's brokers.
+func (sv *Server) namesBroker() bool { return sv.Hostname != "" || len(sv.Brokers) > 0 }
+
+// hasCredentials reports whether the server gives a username or a password.
+func (sv *Server) hasCredentials() bool { return sv.Username != "" || sv.Password != "" }
 
 // HasServer reports whether the scenario names a broker. Without one, mqblast run starts the
 // embedded broker.

@@ -547,6 +547,14 @@ func (s *Scenario) CheckCredentials() error {
 }
 
 func (s *Scenario) checkCredentials(l *errList) {
+	for i, g := range s.Groups {
+		if g == nil || g.Server == nil || g.Server.Password == "" || g.Server.Username != "" || g.ProtocolVersion == V5 {
+			continue
+		}
+		l.Add(fmt.Sprintf("groups[%d].server.password", i), "a password without groups[%d].server.username: the group's clients "+
+			"are MQTT %s clients, which send a password only with a username ([MQTT-3.1.2-22]; the broker closes the connection); "+
+			"give the group's username, or protocol_version 5, or no password", i, g.ProtocolVersion)
+	}
 	if s.Server.Password == "" || s.Server.Username != "" {
 		return
 	}
@@ -555,7 +563,7 @@ func (s *Scenario) checkCredentials(l *errList) {
 		g    *Group
 	}{{"publishers", s.Publishers}, {"subscribers", s.Subscribers}}
 	for _, g := range s.Groups {
-		if g != nil {
+		if g != nil && (g.Server == nil || !g.Server.hasCredentials()) { // one with its own sends those
 			list = append(list, struct {
 				name string
 				g    *Group
@@ -574,10 +582,25 @@ func (s *Scenario) checkCredentials(l *errList) {
 }
 
 // SecretPath reports whether path, as --set takes it, names a field whose value is a
-// secret (server.password): no message, document or command line may show its value.
+// secret (server.password, a group's groups.NAME.server.password): no message, document
+// or command line may show its value.
 func SecretPath(path string) bool {
-	f, _, err := new(Scenario).lookup(strings.TrimSpace(path))
-	return err == nil && f.secret
+	_, ok := PasswordPath(path)
+	return ok
+}
+
+// PasswordPath reports whether path, as --set takes it, names a password: the run's
+// (server.password; group "") or a group's own (groups.NAME.server.password; group NAME).
+func PasswordPath(path string) (group string, ok bool) {
+	path = strings.TrimSpace(path)
+	if rest, isGroup := strings.CutPrefix(path, "groups."); isGroup {
+		name, _, _ := strings.Cut(rest, ".")
+		s := &Scenario{Groups: []*ClientGroup{{Name: name}}}
+		f, _, err := s.lookup(path)
+		return name, err == nil && f.secret
+	}
+	f, _, err := new(Scenario).lookup(path)
+	return "", err == nil && f.secret
 }
 
 // checkReach reports a publishing group, expected to deliver, whose first or last

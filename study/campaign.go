@@ -506,18 +506,28 @@ func (c *Campaign) cellScenario(sp *ScenarioSpec, combo []KV, broker string) (*s
 }
 
 // cellPassword is the password a cell's sets give (server.password), or "" for none or the
-// marker (the cell then takes $MQBLAST_PASSWORD from the study's environment).
-func (c *Campaign) cellPassword(sp *ScenarioSpec, combo []KV) string {
-	pw := ""
+// marker (the cell then takes $MQBLAST_PASSWORD from the study's environment); groups are
+// the groups' own passwords they give (groups.NAME.server.password), by group name (a
+// marker leaves the group's to $MQBLAST_GROUP_PASSWORDS).
+func (c *Campaign) cellPassword(sp *ScenarioSpec, combo []KV) (pw string, groups map[string]string) {
 	for _, kv := range c.cellSets(sp, combo) {
-		if scenario.SecretPath(kv.Path) {
+		switch g, ok := scenario.PasswordPath(kv.Path); {
+		case !ok:
+		case g == "":
 			pw = kv.Value
+		case kv.Value == scenario.RedactedPassword:
+			delete(groups, g)
+		default:
+			if groups == nil {
+				groups = map[string]string{}
+			}
+			groups[g] = kv.Value
 		}
 	}
 	if pw == scenario.RedactedPassword {
-		return ""
+		pw = ""
 	}
-	return pw
+	return pw, groups
 }
 
 // redacted is the campaign as study.json records it: the value of a secret set replaced

@@ -184,3 +184,19 @@ func TestBrokerMetricsReachCells(t *testing.T) {
 		}
 	}
 }
+
+// TestCellPassword: a cell's sets give the run's password and groups' own apart, each by
+// its path; a marker leaves it to the environment.
+func TestCellPassword(t *testing.T) {
+	t.Parallel()
+	c := &Campaign{}
+	sp := &ScenarioSpec{Set: []KV{{"server.password", "run-pw"}, {"groups.devices.server.password", "dev-pw"},
+		{"groups.backend.server.password", "be-pw"}, {"groups.backend.server.password", "<redacted>"}, {"server.username", "u"}}}
+	pw, groups := c.cellPassword(sp, []KV{{"groups.fleet.server.password", "fl-pw"}})
+	if pw != "run-pw" || len(groups) != 2 || groups["devices"] != "dev-pw" || groups["fleet"] != "fl-pw" {
+		t.Errorf("run %q, groups %v; want run-pw, devices and fleet", pw, groups)
+	}
+	if pw, groups = c.cellPassword(&ScenarioSpec{Set: []KV{{"server.password", "<redacted>"}}}, nil); pw != "" || groups != nil {
+		t.Errorf("the marker: run %q, groups %v; want none", pw, groups)
+	}
+}

@@ -526,8 +526,14 @@ func (r *runner) exec(ctx context.Context, p cellPlan, argv []string, pid int) (
 	fmt.Fprintf(log, "# %s\n", p.rec.Reproduce)
 	var tail bytes.Buffer
 	c := exec.Command(argv[0], argv[1:]...)
-	if pw := r.c.cellPassword(p.spec, p.combo); pw != "" {
-		c.Env = secret.Env(os.Environ(), pw) // its argv has the marker
+	if pw, groups := r.c.cellPassword(p.spec, p.combo); pw != "" || len(groups) > 0 {
+		c.Env = os.Environ()
+		if pw != "" {
+			c.Env = secret.Env(c.Env, pw) // its argv has the marker
+		}
+		if len(groups) > 0 {
+			c.Env = secret.EnvGroups(c.Env, groups)
+		}
 	}
 	c.Stdout = io.Discard
 	c.Stderr = io.MultiWriter(log, &tail)

@@ -94,7 +94,7 @@ func newConnCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return start(cmd, sp, f.run.password)
+			return start(cmd, sp, f.run.passwords())
 		},
 	}
 	f.register(cmd, "mqblast-conn-", 10*time.Second, "how long to hold the connections once connected")
@@ -130,7 +130,7 @@ func newPubCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return start(cmd, sp, f.run.password)
+			return start(cmd, sp, f.run.passwords())
 		},
 	}
 	f.register(cmd, "mqblast-pub-", 30*time.Second, "how long to publish (the warm-up included)")
@@ -174,7 +174,7 @@ func newSubCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return start(cmd, sp, f.run.password)
+			return start(cmd, sp, f.run.passwords())
 		},
 	}
 	f.register(cmd, "mqblast-sub-", 60*time.Second, "how long to receive")

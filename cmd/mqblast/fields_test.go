@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,10 +20,20 @@ import (
 // tests do not call t.Parallel (they run before the parallel ones).
 func specOf(t *testing.T, args ...string) (*spec.Spec, string, error) {
 	t.Helper()
+	sp, pw, err := specPasswords(t, args...)
+	return sp, pw.run, err
+}
+
+// specPasswords is specOf with every password the command line gave beside the Spec.
+func specPasswords(t *testing.T, args ...string) (*spec.Spec, passwords, error) {
+	t.Helper()
 	var got *spec.Spec
-	var pw string
+	var pw passwords
 	old := start
-	start = func(_ *cobra.Command, sp *spec.Spec, password string) error { got, pw = sp, password; return nil }
+	start = func(_ *cobra.Command, sp *spec.Spec, password passwords) error {
+		got, pw = sp, password
+		return nil
+	}
 	defer func() { start = old }()
 	root := newRootCmd()
 	root.SetArgs(args)
@@ -156,6 +167,12 @@ func TestPasswordKeptOutOfSpec(t *testing.T) {
 	sp, pw, err = specOf(t, "conn", "-u", "u", "-P", "s3cret")
 	if err != nil || pw != "s3cret" || strings.Contains(string(sp.JSON()), "s3cret") || !strings.Contains(string(sp.Scenario.File), `"password":"<redacted>"`) {
 		t.Errorf("conn -P: password %q, spec %s, %v", pw, sp.JSON(), err)
+	}
+	// A group's own password too, by its group.
+	sp, pws, err := specPasswords(t, "run", "quick-p2p-100", "--set", "server.password=s3cret", "--set", "groups.devices.server.password=d3v")
+	if err != nil || pws.run != "s3cret" || pws.groups["devices"] != "d3v" || len(pws.groups) != 1 ||
+		strings.Contains(string(sp.JSON()), "d3v") || !slices.Contains(sp.Scenario.Set, "groups.devices.server.password=<redacted>") {
+		t.Errorf("run --set groups.devices.server.password: passwords %+v, spec %s, %v", pws, sp.JSON(), err)
 	}
 }
 

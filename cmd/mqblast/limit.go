@@ -34,7 +34,7 @@ func newLimitCmd() *cobra.Command {
 			l := lim
 			l.Confirm = &confirm
 			sp.Limit = &l
-			return start(cmd, sp, f.password)
+			return start(cmd, sp, f.passwords())
 		},
 	}
 	f.register(cmd)

@@ -26,7 +26,20 @@ type runFlags struct {
 	net       spec.Net      // --net, --net-broker-cmd
 	specFile  string        // --spec
 	password  string        // the password a flag gave (-P): kept out of the Spec
+	// groupPasswords are the groups' own passwords --set gave, by group name: kept out of
+	// the Spec too.
+	groupPasswords map[string]string
 }
+
+// passwords are the broker passwords a command line gave, kept out of the Spec: the
+// run's (-P, --set server.password) and groups' own (--set groups.NAME.server.password).
+type passwords struct {
+	run    string
+	groups map[string]string
+}
+
+// passwords returns the passwords rf's flags gave.
+func (rf *runFlags) passwords() passwords { return passwords{rf.password, rf.groupPasswords} }
 
 // registerShardFlags adds --shard, --start-at and --run-id, for run and the quick verbs.
 func (rf *runFlags) registerShardFlags(fl *pflag.FlagSet) {
@@ -138,8 +151,16 @@ func (rf *runFlags) spec(cmd *cobra.Command, arg string) (*spec.Spec, error) {
 	var sets []string
 	for _, kv := range sp.Scenario.Set {
 		k, v, ok := strings.Cut(kv, "=")
-		if ok && scenario.SecretPath(strings.TrimSpace(k)) && v != secret.Marker {
+		group, secretPath := scenario.PasswordPath(k)
+		switch {
+		case !ok || !secretPath || v == secret.Marker:
+		case group == "":
 			rf.password, kv = v, k+"="+secret.Marker
+		default:
+			if rf.groupPasswords == nil {
+				rf.groupPasswords = map[string]string{}
+			}
+			rf.groupPasswords[group], kv = v, k+"="+secret.Marker
 		}
 		sets = append(sets, kv)
 	}
@@ -202,7 +223,7 @@ func runCmd(rf *runFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return start(cmd, sp, rf.password)
+			return start(cmd, sp, rf.passwords())
 		},
 	}
 	rf.register(cmd)
@@ -213,10 +234,10 @@ func runCmd(rf *runFlags) *cobra.Command {
 // start runs the Spec a verb built (runSpec); tests replace it to see that Spec.
 var start = runSpec
 
-// runSpec runs sp (run.Do); password is a password the command line gave, kept out of sp.
-func runSpec(cmd *cobra.Command, sp *spec.Spec, password string) error {
+// runSpec runs sp (run.Do); pw are the passwords the command line gave, kept out of sp.
+func runSpec(cmd *cobra.Command, sp *spec.Spec, pw passwords) error {
 	_, err := run.Do(cmd.Context(), sp, run.IO{Stdin: cmd.InOrStdin(), Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
-		Password: password, Version: version})
+		Password: pw.run, GroupPasswords: pw.groups, Version: version})
 	return err
 }
 

@@ -27,8 +27,8 @@ func quickScenario(t *testing.T, args ...string) (*scenario.Scenario, []string, 
 	var gotS *scenario.Scenario
 	var gotEv []string
 	old := start
-	start = func(_ *cobra.Command, sp *spec.Spec, password string) error {
-		p, ev, err := run.Plan(sp, run.IO{Password: password, Stderr: io.Discard})
+	start = func(_ *cobra.Command, sp *spec.Spec, password passwords) error {
+		p, ev, err := run.Plan(sp, run.IO{Password: password.run, GroupPasswords: password.groups, Stderr: io.Discard})
 		if err != nil {
 			return err
 		}

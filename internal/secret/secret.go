@@ -3,6 +3,7 @@ package secret
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 )
 
@@ -10,6 +11,11 @@ import (
 // from the user (when the run gives a username), and to every mqblast child that needs it
 // (workers, a study's cells, a run in the emulator's namespace).
 const PasswordEnv = "MQBLAST_PASSWORD"
+
+// GroupPasswordsEnv names the environment variable that carries the passwords of client
+// groups' own servers (a scenario's groups[].server.password), a JSON object of group
+// name to password: to a run from the user, and to every mqblast child that needs them.
+const GroupPasswordsEnv = "MQBLAST_GROUP_PASSWORDS"
 
 // Marker stands for a password in what mqblast writes. As a password given to a run
 // (--set server.password=<redacted>), it means: the one in PasswordEnv.
@@ -27,6 +33,39 @@ func Env(env []string, password string) []string {
 		out = append(out, PasswordEnv+"="+password)
 	}
 	return out
+}
+
+// EnvGroups is env with GroupPasswordsEnv set to the passwords of groups (group name to
+// password), or without it when there are none.
+func EnvGroups(env []string, groups map[string]string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, GroupPasswordsEnv+"=") {
+			out = append(out, kv)
+		}
+	}
+	if len(groups) > 0 {
+		b, _ := json.Marshal(groups) // a map of strings always marshals
+		out = append(out, GroupPasswordsEnv+"="+string(b))
+	}
+	return out
+}
+
+// ErrGroupPasswords is the error of a GroupPasswordsEnv value that is not a JSON object of
+// strings; it shows nothing of the value.
+var ErrGroupPasswords = errors.New("$" + GroupPasswordsEnv + " is not a JSON object of group names and passwords " +
+	`(want e.g. {"devices": "..."}; the value is not shown: it holds secrets)`)
+
+// GroupPasswords reads a GroupPasswordsEnv value: group name to password (nil for "").
+func GroupPasswords(v string) (map[string]string, error) {
+	if strings.TrimSpace(v) == "" {
+		return nil, nil
+	}
+	var out map[string]string
+	if json.Unmarshal([]byte(v), &out) != nil || out == nil {
+		return nil, ErrGroupPasswords
+	}
+	return out, nil
 }
 
 // RedactJSON returns doc with the value of every member named key, in objects at any

@@ -64,3 +64,26 @@ func TestEnv(t *testing.T) {
 		t.Error("Env changed its argument")
 	}
 }
+
+func TestGroupPasswordsEnv(t *testing.T) {
+	t.Parallel()
+	env := EnvGroups([]string{"A=1", GroupPasswordsEnv + "=old"}, map[string]string{"devices": `p"w`, "backend": "x"})
+	if len(env) != 2 || env[0] != "A=1" || !strings.HasPrefix(env[1], GroupPasswordsEnv+"=") {
+		t.Fatalf("EnvGroups: %q", env)
+	}
+	got, err := GroupPasswords(strings.TrimPrefix(env[1], GroupPasswordsEnv+"="))
+	if err != nil || len(got) != 2 || got["devices"] != `p"w` || got["backend"] != "x" {
+		t.Errorf("GroupPasswords: %v %v", got, err)
+	}
+	if env := EnvGroups([]string{GroupPasswordsEnv + "=old", "B=2"}, nil); !slices.Equal(env, []string{"B=2"}) {
+		t.Errorf("EnvGroups without groups: %q", env)
+	}
+	if got, err := GroupPasswords(" "); got != nil || err != nil {
+		t.Errorf("empty: %v %v", got, err)
+	}
+	for _, bad := range []string{`{"devices": 5}`, `s3cret`, `["s3cret"]`, `null`} {
+		if _, err := GroupPasswords(bad); err == nil || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("GroupPasswords(%s): %v", bad, err)
+		}
+	}
+}

@@ -1,0 +1,111 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/mqblast/mqblast/internal/secret"
+	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/run/spec"
+)
+
+// perUserFile is a mixed scenario of two groups of MQTT 5 devices, each logging in as a
+// user of its own that the broker's ACL lets publish and subscribe under devices/USER/
+// only: alice's on the run's broker (a server of credentials alone), bob's on a server of
+// its own (the same Mosquitto). The run's user, ops, may use neither's topics.
+const perUserFile = `{
+  "name": "per-user",
+  "groups": [
+    {"name": "alice", "behaviours": ["publish", "subscribe"], "client_count": 3, "protocol_version": 5, "qos": 1,
+     "topics": "devices/alice/$clientindex", "filters": "devices/alice/#",
+     "server": {"username": "alice", "password": %q}},
+    {"name": "bob", "behaviours": ["publish", "subscribe"], "client_count": 2, "protocol_version": 5, "qos": 1,
+     "topics": "devices/bob/$clientindex", "filters": "devices/bob/#",
+     "server": {"hostname": %q, "port": %s, "username": "bob", "password": %q}}
+  ],
+  "server": {"username": "ops", "password": "pw-ops"},
+  "parameters": {"duration_sec": 2, "warmup_sec": 0.5, "drain_sec": 1, "publish_rate": 10}
+}`
+
+// TestGroupCredentials: Mosquitto set up as operators do, a password file (mosquitto_passwd)
+// of three users and an ACL that gives each its own topics (pattern readwrite
+// devices/%u/#): each group's clients log in as the group's own user, so nothing is
+// refused and every message arrives, in two worker processes (the group passwords reach
+// them through their environment) and in one process with the passwords the marker in
+// the file, given outside the Spec (a command line's --set) and in
+// $MQBLAST_GROUP_PASSWORDS. No password reaches the result; the groups' usernames do.
+func TestGroupCredentials(t *testing.T) {
+	t.Parallel()
+	m := testbroker.StartMosquitto(t, testbroker.Options{
+		Users: map[string]string{"ops": "pw-ops", "alice": "pw-alice", "bob": "pw-bob"},
+		Extra: []string{aclFile(t, "pattern readwrite devices/%u/#")}})
+	host, port, _ := net.SplitHostPort(m.Addr)
+	check := func(name string, r ran, res *result.Result) {
+		t.Helper()
+		if r.err != nil || res == nil {
+			t.Fatalf("%s: %v\n%s", name, r.err, r.stderr)
+		}
+		msg, c := res.Messages, res.Connections
+		t.Logf("%s: established %d refused %v; published %d refused %v, subscriptions refused %v; expected %d received %d lost %d",
+			name, c.Established, c.Refused, msg.Published, msg.Refused, msg.SubscribeRefused, msg.Expected, msg.Received, msg.Lost)
+		if c.Established != 5 || len(c.Refused) != 0 || msg.RefusedTotal != 0 || len(msg.SubscribeRefused) != 0 || msg.SubscribeFailed != 0 ||
+			msg.Published < 60 || msg.Received != msg.Expected || msg.Lost != 0 {
+			t.Errorf("%s: want 5 clients connected as their groups' users, nothing refused, every message received", name)
+		}
+		doc, _ := json.Marshal(res)
+		for _, pw := range []string{"pw-alice", "pw-bob", "pw-ops"} {
+			if bytes.Contains(doc, []byte(pw)) || strings.Contains(r.stdout, pw) || strings.Contains(r.stderr, pw) {
+				t.Errorf("%s: the result or the run's output holds the password %q", name, pw)
+			}
+		}
+		var eff struct {
+			Groups []struct {
+				Name   string            `json:"name"`
+				Server map[string]string `json:"server"`
+			} `json:"groups"`
+		}
+		_ = json.Unmarshal(res.Scenario, &eff)
+		for _, g := range eff.Groups {
+			if g.Server["username"] != g.Name || g.Server["password"] != secret.Marker {
+				t.Errorf("%s: the result's scenario has group %s's server %v: want its username and the password %q", name, g.Name, g.Server, secret.Marker)
+			}
+		}
+	}
+
+	file := fmt.Sprintf(perUserFile, "pw-alice", host, port, "pw-bob")
+	r := doSpec(t, &Spec{Scenario: spec.Scenario{Name: "per-user.json", File: json.RawMessage(file)}, Brokers: []string{m.Addr},
+		Procs: 2, NoCheck: true, Outputs: spec.Outputs{Format: "json"}})
+	check("procs 2", r, checkDoc(t, r))
+
+	file = fmt.Sprintf(perUserFile, secret.Marker, host, port, secret.Marker)
+	var out, errOut bytes.Buffer
+	o := IO{Stdout: &out, Stderr: &errOut, Exe: testbroker.Binary(t, "../cmd/mqblast"), Version: "test",
+		GroupPasswords: map[string]string{"alice": "pw-alice"},
+		Getenv: func(k string) string {
+			if k == secret.GroupPasswordsEnv {
+				return `{"bob": "pw-bob"}`
+			}
+			return ""
+		}}
+	sp := &Spec{Scenario: spec.Scenario{Name: "per-user.json", File: json.RawMessage(file)}, Brokers: []string{m.Addr},
+		Procs: 1, NoCheck: true, Outputs: spec.Outputs{Format: "json"}}
+	res, err := Do(context.Background(), sp, o)
+	r = ran{res: res, stdout: out.String(), stderr: errOut.String(), err: err}
+	check("markers", r, checkDoc(t, r))
+
+	// Without bob's: refused before any socket, with the field's path and no password.
+	out.Reset()
+	errOut.Reset()
+	o.Getenv = func(string) string { return "" }
+	_, err = Do(context.Background(), sp, o)
+	if err == nil || !strings.Contains(err.Error(), "groups[1].server.password") || !strings.Contains(err.Error(), secret.GroupPasswordsEnv) ||
+		strings.Contains(err.Error(), "pw-") {
+		t.Errorf("bob's password not given: %v", err)
+	}
+}
