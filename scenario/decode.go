@@ -66,10 +66,12 @@ func ParseAll(name string, data []byte) (*Scenario, error) {
 // Set overrides one field, as --set path=value does: path is the field's JSON path
 // ("parameters.publish_rate", "publishers.qos", "server.hostname", "name") and value is parsed
 // for the field's type: a number, true/false, seconds or a Go duration ("30s") for _sec
-// fields, a string as is. A value starting with '[', '{' or '"' is read as JSON; a list field
-// also takes comma-separated items; an object value ("parameters={...}") merges into the
-// object, and null removes a group. Setting a field of an absent group creates the group with
-// its defaults. Errors name "--set" and the path.
+// fields, a string as is (also one that looks like JSON, such as a payload {"t": 1}, unless
+// it is a JSON string, "\"text\""). Another field's value starting with '[', '{' or '"' is
+// read as JSON, as is a password's; a list field also takes comma-separated items; an object
+// value ("parameters={...}") merges into the object, and null removes a group. Setting a
+// field of an absent group creates the group with its defaults. Errors name "--set" and the
+// path.
 func (s *Scenario) Set(path, value string) error {
 	l := &errList{File: "--set"}
 	f, obj, err := s.lookup(path)
@@ -77,7 +79,7 @@ func (s *Scenario) Set(path, value string) error {
 		l.Add(path, "%v", err)
 		return l.Err()
 	}
-	v, perr := setValue(f.ptr(obj), value)
+	v, perr := setValue(f.ptr(obj), value, f.secret)
 	switch {
 	case perr != nil && f.secret:
 		l.Add(path, "%s", secretNotJSON)
@@ -171,9 +173,18 @@ func (s *Scenario) lookupGroup(path string) (field, any, error) {
 	return f, obj, nil
 }
 
-// setValue turns a --set value into what the JSON decoder would have produced for dst.
-func setValue(dst any, value string) (any, error) {
+// setValue turns a --set value into what the JSON decoder would have produced for dst. A
+// string field takes the value as it is unless it is a JSON string ("\"hello\""): text that
+// looks like JSON ({"temp": 21}, a payload) is text there; a secret field (secret) reads
+// any value starting with '[', '{' or '"' as JSON, as the other fields do.
+func setValue(dst any, value string, secret bool) (any, error) {
 	t := strings.TrimSpace(value)
+	if _, ok := dst.(*string); ok && !secret {
+		if v, err := parseJSON([]byte(t)); err == nil && strings.HasPrefix(t, "\"") {
+			return v, nil
+		}
+		return value, nil
+	}
 	if t != "" && strings.ContainsRune("[{\"", rune(t[0])) {
 		return parseJSON([]byte(t))
 	}

@@ -244,6 +244,16 @@ func TestSet(t *testing.T) {
 		{"server.hostname", "10.0.0.1", func(s *Scenario) bool { return s.Server.Hostname == "10.0.0.1" && s.HasServer() }},
 		{"server.username", "12345", func(s *Scenario) bool { return s.Server.Username == "12345" }},
 		{"name", `"quoted"`, func(s *Scenario) bool { return s.Name == "quoted" }},
+		// A string field takes a bare word, and text that looks like JSON, as it is.
+		{"parameters.payload", "hello", func(s *Scenario) bool { return s.Parameters.Payload == "hello" }},
+		{"parameters.payload", `"hello"`, func(s *Scenario) bool { return s.Parameters.Payload == "hello" }},
+		{"parameters.payload", "hello world", func(s *Scenario) bool { return s.Parameters.Payload == "hello world" }},
+		{"parameters.payload", "21.5", func(s *Scenario) bool { return s.Parameters.Payload == "21.5" }},
+		{"parameters.payload", "true", func(s *Scenario) bool { return s.Parameters.Payload == "true" }},
+		{"parameters.payload", `{"temp": 21.5}`, func(s *Scenario) bool { return s.Parameters.Payload == `{"temp": 21.5}` }},
+		{"parameters.payload", `[1, 2]`, func(s *Scenario) bool { return s.Parameters.Payload == `[1, 2]` }},
+		{"parameters.payload", `"half`, func(s *Scenario) bool { return s.Parameters.Payload == `"half` }},
+		{"server.username", "null", func(s *Scenario) bool { return s.Server.Username == "null" }},
 		{"subscribers", "null", func(s *Scenario) bool { return s.Subscribers == nil }},
 		{"parameters", `{"publish_rate": 3}`, func(s *Scenario) bool {
 			return s.Parameters.PublishRate == 3 && s.Parameters.Duration == 10*time.Second

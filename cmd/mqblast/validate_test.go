@@ -72,3 +72,16 @@ func TestValidateOverrides(t *testing.T) {
 		t.Errorf("no argument: exit %d", code)
 	}
 }
+
+// TestSetStringBare: --set takes a string field's text as it is: a bare word, and text
+// that looks like JSON (a payload {"temp": 21.5}), each its whole length.
+func TestSetStringBare(t *testing.T) {
+	_, errOut, code := runMQ(t, "validate", "quick-p2p-100", "--set", "parameters.payload=hello", "--set", "parameters.payload_size=29")
+	if code != exitOK {
+		t.Errorf("--set parameters.payload=hello: exit %d\n%s", code, errOut)
+	}
+	_, errOut, code = runMQ(t, "validate", "quick-p2p-100", "--set", `parameters.payload={"temp": 21.5}`, "--set", "parameters.payload_size=30")
+	if code != exitInvalid || !strings.Contains(errOut, "parameters.payload_size: 30 does not fit the payload literal (24 measurement bytes + 14 bytes = 38)") {
+		t.Errorf(`--set parameters.payload={"temp": 21.5}: exit %d, want the literal's 14 bytes counted:`+"\n%s", code, errOut)
+	}
+}
