@@ -294,13 +294,37 @@ func TestForeignDocumentPassword(t *testing.T) {
 // client namespace; a password given there with --set reaches that run (and its workers)
 // through the environment, not their command lines.
 func TestNetPasswordNotInArgv(t *testing.T) {
-	netnstest.NeedRoot(t)
-	mosq := testbroker.Need(t)
 	const user = "bench"
 	secret := fmt.Sprintf("pw-%d-Nt", time.Now().UnixNano())
+	runNetSecret(t, secret, netBrokerCmd(t, user, secret), "quick-p2p-100",
+		"--set", "server.username="+user, "--set", "server.password="+secret)
+}
+
+// TestNetGroupPasswordNotInArgv: a group's own password given with --set reaches the run
+// behind the emulator and its workers through their environment too: the group's clients
+// log in as its user (the run's own user has none).
+func TestNetGroupPasswordNotInArgv(t *testing.T) {
+	const user = "dev"
+	secret := fmt.Sprintf("pw-%d-Ng", time.Now().UnixNano())
+	file := filepath.Join(t.TempDir(), "devices.json")
+	if err := os.WriteFile(file, []byte(`{"groups": [
+	  {"name": "devices", "behaviours": ["publish", "subscribe"], "client_count": 4, "qos": 1, "topics": "d/$clientindex",
+	   "filters": "d/$clientindex", "server": {"username": "`+user+`"}}],
+	  "parameters": {"publish_rate": 10}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runNetSecret(t, secret, netBrokerCmd(t, user, secret), file, "--set", "groups.devices.server.password="+secret)
+}
+
+// netBrokerCmd is --net-broker-cmd of a Mosquitto in the emulator's broker namespace that
+// lets user in with password only.
+func netBrokerCmd(t *testing.T, user, password string) string {
+	t.Helper()
+	netnstest.NeedRoot(t)
+	mosq := testbroker.Need(t)
 	dir := t.TempDir()
 	pw := filepath.Join(dir, "pw")
-	if err := os.WriteFile(pw, []byte(user+":"+secret+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(pw, []byte(user+":"+password+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := exec.Command("mosquitto_passwd", "-U", pw).CombinedOutput(); err != nil {
@@ -310,10 +334,17 @@ func TestNetPasswordNotInArgv(t *testing.T) {
 	if err := os.WriteFile(conf, []byte("listener 1883 10.211.0.1\nuser root\nallow_anonymous false\npassword_file "+pw+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return "exec " + mosq + " -c " + conf
+}
+
+// runNetSecret runs scenario with args behind the emulator's local profile against the
+// broker brokerCmd starts, in two workers, and checks that every client connected and
+// that secret is in no process's command line but the user's and in no output.
+func runNetSecret(t *testing.T, secret, brokerCmd, scenario string, args ...string) {
+	t.Helper()
 	w := watchCmdlines(secret)
-	c := exec.Command(mqblastBin(t), "run", "quick-p2p-100", "--net", "local", "--net-broker-cmd", "exec "+mosq+" -c "+conf,
-		"--set", "server.username="+user, "--set", "server.password="+secret, "--duration", "2s", "--set", "parameters.warmup_sec=0.5",
-		"--procs", "2", "--no-check", "--format", "json")
+	c := exec.Command(mqblastBin(t), append([]string{"run", scenario, "--net", "local", "--net-broker-cmd", brokerCmd,
+		"--duration", "2s", "--set", "parameters.warmup_sec=0.5", "--procs", "2", "--no-check", "--format", "json"}, args...)...)
 	var stdout, stderr bytes.Buffer
 	c.Stdout, c.Stderr = &stdout, &stderr
 	if err := c.Start(); err != nil {
