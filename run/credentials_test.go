@@ -35,8 +35,8 @@ const perUserFile = `{
 
 // TestGroupCredentials: Mosquitto set up as operators do, a password file (mosquitto_passwd)
 // of three users and an ACL that gives each its own topics (pattern readwrite
-// devices/%u/#): each group's clients log in as the group's own user, so nothing is
-// refused and every message arrives, in two worker processes (the group passwords reach
+// devices/%u/#): as the run's user every publish is refused; as each group's own user
+// nothing is refused and every message arrives, in two worker processes (the group passwords reach
 // them through their environment) and in one process with the passwords the marker in
 // the file, given outside the Spec (a command line's --set) and in
 // $MQBLAST_GROUP_PASSWORDS. No password reaches the result; the groups' usernames do.
@@ -78,8 +78,22 @@ func TestGroupCredentials(t *testing.T) {
 		}
 	}
 
+	// The control: as ops, every client's publishes are refused (the ACL bites), as they
+	// were when a group's own credentials were ignored.
+	ops := strings.NewReplacer(",\n     \"server\": {\"username\": \"alice\", \"password\": \"pw-alice\"}", "",
+		`, "username": "bob", "password": "pw-bob"`, "").Replace(fmt.Sprintf(perUserFile, "pw-alice", host, port, "pw-bob"))
+	if strings.Contains(ops, "pw-alice") || strings.Contains(ops, "pw-bob") {
+		t.Fatalf("the control keeps a group's credentials:\n%s", ops)
+	}
+	r := doSpec(t, &Spec{Scenario: spec.Scenario{Name: "as-ops.json", File: json.RawMessage(ops)}, Brokers: []string{m.Addr},
+		Procs: 1, NoCheck: true, Outputs: spec.Outputs{Format: "json"}})
+	if res := r.res; res == nil || res.Messages.Published == 0 || res.Messages.Refused["not_authorized"] != res.Messages.Published {
+		t.Fatalf("as ops: want every publish refused not_authorized: %v\n%s", r.err, r.stderr)
+	}
+	t.Logf("as ops: published %d, refused %v, received %d", r.res.Messages.Published, r.res.Messages.Refused, r.res.Messages.Received)
+
 	file := fmt.Sprintf(perUserFile, "pw-alice", host, port, "pw-bob")
-	r := doSpec(t, &Spec{Scenario: spec.Scenario{Name: "per-user.json", File: json.RawMessage(file)}, Brokers: []string{m.Addr},
+	r = doSpec(t, &Spec{Scenario: spec.Scenario{Name: "per-user.json", File: json.RawMessage(file)}, Brokers: []string{m.Addr},
 		Procs: 2, NoCheck: true, Outputs: spec.Outputs{Format: "json"}})
 	check("procs 2", r, checkDoc(t, r))
 
