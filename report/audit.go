@@ -49,7 +49,11 @@ func auditWhere(where string) string {
 			where = "stdout in " + wd
 		}
 	}
-	return filepath.Base(os.Args[0]) + " " + where
+	exe, err := os.Executable()
+	if err != nil {
+		return where
+	}
+	return filepath.Base(exe) + " " + where
 }
 
 // encodeResult returns res's document as WriteJSON writes it.
