@@ -23,9 +23,9 @@ func checkAccounts(t *testing.T, m result.Messages) {
 	if m.Scheduled == 0 || m.Scheduled != m.Published+m.UnsentTotal || unsent != m.UnsentTotal {
 		t.Errorf("scheduled %d != published %d + unsent %d %v", m.Scheduled, m.Published, m.UnsentTotal, m.Unsent)
 	}
-	if m.Expected != m.Received+m.Lost+m.InFlightAtEnd+m.InFlightLost {
-		t.Errorf("expected %d != received %d + lost %d + in flight at the end %d + in flight when a session ended %d",
-			m.Expected, m.Received, m.Lost, m.InFlightAtEnd, m.InFlightLost)
+	if m.Expected != m.Received+m.Lost+m.OwedAtEnd+m.InFlightAtEnd+m.InFlightLost {
+		t.Errorf("expected %d != received %d + lost %d + owed at the end %d + in flight at the end %d + in flight when a session ended %d",
+			m.Expected, m.Received, m.Lost, m.OwedAtEnd, m.InFlightAtEnd, m.InFlightLost)
 	}
 }
 

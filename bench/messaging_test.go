@@ -67,6 +67,12 @@ func runFull(t *testing.T, broker string, s *scenario.Scenario, during func(), w
 	t.Helper()
 	r := testRunner(t, broker, s)
 	r.Watch = w
+	return runRunner(t, r, during)
+}
+
+// runRunner runs r with during beside it (optional) and returns the result.
+func runRunner(t *testing.T, r *Runner, during func()) *result.Result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	done := make(chan struct{})

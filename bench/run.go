@@ -53,6 +53,8 @@ type Runner struct {
 	StreamOnly bool
 	// onHeld, for tests, is called once the resident set after the connect phase is read.
 	onHeld func(*run)
+	// maxDrain, for tests, bounds the drain past Drain in place of MaxDrain (0: MaxDrain).
+	maxDrain time.Duration
 	// StartGate, if set, is called once every subscription is in place and returns when
 	// to start publishing: worker processes wait there for each other, so that nobody
 	// publishes before every process's subscribers are subscribed.
@@ -194,6 +196,7 @@ type run struct {
 	measureWait           time.Duration // its wait for a CPU over the window; -1: not known
 	stages                *stageClock   // a staged run's stages, once it publishes
 	storms                stormRun
+	owed                  []int64 // copies per second still arriving when the drain ended (drainEnded)
 }
 
 // stormRun is the reconnect storms under way: one goroutine each, waiting for its time.
@@ -654,20 +657,45 @@ func (r *run) measure() error {
 }
 
 // drain waits until every publisher has written and had acknowledged what was due before
-// the stop and every expected copy arrived, or Drain passed. A run whose plan expects no
-// copies (publish only) ends as soon as its publishers are done. A part of a run (a worker,
-// a shard) that receives copies of other parts' publishers waits the whole Drain: its
-// own counts cannot say when those are in, and a part that ended early (its subscribers
-// gone) lost the copies still on their way to it.
+// the stop and every expected copy arrived; or, once Drain passed, until an interval passes
+// in which no copy arrived and no message was written (arrivals stopped: what is missing is
+// lost), at most MaxDrain more (copies still arriving then are owed at the end, not lost). A
+// run whose plan expects no copies (publish only) ends as soon as its publishers are done.
+// A part of a run (a worker, a shard) that receives copies of other parts' publishers waits
+// at least the whole Drain: its own counts cannot say when those are in, and a part that
+// ended early (its subscribers gone) lost the copies still on their way to it.
 func (r *run) drain() error {
-	return r.wait(time.Now().Add(r.Drain), func() bool {
-		if r.eng.Behind() || r.rec.ReceivesOutside() {
+	start := time.Now()
+	end := start.Add(r.Drain)
+	seen := arrivals{every: r.Interval}
+	complete, extended := false, false
+	err := r.wait(end.Add(r.drainBound()), func() bool {
+		behind, outside := r.eng.Behind(), r.rec.ReceivesOutside()
+		r.src.collect()
+		now := time.Now()
+		seen.read(now, r.src.total)
+		if t := r.src.total; !behind && !outside && t.Received+t.RefusedCopies+t.ResponsesUnsent >= t.Expected { // no refused message nor unsent response comes
+			complete = true
+			return true
+		}
+		if now.Before(end) {
 			return false
 		}
-		r.src.collect()
-		t := r.src.total
-		return t.Received+t.RefusedCopies+t.ResponsesUnsent >= t.Expected // no refused message nor unsent response comes
+		if seen.quiet() {
+			return true
+		}
+		if rates := seen.rates(); !extended && r.Progress != nil && len(rates) > 0 && rates[0] > 0 {
+			extended = true
+			fmt.Fprintf(r.Progress, "drain: copies still arriving at %d/s after %v: it goes on until an interval passes in which none arrives, at most %v more\n",
+				rates[0], r.Drain, r.drainBound())
+		}
+		return false
 	})
+	r.res.Messages.DrainS = time.Since(start).Seconds()
+	if !complete {
+		r.drainEnded(&seen)
+	}
+	return err
 }
 
 // disconnect accounts for every scheduled message, disconnects every client and adds the
@@ -683,6 +711,7 @@ func (r *run) disconnect(interrupted bool) {
 func (r *run) finish(interrupted bool) {
 	total := r.src.total
 	fix, join := r.rec.Finish()
+	r.addOwed(fix)
 	total.Add(fix)
 	res := r.res
 	res.Join = join

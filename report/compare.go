@@ -196,6 +196,9 @@ var metrics = []metric{
 	{"lost", false, count, func(r *result.Result) (float64, bool) {
 		return float64(r.Messages.Lost), messaging(r) && !r.Messages.ExpectedUnknown
 	}},
+	{"owed at the end", false, count, func(r *result.Result) (float64, bool) {
+		return float64(r.Messages.OwedAtEnd), messaging(r) && !r.Messages.ExpectedUnknown
+	}},
 	{"duplicated", false, count, msgs(func(m *result.Messages) int64 { return m.Duplicated })},
 	{"out of order", false, count, msgs(func(m *result.Messages) int64 { return m.OutOfOrder })},
 	{"unsent", false, count, msgs(func(m *result.Messages) int64 { return m.UnsentTotal })},

@@ -168,6 +168,9 @@ func Verdicts(r *result.Result) []Badge {
 		if sp := m.Silent; sp != nil && sp.Confined {
 			b = append(b, Badge{fmt.Sprintf("loss confined to %d of %d publishers", sp.Publishers, sp.Of), "bad"})
 		}
+		if m.OwedAtEnd > 0 {
+			b = append(b, Badge{fmt.Sprintf("%d copies owed at the end", m.OwedAtEnd), "warn"})
+		}
 		if m.Duplicated > 0 || m.OutOfOrder > 0 {
 			b = append(b, Badge{fmt.Sprintf("%d duplicated, %d out of order", m.Duplicated, m.OutOfOrder), "warn"})
 		}
@@ -235,6 +238,9 @@ func SummaryRows(r *result.Result) []Row {
 			add("delivery", cls, "%s: %d received; %d duplicated, %d out of order", unknownExpected, m.Received, m.Duplicated, m.OutOfOrder)
 		} else {
 			add("delivery", cls, "%d expected: %d received, %d lost; %d duplicated, %d out of order", m.Expected, m.Received, m.Lost, m.Duplicated, m.OutOfOrder)
+			if m.OwedAtEnd > 0 {
+				add("owed", "warn", "%s", OwedText(m))
+			}
 		}
 		if line := SilentLine(r); line != "" {
 			add("LOST", "bad", "%s", line)
@@ -543,6 +549,7 @@ func deliveryPanel(r *result.Result) Panel {
 		{"expected copies", knownCount(m.Expected, m.ExpectedUnknown), ""},
 		{"received", fmt.Sprint(m.Received), ""},
 		{"lost", knownCount(m.Lost, m.ExpectedUnknown), bad(m.Lost)},
+		{"owed at the end (still arriving when the drain ended)", fmt.Sprintf("%d at %d/s", m.OwedAtEnd, m.OwedArrivalPerS), warn(m.OwedAtEnd)},
 		{"in flight at the end", fmt.Sprint(m.InFlightAtEnd), warn(m.InFlightAtEnd)},
 		{"in flight when a session ended", fmt.Sprintf("%d lost of %d dropped", m.InFlightLost, m.InFlightDropped), warn(m.InFlightLost)},
 		{"duplicated", fmt.Sprint(m.Duplicated), warn(m.Duplicated)},

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/mqblast/mqblast/internal/countfmt"
 	"github.com/mqblast/mqblast/internal/termtext"
@@ -80,6 +81,9 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 		} else {
 			fmt.Fprintf(tw, "delivery\t%d expected: %d received, %d lost, %d in flight at the end, %d in flight when a session ended; %d duplicated, %d out of order\n",
 				m.Expected, m.Received, m.Lost, m.InFlightAtEnd, m.InFlightLost, m.Duplicated, m.OutOfOrder)
+			if m.OwedAtEnd > 0 {
+				fmt.Fprintf(tw, "OWED\t%s\n", OwedText(m))
+			}
 			if m.Retained > 0 {
 				fmt.Fprintf(tw, "retained\t%d copies from the broker's retained store at a subscription, %d of them ones the client had: not duplicates\n", m.Retained, m.RetainedAgain)
 			}
@@ -350,6 +354,9 @@ func GroupLine(g *result.Group) string {
 		line += fmt.Sprintf("; %d publishing: %d published, %d unsent", g.Publishers, m.Published, m.UnsentTotal)
 		if !m.ExpectedUnknown && m.Expected > 0 {
 			line += fmt.Sprintf(", %d expected: %d received, %d lost, %d in flight", m.Expected, m.Received, m.Lost, m.InFlightAtEnd+m.InFlightLost)
+			if m.OwedAtEnd > 0 {
+				line += fmt.Sprintf(", %d owed at the end", m.OwedAtEnd)
+			}
 		}
 		if l := g.LatencyUS; l.Count > 0 {
 			line += fmt.Sprintf("; latency p50 %s p99 %s max %s", result.Micros(l.P50), result.Micros(l.P99), result.Micros(l.Max))
@@ -362,4 +369,11 @@ func GroupLine(g *result.Group) string {
 		}
 	}
 	return line
+}
+
+// OwedText says what the broker still owed when the drain ended: the copies, the rate at
+// which they were still arriving, and how long the drain lasted. They are not lost.
+func OwedText(m *result.Messages) string {
+	return fmt.Sprintf("%s copies still arriving at %s/s when the drain ended (%s): the broker was still sending them, not lost",
+		countfmt.Thousands(m.OwedAtEnd), countfmt.Thousands(m.OwedArrivalPerS), time.Duration(m.DrainS*float64(time.Second)).Round(10*time.Millisecond))
 }

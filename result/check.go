@@ -91,7 +91,7 @@ var docIdentities = []docIdentity{
 	// A shard's publishers expect copies that its subscribers do not receive (they are on
 	// other shards), and a Subscribe run's publishers are outside the plan: the identity
 	// holds for a whole run whose scenario knows its publishers.
-	{Total: "messages.expected", Parts: []string{"messages.received", "messages.lost", "messages.in_flight_at_end", "messages.in_flight_lost",
+	{Total: "messages.expected", Parts: []string{"messages.received", "messages.lost", "messages.owed_at_end?", "messages.in_flight_at_end", "messages.in_flight_lost",
 		"messages.refused_copies?", "messages.responses_unsent?", "messages.not_shared_copies?"},
 		When: func(doc map[string]any) bool {
 			typ, _ := leafAt(doc, "scenario.type").(string)

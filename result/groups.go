@@ -80,6 +80,7 @@ func (r *Result) setGroups(total *Snapshot) {
 		}
 		var one Result
 		one.Messages.ExpectedUnknown = r.Messages.ExpectedUnknown
+		one.owing = total.OwedArrivalPerS > 0 // the drain judges the run's arrivals
 		one.SetTotal(s)
 		g.Connections, g.Messages, g.LatencyUS = one.Connections, one.Messages, one.LatencyUS
 		g.Connections.Target = g.Clients

@@ -11,7 +11,7 @@ import (
 // never from averaged ones. The other figures combine by their own rule: throughput rates
 // add over the longest window; the client's CPU, memory and saturation evidence add, its
 // per-connection figures weighted by connections; the kernel's counters add; the run
-// spans the earliest start to the latest end; the latest shard to be ready and the worse
+// spans the earliest start to the latest end, its drain the longest; the latest shard to be ready and the worse
 // clock are kept. Intervals are added index by index (their percentiles then come from
 // the merged interval histograms, or the first shard's without them; worker processes'
 // intervals are better merged from their snapshots). A shard's threshold verdicts do not hold for the whole:
@@ -69,6 +69,7 @@ func MergeParts(rs []*Result) *Result {
 		}
 		out.Interrupted = out.Interrupted || r.Interrupted
 		out.Messages.ExpectedUnknown = out.Messages.ExpectedUnknown || r.Messages.ExpectedUnknown
+		out.Messages.DrainS = max(out.Messages.DrainS, r.Messages.DrainS)
 		if k := r.Kernel; k != nil { // shards on several hosts: their counters add
 			if out.Kernel == nil {
 				out.Kernel = &Kernel{Client: map[string]int64{}, SameNamespace: k.SameNamespace}

@@ -95,6 +95,10 @@ type Result struct {
 	// from (SetTotal). It is not written: a document read back derives it from its own
 	// fields when it is merged.
 	Total *Snapshot `json:"-"`
+	// owing says, for a group's figures (setGroups), that the run's drain ended with
+	// copies still arriving: the group's missing copies are owed as the run's are, its
+	// own arrivals at the end whatever they were.
+	owing bool
 }
 
 // NetworkInfo is a run's network profile: its canonical spelling (a name, or items such as
@@ -199,8 +203,9 @@ type Connections struct {
 // Messages counts the messages of the whole run, warm-up and drain included, so that they
 // can be held against the broker's own counters (zero in a Connections run). Every
 // scheduled message is accounted for: scheduled = published + unsent_total; and every
-// expected copy: expected = received + lost + in_flight_at_end + in_flight_lost +
-// refused_copies + responses_unsent + not_shared_copies, unless ExpectedUnknown (then expected and lost are written as null).
+// expected copy: expected = received + lost + owed_at_end + in_flight_at_end +
+// in_flight_lost + refused_copies + responses_unsent + not_shared_copies, unless
+// ExpectedUnknown (then expected and lost are written as null).
 type Messages struct {
 	// Scheduled are the messages due on the publishers' schedules before the stop.
 	Scheduled int64 `json:"scheduled"`
@@ -241,9 +246,19 @@ type Messages struct {
 	ExpectedUnknown bool `json:"expected_unknown,omitempty"`
 	// Received are the distinct copies that arrived on expected streams.
 	Received int64 `json:"received"`
-	// Lost are expected copies that did not arrive by the end of the drain, of messages
-	// the broker acknowledged (or QoS 0 ones written): the broker lost them.
+	// Lost are expected copies, of messages the broker acknowledged (or QoS 0 ones
+	// written), that the broker will never send: still missing when the drain saw arrivals
+	// stop (an interval passed in which no copy arrived and no message was written).
 	Lost int64 `json:"lost"`
+	// OwedAtEnd are the expected copies the broker still owed when the drain had to end
+	// while copies were still arriving (at its bound: drain_sec, then on while they kept
+	// arriving, up to the bound; or interrupted), arriving at OwedArrivalPerS copies per
+	// second over its last interval: neither received nor lost.
+	OwedAtEnd       int64 `json:"owed_at_end,omitempty"`
+	OwedArrivalPerS int64 `json:"owed_arrival_per_s,omitempty"`
+	// DrainS is how long the drain lasted, in seconds: drain_sec, or less when every copy
+	// was in, or more while copies kept arriving.
+	DrainS float64 `json:"drain_s,omitempty"`
 	// InFlightAtEnd are expected copies that did not arrive, of messages written and still
 	// unacknowledged at the end: the broker did not take them in time.
 	InFlightAtEnd int64 `json:"in_flight_at_end"`
@@ -537,9 +552,14 @@ func (r *Result) SetTotal(total *Snapshot) {
 	m.UnsentTotal = total.UnsentTotal()
 	m.UnexpectedTotal = total.UnexpectedTotal()
 	m.RefusedTotal = total.PublishRefusedTotal()
-	m.Lost = 0
+	m.Lost, m.OwedAtEnd = 0, 0
 	if !m.ExpectedUnknown {
-		m.Lost = max(total.Expected-total.Received-total.InFlightAtEnd-total.InFlightLost-total.RefusedCopies-total.ResponsesUnsent, 0)
+		rest := max(total.Expected-total.Received-total.InFlightAtEnd-total.InFlightLost-total.RefusedCopies-total.ResponsesUnsent, 0)
+		if total.OwedArrivalPerS > 0 || r.owing { // still arriving when the drain ended: owed, not lost
+			m.OwedAtEnd = rest
+		} else {
+			m.Lost = rest
+		}
 	}
 	m.NotSharedCopies = 0
 	if r.notShared(total) {
@@ -593,7 +613,7 @@ func (r *Result) pairs(s *Snapshot) (f figures) {
 		{&c.Established, &s.Connected}, {&c.Reconnected, &s.Reconnected}, {&c.Pings, &s.Pings},
 		{&c.TLSHandshakes, &s.TLSHandshakes}, {&c.TLSResumed, &s.TLSResumed},
 		{&m.Scheduled, &s.Scheduled}, {&m.Published, &s.Published}, {&m.Acked, &s.Acked}, {&m.RefusedCopies, &s.RefusedCopies}, {&m.ResponsesUnsent, &s.ResponsesUnsent},
-		{&m.Expected, &s.Expected}, {&m.Received, &s.Received}, {&m.InFlightAtEnd, &s.InFlightAtEnd},
+		{&m.Expected, &s.Expected}, {&m.Received, &s.Received}, {&m.InFlightAtEnd, &s.InFlightAtEnd}, {&m.OwedArrivalPerS, &s.OwedArrivalPerS},
 		{&m.InFlightDropped, &s.InFlightDropped}, {&m.InFlightLost, &s.InFlightLost}, {&m.DeliveredOnReturn, &s.DeliveredOnReturn},
 		{&m.Duplicated, &s.Duplicated}, {&m.Redelivered, &s.Redelivered}, {&m.Retained, &s.Retained}, {&m.RetainedAgain, &s.RetainedAgain}, {&m.OutOfOrder, &s.OutOfOrder}, {&m.Unmeasured, &s.Unmeasured},
 		{&m.Subscribed, &s.Subscribed}, {&m.SubscribeFailed, &s.SubscribeFailed}, {&m.LateSubscribed, &s.LateSubscribed},

@@ -60,6 +60,13 @@ type Snapshot struct {
 	InFlightDropped int64 `json:"in_flight_dropped"`
 	InFlightLost    int64 `json:"in_flight_lost"`
 	InFlightAtEnd   int64 `json:"in_flight_at_end"`
+	// OwedArrivalPerS is the rate (copies per second) at which expected copies were still
+	// arriving when the drain had to end at its bound (or was interrupted) with copies
+	// missing: over its last interval, as the drain watched it. 0 when the drain ended with
+	// every copy in, or once an interval passed in which nothing arrived nor was written.
+	// Above 0, the copies still missing are owed_at_end, not lost (Result.SetTotal). Set
+	// once, after the run; rates of parts of a run add.
+	OwedArrivalPerS int64 `json:"owed_arrival_per_s,omitempty"`
 	// DeliveredOnReturn counts the received copies that arrived at a client after it
 	// reconnected and were due before its reconnect (Messages.DeliveredOnReturn); in a
 	// group's snapshot, by the receiving client's group.
@@ -117,10 +124,10 @@ type Snapshot struct {
 // every field is listed.
 
 // counts are the counters that add.
-func (s *Snapshot) counts() [33]*int64 {
+func (s *Snapshot) counts() [34]*int64 {
 	return [...]*int64{&s.Delivered, &s.DeliveredOnReturn, &s.Connected, &s.Reconnected, &s.Pings, &s.TLSHandshakes, &s.TLSResumed, &s.TLSCPUUS,
 		&s.Subscribed, &s.SubscribeFailed, &s.Scheduled, &s.Published, &s.Expected, &s.Acked, &s.RefusedCopies, &s.ResponsesUnsent,
-		&s.InFlightDropped, &s.InFlightLost, &s.InFlightAtEnd, &s.Received, &s.Unmeasured, &s.Duplicated, &s.Redelivered, &s.Retained, &s.RetainedAgain, &s.LateSubscribed,
+		&s.InFlightDropped, &s.InFlightLost, &s.InFlightAtEnd, &s.OwedArrivalPerS, &s.Received, &s.Unmeasured, &s.Duplicated, &s.Redelivered, &s.Retained, &s.RetainedAgain, &s.LateSubscribed,
 		&s.OutOfOrder, &s.HeldPublishers, &s.PublishedMeasured, &s.ReceivedMeasured, &s.CPUNS, &s.RSSBytes, &s.Offered}
 }
 

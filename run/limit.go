@@ -318,7 +318,7 @@ func (s *search) climb(ctx context.Context, at time.Time, room func(rate float64
 }
 
 // probe holds rate for a step from at, then pauses the schedule until what the broker
-// still held has arrived (at least Pause, at most maxDrain), and judges the step over the
+// still held has arrived (at least Pause, at most bench.MaxDrain more), and judges the step over the
 // intervals that cover both: an overloaded broker's backlog is the step's, not the next
 // one's. It returns the step and when the next may start; ok is false when ctx ended first.
 func (s *search) probe(ctx context.Context, rc bench.RateControl, rate float64, at, runStart time.Time) (_ *result.LimitStep, next time.Time, ok bool) {
@@ -429,7 +429,7 @@ func (s *search) judge(st *result.LimitStep) {
 // sustain it, whatever its latency and losses look like while the step lasts.
 const offeredShare = 0.95
 
-// pause waits until resume, then until the last interval is quiet (or maxDrain after
+// pause waits until resume, then until the last interval is quiet (or bench.MaxDrain after
 // resume), and returns the end of that interval; false when ctx ended first.
 func (s *search) pause(ctx context.Context, resume, runStart time.Time, rel func(time.Time) float64,
 	quiet func(last *result.Interval) bool) (time.Time, bool) {
@@ -438,7 +438,7 @@ func (s *search) pause(ctx context.Context, resume, runStart time.Time, rel func
 	}
 	for {
 		last := &s.seen.Intervals[len(s.seen.Intervals)-1]
-		if quiet(last) || time.Since(resume) > maxDrain {
+		if quiet(last) || time.Since(resume) > bench.MaxDrain {
 			break
 		}
 		if !s.until(ctx, last.TS+1) {
@@ -447,9 +447,6 @@ func (s *search) pause(ctx context.Context, resume, runStart time.Time, rel func
 	}
 	return runStart.Add(time.Duration(s.seen.Intervals[len(s.seen.Intervals)-1].TS * float64(time.Second))), true
 }
-
-// maxDrain bounds the wait after a step for what the broker still held.
-const maxDrain = 30 * time.Second
 
 // until reads intervals until one ends at or after t seconds into the run.
 func (s *search) until(ctx context.Context, t float64) bool {

@@ -86,7 +86,7 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 }
 
 // probeConnect dials at rate from at for a step, then pauses the connect phase until every
-// dial of the step has its verdict (at least Pause, at most maxDrain), and judges the step:
+// dial of the step has its verdict (at least Pause, at most bench.MaxDrain more), and judges the step:
 // the rate established over its window (after Settle), and the connect latency, failures
 // and dropped connections from Settle through the pause (a slow connect arrives late).
 func (s *search) probeConnect(ctx context.Context, cc bench.ConnectControl, rate float64, at, runStart time.Time) (_ *result.LimitStep, next time.Time, ok bool) {
