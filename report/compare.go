@@ -321,6 +321,9 @@ func groupMetrics(in []Input) []metric {
 			})},
 			metric{label + "published", true, count, pub(func(g *result.Group) float64 { return float64(g.Messages.Published) })},
 			metric{label + "lost", false, count, pub(func(g *result.Group) float64 { return float64(g.Messages.Lost) })},
+			metric{label + "owed at the end", false, count, gr(func(g *result.Group) (float64, bool) {
+				return float64(g.Messages.OwedAtEnd), g.Messages.OwedAtEnd > 0
+			})},
 			metric{label + "latency p50", false, usv, lat(func(p result.Percentiles) int64 { return p.P50 })},
 			metric{label + "latency p99", false, usv, lat(func(p result.Percentiles) int64 { return p.P99 })},
 			metric{label + "received by its clients", true, count, gr(func(g *result.Group) (float64, bool) {

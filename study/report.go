@@ -290,7 +290,7 @@ type summaryRow struct {
 	n, of                int // runs counted, of the cells
 	box                  report.BoxStats
 	recv, recvLo, recvHi float64
-	lost                 int64
+	lost, owed           int64   // owed: still arriving when the runs' drains ended, not lost
 	cpuPct               float64 // median broker CPU %; sampled false: none
 	rss                  int64   // median broker RSS peak
 	sampled              bool
@@ -305,7 +305,7 @@ func (r *summaryRow) cols() []string {
 	}
 	out := []string{fmt.Sprintf("%d/%d", r.n, r.of), report.FormatUS(r.box.P50), report.FormatUS(r.box.P25), report.FormatUS(r.box.P75),
 		report.FormatUS(r.box.P75 - r.box.P25), report.FormatUS(r.box.P99), rate(r.recv), rate(r.recvLo) + " – " + rate(r.recvHi),
-		fmt.Sprint(r.lost), "", ""}
+		lostText(r.lost, r.owed), "", ""}
 	if r.sampled {
 		out[9], out[10] = fmt.Sprintf("%.1f", r.cpuPct), mib(r.rss)
 	}
@@ -334,6 +334,7 @@ func summarize(g *group, results map[string]*result.Result) []summaryRow {
 				h.Merge(r.Histograms.Latency)
 				tps = append(tps, r.Throughput.ReceivePerS)
 				row.lost += r.Messages.Lost
+				row.owed += r.Messages.OwedAtEnd
 				if bp := r.BrokerProcess; bp != nil {
 					cpus, rsss = append(cpus, bp.CPUPercentAvg), append(rsss, float64(bp.RSSPeakBytes))
 				}
@@ -445,11 +446,20 @@ Broker CPU and RSS are sampled from its process (broker_process of the result); 
 					emu += fmt.Sprintf(" (+%d not asked)", n.Overflow+n.KernelDrops)
 				}
 			}
-			fmt.Fprintf(b, "<td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>",
+			fmt.Fprintf(b, "<td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>",
 				report.FormatUS(bx.P50), report.FormatUS(bx.P25), report.FormatUS(bx.P75), report.FormatUS(bx.P75-bx.P25), report.FormatUS(bx.P99),
-				rate(r.Throughput.ReceivePerS), r.Messages.Lost, cpu, pct, rss, client, emu)
+				rate(r.Throughput.ReceivePerS), lostText(r.Messages.Lost, r.Messages.OwedAtEnd), cpu, pct, rss, client, emu)
 		}
 		fmt.Fprintf(b, "<td class=l><details><summary>command</summary><code>%s</code></details></td></tr>\n", html.EscapeString(c.Reproduce))
 	}
 	b.WriteString("</table>\n")
+}
+
+// lostText is a lost cell: the copies lost, and beside them those the broker still owed
+// when the drain ended (still arriving: not lost).
+func lostText(lost, owed int64) string {
+	if owed > 0 {
+		return fmt.Sprintf("%d (+%d owed)", lost, owed)
+	}
+	return fmt.Sprint(lost)
 }

@@ -260,6 +260,13 @@ var defs = []def{
 			}
 			return one64(l.final.Messages.Lost)
 		}},
+	{"mqblast_messages_owed_at_end", "Expected copies the broker still owed when the drain ended with copies still arriving (not lost): 0 until the run ends, then the result's messages.owed_at_end.", gauge, nil,
+		func(l *Live) []sample {
+			if l.final == nil {
+				return one(0)
+			}
+			return one64(l.final.Messages.OwedAtEnd)
+		}},
 	{"mqblast_messages_duplicated_total", "Copies that arrived more than once.", counter, nil,
 		func(l *Live) []sample { return one64(l.total.Duplicated) }},
 	{"mqblast_messages_out_of_order_total", "Copies that arrived after a later one of their stream.", counter, nil,

@@ -121,6 +121,7 @@ func TestLiveIntervals(t *testing.T) {
 		t.Error("finished before Finish")
 	}
 	r.Messages.Lost = 7
+	r.Messages.OwedAtEnd = 11
 	r.Client.Saturated = true
 	l.Finish(&r)
 	mf = scrape(t, url)
@@ -128,6 +129,7 @@ func TestLiveIntervals(t *testing.T) {
 		"mqblast_messages_published_total":  float64(r.Messages.Published),
 		"mqblast_messages_received_total":   float64(r.Messages.Received),
 		"mqblast_messages_lost_total":       7,
+		"mqblast_messages_owed_at_end":      11,
 		"mqblast_client_saturated":          1,
 		"mqblast_run_finished":              1,
 		"mqblast_run_intervals_total":       float64(len(r.Intervals)),
