@@ -106,6 +106,15 @@ func (r *run) drainEnded(seen *arrivals) {
 	}
 }
 
+// cutShort judges a run interrupted before its drain as drainEnded judges a drain cut
+// short: copies that arrived in its last interval were still arriving, and those missing
+// are owed at the end (the run's rate only; its groups follow the run).
+func (r *run) cutShort() {
+	if perS := int64(math.Round(r.log.receivePerS)); perS > 0 {
+		r.owed = []int64{perS}
+	}
+}
+
 // addOwed puts the rate at which copies were still arriving when the drain ended into fix,
 // the run's figures completed after it: the run's and each group's.
 func (r *run) addOwed(fix *result.Snapshot) {

@@ -2,6 +2,8 @@ package bench
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"syscall"
 	"testing"
 	"time"
@@ -108,5 +110,38 @@ func TestDrainLostWhenArrivalsStop(t *testing.T) {
 	}
 	if bound := (500*time.Millisecond + MaxDrain).Seconds(); msg.DrainS >= bound {
 		t.Errorf("drain lasted %.2fs: it should end once arrivals stopped, not at its bound (%.0fs)", msg.DrainS, bound)
+	}
+}
+
+// TestDrainOwedWhenInterrupted: the same fan-out interrupted (its context cancelled) a
+// second into publishing, Mosquitto's backlog arriving: the run ends without a drain, and
+// the copies still missing are owed at the end, at the rate of its last interval, not lost.
+func TestDrainOwedWhenInterrupted(t *testing.T) {
+	tm := tier.Timing(t)
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	s, err := scenario.Parse("drain.json", []byte(overloadFanOut))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := testRunner(t, m.Addr, s)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	time.AfterFunc(1500*time.Millisecond, cancel) // the connect phase, then about a second of publishing
+	res, err := r.Run(ctx)
+	if !errors.Is(err, ErrInterrupted) || res == nil || !res.Interrupted {
+		t.Fatalf("run: %v; want it interrupted", err)
+	}
+	msg := res.Messages
+	t.Logf("expected %d received %d lost %d owed %d at %d/s; drain %.2fs", msg.Expected, msg.Received, msg.Lost, msg.OwedAtEnd, msg.OwedArrivalPerS, msg.DrainS)
+	if msg.Expected != msg.Received+msg.Lost+msg.OwedAtEnd {
+		t.Errorf("expected %d != received %d + lost %d + owed %d", msg.Expected, msg.Received, msg.Lost, msg.OwedAtEnd)
+	}
+	if msg.Received == msg.Expected {
+		tm.Errorf("Mosquitto delivered all %d copies before the interrupt: it kept up, the test saw nothing owed", msg.Expected)
+		return
+	}
+	if msg.Lost != 0 || msg.OwedAtEnd == 0 || msg.OwedArrivalPerS <= 0 || msg.DrainS != 0 {
+		t.Errorf("lost %d, owed %d at %d/s, drain %.2fs: copies arriving when the run was interrupted are owed, not lost",
+			msg.Lost, msg.OwedAtEnd, msg.OwedArrivalPerS, msg.DrainS)
 	}
 }

@@ -76,13 +76,14 @@ func runIntervals[E any](src intervalSource[E], log *intervalLog, u until) error
 // intervalLog is what a run does with each interval, wherever it came from: sample the host
 // and the broker (watch.Watch), keep the record, print the progress line, pass it to the caller.
 type intervalLog struct {
-	target     int // the run's clients
-	progress   io.Writer
-	watch      *watch.Watch
-	onInterval func(result.Interval, *result.Snapshot)
-	line       progressLine
-	list       []result.Interval
-	discard    bool // keep none in list (Runner.StreamOnly)
+	target      int // the run's clients
+	progress    io.Writer
+	watch       *watch.Watch
+	onInterval  func(result.Interval, *result.Snapshot)
+	line        progressLine
+	list        []result.Interval
+	discard     bool    // keep none in list (Runner.StreamOnly)
+	receivePerS float64 // the last interval's: the copies that arrived in it, per second
 }
 
 // add records the interval whose snapshot is s, taken over d and ending ts seconds into the
@@ -99,6 +100,7 @@ func (l *intervalLog) add(ts float64, open int64, s *result.Snapshot, d time.Dur
 		l.list = append(l.list, iv)
 	}
 	l.line.print(l.progress, iv, l.target)
+	l.receivePerS = iv.ReceivePerS
 	if l.onInterval != nil {
 		l.onInterval(iv, s)
 	}

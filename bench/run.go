@@ -369,6 +369,9 @@ func (r *run) phases() error {
 		return nil
 	}
 	if err := r.measure(); err != nil {
+		if errors.Is(err, ErrInterrupted) {
+			r.cutShort()
+		}
 		return err
 	}
 	return r.drain()

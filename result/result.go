@@ -252,8 +252,8 @@ type Messages struct {
 	Lost int64 `json:"lost"`
 	// OwedAtEnd are the expected copies the broker still owed when the drain had to end
 	// while copies were still arriving (at its bound: drain_sec, then on while they kept
-	// arriving, up to the bound; or interrupted), arriving at OwedArrivalPerS copies per
-	// second over its last interval: neither received nor lost.
+	// arriving, up to the bound; or interrupted, also before the drain), arriving at
+	// OwedArrivalPerS copies per second over its last interval: neither received nor lost.
 	OwedAtEnd       int64 `json:"owed_at_end,omitempty"`
 	OwedArrivalPerS int64 `json:"owed_arrival_per_s,omitempty"`
 	// DrainS is how long the drain lasted, in seconds: drain_sec, or less when every copy

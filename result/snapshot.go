@@ -61,8 +61,8 @@ type Snapshot struct {
 	InFlightLost    int64 `json:"in_flight_lost"`
 	InFlightAtEnd   int64 `json:"in_flight_at_end"`
 	// OwedArrivalPerS is the rate (copies per second) at which expected copies were still
-	// arriving when the drain had to end at its bound (or was interrupted) with copies
-	// missing: over its last interval, as the drain watched it. 0 when the drain ended with
+	// arriving when the drain had to end at its bound (or the run was interrupted) with
+	// copies missing: over the last interval the run watched. 0 when the drain ended with
 	// every copy in, or once an interval passed in which nothing arrived nor was written.
 	// Above 0, the copies still missing are owed_at_end, not lost (Result.SetTotal). Set
 	// once, after the run; rates of parts of a run add.
