@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"regexp"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,8 +26,9 @@ const overloadFanOut = `{"name": "drain-fanout", "type": "Fan-Out",
 		"publish_rate": 8000, "drain_sec": "500ms", "keep_alive_sec": 60}}`
 
 // runDrain runs overloadFanOut against broker with the drain bounded at maxDrain past its
-// drain_sec (0: MaxDrain), while during runs beside it.
-func runDrain(t *testing.T, broker string, maxDrain time.Duration, during func()) *result.Result {
+// drain_sec (0: MaxDrain), while during runs beside it; during is given a channel closed
+// once an interval line shows messages sent.
+func runDrain(t *testing.T, broker string, maxDrain time.Duration, during func(sending <-chan struct{})) *result.Result {
 	t.Helper()
 	s, err := scenario.Parse("drain.json", []byte(overloadFanOut))
 	if err != nil {
@@ -33,7 +36,13 @@ func runDrain(t *testing.T, broker string, maxDrain time.Duration, during func()
 	}
 	r := testRunner(t, broker, s)
 	r.maxDrain = maxDrain
-	res := runRunner(t, r, during)
+	w := &sendingWriter{sending: make(chan struct{})}
+	r.Progress = w
+	var beside func()
+	if during != nil {
+		beside = func() { during(w.sending) }
+	}
+	res := runRunner(t, r, beside)
 	var doc bytes.Buffer
 	if err := res.WriteJSON(&doc); err != nil {
 		t.Fatal(err)
@@ -90,14 +99,18 @@ func TestDrainGoesOnWhileArriving(t *testing.T) {
 	}
 }
 
-// TestDrainLostWhenArrivalsStop: the same fan-out, Mosquitto stopped (SIGSTOP) a second
-// into publishing: arrivals stop, the drain sees an interval pass with none and ends, and
+// TestDrainLostWhenArrivalsStop: the same fan-out, Mosquitto stopped (SIGSTOP) once
+// publishing is under way: arrivals stop, the drain sees an interval pass with none and ends, and
 // the copies still missing are lost, none owed.
 func TestDrainLostWhenArrivalsStop(t *testing.T) {
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	t.Cleanup(func() { _ = m.Cmd.Process.Signal(syscall.SIGCONT) })
-	res := runDrain(t, m.Addr, 0, func() {
-		time.Sleep(1200 * time.Millisecond) // the connect phase, then about a second of publishing
+	res := runDrain(t, m.Addr, 0, func(sending <-chan struct{}) {
+		select {
+		case <-sending:
+			time.Sleep(300 * time.Millisecond)
+		case <-time.After(30 * time.Second):
+		}
 		_ = m.Cmd.Process.Signal(syscall.SIGSTOP)
 	})
 	_ = m.Cmd.Process.Signal(syscall.SIGCONT)
@@ -145,3 +158,24 @@ func TestDrainOwedWhenInterrupted(t *testing.T) {
 			msg.Lost, msg.OwedAtEnd, msg.OwedArrivalPerS, msg.DrainS)
 	}
 }
+
+// sendingWriter takes a run's progress lines and closes sending at the first interval line
+// that shows messages sent.
+type sendingWriter struct {
+	mu      sync.Mutex
+	sending chan struct{}
+	closed  bool
+}
+
+func (w *sendingWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.closed && sendingRE.Match(p) {
+		w.closed = true
+		close(w.sending)
+	}
+	return len(p), nil
+}
+
+// sendingRE matches an interval line of a run whose publishers are sending.
+var sendingRE = regexp.MustCompile(`sent [1-9][0-9]*/s`)
