@@ -212,7 +212,8 @@ type Parameters struct {
 	// means the default, a tenth of Duration capped at 30 s, unless the file says 0.
 	Warmup time.Duration
 	// Drain is how long subscribers wait for in-flight messages after publishing stops
-	// ("drain_sec"); default 5 s, or 0 when the file says so. Connections and Subscribe
+	// ("drain_sec"), at least: the drain goes on while copies keep arriving, up to a bound
+	// (bench.MaxDrain); default 5 s, or 0 when the file says so. Connections and Subscribe
 	// scenarios publish nothing, so for them it defaults to 0, as do PublishRate and Warmup.
 	Drain time.Duration
 	// Reconnect is the reconnect policy ("reconnect": "off" or "backoff"); default off.
