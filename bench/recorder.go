@@ -259,10 +259,15 @@ func (r *Recorder) Reconnected(loop, client, _ int, latency time.Duration) {
 	}
 }
 
-// Refused implements reactor.Observer.
-func (r *Recorder) Refused(loop, client int, version, code byte) {
+// Refused implements reactor.Observer: a first connect's refusal is a client that never
+// connected, a reconnect attempt's a failed reconnect (result.Snapshot.ReconnectFailed).
+func (r *Recorder) Refused(loop, client, attempt int, version, code byte) {
 	s := r.loops[loop].snap
 	name := ReasonName(version, code)
+	if attempt > 0 {
+		r.reconnectFailed(s, client, "refused:"+name, fmt.Sprintf("CONNACK reason code 0x%02x (%s)", code, name))
+		return
+	}
 	s.Refused[name]++
 	if g := r.byClient(s, client); g != nil {
 		g.Refused[name]++
@@ -272,15 +277,32 @@ func (r *Recorder) Refused(loop, client int, version, code byte) {
 	}
 }
 
-// Failed implements reactor.Observer.
-func (r *Recorder) Failed(loop, client int, cause reactor.Cause, example string) {
+// Failed implements reactor.Observer: as Refused, a first connect's failure is a client,
+// a reconnect attempt's a failed reconnect.
+func (r *Recorder) Failed(loop, client, attempt int, cause reactor.Cause, example string) {
 	s := r.loops[loop].snap
+	if attempt > 0 {
+		r.reconnectFailed(s, client, cause.String(), example)
+		return
+	}
 	s.Failed[cause.String()]++
 	if g := r.byClient(s, client); g != nil {
 		g.Failed[cause.String()]++
 	}
 	if _, ok := s.Examples["failed:"+cause.String()]; !ok {
 		s.Examples["failed:"+cause.String()] = termtext.Line(example)
+	}
+}
+
+// reconnectFailed counts a failed reconnect attempt of client in s by cause, with its
+// example.
+func (r *Recorder) reconnectFailed(s *result.Snapshot, client int, cause, example string) {
+	s.ReconnectFailed[cause]++
+	if g := r.byClient(s, client); g != nil {
+		g.ReconnectFailed[cause]++
+	}
+	if k := "reconnect_failed:" + cause; s.Examples[k] == "" {
+		s.Examples[k] = termtext.Line(example)
 	}
 }
 

@@ -313,7 +313,7 @@ func (l *loop) dial(i, attempt int) {
 // dialFailed reports a dial that failed before the loop held its socket.
 func (l *loop) dialFailed(s *session, err error) {
 	cause, ex := classify(err)
-	l.e.cfg.Observer.Failed(l.idx, int(s.client), cause, ex)
+	l.e.cfg.Observer.Failed(l.idx, int(s.client), int(s.attempt), cause, ex)
 	l.verdict(s)
 	l.retry(s)
 }

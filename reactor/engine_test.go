@@ -47,8 +47,8 @@ func (o *countObs) Reconnected(_, _, _ int, _ time.Duration) {
 	o.reconn++
 	o.mu.Unlock()
 }
-func (o *countObs) Refused(_, _ int, _, code byte) { o.mu.Lock(); o.refused[code]++; o.mu.Unlock() }
-func (o *countObs) Failed(_, _ int, c reactor.Cause, ex string) {
+func (o *countObs) Refused(_, _, _ int, _, code byte) { o.mu.Lock(); o.refused[code]++; o.mu.Unlock() }
+func (o *countObs) Failed(_, _, _ int, c reactor.Cause, ex string) {
 	o.mu.Lock()
 	o.failed[c]++
 	o.examples = append(o.examples, ex)

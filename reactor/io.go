@@ -318,7 +318,7 @@ func (l *loop) lost(s *session, err error) {
 
 // fail ends a session that never got its CONNACK.
 func (l *loop) fail(s *session, cause Cause, example string) {
-	l.e.cfg.Observer.Failed(l.idx, int(s.client), cause, example)
+	l.e.cfg.Observer.Failed(l.idx, int(s.client), int(s.attempt), cause, example)
 	l.verdict(s)
 	l.close(s)
 	l.retry(s)

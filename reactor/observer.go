@@ -47,10 +47,13 @@ type Observer interface {
 	// attempts (Config.Reconnect); latency is that of the successful attempt.
 	Reconnected(loop int, client int, attempt int, latency time.Duration)
 	// Refused reports a CONNACK with a failure code: an MQTT 3.1.1 return code (1-5) when
-	// version is 3 or 4, a 5.0 reason code (0x80 and up) when it is 5.
-	Refused(loop int, client int, version, code byte)
-	// Failed reports a connection that was never established; example is one error text.
-	Failed(loop int, client int, cause Cause, example string)
+	// version is 3 or 4, a 5.0 reason code (0x80 and up) when it is 5. attempt is 0 for the
+	// client's first connect (not retried: the client never connected) and counts its
+	// reconnect attempts from 1, as Reconnected's does.
+	Refused(loop int, client int, attempt int, version, code byte)
+	// Failed reports a connect attempt that was never established; example is one error
+	// text, attempt as Refused's.
+	Failed(loop int, client int, attempt int, cause Cause, example string)
 	// Dropped reports an established connection lost before the engine closed it.
 	Dropped(loop int, client int, cause Cause, example string)
 	// Ping reports a PINGREQ round trip.
@@ -227,10 +230,10 @@ func (NopObserver) Connected(int, int, time.Duration) {}
 func (NopObserver) Reconnected(int, int, int, time.Duration) {}
 
 // Refused implements Observer.
-func (NopObserver) Refused(int, int, byte, byte) {}
+func (NopObserver) Refused(int, int, int, byte, byte) {}
 
 // Failed implements Observer.
-func (NopObserver) Failed(int, int, Cause, string) {}
+func (NopObserver) Failed(int, int, int, Cause, string) {}
 
 // Dropped implements Observer.
 func (NopObserver) Dropped(int, int, Cause, string) {}

@@ -223,7 +223,7 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 // refused ends s, whose CONNACK refused it with code (a return code of protocol level
 // version).
 func (l *loop) refused(s *session, version, code byte) {
-	l.e.cfg.Observer.Refused(l.idx, int(s.client), version, code)
+	l.e.cfg.Observer.Refused(l.idx, int(s.client), int(s.attempt), version, code)
 	l.verdict(s)
 	l.close(s)
 	l.retry(s)

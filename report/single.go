@@ -213,8 +213,8 @@ func SummaryRows(r *result.Result) []Row {
 		cls = "bad"
 	}
 	add("connections", cls, "%d of %d established, %d failed, %d dropped while held", c.Established, c.Target, c.Failed, c.Dropped)
-	if c.Reconnected > 0 {
-		add("reconnected", "warn", "%d times after drops", c.Reconnected)
+	if c.Reconnected > 0 || c.ReconnectFailed > 0 {
+		add("reconnected", "warn", "%d times after drops; %d reconnect attempts failed%s", c.Reconnected, c.ReconnectFailed, countfmt.ByCause(c.ReconnectFailedBy))
 	}
 	add("connect rate", "", "%.0f/s over %.1fs", c.ConnectRatePerS, c.ConnectPhaseS)
 	l := c.ConnectLatencyUS

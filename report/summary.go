@@ -41,7 +41,7 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 	}
 	fmt.Fprintf(tw, "connections\t%d of %d established, %d failed, %d dropped while held\n",
 		c.Established, c.Target, c.Failed, c.Dropped)
-	if c.Reconnected > 0 {
+	if c.Reconnected > 0 || c.ReconnectFailed > 0 {
 		line := fmt.Sprintf("%d times after drops", c.Reconnected)
 		for _, g := range r.Groups {
 			if g.Churn != nil {
@@ -51,6 +51,9 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 		}
 		if h := c.ReconnectLatencyUS; h != nil {
 			line += fmt.Sprintf(", reconnect latency p50 %s  p99 %s  max %s", result.Micros(h.P50), result.Micros(h.P99), result.Micros(h.Max))
+		}
+		if c.ReconnectFailed > 0 {
+			line += fmt.Sprintf("; %d reconnect attempts failed%s (attempts, not clients)", c.ReconnectFailed, termtext.Line(countfmt.ByCause(c.ReconnectFailedBy)))
 		}
 		fmt.Fprintf(tw, "reconnected\t%s\n", line)
 	}

@@ -21,6 +21,7 @@ var docCounts = []string{
 	"connections.failed_by_cause.*", "connections.dropped", "connections.reconnected", "connections.dropped_by_cause.*",
 	"connections.connect_rate_per_s", "connections.connect_phase_s", "connections.pings", "connections.tls_handshakes",
 	"connections.tls_resumed", "connections.tls_handshake_cpu_us",
+	"connections.reconnect_failed", "connections.reconnect_failed_by_cause.*",
 	"messages.*", "messages.silent_publishers.*", "messages.silent_publishers.examples[].copies", "messages.unsent.*", "messages.unexpected.*", "messages.subscribe_refused.*", "messages.refused.*",
 	"broker_behaviour[].count",
 	"throughput.*",
@@ -88,6 +89,7 @@ var docIdentities = []docIdentity{
 	{Total: "messages.refused_total", Parts: []string{"messages.refused.*?"}},
 	{Total: "connections.failed", Parts: []string{"connections.refused.*", "connections.failed_by_cause.*"}},
 	{Total: "connections.dropped", Parts: []string{"connections.dropped_by_cause.*"}},
+	{Total: "connections.reconnect_failed", Parts: []string{"connections.reconnect_failed_by_cause.*?"}},
 	// A shard's publishers expect copies that its subscribers do not receive (they are on
 	// other shards), and a Subscribe run's publishers are outside the plan: the identity
 	// holds for a whole run whose scenario knows its publishers.

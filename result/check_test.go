@@ -74,6 +74,10 @@ func TestReadFileRefusesBadFigures(t *testing.T) {
 		}, []string{"p.json: messages.unsent_total: 31 is not the sum of unsent 30 (30)"}},
 		{"failed", "shard0", func(d map[string]any) { obj(d, "connections")["failed"] = 4 },
 			[]string{"p.json: connections.failed: 4 is not the sum of refused 2 + the sum of failed_by_cause 1 (3)"}},
+		{"reconnect-failed", "shard0", func(d map[string]any) {
+			c := obj(d, "connections")
+			c["reconnect_failed"], c["reconnect_failed_by_cause"] = 52, map[string]any{"refused": 50}
+		}, []string{"p.json: connections.reconnect_failed: 52 is not the sum of reconnect_failed_by_cause 50 (50)"}},
 		{"expected", "p2p", func(d map[string]any) { obj(d, "messages")["received"] = 6000 },
 			[]string{"p.json: messages.expected: 6004 is not received 6000 + lost 0 + in_flight_at_end 0 + in_flight_lost 0 (6000)"}},
 	} {

@@ -157,7 +157,8 @@ func fullSnapshot(base int64) *Snapshot {
 	}
 	s.FirstPublish = 1_700_000_000_000_000_000 + base
 	s.TLSCPUUS = s.TLSHandshakes * 37
-	for prefix, m := range map[string]map[string]int64{"refused:": s.Refused, "failed:": s.Failed, "dropped:": s.Dropped} {
+	for prefix, m := range map[string]map[string]int64{"refused:": s.Refused, "failed:": s.Failed, "dropped:": s.Dropped,
+		"reconnect_failed:": s.ReconnectFailed} {
 		for k := range m {
 			s.Examples[prefix+k] = "example of " + prefix + k
 		}
@@ -196,7 +197,7 @@ func TestSnapshotFieldLists(t *testing.T) {
 	sum.Add(a)
 	sum.Add(a)
 	if sum.Connected != 2*a.Connected || sum.RSSBytes != 2*a.RSSBytes || sum.Unsent["b"] != 2*a.Unsent["b"] ||
-		sum.ScheduleLag.Count() != 2*a.ScheduleLag.Count() || sum.FirstPublish != a.FirstPublish || len(sum.Examples) != 6 {
+		sum.ScheduleLag.Count() != 2*a.ScheduleLag.Count() || sum.FirstPublish != a.FirstPublish || len(sum.Examples) != 8 {
 		t.Errorf("Add: %+v", sum)
 	}
 	sum.Reset()

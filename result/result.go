@@ -170,7 +170,9 @@ type StartInfo struct {
 	LateMS  int64     `json:"late_ms"`
 }
 
-// Connections are the connect phase's figures.
+// Connections are the connect phase's figures. Failed counts clients that never connected
+// (Refused by reason plus FailedBy by cause); a reconnect attempt that fails is counted in
+// ReconnectFailed, by cause in ReconnectFailedBy ("refused:REASON" for a CONNACK's refusal).
 type Connections struct {
 	Target           int              `json:"target"`
 	Established      int64            `json:"established"`
@@ -198,6 +200,9 @@ type Connections struct {
 	// ReconnectLatencyUS is the connect latency of the reconnects (Reconnected): a
 	// reconnect storm's, or the backoff's after drops; absent without reconnects.
 	ReconnectLatencyUS *Percentiles `json:"reconnect_latency_us,omitempty"`
+
+	ReconnectFailed   int64            `json:"reconnect_failed,omitempty"`
+	ReconnectFailedBy map[string]int64 `json:"reconnect_failed_by_cause,omitempty"`
 }
 
 // Messages counts the messages of the whole run, warm-up and drain included, so that they
@@ -522,6 +527,7 @@ func (r *Result) SetTotal(total *Snapshot) {
 	}
 	c := &r.Connections
 	c.Failed = total.FailedTotal()
+	c.ReconnectFailed = total.ReconnectFailedTotal()
 	c.Dropped = total.DroppedTotal()
 	c.ConnectLatencyUS = total.ConnectLatency.Summary()
 	c.PingRTTUS = total.PingRTT.Summary()
@@ -589,6 +595,7 @@ func (r *Result) SetTotal(total *Snapshot) {
 	add("refused:", total.Refused)
 	add("failed:", total.Failed)
 	add("dropped:", total.Dropped)
+	add("reconnect_failed:", total.ReconnectFailed)
 	r.setGroups(total)
 }
 
@@ -622,7 +629,7 @@ func (r *Result) pairs(s *Snapshot) (f figures) {
 	f.maps = []pair[map[string]int64]{
 		{&c.Refused, &s.Refused}, {&c.FailedBy, &s.Failed}, {&c.DroppedBy, &s.Dropped},
 		{&m.Unsent, &s.Unsent}, {&m.Unexpected, &s.Unexpected}, {&m.SubscribeRefused, &s.SubscribeRefused},
-		{&m.Refused, &s.PublishRefused},
+		{&m.Refused, &s.PublishRefused}, {&c.ReconnectFailedBy, &s.ReconnectFailed},
 		{&r.BrokerStalled.Holds, &s.Holds},
 	}
 	f.hists = []pair[*Hist]{
@@ -680,9 +687,11 @@ func (r *Result) snapshot() *Snapshot {
 }
 
 // derivedError reports whether an error kind is one SetTotal derives from the counts
-// (refused, failed and dropped connections) rather than one the run added.
+// (refused, failed and dropped connections, failed reconnects) rather than one the run
+// added.
 func derivedError(kind string) bool {
-	return strings.HasPrefix(kind, "refused:") || strings.HasPrefix(kind, "failed:") || strings.HasPrefix(kind, "dropped:")
+	return strings.HasPrefix(kind, "refused:") || strings.HasPrefix(kind, "failed:") || strings.HasPrefix(kind, "dropped:") ||
+		strings.HasPrefix(kind, "reconnect_failed:")
 }
 
 // sortedKeys returns m's keys in order.

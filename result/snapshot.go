@@ -25,6 +25,11 @@ type Snapshot struct {
 	// backoff's after a drop): from the TCP start of the attempt that succeeded to its CONNACK.
 	ReconnectLatency *Hist `json:"reconnect_latency"`
 
+	// ReconnectFailed counts the reconnect attempts that failed, by cause ("refused:REASON"
+	// for a CONNACK's refusal): attempts of clients that had connected, apart from Refused
+	// and Failed, which count clients that never did.
+	ReconnectFailed map[string]int64 `json:"reconnect_failed,omitempty"`
+
 	Subscribed      int64 `json:"subscribed"`
 	SubscribeFailed int64 `json:"subscribe_failed"`
 	// SubscribeRefused counts refused filters by SUBACK reason.
@@ -132,9 +137,9 @@ func (s *Snapshot) counts() [34]*int64 {
 }
 
 // maps are the counts by key that add key by key.
-func (s *Snapshot) maps() [10]*map[string]int64 {
+func (s *Snapshot) maps() [11]*map[string]int64 {
 	return [...]*map[string]int64{&s.Refused, &s.Failed, &s.Dropped, &s.SubscribeRefused, &s.Unsent,
-		&s.Unexpected, &s.Holds, &s.HeldUS, &s.PublishRefused, &s.Behaviour}
+		&s.Unexpected, &s.Holds, &s.HeldUS, &s.PublishRefused, &s.Behaviour, &s.ReconnectFailed}
 }
 
 // hists are the histograms, which merge.
@@ -266,6 +271,9 @@ func sum(m map[string]int64) int64 {
 
 // FailedTotal returns the clients that never connected: refused plus failed.
 func (s *Snapshot) FailedTotal() int64 { return sum(s.Refused) + sum(s.Failed) }
+
+// ReconnectFailedTotal returns the failed reconnect attempts.
+func (s *Snapshot) ReconnectFailedTotal() int64 { return sum(s.ReconnectFailed) }
 
 // DroppedTotal returns the established connections lost.
 func (s *Snapshot) DroppedTotal() int64 { return sum(s.Dropped) }

@@ -239,6 +239,8 @@ var defs = []def{
 		func(l *Live) []sample { return one64(l.total.Reconnected) }},
 	{"mqblast_connections_failed_total", "Clients that never connected, by cause (refused:REASON for a CONNACK refusal).", counter, []string{"cause"},
 		func(l *Live) []sample { return byLabel(l.total.Failed, prefixed("refused:", l.total.Refused)) }},
+	{"mqblast_connections_reconnect_failed_total", "Reconnect attempts that failed (attempts, not clients), by cause (refused:REASON for a CONNACK refusal).", counter, []string{"cause"},
+		func(l *Live) []sample { return byLabel(l.total.ReconnectFailed) }},
 	{"mqblast_connections_dropped_total", "Established connections lost, by cause.", counter, []string{"cause"},
 		func(l *Live) []sample { return byLabel(l.total.Dropped) }},
 	{"mqblast_messages_published_total", "Messages written to their sockets.", counter, nil,
