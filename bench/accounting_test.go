@@ -95,10 +95,10 @@ func TestRecorderStreams(t *testing.T) {
 		other.Run = 0x5eed
 		rec.Received(0, 0, other)
 	}
-	rec.Published(0, 2, 1, now, now, 0)
-	rec.Published(0, 2, 1, now, now, 0)
-	rec.Published(0, 3, 1, now, now, 0)
-	rec.Published(0, 3, 1, now, now, 0)
+	rec.Published(0, 2, 1, 0, now, now, 0)
+	rec.Published(0, 2, 1, 0, now, now, 0)
+	rec.Published(0, 3, 1, 0, now, now, 0)
+	rec.Published(0, 3, 1, 0, now, now, 0)
 	s := result.NewSnapshot()
 	rec.Take(0, s)
 	s.Add(finished(t, rec))
@@ -183,7 +183,7 @@ func TestRecorderInFlightAtEnd(t *testing.T) {
 	t.Parallel()
 	rec, now := p2pRecorder(t, 2)
 	for seq := range uint32(10) {
-		rec.Published(1, 2, 1, now, now, 0)
+		rec.Published(1, 2, 1, 0, now, now, 0)
 		if seq != 8 && seq != 9 && seq != 3 {
 			rec.Received(0, 0, reactor.Message{Due: now, Now: now, Publisher: 0, Seq: seq})
 		}

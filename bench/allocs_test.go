@@ -17,12 +17,12 @@ func TestRecorderAllocs(t *testing.T) {
 	now := time.Now().UnixNano()
 	rec.SetWindow(now-int64(time.Hour), now+int64(time.Hour))
 	m := reactor.Message{Due: now, Sent: now + 1000, Now: now + 50_000, Publisher: 7}
-	rec.Received(0, 3, m)               // first message of the stream: its map entry
-	rec.Published(0, 7, 1, now, now, 0) // and the histograms
+	rec.Received(0, 3, m)                  // first message of the stream: its map entry
+	rec.Published(0, 7, 1, 0, now, now, 0) // and the histograms
 	if n := testing.AllocsPerRun(1000, func() {
 		m.Seq++
 		rec.Received(0, 3, m)
-		rec.Published(0, 7, 1, now, now, time.Microsecond)
+		rec.Published(0, 7, 1, 0, now, now, time.Microsecond)
 		rec.Acked(0, 7)
 	}); n != 0 {
 		t.Fatalf("%v allocations per message", n)
@@ -39,13 +39,13 @@ func TestRecorderGroupsAllocs(t *testing.T) {
 	rec.SetWindow(now-int64(time.Hour), now+int64(time.Hour))
 	m := reactor.Message{Due: now, Sent: now + 1000, Now: now + 50_000, Publisher: 7}
 	rec.Received(0, 3, m)
-	rec.Published(0, 7, 1, now, now, 0)
+	rec.Published(0, 7, 1, 0, now, now, 0)
 	rec.Connected(0, 5, time.Millisecond)
 	rec.Reconnected(0, 3, 1, time.Millisecond) // the copies to client 3 now look up its return
 	if n := testing.AllocsPerRun(1000, func() {
 		m.Seq++
 		rec.Received(0, 3, m)
-		rec.Published(0, 7, 1, now, now, time.Microsecond)
+		rec.Published(0, 7, 1, 0, now, now, time.Microsecond)
 		rec.Acked(0, 7)
 		rec.Connected(0, 5, time.Millisecond)
 	}); n != 0 {

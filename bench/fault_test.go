@@ -13,7 +13,8 @@ import (
 )
 
 // checkAccounts asserts the identities every result holds: every scheduled message is
-// published or unsent, every expected copy received, lost or in flight at the end.
+// published or unsent, every QoS 1/2 message written acknowledged, refused or
+// unacknowledged, every expected copy received, lost or in flight at the end.
 func checkAccounts(t *testing.T, m result.Messages) {
 	t.Helper()
 	var unsent int64
@@ -22,6 +23,10 @@ func checkAccounts(t *testing.T, m result.Messages) {
 	}
 	if m.Scheduled == 0 || m.Scheduled != m.Published+m.UnsentTotal || unsent != m.UnsentTotal {
 		t.Errorf("scheduled %d != published %d + unsent %d %v", m.Scheduled, m.Published, m.UnsentTotal, m.Unsent)
+	}
+	if m.PublishedQoS12 != m.Acked+m.RefusedTotal+m.Unacknowledged || m.Unacknowledged < m.InFlightDropped {
+		t.Errorf("QoS 1/2: published %d != acked %d + refused %d + unacknowledged %d %v (in flight dropped %d of them)",
+			m.PublishedQoS12, m.Acked, m.RefusedTotal, m.Unacknowledged, m.UnacknowledgedBy, m.InFlightDropped)
 	}
 	if m.Expected != m.Received+m.Lost+m.OwedAtEnd+m.InFlightAtEnd+m.InFlightLost {
 		t.Errorf("expected %d != received %d + lost %d + owed at the end %d + in flight at the end %d + in flight when a session ended %d",

@@ -54,7 +54,7 @@ func recordScript(t *testing.T, p *scenario.Plan, pubs []pubScript, recvs []recv
 		}
 		c := p.Client(i)
 		for range e.n {
-			rec.Published(i%2, i, c.Receivers, now, now, 0)
+			rec.Published(i%2, i, c.Receivers, 0, now, now, 0)
 		}
 		end := reactor.PublisherEnd{Number: uint32(c.Index), Receivers: c.Receivers}
 		if len(e.dropped) > 0 {

@@ -354,10 +354,13 @@ func (r *Recorder) Subscribed(loop, client, failed int, code byte) {
 }
 
 // Published implements reactor.Observer.
-func (r *Recorder) Published(loop, client, receivers int, _, at int64, lag time.Duration) {
+func (r *Recorder) Published(loop, client, receivers int, qos byte, _, at int64, lag time.Duration) {
 	lr := r.loops[loop]
 	s := lr.snap
 	s.Published++
+	if qos > 0 {
+		s.PublishedQoS12++
+	}
 	in := r.inWindow(at)
 	if at < lr.first {
 		lr.first = at
@@ -369,6 +372,9 @@ func (r *Recorder) Published(loop, client, receivers int, _, at int64, lag time.
 	s.ScheduleLag.Record(lag.Microseconds())
 	if g := r.byClient(s, client); g != nil {
 		g.Published++
+		if qos > 0 {
+			g.PublishedQoS12++
+		}
 		if in {
 			g.PublishedMeasured++
 		}
@@ -406,20 +412,46 @@ func (r *Recorder) Held(loop, client int, hold reactor.Hold, d time.Duration) {
 func (r *Recorder) InFlightDropped(loop, client int, end *reactor.PublisherEnd) {
 	lr := r.loops[loop]
 	lr.snap.InFlightDropped += int64(len(end.InFlight))
-	if g := r.byClient(lr.snap, client); g != nil {
+	g := r.byClient(lr.snap, client)
+	if g != nil {
 		g.InFlightDropped += int64(len(end.InFlight))
 	}
-	lr.ends = append(lr.ends, publisherEnd{number: end.Number, receivers: end.Receivers, dropped: true,
-		inFlight: append([]uint32(nil), end.InFlight...)})
+	unacknowledged(lr.snap, g, end)
+	if len(end.InFlight) > 0 {
+		lr.ends = append(lr.ends, publisherEnd{number: end.Number, receivers: end.Receivers, dropped: true,
+			inFlight: append([]uint32(nil), end.InFlight...)})
+	}
+}
+
+// unacknowledged counts end's messages whose exchange did not end, by the step that did
+// not come (result.Unacked*), in s and in g, the client's group (nil: none).
+func unacknowledged(s, g *result.Snapshot, end *reactor.PublisherEnd) {
+	step := result.UnackedNoPuback
+	if end.QoS == 2 {
+		step = result.UnackedNoPubrec
+	}
+	for _, x := range []*result.Snapshot{s, g} {
+		if x == nil {
+			continue
+		}
+		if n := len(end.InFlight); n > 0 {
+			x.Unacked[step] += int64(n)
+		}
+		if end.Released > 0 {
+			x.Unacked[result.UnackedNoPubcomp] += int64(end.Released)
+		}
+	}
 }
 
 // PublisherEnd implements reactor.Observer.
 func (r *Recorder) PublisherEnd(loop, client int, end *reactor.PublisherEnd) {
 	lr := r.loops[loop]
 	lr.snap.Scheduled += end.Scheduled
-	if g := r.byClient(lr.snap, client); g != nil {
+	g := r.byClient(lr.snap, client)
+	if g != nil {
 		g.Scheduled += end.Scheduled
 	}
+	unacknowledged(lr.snap, g, end)
 	if len(end.InFlight) > 0 {
 		lr.ends = append(lr.ends, publisherEnd{number: end.Number, receivers: end.Receivers,
 			inFlight: append([]uint32(nil), end.InFlight...)})

@@ -17,9 +17,9 @@ func TestRecorderFirstPublish(t *testing.T) {
 	if s.FirstPublish != 0 {
 		t.Fatalf("first publish %d before any publish, want 0", s.FirstPublish)
 	}
-	rec.Published(0, 1, 1, 500, 300, 0)
-	rec.Published(1, 2, 1, 500, 200, 0)
-	rec.Published(0, 1, 1, 500, 400, 0)
+	rec.Published(0, 1, 1, 0, 500, 300, 0)
+	rec.Published(1, 2, 1, 0, 500, 200, 0)
+	rec.Published(0, 1, 1, 0, 500, 400, 0)
 	for i := range 2 {
 		rec.Take(i, s)
 	}
@@ -27,7 +27,7 @@ func TestRecorderFirstPublish(t *testing.T) {
 		t.Fatalf("first publish %d, want 200", s.FirstPublish)
 	}
 	next := result.NewSnapshot()
-	rec.Published(1, 2, 1, 900, 900, 0)
+	rec.Published(1, 2, 1, 0, 900, 900, 0)
 	for i := range 2 {
 		rec.Take(i, next)
 	}

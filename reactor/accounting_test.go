@@ -25,6 +25,9 @@ type acct struct {
 	scheduled int64
 	inFlight  []uint32
 	conns     int
+	// qos12 are the messages published at QoS 1 or 2; droppedReleased and endReleased the
+	// PUBREC'd ones without their PUBCOMP when a session ended and at the end.
+	qos12, droppedReleased, endReleased int
 }
 
 func newAcct() *acct {
@@ -37,9 +40,12 @@ func (o *acct) Reconnected(int, int, int, time.Duration) {
 	o.conns++
 	o.mu.Unlock()
 }
-func (o *acct) Published(int, int, int, int64, int64, time.Duration) {
+func (o *acct) Published(_, _, _ int, qos byte, _, _ int64, _ time.Duration) {
 	o.mu.Lock()
 	o.published++
+	if qos > 0 {
+		o.qos12++
+	}
 	o.mu.Unlock()
 }
 func (o *acct) Acked(int, int) { o.mu.Lock(); o.acked++; o.mu.Unlock() }
@@ -56,12 +62,14 @@ func (o *acct) Held(_, _ int, h reactor.Hold, d time.Duration) {
 func (o *acct) InFlightDropped(_, _ int, e *reactor.PublisherEnd) {
 	o.mu.Lock()
 	o.dropped += len(e.InFlight)
+	o.droppedReleased += e.Released
 	o.mu.Unlock()
 }
 func (o *acct) PublisherEnd(_, _ int, e *reactor.PublisherEnd) {
 	o.mu.Lock()
 	o.scheduled += e.Scheduled
 	o.inFlight = append(o.inFlight, e.InFlight...)
+	o.endReleased += e.Released
 	o.mu.Unlock()
 }
 

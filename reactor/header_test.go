@@ -18,7 +18,7 @@ type pubRecObs struct {
 	dues []int64
 }
 
-func (o *pubRecObs) Published(_, _, _ int, due, _ int64, _ time.Duration) {
+func (o *pubRecObs) Published(_, _, _ int, _ byte, due, _ int64, _ time.Duration) {
 	o.pmu.Lock()
 	o.dues = append(o.dues, due)
 	o.pmu.Unlock()

@@ -61,10 +61,12 @@ type Observer interface {
 	// Subscribed reports a SUBACK: failed of its filters were refused, the last with code.
 	Subscribed(loop int, client int, failed int, code byte)
 	// Published reports one PUBLISH handed whole to the kernel (written to its socket, not
-	// merely queued); receivers is how many copies the broker should deliver, due its due
-	// time and at the write time (CLOCK_REALTIME ns), lag how late the client itself was in
-	// building it (lateness the broker caused by holding the publisher is not in it).
-	Published(loop int, client int, receivers int, due, at int64, lag time.Duration)
+	// merely queued); receivers is how many copies the broker should deliver, qos the QoS
+	// it was written at (at 1 or 2 its exchange ends in Acked or PublishRefused, or is
+	// reported unacknowledged by InFlightDropped or PublisherEnd), due its due time and at the write
+	// time (CLOCK_REALTIME ns), lag how late the client itself was in building it (lateness
+	// the broker caused by holding the publisher is not in it).
+	Published(loop int, client int, receivers int, qos byte, due, at int64, lag time.Duration)
 	// Unsent reports n scheduled messages of a publisher that were never written, and why.
 	Unsent(loop int, client int, cause Unsent, n int)
 	// Held reports that a publisher could not send for d (it had messages due): the
@@ -72,7 +74,8 @@ type Observer interface {
 	Held(loop int, client int, hold Hold, d time.Duration)
 	// InFlightDropped reports the messages (end.InFlight, valid only during the call) that
 	// were written but never acknowledged when their connection ended and the session did
-	// not survive (not re-sent); end.Scheduled is 0.
+	// not survive (not re-sent), and end.Released those PUBREC'd whose PUBCOMP had not
+	// come; end.Scheduled is 0.
 	InFlightDropped(loop int, client int, end *PublisherEnd)
 	// PublisherEnd reports a publisher's account at the end of publishing.
 	PublisherEnd(loop int, client int, end *PublisherEnd)
@@ -216,8 +219,14 @@ type PublisherEnd struct {
 	// Scheduled is the messages due before the stop (or message_count): published + unsent.
 	Scheduled int64
 	// InFlight are the sequence numbers written on the open connection and not
-	// acknowledged (QoS 1 and 2). Valid only during the call.
+	// acknowledged (QoS 1 and 2): no PUBACK (QoS 1) or no PUBREC (QoS 2). Valid only
+	// during the call.
 	InFlight []uint32
+	// QoS is the QoS the publisher writes at (InFlight's: 1 awaits a PUBACK, 2 a PUBREC).
+	QoS byte
+	// Released are its QoS 2 messages PUBREC'd and PUBREL'd whose PUBCOMP had not come:
+	// the broker took them, but their exchange did not end (not in InFlight).
+	Released int
 }
 
 // NopObserver ignores every event. Embed it to implement only the events of interest.
@@ -245,7 +254,7 @@ func (NopObserver) Ping(int, int, time.Duration) {}
 func (NopObserver) Subscribed(int, int, int, byte) {}
 
 // Published implements Observer.
-func (NopObserver) Published(int, int, int, int64, int64, time.Duration) {}
+func (NopObserver) Published(int, int, int, byte, int64, int64, time.Duration) {}
 
 // Unsent implements Observer.
 func (NopObserver) Unsent(int, int, Unsent, int) {}

@@ -410,7 +410,11 @@ func (l *loop) wrote(s *session, p *pubState, m *queued, at int64) {
 		}
 	}
 	if m.first {
-		e.cfg.Observer.Published(l.idx, int(s.client), int(p.receivers), e.realEpoch+m.due, e.realEpoch+at, time.Duration(m.lag))
+		qos := byte(0) // one with a packet id awaits its acknowledgement
+		if m.pid != 0 {
+			qos = max(p.qos, 1)
+		}
+		e.cfg.Observer.Published(l.idx, int(s.client), int(p.receivers), qos, e.realEpoch+m.due, e.realEpoch+at, time.Duration(m.lag))
 	}
 }
 
@@ -600,14 +604,16 @@ func (l *loop) dropInflight(p *pubState) {
 		p.fl, p.flHead = p.fl[:0], 0
 		return
 	}
-	queuedN := 0
+	queuedN, released := 0, 0
 	sent := l.seqs[:0]
 	for i := p.flHead; i < len(p.fl); i++ {
 		switch f := &p.fl[i]; f.state {
 		case flQueued:
 			queuedN++
-		case flSent: // a released one (PUBREC'd) the broker acknowledged: it is its to deliver
+		case flSent:
 			sent = append(sent, f.seq)
+		case flReleased: // PUBREC'd: the broker took it, and it is its to deliver
+			released++
 		}
 	}
 	l.seqs = sent[:0]
@@ -616,8 +622,9 @@ func (l *loop) dropInflight(p *pubState) {
 	if queuedN > 0 {
 		l.e.cfg.Observer.Unsent(l.idx, client, UnsentDisconnected, queuedN)
 	}
-	if len(sent) > 0 {
-		l.e.cfg.Observer.InFlightDropped(l.idx, client, &PublisherEnd{Number: p.number, Receivers: int(p.receivers), InFlight: sent})
+	if len(sent) > 0 || released > 0 {
+		l.e.cfg.Observer.InFlightDropped(l.idx, client, &PublisherEnd{Number: p.number, Receivers: int(p.receivers),
+			InFlight: sent, QoS: p.qos, Released: released})
 	}
 }
 
@@ -716,10 +723,13 @@ func (l *loop) finishPublishing(interrupted bool) {
 		p.queue, p.qHead = p.queue[:0], 0
 		seqs = seqs[:0]
 		unwritten := 0 // a persistent session's, kept for a re-send that never came
+		released := 0  // PUBREC'd, PUBCOMP awaited
 		for i := p.flHead; i < len(p.fl); i++ {
 			switch f := &p.fl[i]; {
 			case f.state == flSent:
 				seqs = append(seqs, f.seq)
+			case f.state == flReleased:
+				released++
 			case f.state == flQueued && !connected:
 				unwritten++
 			}
@@ -731,7 +741,7 @@ func (l *loop) finishPublishing(interrupted bool) {
 			obs.Unsent(l.idx, c, UnsentDisconnected, unwritten)
 		}
 		if !connected && len(seqs) > 0 { // written, unacknowledged, and the connection gone
-			obs.InFlightDropped(l.idx, c, &PublisherEnd{Number: p.number, Receivers: int(p.receivers), InFlight: seqs})
+			obs.InFlightDropped(l.idx, c, &PublisherEnd{Number: p.number, Receivers: int(p.receivers), InFlight: seqs, QoS: p.qos})
 			seqs = seqs[:0]
 		}
 		if p.holdFrom != 0 {
@@ -739,7 +749,7 @@ func (l *loop) finishPublishing(interrupted bool) {
 		}
 		p.done = true
 		obs.PublisherEnd(l.idx, c, &PublisherEnd{Number: p.number, Receivers: int(p.receivers),
-			Scheduled: p.dueBefore(stop, start, pr), InFlight: seqs})
+			Scheduled: p.dueBefore(stop, start, pr), InFlight: seqs, QoS: p.qos, Released: released})
 	}
 	l.heap = l.heap[:0]
 	l.seqs = seqs[:0]

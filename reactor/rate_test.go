@@ -21,8 +21,8 @@ type dueObs struct {
 	dues []int64
 }
 
-func (o *dueObs) Published(loop, client, receivers int, due, at int64, lag time.Duration) {
-	o.acct.Published(loop, client, receivers, due, at, lag)
+func (o *dueObs) Published(loop, client, receivers int, qos byte, due, at int64, lag time.Duration) {
+	o.acct.Published(loop, client, receivers, qos, due, at, lag)
 	o.dmu.Lock()
 	o.dues = append(o.dues, due)
 	o.dmu.Unlock()

@@ -181,6 +181,9 @@ func Verdicts(r *result.Result) []Badge {
 	if r.BrokerStalled.Stalled {
 		b = append(b, Badge{"broker stalled: it held the publishers back", "bad"})
 	}
+	if m := &r.Messages; m.Unacknowledged > 0 {
+		b = append(b, Badge{fmt.Sprintf("%d of %d QoS 1/2 publishes never acknowledged", m.Unacknowledged, m.PublishedQoS12), "bad"})
+	}
 	if n := len(r.BrokerBehaviour); n > 0 {
 		b = append(b, Badge{fmt.Sprintf("broker behaved differently: %d kinds (broker panel)", n), "warn"})
 	}
@@ -545,6 +548,7 @@ func deliveryPanel(r *result.Result) Panel {
 		{"scheduled", fmt.Sprint(m.Scheduled), ""},
 		{"published (written)", fmt.Sprint(m.Published), ""},
 		{"acknowledged (QoS 1/2)", fmt.Sprint(m.Acked), ""},
+		{"never acknowledged (QoS 1/2)", fmt.Sprintf("%d%s", m.Unacknowledged, countfmt.ByCause(m.UnacknowledgedBy)), bad(m.Unacknowledged)},
 		{"unsent", fmt.Sprintf("%d%s", m.UnsentTotal, countfmt.ByCause(m.Unsent)), warn(m.UnsentTotal)},
 		{"expected copies", knownCount(m.Expected, m.ExpectedUnknown), ""},
 		{"received", fmt.Sprint(m.Received), ""},

@@ -111,13 +111,18 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 		if m.Inexact != "" {
 			fmt.Fprintf(tw, "inexact\treceived, duplicated, lost and in flight count only what each part saw of some streams: %s\n", termtext.Line(m.Inexact))
 		}
-		if m.Acked > 0 || m.InFlightDropped > 0 || m.RefusedTotal > 0 {
+		if m.Acked > 0 || m.InFlightDropped > 0 || m.RefusedTotal > 0 || m.Unacknowledged > 0 {
 			refused := ""
 			if m.RefusedTotal > 0 {
 				refused = fmt.Sprintf("; %d refused by the broker%s", m.RefusedTotal, termtext.Line(countfmt.ByCause(m.Refused)))
 			}
-			fmt.Fprintf(tw, "acknowledged\t%d of %d published (QoS 1/2)%s; %d unacknowledged when their session ended\n",
-				m.Acked, m.Published, refused, m.InFlightDropped)
+			if m.PublishedQoS12 > 0 {
+				fmt.Fprintf(tw, "acknowledged\t%d of %d published (QoS 1/2)%s; %d never acknowledged%s, %d of them when their session ended\n",
+					m.Acked, m.PublishedQoS12, refused, m.Unacknowledged, termtext.Line(countfmt.ByCause(m.UnacknowledgedBy)), m.InFlightDropped)
+			} else { // a document written before the QoS 1/2 messages were counted apart
+				fmt.Fprintf(tw, "acknowledged\t%d of %d published (QoS 1/2)%s; %d unacknowledged when their session ended\n",
+					m.Acked, m.Published, refused, m.InFlightDropped)
+			}
 		}
 		if m.UnexpectedTotal > 0 || m.Unmeasured > 0 {
 			fmt.Fprintf(tw, "not ours\t%d unexpected%s, %d unmeasured (no mqblast header); neither offsets a loss\n",
@@ -137,6 +142,9 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 		}
 		lag := r.Client.ScheduleLagUS
 		fmt.Fprintf(tw, "schedule lag\tp99 %s  max %s  (the client's own lateness)\n", result.Micros(lag.P99), result.Micros(lag.Max))
+		if w := result.UnacknowledgedWords(m); w != "" {
+			fmt.Fprintf(tw, "UNACKNOWLEDGED\t%s\n", w)
+		}
 		if b := &r.BrokerStalled; b.Stalled {
 			fmt.Fprintf(tw, "BROKER STALLED\tthe broker held the publishers back: %s\n", termtext.Line(strings.Join(b.Evidence, "; ")))
 		}

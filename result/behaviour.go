@@ -222,10 +222,10 @@ const (
 )
 
 // Failure returns the error that makes the run failed by the broker's doing
-// (ErrorBrokerLacks, ErrorNoSubscription), or nil.
+// (ErrorBrokerLacks, ErrorNoSubscription, ErrorNoAcknowledgement), or nil.
 func (r *Result) Failure() error {
 	for _, e := range r.Errors {
-		if e.Kind == ErrorBrokerLacks || e.Kind == ErrorNoSubscription {
+		if e.Kind == ErrorBrokerLacks || e.Kind == ErrorNoSubscription || e.Kind == ErrorNoAcknowledgement {
 			return fmt.Errorf("%s: %s", e.Kind, e.Example)
 		}
 	}

@@ -21,7 +21,7 @@ var docCounts = []string{
 	"connections.failed_by_cause.*", "connections.dropped", "connections.reconnected", "connections.dropped_by_cause.*",
 	"connections.connect_rate_per_s", "connections.connect_phase_s", "connections.pings", "connections.tls_handshakes",
 	"connections.tls_resumed", "connections.tls_handshake_cpu_us",
-	"connections.reconnect_failed", "connections.reconnect_failed_by_cause.*",
+	"connections.reconnect_failed", "connections.reconnect_failed_by_cause.*", "messages.unacknowledged_by_step.*",
 	"messages.*", "messages.silent_publishers.*", "messages.silent_publishers.examples[].copies", "messages.unsent.*", "messages.unexpected.*", "messages.subscribe_refused.*", "messages.refused.*",
 	"broker_behaviour[].count",
 	"throughput.*",
@@ -90,6 +90,9 @@ var docIdentities = []docIdentity{
 	{Total: "connections.failed", Parts: []string{"connections.refused.*", "connections.failed_by_cause.*"}},
 	{Total: "connections.dropped", Parts: []string{"connections.dropped_by_cause.*"}},
 	{Total: "connections.reconnect_failed", Parts: []string{"connections.reconnect_failed_by_cause.*?"}},
+	// Every QoS 1/2 message written was acknowledged, refused, or never acknowledged.
+	{Total: "messages.unacknowledged", Parts: []string{"messages.unacknowledged_by_step.*?"}},
+	{Total: "messages.published_qos12", Parts: []string{"messages.acked", "messages.refused_total?", "messages.unacknowledged?"}},
 	// A shard's publishers expect copies that its subscribers do not receive (they are on
 	// other shards), and a Subscribe run's publishers are outside the plan: the identity
 	// holds for a whole run whose scenario knows its publishers.

@@ -74,6 +74,16 @@ func TestReadFileRefusesBadFigures(t *testing.T) {
 		}, []string{"p.json: messages.unsent_total: 31 is not the sum of unsent 30 (30)"}},
 		{"failed", "shard0", func(d map[string]any) { obj(d, "connections")["failed"] = 4 },
 			[]string{"p.json: connections.failed: 4 is not the sum of refused 2 + the sum of failed_by_cause 1 (3)"}},
+		{"unacknowledged", "shard0", func(d map[string]any) {
+			m := obj(d, "messages")
+			m["published_qos12"], m["acked"], m["unacknowledged"] = 100, 90, 9
+			m["unacknowledged_by_step"] = map[string]any{"no_puback": 9}
+		}, []string{"p.json: messages.published_qos12: 100 is not acked 90 + unacknowledged 9 (99)"}},
+		{"unacknowledged-by-step", "shard0", func(d map[string]any) {
+			m := obj(d, "messages")
+			m["published_qos12"], m["acked"], m["unacknowledged"] = 100, 90, 10
+			m["unacknowledged_by_step"] = map[string]any{"no_pubrec": 4, "no_pubcomp": 5}
+		}, []string{"p.json: messages.unacknowledged: 10 is not the sum of unacknowledged_by_step 9 (9)"}},
 		{"reconnect-failed", "shard0", func(d map[string]any) {
 			c := obj(d, "connections")
 			c["reconnect_failed"], c["reconnect_failed_by_cause"] = 52, map[string]any{"refused": 50}

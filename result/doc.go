@@ -14,7 +14,8 @@
 //     across event loops, processes, hosts and shards (Add). A run's total snapshot makes
 //     its document (SetTotal: the counts, the totals by cause, percentiles from the
 //     histograms, lost copies, broker_stalled, the errors of refused, failed and dropped
-//     connections and of failed reconnect attempts); worker processes stream one per interval (NewInterval makes an
+//     connections, failed reconnect attempts, and of a broker that acknowledged no QoS 1/2
+//     message); worker processes stream one per interval (NewInterval makes an
 //     interval's record of one).
 //   - Merge: the shards' snapshots are added and the derived figures computed once from the
 //     sum, never averaged; a result carries its snapshot (Result.Total), and a document read

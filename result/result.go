@@ -207,10 +207,10 @@ type Connections struct {
 
 // Messages counts the messages of the whole run, warm-up and drain included, so that they
 // can be held against the broker's own counters (zero in a Connections run). Every
-// scheduled message is accounted for: scheduled = published + unsent_total; and every
-// expected copy: expected = received + lost + owed_at_end + in_flight_at_end +
-// in_flight_lost + refused_copies + responses_unsent + not_shared_copies, unless
-// ExpectedUnknown (then expected and lost are written as null).
+// scheduled message is accounted for: scheduled = published + unsent_total; every QoS 1/2
+// message written: published_qos12 = acked + refused_total + unacknowledged; and every
+// expected copy: expected = received + lost + owed_at_end + in_flight_at_end + in_flight_lost +
+// refused_copies + responses_unsent + not_shared_copies, unless ExpectedUnknown (then expected and lost are written as null).
 type Messages struct {
 	// Scheduled are the messages due on the publishers' schedules before the stop.
 	Scheduled int64 `json:"scheduled"`
@@ -226,10 +226,19 @@ type Messages struct {
 	// Acked are the QoS 1/2 messages the broker accepted (PUBACK, PUBCOMP); Refused those it
 	// refused, by reason (a 5.0 PUBACK or PUBREC reason code of 0x80 and up:
 	// not_authorized, quota_exceeded, ...), RefusedTotal their sum. A QoS 1/2 message
-	// written is acked, refused, or in flight at its session's end or the run's.
+	// written is acked, refused, or unacknowledged (Unacknowledged).
 	Acked        int64            `json:"acked"`
 	Refused      map[string]int64 `json:"refused,omitempty"`
 	RefusedTotal int64            `json:"refused_total,omitempty"`
+
+	// PublishedQoS12 are the published messages of QoS 1 or 2; Unacknowledged those of
+	// them whose exchange had not ended when their session or the run did, by the step
+	// that never came (UnacknowledgedBy: no_puback, no_pubrec, no_pubcomp):
+	// published_qos12 = acked + refused_total + unacknowledged (absent: 0).
+	PublishedQoS12   int64            `json:"published_qos12,omitempty"`
+	Unacknowledged   int64            `json:"unacknowledged,omitempty"`
+	UnacknowledgedBy map[string]int64 `json:"unacknowledged_by_step,omitempty"`
+
 	// RefusedCopies are the expected copies of the refused messages: the broker said it
 	// would not deliver them, so they are neither received nor lost.
 	RefusedCopies int64 `json:"refused_copies,omitempty"`
@@ -558,6 +567,7 @@ func (r *Result) SetTotal(total *Snapshot) {
 	m.UnsentTotal = total.UnsentTotal()
 	m.UnexpectedTotal = total.UnexpectedTotal()
 	m.RefusedTotal = total.PublishRefusedTotal()
+	m.Unacknowledged = total.UnackedTotal()
 	m.Lost, m.OwedAtEnd = 0, 0
 	if !m.ExpectedUnknown {
 		rest := max(total.Expected-total.Received-total.InFlightAtEnd-total.InFlightLost-total.RefusedCopies-total.ResponsesUnsent, 0)
@@ -596,6 +606,7 @@ func (r *Result) SetTotal(total *Snapshot) {
 	add("failed:", total.Failed)
 	add("dropped:", total.Dropped)
 	add("reconnect_failed:", total.ReconnectFailed)
+	r.noAcknowledgement(total)
 	r.setGroups(total)
 }
 
@@ -619,7 +630,7 @@ func (r *Result) pairs(s *Snapshot) (f figures) {
 	f.counts = []pair[int64]{
 		{&c.Established, &s.Connected}, {&c.Reconnected, &s.Reconnected}, {&c.Pings, &s.Pings},
 		{&c.TLSHandshakes, &s.TLSHandshakes}, {&c.TLSResumed, &s.TLSResumed},
-		{&m.Scheduled, &s.Scheduled}, {&m.Published, &s.Published}, {&m.Acked, &s.Acked}, {&m.RefusedCopies, &s.RefusedCopies}, {&m.ResponsesUnsent, &s.ResponsesUnsent},
+		{&m.Scheduled, &s.Scheduled}, {&m.Published, &s.Published}, {&m.PublishedQoS12, &s.PublishedQoS12}, {&m.Acked, &s.Acked}, {&m.RefusedCopies, &s.RefusedCopies}, {&m.ResponsesUnsent, &s.ResponsesUnsent},
 		{&m.Expected, &s.Expected}, {&m.Received, &s.Received}, {&m.InFlightAtEnd, &s.InFlightAtEnd}, {&m.OwedArrivalPerS, &s.OwedArrivalPerS},
 		{&m.InFlightDropped, &s.InFlightDropped}, {&m.InFlightLost, &s.InFlightLost}, {&m.DeliveredOnReturn, &s.DeliveredOnReturn},
 		{&m.Duplicated, &s.Duplicated}, {&m.Redelivered, &s.Redelivered}, {&m.Retained, &s.Retained}, {&m.RetainedAgain, &s.RetainedAgain}, {&m.OutOfOrder, &s.OutOfOrder}, {&m.Unmeasured, &s.Unmeasured},
@@ -629,7 +640,7 @@ func (r *Result) pairs(s *Snapshot) (f figures) {
 	f.maps = []pair[map[string]int64]{
 		{&c.Refused, &s.Refused}, {&c.FailedBy, &s.Failed}, {&c.DroppedBy, &s.Dropped},
 		{&m.Unsent, &s.Unsent}, {&m.Unexpected, &s.Unexpected}, {&m.SubscribeRefused, &s.SubscribeRefused},
-		{&m.Refused, &s.PublishRefused}, {&c.ReconnectFailedBy, &s.ReconnectFailed},
+		{&m.Refused, &s.PublishRefused}, {&m.UnacknowledgedBy, &s.Unacked}, {&c.ReconnectFailedBy, &s.ReconnectFailed},
 		{&r.BrokerStalled.Holds, &s.Holds},
 	}
 	f.hists = []pair[*Hist]{
@@ -687,11 +698,11 @@ func (r *Result) snapshot() *Snapshot {
 }
 
 // derivedError reports whether an error kind is one SetTotal derives from the counts
-// (refused, failed and dropped connections, failed reconnects) rather than one the run
-// added.
+// (refused, failed and dropped connections, failed reconnects, a broker that acknowledged
+// nothing) rather than one the run added.
 func derivedError(kind string) bool {
 	return strings.HasPrefix(kind, "refused:") || strings.HasPrefix(kind, "failed:") || strings.HasPrefix(kind, "dropped:") ||
-		strings.HasPrefix(kind, "reconnect_failed:")
+		strings.HasPrefix(kind, "reconnect_failed:") || kind == ErrorNoAcknowledgement
 }
 
 // sortedKeys returns m's keys in order.

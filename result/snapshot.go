@@ -38,6 +38,13 @@ type Snapshot struct {
 	// (published + unsent).
 	Scheduled int64 `json:"scheduled"`
 	Published int64 `json:"published"` // written to the socket, not merely queued
+	// PublishedQoS12 are the published messages of QoS 1 or 2: each ends acked, refused
+	// (PublishRefused) or unacknowledged (Unacked).
+	PublishedQoS12 int64 `json:"published_qos12,omitempty"`
+	// Unacked counts the QoS 1/2 messages written whose exchange had not ended when their
+	// session or the run did, by the step that did not come: UnackedNoPuback,
+	// UnackedNoPubrec, UnackedNoPubcomp.
+	Unacked map[string]int64 `json:"unacknowledged,omitempty"`
 	// FirstPublish is when the first PUBLISH was written, CLOCK_REALTIME ns (0: none yet).
 	// It is a minimum, not a count: Add keeps the earlier.
 	FirstPublish int64            `json:"first_publish,omitempty"`
@@ -129,17 +136,17 @@ type Snapshot struct {
 // every field is listed.
 
 // counts are the counters that add.
-func (s *Snapshot) counts() [34]*int64 {
+func (s *Snapshot) counts() [35]*int64 {
 	return [...]*int64{&s.Delivered, &s.DeliveredOnReturn, &s.Connected, &s.Reconnected, &s.Pings, &s.TLSHandshakes, &s.TLSResumed, &s.TLSCPUUS,
-		&s.Subscribed, &s.SubscribeFailed, &s.Scheduled, &s.Published, &s.Expected, &s.Acked, &s.RefusedCopies, &s.ResponsesUnsent,
+		&s.Subscribed, &s.SubscribeFailed, &s.Scheduled, &s.Published, &s.PublishedQoS12, &s.Expected, &s.Acked, &s.RefusedCopies, &s.ResponsesUnsent,
 		&s.InFlightDropped, &s.InFlightLost, &s.InFlightAtEnd, &s.OwedArrivalPerS, &s.Received, &s.Unmeasured, &s.Duplicated, &s.Redelivered, &s.Retained, &s.RetainedAgain, &s.LateSubscribed,
 		&s.OutOfOrder, &s.HeldPublishers, &s.PublishedMeasured, &s.ReceivedMeasured, &s.CPUNS, &s.RSSBytes, &s.Offered}
 }
 
 // maps are the counts by key that add key by key.
-func (s *Snapshot) maps() [11]*map[string]int64 {
+func (s *Snapshot) maps() [12]*map[string]int64 {
 	return [...]*map[string]int64{&s.Refused, &s.Failed, &s.Dropped, &s.SubscribeRefused, &s.Unsent,
-		&s.Unexpected, &s.Holds, &s.HeldUS, &s.PublishRefused, &s.Behaviour, &s.ReconnectFailed}
+		&s.Unexpected, &s.Holds, &s.HeldUS, &s.PublishRefused, &s.Behaviour, &s.Unacked, &s.ReconnectFailed}
 }
 
 // hists are the histograms, which merge.
@@ -274,6 +281,9 @@ func (s *Snapshot) FailedTotal() int64 { return sum(s.Refused) + sum(s.Failed) }
 
 // ReconnectFailedTotal returns the failed reconnect attempts.
 func (s *Snapshot) ReconnectFailedTotal() int64 { return sum(s.ReconnectFailed) }
+
+// UnackedTotal returns the QoS 1/2 messages written and never acknowledged.
+func (s *Snapshot) UnackedTotal() int64 { return sum(s.Unacked) }
 
 // DroppedTotal returns the established connections lost.
 func (s *Snapshot) DroppedTotal() int64 { return sum(s.Dropped) }

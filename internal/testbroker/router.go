@@ -83,6 +83,9 @@ type Script struct {
 	// string (a 3.1.1 connection is closed) instead of answering the packet of type typ
 	// (a SUBSCRIBE, a PUBLISH) of client id, at qos (the PUBLISH's, the highest filter's).
 	Disconnect func(id string, typ codec.PacketType, qos codec.QoS) (code codec.ReasonCode, reason string, ok bool)
+	// NoPubcomp leaves every PUBREL unanswered: a QoS 2 message is PUBREC'd (and routed),
+	// and its PUBCOMP never comes.
+	NoPubcomp bool
 }
 
 // StartRouter starts a Router on a free loopback port; it stops with the test.
@@ -245,7 +248,9 @@ func (r *Router) serve(c net.Conn) {
 			if codec.DecodePubrel(body, rc.v, &a) != nil {
 				return out, false
 			}
-			out = codec.AppendPubcomp(out, &codec.Ack{ID: a.ID}, rc.v)
+			if !sc.NoPubcomp {
+				out = codec.AppendPubcomp(out, &codec.Ack{ID: a.ID}, rc.v)
+			}
 		case codec.TypePingreq:
 			out = codec.AppendPingresp(out)
 		case codec.TypeDisconnect:
