@@ -51,6 +51,7 @@ var docCounts = []string{
 	"groups[].connections.target", "groups[].connections.established", "groups[].connections.failed",
 	"groups[].connections.dropped", "groups[].connections.reconnected", "groups[].messages.*",
 	"groups[].messages.unsent.*", "groups[].churn.clients", "groups[].churn.ended",
+	"groups[].connections.reconnect_failed", "groups[].messages.unacknowledged_by_step.*",
 }
 
 // docPercentiles are the Percentiles objects: their fields never negative, and
