@@ -764,6 +764,7 @@ func (r *run) finish(interrupted bool) {
 	if r.Watch != nil {
 		r.Watch.Finish(res)
 	}
+	res.Judge()
 }
 
 // ConnectBar is a progress writer that draws the connect phase as one bar (on a

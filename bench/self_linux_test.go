@@ -91,36 +91,41 @@ func TestRunDelay(t *testing.T) {
 	}
 }
 
-// TestLagVerdictNamesRunDelay: a schedule-lag verdict names the host's shortage when the
-// client waited for a CPU a large share of the window, and marks the run host.limited with
-// the same words; it is the plain verdict otherwise, the host not limited; the CPU verdict
-// is left alone.
+// TestLagVerdictNamesRunDelay: the window's figures measured sets (its CPU, its wait for a
+// CPU) make the verdict once judged: late while the client waited for a CPU a large share
+// of the window is the host's (host.limited, in the same words, not saturated); late
+// otherwise is the client's, the host not limited; a client whose CPU was spent is
+// saturated whatever it waited.
 func TestLagVerdictNamesRunDelay(t *testing.T) {
 	ev := "schedule lag p99 14ms > 10ms: the client built messages late while the broker was taking them"
-	verdict := func(wait time.Duration) *result.Result {
+	verdict := func(cpu, wait time.Duration) *result.Result {
 		r := &result.Result{Host: result.HostInfo{Cores: 2}}
 		r.Client.ScheduleLagUS.P99 = 14_000
-		measured(r, result.NewSnapshot(), 2*time.Second, 3800*time.Millisecond, wait)
+		measured(r, result.NewSnapshot(), 2*time.Second, cpu, wait)
+		r.Judge()
 		return r
 	}
-	r := verdict(600 * time.Millisecond)
-	if got := r.Client.SaturationEvidence; len(got) != 2 || !strings.HasPrefix(got[0], ev) ||
-		!strings.Contains(got[0], "waited 0.60 s for a CPU in the 2.0 s window (30% of one core's time)") {
-		t.Errorf("evidence %q", got)
-	} else if got[1] != "client CPU 95% of 2 cores during the measure window" {
-		t.Errorf("the CPU evidence: %q", got[1])
+	r := verdict(time.Second, 600*time.Millisecond)
+	if r.Client.RunDelayS != 0.6 || r.Client.CPUMeasureS != 1 || r.Client.Saturated || r.LimitedBy != "host" {
+		t.Errorf("run_delay_s %v, cpu_measure_s %v, saturated %v %q, limited by %q", r.Client.RunDelayS, r.Client.CPUMeasureS,
+			r.Client.Saturated, r.Client.SaturationEvidence, r.LimitedBy)
 	}
-	if r.Client.RunDelayS != 0.6 || !r.Client.Saturated {
-		t.Errorf("run_delay_s %v, saturated %v", r.Client.RunDelayS, r.Client.Saturated)
-	}
-	if got := r.Host.LimitedEvidence; !r.Host.Limited || len(got) != 1 ||
+	if got := r.Host.LimitedEvidence; !r.Host.Limited || len(got) != 1 || !strings.HasPrefix(got[0], "schedule lag p99 14ms > 10ms") ||
 		!strings.Contains(got[0], "waited 0.60 s for a CPU in the 2.0 s window (30% of one core's time): the host's cores are short") {
-		t.Errorf("host.limited %v %q, want it limited by the wait the verdict cites", r.Host.Limited, got)
+		t.Errorf("host.limited %v %q, want it limited by the wait", r.Host.Limited, got)
 	}
-	if r := verdict(50 * time.Millisecond); r.Client.SaturationEvidence[0] != ev || r.Host.Limited {
-		t.Errorf("2.5%% of the window waiting changed the evidence: %q, host.limited %v", r.Client.SaturationEvidence[0], r.Host.Limited)
+	for _, wait := range []time.Duration{50 * time.Millisecond, -1} { // 2.5% of the window, or not known
+		r := verdict(time.Second, wait)
+		if got := r.Client.SaturationEvidence; !r.Client.Saturated || len(got) != 1 || got[0] != ev || r.Host.Limited || r.LimitedBy != "client" {
+			t.Errorf("wait %v: saturated %v %q, host.limited %v, limited by %q", wait, r.Client.Saturated, got, r.Host.Limited, r.LimitedBy)
+		}
 	}
-	if r := verdict(-1); r.Client.SaturationEvidence[0] != ev || r.Client.RunDelayS != 0 || r.Host.Limited {
-		t.Errorf("unknown wait: %q, run_delay_s %v, host.limited %v", r.Client.SaturationEvidence[0], r.Client.RunDelayS, r.Host.Limited)
+	if r := verdict(-1, -1); r.Client.RunDelayS != 0 {
+		t.Errorf("unknown wait: run_delay_s %v", r.Client.RunDelayS)
+	}
+	r = verdict(3800*time.Millisecond, 600*time.Millisecond)
+	if got := r.Client.SaturationEvidence; !r.Client.Saturated || len(got) != 2 || got[0] != "client CPU 95% of 2 cores during the measure window" ||
+		got[1] != ev || r.Host.Limited {
+		t.Errorf("CPU spent: saturated %v %q, host.limited %v", r.Client.Saturated, got, r.Host.Limited)
 	}
 }

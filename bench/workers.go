@@ -334,5 +334,6 @@ func gathered(results []*result.Result, errs []error, merged []result.Interval, 
 	if w != nil {
 		w.Finish(res)
 	}
+	res.Judge() // the workers share a host: their added CPU and wait for one are its
 	return res, errors.Join(errs...)
 }

@@ -25,6 +25,7 @@ const minConnsPerConnection = 1000
 // broker's figures, errors), as mqblast run prints it at the end.
 func WriteSummary(w io.Writer, r *result.Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	v := r.Verdicts() // one judgement: the headlines below never contradict one another
 	c := &r.Connections
 	perConn := c.Established >= minConnsPerConnection
 	status := "complete"
@@ -145,11 +146,11 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 		if w := result.UnacknowledgedWords(m); w != "" {
 			fmt.Fprintf(tw, "UNACKNOWLEDGED\t%s\n", w)
 		}
-		if b := &r.BrokerStalled; b.Stalled {
-			fmt.Fprintf(tw, "BROKER STALLED\tthe broker held the publishers back: %s\n", termtext.Line(strings.Join(b.Evidence, "; ")))
+		if v.Stalled {
+			fmt.Fprintf(tw, "BROKER STALLED\tthe broker held the publishers back: %s\n", termtext.Line(strings.Join(r.BrokerStalled.Evidence, "; ")))
 		}
-		if r.Client.Saturated {
-			fmt.Fprintf(tw, "SATURATED\tthe client, not the broker, limited this run: %s\n", termtext.Line(strings.Join(r.Client.SaturationEvidence, "; ")))
+		if v.Saturated {
+			fmt.Fprintf(tw, "SATURATED\tthe client, not the broker, limited this run: %s\n", termtext.Line(strings.Join(v.SaturationEvidence, "; ")))
 		}
 		for _, st := range r.Stages {
 			fmt.Fprintf(tw, "stage %d\t%s\n", st.Index, StageLine(&st))
@@ -168,8 +169,15 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 			fmt.Fprintf(tw, "KERNEL\t%s\n", termtext.Line(f.String()))
 		}
 	}
-	if r.Host.Limited {
-		fmt.Fprintf(tw, "HOST LIMITED\tthe host (its kernel or hypervisor), not the broker alone, shaped these figures (see the kernel lines)\n")
+	if v.HostLimited {
+		fmt.Fprintf(tw, "HOST LIMITED\t%s\n", termtext.Line(v.HostLine()))
+	}
+	if v.LimitedBy != "" && r.Limit == nil { // a search's LIMIT lines say it, with the failed step's evidence
+		line := "the " + v.LimitedBy + ": " + v.Reason
+		if v.LowerBound() {
+			line += " (the figures are a lower bound for the broker)"
+		}
+		fmt.Fprintf(tw, "limited by\t%s\n", termtext.Line(line))
 	}
 	if b := r.BrokerProcess; b != nil {
 		line := fmt.Sprintf("cpu %.2fs (avg %.0f%%, peak %.0f%% of a core), rss %.1f MiB (peak %.1f MiB), %d fds",

@@ -42,7 +42,9 @@ func TestSummaryThresholds(t *testing.T) {
 
 // TestSummaryOfOldDocuments: the text summary of a document with every field set, and of
 // the merge of two such shards, is what the code of commit 97f72b7 wrote for them (its
-// bench.Result.WriteSummary; the documents are the result package's testdata).
+// bench.Result.WriteSummary; the documents are the result package's testdata), but for
+// the verdicts: HOST LIMITED names its evidence, and the merge, judged anew, says who
+// limited it (the sink of a calibration run that stalled: the host).
 func TestSummaryOfOldDocuments(t *testing.T) {
 	doc := func(n string) *result.Result { return load(t, filepath.Join("../../result/testdata/v1", n+".json")) }
 	for name, r := range map[string]*result.Result{
@@ -178,5 +180,61 @@ func TestLimitStepVerdicts(t *testing.T) {
 	}
 	if d := cmp.Diff(want, text); d != "" {
 		t.Errorf("summary verdicts (-want +got)\n%s\n%s", d, buf.String())
+	}
+}
+
+// TestSummaryVerdictsAgree: the overload run's document (Mosquitto on the client's host at
+// 99 % of a core, not reading, the client 33 ms late having waited half a core's time for
+// a CPU) prints BROKER STALLED, BROKER BUSY, HOST LIMITED with its evidence (no kernel
+// line to see) and who limited the run, and never SATURATED beside them; without the
+// broker's evidence, the same lateness is the host's, and without the wait the client's.
+func TestSummaryVerdictsAgree(t *testing.T) {
+	t.Parallel()
+	doc := func(busy, held bool, wait float64) string {
+		r := &result.Result{Host: result.HostInfo{Cores: 2}, Throughput: result.Throughput{WindowS: 7}}
+		r.Messages.Scheduled, r.Messages.Published = 480_000, 470_000
+		r.Client.ScheduleLagUS.P99, r.Client.CPUMeasureS, r.Client.RunDelayS = 32_767, 3.2, wait
+		r.BrokerProcess = &result.BrokerProcess{Source: "/proc", PID: 7}
+		if held {
+			r.BrokerStalled = result.BrokerStalled{HeldS: map[string]float64{"back_pressure": 2},
+				Evidence: []string{"back_pressure: 10 publishers held 40 times for 2s in all (the socket did not take the bytes: the broker did not read)"}}
+		}
+		r.BrokerBusy = &result.BrokerBusy{}
+		if busy {
+			r.BrokerBusy = &result.BrokerBusy{Busy: true, Evidence: []string{"broker process CPU 99% of a core over the measure window (pid 7, /proc)"}}
+		}
+		r.Judge()
+		var buf bytes.Buffer
+		if err := WriteSummary(&buf, r); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}
+	heads := func(s string) map[string]string {
+		m := map[string]string{}
+		for _, l := range strings.Split(s, "\n") {
+			for _, h := range []string{"SATURATED", "BROKER STALLED", "BROKER BUSY", "HOST LIMITED", "limited by"} {
+				if strings.HasPrefix(l, h+" ") {
+					m[h] = strings.TrimSpace(strings.TrimPrefix(l, h))
+				}
+			}
+		}
+		return m
+	}
+	got := heads(doc(true, true, 3.65))
+	if _, ok := got["SATURATED"]; ok || got["BROKER STALLED"] == "" || got["BROKER BUSY"] == "" ||
+		!strings.Contains(got["HOST LIMITED"], "its threads waited 3.65 s for a CPU") || strings.Contains(got["HOST LIMITED"], "kernel lines") ||
+		!strings.HasPrefix(got["limited by"], "the broker: the broker's CPU was at its limit") {
+		t.Errorf("overload headlines: %q", got)
+	}
+	got = heads(doc(false, false, 3.65))
+	if _, ok := got["SATURATED"]; ok || !strings.Contains(got["HOST LIMITED"], "the host's cores are short") ||
+		!strings.HasPrefix(got["limited by"], "the host: the client was late while its threads waited for a CPU (the figures are a lower bound") {
+		t.Errorf("late while waiting: %q", got)
+	}
+	got = heads(doc(false, false, 0))
+	if _, ok := got["HOST LIMITED"]; ok || !strings.HasPrefix(got["SATURATED"], "the client, not the broker, limited this run: schedule lag p99 32.767ms > 10ms") ||
+		!strings.HasPrefix(got["limited by"], "the client:") {
+		t.Errorf("late by itself: %q", got)
 	}
 }

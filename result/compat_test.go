@@ -76,8 +76,11 @@ func TestOldDocumentsRewrite(t *testing.T) {
 
 // TestOldDocumentsMerge: merging documents of an earlier writer gives what the old Merge
 // gave, to the byte: shards with every field set (with their intervals, without them as
-// Gather merges, one alone) and recorded runs.
+// Gather merges, one alone) and recorded runs. The verdicts are the exception: the old
+// Merge added the shards', the merge judges them anew from the merged evidence (Judge),
+// and they agree with one another.
 func TestOldDocumentsMerge(t *testing.T) {
+
 	doc := func(n string) *Result { return readDoc(t, filepath.Join("testdata/v1", n+".json")) }
 	noIntervals := func(r *Result) *Result { r.Intervals = nil; return r }
 	for name, rs := range map[string][]*Result{
@@ -95,7 +98,11 @@ func TestOldDocumentsMerge(t *testing.T) {
 		for i, r := range rs {
 			before[i] = docJSON(t, r)
 		}
-		sameJSON(t, name, docJSON(t, Merge(rs)), want)
+		got := Merge(rs)
+		sameJSON(t, name, withoutVerdicts(t, docJSON(t, got)), withoutVerdicts(t, want))
+		if v := got.Verdicts(); v.Saturated && (v.Stalled || v.Busy) || v.HostLimited != (len(v.HostEvidence) > 0) {
+			t.Errorf("%s: merged verdicts contradict one another: %+v", name, v)
+		}
 		for i, r := range rs {
 			if !bytes.Equal(docJSON(t, r), before[i]) {
 				t.Errorf("%s: Merge changed input %d", name, i)
@@ -213,4 +220,28 @@ func docJSONSnap(t *testing.T, s *Snapshot) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// withoutVerdicts is the document doc without the fields Judge sets.
+func withoutVerdicts(t *testing.T, doc []byte) []byte {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(doc, &m); err != nil {
+		t.Fatal(err)
+	}
+	delete(m, "limited_by")
+	delete(m, "limited_by_reason")
+	for k, fields := range map[string][]string{"client": {"saturated", "saturation_evidence"},
+		"broker_stalled": {"stalled"}, "host": {"limited", "limited_evidence"}} {
+		if o, ok := m[k].(map[string]any); ok {
+			for _, f := range fields {
+				delete(o, f)
+			}
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

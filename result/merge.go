@@ -1,6 +1,7 @@
 package result
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 )
@@ -9,8 +10,9 @@ import (
 // or what a document read back shows) are added and every figure derived from them is
 // computed once from the sum (SetTotal), so percentiles come from the merged histograms,
 // never from averaged ones. The other figures combine by their own rule: throughput rates
-// add over the longest window; the client's CPU, memory and saturation evidence add, its
-// per-connection figures weighted by connections; the kernel's counters add; the run
+// add over the longest window; the client's CPU and memory add, its per-connection
+// figures weighted by connections; the kernel's counters add; the verdicts are judged
+// anew from the merged evidence (Judge), each shard's client CPU its own; the run
 // spans the earliest start to the latest end, its drain the longest; the latest shard to be ready and the worse
 // clock are kept. Intervals are added index by index (their percentiles then come from
 // the merged interval histograms, or the first shard's without them; worker processes'
@@ -83,8 +85,6 @@ func MergeParts(rs []*Result) *Result {
 			}
 			out.Kernel.Findings = append(out.Kernel.Findings, k.Findings...)
 		}
-		out.Host.Limited = out.Host.Limited || r.Host.Limited
-		out.Host.LimitedEvidence = append(out.Host.LimitedEvidence, r.Host.LimitedEvidence...)
 		out.Host.Procs += max(r.Host.Procs, 1)
 		cl := &r.Client
 		out.Client.CPUS += cl.CPUS
@@ -93,8 +93,6 @@ func MergeParts(rs []*Result) *Result {
 		out.Client.MaxRSSBytes += cl.MaxRSSBytes
 		out.Client.RSSPerConnectionBytes += cl.RSSPerConnectionBytes * float64(c.Established)
 		out.Client.CPUPerConnectUS += cl.CPUPerConnectUS * float64(c.Target)
-		out.Client.Saturated = out.Client.Saturated || cl.Saturated
-		out.Client.SaturationEvidence = append(out.Client.SaturationEvidence, cl.SaturationEvidence...)
 	}
 	out.Groups = mergeGroups(rs)
 	out.Messages.Silent = mergeSilent(rs)
@@ -142,7 +140,22 @@ func MergeParts(rs []*Result) *Result {
 		out.BrokerSys = &c
 	}
 	out.NoteBrokerDrops()
+	out.SetVerdicts(Judge(out.mergedEvidence(rs)))
 	return &out
+}
+
+// mergedEvidence is the merged result's evidence: its figures' (the added schedule lag and
+// holds, the broker's, the kernel's findings), and each part's own of the client's CPU and
+// wait for one, which a sum over hosts would overstate.
+func (out *Result) mergedEvidence(rs []*Result) Evidence {
+	e := out.Evidence()
+	e.CPUBound, e.Waited = "", ""
+	for _, r := range rs {
+		p := r.Evidence()
+		e.CPUBound = cmp.Or(e.CPUBound, p.CPUBound)
+		e.Waited = cmp.Or(e.Waited, p.Waited)
+	}
+	return e
 }
 
 // mergeBroker keeps the first part's figures of the broker (every part watched the same

@@ -63,8 +63,13 @@ type Result struct {
 	// BrokerBusy says whether the broker's CPU was the limit, from the broker host's or the
 	// broker process's figures (nil: the broker was not watched).
 	BrokerBusy *BrokerBusy `json:"broker_busy,omitempty"`
-	BrokerSys  *BrokerSys  `json:"broker_sys,omitempty"` // the broker's $SYS (--broker-sys)
-	Thresholds []Threshold `json:"thresholds,omitempty"`
+	// LimitedBy is who limited the run, "client", "broker" or "host" (empty: nothing did),
+	// and LimitedByReason why: one judgement with client.saturated, broker_stalled.stalled
+	// and host.limited (Judge), so that they never contradict one another.
+	LimitedBy       string      `json:"limited_by,omitempty"`
+	LimitedByReason string      `json:"limited_by_reason,omitempty"`
+	BrokerSys       *BrokerSys  `json:"broker_sys,omitempty"` // the broker's $SYS (--broker-sys)
+	Thresholds      []Threshold `json:"thresholds,omitempty"`
 	// Groups are the figures of each client group of a mixed run (nil for a run of one
 	// group: its figures are the run's).
 	Groups []Group `json:"groups,omitempty"`
@@ -479,11 +484,8 @@ const stallMin = 100 * time.Millisecond
 func (r *Result) stalled(total *Snapshot) {
 	b := &r.BrokerStalled
 	*b = BrokerStalled{Publishers: total.HeldPublishers, Holds: total.Holds, HeldS: map[string]float64{}}
-	var held time.Duration
 	for _, k := range sortedKeys(total.HeldUS) {
-		d := time.Duration(total.HeldUS[k]) * time.Microsecond
-		b.HeldS[k] = d.Seconds()
-		held += d
+		b.HeldS[k] = (time.Duration(total.HeldUS[k]) * time.Microsecond).Seconds()
 	}
 	why := map[string]string{
 		"flow_control":  "the in-flight window was full: acknowledgements came late",
@@ -504,8 +506,7 @@ func (r *Result) stalled(total *Snapshot) {
 	if n := total.Dropped; len(n) > 0 {
 		b.Evidence = append(b.Evidence, fmt.Sprintf("%d connections lost while held", total.DroppedTotal()))
 	}
-	b.Stalled = held >= stallMin || total.Unsent["disconnected"]+total.Unsent["flow_control"]+
-		total.Unsent["back_pressure"]+total.Unsent["not_read"] > 0 || total.InFlightAtEnd > 0
+	b.Stalled = r.brokerHeld() // Judge may overrule it: see Verdicts
 	if !b.Stalled {
 		b.Evidence = nil
 	}

@@ -84,7 +84,8 @@ type StageConnections struct {
 }
 
 // StageClient is the client's verdict over a window: saturated when it built messages late
-// (schedule lag p99 over StageLagLimit).
+// (schedule lag p99 over StageLagLimit) while the broker did not hold the publishers back
+// (Judge: the window's verdicts are one judgement).
 type StageClient struct {
 	Saturated          bool     `json:"saturated"`
 	SaturationEvidence []string `json:"saturation_evidence,omitempty"`
@@ -165,9 +166,9 @@ func summarize(r *Result, from, to float64, pick func(iv *Interval, mid float64)
 		s.Connections.ConnectPerS = float64(s.Connections.Connected) / s.SpanS
 	}
 	s.LatencyUS, s.LatencyRawUS, s.ScheduleLagUS, s.ConnectLatencyUS = lat.Summary(), raw.Summary(), lag.Summary(), conn.Summary()
+	var e Evidence // the window's verdicts are one judgement, as the run's
 	if p99 := time.Duration(s.ScheduleLagUS.P99) * time.Microsecond; p99 > StageLagLimit {
-		s.Client.Saturated = true
-		s.Client.SaturationEvidence = []string{fmt.Sprintf("schedule lag p99 %v > %v: the client built messages late", p99, StageLagLimit)}
+		e.Late = fmt.Sprintf("schedule lag p99 %v > %v", p99, StageLagLimit)
 	}
 	b := &s.BrokerStalled
 	held := time.Duration(heldUS) * time.Microsecond
@@ -180,6 +181,13 @@ func summarize(r *Result, from, to float64, pick func(iv *Interval, mid float64)
 	if b.Dropped > 0 {
 		b.Stalled = true
 		b.Evidence = append(b.Evidence, fmt.Sprintf("%d connections dropped", b.Dropped))
+	}
+	if b.Stalled {
+		e.Stalled = b.Evidence
+	}
+	if v := Judge(e); v.Saturated {
+		s.Client.Saturated = true
+		s.Client.SaturationEvidence = []string{e.Late + ": the client built messages late"}
 	}
 	return s
 }

@@ -58,9 +58,15 @@ func TestStageSummaries(t *testing.T) {
 		s1.Messages.UnsentTotal != 5 || s1.Throughput.ReceivePerS != 290 || s1.LatencyUS.P50 < 19900 || s1.LatencyUS.P50 > 20100 {
 		t.Errorf("stage 1: %+v", s1.StageSummary)
 	}
-	if !s1.Client.Saturated || !s1.BrokerStalled.Stalled || s1.BrokerStalled.HeldS != 0.2 ||
-		!strings.Contains(strings.Join(s1.Client.SaturationEvidence, ""), "schedule lag p99 15.007ms > 10ms") {
+	// Late while the broker held the publishers: one judgement, the broker's (Judge).
+	if s1.Client.Saturated || !s1.BrokerStalled.Stalled || s1.BrokerStalled.HeldS != 0.2 {
 		t.Errorf("stage 1 verdicts: client %+v, broker %+v", s1.Client, s1.BrokerStalled)
+	}
+	r.Intervals[5].HeldUS = 0 // late, and nothing held: the client's
+	r.SummarizeStages()
+	if c := r.Stages[1].Client; !c.Saturated || r.Stages[1].BrokerStalled.Stalled ||
+		!strings.Contains(strings.Join(c.SaturationEvidence, ""), "schedule lag p99 15.007ms > 10ms") {
+		t.Errorf("stage 1 without the hold: client %+v, broker %+v", c, r.Stages[1].BrokerStalled)
 	}
 	// Window takes intervals by time: the last two seconds of stage 0 and the first of
 	// stage 1 (middles 2.5, 3.5 and 4.5 in [2, 5)).
@@ -101,7 +107,7 @@ func TestStageThresholds(t *testing.T) {
 	if got := ok(s0.Thresholds); got != "++++++-" {
 		t.Errorf("stage 0 verdicts %s: %+v", got, s0.Thresholds)
 	}
-	if got := ok(s1.Thresholds); got != "---+--+" {
+	if got := ok(s1.Thresholds); got != "---++-+" { // stalled: not saturated beside it
 		t.Errorf("stage 1 verdicts %s: %+v", got, s1.Thresholds)
 	}
 	if s1.Thresholds[1].Value != 30 || s1.Thresholds[0].Value < 19900 {

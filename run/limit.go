@@ -533,26 +533,22 @@ func (s *search) finish(res *result.Result) {
 		return
 	}
 	out.FailedSLO = st.Failed
+	// The step's verdict is judged as a run's (result.Judge), from the step's evidence and
+	// the run's kernel findings.
 	cores := float64(max(res.Host.Cores, 1))
-	var client, host, broker []string
-	if st.Client.Saturated {
-		client = append(client, st.Client.SaturationEvidence...)
+	run := res.Evidence()
+	e := result.Evidence{Failed: true, Calibration: res.Calibration, SharedHost: run.SharedHost, Kernel: run.Kernel}
+	if p99 := time.Duration(st.ScheduleLagUS.P99) * time.Microsecond; p99 > result.SaturationLag {
+		e.Late = fmt.Sprintf("schedule lag p99 %v > %v", p99, result.SaturationLag)
 	}
-	if st.ClientCPUPercent > 90*cores {
-		client = append(client, fmt.Sprintf("client CPU %.0f%% of its %d cores", st.ClientCPUPercent, int(cores)))
+	if st.ClientCPUPercent > 100*result.ClientCPUShare*cores {
+		e.CPUBound = fmt.Sprintf("client CPU %.0f%% of its %d cores", st.ClientCPUPercent, int(cores))
 	}
-	if st.RunDelayShare >= bench.RunDelayShare {
-		host = append(host, fmt.Sprintf("the client's threads waited for a CPU %.0f%% of the step's time: the host's cores are short "+
-			"(the broker or other work shares them)", 100*st.RunDelayShare))
-	}
-	if res.Host.Limited {
-		host = append(host, res.Host.LimitedEvidence...)
-	}
-	if res.Calibration && len(client) == 0 && len(host) == 0 { // the sink shares the host: it is never the limit
-		host = append(host, "a calibration run: mqblast sink on this host relays what the client sends, so the host's ceiling is the limit")
+	if st.RunDelayShare >= result.RunDelayShare {
+		e.Waited = fmt.Sprintf("the client's threads waited for a CPU %.0f%% of the step's time", 100*st.RunDelayShare)
 	}
 	if st.BrokerStalled.Stalled {
-		broker = append(broker, st.BrokerStalled.Evidence...)
+		e.Stalled = st.BrokerStalled.Evidence
 	}
 	// Copies the broker said it dropped by its own policy are its doing, however late the
 	// subscribers read (a late reader fills its queue sooner: the evidence says so too). A
@@ -565,35 +561,40 @@ func (s *search) finish(res *result.Result) {
 			brokerDropped, lost = brokerDropped+x.BrokerDropped, lost+x.Messages.Lost
 		}
 	}
-	dropped := brokerDropped > 0 && lost > 0
-	if dropped {
-		broker = append(broker, fmt.Sprintf("the broker dropped %d messages by its own policy ($SYS publish/messages/dropped: "+
+	if brokerDropped > 0 && lost > 0 {
+		e.Dropped = append(e.Dropped, fmt.Sprintf("the broker dropped %d messages by its own policy ($SYS publish/messages/dropped: "+
 			"a subscriber's queue was full, max_queued_messages) of the %d lost in the failed steps at this rate", brokerDropped, lost))
 	}
-	if st.BrokerCPUPercent > 0 {
-		broker = append(broker, fmt.Sprintf("broker process CPU %.0f%% of a core", st.BrokerCPUPercent))
+	var cpu []string // the broker's CPU, as context when it was not at its limit
+	if p := st.BrokerCPUPercent; p > 0 {
+		line := fmt.Sprintf("broker process CPU %.0f%% of a core", p)
+		if p >= 100*result.BusyShare {
+			e.Busy = append(e.Busy, line+" over the step: the limit of a broker that runs on one thread (Mosquitto does)")
+		} else {
+			cpu = append(cpu, line)
+		}
 	}
-	if st.BrokerHostCPUPercent > 0 {
-		broker = append(broker, fmt.Sprintf("broker host CPU %.0f%% of its CPUs", st.BrokerHostCPUPercent))
+	if p := st.BrokerHostCPUPercent; p > 0 {
+		line := fmt.Sprintf("broker host CPU %.0f%% of its CPUs", p)
+		if p >= 100*result.BusyShare {
+			e.Busy = append(e.Busy, line+" over the step")
+		} else {
+			cpu = append(cpu, line)
+		}
 	}
-	switch {
-	case dropped:
-		out.LimitedBy = "broker"
-		out.Evidence = append(append(append(out.Evidence, broker...), client...), host...)
-	case len(client) > 0:
-		out.LimitedBy, out.LowerBound = "client", true
-		out.Evidence = append(append(out.Evidence, client...), broker...)
+	v := result.Judge(e)
+	out.LimitedBy, out.LowerBound = v.LimitedBy, v.LowerBound()
+	out.Evidence = append(append(out.Evidence, v.Evidence...), cpu...)
+	if len(out.Evidence) == 0 {
+		out.Evidence = []string{v.Reason}
+	}
+	res.LimitedBy, res.LimitedByReason = v.LimitedBy, v.Reason // the search's answer is the run's
+	switch v.LimitedBy {
+	case "client":
 		out.Fix = "the client set this limit, so it is a lower bound for the broker: run the load from more client hosts " +
 			"(--shard on each) or a larger one, and not on the broker's host"
-	case len(host) > 0:
-		out.LimitedBy, out.LowerBound = "host", true
-		out.Evidence = append(append(out.Evidence, host...), broker...)
+	case "host":
 		out.Fix = "the host set this limit, so it is a lower bound for the broker: fix the kernel findings, or run on a quieter " +
 			"host (dedicated vCPUs, no other work), not on the broker's host"
-	default:
-		out.LimitedBy, out.Evidence = "broker", broker
-		if len(broker) == 0 {
-			out.Evidence = []string{"the step failed its SLO while the client kept its schedule (schedule lag within 10 ms) and the host showed nothing"}
-		}
 	}
 }

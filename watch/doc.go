@@ -5,8 +5,9 @@
 // tuning/exporter Scraper, SetRemote) and the broker's $SYS topics (an
 // internal/brokersys Reader, ReadBrokerSys). Each interval it fills the interval's kernel
 // deltas, broker columns, broker_host and broker_sys; at the end (Finish) the result's
-// kernel figures and findings, host.limited, broker_process, broker_host, broker_sys and
-// the verdict on the broker's CPU (broker_busy).
+// kernel figures and findings, broker_process, broker_host, broker_sys and the evidence on
+// the broker's CPU (broker_busy), from which, with the client's, result.Judge draws the
+// run's verdicts (host.limited among them).
 //
 // It promises to sample only when it is told: Start before the connect phase, Interval
 // once per interval by the one process that prints the intervals (bench's Runner.Run, or

@@ -58,6 +58,7 @@ func TestWatchLateACKsQuoteClientWait(t *testing.T) {
 	if got := res.Kernel.Findings[0].String(); got != want {
 		t.Errorf("finding:\n got %s\nwant %s", got, want)
 	}
+	res.Judge()
 	if !res.Host.Limited || len(res.Host.LimitedEvidence) != 1 || res.Host.LimitedEvidence[0] != want {
 		t.Errorf("host.limited %v, evidence %q", res.Host.Limited, res.Host.LimitedEvidence)
 	}

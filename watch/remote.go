@@ -16,7 +16,7 @@ import (
 
 // busyShare is the share of the broker's CPU (its host's CPUs, or one core of its process)
 // from which the broker is said to be the run's limit.
-const busyShare = 0.95
+const busyShare = result.BusyShare
 
 // remoteWatch scrapes the broker host's Prometheus endpoints once per interval
 // (--broker-metrics) and keeps what the result needs.
@@ -252,11 +252,7 @@ func (r *remoteWatch) finish(res *result.Result, local bool) {
 		if res.Kernel == nil {
 			res.Kernel = &result.Kernel{}
 		}
-		for _, f := range findings(tuning.KernelFindings(d, "broker host", tuning.CPUWait{})) {
-			res.Kernel.Findings = append(res.Kernel.Findings, f)
-			res.Host.Limited = true
-			res.Host.LimitedEvidence = append(res.Host.LimitedEvidence, f.String())
-		}
+		res.Kernel.Findings = append(res.Kernel.Findings, findings(tuning.KernelFindings(d, "broker host", tuning.CPUWait{}))...)
 	}
 	if p := r.process(res); p != nil {
 		if local {

@@ -199,8 +199,9 @@ func nonZero(m map[string]int64, prefix string, d tuning.KernelCounters) map[str
 	return m
 }
 
-// Finish fills the result's kernel deltas over the run and their findings, host.limited,
-// and broker_process. Call it once, after the run.
+// Finish fills the result's kernel deltas over the run and their findings, broker_process
+// and broker_busy: the evidence the run's verdicts are judged from (result.Judge, which
+// makes host.limited of the findings). Call it once, after the run.
 func (w *Watch) Finish(res *result.Result) {
 	w.sysFinish(res)
 	if w.k0c != nil {
@@ -213,10 +214,6 @@ func (w *Watch) Finish(res *result.Result) {
 			k.Findings = append(k.Findings, findings(tuning.KernelFindings(b, "broker host", wait))...)
 		}
 		res.Kernel = k
-		for _, f := range k.Findings {
-			res.Host.Limited = true
-			res.Host.LimitedEvidence = append(res.Host.LimitedEvidence, f.String())
-		}
 	}
 	if w.local() {
 		bp := &result.BrokerProcess{Source: "/proc", PID: w.pid, CPUS: (w.prevP.CPU - w.p0.CPU).Seconds(),
