@@ -19,7 +19,8 @@ import (
 // (SIGSTOP) for 1.5 s of the 3 s: far more than it takes. published is what the sockets
 // took, so it equals the broker's own received count; what the broker did not read is
 // unsent (back_pressure, not_read), the client's memory stays bounded, and the broker, not
-// the client, is named.
+// the client, is named: never saturated beside it, the run limited by the broker (or by
+// the host, when the client waited for the cores it shares with the broker).
 func TestPublishFloodCountsWhatWasWritten(t *testing.T) {
 	tm := tier.Timing(t)
 	if testing.Short() {
@@ -55,6 +56,11 @@ func TestPublishFloodCountsWhatWasWritten(t *testing.T) {
 	}
 	if !res.BrokerStalled.Stalled || res.BrokerStalled.HeldS["back_pressure"] == 0 {
 		t.Errorf("saturated %v %v; broker_stalled %+v", res.Client.Saturated, res.Client.SaturationEvidence, res.BrokerStalled)
+	}
+	// One judgement: a broker that did not read is never beside a saturated client.
+	if res.Client.Saturated || res.LimitedBy != "broker" && res.LimitedBy != "host" {
+		t.Errorf("saturated %v %v beside broker_stalled; limited by %q (%s)", res.Client.Saturated, res.Client.SaturationEvidence,
+			res.LimitedBy, res.LimitedByReason)
 	}
 }
 

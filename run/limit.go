@@ -566,19 +566,17 @@ func (s *search) finish(res *result.Result) {
 			"a subscriber's queue was full, max_queued_messages) of the %d lost in the failed steps at this rate", brokerDropped, lost))
 	}
 	var cpu []string // the broker's CPU, as context when it was not at its limit
-	if p := st.BrokerCPUPercent; p > 0 {
-		line := fmt.Sprintf("broker process CPU %.0f%% of a core", p)
-		if p >= 100*result.BusyShare {
-			e.Busy = append(e.Busy, line+" over the step: the limit of a broker that runs on one thread (Mosquitto does)")
-		} else {
-			cpu = append(cpu, line)
-		}
-	}
-	if p := st.BrokerHostCPUPercent; p > 0 {
-		line := fmt.Sprintf("broker host CPU %.0f%% of its CPUs", p)
-		if p >= 100*result.BusyShare {
-			e.Busy = append(e.Busy, line+" over the step")
-		} else {
+	for _, b := range []struct {
+		p          float64
+		line, busy string
+	}{
+		{st.BrokerCPUPercent, "broker process CPU %.0f%% of a core", " over the step: the limit of a broker that runs on one thread (Mosquitto does)"},
+		{st.BrokerHostCPUPercent, "broker host CPU %.0f%% of its CPUs", " over the step"},
+	} {
+		switch line := fmt.Sprintf(b.line, b.p); {
+		case b.p >= 100*result.BusyShare:
+			e.Busy = append(e.Busy, line+b.busy)
+		case b.p > 0:
 			cpu = append(cpu, line)
 		}
 	}

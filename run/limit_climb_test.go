@@ -124,3 +124,42 @@ func TestClimbAnswerUnconfirmed(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedStepJudgedAsRun: the failed step's evidence is judged as a run's: a step whose
+// broker did not read while the client was 30 ms late is the broker's limit, not the
+// client's; on the broker's host with the client waiting for a CPU it is the host's; with
+// Mosquitto at 99 % of its core it is the broker's again, whatever the client waited.
+func TestFailedStepJudgedAsRun(t *testing.T) {
+	t.Parallel()
+	judge := func(local bool, wait, brokerCPU float64) *result.Limit {
+		st := result.LimitStep{Index: 1, Rate: 3364, RunDelayShare: wait, BrokerCPUPercent: brokerCPU}
+		st.ScheduleLagUS.P99 = 30_000
+		st.BrokerStalled = result.StageStalled{Stalled: true, HeldS: 2, Evidence: []string{"publishers held for 2s in all"}}
+		s := &search{out: &result.Limit{Steps: []result.LimitStep{{Index: 0, Rate: 2828, OK: true}, st}}}
+		s.last = &s.out.Steps[1]
+		res := &result.Result{Host: result.HostInfo{Cores: 2}}
+		if local {
+			res.BrokerProcess = &result.BrokerProcess{Source: "/proc", PID: 7}
+		}
+		s.finish(res)
+		if res.LimitedBy != s.out.LimitedBy {
+			t.Errorf("the run's limited_by %q, the search's %q", res.LimitedBy, s.out.LimitedBy)
+		}
+		return s.out
+	}
+	for _, c := range []struct {
+		name       string
+		local      bool
+		wait, cpu  float64
+		by         string
+		lowerBound bool
+	}{
+		{"remote broker stalled, client late", false, 0, 40, "broker", false},
+		{"local broker stalled, client late and waiting", true, 0.3, 40, "host", true},
+		{"local broker busy, client late and waiting", true, 0.3, 99, "broker", false},
+	} {
+		if l := judge(c.local, c.wait, c.cpu); l.LimitedBy != c.by || l.LowerBound != c.lowerBound {
+			t.Errorf("%s: limited by %q (lower bound %v), evidence %q; want %q", c.name, l.LimitedBy, l.LowerBound, l.Evidence, c.by)
+		}
+	}
+}
