@@ -25,7 +25,14 @@ func brokerSysLines(r *result.Result) []string {
 		return []string{line}
 	}
 	n := countfmt.Thousands
-	mq := fmt.Sprintf("mqblast: published %s, received %s", n(r.Messages.Published), n(r.Messages.Received))
+	m := &r.Messages
+	mq := fmt.Sprintf("mqblast: published %s, received %s", n(m.Published), n(m.Received))
+	// The broker counts every PUBLISH it sent the run's clients, the copies mqblast does
+	// not count as received too.
+	other := m.Duplicated + m.Redelivered + m.RetainedAgain + m.UnexpectedTotal + m.Unmeasured
+	if other > 0 {
+		mq += fmt.Sprintf(" and %s other copies (duplicated, redelivered, retained again, unexpected, unmeasured)", n(other))
+	}
 	var parts []string
 	prx, okRx := b.Total(result.SysPublishReceived)
 	ptx, okTx := b.Total(result.SysPublishSent)
@@ -34,10 +41,17 @@ func brokerSysLines(r *result.Result) []string {
 		sent := ptx - b.ReadCounted
 		s := fmt.Sprintf("received %s publish / sent %s (%s)", n(prx), n(sent), mq)
 		if b.Comparable {
-			if prx == r.Messages.Published && sent == r.Messages.Received {
+			var diff []string
+			if d := prx - m.Published; d != 0 {
+				diff = append(diff, fmt.Sprintf("%+d received", d))
+			}
+			if d := sent - m.Received - other; d != 0 {
+				diff = append(diff, fmt.Sprintf("%+d sent", d))
+			}
+			if len(diff) == 0 {
 				s += ", they agree"
 			} else {
-				s += fmt.Sprintf(", they differ: broker minus mqblast %+d received, %+d sent", prx-r.Messages.Published, sent-r.Messages.Received)
+				s += ", they differ: broker minus mqblast " + strings.Join(diff, ", ")
 			}
 		}
 		parts = append(parts, s)

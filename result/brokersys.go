@@ -26,6 +26,10 @@ const (
 	SysNoteNone = "the broker published no $SYS topics"
 	// SysNoteQoS2: Mosquitto 2.0 leaves the QoS 2 PUBLISH it receives out of its counter.
 	SysNoteQoS2 = "the broker's publish totals exclude QoS 2: Mosquitto leaves the QoS 2 PUBLISH it receives out of publish/messages/received, so they are not compared with mqblast's"
+	// SysNoteNoBaseline: no refresh of $SYS arrived before the run within the wait, so the
+	// counters before it are the retained values the broker computed at its last refresh,
+	// which may miss an earlier run's last messages.
+	SysNoteNoBaseline = "no $SYS refresh arrived before the run: the broker's counters before it are its retained values, which may be older than its counts, so its totals may hold earlier traffic and are not compared"
 	// SysNoteStale: no refresh of $SYS arrived after the run's end within the wait.
 	SysNoteStale = "no $SYS refresh arrived after the run's end: the broker's totals may miss the last messages"
 )
@@ -47,7 +51,9 @@ type BrokerSys struct {
 	Read        int64 `json:"read"`
 	ReadCounted int64 `json:"read_counted,omitempty"`
 	// Totals are the broker's counters over the run (keys Sys*): the last reading after
-	// the run ended minus the first before it started.
+	// the run ended minus the first before it started (the broker's first refresh after
+	// the reader subscribed); a counter the broker had not published before the run is
+	// left out.
 	Totals map[string]int64 `json:"totals,omitempty"`
 	// ClientsConnectedMax is the most clients the broker said were connected, this
 	// reader included.
@@ -61,8 +67,8 @@ type BrokerSys struct {
 	// messages.
 	Fresh bool `json:"fresh"`
 	// Comparable says the broker's publish totals are meant to equal the run's published
-	// and received: the broker counts every QoS the run used, the reader had no gap, the
-	// last reading is fresh.
+	// and received: the broker counts every QoS the run used, the reader had no gap, a
+	// refresh before the run gave the first reading, the last reading is fresh.
 	Comparable bool `json:"comparable"`
 	// Gaps counts the times the reader's connection dropped; Error is its latest error.
 	Gaps  int    `json:"gaps,omitempty"`

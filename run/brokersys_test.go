@@ -155,3 +155,29 @@ func TestBrokerSysRefused(t *testing.T) {
 		t.Errorf("nothing listening: %v\n%s", r.err, r.stderr)
 	}
 }
+
+// TestBrokerSysAfterEarlierRun: against a Mosquitto that served an earlier run, the second
+// run's broker_sys totals are the broker's counts over this run alone (the earlier run's
+// are in its counters before the run), and equal mqblast's.
+func TestBrokerSysAfterEarlierRun(t *testing.T) {
+	tier.Integration(t)
+	t.Parallel()
+	m := testbroker.StartMosquitto(t, testbroker.Options{Extra: []string{"sys_interval 1"}})
+	first := quick("quick-fanout-1-100", m.Addr, "parameters.warmup_sec=500ms")
+	first.Duration = spec.Duration(2 * time.Second)
+	doOK(t, first)
+	sp := quick("quick-fanout-1-100", m.Addr, "parameters.warmup_sec=500ms")
+	sp.Duration, sp.Watch.BrokerSys = spec.Duration(2*time.Second), true
+	r := doOK(t, sp)
+	b, msg := r.res.BrokerSys, r.res.Messages
+	rx, _ := b.Total(result.SysPublishReceived)
+	tx, _ := b.Total(result.SysPublishSent)
+	t.Logf("mqblast: published %d received %d; broker: publish received %d sent %d (%d $SYS to the reader), comparable %v, notes %q",
+		msg.Published, msg.Received, rx, tx, b.ReadCounted, b.Comparable, b.Notes)
+	if !b.Comparable || rx != msg.Published || tx-b.ReadCounted != msg.Received {
+		t.Errorf("the broker's counts over the run disagree with mqblast's\nsummary:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stdout, "they agree") {
+		t.Errorf("summary:\n%s", r.stdout)
+	}
+}

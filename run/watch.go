@@ -110,6 +110,7 @@ func readBrokerSys(ctx context.Context, watch *watch.Watch, o *options, plan *sc
 		ver = "version not published"
 	}
 	fmt.Fprintf(o.Log, "broker $SYS: reading %d topics from %s (%s; connection not counted in the run)\n", len(r.Topics), bo.Addr, ver)
+	watch.WaitSysRefresh(o.Log)
 	return nil
 }
 

@@ -41,6 +41,10 @@ type sysWatch struct {
 	rate        map[string]float64
 	clientsMax  int64
 	closed      bool
+	// baseline says first holds a refresh the broker made after the reader subscribed:
+	// its counters as they were before the run, not retained values that may be older
+	// than its counts.
+	baseline bool
 }
 
 // ReadBrokerSys has the watch record the broker's $SYS figures from rd, which it closes
@@ -58,6 +62,36 @@ func (w *Watch) Close() {
 	}
 }
 
+// WaitSysRefresh waits, up to twice the broker's default refresh spacing, for the
+// broker's first $SYS refresh after the reader subscribed, saying so on progress: what
+// the reader had then are retained values, which the broker computed at its last
+// refresh, maybe before the last messages of an earlier run. Call it after
+// ReadBrokerSys, before the run's first socket: the counters of that refresh are the
+// run's baseline. It returns at once when the reader has read nothing.
+func (w *Watch) WaitSysRefresh(progress io.Writer) {
+	s := w.sys
+	if s == nil || s.rd.Snapshot().Read == 0 {
+		return
+	}
+	start := time.Now()
+	fmt.Fprintf(progress, "broker $SYS: waiting up to %v for the broker's next refresh (its sys_interval): its counters before the run\n",
+		sysDefaultWait.Round(time.Second))
+	r := s.rd.WaitRefresh(time.Time{}, sysDefaultWait)
+	if !refreshed(&r) {
+		fmt.Fprintf(progress, "broker $SYS: no refresh came within %v: its counters are not compared\n", sysDefaultWait.Round(time.Second))
+		return
+	}
+	fmt.Fprintf(progress, "broker $SYS: refreshed after %v\n", time.Since(start).Round(100*time.Millisecond))
+}
+
+// refreshed says r holds a refresh the broker made while the reader was subscribed.
+func refreshed(r *brokersys.Reading) bool {
+	if u, ok := r.Topics[brokersys.TopicUptime]; ok {
+		return !u.Retained
+	}
+	return !r.Refreshed.IsZero()
+}
+
 // sysStart takes the first reading: the broker's counters before the run.
 func (w *Watch) sysStart() {
 	s := w.sys
@@ -65,6 +99,7 @@ func (w *Watch) sysStart() {
 		return
 	}
 	s.first = s.rd.Snapshot()
+	s.baseline = refreshed(&s.first)
 	s.prev = s.first
 	s.clients(&s.first)
 }
@@ -194,15 +229,20 @@ func (s *sysWatch) result(last *brokersys.Reading, end time.Time) *result.Broker
 	}
 	used := map[string]bool{}
 	restarted := false
+	var unknown []string // counters without a value before the run
 	for _, c := range sysCounters {
 		v1, ok := pick(last, c.topics)
 		if !ok {
 			continue
 		}
 		used[c.topics[0]], used[c.topics[len(c.topics)-1]] = true, true
-		// A counter not published before the run had not moved since the broker started
-		// (Mosquitto publishes a counter once it changes).
-		v0, _ := pick(&s.first, c.topics)
+		// A counter the broker had not published before the run has no baseline: taking
+		// it as 0 would count the broker's whole life as the run's.
+		v0, ok := pick(&s.first, c.topics)
+		if !ok {
+			unknown = append(unknown, c.key)
+			continue
+		}
 		if v1.Num < v0.Num {
 			restarted = true
 			continue
@@ -223,13 +263,21 @@ func (s *sysWatch) result(last *brokersys.Reading, end time.Time) *result.Broker
 			b.Load[name] = v.Num
 		}
 	}
-	_, hasPublish := b.Totals[result.SysPublishReceived]
+	_, hasRx := b.Totals[result.SysPublishReceived]
+	_, hasTx := b.Totals[result.SysPublishSent]
+	hasPublish := hasRx && hasTx
 	mosquitto := strings.HasPrefix(last.Version, "mosquitto")
 	switch {
 	case s.qos2 && mosquitto:
 		b.Notes = append(b.Notes, result.SysNoteQoS2)
-	case !hasPublish:
+	case !hasPublish && len(unknown) == 0 && !restarted:
 		b.Notes = append(b.Notes, "the broker publishes no $SYS/broker/publish/messages counters: its message counts are not compared with mqblast's")
+	}
+	if !s.baseline {
+		b.Notes = append(b.Notes, result.SysNoteNoBaseline)
+	}
+	if len(unknown) > 0 {
+		b.Notes = append(b.Notes, fmt.Sprintf("the broker published %s only during the run: without a value before it, the run's share is not known and is left out", strings.Join(unknown, ", ")))
 	}
 	if !b.Fresh {
 		b.Notes = append(b.Notes, result.SysNoteStale)
@@ -240,6 +288,6 @@ func (s *sysWatch) result(last *brokersys.Reading, end time.Time) *result.Broker
 	if last.Gaps > 0 {
 		b.Notes = append(b.Notes, fmt.Sprintf("the $SYS reader's connection dropped %d times: the broker counted $SYS messages it did not read", last.Gaps))
 	}
-	b.Comparable = hasPublish && b.Fresh && !restarted && last.Gaps == 0 && (!s.qos2 || !mosquitto)
+	b.Comparable = hasPublish && s.baseline && b.Fresh && !restarted && last.Gaps == 0 && (!s.qos2 || !mosquitto)
 	return b
 }

@@ -88,7 +88,7 @@ func (rf *runFlags) registerCommon(cmd *cobra.Command) {
 	w := &sp.Watch
 	fl.IntVar(&w.BrokerPID, "broker-pid", 0, "the broker's process, sampled for CPU, RSS and descriptors each interval (default: found when the broker is local)")
 	fl.BoolVar(&w.BrokerSys, "broker-sys", false, "read the broker's $SYS topics on one extra connection (not counted) and put its own counts beside the run's; "+
-		"as fresh as the broker refreshes them (Mosquitto: sys_interval, 10 s by default)")
+		"as fresh as the broker refreshes them (Mosquitto: sys_interval, 10 s by default): the run waits for one refresh before its first socket and one after its end")
 	fl.StringVar(&w.BrokerCgroup, "broker-cgroup", "", "the broker's cgroup, sampled for CPU and memory (a cgroup v2 directory, or a v1 path such as /docker/ID)")
 	fl.StringArrayVar(&w.BrokerMetrics, "broker-metrics", nil, "a Prometheus endpoint of the broker's host, scraped once per interval (repeatable): "+
 		"node_exporter (http://HOST:9100/metrics) gives the host's CPU, memory and network, process-exporter (:9256) or any endpoint "+

@@ -85,9 +85,11 @@ type Reading struct {
 	Addr string
 	// Topics holds the latest value of every $SYS topic seen; the caller's to keep.
 	Topics map[string]Value
-	// Read counts the $SYS messages read; Latest is when the latest arrived.
-	Read   int64
-	Latest time.Time
+	// Read counts the $SYS messages read; Latest is when the latest arrived, Refreshed
+	// when the latest that was not a retained value arrived (zero: none yet).
+	Read      int64
+	Latest    time.Time
+	Refreshed time.Time
 	// Version is $SYS/broker/version's text, escaped ("" when not published).
 	Version string
 	// Refresh is the spacing of the broker's last two uptime messages: how often it
@@ -311,6 +313,9 @@ func (rd *Reader) record(topic, payload []byte, retained bool, at time.Time) {
 	r := &rd.r
 	r.Read++
 	r.Latest = at
+	if !retained {
+		r.Refreshed = at
+	}
 	t := string(topic)
 	if _, ok := r.Topics[t]; !ok && len(r.Topics) >= maxTopics {
 		rd.cond.Broadcast()
@@ -429,9 +434,10 @@ func (rd *Reader) Snapshot() Reading {
 }
 
 // WaitRefresh waits, up to limit, for the broker's first $SYS refresh that arrives after
-// `after` (an uptime message, or any message from a broker without one), then for the
-// refresh to end (no message for 150 ms), and returns the reading. It returns at once when
-// the reader has read nothing at all, and early when the reader ends.
+// `after` (an uptime message, or any message from a broker without one, that is not a
+// retained value sent because the reader subscribed), then for the refresh to end (no
+// message for 150 ms), and returns the reading. It returns at once when the reader has
+// read nothing at all, and early when the reader ends.
 func (rd *Reader) WaitRefresh(after time.Time, limit time.Duration) Reading {
 	end := time.Now().Add(limit)
 	t := time.AfterFunc(limit, func() {
@@ -443,9 +449,9 @@ func (rd *Reader) WaitRefresh(after time.Time, limit time.Duration) Reading {
 	rd.mu.Lock()
 	fresh := func() bool {
 		if v, ok := rd.r.Topics[TopicUptime]; ok {
-			return v.At.After(after)
+			return !v.Retained && v.At.After(after)
 		}
-		return rd.r.Latest.After(after)
+		return rd.r.Refreshed.After(after)
 	}
 	for rd.r.Read > 0 && !fresh() && !rd.finished && time.Now().Before(end) {
 		rd.cond.Wait()
