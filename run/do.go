@@ -191,6 +191,9 @@ func (d *doer) run(ctx context.Context, s *scenario.Scenario, network *result.Ne
 	if err != nil {
 		return nil, err
 	}
+	if err := resolveBrokers(ctx, plan, len(d.overrides().Brokers) > 0, s.File()); err != nil {
+		return nil, err
+	}
 	o := options{Loops: sp.Loops, IDStart: sp.IDStart, MaxPacket: sp.MaxPacketSize, AcceptDowngrade: sp.AcceptDowngrade,
 		TLS: sp.TLS, Sink: sp.Sink != nil, BrokerPID: sp.Watch.BrokerPID, BrokerCgroup: sp.Watch.BrokerCgroup,
 		BrokerSys: sp.Watch.BrokerSys, Start: start, Run: id, BrokerMetrics: sp.Watch.BrokerMetrics,
