@@ -511,7 +511,10 @@ func (e *Engine) Stop() error {
 // classify maps a dial or socket error to a Cause and a short example text.
 func classify(err error) (Cause, string) {
 	var ne net.Error
+	var oe *net.OpError
 	switch {
+	case errors.As(err, &oe) && oe.Op == "remote error": // crypto/tls: the broker's TLS alert
+		return CauseTLS, err.Error()
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return CauseRefused, err.Error()
 	case errors.Is(err, syscall.EADDRNOTAVAIL), errors.Is(err, syscall.EADDRINUSE):

@@ -1,6 +1,7 @@
 package reactor
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"time"
@@ -288,12 +289,21 @@ func (l *loop) lost(s *session, err error) {
 	switch s.state {
 	case stDialing, stConnecting, stUpgrade:
 		cause, ex := CauseClosed, "connection closed before CONNACK"
-		if err != nil {
-			cause, ex = classify(err)
-		} else if s.state == stConnecting && s.version == 5 {
-			ex += ": the broker may not support MQTT 5.0 (it closed the 5.0 CONNECT without a CONNACK, as RabbitMQ 3.x does); run at 3.1.1 (protocol_version 4, -V 4)"
+		var t *transport
+		if s.flags&sfTransport != 0 {
+			t = l.transportOf(s)
 		}
-		if s.flags&sfTransport != 0 && l.transportOf(s).tls != nil {
+		switch {
+		case err != nil:
+			cause, ex = classify(err)
+		case s.state == stConnecting && s.version == 5 && (t == nil || !t.certAsked):
+			ex += ": the broker may not support MQTT 5.0 (it closed the 5.0 CONNECT without a CONNACK, as RabbitMQ 3.x does); " + hintV311
+		}
+		switch {
+		case t != nil && t.certAsked: // the broker's TLS refused a client without a certificate
+			cause = CauseTLS
+			ex += " (after the TLS handshake, in which the broker asked for a client certificate and none was given: give --cert and --key)"
+		case t != nil && t.tls != nil:
 			ex += " (after the TLS handshake: a broker that requires a client certificate ends the connection here; give --cert and --key)"
 		}
 		l.fail(s, cause, ex)
@@ -407,13 +417,35 @@ func (l *loop) protocolError(s *session, err error) {
 	}
 }
 
+// httpReply is an HTTP response where an MQTT packet was due; err is the codec's error
+// for its first bytes.
+type httpReply struct {
+	line string
+	err  error
+}
+
+func (h *httpReply) Error() string {
+	return "the broker answered in HTTP (" + h.line + "): this is an HTTP server, not an MQTT listener: " +
+		"give the broker's MQTT port, or ws://HOST:PORT/mqtt for its WebSocket listener"
+}
+
+func (h *httpReply) Unwrap() error { return h.err }
+
+// hintV311 ends the example of a 5.0 CONNECT that a broker did not answer.
+const hintV311 = "run at 3.1.1 (protocol_version 4, -V 4)"
+
 // packetError adds to err, an error of handling the packet at the start of in, the
 // packet's type and its first bytes, which say what the broker sent: "codec: reason code
-// not valid for this packet (PUBREC: 50 03 00 07 92)". It wraps err.
+// not valid for this packet (PUBREC: 50 03 00 07 92)". It wraps err. Bytes that start an
+// HTTP response say so instead: the port is an HTTP server's (a WebSocket listener's).
 func packetError(err error, in []byte) error {
 	var ce *codec.Error
 	if !errors.As(err, &ce) || len(in) == 0 {
 		return err
+	}
+	if bytes.HasPrefix(in, []byte(httpPrefix)) {
+		line, _, _ := bytes.Cut(in[:min(len(in), 64)], []byte("\r\n"))
+		return &httpReply{line: quoteHead(line), err: err}
 	}
 	h := codec.PacketType(in[0] >> 4)
 	return fmt.Errorf("%w (%v: % x)", err, h, in[:min(len(in), 12)])

@@ -17,7 +17,7 @@ const (
 	CauseKeepalive                  // no PINGRESP within the ping timeout
 	CauseNetwork                    // another socket error (reset, broken pipe, ...)
 	CauseClientLimit                // a packet over the client's own inbound limit (Config.MaxInbound)
-	CauseTLS                        // the TLS handshake failed (a certificate, a version, an alert)
+	CauseTLS                        // the TLS handshake failed (a certificate, a version, an alert), or the broker's TLS alert ended the connection
 	CauseWebSocket                  // the WebSocket upgrade failed, or the broker broke WebSocket's rules
 	NumCauses                       // number of causes, for arrays indexed by Cause
 )

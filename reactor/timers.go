@@ -233,7 +233,11 @@ func (l *loop) check(s *session, now int64) {
 		}
 	case stConnecting:
 		if now-s.lastWrite > int64(e.cfg.ConnackTimeout) {
-			l.fail(s, CauseTimeout, "no CONNACK within "+e.cfg.ConnackTimeout.String())
+			ex := "no CONNACK within " + e.cfg.ConnackTimeout.String()
+			if s.version == 5 {
+				ex += ": the broker may not support MQTT 5.0 (it did not answer the 5.0 CONNECT), or it is too busy to answer; " + hintV311
+			}
+			l.fail(s, CauseTimeout, ex)
 			return
 		}
 	case stUpgrade:

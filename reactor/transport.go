@@ -154,6 +154,9 @@ type transport struct {
 	end  uint8 // 0, or how the broker's frames ended: wsEndClose, wsEndInvalid
 	ws   bool
 	frag bool // a data frame without FIN was read: continuation frames follow
+	// certAsked: the broker asked for a client certificate in the TLS handshake, and the
+	// client had none to give.
+	certAsked bool
 }
 
 // transportOf returns s's transport (s.flags has sfTransport).
@@ -460,7 +463,16 @@ func (e *Engine) setUp(j *hsJob) {
 	wc.deadline = time.Now().Add(e.cfg.DialTimeout)
 	t := &transport{ws: j.tg.ws()}
 	{
-		c := tls.Client(wc, e.clientTLS(j.tg, j.client))
+		cfg := e.clientTLS(j.tg, j.client)
+		if len(cfg.Certificates) == 0 && cfg.GetClientCertificate == nil {
+			// In TLS 1.3 a broker that requires a certificate says so only after the
+			// handshake, with an alert a reset may overtake: note that it asked.
+			cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+				t.certAsked = true
+				return &tls.Certificate{}, nil // none, as without the callback
+			}
+		}
+		c := tls.Client(wc, cfg)
 		start, cpu := time.Now(), threadCPU()
 		err := c.Handshake()
 		j.hs.TLS, j.hs.TLSCPU = time.Since(start), threadCPU()-cpu
