@@ -513,9 +513,21 @@ func (r *run) noSubscription() bool {
 	r.src.collect()
 	t := r.src.total
 	why := "no subscriber received a SUBACK"
-	if len(t.SubscribeRefused) > 0 {
+	withheld := map[string]int64{}
+	for _, k := range []string{"shared_unavailable", "wildcard_unavailable"} {
+		if n := t.Behaviour[k]; n > 0 {
+			withheld[k] = n
+		}
+	}
+	switch {
+	case len(t.SubscribeRefused) > 0:
 		why = "the broker refused every subscription" + countfmt.ByCause(t.SubscribeRefused)
-	} else if len(t.Dropped)+len(t.Failed)+len(t.Refused) > 0 {
+		if len(withheld) > 0 {
+			why += "; mqblast withheld the others, as the broker's CONNACK said it does not take them" + countfmt.ByCause(withheld)
+		}
+	case len(withheld) > 0:
+		why = "mqblast withheld every subscription, as the broker's CONNACK said it does not take them" + countfmt.ByCause(withheld)
+	case len(t.Dropped)+len(t.Failed)+len(t.Refused) > 0:
 		why = "every subscriber's connection ended before its SUBACK"
 	}
 	ex := fmt.Sprintf("%s (%d subscribers)", why, r.Subscribers)

@@ -117,11 +117,13 @@ const (
 	// BehaviourNoRetain: a 5.0 CONNACK says Retain Available 0 and the client retains; the
 	// publisher sends without the retain flag [MQTT-3.2.2-14].
 	BehaviourNoRetain
-	// BehaviourNoShared: a 5.0 CONNACK says Shared Subscription Available 0 and the client
-	// subscribes to n "$share/" filters; they are not sent.
+	// BehaviourNoShared: a 5.0 CONNACK says Shared Subscription Available 0 and the
+	// client's SUBSCRIBE has "$share/" filters: mqblast does not send it (no SUBACK, no
+	// refusal), n counts its filters.
 	BehaviourNoShared
 	// BehaviourNoWildcard: a 5.0 CONNACK says Wildcard Subscription Available 0 and the
-	// client subscribes to n filters with '+' or '#'; they are not sent.
+	// client's SUBSCRIBE has filters with '+' or '#' (and none shared the broker lacks):
+	// mqblast does not send it, n counts its filters.
 	BehaviourNoWildcard
 	// BehaviourGrantedQoS: a SUBACK granted QoS got to n filters that asked QoS asked.
 	BehaviourGrantedQoS

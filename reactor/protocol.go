@@ -307,18 +307,18 @@ func (l *loop) established(s *session, ca *codec.Connack) {
 				s.flags |= sfRAP
 			}
 		}
-		if code := l.unsupported(s, ca, spec.Subscriptions); code != 0 {
-			// Not sent: the broker said it does not take such filters; refused, so that the
-			// subscribe phase ends.
+		switch {
+		case l.unsupported(s, ca, spec.Subscriptions):
+			// Not sent: the broker said it does not take such filters. No SUBACK came, so
+			// none is reported (Behaved counted the filters); the subscribe phase ends.
 			s.flags &^= sfSubPending
 			l.e.subscribed.Add(1)
-			l.e.cfg.Observer.Subscribed(l.idx, int(s.client), len(sub.Filters), byte(code))
-		} else if s.maxOut > 0 && codec.SizeSubscribe(&sub, v) > int(s.maxOut) { // [MQTT-3.2.2-15]
+		case s.maxOut > 0 && codec.SizeSubscribe(&sub, v) > int(s.maxOut): // [MQTT-3.2.2-15]
 			// Not sent: reported as refused, so that the subscribe phase ends.
 			s.flags &^= sfSubPending
 			l.e.subscribed.Add(1)
 			l.e.cfg.Observer.Subscribed(l.idx, int(s.client), len(sub.Filters), byte(codec.ReasonPacketTooLarge))
-		} else {
+		default:
 			l.write(s, codec.AppendSubscribe(l.out[:0], &sub, v))
 		}
 	}
@@ -384,43 +384,38 @@ func (l *loop) grants(s *session, p *pubState, ca *codec.Connack) {
 	}
 }
 
-// unsupported returns the reason code for subs, the filters of s, when its 5.0 CONNACK ca
-// says the broker does not take some of them (0: it takes them all): shared subscriptions
-// (0x9E) or wildcards (0xA2) not available. Each is reported (Behaved) and counted
-// (Lacking); the SUBSCRIBE is then not sent, as the broker would end the connection for it
-// (sections 3.2.2.3.13 and 3.2.2.3.15) rather than refuse the filter.
-func (l *loop) unsupported(s *session, ca *codec.Connack, subs []codec.Subscription) codec.ReasonCode {
+// unsupported reports whether s's 5.0 CONNACK ca says the broker does not take some of
+// subs, the filters of s: shared subscriptions or wildcards not available. The SUBSCRIBE
+// is then not sent, as the broker would end the connection for it (sections 3.2.2.3.13
+// and 3.2.2.3.15) rather than refuse the filter: mqblast withholds it, which is no
+// refusal of the broker's. Its filters are reported once (Behaved: BehaviourNoShared when
+// one of them is shared, else BehaviourNoWildcard; n counts every filter not sent) and
+// the client is counted (Lacking).
+func (l *loop) unsupported(s *session, ca *codec.Connack, subs []codec.Subscription) bool {
 	if s.version != 5 {
-		return 0
+		return false
 	}
 	noShared := ca.Props.Has(codec.PropSharedSubAvailable) && ca.Props.SharedSubAvailable == 0
 	noWild := ca.Props.Has(codec.PropWildcardSubAvailable) && ca.Props.WildcardSubAvailable == 0
 	if !noShared && !noWild {
-		return 0
+		return false
 	}
-	shared, wild := 0, 0
+	shared, wild := false, false
 	for _, f := range subs {
-		if noShared && bytes.HasPrefix(f.Filter, sharePrefix) {
-			shared++
-		}
-		if noWild && bytes.ContainsAny(f.Filter, "+#") {
-			wild++
-		}
+		shared = shared || noShared && bytes.HasPrefix(f.Filter, sharePrefix)
+		wild = wild || noWild && bytes.ContainsAny(f.Filter, "+#")
 	}
-	var code codec.ReasonCode
-	e := l.e
-	if wild > 0 {
-		code = codec.ReasonWildcardSubsNotSupported
-		e.cfg.Observer.Behaved(l.idx, int(s.client), BehaviourNoWildcard, 1, 0, wild)
+	b := BehaviourNoShared
+	switch {
+	case shared:
+	case wild:
+		b = BehaviourNoWildcard
+	default:
+		return false
 	}
-	if shared > 0 {
-		code = codec.ReasonSharedSubsNotSupported
-		e.cfg.Observer.Behaved(l.idx, int(s.client), BehaviourNoShared, 1, 0, shared)
-	}
-	if code != 0 {
-		e.lacking.Add(1)
-	}
-	return code
+	l.e.cfg.Observer.Behaved(l.idx, int(s.client), b, 1, 0, len(subs))
+	l.e.lacking.Add(1)
+	return true
 }
 
 var sharePrefix = []byte("$share/")

@@ -13,13 +13,15 @@ import (
 //   - "publish_refused:REASON": messages it refused (a 5.0 PUBACK or PUBREC reason code of
 //     0x80 and up, e.g. publish_refused:not_authorized), counted in messages;
 //   - "subscribe_refused:REASON": filters its SUBACK refused (3.1.1's 0x80 is
-//     unspecified_error), or that were not sent because its CONNACK said it lacks them;
+//     unspecified_error);
 //   - "disconnect:REASON": connections it ended with a 5.0 DISCONNECT (e.g.
 //     disconnect:qos_not_supported), counted in connections; Example has its reason string;
 //   - "max_qos_G_for_qos_A": publishers of QoS A whose 5.0 CONNACK said Maximum QoS G;
 //   - "retain_unavailable": retaining publishers whose 5.0 CONNACK said Retain Available 0;
-//   - "shared_unavailable", "wildcard_unavailable": filters ("$share/", '+' or '#') a 5.0
-//     CONNACK said the broker does not take;
+//   - "shared_unavailable", "wildcard_unavailable": filters mqblast did not subscribe to
+//     (no SUBSCRIBE sent, so none refused) because a 5.0 CONNACK said the broker does not
+//     take shared ("$share/") or wildcard ('+', '#') filters: those of every SUBSCRIBE with
+//     such a filter, each counted once;
 //   - "granted_qos_G_for_qos_A": filters that asked QoS A and were granted QoS G;
 //   - "closed_qos2_publisher": 3.1.1 publishers of QoS 2 the broker closed without a word
 //     while their messages were in flight (what a broker whose maximum QoS is 1 does);
@@ -267,9 +269,11 @@ func behaviourWords(what string, n int64, ex string) string {
 	case "retain_unavailable":
 		return fmt.Sprintf("the broker's CONNACK says Retain Available 0: %d retaining publishers publish without retain", n)
 	case "shared_unavailable":
-		return fmt.Sprintf("the broker's CONNACK says Shared Subscription Available 0: %d shared filters not subscribed", n)
+		return fmt.Sprintf("the broker's CONNACK says Shared Subscription Available 0: mqblast withheld %d filters "+
+			"(SUBSCRIBEs with shared filters, not sent: no refusal of the broker's)", n)
 	case "wildcard_unavailable":
-		return fmt.Sprintf("the broker's CONNACK says Wildcard Subscription Available 0: %d wildcard filters not subscribed", n)
+		return fmt.Sprintf("the broker's CONNACK says Wildcard Subscription Available 0: mqblast withheld %d filters "+
+			"(SUBSCRIBEs with wildcard filters, not sent: no refusal of the broker's)", n)
 	case "closed_qos2_publisher":
 		return fmt.Sprintf("the broker closed %d QoS 2 publishers (max_qos 1?)", n)
 	case BehaviourEveryMember:
