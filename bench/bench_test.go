@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,10 +12,12 @@ import (
 	"github.com/mqblast/mqblast/result"
 )
 
-// TestRecorderTake: a loop's counts move into the snapshot and reset.
+// TestRecorderTake: a loop's counts move into the snapshot and reset; a refusal's example
+// names the first client refused for that reason.
 func TestRecorderTake(t *testing.T) {
 	t.Parallel()
 	rec := NewRecorder(2)
+	rec.Describe = func(i int) (string, string) { return "dev-" + strconv.Itoa(i), "" }
 	rec.Connected(1, 7, 1500*time.Microsecond)
 	rec.Refused(1, 8, 0, 5, 0x87)
 	rec.Refused(0, 9, 0, 4, 5)
@@ -28,7 +31,7 @@ func TestRecorderTake(t *testing.T) {
 		s.Dropped["keepalive_timeout"] != 1 || s.Pings != 1 || s.ConnectLatency.Count() != 1 {
 		t.Fatalf("snapshot %+v", s)
 	}
-	if !strings.Contains(s.Examples["refused:not_authorized"], "0x") {
+	if ex := s.Examples["refused:not_authorized"]; ex != "client dev-9: CONNACK reason code 0x05 (not_authorized)" {
 		t.Errorf("examples %v", s.Examples)
 	}
 	again := result.NewSnapshot()

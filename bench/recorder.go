@@ -41,6 +41,9 @@ type Recorder struct {
 	// counts as a late subscription (result.Snapshot.LateSubscribed), which the broker
 	// answers with the retained messages. 0: the plan does not say so.
 	RetainedLate time.Duration
+	// Describe, if set, gives a client's id (Runner.Describe): a refusal's example names
+	// the first client refused for its reason.
+	Describe func(client int) (id, topic string)
 	// Placement, if set, says that this process runs a part of the run (a worker, a
 	// shard): Finish then leaves what crosses parts for the merge (result.Join).
 	Placement *Placement
@@ -273,7 +276,12 @@ func (r *Recorder) Refused(loop, client, attempt int, version, code byte) {
 		g.Refused[name]++
 	}
 	if _, ok := s.Examples["refused:"+name]; !ok {
-		s.Examples["refused:"+name] = fmt.Sprintf("CONNACK reason code 0x%02x (%s)", code, name)
+		ex := fmt.Sprintf("CONNACK reason code 0x%02x (%s)", code, name)
+		if r.Describe != nil { // the first client refused for this reason, by its id
+			id, _ := r.Describe(client)
+			ex = "client " + termtext.Line(id) + ": " + ex
+		}
+		s.Examples["refused:"+name] = ex
 	}
 }
 

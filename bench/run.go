@@ -303,6 +303,7 @@ func (cr *Runner) start(ctx context.Context) (*run, error) {
 	}
 	rec := NewRecorder(cfg.Loops)
 	rec.Stream, rec.RunTag, rec.AnyRun, rec.Placement, rec.RetainedLate = cr.Stream, cfg.RunTag, cr.AnyRun, cr.Placement, cr.RetainedLate
+	rec.Describe = cr.Describe
 	if g := cr.Groups; g != nil {
 		rec.SetGroups(len(g.Info), g.Client, g.Publisher, g.Share)
 		for i, in := range g.Info {

@@ -324,7 +324,7 @@ func (d *doer) overrides() changes {
 		brokers = d.brokers
 	}
 	return changes{Sets: sp.Scenario.Set, Duration: sp.Duration.D(), Brokers: brokers, Bind: sp.Bind,
-		Sink: sp.Sink != nil, Stages: sp.Stages}
+		Sink: sp.Sink != nil, Stages: sp.Stages, Credentials: sp.Credentials}
 }
 
 // recorded is the Spec as the result records it: the scenario file's JSON in it (the

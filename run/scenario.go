@@ -22,6 +22,8 @@ type changes struct {
 	// Stages replaces parameters.stages with a stage list in the compact form
 	// (scenario.ParseStages), when not empty (--stages).
 	Stages string
+	// Credentials replaces the scenario's credentials_file, when not empty (--credentials).
+	Credentials string
 }
 
 // Apply applies the overrides to s. A field the scenario cannot take makes it invalid
@@ -35,6 +37,9 @@ func (ov changes) Apply(s *scenario.Scenario) error {
 		if err := s.Set(strings.TrimSpace(k), v); err != nil {
 			return kind(errInvalid, err)
 		}
+	}
+	if ov.Credentials != "" {
+		s.CredentialsFile = ov.Credentials
 	}
 	if ov.Duration > 0 {
 		if err := s.Set("parameters.duration_sec", ov.Duration.String()); err != nil {

@@ -338,6 +338,8 @@ var scenarioFields = []field{
 	{name: "parameters", ptr: func(o any) any { return &o.(*Scenario).Parameters }},
 	{name: "thresholds", ptr: func(o any) any { return &o.(*Scenario).Thresholds }},
 	{name: "groups", ptr: func(o any) any { return &o.(*Scenario).Groups }},
+	{name: "client_id", ptr: func(o any) any { return &o.(*Scenario).ClientID }},
+	{name: "credentials_file", ptr: func(o any) any { return &o.(*Scenario).CredentialsFile }},
 }
 
 // clientGroupFields are the fields of a "groups" entry: a group's own, then those of a
@@ -397,6 +399,8 @@ var groupFields = []field{
 	{name: "retain_handling", ptr: func(o any) any { return retainHandlingField{&o.(*Group).RetainHandling} }},
 	{name: "connect_properties", ptr: func(o any) any { return &o.(*Group).ConnectProperties }},
 	{name: "publish_properties", ptr: func(o any) any { return &o.(*Group).PublishProperties }},
+	{name: "client_id", ptr: func(o any) any { return &o.(*Group).ClientID }},
+	{name: "credentials_file", ptr: func(o any) any { return &o.(*Group).CredentialsFile }},
 }
 
 var serverFields = []field{

@@ -33,6 +33,8 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 		RetainHandling    byte   `json:"retain_handling,omitempty"`
 		ConnectProperties any    `json:"connect_properties,omitempty"`
 		PublishProperties any    `json:"publish_properties,omitempty"`
+		ClientID          string `json:"client_id,omitempty"`
+		CredentialsFile   string `json:"credentials_file,omitempty"`
 	}
 	type jsonServer struct {
 		Hostname string   `json:"hostname"`
@@ -73,6 +75,8 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 		Parameters  jsonParams  `json:"parameters"`
 		Thresholds  []string    `json:"thresholds,omitempty"`
 		Groups      []any       `json:"groups,omitempty"`
+		ClientID    string      `json:"client_id,omitempty"`
+		Credentials string      `json:"credentials_file,omitempty"`
 	}
 	props := func(ps []Property) any {
 		var out []jsonProp
@@ -104,6 +108,8 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 			RetainHandling:    g.RetainHandling,
 			ConnectProperties: props(g.ConnectProperties),
 			PublishProperties: props(g.PublishProperties),
+			ClientID:          g.ClientID,
+			CredentialsFile:   g.CredentialsFile,
 		}
 		switch g.ProtocolVersion {
 		case V31:
@@ -128,6 +134,8 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 		Publishers:  group(s.Publishers),
 		Subscribers: group(s.Subscribers),
 		Thresholds:  s.Thresholds,
+		ClientID:    s.ClientID,
+		Credentials: s.CredentialsFile,
 		Parameters: jsonParams{
 			ConnectionRate: p.ConnectionRate,
 			Duration:       p.Duration.Seconds(),
@@ -194,6 +202,8 @@ type jsonClientGroup struct {
 	Server            map[string]any `json:"server,omitempty"`
 	Churn             map[string]any `json:"churn,omitempty"`
 	Reconnect         string         `json:"reconnect,omitempty"`
+	ClientID          string         `json:"client_id,omitempty"`
+	CredentialsFile   string         `json:"credentials_file,omitempty"`
 }
 
 // marshalClientGroup returns the "groups" entry of g; jg is g's group as MarshalJSON
@@ -207,7 +217,8 @@ func marshalClientGroup(g *ClientGroup, jg any, props func([]Property) any) any 
 	out := jsonClientGroup{Name: g.Name, IDPrefix: g.IDPrefix, ProtocolVersion: common.ProtocolVersion,
 		ClientCount: g.ClientCount, QoS: g.QoS, CleanSession: g.CleanSession, KeepAlive: g.KeepAlive.Seconds(),
 		Filters: g.Filters, ResponseTopic: g.ResponseTopic, Retain: g.Retain, NoLocal: g.NoLocal, RetainAsPublished: g.RetainAsPublished,
-		RetainHandling: g.RetainHandling, ConnectProperties: props(g.ConnectProperties), PublishProperties: props(g.PublishProperties)}
+		RetainHandling: g.RetainHandling, ConnectProperties: props(g.ConnectProperties), PublishProperties: props(g.PublishProperties),
+		ClientID: g.ClientID, CredentialsFile: g.CredentialsFile}
 	for _, b := range g.Behaviours {
 		out.Behaviours = append(out.Behaviours, string(b))
 	}

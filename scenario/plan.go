@@ -70,7 +70,7 @@ type Client struct {
 	GroupID   int
 	Group     *Group // the group's settings (version, QoS, clean session, properties); shared, read-only
 	Index     int    // 0-based index in its group; the same in every shard
-	ID        string // client id: the group's id_prefix + Index
+	ID        string // client id: the group's id_prefix (or client_id's text) + Index
 	// Number is the publisher number its messages carry (the measurement header), unique in
 	// the plan: Index in a plain scenario; in a mixed one the publishers of the groups are
 	// numbered one group after the other.
@@ -106,7 +106,9 @@ type Client struct {
 	// round-robin by their position in the whole plan; 0 otherwise.
 	Broker int
 	// Username and Password are what it sends on CONNECT: its group's own server's when
-	// that gives either, else the run's (server.username and server.password).
+	// that gives either, else the run's (server.username and server.password), each a
+	// template expanded for it ($clientid, $clientindex, $groupindex); a credentials file's
+	// username and password columns replace them. Rendered at each call, not kept.
 	Username, Password string
 }
 
@@ -181,6 +183,7 @@ type planGroup struct {
 	own     int      // its first index in ownBrokers, -1: the run's brokers
 	ownN    int
 	cred    *Server // where its clients' username and password are: its own server's, or the run's
+	ident   groupIdentity
 	deliv   float64 // its messages' deliveries per second, whole plan (countDeliveries)
 }
 
@@ -257,6 +260,7 @@ func (p *Plan) layOut(groups []*ClientGroup) {
 		if sv := g.Server; sv != nil && sv.hasCredentials() {
 			pg.cred = sv
 		}
+		pg.ident = sh.s.newGroupIdentity(gid, g, pg.cred)
 		if sv := g.Server; sv != nil && sv.namesBroker() {
 			addrs := sv.Brokers
 			if len(addrs) == 0 {
@@ -338,9 +342,8 @@ func (p *Plan) Client(i int) Client {
 		KeepAlive:   g.KeepAlive,
 		PayloadSize: g.PayloadSize,
 		Respond:     g.Responds(),
-		Username:    pg.cred.Username,
-		Password:    pg.cred.Password,
 	}
+	c.Username, c.Password = pg.ident.credentials(j, g.IDPrefix)
 	if seg.role.Publishes() {
 		c.Number = uint32(pg.pubBase + j)
 		c.Topic = pg.pub.expand(j, g.IDPrefix)

@@ -123,8 +123,13 @@ type Scenario struct {
 	// one string. Validate checks that none is empty; their paths are checked by bench
 	// (bench.CheckThresholdPaths), which cmd/mqblast calls before a run.
 	Thresholds []string
+	// ClientID and CredentialsFile ("client_id", "credentials_file") are every group's
+	// identity unless the group gives its own (see Group).
+	ClientID        string
+	CredentialsFile string
 
-	file string // where the scenario came from, for error messages
+	file  string      // where the scenario came from, for error messages
+	creds *credsCache // the credentials files read, shared by clones: each is read once
 }
 
 // Group is a publisher or subscriber group: client_count clients with the same settings.
@@ -159,6 +164,14 @@ type Group struct {
 	// every PUBLISH ("connect_properties", "publish_properties"); refused for 3.x groups.
 	ConnectProperties []Property
 	PublishProperties []Property
+
+	// ClientID ("client_id") is a template of the group's client ids: text with $groupindex
+	// (the group's index: its place in "groups", or 0 for publishers and 1 for subscribers)
+	// that ends in $clientindex. When given (here or the scenario's), it replaces IDPrefix,
+	// which Validate derives from it. CredentialsFile ("credentials_file") is a CSV file of
+	// per-client usernames and passwords (see credentials.go), the scenario's when empty.
+	ClientID        string
+	CredentialsFile string
 }
 
 // Server says where the broker is. An empty Hostname and no Brokers mean "no broker given":
@@ -341,6 +354,7 @@ func (s *Scenario) applyDefaults() {
 	if s.Groups != nil {
 		s.applyGroupDefaults()
 	}
+	s.applyIdentity()
 }
 
 // literalSize is the payload size that carries the payload literal text: the measurement

@@ -29,6 +29,7 @@ func (s *Scenario) Validate() error {
 }
 
 func (s *Scenario) check(l *errList) {
+	defer s.checkIdentity(l)
 	if s.Groups != nil || s.Type == TypeMixed {
 		s.checkMixed(l)
 		return
@@ -548,7 +549,8 @@ func (s *Scenario) CheckCredentials() error {
 
 func (s *Scenario) checkCredentials(l *errList) {
 	for i, g := range s.Groups {
-		if g == nil || g.Server == nil || g.Server.Password == "" || g.Server.Username != "" || g.ProtocolVersion == V5 {
+		if g == nil || g.Server == nil || g.Server.Password == "" || g.Server.Username != "" || g.ProtocolVersion == V5 ||
+			s.fileUsernames(&g.Group) {
 			continue
 		}
 		l.Add(fmt.Sprintf("groups[%d].server.password", i), "a password without groups[%d].server.username: the group's clients "+
@@ -571,7 +573,7 @@ func (s *Scenario) checkCredentials(l *errList) {
 		}
 	}
 	for _, g := range list {
-		if g.g != nil && g.g.ClientCount > 0 && g.g.ProtocolVersion != V5 {
+		if g.g != nil && g.g.ClientCount > 0 && g.g.ProtocolVersion != V5 && !s.fileUsernames(g.g) {
 			l.Add("server.password", "a password without server.username: the %s are MQTT %s clients, which send a password "+
 				"only with a username ([MQTT-3.1.2-22]; the broker closes the connection); give server.username "+
 				"(--set server.username=NAME, -u NAME), or protocol_version 5 to every group, or no password",

@@ -38,7 +38,7 @@ func pathOf(cmd *cobra.Command, name string) string {
 	}
 	switch name {
 	case "bind", "duration", "stages", "procs", "loops", "shard", "start-at", "run-id", "id-start", "max-packet-size",
-		"accept-downgrade", "no-check", "password-file":
+		"accept-downgrade", "no-check", "password-file", "credentials":
 		if isQuick(cmd) && (name == "duration" || name == "bind" || name == "id-start") {
 			return "" // a quick verb's scenario has them
 		}

@@ -77,6 +77,9 @@ func (rf *runFlags) registerCommon(cmd *cobra.Command) {
 	fl.StringVar(&sp.PasswordFile, "password-file", "", "read the broker password from the first line of FILE "+
 		"(precedence: --password-file, then -P or --set server.password, then the scenario's server.password, then $"+run.PasswordEnv+
 		" when a username is given)")
+	fl.StringVar(&sp.Credentials, "credentials", "", "a CSV file of each client's username and password, its header naming its columns among "+
+		"client_id, client_index, username and password (rows matched by client id, else by index, else in order); "+
+		"sets the scenario's credentials_file: the result names the file, never its contents")
 	t := &sp.TLS
 	fl.StringVar(&t.CAFile, "cacert", "", "PEM file of the CA(s) that signed the broker's certificate (default: the system's)")
 	fl.StringVar(&t.CertFile, "cert", "", "PEM client certificate, for a broker that requires one (mutual TLS)")

@@ -40,6 +40,10 @@ type Spec struct {
 	// the password itself: it comes from this file, from the scenario, or from the
 	// environment ($MQBLAST_PASSWORD) when the run gives a username.
 	PasswordFile string `json:"password_file,omitempty"`
+	// Credentials, if set, is a CSV file of each client's username and password: it
+	// replaces the scenario's credentials_file (the path; the Spec never holds its
+	// contents).
+	Credentials string `json:"credentials,omitempty"`
 	// Duration, when above 0, replaces parameters.duration_sec.
 	Duration Duration `json:"duration,omitempty"`
 	// Stages, when given, replaces parameters.stages: DURATION:RATE or
