@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -122,4 +125,98 @@ func TestGroupCredentials(t *testing.T) {
 		strings.Contains(err.Error(), "pw-") {
 		t.Errorf("bob's password not given: %v", err)
 	}
+}
+
+// deviceFleetFile is a Round-Trip fleet of 2,000 MQTT 5 devices, each publishing at QoS 1 to
+// its own user's topic and receiving it back (point to point): client dev-K must log in as
+// user-K, whom the broker's ACL lets use devices/user-K/# only. The logins come from the
+// credentials file, matched by client id.
+const deviceFleetFile = `{
+  "name": "device-fleet",
+  "type": "Round-Trip",
+  "client_id": "dev-$clientindex",
+  "publishers": {"protocol_version": 5, "client_count": 2000, "qos": 1, "topics": "devices/user-$clientindex/telemetry"},
+  "parameters": {"connection_rate": 2000, "duration_sec": 3, "warmup_sec": 0.5, "drain_sec": 1, "publish_rate": 1}
+}`
+
+// TestPerClientCredentials: Mosquitto with a password file of 2,000 users and the ACL
+// pattern readwrite devices/%u/#; 2,000 clients log in each as its own user from a
+// credentials file (rows shuffled, matched by client id), in two worker processes that read
+// the file themselves: none refused, none lost, every copy received. With one row's
+// password wrong, exactly that client is refused, by reason, and the result's error names
+// it. No password of the file reaches the result or the run's output; the result's
+// scenario names the file.
+func TestPerClientCredentials(t *testing.T) {
+	t.Parallel()
+	const n = 2000
+	users := make(map[string]string, n)
+	rows := make([]string, n)
+	for k := range n {
+		users[fmt.Sprintf("user-%d", k)] = fmt.Sprintf("s3cr3t-%d", k)
+		rows[k] = fmt.Sprintf("dev-%d,user-%d,s3cr3t-%d", k, k, k)
+	}
+	rand.New(rand.NewPCG(1, 2)).Shuffle(n, func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
+	m := testbroker.StartMosquitto(t, testbroker.Options{Users: users, Extra: []string{aclFile(t, "pattern readwrite devices/%u/#")}})
+	dir := t.TempDir()
+	write := func(name string, rows []string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("client_id,username,password\n"+strings.Join(rows, "\n")+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	run := func(name, creds string, procs int) (ran, *result.Result) {
+		t.Helper()
+		r := doSpec(t, &Spec{Scenario: spec.Scenario{Name: "device-fleet.json", File: json.RawMessage(deviceFleetFile)},
+			Brokers: []string{m.Addr}, Credentials: creds, Procs: spec.Procs(procs), NoCheck: true, Outputs: spec.Outputs{Format: "json"}})
+		if r.res == nil {
+			t.Fatalf("%s: no result: %v\n%s", name, r.err, r.stderr)
+		}
+		res := checkDoc(t, r)
+		c, msg := res.Connections, res.Messages
+		t.Logf("%s: established %d refused %v failed %d; published %d refused %v; expected %d received %d lost %d; errors %v",
+			name, c.Established, c.Refused, c.Failed, msg.Published, msg.Refused, msg.Expected, msg.Received, msg.Lost, res.Errors)
+		doc, _ := json.Marshal(res)
+		if bytes.Contains(doc, []byte("s3cr3t")) || strings.Contains(r.stdout, "s3cr3t") || strings.Contains(r.stderr, "s3cr3t") {
+			t.Errorf("%s: the result or the run's output holds a password of the file", name)
+		}
+		var eff struct {
+			Credentials string `json:"credentials_file"`
+		}
+		_ = json.Unmarshal(res.Scenario, &eff)
+		if eff.Credentials != creds {
+			t.Errorf("%s: the result's scenario has credentials_file %q, want %q", name, eff.Credentials, creds)
+		}
+		return r, res
+	}
+
+	_, res := run("every login right", write("devices.csv", rows), 2)
+	c, msg := res.Connections, res.Messages
+	if c.Established != n || c.Failed != 0 || msg.RefusedTotal != 0 || msg.SubscribeFailed != 0 ||
+		msg.Published < 2*n || msg.Received != msg.Expected || msg.Lost != 0 {
+		t.Errorf("every login right: want %d clients connected as their own users, nothing refused, every message received", n)
+	}
+
+	bad := append([]string(nil), rows...)
+	const wrong = "dev-1234"
+	for i, r := range bad {
+		if strings.HasPrefix(r, wrong+",") {
+			bad[i] = wrong + ",user-1234,s3cr3t-wrong"
+		}
+	}
+	r, res := run("one password wrong", write("one-wrong.csv", bad), 1)
+	c, msg = res.Connections, res.Messages
+	const reason = "not_authorized" // Mosquitto 2.0 answers a wrong password so (0x87)
+	if c.Established != n-1 || c.Failed != 1 || c.Refused[reason] != 1 || len(c.Refused) != 1 ||
+		msg.Lost != 0 || msg.Received != msg.Expected || msg.RefusedTotal != 0 {
+		t.Errorf("one password wrong: want exactly one client refused %s, the others' messages all received", reason)
+	}
+	named := false
+	for _, e := range res.Errors {
+		named = named || (e.Kind == "refused:"+reason && e.Count == 1 && strings.HasPrefix(e.Example, "client "+wrong+": "))
+	}
+	if !named {
+		t.Errorf("one password wrong: no error refused:%s naming client %s: %v", reason, wrong, res.Errors)
+	}
+	t.Logf("one password wrong: the run's error: %v", r.err)
 }
