@@ -58,11 +58,15 @@ func readCreds(name string) (*credsFile, error) {
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
 	defer fh.Close()
-	return parseCreds(name, fh)
+	size := 0
+	if st, err := fh.Stat(); err == nil && st.Size() < 1<<32 {
+		size = int(st.Size())
+	}
+	return parseCreds(name, fh, size)
 }
 
-// parseCreds reads a credentials file from r (see readCreds).
-func parseCreds(name string, r io.Reader) (*credsFile, error) {
+// parseCreds reads a credentials file from r (see readCreds), of about size bytes.
+func parseCreds(name string, r io.Reader, size int) (*credsFile, error) {
 	cr := csv.NewReader(r)
 	cr.ReuseRecord = true
 	cr.TrimLeadingSpace = true
@@ -98,6 +102,7 @@ func parseCreds(name string, r io.Reader) (*credsFile, error) {
 		return nil, fmt.Errorf("%s: the header names no username or password column (want %s)", name, strings.Join(credColNames[:], ", "))
 	}
 	var data strings.Builder
+	data.Grow(size) // the cells are the file but its commas, quotes and line ends
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
