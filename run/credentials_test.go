@@ -143,8 +143,8 @@ const deviceFleetFile = `{
 // pattern readwrite devices/%u/#; 2,000 clients log in each as its own user from a
 // credentials file (rows shuffled, matched by client id), in two worker processes that read
 // the file themselves: none refused, none lost, every copy received. With one row's
-// password wrong, exactly that client is refused, by reason, and the result's error names
-// it. No password of the file reaches the result or the run's output; the result's
+// password wrong, exactly that client is refused, by reason, and the merged result's error
+// names it. No password of the file reaches the result or the run's output; the result's
 // scenario names the file.
 func TestPerClientCredentials(t *testing.T) {
 	t.Parallel()
@@ -204,7 +204,7 @@ func TestPerClientCredentials(t *testing.T) {
 			bad[i] = wrong + ",user-1234,s3cr3t-wrong"
 		}
 	}
-	r, res := run("one password wrong", write("one-wrong.csv", bad), 1)
+	r, res := run("one password wrong", write("one-wrong.csv", bad), 2)
 	c, msg = res.Connections, res.Messages
 	const reason = "not_authorized" // Mosquitto 2.0 answers a wrong password so (0x87)
 	if c.Established != n-1 || c.Failed != 1 || c.Refused[reason] != 1 || len(c.Refused) != 1 ||

@@ -60,6 +60,26 @@ func TestIdentityTemplates(t *testing.T) {
 	if !strings.Contains(string(data), `"client_id":"site$groupindex-dev-$clientindex"`) {
 		t.Errorf("the effective scenario lacks client_id: %s", data)
 	}
+	back, err := Parse("identity.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"server.password", "groups.a.server.password"} { // the marker in the document
+		v := "pw-$groupindex-$clientindex"
+		if k != "server.password" {
+			v = "secret-$clientid"
+		}
+		if err := back.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pb, err := NewPlan(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := got(pb); strings.Join(g, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the effective scenario read back gives clients:\n%s\nwant\n%s", strings.Join(g, "\n"), strings.Join(want, "\n"))
+	}
 
 	// A plain file: publishers are group 0, subscribers group 1.
 	q, ok := Builtin("quick-p2p-100")
