@@ -180,6 +180,9 @@ func writeGroups(w io.Writer, sh *planShared) {
 		if sv := g.Server; sv != nil && sv.hasCredentials() {
 			line += "; own user " + strconv.Quote(termtext.Line(sv.Username)) // the password is not shown
 		}
+		if g.CredentialsFile != "" {
+			line += "; logins from " + strconv.Quote(termtext.Line(g.CredentialsFile)) // the file, never its contents
+		}
 		if g.given&cgGivenReconnect != 0 {
 			line += "; reconnect " + string(g.Reconnect)
 		}

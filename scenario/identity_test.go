@@ -174,6 +174,11 @@ func TestCredentialsFile(t *testing.T) {
 	inOrder := writeCreds(t, "username,password", "a,1", "b,2", "c,3", "d,4")
 	check("in order", plan(inOrder),
 		"quick-sub-0=a:1 quick-sub-1=b:2 quick-sub-2=c:3 quick-pub-0=a:1 quick-pub-1=b:2 quick-pub-2=c:3")
+	check("a 3.1.1 password template with the file's usernames", plan(inOrder, "server.password", "pw-$clientindex"),
+		"quick-sub-0=a:1 quick-sub-1=b:2 quick-sub-2=c:3 quick-pub-0=a:1 quick-pub-1=b:2 quick-pub-2=c:3")
+	onlyPw := writeCreds(t, "password", "x", "y", "z")
+	check("the file's passwords, the template's usernames", plan(onlyPw, "server.username", "u$clientindex"),
+		"quick-sub-0=u0:x quick-sub-1=u1:y quick-sub-2=u2:z quick-pub-0=u0:x quick-pub-1=u1:y quick-pub-2=u2:z")
 	check("a group's own file", plan(inOrder, "publishers.credentials_file", byID),
 		"quick-sub-0=a:1 quick-sub-1=b:2 quick-sub-2=c:3 quick-pub-0=u0:p0 quick-pub-1=u1:p1 quick-pub-2=u2:p2")
 }
