@@ -55,7 +55,7 @@ func readCreds(name string) (*credsFile, error) {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return nil, fmt.Errorf("%s: %v", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	defer fh.Close()
 	size := 0
@@ -75,7 +75,7 @@ func parseCreds(name string, r io.Reader, size int) (*credsFile, error) {
 	case errors.Is(err, io.EOF):
 		return nil, fmt.Errorf("%s: empty; want a header row naming its columns among %s", name, strings.Join(credColNames[:], ", "))
 	case err != nil:
-		return nil, fmt.Errorf("%s: %v", name, csvErr(err))
+		return nil, fmt.Errorf("%s: %w", name, csvErr(err))
 	}
 	f := &credsFile{name: name, ncol: len(head)}
 	for c := range f.col {
@@ -109,7 +109,7 @@ func parseCreds(name string, r io.Reader, size int) (*credsFile, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", name, csvErr(err))
+			return nil, fmt.Errorf("%s: %w", name, csvErr(err))
 		}
 		if f.rows >= maxClients {
 			return nil, fmt.Errorf("%s: more than %d rows", name, maxClients)
@@ -135,7 +135,7 @@ func csvErr(err error) error {
 		if errors.Is(pe.Err, csv.ErrFieldCount) {
 			return fmt.Errorf("line %d has a column more or less than the header (a missing column?)", pe.Line)
 		}
-		return fmt.Errorf("line %d, column %d: %v", pe.Line, pe.Column, pe.Err)
+		return fmt.Errorf("line %d, column %d: %w", pe.Line, pe.Column, pe.Err)
 	}
 	return err
 }
@@ -161,8 +161,7 @@ func (b *credsBind) row(j int) int {
 // of the group needs a row, and one row only.
 func (f *credsFile) bind(group, prefix string, n int) (*credsBind, error) {
 	b := &credsBind{f: f}
-	switch {
-	case f.col[colClientID] < 0 && f.col[colClientIndex] < 0:
+	if f.col[colClientID] < 0 && f.col[colClientIndex] < 0 {
 		if f.rows < n {
 			return nil, fmt.Errorf("%s has %d rows, fewer than the %d clients of %s", f.name, f.rows, n, group)
 		}
