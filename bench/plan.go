@@ -57,6 +57,10 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 		return reactor.Config{}, fmt.Errorf("scenario %q: %d publishers: the measurement header numbers at most %d; split the run with --shard over several scenarios",
 			s.Name, n, reactor.MaxPublishers)
 	}
+	certs, err := ClientCerts(p)
+	if err != nil {
+		return reactor.Config{}, err
+	}
 	payload := max(p.MaxPayloadSize(), reactor.HeaderSize)
 	reconnect, reconnectClient := p.Reconnects()
 	return reactor.Config{
@@ -71,6 +75,7 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 		Reconnect:    reconnect,
 		// A mixed run's groups may have reconnect policies of their own.
 		ReconnectClient: reconnectClient,
+		ClientCert:      clientCert(p, certs),
 		Client: func(i int) reactor.ClientSpec {
 			c := p.Client(i)
 			spec := reactor.ClientSpec{

@@ -239,6 +239,11 @@ func (r *Recorder) Handshake(loop, _ int, h reactor.Handshake) {
 		if h.Resumed {
 			s.TLSResumed++
 		}
+		if h.Minted {
+			s.CertsMinted++
+			s.CertMint.Record(h.ClientCert.Microseconds())
+			s.CertMintCPUUS += h.ClientCertCPU.Microseconds()
+		}
 	}
 	if h.WebSocket > 0 {
 		s.WSUpgrade.Record(h.WebSocket.Microseconds())

@@ -77,6 +77,11 @@ type Config struct {
 	// the broker's host. A broker's certificate chain is verified once, not on every
 	// handshake (unless the configuration has a verification of its own). See TLSConfig.
 	TLS *tls.Config
+	// ClientCert, if set, says where a client's certificate comes from: its ClientCerts
+	// (nil: TLS's Certificates) and its index in its group (the templates' $clientindex).
+	// The certificate is made on the handshake worker when the broker asks for one. It
+	// is called on the handshake workers, concurrently.
+	ClientCert func(client int) (cc *ClientCerts, index int)
 	// HandshakeWorkers bounds the goroutines that run TCP connects, TLS handshakes and
 	// WebSocket upgrades for TLS and WebSocket brokers (default 4 per loop, at least 8).
 	HandshakeWorkers int

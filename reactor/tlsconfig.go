@@ -12,15 +12,20 @@ import (
 // TLSOptions are the command line's TLS settings (mqblast --cacert, --cert, ...).
 type TLSOptions struct {
 	CAFile     string   // PEM CA certificates to verify the broker with (empty: the system's)
-	CertFile   string   // PEM client certificate (chain), for brokers that require one
-	KeyFile    string   // its PEM private key
+	CertFile   string   // PEM client certificate (chain), for brokers that require one; with $clientid or $clientindex, a file per client
+	KeyFile    string   // its PEM private key (a template like CertFile)
 	ServerName string   // SNI and the name verified (empty: the broker's host)
 	Insecure   bool     // do not verify the broker's certificate
 	ALPN       []string // protocols to offer (empty: no ALPN)
 	Version    string   // "" (1.2 and 1.3), "1.2" or "1.3": the only version offered
+	// ClientCA and ClientCAKey are the PEM certificate and key of a CA that mints each
+	// client a certificate of its own, its common name CertSubject (a template; default
+	// $clientid). See ClientCerts.
+	ClientCA, ClientCAKey, CertSubject string
 }
 
 // TLSConfig builds the tls.Config of o. Errors name the file or option and the problem.
+// Per-client certificates (o.PerClientCerts) are not in it: NewClientCerts makes them.
 func TLSConfig(o TLSOptions) (*tls.Config, error) {
 	c := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: o.ServerName, NextProtos: o.ALPN,
 		InsecureSkipVerify: o.Insecure} //nolint:gosec // only when asked (--insecure)
@@ -45,6 +50,7 @@ func TLSConfig(o TLSOptions) (*tls.Config, error) {
 		c.RootCAs = pool
 	}
 	switch {
+	case o.PerClientCerts():
 	case o.CertFile != "" && o.KeyFile != "":
 		cert, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
 		if err != nil {

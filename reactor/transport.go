@@ -380,6 +380,7 @@ type hsJob struct {
 	tg     *target
 	fd     int
 	client int
+	id     string    // the client's id (its certificate's templates)
 	start  time.Time // deadline base: the dial
 	// Results.
 	t     *transport
@@ -395,6 +396,11 @@ type Handshake struct {
 	WebSocket time.Duration // the WebSocket upgrade, request to response (0: no WebSocket)
 	Resumed   bool          // the TLS session was resumed from a ticket
 	Version   uint16        // the TLS version (tls.VersionTLS12, tls.VersionTLS13)
+	// ClientCert and ClientCertCPU are the time and the CPU time the client's own
+	// certificate took to make during the handshake (Config.ClientCerts; part of TLS and
+	// TLSCPU), Minted that it was minted, not read from files (0, false: none was made).
+	ClientCert, ClientCertCPU time.Duration
+	Minted                    bool
 }
 
 // HandshakeObserver is an Observer that also hears of each connection's TLS handshake and
@@ -464,6 +470,14 @@ func (e *Engine) setUp(j *hsJob) {
 	t := &transport{ws: j.tg.ws()}
 	{
 		cfg := e.clientTLS(j.tg, j.client)
+		if cc, index := e.clientCerts(j.client); cc != nil {
+			cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+				start, cpu := time.Now(), threadCPU()
+				cert, err := cc.Certificate(j.id, index)
+				j.hs.ClientCert, j.hs.ClientCertCPU, j.hs.Minted = time.Since(start), threadCPU()-cpu, cc.Minting()
+				return cert, err
+			}
+		}
 		if len(cfg.Certificates) == 0 && cfg.GetClientCertificate == nil {
 			// In TLS 1.3 a broker that requires a certificate says so only after the
 			// handshake, with an alert a reset may overtake: note that it asked.
@@ -570,7 +584,19 @@ func (l *loop) dialTransport(s *session, fd int, tg *target) {
 	s.flags |= sfHandshake
 	l.add(s)
 	e.sessions.Add(1)
-	e.submit(&hsJob{l: l, s: s, tg: tg, fd: fd, client: int(s.client), start: time.Now()})
+	j := &hsJob{l: l, s: s, tg: tg, fd: fd, client: int(s.client), start: time.Now()}
+	if s.spec != nil {
+		j.id = s.spec.ID
+	}
+	e.submit(j)
+}
+
+// clientCerts is where client's certificate comes from (Config.ClientCert).
+func (e *Engine) clientCerts(client int) (*ClientCerts, int) {
+	if e.cfg.ClientCert == nil {
+		return nil, 0
+	}
+	return e.cfg.ClientCert(client)
 }
 
 // clientTLS returns the TLS configuration of client i's connection to tg: the engine's, with

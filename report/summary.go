@@ -70,6 +70,10 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 		fmt.Fprintf(tw, "tls handshake\t%d (%d resumed), p50 %s  p99 %s  max %s, %.0f µs CPU each (part of connect latency)\n",
 			c.TLSHandshakes, c.TLSResumed, result.Micros(h.P50), result.Micros(h.P99), result.Micros(h.Max), c.TLSHandshakeCPUUSPerOp)
 	}
+	if h := c.CertMintUS; h != nil {
+		fmt.Fprintf(tw, "client certs minted\t%d, p50 %s  p99 %s  max %s, %.0f µs CPU each (part of the handshake)\n",
+			c.CertsMinted, result.Micros(h.P50), result.Micros(h.P99), result.Micros(h.Max), c.CertMintCPUUSPerOp)
+	}
 	if h := c.WSUpgradeUS; h != nil {
 		fmt.Fprintf(tw, "websocket upgrade\tp50 %s  p99 %s  max %s\n", result.Micros(h.P50), result.Micros(h.P99), result.Micros(h.Max))
 	}

@@ -20,7 +20,7 @@ var docCounts = []string{
 	"connections.target", "connections.established", "connections.failed", "connections.refused.*",
 	"connections.failed_by_cause.*", "connections.dropped", "connections.reconnected", "connections.dropped_by_cause.*",
 	"connections.connect_rate_per_s", "connections.connect_phase_s", "connections.pings", "connections.tls_handshakes",
-	"connections.tls_resumed", "connections.tls_handshake_cpu_us",
+	"connections.tls_resumed", "connections.tls_handshake_cpu_us", "connections.certs_minted", "connections.cert_mint_cpu_us",
 	"connections.reconnect_failed", "connections.reconnect_failed_by_cause.*", "messages.unacknowledged_by_step.*",
 	"messages.*", "messages.silent_publishers.*", "messages.silent_publishers.examples[].copies", "messages.unsent.*", "messages.unexpected.*", "messages.subscribe_refused.*", "messages.refused.*",
 	"broker_behaviour[].count",
@@ -58,7 +58,7 @@ var docCounts = []string{
 // p50 <= p90 <= p99 <= p999 <= max.
 var docPercentiles = []string{
 	"latency_us", "latency_raw_us", "connections.connect_latency_us", "connections.ping_rtt_us",
-	"connections.tls_handshake_us", "connections.ws_upgrade_us", "client.schedule_lag_us",
+	"connections.tls_handshake_us", "connections.ws_upgrade_us", "connections.cert_mint_us", "client.schedule_lag_us",
 	"intervals[].latency_us", "intervals[].latency_raw_us", "intervals[].connect_latency_us", "intervals[].schedule_lag_us",
 	"stages[].latency_us", "stages[].latency_raw_us", "stages[].schedule_lag_us",
 	"groups[].latency_us", "groups[].connections.connect_latency_us", "groups[].connections.reconnect_latency_us",

@@ -202,6 +202,13 @@ type Connections struct {
 	TLSHandshakeUS         *Percentiles `json:"tls_handshake_us,omitempty"`
 	TLSHandshakeCPUUSPerOp float64      `json:"tls_handshake_cpu_us,omitempty"`
 	WSUpgradeUS            *Percentiles `json:"ws_upgrade_us,omitempty"`
+	// Client certificates minted by mqblast from a CA (--client-ca), one per TLS handshake
+	// in which the broker asked for one: how many, their time to make (key, signature;
+	// part of tls_handshake_us) and the client's CPU per certificate (part of
+	// tls_handshake_cpu_us).
+	CertsMinted        int64        `json:"certs_minted,omitempty"`
+	CertMintUS         *Percentiles `json:"cert_mint_us,omitempty"`
+	CertMintCPUUSPerOp float64      `json:"cert_mint_cpu_us,omitempty"`
 	// ReconnectLatencyUS is the connect latency of the reconnects (Reconnected): a
 	// reconnect storm's, or the backoff's after drops; absent without reconnects.
 	ReconnectLatencyUS *Percentiles `json:"reconnect_latency_us,omitempty"`
@@ -453,6 +460,7 @@ type Histograms struct {
 	PingRTT        *Hist `json:"ping_rtt"`
 	TLSHandshake   *Hist `json:"tls_handshake,omitempty"`
 	WSUpgrade      *Hist `json:"ws_upgrade,omitempty"`
+	CertMint       *Hist `json:"cert_mint,omitempty"`
 	Latency        *Hist `json:"latency"`
 	LatencyRaw     *Hist `json:"latency_raw"`
 	ScheduleLag    *Hist `json:"schedule_lag"`
@@ -557,6 +565,16 @@ func (r *Result) SetTotal(total *Snapshot) {
 	} else {
 		r.Histograms.WSUpgrade = nil
 	}
+	c.CertMintUS, c.CertMintCPUUSPerOp = nil, 0
+	if h := total.CertMint; h.Count() > 0 {
+		p := h.Summary()
+		c.CertMintUS = &p
+		if total.CertsMinted > 0 {
+			c.CertMintCPUUSPerOp = float64(total.CertMintCPUUS) / float64(total.CertsMinted)
+		}
+	} else {
+		r.Histograms.CertMint = nil
+	}
 	c.ReconnectLatencyUS = nil
 	if h := total.ReconnectLatency; h.Count() > 0 {
 		p := h.Summary()
@@ -630,7 +648,7 @@ func (r *Result) pairs(s *Snapshot) (f figures) {
 	c, m, h := &r.Connections, &r.Messages, &r.Histograms
 	f.counts = []pair[int64]{
 		{&c.Established, &s.Connected}, {&c.Reconnected, &s.Reconnected}, {&c.Pings, &s.Pings},
-		{&c.TLSHandshakes, &s.TLSHandshakes}, {&c.TLSResumed, &s.TLSResumed},
+		{&c.TLSHandshakes, &s.TLSHandshakes}, {&c.TLSResumed, &s.TLSResumed}, {&c.CertsMinted, &s.CertsMinted},
 		{&m.Scheduled, &s.Scheduled}, {&m.Published, &s.Published}, {&m.PublishedQoS12, &s.PublishedQoS12}, {&m.Acked, &s.Acked}, {&m.RefusedCopies, &s.RefusedCopies}, {&m.ResponsesUnsent, &s.ResponsesUnsent},
 		{&m.Expected, &s.Expected}, {&m.Received, &s.Received}, {&m.InFlightAtEnd, &s.InFlightAtEnd}, {&m.OwedArrivalPerS, &s.OwedArrivalPerS},
 		{&m.InFlightDropped, &s.InFlightDropped}, {&m.InFlightLost, &s.InFlightLost}, {&m.DeliveredOnReturn, &s.DeliveredOnReturn},
@@ -647,7 +665,7 @@ func (r *Result) pairs(s *Snapshot) (f figures) {
 	f.hists = []pair[*Hist]{
 		{&h.ConnectLatency, &s.ConnectLatency}, {&h.PingRTT, &s.PingRTT}, {&h.TLSHandshake, &s.TLSHandshake},
 		{&h.WSUpgrade, &s.WSUpgrade}, {&h.Latency, &s.Latency}, {&h.LatencyRaw, &s.LatencyRaw},
-		{&h.ScheduleLag, &s.ScheduleLag}, {&h.ReconnectLatency, &s.ReconnectLatency},
+		{&h.ScheduleLag, &s.ScheduleLag}, {&h.ReconnectLatency, &s.ReconnectLatency}, {&h.CertMint, &s.CertMint},
 	}
 	return f
 }
@@ -673,6 +691,7 @@ func (r *Result) snapshot() *Snapshot {
 	}
 	c := &r.Connections
 	s.TLSCPUUS = int64(c.TLSHandshakeCPUUSPerOp*float64(c.TLSHandshakes) + 0.5)
+	s.CertMintCPUUS = int64(c.CertMintCPUUSPerOp*float64(c.CertsMinted) + 0.5)
 	if held := r.BrokerStalled.HeldS; len(held) > 0 {
 		s.HeldUS = make(map[string]int64, len(held))
 		for k, v := range held {

@@ -21,6 +21,11 @@ type Snapshot struct {
 	TLSCPUUS      int64 `json:"tls_cpu_us,omitempty"`
 	TLSHandshake  *Hist `json:"tls_handshake"`
 	WSUpgrade     *Hist `json:"ws_upgrade"`
+	// CertsMinted counts the client certificates minted in TLS handshakes, CertMint their
+	// time to make (µs) and CertMintCPUUS the CPU they took (µs, summed).
+	CertsMinted   int64 `json:"certs_minted,omitempty"`
+	CertMintCPUUS int64 `json:"cert_mint_cpu_us,omitempty"`
+	CertMint      *Hist `json:"cert_mint"`
 	// ReconnectLatency is the connect latency of reconnects (a reconnect storm's, or the
 	// backoff's after a drop): from the TCP start of the attempt that succeeded to its CONNACK.
 	ReconnectLatency *Hist `json:"reconnect_latency"`
@@ -136,11 +141,12 @@ type Snapshot struct {
 // every field is listed.
 
 // counts are the counters that add.
-func (s *Snapshot) counts() [35]*int64 {
+func (s *Snapshot) counts() [37]*int64 {
 	return [...]*int64{&s.Delivered, &s.DeliveredOnReturn, &s.Connected, &s.Reconnected, &s.Pings, &s.TLSHandshakes, &s.TLSResumed, &s.TLSCPUUS,
 		&s.Subscribed, &s.SubscribeFailed, &s.Scheduled, &s.Published, &s.PublishedQoS12, &s.Expected, &s.Acked, &s.RefusedCopies, &s.ResponsesUnsent,
 		&s.InFlightDropped, &s.InFlightLost, &s.InFlightAtEnd, &s.OwedArrivalPerS, &s.Received, &s.Unmeasured, &s.Duplicated, &s.Redelivered, &s.Retained, &s.RetainedAgain, &s.LateSubscribed,
-		&s.OutOfOrder, &s.HeldPublishers, &s.PublishedMeasured, &s.ReceivedMeasured, &s.CPUNS, &s.RSSBytes, &s.Offered}
+		&s.OutOfOrder, &s.HeldPublishers, &s.PublishedMeasured, &s.ReceivedMeasured, &s.CPUNS, &s.RSSBytes, &s.Offered,
+		&s.CertsMinted, &s.CertMintCPUUS}
 }
 
 // maps are the counts by key that add key by key.
@@ -150,9 +156,9 @@ func (s *Snapshot) maps() [12]*map[string]int64 {
 }
 
 // hists are the histograms, which merge.
-func (s *Snapshot) hists() [8]**Hist {
+func (s *Snapshot) hists() [9]**Hist {
 	return [...]**Hist{&s.ConnectLatency, &s.PingRTT, &s.TLSHandshake, &s.WSUpgrade, &s.Latency,
-		&s.LatencyRaw, &s.ScheduleLag, &s.ReconnectLatency}
+		&s.LatencyRaw, &s.ScheduleLag, &s.ReconnectLatency, &s.CertMint}
 }
 
 // NewSnapshot returns an empty snapshot, its maps and histograms made.

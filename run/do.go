@@ -194,6 +194,9 @@ func (d *doer) run(ctx context.Context, s *scenario.Scenario, network *result.Ne
 	if err := resolveBrokers(ctx, plan, len(d.overrides().Brokers) > 0, s.File()); err != nil {
 		return nil, err
 	}
+	if err := planCerts(plan, sp.IDStart, sp.TLS); err != nil {
+		return nil, err
+	}
 	o := options{Loops: sp.Loops, IDStart: sp.IDStart, MaxPacket: sp.MaxPacketSize, AcceptDowngrade: sp.AcceptDowngrade,
 		TLS: sp.TLS, Sink: sp.Sink != nil, BrokerPID: sp.Watch.BrokerPID, BrokerCgroup: sp.Watch.BrokerCgroup,
 		BrokerSys: sp.Watch.BrokerSys, Start: start, Run: id, BrokerMetrics: sp.Watch.BrokerMetrics,
@@ -313,7 +316,10 @@ func (d *doer) checkInputs() error {
 	if sp.Sink != nil {
 		in.Sink, in.SinkDelay = true, sp.Sink.FlushDelay.D()
 	}
-	return in.Check()
+	if err := in.Check(); err != nil {
+		return err
+	}
+	return checkClientCerts(sp.TLS) // the client CA and its key belong together
 }
 
 // overrides are the Spec's changes to its scenario.
@@ -324,7 +330,7 @@ func (d *doer) overrides() changes {
 		brokers = d.brokers
 	}
 	return changes{Sets: sp.Scenario.Set, Duration: sp.Duration.D(), Brokers: brokers, Bind: sp.Bind,
-		Sink: sp.Sink != nil, Stages: sp.Stages, Credentials: sp.Credentials}
+		Sink: sp.Sink != nil, Stages: sp.Stages, Credentials: sp.Credentials, TLS: sp.TLS}
 }
 
 // recorded is the Spec as the result records it: the scenario file's JSON in it (the

@@ -124,6 +124,10 @@ func execute(ctx context.Context, plan *scenario.Plan, o options) (*result.Resul
 	if err != nil {
 		return nil, err
 	}
+	if tlsConf == nil && len(plan.Scenario().CertSources()) > 0 {
+		return nil, usage(spec.Errorf("brokers", "the scenario's server gives a TLS client certificate (cert, key, client_ca), "+
+			"which needs a TLS broker: give {brokers} mqtts://HOST:8883 or wss://HOST:8084/mqtt"))
+	}
 	watch, err := newWatch(ctx, o.Log, &o, brokers, embeddedPID)
 	if err != nil {
 		return nil, err

@@ -24,6 +24,9 @@ type changes struct {
 	Stages string
 	// Credentials replaces the scenario's credentials_file, when not empty (--credentials).
 	Credentials string
+	// TLS are the run's TLS settings: their client certificate, when they give one,
+	// replaces the server's (clientCertOverride).
+	TLS spec.TLS
 }
 
 // Apply applies the overrides to s. A field the scenario cannot take makes it invalid
@@ -52,6 +55,9 @@ func (ov changes) Apply(s *scenario.Scenario) error {
 			return usage(spec.Errorf("stages", "{stages} %q: %v", ov.Stages, err))
 		}
 		s.Parameters.Stages = st
+	}
+	if c := clientCertOverride(ov.TLS, s); c.Given() {
+		s.Server.ClientCert = c
 	}
 	if len(ov.Brokers) > 0 {
 		if err := s.SetBrokers(ov.Brokers); err != nil {

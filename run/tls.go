@@ -2,9 +2,13 @@ package run
 
 import (
 	"crypto/tls"
+	"errors"
+	"strings"
 
+	"github.com/mqblast/mqblast/bench"
 	"github.com/mqblast/mqblast/reactor"
 	"github.com/mqblast/mqblast/run/spec"
+	"github.com/mqblast/mqblast/scenario"
 )
 
 // tlsConfig returns the TLS configuration for brokers (nil when none of them is TLS and no
@@ -19,7 +23,7 @@ func tlsConfig(o reactor.TLSOptions, brokers []string) (*tls.Config, error) {
 	}
 	if !secure {
 		if tlsGiven(o) {
-			return nil, usage(spec.Errorf("tls", "TLS settings ({tls.cacert}, {tls.cert}, {tls.key}, {tls.sni}, {tls.insecure}, {tls.alpn}, {tls.tls_version}) need a TLS broker: "+
+			return nil, usage(spec.Errorf("tls", "TLS settings ({tls.cacert}, {tls.cert}, {tls.key}, {tls.client_ca}, {tls.client_ca_key}, {tls.client_cert_subject}, {tls.sni}, {tls.insecure}, {tls.alpn}, {tls.tls_version}) need a TLS broker: "+
 				"give {brokers} mqtts://HOST:8883 or wss://HOST:8084/mqtt"))
 		}
 		return nil, nil
@@ -34,10 +38,57 @@ func tlsConfig(o reactor.TLSOptions, brokers []string) (*tls.Config, error) {
 // tlsOptions are the engine's TLS options of the Spec's settings.
 func tlsOptions(t spec.TLS) reactor.TLSOptions {
 	return reactor.TLSOptions{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, ServerName: t.ServerName,
-		Insecure: t.Insecure, ALPN: t.ALPN, Version: t.Version}
+		Insecure: t.Insecure, ALPN: t.ALPN, Version: t.Version, ClientCA: t.ClientCA, ClientCAKey: t.ClientCAKey, CertSubject: t.CertSubject}
+}
+
+// clientCertOverride is the scenario server's client certificate that the Spec's
+// settings give: per-client files or a CA to mint from, or one pair (which then replaces
+// the scenario's); the zero value when they give none of these.
+func clientCertOverride(t spec.TLS, s *scenario.Scenario) scenario.ClientCert {
+	c := scenario.ClientCert{Cert: t.CertFile, Key: t.KeyFile, CA: t.ClientCA, CAKey: t.ClientCAKey, Subject: t.CertSubject}
+	if tlsOptions(t).PerClientCerts() || (c.Given() && s.Server.ClientCert.Given()) {
+		return c
+	}
+	return scenario.ClientCert{}
+}
+
+// checkClientCerts reads the client CA of the Spec's settings and checks its key, so that
+// a key that is not the CA's is refused, naming its file, before anything starts.
+func checkClientCerts(t spec.TLS) error {
+	if _, err := reactor.NewClientCerts(tlsOptions(t)); err != nil {
+		field := "tls.cert"
+		switch {
+		case t.ClientCA != "" && t.ClientCAKey != "" && t.CertFile == "" && t.KeyFile == "":
+			field = "tls.client_ca_key"
+		case t.ClientCA != "" || t.ClientCAKey != "":
+			field = "tls.client_ca"
+		case t.CertSubject != "":
+			field = "tls.client_cert_subject"
+		}
+		return kind(errInvalid, spec.Errorf(field, "{"+field+"}: %s", err))
+	}
+	return nil
+}
+
+// planCerts reads the client certificates of the plan's servers and makes its first
+// client's (bench.ClientCerts, bench.CheckClientCert): a problem is an invalid input,
+// found before any socket opens, named by its flag when the Spec's settings gave the
+// scenario's server its certificate.
+func planCerts(plan *scenario.Plan, idStart int, t spec.TLS) error {
+	certs, err := bench.ClientCerts(plan)
+	if err == nil {
+		err = bench.CheckClientCert(plan, certs, idStart)
+	}
+	var se *scenario.Error
+	if errors.As(err, &se) && strings.HasPrefix(se.Path, "server.") && plan.Scenario().Server.ClientCert == clientCertOverride(t, plan.Scenario()) {
+		field := "tls." + strings.TrimPrefix(se.Path, "server.")
+		return kind(errInvalid, spec.Errorf(field, "{"+field+"}: %s", se.Msg))
+	}
+	return kind(errInvalid, err)
 }
 
 // tlsGiven reports whether any TLS option is set.
 func tlsGiven(o reactor.TLSOptions) bool {
-	return o.CAFile != "" || o.CertFile != "" || o.KeyFile != "" || o.ServerName != "" || o.Insecure || len(o.ALPN) > 0 || o.Version != ""
+	return o.CAFile != "" || o.CertFile != "" || o.KeyFile != "" || o.ServerName != "" || o.Insecure || len(o.ALPN) > 0 || o.Version != "" ||
+		o.ClientCA != "" || o.ClientCAKey != "" || o.CertSubject != ""
 }

@@ -1,7 +1,12 @@
 package run
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -54,5 +59,145 @@ func TestTLSRuns(t *testing.T) {
 	r = conn(m.Addr, 1, 0.1, spec.TLS{CAFile: certs.CA})
 	if !errors.Is(r.err, fail.ErrUsage) || !strings.Contains(r.err.Error(), "need a TLS broker") {
 		t.Errorf("a CA without TLS: %v, want %v\n%s", r.err, fail.ErrUsage, r.stderr)
+	}
+}
+
+// TestTLSClientCertPerClient runs against a Mosquitto that requires client certificates
+// and takes each one's common name as the client's username, with an ACL that lets a user
+// read and write devices/<username>/# only. Each of 500 devices gets a certificate minted
+// from the test CA for its own client id and publishes to, and receives from, its own
+// topic: none refused, none lost, every certificate's minting in the result. Certificates
+// minted for names that are not the clients' ids are refused by the ACL (the identity is
+// the certificate's), file pairs named by template work for a few clients, and a CA key
+// that is not the CA certificate's, or a template naming a missing file, is refused before
+// any socket opens, naming the file, as an invalid input.
+func TestTLSClientCertPerClient(t *testing.T) {
+	t.Parallel()
+	certs := testbroker.NewCerts(t)
+	acl := filepath.Join(t.TempDir(), "acl")
+	if err := os.WriteFile(acl, []byte("pattern readwrite devices/%u/#\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := testbroker.StartMosquitto(t, testbroker.Options{TLS: true, Certs: certs, RequireCert: true, IdentityAsUsername: true,
+		Extra: []string{"acl_file " + acl}})
+	broker := "mqtts://" + m.TLSAddr
+	devices := func(n int, tls spec.TLS) *Spec {
+		sp := quick("quick-roundtrip-10", broker, sets("publishers.client_count", n, "publishers.id_prefix", "dev-",
+			"publishers.topics", "devices/$clientid/ping", "parameters.connection_rate", 500, "parameters.duration_sec", 2,
+			"parameters.publish_rate", 2, "parameters.warmup_sec", 0, "parameters.drain_sec", 1)...)
+		sp.TLS, sp.NoCheck, sp.Outputs.Format = tls, true, "json"
+		return sp
+	}
+	minted := spec.TLS{CAFile: certs.CA, ClientCA: certs.CA, ClientCAKey: certs.CAKey}
+
+	r := doSpec(t, devices(500, minted))
+	if r.err != nil {
+		t.Fatalf("500 devices, minted: %v\n%s", r.err, r.stderr)
+	}
+	res := checkDoc(t, r)
+	c, msg := res.Connections, res.Messages
+	if c.Established != 500 || len(c.Refused) != 0 || c.Failed != 0 {
+		t.Errorf("500 devices: established %d, refused %v, failed %v", c.Established, c.Refused, c.FailedBy)
+	}
+	if msg.Expected == 0 || msg.Received != msg.Expected || msg.Lost != 0 || len(msg.SubscribeRefused) != 0 {
+		t.Errorf("500 devices: expected %d, received %d, lost %d, subscribe refused %v", msg.Expected, msg.Received, msg.Lost, msg.SubscribeRefused)
+	}
+	if c.CertsMinted != 500 || c.CertMintUS == nil || c.CertMintUS.Count != 500 || c.CertMintCPUUSPerOp <= 0 {
+		t.Errorf("500 devices: %d certificates minted, cert_mint_us %+v, %.1f µs CPU each; want 500 and their cost", c.CertsMinted, c.CertMintUS, c.CertMintCPUUSPerOp)
+	} else {
+		t.Logf("minting: p50 %d µs, p99 %d µs, max %d µs, %.1f µs CPU per certificate; TLS handshake CPU %.0f µs",
+			c.CertMintUS.P50, c.CertMintUS.P99, c.CertMintUS.Max, c.CertMintCPUUSPerOp, c.TLSHandshakeCPUUSPerOp)
+	}
+	key, err := os.ReadFile(certs.CAKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := strings.Join(strings.Split(string(key), "\n")[1:3], "")
+	if strings.Contains(r.stdout, body[:40]) || strings.Contains(r.stderr, body[:40]) {
+		t.Error("the CA's private key is in the run's output")
+	}
+
+	// The broker's identity is the certificate's: names other than the client ids are
+	// users the ACL does not let at devices/<client id> (Mosquitto grants a 3.1.1
+	// SUBSCRIBE it denies and delivers nothing).
+	other := minted
+	other.CertSubject = "nobody-$clientindex"
+	r = doSpec(t, devices(5, other))
+	if r.res == nil || r.res.Connections.Established != 5 || r.res.Messages.Expected == 0 || r.res.Messages.Received != 0 {
+		t.Errorf("certificates for other names: %v, want 5 connected and none of their messages let through by the ACL\n%s", r.err, r.stderr)
+	}
+
+	dir := t.TempDir()
+	for i := range 3 {
+		certs.ClientPair(t, dir, fmt.Sprintf("dev-%d", i), fmt.Sprintf("dev-%d", i))
+	}
+	files := spec.TLS{CAFile: certs.CA, CertFile: filepath.Join(dir, "$clientid.pem"), KeyFile: filepath.Join(dir, "$clientid.key")}
+	r = doSpec(t, devices(3, files))
+	if r.err != nil {
+		t.Fatalf("3 devices, certificate files: %v\n%s", r.err, r.stderr)
+	}
+	if c, msg := r.res.Connections, r.res.Messages; c.Established != 3 || msg.Expected == 0 || msg.Received != msg.Expected || c.CertsMinted != 0 {
+		t.Errorf("3 devices, certificate files: established %d, expected %d, received %d, minted %d", c.Established, msg.Expected, msg.Received, c.CertsMinted)
+	}
+
+	// In a scenario's groups: devices minted from the CA, gateways with files of their own
+	// (the scenario's server gives theirs), in two worker processes, which read the CA's
+	// key from its file.
+	for i := range 2 {
+		certs.ClientPair(t, dir, fmt.Sprintf("gw-%d", i), fmt.Sprintf("gw-%d", i))
+	}
+	doc := fmt.Sprintf(`{"name": "fleet", "groups": [
+	  {"name": "devices", "behaviours": "round-trip", "client_count": 20, "id_prefix": "dev-", "qos": 1,
+	   "topics": "devices/$clientid/ping", "server": {"client_ca": %q, "client_ca_key": %q}},
+	  {"name": "gateways", "behaviours": "round-trip", "client_count": 2, "id_prefix": "gw-", "qos": 1,
+	   "topics": "devices/gw-$clientindex/ping"}],
+	  "server": {"cert": %q, "key": %q},
+	  "parameters": {"duration_sec": 1.5, "warmup_sec": 0, "drain_sec": 1, "publish_rate": 2, "connection_rate": 500}}`,
+		certs.CA, certs.CAKey, filepath.Join(dir, "$clientid.pem"), filepath.Join(dir, "$clientid.key"))
+	sp := &Spec{Scenario: spec.Scenario{Name: "fleet.json", File: json.RawMessage(doc)}, Brokers: []string{broker},
+		TLS: spec.TLS{CAFile: certs.CA}, NoCheck: true, Procs: 2}
+	r = doSpec(t, sp)
+	if r.err != nil {
+		t.Fatalf("groups: %v\n%s", r.err, r.stderr)
+	}
+	if c, msg := r.res.Connections, r.res.Messages; c.Established != 22 || msg.Expected == 0 || msg.Received != msg.Expected || c.CertsMinted != 20 {
+		t.Errorf("groups: established %d, expected %d, received %d, minted %d (want 22, all, 20)", c.Established, msg.Expected, msg.Received, c.CertsMinted)
+	}
+
+	// Refused before any socket: nothing connects to a listener of the test's own.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	bad := func(what string, tls spec.TLS, want string) {
+		t.Helper()
+		sp := devices(3, tls)
+		sp.Brokers = []string{"mqtts://" + ln.Addr().String()}
+		r := doSpec(t, sp)
+		msg := ""
+		if r.err != nil {
+			msg = r.err.Error()
+		}
+		if !errors.Is(r.err, fail.ErrInvalid) || !strings.Contains(msg, want) || strings.Contains(msg, "\n") {
+			t.Errorf("%s: %q, want an invalid input naming %s in one line", what, msg, want)
+		}
+	}
+	bad("a CA key that is not the CA's", spec.TLS{CAFile: certs.CA, ClientCA: certs.CA, ClientCAKey: certs.OtherCAKey}, certs.OtherCAKey)
+	bad("a certificate template naming a missing file", spec.TLS{CAFile: certs.CA, CertFile: filepath.Join(dir, "x-$clientid.pem"),
+		KeyFile: filepath.Join(dir, "$clientid.key")}, filepath.Join(dir, "x-dev-0.pem"))
+	sp = &Spec{Scenario: spec.Scenario{Name: "fleet.json", File: json.RawMessage(strings.Replace(doc, certs.CAKey, certs.OtherCAKey, 1))},
+		Brokers: []string{"mqtts://" + ln.Addr().String()}, TLS: spec.TLS{CAFile: certs.CA}, NoCheck: true}
+	r = doSpec(t, sp)
+	if msg := fmt.Sprint(r.err); !errors.Is(r.err, fail.ErrInvalid) || !strings.Contains(msg, "fleet.json: groups[0].server.client_ca_key: ") ||
+		!strings.Contains(msg, certs.OtherCAKey) || strings.Contains(msg, "\n") {
+		t.Errorf("a scenario's CA key that is not its CA's: %q, want an invalid input naming the file, the field and the key's file", msg)
+	} else {
+		t.Logf("refused: %s", msg)
+	}
+	_ = ln.(*net.TCPListener).SetDeadline(time.Now().Add(50 * time.Millisecond))
+	if c, err := ln.Accept(); err == nil {
+		c.Close()
+		t.Error("a connection was opened for a refused input")
 	}
 }

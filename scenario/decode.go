@@ -411,6 +411,11 @@ var serverFields = []field{
 	{name: "brokers", ptr: func(o any) any { return &o.(*Server).Brokers }},
 	{name: "scheme", ptr: func(o any) any { return &o.(*Server).Scheme }},
 	{name: "path", ptr: func(o any) any { return &o.(*Server).Path }},
+	{name: "cert", ptr: func(o any) any { return &o.(*Server).ClientCert.Cert }},
+	{name: "key", ptr: func(o any) any { return &o.(*Server).ClientCert.Key }},
+	{name: "client_ca", ptr: func(o any) any { return &o.(*Server).ClientCert.CA }},
+	{name: "client_ca_key", ptr: func(o any) any { return &o.(*Server).ClientCert.CAKey }},
+	{name: "client_cert_subject", ptr: func(o any) any { return &o.(*Server).ClientCert.Subject }},
 }
 
 var paramFields = []field{

@@ -44,6 +44,12 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 		Brokers  []string `json:"brokers,omitempty"`
 		Scheme   string   `json:"scheme,omitempty"`
 		Path     string   `json:"path,omitempty"`
+		// The client certificate's files or CA: paths, never key material.
+		Cert        string `json:"cert,omitempty"`
+		Key         string `json:"key,omitempty"`
+		ClientCA    string `json:"client_ca,omitempty"`
+		ClientCAKey string `json:"client_ca_key,omitempty"`
+		CertSubject string `json:"client_cert_subject,omitempty"`
 	}
 	type jsonStage struct {
 		Duration    float64 `json:"duration_sec"`
@@ -162,9 +168,10 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 			out.Groups = append(out.Groups, marshalClientGroup(g, group(&g.Group), props))
 		}
 	}
-	if sv := s.Server; s.HasServer() || sv.Username != "" || sv.Password != "" {
+	if sv := s.Server; s.HasServer() || sv.Username != "" || sv.Password != "" || sv.ClientCert.Given() {
+		c := sv.ClientCert
 		js := &jsonServer{Hostname: sv.Hostname, Port: sv.Port, Username: sv.Username, Brokers: sv.Brokers,
-			Scheme: sv.Scheme, Path: sv.Path}
+			Scheme: sv.Scheme, Path: sv.Path, Cert: c.Cert, Key: c.Key, ClientCA: c.CA, ClientCAKey: c.CAKey, CertSubject: c.Subject}
 		if sv.Password != "" {
 			js.Password = RedactedPassword
 		}
@@ -257,6 +264,12 @@ func marshalClientGroup(g *ClientGroup, jg any, props func([]Property) any) any 
 		}
 		if sv.Password != "" {
 			out.Server["password"] = RedactedPassword
+		}
+		c := sv.ClientCert
+		for k, v := range map[string]string{"cert": c.Cert, "key": c.Key, "client_ca": c.CA, "client_ca_key": c.CAKey, "client_cert_subject": c.Subject} {
+			if v != "" {
+				out.Server[k] = v
+			}
 		}
 	}
 	if c := g.Churn; c != nil {

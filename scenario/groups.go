@@ -429,16 +429,21 @@ func (s *Scenario) checkClientGroup(l *errList, path string, g *ClientGroup) {
 	}
 	if g.Server != nil {
 		sv := g.Server
-		if !sv.namesBroker() && !sv.hasCredentials() {
-			l.Add(gp+"server.hostname", "missing (a group's server names its broker, or gives its clients' username and password; "+
-				"leave server out for the run's)")
+		if !sv.namesBroker() && !sv.hasCredentials() && !sv.ClientCert.Given() {
+			l.Add(gp+"server.hostname", "missing (a group's server names its broker, or gives its clients' username and password "+
+				"or TLS certificate; leave server out for the run's)")
+		}
+		checkClientCert(l, gp+"server.", sv.ClientCert)
+		if sv.namesBroker() && sv.ClientCert.Given() {
+			l.Add(gp+"server.cert", "a group's own server is plain MQTT over TCP, which has no client certificate: "+
+				"give the certificate without hostname and brokers, for the run's TLS brokers")
 		}
 		switch {
 		case len(sv.Brokers) > 0 && sv.Hostname != "":
 			l.Add(gp+"server.hostname", "%s given with server.brokers, which replace it (give one of them)", show(sv.Hostname))
 		case sv.given&svGivenPort != 0 && len(sv.Brokers) > 0:
 			l.Add(gp+"server.port", "%d given with server.brokers, whose entries carry their ports (leave port out)", sv.Port)
-		case sv.given&svGivenPort != 0 && !sv.namesBroker() && sv.hasCredentials():
+		case sv.given&svGivenPort != 0 && !sv.namesBroker() && (sv.hasCredentials() || sv.ClientCert.Given()):
 			l.Add(gp+"server.port", "%d given without server.hostname (give the host too, or leave port out for the run's broker)", sv.Port)
 		case len(sv.Brokers) == 0 && (sv.Port < 1 || sv.Port > 65535):
 			l.Add(gp+"server.port", "%d is not a port (must be 1 to 65535)", sv.Port)

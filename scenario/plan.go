@@ -110,6 +110,9 @@ type Client struct {
 	// template expanded for it ($clientid, $clientindex, $groupindex); a credentials file's
 	// username and password columns replace them. Rendered at each call, not kept.
 	Username, Password string
+	// ClientCert is where its TLS certificate comes from: its group's own server's when
+	// that gives one, else the scenario's (shared, read-only; nil: neither gives one).
+	ClientCert *ClientCert
 }
 
 // Plan is a scenario expanded into clients: its groups one after the other, in file order
@@ -184,6 +187,7 @@ type planGroup struct {
 	ownN    int
 	cred    *Server // where its clients' username and password are: its own server's, or the run's
 	ident   groupIdentity
+	cert    *Server // where its clients' TLS certificate comes from: its own server's, or the run's (nil: none)
 	deliv   float64 // its messages' deliveries per second, whole plan (countDeliveries)
 }
 
@@ -261,6 +265,13 @@ func (p *Plan) layOut(groups []*ClientGroup) {
 			pg.cred = sv
 		}
 		pg.ident = sh.s.newGroupIdentity(gid, g, pg.cred)
+		pg.cert = nil
+		if sh.s.Server.ClientCert.Given() {
+			pg.cert = &sh.s.Server
+		}
+		if sv := g.Server; sv != nil && sv.ClientCert.Given() {
+			pg.cert = sv
+		}
 		if sv := g.Server; sv != nil && sv.namesBroker() {
 			addrs := sv.Brokers
 			if len(addrs) == 0 {
@@ -344,6 +355,9 @@ func (p *Plan) Client(i int) Client {
 		Respond:     g.Responds(),
 	}
 	c.Username, c.Password = pg.ident.credentials(j, g.IDPrefix)
+	if pg.cert != nil {
+		c.ClientCert = &pg.cert.ClientCert
+	}
 	if seg.role.Publishes() {
 		c.Number = uint32(pg.pubBase + j)
 		c.Topic = pg.pub.expand(j, g.IDPrefix)

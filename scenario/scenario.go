@@ -191,6 +191,9 @@ type Server struct {
 	// cluster; clients are spread over them round-robin. When set it replaces Hostname and
 	// Port. SetBrokers fills it from --broker.
 	Brokers []string
+	// ClientCert ("cert", "key", "client_ca", "client_ca_key", "client_cert_subject",
+	// mqblast's additions) is where each client's TLS certificate comes from.
+	ClientCert ClientCert
 
 	given uint32 // fields the file or Set gave (svGiven* bits)
 }

@@ -530,6 +530,7 @@ func (s *Scenario) checkServer(l *errList) {
 	}
 	s.checkCredentials(l)
 	s.checkTransport(l)
+	checkClientCert(l, "server.", s.Server.ClientCert)
 	for i, b := range s.Server.Brokers {
 		if _, err := parseBroker(b); err != nil {
 			l.Add(fmt.Sprintf("server.brokers[%d]", i), "%s %v", show(b), err)

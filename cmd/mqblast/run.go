@@ -82,8 +82,13 @@ func (rf *runFlags) registerCommon(cmd *cobra.Command) {
 		"sets the scenario's credentials_file: the result names the file, never its contents")
 	t := &sp.TLS
 	fl.StringVar(&t.CAFile, "cacert", "", "PEM file of the CA(s) that signed the broker's certificate (default: the system's)")
-	fl.StringVar(&t.CertFile, "cert", "", "PEM client certificate, for a broker that requires one (mutual TLS)")
-	fl.StringVar(&t.KeyFile, "key", "", "PEM private key of --cert")
+	fl.StringVar(&t.CertFile, "cert", "", "PEM client certificate, for a broker that requires one (mutual TLS); "+
+		"with $clientid or $clientindex a file per client (certs/$clientid.pem)")
+	fl.StringVar(&t.KeyFile, "key", "", "PEM private key of --cert (a template like it: certs/$clientid.key)")
+	fl.StringVar(&t.ClientCA, "client-ca", "", "PEM certificate of a CA that mints each client a certificate of its own "+
+		"(ECDSA P-256, as the client dials; with --client-ca-key)")
+	fl.StringVar(&t.ClientCAKey, "client-ca-key", "", "PEM private key of --client-ca (read by each process from this file; never in a result)")
+	fl.StringVar(&t.CertSubject, "client-cert-subject", "", "common name of the minted certificates, a template (default $clientid)")
 	fl.StringVar(&t.ServerName, "sni", "", "TLS server name: sent as SNI and verified (default: the broker's host)")
 	fl.BoolVar(&t.Insecure, "insecure", false, "do not verify the broker's certificate")
 	fl.StringSliceVar(&t.ALPN, "alpn", nil, "ALPN protocols to offer, comma-separated (default: none)")

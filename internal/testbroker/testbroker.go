@@ -79,6 +79,9 @@ type Options struct {
 	TLS, WebSocket, WSS bool
 	Certs               *Certs
 	RequireCert         bool
+	// IdentityAsUsername makes the TLS listeners take the client certificate's common name
+	// as the client's username (use_identity_as_username), which an ACL pattern's %u sees.
+	IdentityAsUsername bool
 }
 
 // Need returns the path of the mosquitto binary, skipping (or in CI failing) the test when

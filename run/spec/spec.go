@@ -107,18 +107,24 @@ type Sink struct {
 // TLS are the TLS settings of the clients: paths, never key material.
 type TLS struct {
 	CAFile     string   `json:"cacert,omitempty"`      // PEM CA file (default: the system's)
-	CertFile   string   `json:"cert,omitempty"`        // PEM client certificate
-	KeyFile    string   `json:"key,omitempty"`         // PEM private key of CertFile
+	CertFile   string   `json:"cert,omitempty"`        // PEM client certificate ($clientid, $clientindex: a file per client)
+	KeyFile    string   `json:"key,omitempty"`         // PEM private key of CertFile (a template like it)
 	ServerName string   `json:"sni,omitempty"`         // sent as SNI and verified
 	Insecure   bool     `json:"insecure,omitempty"`    // do not verify the broker
 	ALPN       []string `json:"alpn,omitempty"`        // protocols to offer
 	Version    string   `json:"tls_version,omitempty"` // "1.2" or "1.3" only
+	// ClientCA and ClientCAKey are the PEM files of a CA that mints each client a
+	// certificate of its own (the key's path, never the key), its common name
+	// CertSubject, a template ("": $clientid).
+	ClientCA    string `json:"client_ca,omitempty"`
+	ClientCAKey string `json:"client_ca_key,omitempty"`
+	CertSubject string `json:"client_cert_subject,omitempty"`
 }
 
 // Given reports whether any TLS setting is given.
 func (t TLS) Given() bool {
 	return t.CAFile != "" || t.CertFile != "" || t.KeyFile != "" || t.ServerName != "" || t.Insecure ||
-		len(t.ALPN) > 0 || t.Version != ""
+		len(t.ALPN) > 0 || t.Version != "" || t.ClientCA != "" || t.ClientCAKey != "" || t.CertSubject != ""
 }
 
 // Net is a network profile between the client and the broker.
