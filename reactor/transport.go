@@ -470,11 +470,16 @@ func (e *Engine) setUp(j *hsJob) {
 	t := &transport{ws: j.tg.ws()}
 	{
 		cfg := e.clientTLS(j.tg, j.client)
+		// The connection keeps its configuration, and with it this callback and what it
+		// holds: the client's id and what the certificate cost, never the certificate.
+		var made *Handshake // its ClientCert fields
 		if cc, index := e.clientCerts(j.client); cc != nil {
+			id, m := j.id, new(Handshake)
+			made = m
 			cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
 				start, cpu := time.Now(), threadCPU()
-				cert, err := cc.Certificate(j.id, index)
-				j.hs.ClientCert, j.hs.ClientCertCPU, j.hs.Minted = time.Since(start), threadCPU()-cpu, cc.Minting()
+				cert, err := cc.Certificate(id, index)
+				m.ClientCert, m.ClientCertCPU, m.Minted = time.Since(start), threadCPU()-cpu, cc.Minting()
 				return cert, err
 			}
 		}
@@ -490,6 +495,9 @@ func (e *Engine) setUp(j *hsJob) {
 		start, cpu := time.Now(), threadCPU()
 		err := c.Handshake()
 		j.hs.TLS, j.hs.TLSCPU = time.Since(start), threadCPU()-cpu
+		if made != nil {
+			j.hs.ClientCert, j.hs.ClientCertCPU, j.hs.Minted = made.ClientCert, made.ClientCertCPU, made.Minted
+		}
 		if err != nil {
 			j.cause, j.err = CauseTLS, handshakeError(err, e.cfg.DialTimeout)
 			return
