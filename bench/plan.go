@@ -107,7 +107,13 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 					Topic: pre, QoS: c.Group.QoS, Retain: c.Group.Retain, Rate: c.Rate,
 					Phase: c.Phase, Count: par.MessageCount, PayloadSize: max(c.PayloadSize, reactor.HeaderSize),
 					Number: c.Number, Receivers: c.Receivers, Props: pubProps[c.Group],
-					MaxInflight: par.MaxInflight,
+					MaxInflight: par.MaxInflight, BurstSize: c.Group.BurstSize,
+				}
+				switch c.Group.Arrival {
+				case scenario.ArrivalPoisson:
+					spec.Publish.Arrival = reactor.ArrivalPoisson
+				case scenario.ArrivalBurst:
+					spec.Publish.Arrival = reactor.ArrivalBurst
 				}
 				if c.ResponseTopic != "" {
 					spec.Publish.ResponseTopic = []byte(c.ResponseTopic)

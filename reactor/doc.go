@@ -77,7 +77,8 @@
 //
 // A publisher's state (pubState) exists from its first dial to the end, whatever happens
 // to its connections. It is all a publisher keeps (208 bytes): the publishers of a group share
-// their loop's one copy of their PublishSpec, and their topics sit in the loop's topic store. Message k of its schedule is due at start + Phase + k/Rate, and its
+// their loop's one copy of their PublishSpec, and their topics sit in the loop's topic store. Message k of its schedule is due at start + Phase + k/Rate (with Poisson or burst
+// arrivals, Phase + offset(k), drawn gaps summed or bursts of BurstSize), and its
 // payload starts with the measurement header (HeaderSize bytes: the due time, the run's tag,
 // the publisher number, the sequence number), so that latency runs from the due time and
 // a receiver tells its run's messages from another's; it takes a

@@ -2,6 +2,7 @@ package reactor
 
 import (
 	"encoding/binary"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -33,7 +34,20 @@ type PublishSpec struct {
 	// Topic and, as Correlation Data, its measurement header, by which the response is
 	// measured (Message) whatever payload the responder sends back.
 	ResponseTopic []byte
+	// Arrival is how the due times fall: ArrivalConstant (0: every 1/Rate), ArrivalPoisson
+	// (exponential gaps of mean 1/Rate, drawn from a generator seeded by Number, so that a
+	// publisher draws the same due times in every run and shard) or ArrivalBurst (BurstSize
+	// messages due at once every BurstSize/Rate). The mean rate is Rate in each.
+	Arrival   byte
+	BurstSize int // messages per burst (ArrivalBurst; >= 1)
 }
+
+// Arrivals of PublishSpec.Arrival.
+const (
+	ArrivalConstant byte = iota
+	ArrivalPoisson
+	ArrivalBurst
+)
 
 // pubState is a publisher's schedule and flow state. It lives in its loop (loop.pubs) from
 // its first dial on, so that it survives reconnects: the schedule goes on, nothing is
@@ -67,9 +81,8 @@ type pubState struct {
 	flN    int
 	// queue are the messages encoded into the socket's queue (connIO.out) and not yet
 	// handed whole to the kernel, from qHead.
-	queue  []queued
-	qHead  int
-	window int
+	queue []queued
+	qHead int
 
 	client    int32  // the client it publishes for, also while disconnected
 	seg       int32  // the rate profile's segment of message k (loop.prof; 0 without one)
@@ -77,6 +90,7 @@ type pubState struct {
 	heapIdx   int32
 	number    uint32 // PublishSpec.Number
 	receivers int32  // PublishSpec.Receivers
+	window    int32  // QoS 1/2 messages it may have in flight
 	pid       uint16
 	done      bool
 	qos       byte // the QoS it publishes at: the plan's, or the broker's Maximum QoS below it
@@ -84,7 +98,14 @@ type pubState struct {
 	alias     bool // 5.0: the broker takes topic alias 1 (Topic Alias Maximum >= 1)
 	aliasSet  bool // alias 1 names the topic on this connection: send it empty
 	hold      Hold // what holds it since holdFrom
+	arrival   byte // PublishSpec.Arrival
+	// drawn is a Poisson schedule's cursor (nil for the others): its offsets are sums of
+	// drawn gaps, walked to from the last one asked for.
+	drawn *cursor
 }
+
+// cursor is a point of a Poisson schedule: message k's offset is off.
+type cursor struct{ k, off int64 }
 
 // inflight is a QoS 1/2 message awaiting its acknowledgement.
 type inflight struct {
@@ -129,6 +150,9 @@ func (p *pubState) dueBefore(t, start int64, pr *profile) int64 {
 		return 0
 	}
 	n := int64(float64(t-base)/p.period) + 1 // a first guess: the due times decide
+	if c := p.drawn; c != nil {
+		n = max(c.k+int64(float64(t-base-c.off)/p.period), 0) // from where the offsets are known
+	}
 	for n > 0 && base+p.offset(n-1) >= t {
 		n--
 	}
@@ -152,18 +176,29 @@ func (p *pubState) dueOf(start int64, pr *profile) int64 {
 
 // advance moves p's schedule on by one message, under rate profile pr (nil: none).
 func (p *pubState) advance(start int64, pr *profile) {
-	p.step(start)
-	if pr != nil {
-		p.nextDue = p.dueAt(pr, p.k)
+	if p.step(start); pr != nil || p.spec.Arrival != ArrivalConstant {
+		p.redue(start, pr)
 	}
 }
 
-// step moves p's schedule on by one message at the plan's rate. publishDue calls it, then
-// dueAt only under a profile: advance's call of dueAt puts advance over the inlining budget
-// (cost 107 of 80), and the plan's schedule keeps the per-message path it had.
+// redue sets p's next due time from its k under rate profile pr (nil: none) and its
+// arrival: what step leaves to its caller under a profile, or for bursts and Poisson
+// arrivals.
+func (p *pubState) redue(start int64, pr *profile) {
+	if pr != nil {
+		p.nextDue = p.dueAt(pr, p.k)
+		return
+	}
+	p.nextDue = start + p.phase + p.offset(p.k)
+}
+
+// step moves p's schedule on by one message at the plan's rate, constant arrivals. publishDue
+// calls it, then redue only under a profile or for other arrivals: advance's call of dueAt
+// puts advance over the inlining budget (cost 107 of 80), and the plan's schedule keeps the
+// per-message path it had.
 func (p *pubState) step(start int64) {
 	p.k++
-	p.nextDue = start + p.phase + p.offset(p.k)
+	p.nextDue = start + p.phase + p.offsetConst(p.k)
 	if c := p.spec.Count; c > 0 && p.k >= int64(c) {
 		p.done = true
 	}
@@ -171,8 +206,55 @@ func (p *pubState) step(start int64) {
 
 // offset returns message k's offset in p's schedule in ns: k periods rounded to the nearest
 // ns, each from k (no sum of rounded periods), so that n messages span n periods exactly and
-// a run of d seconds at r per second schedules r x d of them, never one more.
-func (p *pubState) offset(k int64) int64 { return int64(float64(k)*p.period + 0.5) }
+// a run of d seconds at r per second schedules r x d of them, never one more. Bursts and
+// Poisson arrivals take offsetDrawn.
+func (p *pubState) offset(k int64) int64 {
+	if p.spec.Arrival != ArrivalConstant {
+		return p.offsetDrawn(k)
+	}
+	return p.offsetConst(k)
+}
+
+// offsetConst is offset for constant arrivals.
+func (p *pubState) offsetConst(k int64) int64 { return int64(float64(k)*p.period + 0.5) }
+
+// offsetDrawn is offset for bursts (message k is due with the first of its burst: k - k mod
+// BurstSize periods) and Poisson arrivals: the sum of the gaps of messages 0 to k-1, each
+// drawn from k alone (gap), walked to from the last offset asked for, in whole ns so that
+// walking back and forth gives the same offsets. The schedule asks for the next message's
+// and for a due count near it, so a walk is mostly one step.
+func (p *pubState) offsetDrawn(k int64) int64 {
+	if p.spec.Arrival == ArrivalBurst {
+		n := int64(max(p.spec.BurstSize, 1))
+		return int64(float64(k-k%n)*p.period + 0.5)
+	}
+	c := p.drawn
+	for c.k < k {
+		c.off += p.gap(c.k)
+		c.k++
+	}
+	for c.k > k {
+		c.k--
+		c.off -= p.gap(c.k)
+	}
+	return c.off
+}
+
+// gap returns the gap in ns between p's Poisson messages k and k+1: an exponential draw of
+// mean period from a counter-based generator (splitmix64 of the seed and k), rounded to
+// the ns.
+func (p *pubState) gap(k int64) int64 {
+	z := arrivalSeed(p.number) + uint64(k+1)*0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	z ^= z >> 31
+	u := float64(z>>11+1) * (1.0 / (1 << 53)) // (0, 1]
+	return int64(-math.Log(u)*p.period + 0.5)
+}
+
+// arrivalSeed returns the seed of the Poisson draws of publisher number n: the same in
+// every run and shard.
+func arrivalSeed(n uint32) uint64 { return uint64(n)*0xd1b54a32d192ed03 + 0x2545f4914f6cdd1d }
 
 // skipTo moves p's schedule to message k (k greater than p.k): the messages passed are
 // unsent.
@@ -227,15 +309,15 @@ func (l *loop) publishDue(now int64) {
 		buf := l.out[:0]
 		marks := l.marks[:0]
 		for p.nextDue <= now && (stop == 0 || p.nextDue < stop) && len(buf) < maxBatch {
-			if p.qos > 0 && p.flN >= p.window {
+			if p.qos > 0 && p.flN >= int(p.window) {
 				l.holdPub(p, HoldFlowControl, now)
 				break
 			}
 			pk := l.message(p, p.seq, e.realEpoch+p.nextDue, 0, false, now)
 			if s.maxOut > 0 && codec.SizePublish(pk, codec.Version(s.version)) > int(s.maxOut) {
 				e.cfg.Observer.Unsent(l.idx, int(s.client), UnsentTooLarge, 1) // [MQTT-3.1.2-24]
-				if p.step(start); pr != nil {
-					p.nextDue = p.dueAt(pr, p.k)
+				if p.step(start); pr != nil || p.spec.Arrival != ArrivalConstant {
+					p.redue(start, pr)
 				}
 				if p.done {
 					break
@@ -254,8 +336,8 @@ func (l *loop) publishDue(now int64) {
 			marks = append(marks, queued{end: int64(len(buf)), due: p.nextDue,
 				lag: now - max(p.nextDue, p.heldUntil), pid: pk.ID, first: true})
 			p.seq++
-			if p.step(start); pr != nil {
-				p.nextDue = p.dueAt(pr, p.k)
+			if p.step(start); pr != nil || p.spec.Arrival != ArrivalConstant {
+				p.redue(start, pr)
 			}
 			if p.done {
 				break
@@ -268,7 +350,7 @@ func (l *loop) publishDue(now int64) {
 		if p.s != s || p.done {
 			continue
 		}
-		if p.qos > 0 && p.flN >= p.window {
+		if p.qos > 0 && p.flN >= int(p.window) {
 			l.holdPub(p, HoldFlowControl, max(p.nextDue, now)) // re-queued on its next ack
 			continue
 		}
@@ -464,7 +546,11 @@ func (l *loop) publisher(client int32, sp *PublishSpec) *pubState {
 	p := l.pubs[client]
 	if p == nil {
 		p = &pubState{spec: sp, client: client, heapIdx: -1, period: float64(time.Second) / sp.Rate,
-			topic: sp.Topic, phase: int64(sp.Phase), number: sp.Number, receivers: int32(sp.Receivers)}
+			topic: sp.Topic, phase: int64(sp.Phase), number: sp.Number, receivers: int32(sp.Receivers),
+			arrival: sp.Arrival}
+		if sp.Arrival == ArrivalPoisson {
+			p.drawn = &cursor{}
+		}
 		if sp.ResponseTopic == nil && sp.TopicSuffix == nil {
 			p.spec, p.topic = l.sharedSpec(sp), l.keepTopic(sp.Topic)
 		}
@@ -487,6 +573,8 @@ type specKey struct {
 	rate                          float64
 	count, payload, inflight, rnd int
 	props                         *codec.Properties
+	arrival                       byte
+	burst                         int
 }
 
 // sharedSpec returns the loop's one copy of the specs that differ from sp only in Topic,
@@ -495,7 +583,8 @@ type specKey struct {
 // tracks).
 func (l *loop) sharedSpec(sp *PublishSpec) *PublishSpec {
 	k := specKey{retain: sp.Retain, noAlias: sp.NoTopicAlias, qosLevel: sp.QoS, rate: sp.Rate, count: sp.Count,
-		payload: sp.PayloadSize, inflight: sp.MaxInflight, rnd: sp.RandN, props: sp.Props}
+		payload: sp.PayloadSize, inflight: sp.MaxInflight, rnd: sp.RandN, props: sp.Props,
+		arrival: sp.Arrival, burst: sp.BurstSize}
 	if c := l.specs[k]; c != nil {
 		return c
 	}
@@ -530,12 +619,12 @@ func (l *loop) startPublisher(s *session, sp *PublishSpec, receiveMax, aliasMax 
 	p.s = s
 	s.pub = p
 	p.alias, p.aliasSet = usesAlias(sp, aliasMax), false
-	p.window = sp.MaxInflight
+	p.window = int32(min(sp.MaxInflight, 65535))
 	if p.window <= 0 {
 		p.window = 1024
 	}
 	if receiveMax > 0 {
-		p.window = min(p.window, receiveMax)
+		p.window = int32(min(int(p.window), receiveMax))
 	}
 	if !present || s.flags&sfPersistent == 0 {
 		l.dropInflight(p)
@@ -704,7 +793,7 @@ func (l *loop) finishPublishing(interrupted bool) {
 			switch {
 			case !connected:
 				cause = UnsentDisconnected
-			case p.qos > 0 && p.flN >= p.window:
+			case p.qos > 0 && p.flN >= int(p.window):
 				cause = UnsentFlowControl
 			case s.unsent() > queueLimit:
 				cause = UnsentBackPressure
@@ -787,10 +876,10 @@ func (l *loop) acked(s *session, pid uint16, reason codec.ReasonCode) {
 	} else {
 		e.cfg.Observer.Acked(l.idx, int(s.client))
 	}
-	if p.holdFrom != 0 && p.hold == HoldFlowControl && p.flN < p.window {
+	if p.holdFrom != 0 && p.hold == HoldFlowControl && p.flN < int(p.window) {
 		l.unholdPub(p, e.now())
 	}
-	if p.heapIdx < 0 && !p.done && e.pubStart.Load() != 0 && p.flN < p.window {
+	if p.heapIdx < 0 && !p.done && e.pubStart.Load() != 0 && p.flN < int(p.window) {
 		l.heap.Push(p)
 	}
 }

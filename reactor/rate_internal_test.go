@@ -187,18 +187,8 @@ func TestPublishAllocsProfile(t *testing.T) {
 	if s.pub.k != 0 || s.pub.nextDue != base {
 		t.Fatalf("message %d next, due at %d; want 0 at the start %d", s.pub.k, s.pub.nextDue, base)
 	}
-	drain := make([]byte, 1<<20)
 	now := base
-	allocs := testing.AllocsPerRun(100, func() {
-		now += int64(200 * time.Microsecond)
-		l.publishDue(now)
-		for {
-			if _, err := unix.Read(peer, drain); err != nil {
-				break
-			}
-		}
-	})
-	if allocs != 0 {
+	if allocs := publishPassAllocs(l, peer, &now); allocs != 0 {
 		t.Errorf("%v allocations per publish pass under a rate profile", allocs)
 	}
 	// τ by 20.2 ms: 1 ms at 0.5, the pause, 20 ms over the ramp from 0 to 4, 14.4 ms at 2:
@@ -207,6 +197,21 @@ func TestPublishAllocsProfile(t *testing.T) {
 	if int64(s.pub.seq) != want || want != 3541 {
 		t.Errorf("published %d messages by start+%v, the profile schedules %d (want 3,541)", s.pub.seq, time.Duration(now-base), want)
 	}
+}
+
+// publishPassAllocs returns the allocations of a publish pass of l every 200 µs from *now
+// on (moved on), what was written read off peer.
+func publishPassAllocs(l *loop, peer int, now *int64) float64 {
+	drain := make([]byte, 1<<20)
+	return testing.AllocsPerRun(100, func() {
+		*now += int64(200 * time.Microsecond)
+		l.publishDue(*now)
+		for {
+			if _, err := unix.Read(peer, drain); err != nil {
+				break
+			}
+		}
+	})
 }
 
 // TestScheduleSpansRateTimesDuration: a publisher at r per second schedules exactly r x d

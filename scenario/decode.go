@@ -189,7 +189,7 @@ func setValue(dst any, value string, secret bool) (any, error) {
 		return parseJSON([]byte(t))
 	}
 	switch dst.(type) {
-	case *string, *Type, *Reconnect:
+	case *string, *Type, *Reconnect, *Arrival:
 		return value, nil
 	case *[]string, *[]Behaviour:
 		items := strings.Split(value, ",")
@@ -401,6 +401,8 @@ var groupFields = []field{
 	{name: "publish_properties", ptr: func(o any) any { return &o.(*Group).PublishProperties }},
 	{name: "client_id", ptr: func(o any) any { return &o.(*Group).ClientID }},
 	{name: "credentials_file", ptr: func(o any) any { return &o.(*Group).CredentialsFile }},
+	{name: "arrival", ptr: func(o any) any { return &o.(*Group).Arrival }},
+	{name: "burst_size", ptr: func(o any) any { return &o.(*Group).BurstSize }},
 }
 
 var serverFields = []field{
@@ -508,6 +510,13 @@ func decodeValue(dst, v any, path string, l *errList) {
 			return
 		}
 		*d = Reconnect(s)
+	case *Arrival:
+		s, ok := v.(string)
+		if !ok {
+			l.Add(path, "%s is not an arrival (want \"constant\", \"poisson\" or \"burst\")", show(v))
+			return
+		}
+		*d = Arrival(s)
 	case *bool:
 		b, ok := v.(bool)
 		if !ok {

@@ -35,6 +35,8 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 		PublishProperties any    `json:"publish_properties,omitempty"`
 		ClientID          string `json:"client_id,omitempty"`
 		CredentialsFile   string `json:"credentials_file,omitempty"`
+		Arrival           string `json:"arrival,omitempty"`
+		BurstSize         int    `json:"burst_size,omitempty"`
 	}
 	type jsonServer struct {
 		Hostname string   `json:"hostname"`
@@ -116,6 +118,8 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 			PublishProperties: props(g.PublishProperties),
 			ClientID:          g.ClientID,
 			CredentialsFile:   g.CredentialsFile,
+			Arrival:           string(g.Arrival),
+			BurstSize:         g.BurstSize,
 		}
 		switch g.ProtocolVersion {
 		case V31:
@@ -211,6 +215,8 @@ type jsonClientGroup struct {
 	Reconnect         string         `json:"reconnect,omitempty"`
 	ClientID          string         `json:"client_id,omitempty"`
 	CredentialsFile   string         `json:"credentials_file,omitempty"`
+	Arrival           string         `json:"arrival,omitempty"`
+	BurstSize         int            `json:"burst_size,omitempty"`
 }
 
 // marshalClientGroup returns the "groups" entry of g; jg is g's group as MarshalJSON
@@ -225,7 +231,8 @@ func marshalClientGroup(g *ClientGroup, jg any, props func([]Property) any) any 
 		ClientCount: g.ClientCount, QoS: g.QoS, CleanSession: g.CleanSession, KeepAlive: g.KeepAlive.Seconds(),
 		Filters: g.Filters, ResponseTopic: g.ResponseTopic, Retain: g.Retain, NoLocal: g.NoLocal, RetainAsPublished: g.RetainAsPublished,
 		RetainHandling: g.RetainHandling, ConnectProperties: props(g.ConnectProperties), PublishProperties: props(g.PublishProperties),
-		ClientID: g.ClientID, CredentialsFile: g.CredentialsFile}
+		ClientID: g.ClientID, CredentialsFile: g.CredentialsFile,
+		Arrival: string(g.Arrival), BurstSize: g.BurstSize}
 	for _, b := range g.Behaviours {
 		out.Behaviours = append(out.Behaviours, string(b))
 	}

@@ -92,7 +92,9 @@ type Client struct {
 	Rate float64
 	// Phase is the offset of its first message from the start of publishing: publisher k of
 	// P is due at Phase + n/Rate with Phase = k/P/Rate, so that the P schedules interleave
-	// and the aggregate rate is smooth.
+	// and the aggregate rate is smooth (of arrival "burst", k/P of a burst's interval, so
+	// that the bursts interleave; of arrival "poisson", message 0 is due at Phase and the
+	// gaps are drawn).
 	Phase time.Duration
 	// Receivers is how many copies of each of its messages the broker should deliver: one
 	// per subscriber with a matching filter, one per share group with a matching shared
@@ -363,6 +365,9 @@ func (p *Plan) Client(i int) Client {
 		c.Topic = pg.pub.expand(j, g.IDPrefix)
 		c.Rate = g.PublishRate
 		c.Phase = g.Start + time.Duration(float64(j)/float64(pg.pubs)/g.PublishRate*float64(time.Second))
+		if g.Arrival == ArrivalBurst { // the bursts interleave over a burst's interval
+			c.Phase = g.Start + time.Duration(float64(j)/float64(pg.pubs)*float64(g.BurstSize)/g.PublishRate*float64(time.Second))
+		}
 		if g.ExpectDelivery {
 			c.Receivers = sh.m.deliveries(c.Topic)
 			if seg.role == RoleRequester {

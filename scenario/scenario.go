@@ -172,7 +172,30 @@ type Group struct {
 	// per-client usernames and passwords (see credentials.go), the scenario's when empty.
 	ClientID        string
 	CredentialsFile string
+	// Arrival ("arrival", publishers only) is how a publisher's messages fall due at its
+	// mean rate (publish_rate): "constant" (the default, "" too), "poisson" or "burst".
+	Arrival Arrival
+	// BurstSize ("burst_size") is the messages of one burst of arrival "burst": they fall
+	// due at once, every BurstSize/publish_rate seconds.
+	BurstSize int
 }
+
+// Arrival says how a publisher's messages fall due at its mean rate.
+type Arrival string
+
+// Arrivals.
+const (
+	// ArrivalConstant: one message every 1/rate (the default).
+	ArrivalConstant Arrival = "constant"
+	// ArrivalPoisson: gaps drawn from an exponential distribution of mean 1/rate, the
+	// same draws in every run and shard (a generator seeded by the publisher's number).
+	ArrivalPoisson Arrival = "poisson"
+	// ArrivalBurst: burst_size messages at once, every burst_size/rate.
+	ArrivalBurst Arrival = "burst"
+)
+
+// MaxBurstSize is the most messages one burst holds.
+const MaxBurstSize = 1_000_000
 
 // Server says where the broker is. An empty Hostname and no Brokers mean "no broker given":
 // mqblast run then starts the embedded broker.

@@ -206,6 +206,35 @@ var (
 	}
 )
 
+// checkArrival checks a group's arrival and burst size; pub says whether it publishes,
+// noPublish what to say if not.
+func checkArrival(l *errList, gp string, g *Group, pub bool, noPublish string) {
+	switch g.Arrival {
+	case "", ArrivalConstant, ArrivalPoisson, ArrivalBurst:
+		if g.Arrival != "" && g.Arrival != ArrivalConstant && !pub {
+			l.Add(gp+"arrival", "%s, but %s", show(string(g.Arrival)), noPublish)
+		}
+	default:
+		l.Add(gp+"arrival", "%s is not an arrival (want \"constant\", \"poisson\" or \"burst\")", show(string(g.Arrival)))
+	}
+	switch {
+	case g.BurstSize < 0 || g.BurstSize > MaxBurstSize:
+		l.Add(gp+"burst_size", "%d is not a burst size (want 1 to %d messages)", g.BurstSize, MaxBurstSize)
+	case g.Arrival == ArrivalBurst && g.BurstSize == 0:
+		l.Add(gp+"burst_size", "missing: arrival \"burst\" needs the messages of one burst (1 to %d)", MaxBurstSize)
+	case g.BurstSize != 0 && g.Arrival != ArrivalBurst:
+		l.Add(gp+"burst_size", "%d, but arrival is %s (burst_size is for arrival \"burst\")", g.BurstSize, show(string(g.arrival())))
+	}
+}
+
+// arrival returns g's arrival, "constant" when not given.
+func (g *Group) arrival() Arrival {
+	if g.Arrival == "" {
+		return ArrivalConstant
+	}
+	return g.Arrival
+}
+
 // entryAt returns where "groups" entry g stands, at path.
 func entryAt(path string, g *ClientGroup) groupAt {
 	return groupAt{path: path, filters: "filters", sends: g.Publishes(), receives: g.Subscribes(), words: &entryWords}
@@ -389,6 +418,7 @@ func (s *Scenario) checkGroup(l *errList, at groupAt, g *ClientGroup) {
 	if !at.sends && len(g.PublishProperties) > 0 {
 		l.Add(gp+"publish_properties", "given, but %s", w.noPublish)
 	}
+	checkArrival(l, gp, &g.Group, pub, w.noPublish)
 	if !pub && !g.ExpectDelivery {
 		l.Add(gp+"expect_delivery", "false, but the group publishes nothing")
 	}
