@@ -128,7 +128,14 @@ func writeGroups(w io.Writer, sh *planShared) {
 		line := fmt.Sprintf("    %-12s %s (%s), MQTT %s, keepalive %s", termtext.Line(g.Name), clients(g.ClientCount),
 			strings.Join(bs, "+"), g.ProtocolVersion, span(g.KeepAlive))
 		if g.Publishes() {
-			line += fmt.Sprintf("; %d publishing %s/s QoS %d to %s", g.Publishers(), trim(g.PublishRate), g.QoS,
+			rate := trim(g.PublishRate) + "/s"
+			switch g.Arrival {
+			case ArrivalPoisson:
+				rate += " Poisson"
+			case ArrivalBurst:
+				rate += fmt.Sprintf(" in bursts of %d", g.BurstSize)
+			}
+			line += fmt.Sprintf("; %d publishing %s QoS %d to %s", g.Publishers(), rate, g.QoS,
 				strconv.Quote(termtext.Line(g.Topics[0])))
 			if g.Start > 0 {
 				line += " from +" + span(g.Start)

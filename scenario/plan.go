@@ -573,8 +573,8 @@ func (p *Plan) Estimate() Estimate {
 		}
 		g := sh.groups[seg.gid]
 		n := seg.hi - seg.lo
-		if sh.g[seg.gid].pub.indexed {
-			e.Topics += n
+		if t := &sh.g[seg.gid].pub; t.indexed {
+			e.Topics += t.distinct(n)
 		} else {
 			e.Topics = max(e.Topics, 1)
 		}

@@ -19,12 +19,30 @@ const (
 	phNone byte = iota
 	phIndex
 	phID
+	phIndexMod // $clientindex%N: the index modulo part.mod
 )
 
 // part is a piece of a topic template: literal text or a placeholder.
 type part struct {
 	lit string
 	ph  byte
+	mod int // phIndexMod's N (0: a modulo 0, which validation refuses)
+}
+
+// modulo returns the N of a "%N" at the start of s (the digits after "$clientindex") and
+// its length; n is 0 when s holds no "%" and digit. N is capped above the largest index.
+func modulo(s string) (mod, n int) {
+	if len(s) < 2 || s[0] != '%' || s[1] < '0' || s[1] > '9' {
+		return 0, 0
+	}
+	n = 1
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		if mod < 1e12 {
+			mod = mod*10 + int(s[n]-'0')
+		}
+		n++
+	}
+	return mod, n
 }
 
 // template is a compiled topic template.
@@ -53,10 +71,13 @@ func splitParts(s string) []part {
 			break
 		}
 		var ph byte
-		var n int
+		var n, mod int
 		switch {
 		case strings.HasPrefix(s[i:], PlaceholderIndex):
 			ph, n = phIndex, len(PlaceholderIndex)
+			if m, k := modulo(s[i+n:]); k > 0 {
+				ph, mod, n = phIndexMod, m, n+k
+			}
 		case strings.HasPrefix(s[i:], PlaceholderID):
 			ph, n = phID, len(PlaceholderID)
 		default:
@@ -67,7 +88,7 @@ func splitParts(s string) []part {
 		if i > 0 {
 			out = append(out, part{lit: s[:i]})
 		}
-		out = append(out, part{ph: ph})
+		out = append(out, part{ph: ph, mod: mod})
 		s = s[i+n:]
 	}
 	if s != "" {
@@ -96,12 +117,43 @@ func appendParts(dst []byte, parts []part, j int, prefix string) []byte {
 			dst = append(dst, p.lit...)
 		case phIndex:
 			dst = strconv.AppendInt(dst, int64(j), 10)
+		case phIndexMod:
+			dst = strconv.AppendInt(dst, int64(j%max(p.mod, 1)), 10)
 		case phID:
 			dst = append(dst, prefix...)
 			dst = strconv.AppendInt(dst, int64(j), 10)
 		}
 	}
 	return dst
+}
+
+// moduloOf returns the N of the template's first modulo placeholder ($clientindex%N), -1
+// when it holds none.
+func (t *template) moduloOf() int {
+	for _, p := range t.parts {
+		if p.ph == phIndexMod {
+			return p.mod
+		}
+	}
+	return -1
+}
+
+// distinct returns how many distinct topics the template gives clients 0..n-1: 1 without a
+// placeholder, n with one that names the client, at most N when each is modulo N.
+func (t *template) distinct(n int) int {
+	if !t.indexed {
+		return 1
+	}
+	d := 1
+	for _, p := range t.parts {
+		switch p.ph {
+		case phIndex, phID:
+			return n
+		case phIndexMod:
+			d = max(d, min(n, max(p.mod, 1)))
+		}
+	}
+	return d
 }
 
 func (t *template) expand(j int, prefix string) string {
@@ -352,6 +404,9 @@ func (t *template) avgLen(n int, prefix string) float64 {
 			l += float64(len(p.lit))
 		case phIndex:
 			l += num
+		case phIndexMod:
+			m := min(n, max(p.mod, 1))
+			l += float64(totalDigits(m)) / float64(m)
 		case phID:
 			l += float64(len(prefix)) + num
 		}

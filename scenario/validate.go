@@ -296,6 +296,9 @@ func (s *Scenario) checkGroup(l *errList, at groupAt, g *ClientGroup) {
 		l.Add(gp+"topics", "%d topics given; %s publishes to one topic template", len(g.Topics), w.oneTopic)
 	default:
 		t := compileTemplate(g.Topics[0])
+		if err := checkModulo(&t, !g.has(BehaviourRoundTrip), "a round-trip topic is also its client's filter"); err != nil {
+			l.Add(gp+"topics", "%s %v", show(g.Topics[0]), err)
+		}
 		for _, j := range []int{0, count - 1} {
 			if err := checkTopicName(t.expand(j, g.IDPrefix)); err != nil {
 				l.Add(gp+"topics", "%s %v", show(g.Topics[0]), err)
@@ -314,6 +317,9 @@ func (s *Scenario) checkGroup(l *errList, at groupAt, g *ClientGroup) {
 		l.Add(gp+"response_topic", "missing (want each client's own topic for its responses, e.g. \"rpc/responses/$clientid\")")
 	case g.has(BehaviourRequest):
 		t := compileTemplate(g.ResponseTopic)
+		if err := checkModulo(&t, false, "a response topic is its requester's own filter"); err != nil {
+			l.Add(gp+"response_topic", "%s %v", show(g.ResponseTopic), err)
+		}
 		for _, j := range []int{0, count - 1} {
 			if err := checkTopicName(t.expand(j, g.IDPrefix)); err != nil {
 				l.Add(gp+"response_topic", "%s %v", show(g.ResponseTopic), err)
@@ -349,6 +355,9 @@ func (s *Scenario) checkGroup(l *errList, at groupAt, g *ClientGroup) {
 		for i, raw := range g.Filters {
 			t := compileTemplate(raw)
 			err := checkFilter(raw)
+			if err == nil {
+				err = checkModulo(&t, false, "a filter's placeholders name one client each")
+			}
 			for _, j := range []int{0, count - 1} {
 				if err == nil {
 					err = checkFilter(t.expand(j, g.IDPrefix))
@@ -634,6 +643,21 @@ func PasswordPath(path string) (group string, ok bool) {
 	}
 	f, _, err := new(Scenario).lookup(path)
 	return "", err == nil && f.secret
+}
+
+// checkModulo checks the modulo placeholders ($clientindex%N) of template t: N at least 1,
+// and none where allowed is false (why says why not).
+func checkModulo(t *template, allowed bool, why string) error {
+	for _, p := range t.parts {
+		switch {
+		case p.ph != phIndexMod:
+		case p.mod < 1:
+			return errors.New("has $clientindex%0: a modulo must be 1 or more")
+		case !allowed:
+			return fmt.Errorf("has $clientindex%%%d, a modulo, which only the topics a group publishes to may hold (%s)", p.mod, why)
+		}
+	}
+	return nil
 }
 
 // checkReach reports a publishing group, expected to deliver, whose first or last

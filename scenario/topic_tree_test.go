@@ -1,0 +1,95 @@
+package scenario
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestTopicTreeModulo: a topic template with $clientindex%N builds a tree, and the plan's
+// expected copies follow the expanded topics exactly: a device's receivers are the
+// subscribers whose filters match its own topic, and each subscriber's streams are the
+// devices whose topics match.
+func TestTopicTreeModulo(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("testdata/good/topic-tree.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Parse("topic-tree.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// By hand: site3 takes j%5 == 3, each line1 client j%2 == 1, all every device, one
+	// device 14.
+	matches := func(group string, j int) bool {
+		switch group {
+		case "site3":
+			return j%5 == 3
+		case "line1":
+			return j%2 == 1
+		case "all":
+			return true
+		case "one":
+			return j == 14
+		}
+		return false
+	}
+	var devices []Client
+	var subs []int
+	for i := range p.Len() {
+		c := p.Client(i)
+		switch {
+		case c.GroupName == "bursts":
+		case c.Role.Publishes():
+			devices = append(devices, c)
+		default:
+			subs = append(subs, i)
+		}
+	}
+	if len(devices) != 50 || len(subs) != 5 {
+		t.Fatalf("%d devices, %d subscribers", len(devices), len(subs))
+	}
+	total := 0
+	for _, d := range devices {
+		want := fmt.Sprintf("site/%d/line/%d/dev/%d", d.Index%5, d.Index%2, d.Index)
+		if d.Topic != want {
+			t.Errorf("device %d publishes to %q, want %q", d.Index, d.Topic, want)
+		}
+		receivers := 0
+		for _, i := range subs {
+			c := p.Client(i)
+			expect := matches(c.GroupName, d.Index)
+			if expect {
+				receivers++
+			}
+			kind, _ := p.Stream(i, d.Number)
+			if (kind == StreamExpected) != expect {
+				t.Errorf("subscriber %s/%d, device %d (%s): stream %v, want expected %v", c.GroupName, c.Index, d.Index, d.Topic, kind, expect)
+			}
+		}
+		if d.Receivers != receivers {
+			t.Errorf("device %d (%s): %d receivers, want %d", d.Index, d.Topic, d.Receivers, receivers)
+		}
+		total += receivers
+	}
+	// 10 for site3, 25 x 2 for line1, 50 for all, 1 for one.
+	if total != 111 {
+		t.Errorf("%d expected streams, want 111", total)
+	}
+	if e := p.Estimate(); e.Topics != 52 || int(e.ReceivePerSec) != 111*20 {
+		t.Errorf("estimate: %d topics, %v deliveries/s; want 52 and %d", e.Topics, e.ReceivePerSec, 111*20)
+	}
+	// Ten sites' worth of devices on 5 topics: the estimate counts distinct topics.
+	s2, _ := Parse("topic-tree.json", []byte(strings.Replace(string(data), `line/$clientindex%2/dev/$clientindex`, `x`, 1)))
+	if p2, err := NewPlan(s2); err != nil {
+		t.Fatal(err)
+	} else if e := p2.Estimate(); e.Topics != 5+2 {
+		t.Errorf("site/$clientindex%%5/x: estimate of %d topics, want 5", e.Topics)
+	}
+}
