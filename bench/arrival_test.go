@@ -20,6 +20,7 @@ import (
 type arrivalSeen struct {
 	at, due int64
 	seq     uint32
+	topic   string
 }
 
 // arrivalCollector subscribes a paho.golang client outside the run to filter on addr and
@@ -36,7 +37,7 @@ func arrivalCollector(t *testing.T, addr, filter string) func() map[uint32][]arr
 		}
 		due := int64(binary.BigEndian.Uint64(p.Payload[0:8]) >> 16)
 		mu.Lock()
-		got[pub] = append(got[pub], arrivalSeen{at: at, due: due, seq: seq})
+		got[pub] = append(got[pub], arrivalSeen{at: at, due: due, seq: seq, topic: p.Topic})
 		mu.Unlock()
 	})
 	return func() map[uint32][]arrivalSeen {

@@ -109,6 +109,12 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 					Number: c.Number, Receivers: c.Receivers, Props: pubProps[c.Group],
 					MaxInflight: par.MaxInflight, BurstSize: c.Group.BurstSize,
 				}
+				if len(c.Topics) > 1 {
+					spec.Publish.Topic, spec.Publish.RandN, spec.Publish.TopicSuffix = []byte(c.Topics[0]), 0, nil
+					for _, t := range c.Topics {
+						spec.Publish.Topics = append(spec.Publish.Topics, []byte(t))
+					}
+				}
 				switch c.Group.Arrival {
 				case scenario.ArrivalPoisson:
 					spec.Publish.Arrival = reactor.ArrivalPoisson

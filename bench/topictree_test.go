@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/mqblast/mqblast/internal/testbroker"
 )
@@ -40,5 +42,52 @@ func TestTopicTreeWildcards(t *testing.T) {
 			}
 		}
 		t.Logf("group %s: delivered %d", g.Name, g.Delivered)
+	}
+}
+
+// topicCycleRun: 6 devices each cycle over three topics of their own (a range); the run's
+// subscribers take whole devices: one subscriber per device (cyc/$clientindex/+) and one
+// of everything.
+const topicCycleRun = `{
+  "name": "cycle",
+  "groups": [
+    {"name": "devices", "behaviours": "publish", "client_count": 6, "qos": 1, "topics": "cyc/$clientindex/ch{1..3}"},
+    {"name": "each", "behaviours": "subscribe", "client_count": 6, "qos": 1, "filters": "cyc/$clientindex/+"},
+    {"name": "all", "behaviours": "subscribe", "client_count": 1, "qos": 1, "filters": "cyc/#"}
+  ],
+  "parameters": {"publish_rate": 30, "duration_sec": 2, "warmup_sec": 0.5, "drain_sec": 2, "message_count": 45}
+}`
+
+// TestTopicCycle: a publisher cycles over its topics by sequence number (a subscriber
+// outside the run sees message n on ch(n mod 3 + 1)), and the run's wildcard subscribers
+// receive every expected copy: 6 x 45 messages, 2 copies each, 0 lost.
+func TestTopicCycle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs against Mosquitto")
+	}
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	outside := arrivalCollector(t, m.Addr, "cyc/#")
+	res := runJSON(t, m.Addr, topicCycleRun, nil)
+	msg := res.Messages
+	if msg.Published != 270 || msg.Expected != 540 || msg.Received != msg.Expected || msg.Lost != 0 {
+		t.Errorf("published %d expected %d received %d lost %d; want 270, 540, all received", msg.Published, msg.Expected, msg.Received, msg.Lost)
+	}
+	var seen map[uint32][]arrivalSeen
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if seen = outside(); len(seen) == 6 && len(seen[5]) == 45 || time.Now().After(deadline) {
+			break
+		}
+	}
+	n := 0
+	for pub, v := range seen {
+		for _, a := range v {
+			n++
+			if want := fmt.Sprintf("cyc/%d/ch%d", pub, a.seq%3+1); a.topic != want {
+				t.Errorf("publisher %d's message %d on %q, want %q", pub, a.seq, a.topic, want)
+			}
+		}
+	}
+	if n != 270 {
+		t.Errorf("the outside subscriber saw %d messages, want 270", n)
 	}
 }

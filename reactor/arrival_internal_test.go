@@ -156,12 +156,13 @@ func TestBurstGroups(t *testing.T) {
 	}
 }
 
-// TestPublishAllocsArrivals: a publish pass of Poisson or burst arrivals allocates nothing
-// and sends what the schedule makes due.
+// TestPublishAllocsArrivals: a publish pass of Poisson or burst arrivals, or of topics to
+// cycle over, allocates nothing and sends what the schedule makes due.
 func TestPublishAllocsArrivals(t *testing.T) {
 	for _, sp := range []*PublishSpec{
 		{Topic: []byte("bench/p"), Rate: 1e5, PayloadSize: 32, Receivers: 1, Arrival: ArrivalPoisson, Number: 3},
 		{Topic: []byte("bench/b"), Rate: 1e5, PayloadSize: 32, Receivers: 1, Arrival: ArrivalBurst, BurstSize: 50},
+		{Rate: 1e5, PayloadSize: 32, Receivers: 1, Topics: [][]byte{[]byte("bench/c/1"), []byte("bench/c/2"), []byte("bench/c/3")}},
 	} {
 		l, s, peer := testSession(t, 5)
 		base := l.e.now() + int64(50*time.Millisecond)

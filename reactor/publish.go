@@ -40,6 +40,10 @@ type PublishSpec struct {
 	// messages due at once every BurstSize/Rate). The mean rate is Rate in each.
 	Arrival   byte
 	BurstSize int // messages per burst (ArrivalBurst; >= 1)
+	// Topics, when it holds more than one, are the topics the publisher cycles over: its
+	// message with sequence number n goes to Topics[n mod len(Topics)] (Topic is ignored;
+	// topic aliases are then off). Each must reach the same receivers.
+	Topics [][]byte
 }
 
 // Arrivals of PublishSpec.Arrival.
@@ -62,7 +66,7 @@ const (
 type pubState struct {
 	// spec is what the publisher shares with its group: its loop's one copy of the specs
 	// that differ only in the per-client fields below (loop.sharedSpec), or its own when
-	// it carries a Response Topic or a topic suffix. Its Topic, Number, Phase and
+	// it carries a Response Topic, a topic suffix or topics to cycle over. Its Topic, Number, Phase and
 	// Receivers are not read: topic, number, phase and receivers are.
 	spec      *PublishSpec
 	s         *session // nil while disconnected
@@ -393,6 +397,9 @@ func (l *loop) message(p *pubState, seq uint32, due int64, pid uint16, dup bool,
 	if p.noRetain {
 		pk.Retain = false
 	}
+	if n := len(sp.Topics); n > 1 {
+		pk.Topic = sp.Topics[seq%uint32(n)]
+	}
 	if sp.RandN > 0 {
 		l.topic = append(l.topic[:0], p.topic...)
 		l.topic = strconv.AppendInt(l.topic, int64(rand.IntN(sp.RandN)+1), 10)
@@ -439,7 +446,7 @@ func setRequest(pk *codec.Publish, sp *PublishSpec, corr []byte) {
 // usesAlias reports whether sp's messages use topic alias 1 on a connection whose broker
 // takes aliasMax aliases (5.0 Topic Alias Maximum; 0 when not given).
 func usesAlias(sp *PublishSpec, aliasMax int) bool {
-	return aliasMax >= 1 && !sp.NoTopicAlias && sp.RandN == 0
+	return aliasMax >= 1 && !sp.NoTopicAlias && sp.RandN == 0 && len(sp.Topics) < 2
 }
 
 // sendPublish writes b, publisher p's messages encoded into l.out and delimited by marks,
@@ -551,7 +558,7 @@ func (l *loop) publisher(client int32, sp *PublishSpec) *pubState {
 		if sp.Arrival == ArrivalPoisson {
 			p.drawn = &cursor{}
 		}
-		if sp.ResponseTopic == nil && sp.TopicSuffix == nil {
+		if sp.ResponseTopic == nil && sp.TopicSuffix == nil && len(sp.Topics) < 2 {
 			p.spec, p.topic = l.sharedSpec(sp), l.keepTopic(sp.Topic)
 		}
 		if l.pubs == nil {
@@ -566,7 +573,7 @@ func (l *loop) publisher(client int32, sp *PublishSpec) *pubState {
 }
 
 // specKey is what a group's publishers share of their PublishSpec: all but Topic, Number,
-// Phase and Receivers (a spec with a Response Topic or a topic suffix is not shared).
+// Phase and Receivers (a spec with a Response Topic, a topic suffix or topics to cycle over is not shared).
 type specKey struct {
 	retain, noAlias               bool
 	qosLevel                      byte

@@ -212,14 +212,14 @@ func TestPublishersShareSpec(t *testing.T) {
 
 // TestSharedSpecKeysEveryField: publishers share a spec only when theirs differ in nothing
 // but topic, number, phase and receivers. Every other field of PublishSpec, one added later
-// too, changed alone gives a spec of its own; a spec with a Response Topic or a topic suffix
-// is never shared.
+// too, changed alone gives a spec of its own; a spec with a Response Topic, a topic suffix or
+// topics to cycle over is never shared.
 func TestSharedSpecKeysEveryField(t *testing.T) {
 	l := testLoop(t)
 	base := PublishSpec{Rate: 10, PayloadSize: 16}
 	shared := l.sharedSpec(&base)
 	perClient := map[string]bool{"Topic": true, "Number": true, "Phase": true, "Receivers": true}
-	own := map[string]bool{"ResponseTopic": true, "TopicSuffix": true}
+	own := map[string]bool{"ResponseTopic": true, "TopicSuffix": true, "Topics": true}
 	typ := reflect.TypeFor[PublishSpec]()
 	for i := range typ.NumField() {
 		f := typ.Field(i)
@@ -235,6 +235,10 @@ func TestSharedSpecKeysEveryField(t *testing.T) {
 		case reflect.Float64:
 			v.SetFloat(v.Float() + 1)
 		case reflect.Slice:
+			if f.Type == reflect.TypeFor[[][]byte]() {
+				v.Set(reflect.ValueOf([][]byte{[]byte("x"), []byte("y")}))
+				break
+			}
 			v.Set(reflect.ValueOf([]byte("x")))
 		case reflect.Pointer:
 			v.Set(reflect.New(f.Type.Elem()))

@@ -137,6 +137,9 @@ func writeGroups(w io.Writer, sh *planShared) {
 			}
 			line += fmt.Sprintf("; %d publishing %s QoS %d to %s", g.Publishers(), rate, g.QoS,
 				strconv.Quote(termtext.Line(g.Topics[0])))
+			if cycle, _ := topicCycle(g.Topics); len(cycle) > 1 {
+				line += fmt.Sprintf(" and %d more, in turn", len(cycle)-1)
+			}
 			if g.Start > 0 {
 				line += " from +" + span(g.Start)
 			}

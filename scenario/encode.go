@@ -196,7 +196,7 @@ type jsonClientGroup struct {
 	CleanSession      bool           `json:"clean_session"`
 	SessionExpiry     *float64       `json:"session_expiry_sec,omitempty"`
 	KeepAlive         float64        `json:"keep_alive_sec"`
-	Topics            string         `json:"topics,omitempty"`
+	Topics            any            `json:"topics,omitempty"`
 	Filters           []string       `json:"filters,omitempty"`
 	ResponseTopic     string         `json:"response_topic,omitempty"`
 	Fraction          *float64       `json:"fraction,omitempty"`
@@ -243,8 +243,12 @@ func marshalClientGroup(g *ClientGroup, jg any, props func([]Property) any) any 
 	if g.given&cgGivenReconnect != 0 {
 		out.Reconnect = string(g.Reconnect)
 	}
-	if len(g.Topics) > 0 {
+	switch len(g.Topics) {
+	case 0:
+	case 1:
 		out.Topics = g.Topics[0]
+	default:
+		out.Topics = g.Topics
 	}
 	if g.Publishes() {
 		rate, size := g.PublishRate, g.PayloadSize

@@ -82,7 +82,11 @@ type Client struct {
 	// for the others, whose broker is Broker.
 	OwnBroker int
 	Topic     string // the topic it publishes to, expanded; "" if it does not publish
-	Filters   []string
+	// Topics, when it publishes to more than one topic, are the topics it cycles over,
+	// expanded (Topic is the first): its message with sequence number n goes to
+	// Topics[n mod len(Topics)]. Each reaches the same receivers.
+	Topics  []string
+	Filters []string
 	// ResponseTopic is a requester's own response topic, expanded: its requests carry it
 	// and it subscribes to it; "" for the other roles.
 	ResponseTopic string
@@ -180,7 +184,10 @@ type planGroup struct {
 	// expiry among the CONNECT properties.
 	conf *Group
 
-	pub     template // the topic it publishes to (zero for a group that does not publish)
+	pub template // the topic it publishes to (zero for a group that does not publish)
+	// cycle are the topics its publishers cycle over, pub first, when more than one (nil
+	// otherwise); each of a publisher's topics reaches the same receivers (validated).
+	cycle   []template
 	resp    template // a request group's response topic (zero for the others)
 	pubBase int      // its first publisher number
 	pubs    int      // its publishers
@@ -248,6 +255,12 @@ func (p *Plan) layOut(groups []*ClientGroup) {
 		}
 		if g.Publishes() {
 			pg.pub = compileTemplate(g.Topics[0])
+			if cycle, _ := topicCycle(g.Topics); len(cycle) > 1 {
+				for _, raw := range cycle {
+					pg.cycle = append(pg.cycle, compileTemplate(raw))
+				}
+				pg.pub = pg.cycle[0]
+			}
 		}
 		if g.has(BehaviourRequest) {
 			pg.resp = compileTemplate(g.ResponseTopic)
@@ -363,6 +376,12 @@ func (p *Plan) Client(i int) Client {
 	if seg.role.Publishes() {
 		c.Number = uint32(pg.pubBase + j)
 		c.Topic = pg.pub.expand(j, g.IDPrefix)
+		if len(pg.cycle) > 1 {
+			c.Topics = make([]string, len(pg.cycle))
+			for k := range pg.cycle {
+				c.Topics[k] = pg.cycle[k].expand(j, g.IDPrefix)
+			}
+		}
 		c.Rate = g.PublishRate
 		c.Phase = g.Start + time.Duration(float64(j)/float64(pg.pubs)/g.PublishRate*float64(time.Second))
 		if g.Arrival == ArrivalBurst { // the bursts interleave over a burst's interval
@@ -573,9 +592,14 @@ func (p *Plan) Estimate() Estimate {
 		}
 		g := sh.groups[seg.gid]
 		n := seg.hi - seg.lo
-		if t := &sh.g[seg.gid].pub; t.indexed {
-			e.Topics += t.distinct(n)
-		} else {
+		switch pg := &sh.g[seg.gid]; {
+		case len(pg.cycle) > 1:
+			for k := range pg.cycle {
+				e.Topics += pg.cycle[k].distinct(n)
+			}
+		case pg.pub.indexed:
+			e.Topics += pg.pub.distinct(n)
+		default:
 			e.Topics = max(e.Topics, 1)
 		}
 		rate := float64(n) * g.PublishRate

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -421,4 +422,65 @@ func totalDigits(n int) int {
 		total += (min(n, end) - lo) * d // the d-digit numbers [lo, end)
 	}
 	return total
+}
+
+// MaxTopicCycle is the most topics one publisher cycles over.
+const MaxTopicCycle = 1000
+
+// rangeAt finds the first range "{A..B}" in s (A and B decimal, A ≤ B for a valid one): its
+// position, length and bounds; n is 0 when s holds none.
+func rangeAt(s string) (i, n, a, b int) {
+	for off := 0; ; {
+		k := strings.IndexByte(s[off:], '{')
+		if k < 0 {
+			return 0, 0, 0, 0
+		}
+		i = off + k
+		body, _, ok := strings.Cut(s[i+1:], "}")
+		lo, hi, dots := strings.Cut(body, "..")
+		if ok && dots && allDigits(lo) && allDigits(hi) && len(lo) <= 9 && len(hi) <= 9 {
+			a, _ = strconv.Atoi(lo)
+			b, _ = strconv.Atoi(hi)
+			return i, len(body) + 2, a, b
+		}
+		off = i + 1
+	}
+}
+
+func allDigits(s string) bool {
+	for i := range len(s) {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// topicCycle returns the topic templates a publisher cycles over, in order: each of
+// topics, a range "{A..B}" in one expanded to A, A+1, ..., B.
+func topicCycle(topics []string) ([]string, error) {
+	var out []string
+	for _, t := range topics {
+		i, n, a, b := rangeAt(t)
+		if n == 0 {
+			out = append(out, t)
+			continue
+		}
+		if _, m, _, _ := rangeAt(t[i+n:]); m > 0 {
+			return nil, fmt.Errorf("%s holds two ranges (one {A..B} a topic)", strconv.Quote(t))
+		}
+		if a > b {
+			return nil, fmt.Errorf("%s has the range {%d..%d}, which is empty (want {A..B} with A ≤ B)", strconv.Quote(t), a, b)
+		}
+		if b-a >= MaxTopicCycle {
+			return nil, fmt.Errorf("%s has a range of %d topics (max %d)", strconv.Quote(t), b-a+1, MaxTopicCycle)
+		}
+		for v := a; v <= b; v++ {
+			out = append(out, t[:i]+strconv.Itoa(v)+t[i+n:])
+		}
+	}
+	if len(out) > MaxTopicCycle {
+		return nil, fmt.Errorf("%d topics to cycle over (max %d)", len(out), MaxTopicCycle)
+	}
+	return out, nil
 }

@@ -292,8 +292,27 @@ func (s *Scenario) checkGroup(l *errList, at groupAt, g *ClientGroup) {
 	case !pub:
 	case len(g.Topics) == 0:
 		l.Add(gp+"topics", "missing (want %s)", w.topicWant)
-	case len(g.Topics) > 1:
-		l.Add(gp+"topics", "%d topics given; %s publishes to one topic template", len(g.Topics), w.oneTopic)
+	case (len(g.Topics) > 1 || hasRange(g.Topics)) && (g.has(BehaviourRoundTrip) || g.has(BehaviourRequest)):
+		l.Add(gp+"topics", "%d topics given; a round-trip or request client publishes to one topic template", len(g.Topics))
+	case len(g.Topics) > 1 || hasRange(g.Topics):
+		cycle, err := topicCycle(g.Topics)
+		if err != nil {
+			l.Add(gp+"topics", "%v", err)
+			break
+		}
+		for _, raw := range cycle {
+			t := compileTemplate(raw)
+			err := checkModulo(&t, true, "")
+			for _, j := range []int{0, count - 1} {
+				if err == nil {
+					err = checkTopicName(t.expand(j, g.IDPrefix))
+				}
+			}
+			if err != nil {
+				l.Add(gp+"topics", "%s %v", show(raw), err)
+				break
+			}
+		}
 	default:
 		t := compileTemplate(g.Topics[0])
 		if err := checkModulo(&t, !g.has(BehaviourRoundTrip), "a round-trip topic is also its client's filter"); err != nil {
@@ -645,6 +664,16 @@ func PasswordPath(path string) (group string, ok bool) {
 	return "", err == nil && f.secret
 }
 
+// hasRange reports whether a topic template holds a range {A..B}.
+func hasRange(topics []string) bool {
+	for _, t := range topics {
+		if _, n, _, _ := rangeAt(t); n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // checkModulo checks the modulo placeholders ($clientindex%N) of template t: N at least 1,
 // and none where allowed is false (why says why not).
 func checkModulo(t *template, allowed bool, why string) error {
@@ -677,6 +706,11 @@ func (s *Scenario) checkReach(l *errList, groups []*ClientGroup, at func(i int) 
 				a := at(i)
 				l.Add(a.path+".topics", "%s "+a.words.noReach, show(topic), j)
 				break
+			}
+		}
+		if cycle, err := topicCycle(g.Topics); err == nil && len(cycle) > 1 {
+			if err := m.sameReach(cycle, g.Publishers(), g.IDPrefix); err != nil {
+				l.Add(at(i).path+".topics", "%v", err)
 			}
 		}
 	}
