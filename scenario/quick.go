@@ -220,6 +220,9 @@ type QuickPub struct {
 	Replaced string
 	Username string
 	IDStart  int
+	// Arrival and BurstSize are the group's "arrival" and "burst_size" ("": the default).
+	Arrival   string
+	BurstSize int
 }
 
 // Parts returns the group fields and the parameters p adds to pub's scenario (Quick.Fields,
@@ -243,5 +246,12 @@ func (p QuickPub) Parts() (fields, params map[string]any, err error) {
 	if p.Inflight > 0 {
 		params["max_inflight_messages"] = p.Inflight
 	}
-	return map[string]any{"topics": t, "qos": p.QoS, "retain": p.Retain}, params, nil
+	fields = map[string]any{"topics": t, "qos": p.QoS, "retain": p.Retain}
+	if p.Arrival != "" {
+		fields["arrival"] = p.Arrival
+	}
+	if p.BurstSize != 0 {
+		fields["burst_size"] = p.BurstSize
+	}
+	return fields, params, nil
 }

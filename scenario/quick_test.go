@@ -59,3 +59,29 @@ func TestNewQuick(t *testing.T) {
 		t.Error("QuickTopic with a start number and %i: no error")
 	}
 }
+
+// TestQuickPubArrival: pub's --arrival and --burst-size become the publishers' arrival and
+// burst_size, and a bad one is the scenario's error naming the field.
+func TestQuickPubArrival(t *testing.T) {
+	build := func(arrival string, burst int) (*Scenario, error) {
+		fields, params, err := QuickPub{Topic: "t/%i", Size: 64, IntervalMS: 100, Arrival: arrival, BurstSize: burst}.Parts()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _, err := NewQuick(Quick{Verb: "pub", Type: "Publish", Group: "publishers", Fields: fields, Params: params,
+			Count: 2, IntervalMS: 10, Keepalive: 60, Version: 4, Prefix: "p-", Duration: time.Second})
+		if err == nil {
+			err = s.Validate()
+		}
+		return s, err
+	}
+	if s, err := build("burst", 5); err != nil || s.Publishers.Arrival != ArrivalBurst || s.Publishers.BurstSize != 5 {
+		t.Errorf("--arrival burst --burst-size 5: %v, %v", s, err)
+	}
+	if s, err := build("", 0); err != nil || s.Publishers.Arrival != "" || s.Publishers.BurstSize != 0 {
+		t.Errorf("no --arrival: %v, %v", s, err)
+	}
+	if _, err := build("poisson", 3); err == nil || !strings.Contains(err.Error(), "publishers.burst_size: 3, but arrival is \"poisson\"") {
+		t.Errorf("--arrival poisson --burst-size 3: %v", err)
+	}
+}

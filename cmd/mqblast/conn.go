@@ -144,6 +144,8 @@ func newPubCmd() *cobra.Command {
 	fl.IntVarP(&p.Limit, "limit", "L", 0, "messages per client, then stop (0: until --duration)")
 	fl.IntVarP(&p.Inflight, "inflight", "F", 0, "QoS 1/2 messages awaiting acknowledgement per client (0: the default 1024)")
 	fl.DurationVar(&p.Warmup, "warmup", 0, "the first part of --duration, not measured")
+	fl.StringVar(&p.Arrival, "arrival", "", `how messages fall due at the rate: "constant" (the default), "poisson" or "burst"`)
+	fl.IntVar(&p.BurstSize, "burst-size", 0, `with --arrival burst: messages due at once, every burst-size/rate seconds`)
 	f.run.registerStages(fl)
 	// emqtt-bench's -w: accepted, and always true here.
 	fl.BoolP("wait-before-publishing", "w", true, "accepted for emqtt-bench compatibility: publishing always waits for every connect")
