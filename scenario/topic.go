@@ -128,17 +128,6 @@ func appendParts(dst []byte, parts []part, j int, prefix string) []byte {
 	return dst
 }
 
-// moduloOf returns the N of the template's first modulo placeholder ($clientindex%N), -1
-// when it holds none.
-func (t *template) moduloOf() int {
-	for _, p := range t.parts {
-		if p.ph == phIndexMod {
-			return p.mod
-		}
-	}
-	return -1
-}
-
 // distinct returns how many distinct topics the template gives clients 0..n-1: 1 without a
 // placeholder, n with one that names the client, at most N when each is modulo N.
 func (t *template) distinct(n int) int {
