@@ -107,6 +107,12 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 				if c.ResponseTopic != "" {
 					spec.Publish.ResponseTopic = []byte(c.ResponseTopic)
 				}
+				if t := c.PayloadTemplate; t != nil {
+					spec.Publish.Template = t
+					if t.PerClient() {
+						spec.Publish.ClientID, spec.Publish.ClientIndex = []byte(spec.ID), c.Index
+					}
+				}
 			}
 			if c.Respond {
 				spec.Respond, spec.RespondQoS = true, c.Group.QoS

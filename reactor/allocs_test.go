@@ -50,8 +50,14 @@ func TestReceiveAllocs(t *testing.T) {
 // TestPublishAllocs: a publish pass that encodes and writes a publisher's due messages
 // allocates nothing.
 func TestPublishAllocs(t *testing.T) {
+	publishPassAllocs(t, &PublishSpec{Topic: []byte("bench/x"), QoS: 0, Rate: 1e6, PayloadSize: 32, Receivers: 1})
+}
+
+// publishPassAllocs runs publish passes of 50 messages of publisher sp over a socket pair
+// and fails t if one allocates or fewer than the schedule's messages went out.
+func publishPassAllocs(t *testing.T, sp *PublishSpec) {
+	t.Helper()
 	l, s, peer := testSession(t, 5)
-	sp := &PublishSpec{Topic: []byte("bench/x"), QoS: 0, Rate: 1e6, PayloadSize: 32, Receivers: 1}
 	l.e.pubStart.Store(1)
 	l.startPublisher(s, sp, 0, 10, false)
 	drain := make([]byte, 1<<20)
@@ -112,4 +118,13 @@ func TestWheelAllocs(t *testing.T) {
 	if l.wh.n < n || l.wh.n > 2*n {
 		t.Errorf("%d entries in the wheel for %d sessions", l.wh.n, n)
 	}
+}
+
+// TestPublishTemplateAllocs: a publish pass that renders every placeholder of a payload
+// template (the per-client ones and the text mark included) allocates nothing.
+func TestPublishTemplateAllocs(t *testing.T) {
+	sp := &PublishSpec{Topic: []byte("bench/x"), QoS: 0, Rate: 1e6, Receivers: 1,
+		Template: mustTemplate(t, benchTemplate), ClientID: []byte("mqblast-pub-17"), ClientIndex: 17}
+	sp.PayloadSize = MeasuredSize + sp.Template.MaxLen(len(sp.ClientID))
+	publishPassAllocs(t, sp)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/mqblast/mqblast/codec"
 	"github.com/mqblast/mqblast/internal/dueheap"
 	"github.com/mqblast/mqblast/internal/epoll"
+	"github.com/mqblast/mqblast/internal/payloadtpl"
 )
 
 // Session states.
@@ -124,6 +125,9 @@ type loop struct {
 	resp     map[int32]*respState     // by client: the responders' (ClientSpec.Respond)
 	payload  []byte                   // scratch payload, header written per message
 	topic    []byte                   // scratch topic for %rand_N
+	tpl      []byte                   // scratch payload rendered from a template
+	mark     [payloadtpl.MarkLen]byte // scratch text mark
+	vars     payloadtpl.Vars          // scratch template values
 	pub      codec.Publish            // scratch packets, reused
 	inPub    codec.Publish
 	resp1    codec.Publish // a responder's response

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/codec"
+	"github.com/mqblast/mqblast/internal/payloadtpl"
 )
 
 // PublishSpec describes what one client publishes.
@@ -33,6 +34,13 @@ type PublishSpec struct {
 	// Topic and, as Correlation Data, its measurement header, by which the response is
 	// measured (Message) whatever payload the responder sends back.
 	ResponseTopic []byte
+	// Template, when set, renders the text that follows the measurement bytes, per
+	// message, instead of the engine's literal (Config.Payload); ClientID and ClientIndex
+	// are what its {{client_id}} and {{client_index}} render (a spec whose template holds
+	// them is the publisher's own, not shared).
+	Template    *payloadtpl.Template
+	ClientID    []byte
+	ClientIndex int
 }
 
 // pubState is a publisher's schedule and flow state. It lives in its loop (loop.pubs) from
@@ -297,6 +305,9 @@ func (l *loop) message(p *pubState, seq uint32, due int64, pid uint16, dup bool,
 	if sp.PayloadSize >= sentAtSize {
 		binary.BigEndian.PutUint64(pl[16:24], uint64(e.realEpoch+now))
 	}
+	if t := sp.Template; t != nil {
+		pl = l.render(t, sp, seq, e.realEpoch+now)
+	}
 	pk := &l.pub
 	v := codec.Version(p.s.version)
 	props := v == codec.V5 && (l.propsOf != sp || l.propsAlias != p.alias)
@@ -321,6 +332,20 @@ func (l *loop) message(p *pubState, seq uint32, due int64, pid uint16, dup bool,
 		pk.Topic = nil
 	}
 	return pk
+}
+
+// render renders template t of spec sp after the measurement bytes the loop's scratch
+// payload holds for message seq, written at now (CLOCK_REALTIME ns), into the loop's
+// template scratch, and returns it. Its {{mark}} is the text form of those bytes.
+func (l *loop) render(t *payloadtpl.Template, sp *PublishSpec, seq uint32, now int64) []byte {
+	h := l.payload[:MeasuredSize]
+	v := &l.vars
+	v.ClientID, v.ClientIndex, v.Seq, v.Now, v.Mark = sp.ClientID, sp.ClientIndex, seq, now, nil
+	if t.HasMark() {
+		v.Mark = appendMark(l.mark[:0], h)
+	}
+	l.tpl = t.Append(append(l.tpl[:0], h...), v)
+	return l.tpl
 }
 
 // fillPublish sets pk to sp's PUBLISH to topic on a connection of version v, without
@@ -465,8 +490,13 @@ func (l *loop) publisher(client int32, sp *PublishSpec) *pubState {
 	if p == nil {
 		p = &pubState{spec: sp, client: client, heapIdx: -1, period: float64(time.Second) / sp.Rate,
 			topic: sp.Topic, phase: int64(sp.Phase), number: sp.Number, receivers: int32(sp.Receivers)}
-		if sp.ResponseTopic == nil && sp.TopicSuffix == nil {
+		if sp.ResponseTopic == nil && sp.TopicSuffix == nil && (sp.Template == nil || !sp.Template.PerClient()) {
 			p.spec, p.topic = l.sharedSpec(sp), l.keepTopic(sp.Topic)
+		}
+		if t := sp.Template; t != nil {
+			if n := MeasuredSize + t.MaxLen(len(sp.ClientID)); cap(l.tpl) < n {
+				l.tpl = make([]byte, 0, n)
+			}
 		}
 		if l.pubs == nil {
 			l.pubs = map[int32]*pubState{}
@@ -487,6 +517,7 @@ type specKey struct {
 	rate                          float64
 	count, payload, inflight, rnd int
 	props                         *codec.Properties
+	template                      *payloadtpl.Template
 }
 
 // sharedSpec returns the loop's one copy of the specs that differ from sp only in Topic,
@@ -495,7 +526,7 @@ type specKey struct {
 // tracks).
 func (l *loop) sharedSpec(sp *PublishSpec) *PublishSpec {
 	k := specKey{retain: sp.Retain, noAlias: sp.NoTopicAlias, qosLevel: sp.QoS, rate: sp.Rate, count: sp.Count,
-		payload: sp.PayloadSize, inflight: sp.MaxInflight, rnd: sp.RandN, props: sp.Props}
+		payload: sp.PayloadSize, inflight: sp.MaxInflight, rnd: sp.RandN, props: sp.Props, template: sp.Template}
 	if c := l.specs[k]; c != nil {
 		return c
 	}

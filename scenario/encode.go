@@ -49,19 +49,20 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 		Ramp        bool    `json:"ramp,omitempty"`
 	}
 	type jsonParams struct {
-		ConnectionRate float64     `json:"connection_rate"`
-		Duration       float64     `json:"duration_sec"`
-		PayloadSize    int         `json:"payload_size"`
-		PublishRate    float64     `json:"publish_rate"`
-		KeepAlive      float64     `json:"keep_alive_sec"`
-		MaxInflight    int         `json:"max_inflight_messages"`
-		MessageCount   int         `json:"message_count"`
-		Warmup         float64     `json:"warmup_sec"`
-		Drain          float64     `json:"drain_sec"`
-		Payload        string      `json:"payload,omitempty"`
-		Reconnect      string      `json:"reconnect,omitempty"`
-		Bind           []string    `json:"bind,omitempty"`
-		Stages         []jsonStage `json:"stages,omitempty"`
+		ConnectionRate  float64     `json:"connection_rate"`
+		Duration        float64     `json:"duration_sec"`
+		PayloadSize     int         `json:"payload_size"`
+		PublishRate     float64     `json:"publish_rate"`
+		KeepAlive       float64     `json:"keep_alive_sec"`
+		MaxInflight     int         `json:"max_inflight_messages"`
+		MessageCount    int         `json:"message_count"`
+		Warmup          float64     `json:"warmup_sec"`
+		Drain           float64     `json:"drain_sec"`
+		Payload         string      `json:"payload,omitempty"`
+		PayloadTemplate string      `json:"payload_template,omitempty"`
+		Reconnect       string      `json:"reconnect,omitempty"`
+		Bind            []string    `json:"bind,omitempty"`
+		Stages          []jsonStage `json:"stages,omitempty"`
 	}
 	type jsonScenario struct {
 		Name        string      `json:"name"`
@@ -129,17 +130,18 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 		Subscribers: group(s.Subscribers),
 		Thresholds:  s.Thresholds,
 		Parameters: jsonParams{
-			ConnectionRate: p.ConnectionRate,
-			Duration:       p.Duration.Seconds(),
-			PayloadSize:    p.PayloadSize,
-			PublishRate:    p.PublishRate,
-			KeepAlive:      p.KeepAlive.Seconds(),
-			MaxInflight:    p.MaxInflight,
-			MessageCount:   p.MessageCount,
-			Warmup:         p.Warmup.Seconds(),
-			Drain:          p.Drain.Seconds(),
-			Payload:        p.Payload,
-			Bind:           p.Bind,
+			ConnectionRate:  p.ConnectionRate,
+			Duration:        p.Duration.Seconds(),
+			PayloadSize:     p.PayloadSize,
+			PublishRate:     p.PublishRate,
+			KeepAlive:       p.KeepAlive.Seconds(),
+			MaxInflight:     p.MaxInflight,
+			MessageCount:    p.MessageCount,
+			Warmup:          p.Warmup.Seconds(),
+			Drain:           p.Drain.Seconds(),
+			Payload:         p.Payload,
+			PayloadTemplate: p.PayloadTemplate,
+			Bind:            p.Bind,
 		},
 	}
 	for _, st := range p.Stages {
@@ -183,6 +185,7 @@ type jsonClientGroup struct {
 	Fraction          *float64       `json:"fraction,omitempty"`
 	PublishRate       *float64       `json:"publish_rate,omitempty"`
 	PayloadSize       *int           `json:"payload_size,omitempty"`
+	PayloadTemplate   string         `json:"payload_template,omitempty"`
 	Start             float64        `json:"start_sec,omitempty"`
 	ExpectDelivery    *bool          `json:"expect_delivery,omitempty"`
 	Retain            bool           `json:"retain,omitempty"`
@@ -224,6 +227,7 @@ func marshalClientGroup(g *ClientGroup, jg any, props func([]Property) any) any 
 	if g.Publishes() {
 		rate, size := g.PublishRate, g.PayloadSize
 		out.PublishRate, out.PayloadSize, out.Start = &rate, &size, g.Start.Seconds()
+		out.PayloadTemplate = g.PayloadTemplate
 		if g.has(BehaviourPublish) {
 			f := g.Fraction
 			out.Fraction = &f

@@ -67,9 +67,13 @@ type ClientGroup struct {
 	// Fraction ("fraction") is the share of the group's clients that publish, 0 < f ≤ 1;
 	// default 1. The first round(f × client_count) clients by index publish.
 	Fraction    float64
-	PublishRate float64       // "publish_rate": messages per second of each publishing client
-	PayloadSize int           // "payload_size", the 16-byte header included
-	KeepAlive   time.Duration // "keep_alive_sec"
+	PublishRate float64 // "publish_rate": messages per second of each publishing client
+	PayloadSize int     // "payload_size", the 16-byte header included
+	// PayloadTemplate ("payload_template") is the group's payload template (see
+	// Parameters.PayloadTemplate); default the parameters'. When set, PayloadSize is the
+	// measurement bytes and its longest rendering for the group's client ids.
+	PayloadTemplate string
+	KeepAlive       time.Duration // "keep_alive_sec"
 	// SessionExpiry ("session_expiry_sec", MQTT 5 groups) is the session expiry interval
 	// the group's clients ask for on CONNECT: how long the broker keeps a persistent
 	// session (clean_session false) after its connection ends.
@@ -122,6 +126,7 @@ const (
 	cgGivenFilters
 	cgGivenReconnect
 	cgGivenResponseTopic
+	cgGivenPayloadTemplate
 )
 
 // Mixed reports whether the scenario lists client groups.
@@ -208,7 +213,11 @@ func (s *Scenario) plainGroups(dst *[2]ClientGroup) int {
 	n := 0
 	add := func(name string, g *Group, b Behaviour) *ClientGroup {
 		dst[n] = ClientGroup{Name: name, Behaviours: only(b), Group: *g, Fraction: 1, PublishRate: p.PublishRate,
-			PayloadSize: p.PayloadSize, KeepAlive: p.KeepAlive, Reconnect: p.Reconnect, ExpectDelivery: s.Type != TypePublish}
+			PayloadSize: p.PayloadSize, KeepAlive: p.KeepAlive, Reconnect: p.Reconnect, ExpectDelivery: s.Type != TypePublish,
+			PayloadTemplate: p.PayloadTemplate}
+		if p.PayloadTemplate != "" {
+			dst[n].PayloadSize = templateSize(p.PayloadTemplate, idLen(g))
+		}
 		n++
 		return &dst[n-1]
 	}
@@ -261,7 +270,13 @@ func (s *Scenario) applyGroupDefaults() {
 		if g.given&cgGivenRate == 0 {
 			g.PublishRate = p.PublishRate
 		}
-		if g.given&cgGivenPayload == 0 {
+		if g.given&cgGivenPayloadTemplate == 0 {
+			g.PayloadTemplate = p.PayloadTemplate
+		}
+		switch {
+		case g.PayloadTemplate != "": // the template gives the size, whatever payload_size says
+			g.PayloadSize = templateSize(g.PayloadTemplate, idLen(&g.Group))
+		case g.given&cgGivenPayload == 0:
 			g.PayloadSize = p.PayloadSize
 		}
 		if g.given&cgGivenKeepAlive == 0 {

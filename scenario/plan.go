@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/mqblast/mqblast/internal/payloadtpl"
 )
 
 // Role is what a client does in a run.
@@ -78,6 +80,9 @@ type Client struct {
 	// KeepAlive and PayloadSize are its group's (a plain scenario's parameters').
 	KeepAlive   time.Duration
 	PayloadSize int
+	// PayloadTemplate is its group's payload template, compiled (nil: none; shared,
+	// read-only).
+	PayloadTemplate *payloadtpl.Template
 	// OwnBroker indexes Plan.OwnBrokers for a client of a group with its own server; -1
 	// for the others, whose broker is Broker.
 	OwnBroker int
@@ -173,12 +178,13 @@ type planGroup struct {
 	// expiry among the CONNECT properties.
 	conf *Group
 
-	pub     template // the topic it publishes to (zero for a group that does not publish)
-	resp    template // a request group's response topic (zero for the others)
-	pubBase int      // its first publisher number
-	pubs    int      // its publishers
-	sub     int      // its index in matcher.subs, -1 if it does not subscribe
-	own     int      // its first index in ownBrokers, -1: the run's brokers
+	pub     template             // the topic it publishes to (zero for a group that does not publish)
+	payload *payloadtpl.Template // its payload template (nil: none)
+	resp    template             // a request group's response topic (zero for the others)
+	pubBase int                  // its first publisher number
+	pubs    int                  // its publishers
+	sub     int                  // its index in matcher.subs, -1 if it does not subscribe
+	own     int                  // its first index in ownBrokers, -1: the run's brokers
 	ownN    int
 	cred    *Server // where its clients' username and password are: its own server's, or the run's
 	deliv   float64 // its messages' deliveries per second, whole plan (countDeliveries)
@@ -239,6 +245,7 @@ func (p *Plan) layOut(groups []*ClientGroup) {
 		}
 		if g.Publishes() {
 			pg.pub = compileTemplate(g.Topics[0])
+			pg.payload = compilePayload(g.PayloadTemplate)
 		}
 		if g.has(BehaviourRequest) {
 			pg.resp = compileTemplate(g.ResponseTopic)
@@ -343,6 +350,7 @@ func (p *Plan) Client(i int) Client {
 	}
 	if seg.role.Publishes() {
 		c.Number = uint32(pg.pubBase + j)
+		c.PayloadTemplate = pg.payload
 		c.Topic = pg.pub.expand(j, g.IDPrefix)
 		c.Rate = g.PublishRate
 		c.Phase = g.Start + time.Duration(float64(j)/float64(pg.pubs)/g.PublishRate*float64(time.Second))

@@ -220,6 +220,10 @@ type QuickPub struct {
 	Replaced string
 	Username string
 	IDStart  int
+	// PayloadTemplate is --payload-template (parameters.payload_template); SizeGiven says
+	// that --size is given too.
+	PayloadTemplate string
+	SizeGiven       bool
 }
 
 // Parts returns the group fields and the parameters p adds to pub's scenario (Quick.Fields,
@@ -242,6 +246,13 @@ func (p QuickPub) Parts() (fields, params map[string]any, err error) {
 	params = map[string]any{"publish_rate": rate, "payload_size": p.Size, "message_count": p.Limit, "warmup_sec": p.Warmup.Seconds()}
 	if p.Inflight > 0 {
 		params["max_inflight_messages"] = p.Inflight
+	}
+	if p.PayloadTemplate != "" {
+		if p.SizeGiven {
+			return nil, nil, errors.New("--payload-template and --size: the template's longest rendering gives the payload size; give one of them")
+		}
+		params["payload_template"] = p.PayloadTemplate
+		delete(params, "payload_size")
 	}
 	return map[string]any{"topics": t, "qos": p.QoS, "retain": p.Retain}, params, nil
 }

@@ -194,6 +194,13 @@ type Parameters struct {
 	// PayloadSize is the payload of every message in bytes, the 16-byte measurement header
 	// included ("payload_size", a number or a size such as "64KiB").
 	PayloadSize int
+	// PayloadTemplate ("payload_template", mqblast's addition) is the text every message
+	// carries after its measurement bytes, rendered per message: text or JSON with
+	// placeholders in double braces ({{seq}}, {{rand_int 1 9}}, {{mark}}; package
+	// internal/payloadtpl lists them). When set, PayloadSize is PayloadTextAt + its longest
+	// rendering, whatever payload_size says. It is the default of every publishing group's
+	// own.
+	PayloadTemplate string
 	// Payload ("payload", mqblast's addition) is literal text sent in every message after
 	// its measurement bytes (the 16-byte header and the 8-byte write time), from byte
 	// PayloadTextAt on; when set, PayloadSize is PayloadTextAt + len(Payload).
@@ -335,6 +342,9 @@ func (s *Scenario) applyDefaults() {
 	fill(p, givenWarmup, &p.Warmup, warmup)
 	fill(p, givenDrain, &p.Drain, drain)
 	fill(p, givenPayloadSize, &p.PayloadSize, literalSize(p.Payload))
+	if p.PayloadTemplate != "" { // as stages replace the duration: the template gives the size
+		p.PayloadSize = templateSize(p.PayloadTemplate, 0)
+	}
 	if p.Reconnect == "" {
 		p.Reconnect = ReconnectOff
 	}

@@ -366,8 +366,15 @@ func (s *Scenario) checkGroup(l *errList, at groupAt, g *ClientGroup) {
 	}
 	switch {
 	case pub && !at.plain:
-		checkRateAndPayload(l, gp, g.PublishRate, g.PayloadSize, s.Parameters.Payload,
+		literal := s.Parameters.Payload
+		if g.PayloadTemplate != "" {
+			literal = "" // the template is the payload; parameters.payload is refused with it
+		}
+		checkRateAndPayload(l, gp, g.PublishRate, g.PayloadSize, literal,
 			fmt.Sprintf("the payload literal of parameters.payload (%d bytes)", literalSize(s.Parameters.Payload)))
+		if g.given&cgGivenPayloadTemplate != 0 {
+			checkTemplate(l, gp, g.PayloadTemplate)
+		}
 		if g.Start < 0 || (s.Parameters.Duration > 0 && g.Start >= s.Parameters.Duration) {
 			l.Add(gp+"start_sec", "%s is not a start within the run (want 0 ≤ start_sec < duration_sec %s)", show(g.Start), show(s.Parameters.Duration))
 		}
@@ -377,6 +384,9 @@ func (s *Scenario) checkGroup(l *errList, at groupAt, g *ClientGroup) {
 		}
 		if g.given&cgGivenPayload != 0 {
 			l.Add(gp+"payload_size", "%d, but the group publishes nothing", g.PayloadSize)
+		}
+		if g.given&cgGivenPayloadTemplate != 0 {
+			l.Add(gp+"payload_template", "given, but the group publishes nothing")
 		}
 		if g.Start != 0 {
 			l.Add(gp+"start_sec", "%s, but the group publishes nothing (start_sec delays its publishing)", show(g.Start))
@@ -477,8 +487,16 @@ func (s *Scenario) checkParameters(l *errList, msgs bool) {
 		l.Add(pp+"duration_sec", "0 leaves no time to run (must be > 0, or set message_count)")
 	}
 	if msgs {
-		checkRateAndPayload(l, pp, p.PublishRate, p.PayloadSize, p.Payload, fmt.Sprintf("the payload literal (%d measurement bytes + %d bytes = %d)",
+		literal := p.Payload
+		if p.PayloadTemplate != "" {
+			literal = ""
+		}
+		checkRateAndPayload(l, pp, p.PublishRate, p.PayloadSize, literal, fmt.Sprintf("the payload literal (%d measurement bytes + %d bytes = %d)",
 			PayloadTextAt, len(p.Payload), literalSize(p.Payload)))
+		if p.PayloadTemplate != "" && p.Payload != "" {
+			l.Add(pp+"payload_template", "given with parameters.payload (a literal): give one of the two")
+		}
+		checkTemplate(l, pp, p.PayloadTemplate)
 	} else {
 		if p.PublishRate != 0 {
 			l.Add(pp+"publish_rate", "%s, but %s publishes no messages (want 0)", show(p.PublishRate), s.typeName())

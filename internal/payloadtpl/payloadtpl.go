@@ -1,0 +1,401 @@
+// Package payloadtpl compiles payload templates (text or JSON with placeholders in double
+// braces: {{seq}}, {{rand_int 1 9}}, {{mark}} ...) once, for scenario to check and size, and
+// renders them per message for the reactor, appending to a caller-owned slice without
+// allocating.
+//
+// It imports nothing of mqblast's.
+package payloadtpl
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+)
+
+// MarkLen is the width of the text measurement mark ({{mark}}): the reactor's text form of
+// its measurement header and write time, letters and digits only, so that it may stand
+// inside a JSON string.
+const MarkLen = 52
+
+// maxRandText bounds {{rand_text N}}.
+const maxRandText = 1 << 20
+
+// rfc3339Len is the width of {{rfc3339}}: UTC with milliseconds, 2006-01-02T15:04:05.000Z.
+const rfc3339Len = 24
+
+// Placeholders lists the placeholders a template may hold, as the errors name them.
+const Placeholders = "client_id, client_index, seq, unix_ms, unix_us, rfc3339, rand_int A B, rand_float A B, choice a|b|c, rand_text N, mark"
+
+type kind uint8
+
+const (
+	kLit kind = iota
+	kClientID
+	kClientIndex
+	kSeq
+	kUnixMS
+	kUnixUS
+	kRFC3339
+	kRandInt
+	kRandFloat
+	kChoice
+	kRandText
+	kMark
+)
+
+type seg struct {
+	kind    kind
+	lit     []byte   // kLit
+	a, n    int64    // kRandInt: a..a+n-1; kRandText: n
+	fa, fw  float64  // kRandFloat: fa + fw×[0,1)
+	prec    int      // kRandFloat: decimals
+	choices [][]byte // kChoice
+}
+
+// Template is a compiled payload template. It is immutable and safe for concurrent use.
+type Template struct {
+	src       string
+	segs      []seg
+	fixed     int // the largest rendering without the client id
+	perClient bool
+	mark      bool
+}
+
+// Vars are the per-message values a template renders.
+type Vars struct {
+	ClientID    []byte
+	ClientIndex int
+	Seq         uint32
+	Now         int64  // unix ns (CLOCK_REALTIME)
+	Mark        []byte // MarkLen bytes: the message's text measurement mark
+
+	// The date of day (days since 1970) as {{rfc3339}} writes it, kept from the last
+	// rendering: the civil date is worked out once a day, not per message.
+	day     int64
+	date    [10]byte
+	dateSet bool
+}
+
+// Compile reads a template. Its error says what is wrong and where (a byte offset into src);
+// the caller names the file and field.
+func Compile(src string) (*Template, error) {
+	t := &Template{src: src}
+	rest, off := src, 0
+	for rest != "" {
+		i := strings.Index(rest, "{{")
+		if i < 0 {
+			t.lit(rest)
+			break
+		}
+		t.lit(rest[:i])
+		j := strings.Index(rest[i:], "}}")
+		if j < 0 {
+			return nil, fmt.Errorf("{{ at byte %d is not closed by }}", off+i)
+		}
+		body := strings.TrimSpace(rest[i+2 : i+j])
+		s, err := placeholder(body)
+		if err != nil {
+			return nil, fmt.Errorf("{{%s}} at byte %d: %w", body, off+i, err)
+		}
+		t.segs = append(t.segs, s)
+		t.fixed += s.maxLen()
+		switch s.kind {
+		case kClientID, kClientIndex:
+			t.perClient = true
+		case kMark:
+			t.mark = true
+		}
+		rest, off = rest[i+j+2:], off+i+j+2
+	}
+	return t, nil
+}
+
+func (t *Template) lit(s string) {
+	if s == "" {
+		return
+	}
+	if n := len(t.segs); n > 0 && t.segs[n-1].kind == kLit {
+		t.segs[n-1].lit = append(t.segs[n-1].lit, s...)
+	} else {
+		t.segs = append(t.segs, seg{kind: kLit, lit: []byte(s)})
+	}
+	t.fixed += len(s)
+}
+
+var errUnknown = errors.New("unknown placeholder (want one of " + Placeholders + ")")
+
+func placeholder(body string) (seg, error) {
+	name, args, _ := strings.Cut(body, " ")
+	args = strings.TrimSpace(args)
+	noArgs := func(k kind) (seg, error) {
+		if args != "" {
+			return seg{}, fmt.Errorf("%s takes no arguments", name)
+		}
+		return seg{kind: k}, nil
+	}
+	switch name {
+	case "client_id":
+		return noArgs(kClientID)
+	case "client_index":
+		return noArgs(kClientIndex)
+	case "seq":
+		return noArgs(kSeq)
+	case "unix_ms":
+		return noArgs(kUnixMS)
+	case "unix_us":
+		return noArgs(kUnixUS)
+	case "rfc3339":
+		return noArgs(kRFC3339)
+	case "mark":
+		return noArgs(kMark)
+	case "rand_int":
+		f := strings.Fields(args)
+		if len(f) != 2 {
+			return seg{}, errors.New("rand_int takes two integers A B (A ≤ B)")
+		}
+		a, err1 := strconv.ParseInt(f[0], 10, 64)
+		b, err2 := strconv.ParseInt(f[1], 10, 64)
+		if err1 != nil || err2 != nil || a > b || b-a >= math.MaxInt64 || a < -1<<52 || b > 1<<52 {
+			return seg{}, errors.New("rand_int takes two integers A B (A ≤ B, within ±2^52)")
+		}
+		return seg{kind: kRandInt, a: a, n: b - a + 1}, nil
+	case "rand_float":
+		f := strings.Fields(args)
+		if len(f) != 2 {
+			return seg{}, errors.New("rand_float takes two numbers A B (A ≤ B)")
+		}
+		a, err1 := strconv.ParseFloat(f[0], 64)
+		b, err2 := strconv.ParseFloat(f[1], 64)
+		if err1 != nil || err2 != nil || a > b || math.IsInf(a, 0) || math.IsInf(b, 0) || math.Abs(a) > 1e15 || math.Abs(b) > 1e15 {
+			return seg{}, errors.New("rand_float takes two numbers A B (A ≤ B, within ±1e15)")
+		}
+		return seg{kind: kRandFloat, fa: a, fw: b - a, prec: max(decimals(f[0]), decimals(f[1]), 2)}, nil
+	case "choice":
+		if args == "" {
+			return seg{}, errors.New("choice takes a list a|b|c")
+		}
+		var s seg
+		s.kind = kChoice
+		for _, c := range strings.Split(args, "|") {
+			s.choices = append(s.choices, []byte(c))
+		}
+		return s, nil
+	case "rand_text":
+		n, err := strconv.Atoi(args)
+		if err != nil || n < 1 || n > maxRandText {
+			return seg{}, fmt.Errorf("rand_text takes a length N (1 to %d)", maxRandText)
+		}
+		return seg{kind: kRandText, n: int64(n)}, nil
+	}
+	return seg{}, errUnknown
+}
+
+// decimals counts the digits after a number's decimal point.
+func decimals(s string) int {
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		return len(strings.TrimRightFunc(s[i+1:], func(r rune) bool { return r < '0' || r > '9' }))
+	}
+	return 0
+}
+
+// maxLen is the widest rendering of s (a client id counts 0: MaxLen adds it).
+func (s *seg) maxLen() int {
+	switch s.kind {
+	case kLit:
+		return len(s.lit)
+	case kClientIndex:
+		return 10
+	case kSeq:
+		return 10
+	case kUnixMS, kUnixUS:
+		return 19
+	case kRFC3339:
+		return rfc3339Len
+	case kRandInt:
+		return max(len(strconv.FormatInt(s.a, 10)), len(strconv.FormatInt(s.a+s.n-1, 10)))
+	case kRandFloat:
+		return max(len(strconv.FormatFloat(s.fa, 'f', s.prec, 64)), len(strconv.FormatFloat(s.fa+s.fw, 'f', s.prec, 64))) + 1
+	case kChoice:
+		n := 0
+		for _, c := range s.choices {
+			n = max(n, len(c))
+		}
+		return n
+	case kRandText:
+		return int(s.n)
+	case kMark:
+		return MarkLen
+	}
+	return 0
+}
+
+// String returns the template's source.
+func (t *Template) String() string { return t.src }
+
+// MaxLen returns the longest rendering for client ids of at most idLen bytes.
+func (t *Template) MaxLen(idLen int) int {
+	n := t.fixed
+	for i := range t.segs {
+		if t.segs[i].kind == kClientID {
+			n += idLen
+		}
+	}
+	return n
+}
+
+// PerClient reports whether the template holds the client's id or index.
+func (t *Template) PerClient() bool { return t.perClient }
+
+// HasMark reports whether the template holds the measurement mark ({{mark}}).
+func (t *Template) HasMark() bool { return t.mark }
+
+// Append appends the rendering of t with v to dst and returns the extended slice. It
+// allocates nothing when dst has room for MaxLen bytes.
+func (t *Template) Append(dst []byte, v *Vars) []byte {
+	for i := range t.segs {
+		s := &t.segs[i]
+		switch s.kind {
+		case kLit:
+			dst = append(dst, s.lit...)
+		case kClientID:
+			dst = append(dst, v.ClientID...)
+		case kClientIndex:
+			dst = strconv.AppendInt(dst, int64(v.ClientIndex), 10)
+		case kSeq:
+			dst = strconv.AppendUint(dst, uint64(v.Seq), 10)
+		case kUnixMS:
+			dst = strconv.AppendInt(dst, v.Now/1e6, 10)
+		case kUnixUS:
+			dst = strconv.AppendInt(dst, v.Now/1e3, 10)
+		case kRFC3339:
+			dst = v.appendRFC3339(dst)
+		case kRandInt:
+			dst = strconv.AppendInt(dst, s.a+rand.Int64N(s.n), 10)
+		case kRandFloat:
+			dst = appendFixed(dst, s.fa+s.fw*rand.Float64(), s.prec)
+		case kChoice:
+			dst = append(dst, s.choices[rand.IntN(len(s.choices))]...)
+		case kRandText:
+			dst = appendRandText(dst, int(s.n))
+		case kMark:
+			dst = append(dst, v.Mark...)
+		}
+	}
+	return dst
+}
+
+const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+// appendRandText appends n random letters and digits: ten 6-bit draws per 64-bit number
+// (62 of 64 values map straight, the two others fold onto letters).
+func appendRandText(dst []byte, n int) []byte {
+	for n > 0 {
+		r := rand.Uint64()
+		for k := 0; k < 10 && n > 0; k++ {
+			dst = append(dst, alnum[(r&63)%62])
+			r >>= 6
+			n--
+		}
+	}
+	return dst
+}
+
+// appendRFC3339 appends v.Now as 2006-01-02T15:04:05.000Z (UTC, fixed width).
+func (v *Vars) appendRFC3339(dst []byte) []byte {
+	t := v.Now
+	secs, ns := t/1e9, t%1e9
+	if ns < 0 {
+		secs, ns = secs-1, ns+1e9
+	}
+	ms := ns / 1e6
+	days, sod := secs/86400, secs%86400
+	if sod < 0 {
+		sod += 86400
+		days--
+	}
+	if !v.dateSet || days != v.day {
+		y, m, d := civil(days)
+		b := append4(v.date[:0], y)
+		b = append(b, '-')
+		b = append2(b, m)
+		b = append(b, '-')
+		append2(b, d)
+		v.day, v.dateSet = days, true
+	}
+	dst = append(dst, v.date[:]...)
+	dst = append(dst, 'T')
+	dst = append2(dst, int(sod/3600))
+	dst = append(dst, ':')
+	dst = append2(dst, int(sod/60%60))
+	dst = append(dst, ':')
+	dst = append2(dst, int(sod%60))
+	dst = append(dst, '.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z')
+	return dst
+}
+
+// civil converts days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's
+// civil_from_days).
+func civil(z int64) (y, m, d int) {
+	z += 719468
+	era := z / 146097
+	if z < 0 && z%146097 != 0 {
+		era--
+	}
+	doe := z - era*146097
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
+	yy := yoe + era*400
+	doy := doe - (365*yoe + yoe/4 - yoe/100)
+	mp := (5*doy + 2) / 153
+	d = int(doy - (153*mp+2)/5 + 1)
+	if mp < 10 {
+		m = int(mp + 3)
+	} else {
+		m = int(mp - 9)
+	}
+	if m <= 2 {
+		yy++
+	}
+	return int(yy), m, d
+}
+
+func append2(dst []byte, v int) []byte { return append(dst, byte('0'+v/10), byte('0'+v%10)) }
+
+func append4(dst []byte, v int) []byte {
+	v = min(max(v, 0), 9999)
+	return append(dst, byte('0'+v/1000), byte('0'+v/100%10), byte('0'+v/10%10), byte('0'+v%10))
+}
+
+// pow10 are the scales appendFixed takes.
+var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18}
+
+// appendFixed appends v with prec decimals, as strconv.AppendFloat(dst, v, 'f', prec, 64)
+// would for |v| × 10^prec below 2^63, by way of one integer (a fifth of its cost); past
+// that, by AppendFloat.
+func appendFixed(dst []byte, v float64, prec int) []byte {
+	if prec >= len(pow10) || math.Abs(v)*pow10[prec] >= 1<<62 {
+		return strconv.AppendFloat(dst, v, 'f', prec, 64)
+	}
+	n := int64(math.Round(v * pow10[prec]))
+	if n < 0 {
+		dst = append(dst, '-')
+		n = -n
+	}
+	var buf [24]byte
+	i := len(buf)
+	for k := 0; k < prec || n > 0 || k <= prec; k++ {
+		if k == prec && prec > 0 {
+			i--
+			buf[i] = '.'
+		}
+		i--
+		buf[i] = byte('0' + n%10)
+		n /= 10
+		if k >= prec && n == 0 {
+			break
+		}
+	}
+	return append(dst, buf[i:]...)
+}

@@ -1,0 +1,81 @@
+package scenario
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestPayloadTemplateSize: a template gives the payload size (the measurement bytes and its
+// longest rendering for the group's client ids), in place of a given payload_size; groups
+// take the parameters' unless they give their own; the plan's clients carry it compiled,
+// and the file written back reads the same.
+func TestPayloadTemplateSize(t *testing.T) {
+	t.Parallel()
+	s, err := Parse("tpl.json", []byte(`{"name": "tpl", "parameters": {"publish_rate": 2, "payload_size": 100,
+	  "payload_template": "{\"s\":{{seq}},\"d\":\"{{client_id}}\"}"},
+	  "groups": [
+	    {"name": "dev", "behaviours": "publish", "topics": "d/$clientindex", "client_count": 3},
+	    {"name": "own", "behaviours": "publish", "topics": "o/$clientindex", "payload_template": "{{rand_text 40}}"},
+	    {"name": "sub", "behaviours": "subscribe", "filters": ["d/+", "o/+"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	// {"s": (5) + 10 digits + ,"d":" (6) + client id + "} (2): 23 + len("mqblast-dev-") + 10.
+	if want := PayloadTextAt + 23 + len("mqblast-dev-") + 10; s.Groups[0].PayloadSize != want {
+		t.Errorf("dev payload_size %d, want %d", s.Groups[0].PayloadSize, want)
+	}
+	if want := PayloadTextAt + 40; s.Groups[1].PayloadSize != want {
+		t.Errorf("own payload_size %d, want %d", s.Groups[1].PayloadSize, want)
+	}
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := p.Client(0); c.PayloadTemplate == nil || !c.PayloadTemplate.PerClient() {
+		t.Errorf("client 0: template %v", c.PayloadTemplate)
+	}
+	if c := p.Client(3); c.PayloadTemplate == nil || c.PayloadTemplate.String() != "{{rand_text 40}}" {
+		t.Errorf("client 3: template %v", c.PayloadTemplate)
+	}
+	if c := p.Client(4); c.PayloadTemplate != nil {
+		t.Errorf("a subscriber has a payload template")
+	}
+	out, err := s.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse("back.json", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := back.Validate(); err != nil || back.Groups[1].PayloadTemplate != "{{rand_text 40}}" || back.Groups[0].PayloadSize != s.Groups[0].PayloadSize {
+		t.Errorf("written back: %v\n%s", err, out)
+	}
+}
+
+// TestPayloadTemplateInvalid: a template that does not compile, one beside the payload
+// literal, and one on a group that publishes nothing are each named by their field.
+func TestPayloadTemplateInvalid(t *testing.T) {
+	t.Parallel()
+	check := func(file, want string) {
+		t.Helper()
+		s, err := Parse("bad.json", []byte(file))
+		if err == nil {
+			err = s.Validate()
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", file, err, want)
+		}
+	}
+	check(`{"type": "Point-To-Point", "publishers": {"topics": "t"}, "subscribers": {"topics": "t"},
+	  "parameters": {"payload_template": "{{temp}}"}}`, `bad.json: parameters.payload_template: {{temp}} at byte 0: unknown placeholder`)
+	check(`{"type": "Point-To-Point", "publishers": {"topics": "t"}, "subscribers": {"topics": "t"},
+	  "parameters": {"payload_template": "{{seq}}", "payload": "x"}}`, `parameters.payload_template: given with parameters.payload`)
+	check(`{"groups": [{"name": "p", "behaviours": "publish", "topics": "t", "payload_template": "{{choice}}"},
+	  {"name": "s", "behaviours": "subscribe", "filters": "t", "payload_template": "{{seq}}"}]}`, `groups[0].payload_template: {{choice}} at byte 0: choice takes a list`)
+	check(`{"groups": [{"name": "p", "behaviours": "publish", "topics": "t"},
+	  {"name": "s", "behaviours": "subscribe", "filters": "t", "payload_template": "{{seq}}"}]}`, `groups[1].payload_template: given, but the group publishes nothing`)
+}
