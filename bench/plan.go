@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -59,7 +60,9 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 	}
 	payload := max(p.MaxPayloadSize(), reactor.HeaderSize)
 	reconnect, reconnectClient := p.Reconnects()
+	marks := slices.Contains(p.Carriers(), scenario.MeasureMark)
 	return reactor.Config{
+		Marks:        marks,
 		MaxPayload:   payload,
 		Payload:      []byte(par.Payload), // from byte scenario.PayloadTextAt, which is reactor.MeasuredSize
 		MaxInbound:   inboundLimit(payload),
@@ -109,6 +112,12 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 				}
 				if t := c.PayloadTemplate; t != nil {
 					spec.Publish.Template = t
+					switch c.Measure {
+					case scenario.MeasureMark:
+						spec.Publish.Measure = reactor.MeasureMark
+					case scenario.MeasureNone:
+						spec.Publish.Measure = reactor.MeasureNone
+					}
 					if t.PerClient() {
 						spec.Publish.ClientID, spec.Publish.ClientIndex = []byte(spec.ID), c.Index
 					}

@@ -41,7 +41,18 @@ type PublishSpec struct {
 	Template    *payloadtpl.Template
 	ClientID    []byte
 	ClientIndex int
+	// Measure is where a templated message carries its measurement: MeasureHeader (the
+	// measurement bytes before the rendering), MeasureMark (the rendering alone, its
+	// {{mark}} the measurement) or MeasureNone (the rendering alone, unmeasured).
+	Measure byte
 }
+
+// Measurement carriers of a templated payload (PublishSpec.Measure).
+const (
+	MeasureHeader byte = iota
+	MeasureMark
+	MeasureNone
+)
 
 // pubState is a publisher's schedule and flow state. It lives in its loop (loop.pubs) from
 // its first dial on, so that it survives reconnects: the schedule goes on, nothing is
@@ -344,7 +355,12 @@ func (l *loop) render(t *payloadtpl.Template, sp *PublishSpec, seq uint32, now i
 	if t.HasMark() {
 		v.Mark = appendMark(l.mark[:0], h)
 	}
-	l.tpl = t.Append(append(l.tpl[:0], h...), v)
+	if sp.Measure == MeasureHeader {
+		l.tpl = append(l.tpl[:0], h...)
+	} else {
+		l.tpl = l.tpl[:0]
+	}
+	l.tpl = t.Append(l.tpl, v)
 	return l.tpl
 }
 
@@ -518,6 +534,7 @@ type specKey struct {
 	count, payload, inflight, rnd int
 	props                         *codec.Properties
 	template                      *payloadtpl.Template
+	measure                       byte
 }
 
 // sharedSpec returns the loop's one copy of the specs that differ from sp only in Topic,
@@ -526,7 +543,7 @@ type specKey struct {
 // tracks).
 func (l *loop) sharedSpec(sp *PublishSpec) *PublishSpec {
 	k := specKey{retain: sp.Retain, noAlias: sp.NoTopicAlias, qosLevel: sp.QoS, rate: sp.Rate, count: sp.Count,
-		payload: sp.PayloadSize, inflight: sp.MaxInflight, rnd: sp.RandN, props: sp.Props, template: sp.Template}
+		payload: sp.PayloadSize, inflight: sp.MaxInflight, rnd: sp.RandN, props: sp.Props, template: sp.Template, measure: sp.Measure}
 	if c := l.specs[k]; c != nil {
 		return c
 	}

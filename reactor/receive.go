@@ -40,6 +40,14 @@ func (l *loop) received(s *session, pk *codec.Publish) {
 func (l *loop) receivedOther(s *session, pk *codec.Publish) {
 	cd := pk.Props.CorrelationData
 	if pk.Props.Present&(1<<codec.PropCorrelationData) == 0 || len(cd) < HeaderSize || cd[8] != headerMagic {
+		var h [MeasuredSize]byte
+		if l.e.cfg.Marks && findMark(pk.Payload, &h) {
+			var m Message
+			m.fill(h[:], l.arrival(), s, pk)
+			m.Sent = int64(binary.BigEndian.Uint64(h[16:24]))
+			l.e.cfg.Observer.Received(l.idx, int(s.client), m)
+			return
+		}
 		l.e.cfg.Observer.Received(l.idx, int(s.client), Message{Unmeasured: true})
 		return
 	}

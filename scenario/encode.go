@@ -60,6 +60,7 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 		Drain           float64     `json:"drain_sec"`
 		Payload         string      `json:"payload,omitempty"`
 		PayloadTemplate string      `json:"payload_template,omitempty"`
+		Measure         string      `json:"measure,omitempty"`
 		Reconnect       string      `json:"reconnect,omitempty"`
 		Bind            []string    `json:"bind,omitempty"`
 		Stages          []jsonStage `json:"stages,omitempty"`
@@ -141,6 +142,7 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 			Drain:           p.Drain.Seconds(),
 			Payload:         p.Payload,
 			PayloadTemplate: p.PayloadTemplate,
+			Measure:         string(p.Measure),
 			Bind:            p.Bind,
 		},
 	}
@@ -186,6 +188,7 @@ type jsonClientGroup struct {
 	PublishRate       *float64       `json:"publish_rate,omitempty"`
 	PayloadSize       *int           `json:"payload_size,omitempty"`
 	PayloadTemplate   string         `json:"payload_template,omitempty"`
+	Measure           string         `json:"measure,omitempty"`
 	Start             float64        `json:"start_sec,omitempty"`
 	ExpectDelivery    *bool          `json:"expect_delivery,omitempty"`
 	Retain            bool           `json:"retain,omitempty"`
@@ -227,7 +230,7 @@ func marshalClientGroup(g *ClientGroup, jg any, props func([]Property) any) any 
 	if g.Publishes() {
 		rate, size := g.PublishRate, g.PayloadSize
 		out.PublishRate, out.PayloadSize, out.Start = &rate, &size, g.Start.Seconds()
-		out.PayloadTemplate = g.PayloadTemplate
+		out.PayloadTemplate, out.Measure = g.PayloadTemplate, string(g.Measure)
 		if g.has(BehaviourPublish) {
 			f := g.Fraction
 			out.Fraction = &f

@@ -73,7 +73,9 @@ type ClientGroup struct {
 	// Parameters.PayloadTemplate); default the parameters'. When set, PayloadSize is the
 	// measurement bytes and its longest rendering for the group's client ids.
 	PayloadTemplate string
-	KeepAlive       time.Duration // "keep_alive_sec"
+	// Measure ("measure") is the group's measurement carrier; default the parameters'.
+	Measure   Measure
+	KeepAlive time.Duration // "keep_alive_sec"
 	// SessionExpiry ("session_expiry_sec", MQTT 5 groups) is the session expiry interval
 	// the group's clients ask for on CONNECT: how long the broker keeps a persistent
 	// session (clean_session false) after its connection ends.
@@ -127,6 +129,7 @@ const (
 	cgGivenReconnect
 	cgGivenResponseTopic
 	cgGivenPayloadTemplate
+	cgGivenMeasure
 )
 
 // Mixed reports whether the scenario lists client groups.
@@ -214,9 +217,9 @@ func (s *Scenario) plainGroups(dst *[2]ClientGroup) int {
 	add := func(name string, g *Group, b Behaviour) *ClientGroup {
 		dst[n] = ClientGroup{Name: name, Behaviours: only(b), Group: *g, Fraction: 1, PublishRate: p.PublishRate,
 			PayloadSize: p.PayloadSize, KeepAlive: p.KeepAlive, Reconnect: p.Reconnect, ExpectDelivery: s.Type != TypePublish,
-			PayloadTemplate: p.PayloadTemplate}
+			PayloadTemplate: p.PayloadTemplate, Measure: p.Measure}
 		if p.PayloadTemplate != "" {
-			dst[n].PayloadSize = templateSize(p.PayloadTemplate, idLen(g))
+			dst[n].PayloadSize = templateSize(p.PayloadTemplate, idLen(g), p.Measure)
 		}
 		n++
 		return &dst[n-1]
@@ -273,9 +276,12 @@ func (s *Scenario) applyGroupDefaults() {
 		if g.given&cgGivenPayloadTemplate == 0 {
 			g.PayloadTemplate = p.PayloadTemplate
 		}
+		if g.given&cgGivenMeasure == 0 {
+			g.Measure = p.Measure
+		}
 		switch {
 		case g.PayloadTemplate != "": // the template gives the size, whatever payload_size says
-			g.PayloadSize = templateSize(g.PayloadTemplate, idLen(&g.Group))
+			g.PayloadSize = templateSize(g.PayloadTemplate, idLen(&g.Group), g.Measure)
 		case g.given&cgGivenPayload == 0:
 			g.PayloadSize = p.PayloadSize
 		}

@@ -6,13 +6,58 @@ import (
 	"github.com/mqblast/mqblast/internal/payloadtpl"
 )
 
+// Measure is where a group's messages carry their measurement ("measure").
+type Measure string
+
+// Measurement carriers.
+const (
+	// MeasureHeader: the binary measurement bytes start the payload (the default).
+	MeasureHeader Measure = "header"
+	// MeasureMark: the payload is the template's alone; the measurement travels as the
+	// text mark the template places with {{mark}}, which the receiver finds anywhere in it.
+	MeasureMark Measure = "mark"
+	// MeasureNone: the payload is the template's alone, unmeasured: copies received are
+	// counted as unmeasured, and none is expected (so none is lost).
+	MeasureNone Measure = "none"
+)
+
+// checkMeasure checks a publishing group's carrier m at path (the prefix of measure) for
+// its template src.
+func checkMeasure(l *errList, path string, m Measure, src string) {
+	switch m {
+	case "", MeasureHeader:
+	case MeasureMark:
+		if t, err := payloadtpl.Compile(src); src == "" || (err == nil && !t.HasMark()) {
+			l.Add(path+"measure", "mark, but the payload template has no {{mark}} to carry it (add one, e.g. inside a JSON string)")
+		}
+	case MeasureNone:
+		if src == "" {
+			l.Add(path+"measure", "none needs a payload_template (the payload is then the template's alone)")
+		}
+	default:
+		l.Add(path+"measure", "%q is not a measurement carrier (want header, mark or none)", string(m))
+	}
+}
+
+// bodySize is payload size n as the size checks see it: a payload that carries no header
+// (measure mark or none) may be shorter than one.
+func bodySize(n int, m Measure) int {
+	if m == MeasureMark || m == MeasureNone {
+		return max(n, MinPayloadSize)
+	}
+	return n
+}
+
 // templateSize is the payload size of messages rendered from template src for client ids
 // of at most idLen bytes: the measurement bytes and the longest rendering (the smallest
 // payload for a template that does not compile, which Validate reports).
-func templateSize(src string, idLen int) int {
+func templateSize(src string, idLen int, m Measure) int {
 	t, err := payloadtpl.Compile(src)
 	if err != nil {
 		return MinPayloadSize
+	}
+	if m == MeasureMark || m == MeasureNone {
+		return t.MaxLen(idLen)
 	}
 	return PayloadTextAt + t.MaxLen(idLen)
 }
@@ -42,4 +87,17 @@ func compilePayload(src string) *payloadtpl.Template {
 		panic(fmt.Sprintf("BUG: scenario: payload template not validated: %v", err))
 	}
 	return t
+}
+
+// Carriers returns each group's measurement carrier, in the order of Groups (header for a
+// group that publishes nothing or gives none).
+func (p *Plan) Carriers() []Measure {
+	out := make([]Measure, len(p.shared.groups))
+	for gid, g := range p.shared.groups {
+		out[gid] = MeasureHeader
+		if p.shared.g[gid].pubs > 0 && g.Measure != "" {
+			out[gid] = g.Measure
+		}
+	}
+	return out
 }

@@ -83,6 +83,8 @@ type Client struct {
 	// PayloadTemplate is its group's payload template, compiled (nil: none; shared,
 	// read-only).
 	PayloadTemplate *payloadtpl.Template
+	// Measure is its group's measurement carrier ("" or MeasureHeader: the header).
+	Measure Measure
 	// OwnBroker indexes Plan.OwnBrokers for a client of a group with its own server; -1
 	// for the others, whose broker is Broker.
 	OwnBroker int
@@ -231,6 +233,9 @@ func (p *Plan) layOut(groups []*ClientGroup) {
 	for gid, g := range groups {
 		sh.g[gid].ClientGroup = *g
 		sh.groups[gid] = &sh.g[gid].ClientGroup
+		if g.Measure == MeasureNone { // unmeasured copies: none expected, so none lost
+			sh.groups[gid].ExpectDelivery = false
+		}
 	}
 	sh.m = newMatcher(sh.groups, sh.plain != "")
 	number := 0
@@ -350,7 +355,7 @@ func (p *Plan) Client(i int) Client {
 	}
 	if seg.role.Publishes() {
 		c.Number = uint32(pg.pubBase + j)
-		c.PayloadTemplate = pg.payload
+		c.PayloadTemplate, c.Measure = pg.payload, g.Measure
 		c.Topic = pg.pub.expand(j, g.IDPrefix)
 		c.Rate = g.PublishRate
 		c.Phase = g.Start + time.Duration(float64(j)/float64(pg.pubs)/g.PublishRate*float64(time.Second))

@@ -201,6 +201,10 @@ type Parameters struct {
 	// rendering, whatever payload_size says. It is the default of every publishing group's
 	// own.
 	PayloadTemplate string
+	// Measure ("measure", mqblast's addition) is where messages carry their measurement:
+	// MeasureHeader (default), MeasureMark or MeasureNone; the default of every publishing
+	// group's.
+	Measure Measure
 	// Payload ("payload", mqblast's addition) is literal text sent in every message after
 	// its measurement bytes (the 16-byte header and the 8-byte write time), from byte
 	// PayloadTextAt on; when set, PayloadSize is PayloadTextAt + len(Payload).
@@ -343,7 +347,7 @@ func (s *Scenario) applyDefaults() {
 	fill(p, givenDrain, &p.Drain, drain)
 	fill(p, givenPayloadSize, &p.PayloadSize, literalSize(p.Payload))
 	if p.PayloadTemplate != "" { // as stages replace the duration: the template gives the size
-		p.PayloadSize = templateSize(p.PayloadTemplate, 0)
+		p.PayloadSize = templateSize(p.PayloadTemplate, 0, p.Measure)
 	}
 	if p.Reconnect == "" {
 		p.Reconnect = ReconnectOff

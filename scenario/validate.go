@@ -370,10 +370,13 @@ func (s *Scenario) checkGroup(l *errList, at groupAt, g *ClientGroup) {
 		if g.PayloadTemplate != "" {
 			literal = "" // the template is the payload; parameters.payload is refused with it
 		}
-		checkRateAndPayload(l, gp, g.PublishRate, g.PayloadSize, literal,
+		checkRateAndPayload(l, gp, g.PublishRate, bodySize(g.PayloadSize, g.Measure), literal,
 			fmt.Sprintf("the payload literal of parameters.payload (%d bytes)", literalSize(s.Parameters.Payload)))
 		if g.given&cgGivenPayloadTemplate != 0 {
 			checkTemplate(l, gp, g.PayloadTemplate)
+		}
+		if g.given&(cgGivenPayloadTemplate|cgGivenMeasure) != 0 {
+			checkMeasure(l, gp, g.Measure, g.PayloadTemplate)
 		}
 		if g.Start < 0 || (s.Parameters.Duration > 0 && g.Start >= s.Parameters.Duration) {
 			l.Add(gp+"start_sec", "%s is not a start within the run (want 0 ≤ start_sec < duration_sec %s)", show(g.Start), show(s.Parameters.Duration))
@@ -491,12 +494,13 @@ func (s *Scenario) checkParameters(l *errList, msgs bool) {
 		if p.PayloadTemplate != "" {
 			literal = ""
 		}
-		checkRateAndPayload(l, pp, p.PublishRate, p.PayloadSize, literal, fmt.Sprintf("the payload literal (%d measurement bytes + %d bytes = %d)",
+		checkRateAndPayload(l, pp, p.PublishRate, bodySize(p.PayloadSize, p.Measure), literal, fmt.Sprintf("the payload literal (%d measurement bytes + %d bytes = %d)",
 			PayloadTextAt, len(p.Payload), literalSize(p.Payload)))
 		if p.PayloadTemplate != "" && p.Payload != "" {
 			l.Add(pp+"payload_template", "given with parameters.payload (a literal): give one of the two")
 		}
 		checkTemplate(l, pp, p.PayloadTemplate)
+		checkMeasure(l, pp, p.Measure, p.PayloadTemplate)
 	} else {
 		if p.PublishRate != 0 {
 			l.Add(pp+"publish_rate", "%s, but %s publishes no messages (want 0)", show(p.PublishRate), s.typeName())
