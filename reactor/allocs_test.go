@@ -14,9 +14,26 @@ import (
 // TestReceiveAllocs: reading a batch of QoS 1 PUBLISH packets from the socket, handling
 // them and writing their PUBACKs allocates nothing.
 func TestReceiveAllocs(t *testing.T) {
-	l, s, peer := testSession(t, 4)
 	payload := make([]byte, HeaderSize)
 	PutHeader(payload, time.Now().UnixNano(), 0, 0, 0)
+	receiveAllocs(t, payload, false)
+}
+
+// TestReceiveMarkAllocs: so does finding the text mark of payloads without the header (a
+// JSON template's, measured by mark), a decoy before it.
+func TestReceiveMarkAllocs(t *testing.T) {
+	h := make([]byte, MeasuredSize)
+	PutHeader(h, time.Now().UnixNano(), 0, 0, 0)
+	payload := appendMark([]byte(`{"note":"MQB1 is not a mark","temp":21.5,"m":"`), h)
+	receiveAllocs(t, append(payload, `"}`...), true)
+}
+
+// receiveAllocs reads batches of 50 QoS 1 PUBLISH packets of payload (marks: the loop
+// looks for text marks) and fails t if a read allocates.
+func receiveAllocs(t *testing.T, payload []byte, marks bool) {
+	t.Helper()
+	l, s, peer := testSession(t, 4)
+	l.e.cfg.Marks = marks
 	// The stream is one packet over and over; each read takes the tail of a packet cut by
 	// the previous read, 49 whole ones and the head of the next.
 	p := codec.AppendPublish(nil, &codec.Publish{QoS: 1, ID: 7, Topic: []byte("bench/x"), Payload: payload}, codec.V311)

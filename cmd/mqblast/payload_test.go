@@ -1,10 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"net"
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/result"
 )
 
 // silentBroker is a loopback listener that fails the test if anything connects to it
@@ -47,4 +55,86 @@ func TestPayloadTemplateInvalid(t *testing.T) {
 	check(exitInvalid, `mqblast: iot-fleet-10K: groups[0].payload_template: {{nope}} at byte 4: unknown placeholder`,
 		"run", "iot-fleet-10K", "--broker", addr, "--set", "parameters.payload_template=ok {{seq}}",
 		"--set", `groups.devices.payload_template=x = {{nope}}`)
+}
+
+// TestJSONTemplateMeasured: a JSON template measured by its mark, at 3.1.1 and at 5.0,
+// against a real Mosquitto. A subscriber outside mqblast (mosquitto_sub) parses every
+// message as JSON and sees its per-message fields change; mqblast counts the run as it
+// counts the same run with the binary header: every copy received and measured, none lost
+// or duplicated, latency of the same order.
+func TestJSONTemplateMeasured(t *testing.T) {
+	t.Parallel() // its own broker and runs
+	subBin, err := exec.LookPath("mosquitto_sub")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("mosquitto_sub is not installed (apt-get install -y mosquitto-clients)")
+		}
+		t.Skip("no mosquitto_sub (apt-get install -y mosquitto-clients)")
+	}
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	const tpl = `{"device":"{{client_id}}","i":{{client_index}},"seq":{{seq}},"ts":{{unix_ms}},"at":"{{rfc3339}}",` +
+		`"temp":{{rand_float 18.0 31.5}},"state":"{{choice idle|run|fault}}","mark":"{{mark}}"}`
+	for _, v := range []struct{ name, proto, sub string }{{"3.1.1", "3", "mqttv311"}, {"5.0", "5", "mqttv5"}} {
+		run := func(measure string) *result.Result {
+			t.Helper()
+			r := runBin(t, "run", "quick-p2p-100", "--broker", m.Addr, "--no-check", "--format", "json",
+				"--payload-template", tpl, "--set", "parameters.measure="+measure,
+				"--set", "parameters.duration_sec=3", "--set", "parameters.warmup_sec=0", "--set", "parameters.publish_rate=10",
+				"--set", "publishers.protocol_version="+v.proto, "--set", "subscribers.protocol_version="+v.proto)
+			return decodeResult(t, r)
+		}
+		header := run("header")
+
+		host, port, _ := strings.Cut(m.Addr, ":")
+		sub := exec.Command(subBin, "-h", host, "-p", port, "-V", v.sub, "-q", "1", "-t", "quick/p2p/#", "-F", "%p")
+		var out bytes.Buffer
+		sub.Stdout = &out
+		if err := sub.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(500 * time.Millisecond) // its SUBSCRIBE before the run's first message
+		mark := run("mark")
+		time.Sleep(500 * time.Millisecond)
+		_ = sub.Process.Kill()
+		_ = sub.Wait()
+
+		seqs, devices, states := map[int]bool{}, map[string]bool{}, map[string]bool{}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		for _, line := range lines {
+			var msg struct {
+				Device, At, State, Mark string
+				I, Seq                  int
+				TS                      int64
+				Temp                    float64
+			}
+			if err := json.Unmarshal([]byte(line), &msg); err != nil {
+				t.Fatalf("%s: the outside subscriber cannot parse %q: %v", v.name, line, err)
+			}
+			if !strings.HasPrefix(msg.Mark, "MQB1") || len(msg.Mark) != 52 || msg.Temp < 18 || msg.Temp > 31.5 ||
+				msg.Device != "quick-pub-"+strconv.Itoa(msg.I) || msg.TS == 0 {
+				t.Fatalf("%s: %s", v.name, line)
+			}
+			seqs[msg.Seq], devices[msg.Device], states[msg.State] = true, true, true
+		}
+		if int64(len(lines)) != mark.Messages.Published || len(seqs) < 20 || len(devices) != 100 || len(states) != 3 {
+			t.Errorf("%s: the outside subscriber parsed %d messages of %d published: %d sequence numbers, %d devices, %d states",
+				v.name, len(lines), mark.Messages.Published, len(seqs), len(devices), len(states))
+		}
+		for _, c := range []struct {
+			name string
+			r    *result.Result
+		}{{"header", header}, {"mark", mark}} {
+			ms := c.r.Messages
+			if ms.Published == 0 || ms.Received != ms.Published || ms.Lost != 0 || ms.Duplicated != 0 || ms.Unmeasured != 0 ||
+				c.r.LatencyUS.Count != ms.Received {
+				t.Errorf("%s %s: published %d, received %d, lost %d, duplicated %d, unmeasured %d, latency count %d",
+					v.name, c.name, ms.Published, ms.Received, ms.Lost, ms.Duplicated, ms.Unmeasured, c.r.LatencyUS.Count)
+			}
+		}
+		t.Logf("%s: latency p50 header %d µs, mark %d µs; p99 %d, %d", v.name, header.LatencyUS.P50, mark.LatencyUS.P50,
+			header.LatencyUS.P99, mark.LatencyUS.P99)
+		if mark.LatencyUS.P50 > 3*header.LatencyUS.P50+2000 {
+			t.Errorf("%s: median latency by mark %d µs, by header %d µs", v.name, mark.LatencyUS.P50, header.LatencyUS.P50)
+		}
+	}
 }
