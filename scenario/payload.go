@@ -89,6 +89,37 @@ func compilePayload(src string) *payloadtpl.Template {
 	return t
 }
 
+// Measurement describes where each publishing group's messages carry their measurement
+// (group name, carrier, payload: "fill", "literal" or "template"), when one of them has a
+// payload template; nil otherwise.
+func (p *Plan) Measurement() (groups, carriers, payloads []string) {
+	sh := p.shared
+	own := false
+	for gid, g := range sh.groups {
+		if sh.g[gid].pubs > 0 && g.PayloadTemplate != "" {
+			own = true
+		}
+	}
+	if !own {
+		return nil, nil, nil
+	}
+	c := p.Carriers()
+	for gid, g := range sh.groups {
+		if sh.g[gid].pubs == 0 {
+			continue
+		}
+		pl := "fill"
+		switch {
+		case g.PayloadTemplate != "":
+			pl = "template"
+		case sh.s.Parameters.Payload != "":
+			pl = "literal"
+		}
+		groups, carriers, payloads = append(groups, g.Name), append(carriers, string(c[gid])), append(payloads, pl)
+	}
+	return groups, carriers, payloads
+}
+
 // Carriers returns each group's measurement carrier, in the order of Groups (header for a
 // group that publishes nothing or gives none).
 func (p *Plan) Carriers() []Measure {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -129,6 +130,14 @@ func TestJSONTemplateMeasured(t *testing.T) {
 				c.r.LatencyUS.Count != ms.Received {
 				t.Errorf("%s %s: published %d, received %d, lost %d, duplicated %d, unmeasured %d, latency count %d",
 					v.name, c.name, ms.Published, ms.Received, ms.Lost, ms.Duplicated, ms.Unmeasured, c.r.LatencyUS.Count)
+			}
+		}
+		for _, c := range []struct {
+			r    *result.Result
+			want string
+		}{{header, "header"}, {mark, "mark"}} {
+			if want := []result.GroupMeasurement{{Group: "publishers", Carrier: c.want, Payload: "template"}}; !slices.Equal(c.r.Measurement, want) {
+				t.Errorf("%s: measurement %+v, want %+v", v.name, c.r.Measurement, want)
 			}
 		}
 		t.Logf("%s: latency p50 header %d µs, mark %d µs; p99 %d, %d", v.name, header.LatencyUS.P50, mark.LatencyUS.P50,
