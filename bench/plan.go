@@ -117,6 +117,8 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 						spec.Publish.Measure = reactor.MeasureMark
 					case scenario.MeasureNone:
 						spec.Publish.Measure = reactor.MeasureNone
+					case scenario.MeasureProperty:
+						spec.Publish.Measure = reactor.MeasureProperty
 					}
 					if t.PerClient() {
 						spec.Publish.ClientID, spec.Publish.ClientIndex = []byte(spec.ID), c.Index

@@ -138,10 +138,13 @@ func TestWheelAllocs(t *testing.T) {
 }
 
 // TestPublishTemplateAllocs: a publish pass that renders every placeholder of a payload
-// template (the per-client ones and the text mark included) allocates nothing.
+// template (the per-client ones and the text mark included) allocates nothing, whichever
+// carrier measures it (on a 5.0 session: the property carrier's Correlation Data too).
 func TestPublishTemplateAllocs(t *testing.T) {
-	sp := &PublishSpec{Topic: []byte("bench/x"), QoS: 0, Rate: 1e6, Receivers: 1,
-		Template: mustTemplate(t, benchTemplate), ClientID: []byte("mqblast-pub-17"), ClientIndex: 17}
-	sp.PayloadSize = MeasuredSize + sp.Template.MaxLen(len(sp.ClientID))
-	publishPassAllocs(t, sp)
+	for _, m := range []byte{MeasureHeader, MeasureMark, MeasureProperty, MeasureNone} {
+		sp := &PublishSpec{Topic: []byte("bench/x"), QoS: 0, Rate: 1e6, Receivers: 1, Measure: m,
+			Template: mustTemplate(t, benchTemplate), ClientID: []byte("mqblast-pub-17"), ClientIndex: 17}
+		sp.PayloadSize = MeasuredSize + sp.Template.MaxLen(len(sp.ClientID))
+		publishPassAllocs(t, sp)
+	}
 }

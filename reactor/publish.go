@@ -43,7 +43,9 @@ type PublishSpec struct {
 	ClientIndex int
 	// Measure is where a templated message carries its measurement: MeasureHeader (the
 	// measurement bytes before the rendering), MeasureMark (the rendering alone, its
-	// {{mark}} the measurement) or MeasureNone (the rendering alone, unmeasured).
+	// {{mark}} the measurement), MeasureProperty (the rendering alone, the measurement
+	// bytes its 5.0 Correlation Data; the spec has none of its own) or MeasureNone (the
+	// rendering alone, unmeasured).
 	Measure byte
 }
 
@@ -52,6 +54,7 @@ const (
 	MeasureHeader byte = iota
 	MeasureMark
 	MeasureNone
+	MeasureProperty
 )
 
 // pubState is a publisher's schedule and flow state. It lives in its loop (loop.pubs) from
@@ -313,8 +316,8 @@ func (l *loop) message(p *pubState, seq uint32, due int64, pid uint16, dup bool,
 	binary.BigEndian.PutUint64(pl[0:8], uint64(due)<<16|uint64(e.cfg.RunTag))
 	binary.BigEndian.PutUint32(pl[8:12], headerMagic<<24|p.number&numberMask)
 	binary.BigEndian.PutUint32(pl[12:16], seq)
-	if sp.PayloadSize >= sentAtSize {
-		binary.BigEndian.PutUint64(pl[16:24], uint64(e.realEpoch+now))
+	if sp.PayloadSize >= sentAtSize || sp.Template != nil { // a mark or property carries all 24
+		binary.BigEndian.PutUint64(l.payload[16:24], uint64(e.realEpoch+now))
 	}
 	if t := sp.Template; t != nil {
 		pl = l.render(t, sp, seq, e.realEpoch+now)
@@ -327,6 +330,9 @@ func (l *loop) message(p *pubState, seq uint32, due int64, pid uint16, dup bool,
 		l.propsOf, l.propsAlias = sp, p.alias
 		if sp.ResponseTopic != nil { // the header written above, per message
 			setRequest(pk, sp, l.payload[:HeaderSize])
+		} else if sp.Measure == MeasureProperty { // the measurement bytes, per message
+			pk.Props.Set(codec.PropCorrelationData)
+			pk.Props.CorrelationData = l.payload[:MeasuredSize]
 		}
 	}
 	pk.Payload, pk.ID, pk.Dup, pk.QoS = pl, pid, dup, codec.QoS(p.qos)

@@ -53,6 +53,9 @@ func (l *loop) receivedOther(s *session, pk *codec.Publish) {
 	}
 	var m Message
 	m.fill(cd, l.arrival(), s, pk)
+	if len(cd) >= sentAtSize { // a Correlation Data of the property carrier: the write time too
+		m.Sent = int64(binary.BigEndian.Uint64(cd[16:24]))
+	}
 	l.e.cfg.Observer.Received(l.idx, int(s.client), m)
 }
 

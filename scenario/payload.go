@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/mqblast/mqblast/internal/payloadtpl"
 )
@@ -19,13 +20,29 @@ const (
 	// MeasureNone: the payload is the template's alone, unmeasured: copies received are
 	// counted as unmeasured, and none is expected (so none is lost).
 	MeasureNone Measure = "none"
+	// MeasureProperty: MQTT 5 only; the payload is the template's alone, and the
+	// measurement bytes travel as the message's Correlation Data, which the group must not
+	// use itself (its publish_properties, a request's). Receivers must be MQTT 5 too: a
+	// 3.1.1 receiver gets no properties.
+	MeasureProperty Measure = "property"
 )
 
 // checkMeasure checks a publishing group's carrier m at path (the prefix of measure) for
-// its template src.
-func checkMeasure(l *errList, path string, m Measure, src string) {
+// its template src; g is the group's settings, request whether it sends requests.
+func checkMeasure(l *errList, path string, m Measure, src string, g *Group, request bool) {
 	switch m {
 	case "", MeasureHeader:
+	case MeasureProperty:
+		switch {
+		case src == "":
+			l.Add(path+"measure", "property needs a payload_template (the payload is then the template's alone)")
+		case g != nil && g.ProtocolVersion != V5:
+			l.Add(path+"measure", "property needs protocol_version 5 (the measurement travels as Correlation Data; this group is MQTT %s: use mark)", g.ProtocolVersion)
+		case request:
+			l.Add(path+"measure", "property, but a request's Correlation Data is its own (requests are measured by it already: leave measure out)")
+		case g != nil && slices.ContainsFunc(g.PublishProperties, func(p Property) bool { return p.Name == "correlation_data" }):
+			l.Add(path+"measure", "property, but publish_properties gives the Correlation Data (use mark)")
+		}
 	case MeasureMark:
 		if t, err := payloadtpl.Compile(src); src == "" || (err == nil && !t.HasMark()) {
 			l.Add(path+"measure", "mark, but the payload template has no {{mark}} to carry it (add one, e.g. inside a JSON string)")
@@ -35,14 +52,14 @@ func checkMeasure(l *errList, path string, m Measure, src string) {
 			l.Add(path+"measure", "none needs a payload_template (the payload is then the template's alone)")
 		}
 	default:
-		l.Add(path+"measure", "%q is not a measurement carrier (want header, mark or none)", string(m))
+		l.Add(path+"measure", "%q is not a measurement carrier (want header, property, mark or none)", string(m))
 	}
 }
 
 // bodySize is payload size n as the size checks see it: a payload that carries no header
 // (measure mark or none) may be shorter than one.
 func bodySize(n int, m Measure) int {
-	if m == MeasureMark || m == MeasureNone {
+	if m == MeasureMark || m == MeasureNone || m == MeasureProperty {
 		return max(n, MinPayloadSize)
 	}
 	return n
@@ -56,7 +73,7 @@ func templateSize(src string, idLen int, m Measure) int {
 	if err != nil {
 		return MinPayloadSize
 	}
-	if m == MeasureMark || m == MeasureNone {
+	if m == MeasureMark || m == MeasureNone || m == MeasureProperty {
 		return t.MaxLen(idLen)
 	}
 	return PayloadTextAt + t.MaxLen(idLen)

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -78,4 +79,42 @@ func TestPayloadTemplateInvalid(t *testing.T) {
 	  {"name": "s", "behaviours": "subscribe", "filters": "t", "payload_template": "{{seq}}"}]}`, `groups[0].payload_template: {{choice}} at byte 0: choice takes a list`)
 	check(`{"groups": [{"name": "p", "behaviours": "publish", "topics": "t"},
 	  {"name": "s", "behaviours": "subscribe", "filters": "t", "payload_template": "{{seq}}"}]}`, `groups[1].payload_template: given, but the group publishes nothing`)
+}
+
+// TestMeasureInvalid: each carrier's conditions, named by the field.
+func TestMeasureInvalid(t *testing.T) {
+	t.Parallel()
+	check := func(file, want string) {
+		t.Helper()
+		s, err := Parse("m.json", []byte(file))
+		if err == nil {
+			err = s.Validate()
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", file, err, want)
+		}
+	}
+	plain := func(version int, params string) string {
+		return `{"type": "Point-To-Point", "publishers": {"topics": "t", "protocol_version": ` + strconv.Itoa(version) +
+			`}, "subscribers": {"topics": "t", "protocol_version": ` + strconv.Itoa(version) + `}, "parameters": {` + params + `}}`
+	}
+	check(plain(3, `"measure": "mark"`), `m.json: parameters.measure: mark, but the payload template has no {{mark}}`)
+	check(plain(3, `"measure": "mark", "payload_template": "{{seq}}"`), `parameters.measure: mark, but the payload template has no {{mark}}`)
+	check(plain(3, `"measure": "none"`), `parameters.measure: none needs a payload_template`)
+	check(plain(3, `"measure": "property", "payload_template": "{{seq}}"`), `parameters.measure: property needs protocol_version 5`)
+	check(plain(5, `"measure": "bogus", "payload_template": "{{seq}}"`), `parameters.measure: "bogus" is not a measurement carrier`)
+	check(`{"groups": [{"name": "p", "behaviours": "publish", "topics": "t", "protocol_version": 5, "payload_template": "{{seq}}",
+	  "publish_properties": [{"name": "correlation_data", "value": "x"}]},
+	  {"name": "s", "behaviours": "subscribe", "filters": "t", "protocol_version": 5}], "parameters": {"measure": "property"}}`,
+		`groups[0].measure: property, but publish_properties gives the Correlation Data`)
+	for _, ok := range []string{plain(3, `"measure": "mark", "payload_template": "{\"m\":\"{{mark}}\"}"`),
+		plain(5, `"measure": "property", "payload_template": "{\"s\":{{seq}}}"`), plain(3, `"measure": "none", "payload_template": "x"`)} {
+		s, err := Parse("ok.json", []byte(ok))
+		if err == nil {
+			err = s.Validate()
+		}
+		if err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
 }

@@ -375,8 +375,8 @@ func (s *Scenario) checkGroup(l *errList, at groupAt, g *ClientGroup) {
 		if g.given&cgGivenPayloadTemplate != 0 {
 			checkTemplate(l, gp, g.PayloadTemplate)
 		}
-		if g.given&(cgGivenPayloadTemplate|cgGivenMeasure) != 0 {
-			checkMeasure(l, gp, g.Measure, g.PayloadTemplate)
+		if g.given&(cgGivenPayloadTemplate|cgGivenMeasure) != 0 || (g.Measure != "" && g.Measure != MeasureHeader) {
+			checkMeasure(l, gp, g.Measure, g.PayloadTemplate, &g.Group, g.has(BehaviourRequest))
 		}
 		if g.Start < 0 || (s.Parameters.Duration > 0 && g.Start >= s.Parameters.Duration) {
 			l.Add(gp+"start_sec", "%s is not a start within the run (want 0 ≤ start_sec < duration_sec %s)", show(g.Start), show(s.Parameters.Duration))
@@ -500,7 +500,12 @@ func (s *Scenario) checkParameters(l *errList, msgs bool) {
 			l.Add(pp+"payload_template", "given with parameters.payload (a literal): give one of the two")
 		}
 		checkTemplate(l, pp, p.PayloadTemplate)
-		checkMeasure(l, pp, p.Measure, p.PayloadTemplate)
+		if !s.Mixed() { // a mixed scenario's groups are checked with what they take of it
+			checkMeasure(l, pp, p.Measure, p.PayloadTemplate, s.Publishers, false)
+		}
+		if sb := s.Subscribers; p.Measure == MeasureProperty && sb != nil && s.Publishers != nil && s.Publishers.ProtocolVersion == V5 && sb.ProtocolVersion != V5 {
+			l.Add(pp+"measure", "property, but subscribers are MQTT %s, which receive no properties (want protocol_version 5, or use mark)", sb.ProtocolVersion)
+		}
 	} else {
 		if p.PublishRate != 0 {
 			l.Add(pp+"publish_rate", "%s, but %s publishes no messages (want 0)", show(p.PublishRate), s.typeName())
