@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mqblast/mqblast/codec"
@@ -61,6 +62,7 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 	payload := max(p.MaxPayloadSize(), reactor.HeaderSize)
 	reconnect, reconnectClient := p.Reconnects()
 	marks := slices.Contains(p.Carriers(), scenario.MeasureMark)
+	draws := &sizeDraws{m: map[*scenario.SizeDist]*reactor.SizeDraw{}}
 	return reactor.Config{
 		Marks:        marks,
 		MaxPayload:   payload,
@@ -109,6 +111,9 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 				}
 				if c.ResponseTopic != "" {
 					spec.Publish.ResponseTopic = []byte(c.ResponseTopic)
+				}
+				if d := c.PayloadSizes; d != nil {
+					spec.Publish.Sizes = draws.of(d)
 				}
 				if t := c.PayloadTemplate; t != nil {
 					spec.Publish.Template = t
@@ -296,4 +301,30 @@ func connectProps(list []scenario.Property) (*codec.Properties, error) {
 		p.Set(id)
 	}
 	return &p, nil
+}
+
+// sizeDraws keeps one reactor.SizeDraw per distribution of payload sizes, for the clients'
+// specs (Config.Client may be called from several loops at once).
+type sizeDraws struct {
+	mu sync.Mutex
+	m  map[*scenario.SizeDist]*reactor.SizeDraw
+}
+
+// of returns d's draw.
+func (s *sizeDraws) of(d *scenario.SizeDist) *reactor.SizeDraw {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.m[d]; r != nil {
+		return r
+	}
+	r := &reactor.SizeDraw{Lo: d.Lo, Hi: d.Hi}
+	if d.Sizes != nil {
+		sum := uint32(0)
+		for i, n := range d.Sizes {
+			sum += uint32(d.Weights[i])
+			r.Sizes, r.Cum = append(r.Sizes, n), append(r.Cum, sum)
+		}
+	}
+	s.m[d] = r
+	return r
 }

@@ -70,6 +70,14 @@ func TestPublishAllocs(t *testing.T) {
 	publishPassAllocs(t, &PublishSpec{Topic: []byte("bench/x"), QoS: 0, Rate: 1e6, PayloadSize: 32, Receivers: 1})
 }
 
+// TestPublishSizesAllocs: so does drawing each message's size from a weighted list or a
+// range.
+func TestPublishSizesAllocs(t *testing.T) {
+	for _, d := range []*SizeDraw{{Sizes: []int{16, 100, 1000}, Cum: []uint32{5, 5, 10}}, {Lo: 16, Hi: 2000}} {
+		publishPassAllocs(t, &PublishSpec{Topic: []byte("bench/x"), QoS: 0, Rate: 1e6, PayloadSize: 2000, Receivers: 1, Sizes: d})
+	}
+}
+
 // publishPassAllocs runs publish passes of 50 messages of publisher sp over a socket pair
 // and fails t if one allocates or fewer than the schedule's messages went out.
 func publishPassAllocs(t *testing.T, sp *PublishSpec) {

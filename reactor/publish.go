@@ -47,6 +47,32 @@ type PublishSpec struct {
 	// bytes its 5.0 Correlation Data; the spec has none of its own) or MeasureNone (the
 	// rendering alone, unmeasured).
 	Measure byte
+	// Sizes, when set, draws each message's payload size (PayloadSize is then the largest).
+	Sizes *SizeDraw
+}
+
+// SizeDraw draws each message's payload size: from Sizes by their cumulative weights Cum
+// (Cum[i] the sum of the weights of Sizes[0..i], the last above 0), or uniformly from Lo to
+// Hi, both included, when Sizes is nil. Every size is at least HeaderSize. Read-only once
+// given to a PublishSpec.
+type SizeDraw struct {
+	Sizes  []int
+	Cum    []uint32
+	Lo, Hi int
+}
+
+// draw returns a size drawn from d.
+func (d *SizeDraw) draw() int {
+	if d.Sizes == nil {
+		return d.Lo + rand.IntN(d.Hi-d.Lo+1)
+	}
+	r := rand.Uint32N(d.Cum[len(d.Cum)-1])
+	for i, c := range d.Cum {
+		if r < c {
+			return d.Sizes[i]
+		}
+	}
+	return d.Sizes[len(d.Sizes)-1]
 }
 
 // Measurement carriers of a templated payload (PublishSpec.Measure).
@@ -312,11 +338,15 @@ func (p *pubState) nextPid() uint16 {
 func (l *loop) message(p *pubState, seq uint32, due int64, pid uint16, dup bool, now int64) *codec.Publish {
 	e := l.e
 	sp := p.spec
-	pl := l.payload[:sp.PayloadSize]
+	size := sp.PayloadSize
+	if sp.Sizes != nil {
+		size = sp.Sizes.draw()
+	}
+	pl := l.payload[:size]
 	binary.BigEndian.PutUint64(pl[0:8], uint64(due)<<16|uint64(e.cfg.RunTag))
 	binary.BigEndian.PutUint32(pl[8:12], headerMagic<<24|p.number&numberMask)
 	binary.BigEndian.PutUint32(pl[12:16], seq)
-	if sp.PayloadSize >= sentAtSize || sp.Template != nil { // a mark or property carries all 24
+	if size >= sentAtSize || sp.Template != nil { // a mark or property carries all 24
 		binary.BigEndian.PutUint64(l.payload[16:24], uint64(e.realEpoch+now))
 	}
 	if t := sp.Template; t != nil {
@@ -541,6 +571,7 @@ type specKey struct {
 	props                         *codec.Properties
 	template                      *payloadtpl.Template
 	measure                       byte
+	sizes                         *SizeDraw
 }
 
 // sharedSpec returns the loop's one copy of the specs that differ from sp only in Topic,
@@ -549,7 +580,7 @@ type specKey struct {
 // tracks).
 func (l *loop) sharedSpec(sp *PublishSpec) *PublishSpec {
 	k := specKey{retain: sp.Retain, noAlias: sp.NoTopicAlias, qosLevel: sp.QoS, rate: sp.Rate, count: sp.Count,
-		payload: sp.PayloadSize, inflight: sp.MaxInflight, rnd: sp.RandN, props: sp.Props, template: sp.Template, measure: sp.Measure}
+		payload: sp.PayloadSize, inflight: sp.MaxInflight, rnd: sp.RandN, props: sp.Props, template: sp.Template, measure: sp.Measure, sizes: sp.Sizes}
 	if c := l.specs[k]; c != nil {
 		return c
 	}

@@ -51,7 +51,7 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 	type jsonParams struct {
 		ConnectionRate  float64     `json:"connection_rate"`
 		Duration        float64     `json:"duration_sec"`
-		PayloadSize     int         `json:"payload_size"`
+		PayloadSize     any         `json:"payload_size"`
 		PublishRate     float64     `json:"publish_rate"`
 		KeepAlive       float64     `json:"keep_alive_sec"`
 		MaxInflight     int         `json:"max_inflight_messages"`
@@ -133,7 +133,7 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 		Parameters: jsonParams{
 			ConnectionRate:  p.ConnectionRate,
 			Duration:        p.Duration.Seconds(),
-			PayloadSize:     p.PayloadSize,
+			PayloadSize:     sizeValue(p.PayloadSize, p.PayloadSizes),
 			PublishRate:     p.PublishRate,
 			KeepAlive:       p.KeepAlive.Seconds(),
 			MaxInflight:     p.MaxInflight,
@@ -186,7 +186,7 @@ type jsonClientGroup struct {
 	ResponseTopic     string         `json:"response_topic,omitempty"`
 	Fraction          *float64       `json:"fraction,omitempty"`
 	PublishRate       *float64       `json:"publish_rate,omitempty"`
-	PayloadSize       *int           `json:"payload_size,omitempty"`
+	PayloadSize       any            `json:"payload_size,omitempty"`
 	PayloadTemplate   string         `json:"payload_template,omitempty"`
 	Measure           string         `json:"measure,omitempty"`
 	Start             float64        `json:"start_sec,omitempty"`
@@ -228,8 +228,8 @@ func marshalClientGroup(g *ClientGroup, jg any, props func([]Property) any) any 
 		out.Topics = g.Topics[0]
 	}
 	if g.Publishes() {
-		rate, size := g.PublishRate, g.PayloadSize
-		out.PublishRate, out.PayloadSize, out.Start = &rate, &size, g.Start.Seconds()
+		rate := g.PublishRate
+		out.PublishRate, out.PayloadSize, out.Start = &rate, sizeValue(g.PayloadSize, g.PayloadSizes), g.Start.Seconds()
 		out.PayloadTemplate, out.Measure = g.PayloadTemplate, string(g.Measure)
 		if g.has(BehaviourPublish) {
 			f := g.Fraction
@@ -268,4 +268,12 @@ func marshalClientGroup(g *ClientGroup, jg any, props func([]Property) any) any 
 		}
 	}
 	return out
+}
+
+// sizeValue is payload_size as a file writes it: the distribution's text, or the size.
+func sizeValue(n int, d *SizeDist) any {
+	if d != nil {
+		return d.Text
+	}
+	return n
 }

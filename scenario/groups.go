@@ -69,6 +69,9 @@ type ClientGroup struct {
 	Fraction    float64
 	PublishRate float64 // "publish_rate": messages per second of each publishing client
 	PayloadSize int     // "payload_size", the 16-byte header included
+	// PayloadSizes is payload_size's distribution, if it is one (see
+	// Parameters.PayloadSizes); default the parameters'.
+	PayloadSizes *SizeDist
 	// PayloadTemplate ("payload_template") is the group's payload template (see
 	// Parameters.PayloadTemplate); default the parameters'. When set, PayloadSize is the
 	// measurement bytes and its longest rendering for the group's client ids.
@@ -217,7 +220,7 @@ func (s *Scenario) plainGroups(dst *[2]ClientGroup) int {
 	add := func(name string, g *Group, b Behaviour) *ClientGroup {
 		dst[n] = ClientGroup{Name: name, Behaviours: only(b), Group: *g, Fraction: 1, PublishRate: p.PublishRate,
 			PayloadSize: p.PayloadSize, KeepAlive: p.KeepAlive, Reconnect: p.Reconnect, ExpectDelivery: s.Type != TypePublish,
-			PayloadTemplate: p.PayloadTemplate, Measure: p.Measure}
+			PayloadTemplate: p.PayloadTemplate, Measure: p.Measure, PayloadSizes: p.PayloadSizes}
 		if p.PayloadTemplate != "" {
 			dst[n].PayloadSize = templateSize(p.PayloadTemplate, idLen(g), p.Measure)
 		}
@@ -282,8 +285,11 @@ func (s *Scenario) applyGroupDefaults() {
 		switch {
 		case g.PayloadTemplate != "": // the template gives the size, whatever payload_size says
 			g.PayloadSize = templateSize(g.PayloadTemplate, idLen(&g.Group), g.Measure)
+			if g.given&cgGivenPayload == 0 {
+				g.PayloadSizes = nil
+			}
 		case g.given&cgGivenPayload == 0:
-			g.PayloadSize = p.PayloadSize
+			g.PayloadSize, g.PayloadSizes = p.PayloadSize, p.PayloadSizes
 		}
 		if g.given&cgGivenKeepAlive == 0 {
 			g.KeepAlive = p.KeepAlive

@@ -118,3 +118,56 @@ func TestMeasureInvalid(t *testing.T) {
 		}
 	}
 }
+
+// TestSizeDist: payload_size as a weighted list or a range: its largest size is the
+// payload size, its mean the estimates', and it is written back as given.
+func TestSizeDist(t *testing.T) {
+	t.Parallel()
+	check := func(text string, lo, hi int, mean float64) {
+		t.Helper()
+		d, err := ParseSizeDist(text)
+		if err != nil || d.Min() != lo || d.Max() != hi || d.Mean() != mean {
+			t.Errorf("%s: %+v %v: min %d max %d mean %v, want %d %d %v", text, d, err, d.Min(), d.Max(), d.Mean(), lo, hi, mean)
+		}
+	}
+	check("1KB:80,10KB:15,1MB:5", 1000, 1000000, 0.8*1000+0.15*10000+0.05*1000000)
+	check("100B-2KB", 100, 2000, 1050)
+	check("64: 1, 16KiB:0, 128:3", 64, 128, 112)
+	for _, bad := range []string{"1KB:0,2KB:0", "1KB:x", "2KB-1KB", "1KB:-1", "1KB"} {
+		if _, err := ParseSizeDist(bad); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+	s, err := Parse("d.json", []byte(`{"type": "Point-To-Point", "publishers": {"topics": "t/$clientindex", "client_count": 10},
+	  "subscribers": {"topics": "t/$clientindex", "client_count": 10}, "parameters": {"payload_size": "100B:50,10KB:50", "publish_rate": 100}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.MaxPayloadSize() != 10000 || p.Client(10).PayloadSizes == nil || p.Client(10).PayloadSizes.Mean() != 5050 {
+		t.Errorf("max %d, client's sizes %+v", p.MaxPayloadSize(), p.Client(10).PayloadSizes)
+	}
+	// 1,000 msg/s of a mean 5,050-byte payload (and topic, header), not of 10,000.
+	if e := p.Estimate(); e.BytesOutPerSec < 5_050_000 || e.BytesOutPerSec > 5_200_000 {
+		t.Errorf("bytes out %v per s, want the mean payload's", e.BytesOutPerSec)
+	}
+	out, err := s.MarshalJSON()
+	if err != nil || !strings.Contains(string(out), `"payload_size":"100B:50,10KB:50"`) {
+		t.Errorf("written back: %v\n%s", err, out)
+	}
+	for file, want := range map[string]string{
+		`{"type": "Point-To-Point", "publishers": {"topics": "t"}, "subscribers": {"topics": "t"}, "parameters": {"payload_size": "10B-2KB"}}`:                                    "parameters.payload_size: \"10B-2KB\" draws 10 bytes",
+		`{"type": "Point-To-Point", "publishers": {"topics": "t"}, "subscribers": {"topics": "t"}, "parameters": {"payload_size": "1KB:1,2KB:1", "payload_template": "{{seq}}"}}`: "parameters.payload_size: \"1KB:1,2KB:1\", but the payload template gives the size",
+	} {
+		s, err := Parse("d.json", []byte(file))
+		if err == nil {
+			err = s.Validate()
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", file, err, want)
+		}
+	}
+}

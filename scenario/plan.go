@@ -85,6 +85,8 @@ type Client struct {
 	PayloadTemplate *payloadtpl.Template
 	// Measure is its group's measurement carrier ("" or MeasureHeader: the header).
 	Measure Measure
+	// PayloadSizes is its group's distribution of payload sizes (nil: PayloadSize each).
+	PayloadSizes *SizeDist
 	// OwnBroker indexes Plan.OwnBrokers for a client of a group with its own server; -1
 	// for the others, whose broker is Broker.
 	OwnBroker int
@@ -355,7 +357,7 @@ func (p *Plan) Client(i int) Client {
 	}
 	if seg.role.Publishes() {
 		c.Number = uint32(pg.pubBase + j)
-		c.PayloadTemplate, c.Measure = pg.payload, g.Measure
+		c.PayloadTemplate, c.Measure, c.PayloadSizes = pg.payload, g.Measure, g.PayloadSizes
 		c.Topic = pg.pub.expand(j, g.IDPrefix)
 		c.Rate = g.PublishRate
 		c.Phase = g.Start + time.Duration(float64(j)/float64(pg.pubs)/g.PublishRate*float64(time.Second))
@@ -588,7 +590,7 @@ func (p *Plan) Estimate() Estimate {
 		}
 		// One packet of buffer per direction for the connections whose packets exceed the
 		// idle allowance, in the process and in the kernel.
-		if big := int64(out); big > 1<<10 && sh.copyAs == nil {
+		if big := int64(out + g.PayloadSize - g.meanPayload()); big > 1<<10 && sh.copyAs == nil { // the largest
 			e.MemoryBytes += int64(n) * 2 * big
 			e.SocketMemoryBytes += int64(n) * 2 * big
 		}
@@ -601,7 +603,8 @@ func (p *Plan) Estimate() Estimate {
 			continue
 		}
 		size, qos := sh.copySize(gid)
-		if big := int64(max(sh.publishSize(gid), size)); big > 1<<10 && sh.copyAs != nil {
+		// The largest packet, not the mean one of a distribution of sizes.
+		if big := int64(max(sh.publishSize(gid), size) + sh.groups[gid].PayloadSize - sh.groups[gid].meanPayload()); big > 1<<10 && sh.copyAs != nil {
 			// A plain file's clients each buffer its largest packet.
 			e.MemoryBytes += int64(p.n) * 2 * big
 			e.SocketMemoryBytes += int64(p.n) * 2 * big
@@ -624,11 +627,11 @@ func (p *Plan) Estimate() Estimate {
 }
 
 // publishSize returns the wire size of a PUBLISH of group gid, of a topic of the group's
-// mean length.
+// mean length and its mean payload size.
 func (sh *planShared) publishSize(gid int) int {
 	g := sh.groups[gid]
 	topicLen := int(math.Round(sh.g[gid].pub.avgLen(g.ClientCount, g.IDPrefix)))
-	return publishSize(topicLen, g.QoS, g.ProtocolVersion, propsSize(g.PublishProperties), g.PayloadSize)
+	return publishSize(topicLen, g.QoS, g.ProtocolVersion, propsSize(g.PublishProperties), g.meanPayload())
 }
 
 // copySize returns the wire size and QoS of a copy of a message of group gid as the broker
@@ -641,7 +644,7 @@ func (sh *planShared) copySize(gid int) (size int, qos byte) {
 		qos, v, props = min(qos, r.QoS), r.ProtocolVersion, propsSize(g.PublishProperties)
 	}
 	topicLen := int(math.Round(sh.g[gid].pub.avgLen(sh.g[gid].pubs, g.IDPrefix)))
-	return publishSize(topicLen, qos, v, props, g.PayloadSize), qos
+	return publishSize(topicLen, qos, v, props, g.meanPayload()), qos
 }
 
 // propsSize returns the wire size of a property list.

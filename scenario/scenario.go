@@ -194,6 +194,9 @@ type Parameters struct {
 	// PayloadSize is the payload of every message in bytes, the 16-byte measurement header
 	// included ("payload_size", a number or a size such as "64KiB").
 	PayloadSize int
+	// PayloadSizes, when payload_size is a weighted list or a range (SizeDist), is that
+	// distribution, and PayloadSize its largest size; nil for one size.
+	PayloadSizes *SizeDist
 	// PayloadTemplate ("payload_template", mqblast's addition) is the text every message
 	// carries after its measurement bytes, rendered per message: text or JSON with
 	// placeholders in double braces ({{seq}}, {{rand_int 1 9}}, {{mark}}; package

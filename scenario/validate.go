@@ -375,6 +375,9 @@ func (s *Scenario) checkGroup(l *errList, at groupAt, g *ClientGroup) {
 		if g.given&cgGivenPayloadTemplate != 0 {
 			checkTemplate(l, gp, g.PayloadTemplate)
 		}
+		if g.given&cgGivenPayload != 0 {
+			checkSizes(l, gp, g.PayloadSizes, g.PayloadTemplate != "", s.Parameters.Payload != "")
+		}
 		if g.given&(cgGivenPayloadTemplate|cgGivenMeasure) != 0 || (g.Measure != "" && g.Measure != MeasureHeader) {
 			checkMeasure(l, gp, g.Measure, g.PayloadTemplate, &g.Group, g.has(BehaviourRequest))
 		}
@@ -500,6 +503,7 @@ func (s *Scenario) checkParameters(l *errList, msgs bool) {
 			l.Add(pp+"payload_template", "given with parameters.payload (a literal): give one of the two")
 		}
 		checkTemplate(l, pp, p.PayloadTemplate)
+		checkSizes(l, pp, p.PayloadSizes, p.PayloadTemplate != "", p.Payload != "")
 		if !s.Mixed() { // a mixed scenario's groups are checked with what they take of it
 			checkMeasure(l, pp, p.Measure, p.PayloadTemplate, s.Publishers, false)
 		}

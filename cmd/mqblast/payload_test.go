@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -143,5 +144,76 @@ func TestJSONTemplateMeasured(t *testing.T) {
 		if own.LatencyUS.P50 > 3*header.LatencyUS.P50+2000 {
 			t.Errorf("%s: median latency %d µs, by header %d µs", c.name, own.LatencyUS.P50, header.LatencyUS.P50)
 		}
+	}
+}
+
+// TestSizeWeightsZero: a size distribution whose weights are all zero is one line naming
+// the file and the field, exit 3, before any socket opens.
+func TestSizeWeightsZero(t *testing.T) {
+	addr, stop := silentBroker(t)
+	defer stop()
+	file := filepath.Join(t.TempDir(), "sizes.json")
+	if err := os.WriteFile(file, []byte(`{"name": "sizes", "type": "Point-To-Point",
+	  "publishers": {"topics": "t/$clientindex"}, "subscribers": {"topics": "t/$clientindex"},
+	  "parameters": {"duration_sec": 2, "payload_size": "1KB:0,10KB:0"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := runMQ(t, "run", file, "--broker", addr)
+	first, _, _ := strings.Cut(errOut, "\n")
+	want := file + `: parameters.payload_size: "1KB:0,10KB:0": the weights are all zero`
+	if code != exitInvalid || !strings.Contains(first, want) {
+		t.Errorf("exit %d, want %d and a line with %q:\n%s", code, exitInvalid, want, errOut)
+	}
+}
+
+// TestSizeShares: payload_size as a weighted list: an outside subscriber (mosquitto_sub,
+// printing each payload's length) sees each size's share within 2 points of its weight, and
+// mqblast counts every message as with one size.
+func TestSizeShares(t *testing.T) {
+	t.Parallel() // its own broker and run
+	subBin, err := exec.LookPath("mosquitto_sub")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("mosquitto_sub is not installed (apt-get install -y mosquitto-clients)")
+		}
+		t.Skip("no mosquitto_sub (apt-get install -y mosquitto-clients)")
+	}
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	host, port, _ := strings.Cut(m.Addr, ":")
+	sub := exec.Command(subBin, "-h", host, "-p", port, "-q", "1", "-t", "quick/p2p/#", "-F", "%l")
+	var out bytes.Buffer
+	sub.Stdout = &out
+	if err := sub.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // its SUBSCRIBE before the run's first message
+	r := runBin(t, "run", "quick-p2p-100", "--broker", m.Addr, "--no-check", "--format", "json",
+		"--set", "parameters.payload_size=100B:50,1KB:30,10KB:20,2KB:0",
+		"--set", "parameters.duration_sec=4", "--set", "parameters.warmup_sec=0", "--set", "parameters.publish_rate=25")
+	time.Sleep(500 * time.Millisecond)
+	_ = sub.Process.Kill()
+	_ = sub.Wait()
+	res := decodeResult(t, r)
+	ms := res.Messages
+	if ms.Published < 9000 || ms.Received != ms.Published || ms.Lost != 0 || ms.Unmeasured != 0 || res.LatencyUS.Count != ms.Received {
+		t.Errorf("published %d, received %d, lost %d, unmeasured %d, latency count %d", ms.Published, ms.Received, ms.Lost, ms.Unmeasured, res.LatencyUS.Count)
+	}
+	counts := map[string]int{}
+	lines := strings.Fields(out.String())
+	for _, l := range lines {
+		counts[l]++
+	}
+	if int64(len(lines)) != ms.Published {
+		t.Errorf("the outside subscriber saw %d messages of %d", len(lines), ms.Published)
+	}
+	for size, want := range map[string]float64{"100": 50, "1000": 30, "10000": 20} {
+		got := 100 * float64(counts[size]) / float64(len(lines))
+		t.Logf("%s bytes: %.2f %% (asked %.0f %%)", size, got, want)
+		if got < want-2 || got > want+2 {
+			t.Errorf("%s bytes: %.2f %% of the messages, asked %.0f %%", size, got, want)
+		}
+	}
+	if len(counts) != 3 {
+		t.Errorf("sizes seen: %v, want 100, 1000 and 10000 only", counts)
 	}
 }
