@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/codec"
+	"github.com/mqblast/mqblast/internal/payloadtpl"
 	"github.com/mqblast/mqblast/reactor"
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/scenario"
@@ -115,8 +116,13 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 				if d := c.PayloadSizes; d != nil {
 					spec.Publish.Sizes = draws.of(d)
 				}
-				if t := c.PayloadTemplate; t != nil {
-					spec.Publish.Template = t
+				if ts := c.PayloadTemplates; ts != nil {
+					spec.Publish.Templates, spec.Publish.RandomOrder = ts, c.PayloadRandom
+					if slices.ContainsFunc(ts, (*payloadtpl.Template).PerClient) {
+						spec.Publish.ClientID, spec.Publish.ClientIndex = []byte(spec.ID), c.Index
+					}
+				}
+				if c.PayloadTemplate != nil || c.PayloadTemplates != nil {
 					switch c.Measure {
 					case scenario.MeasureMark:
 						spec.Publish.Measure = reactor.MeasureMark
@@ -125,6 +131,9 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 					case scenario.MeasureProperty:
 						spec.Publish.Measure = reactor.MeasureProperty
 					}
+				}
+				if t := c.PayloadTemplate; t != nil {
+					spec.Publish.Template = t
 					if t.PerClient() {
 						spec.Publish.ClientID, spec.Publish.ClientIndex = []byte(spec.ID), c.Index
 					}

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mqblast/mqblast/codec"
+	"github.com/mqblast/mqblast/internal/payloadtpl"
 )
 
 // TestReceiveAllocs: reading a batch of QoS 1 PUBLISH packets from the socket, handling
@@ -75,6 +76,17 @@ func TestPublishAllocs(t *testing.T) {
 func TestPublishSizesAllocs(t *testing.T) {
 	for _, d := range []*SizeDraw{{Sizes: []int{16, 100, 1000}, Cum: []uint32{5, 5, 10}}, {Lo: 16, Hi: 2000}} {
 		publishPassAllocs(t, &PublishSpec{Topic: []byte("bench/x"), QoS: 0, Rate: 1e6, PayloadSize: 2000, Receivers: 1, Sizes: d})
+	}
+}
+
+// TestPublishFileAllocs: so does rendering payloads of a payload file, in turn or at random.
+func TestPublishFileAllocs(t *testing.T) {
+	ts := []*payloadtpl.Template{mustTemplate(t, `{"a":1}`), mustTemplate(t, benchTemplate), mustTemplate(t, "plain text")}
+	for _, random := range []bool{false, true} {
+		sp := &PublishSpec{Topic: []byte("bench/x"), QoS: 0, Rate: 1e6, Receivers: 1, Measure: MeasureMark,
+			Templates: ts, RandomOrder: random, ClientID: []byte("mqblast-pub-17"), ClientIndex: 17}
+		sp.PayloadSize = MeasuredSize + ts[1].MaxLen(len(sp.ClientID))
+		publishPassAllocs(t, sp)
 	}
 }
 

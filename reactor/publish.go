@@ -49,6 +49,10 @@ type PublishSpec struct {
 	Measure byte
 	// Sizes, when set, draws each message's payload size (PayloadSize is then the largest).
 	Sizes *SizeDraw
+	// Templates, when set, are payloads (a payload file's) of which each message renders
+	// one, as Template: in turn by sequence number, or at random (RandomOrder).
+	Templates   []*payloadtpl.Template
+	RandomOrder bool
 }
 
 // SizeDraw draws each message's payload size: from Sizes by their cumulative weights Cum
@@ -346,11 +350,17 @@ func (l *loop) message(p *pubState, seq uint32, due int64, pid uint16, dup bool,
 	binary.BigEndian.PutUint64(pl[0:8], uint64(due)<<16|uint64(e.cfg.RunTag))
 	binary.BigEndian.PutUint32(pl[8:12], headerMagic<<24|p.number&numberMask)
 	binary.BigEndian.PutUint32(pl[12:16], seq)
-	if size >= sentAtSize || sp.Template != nil { // a mark or property carries all 24
+	if size >= sentAtSize || sp.Template != nil || sp.Templates != nil { // a mark or property carries all 24
 		binary.BigEndian.PutUint64(l.payload[16:24], uint64(e.realEpoch+now))
 	}
 	if t := sp.Template; t != nil {
 		pl = l.render(t, sp, seq, e.realEpoch+now)
+	} else if n := len(sp.Templates); n > 0 {
+		k := int(seq % uint32(n))
+		if sp.RandomOrder {
+			k = rand.IntN(n)
+		}
+		pl = l.render(sp.Templates[k], sp, seq, e.realEpoch+now)
 	}
 	pk := &l.pub
 	v := codec.Version(p.s.version)
@@ -379,6 +389,13 @@ func (l *loop) message(p *pubState, seq uint32, due int64, pid uint16, dup bool,
 		pk.Topic = nil
 	}
 	return pk
+}
+
+// tplRoom makes the loop's template scratch hold t's longest rendering for sp.
+func (l *loop) tplRoom(t *payloadtpl.Template, sp *PublishSpec) {
+	if n := MeasuredSize + t.MaxLen(len(sp.ClientID)); cap(l.tpl) < n {
+		l.tpl = make([]byte, 0, n)
+	}
 }
 
 // render renders template t of spec sp after the measurement bytes the loop's scratch
@@ -542,13 +559,14 @@ func (l *loop) publisher(client int32, sp *PublishSpec) *pubState {
 	if p == nil {
 		p = &pubState{spec: sp, client: client, heapIdx: -1, period: float64(time.Second) / sp.Rate,
 			topic: sp.Topic, phase: int64(sp.Phase), number: sp.Number, receivers: int32(sp.Receivers)}
-		if sp.ResponseTopic == nil && sp.TopicSuffix == nil && (sp.Template == nil || !sp.Template.PerClient()) {
+		if sp.ResponseTopic == nil && sp.TopicSuffix == nil && sp.ClientID == nil {
 			p.spec, p.topic = l.sharedSpec(sp), l.keepTopic(sp.Topic)
 		}
+		for _, t := range sp.Templates {
+			l.tplRoom(t, sp)
+		}
 		if t := sp.Template; t != nil {
-			if n := MeasuredSize + t.MaxLen(len(sp.ClientID)); cap(l.tpl) < n {
-				l.tpl = make([]byte, 0, n)
-			}
+			l.tplRoom(t, sp)
 		}
 		if l.pubs == nil {
 			l.pubs = map[int32]*pubState{}
@@ -572,6 +590,8 @@ type specKey struct {
 	template                      *payloadtpl.Template
 	measure                       byte
 	sizes                         *SizeDraw
+	templates                     *payloadtpl.Template // the first of Templates: one list per group
+	random                        bool
 }
 
 // sharedSpec returns the loop's one copy of the specs that differ from sp only in Topic,
@@ -580,7 +600,10 @@ type specKey struct {
 // tracks).
 func (l *loop) sharedSpec(sp *PublishSpec) *PublishSpec {
 	k := specKey{retain: sp.Retain, noAlias: sp.NoTopicAlias, qosLevel: sp.QoS, rate: sp.Rate, count: sp.Count,
-		payload: sp.PayloadSize, inflight: sp.MaxInflight, rnd: sp.RandN, props: sp.Props, template: sp.Template, measure: sp.Measure, sizes: sp.Sizes}
+		payload: sp.PayloadSize, inflight: sp.MaxInflight, rnd: sp.RandN, props: sp.Props, template: sp.Template, measure: sp.Measure, sizes: sp.Sizes, random: sp.RandomOrder}
+	if len(sp.Templates) > 0 {
+		k.templates = sp.Templates[0]
+	}
 	if c := l.specs[k]; c != nil {
 		return c
 	}

@@ -200,6 +200,7 @@ type GroupMeasurement struct {
 	// text mark its payload template places) or "none" (unmeasured: its copies counted as
 	// unmeasured, none expected).
 	Carrier string `json:"carrier"`
-	// Payload is what follows or holds the measurement: "fill", "literal" or "template".
+	// Payload is what follows or holds the measurement: "fill", "literal", "template" or
+	// "file".
 	Payload string `json:"payload"`
 }

@@ -61,6 +61,8 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 		Payload         string      `json:"payload,omitempty"`
 		PayloadTemplate string      `json:"payload_template,omitempty"`
 		Measure         string      `json:"measure,omitempty"`
+		PayloadFile     string      `json:"payload_file,omitempty"`
+		PayloadOrder    string      `json:"payload_order,omitempty"`
 		Reconnect       string      `json:"reconnect,omitempty"`
 		Bind            []string    `json:"bind,omitempty"`
 		Stages          []jsonStage `json:"stages,omitempty"`
@@ -143,6 +145,8 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 			Payload:         p.Payload,
 			PayloadTemplate: p.PayloadTemplate,
 			Measure:         string(p.Measure),
+			PayloadFile:     p.PayloadFile,
+			PayloadOrder:    p.PayloadOrder,
 			Bind:            p.Bind,
 		},
 	}
@@ -189,6 +193,8 @@ type jsonClientGroup struct {
 	PayloadSize       any            `json:"payload_size,omitempty"`
 	PayloadTemplate   string         `json:"payload_template,omitempty"`
 	Measure           string         `json:"measure,omitempty"`
+	PayloadFile       string         `json:"payload_file,omitempty"`
+	PayloadOrder      string         `json:"payload_order,omitempty"`
 	Start             float64        `json:"start_sec,omitempty"`
 	ExpectDelivery    *bool          `json:"expect_delivery,omitempty"`
 	Retain            bool           `json:"retain,omitempty"`
@@ -231,6 +237,7 @@ func marshalClientGroup(g *ClientGroup, jg any, props func([]Property) any) any 
 		rate := g.PublishRate
 		out.PublishRate, out.PayloadSize, out.Start = &rate, sizeValue(g.PayloadSize, g.PayloadSizes), g.Start.Seconds()
 		out.PayloadTemplate, out.Measure = g.PayloadTemplate, string(g.Measure)
+		out.PayloadFile, out.PayloadOrder = g.PayloadFile, g.PayloadOrder
 		if g.has(BehaviourPublish) {
 			f := g.Fraction
 			out.Fraction = &f

@@ -76,6 +76,10 @@ type ClientGroup struct {
 	// Parameters.PayloadTemplate); default the parameters'. When set, PayloadSize is the
 	// measurement bytes and its longest rendering for the group's client ids.
 	PayloadTemplate string
+	// PayloadFile and PayloadOrder ("payload_file", "payload_order") are the group's
+	// payloads from a file (see Parameters.PayloadFile); default the parameters'.
+	PayloadFile  string
+	PayloadOrder string
 	// Measure ("measure") is the group's measurement carrier; default the parameters'.
 	Measure   Measure
 	KeepAlive time.Duration // "keep_alive_sec"
@@ -133,6 +137,8 @@ const (
 	cgGivenResponseTopic
 	cgGivenPayloadTemplate
 	cgGivenMeasure
+	cgGivenPayloadFile
+	cgGivenPayloadOrder
 )
 
 // Mixed reports whether the scenario lists client groups.
@@ -220,7 +226,8 @@ func (s *Scenario) plainGroups(dst *[2]ClientGroup) int {
 	add := func(name string, g *Group, b Behaviour) *ClientGroup {
 		dst[n] = ClientGroup{Name: name, Behaviours: only(b), Group: *g, Fraction: 1, PublishRate: p.PublishRate,
 			PayloadSize: p.PayloadSize, KeepAlive: p.KeepAlive, Reconnect: p.Reconnect, ExpectDelivery: s.Type != TypePublish,
-			PayloadTemplate: p.PayloadTemplate, Measure: p.Measure, PayloadSizes: p.PayloadSizes}
+			PayloadTemplate: p.PayloadTemplate, Measure: p.Measure, PayloadSizes: p.PayloadSizes,
+			PayloadFile: p.PayloadFile, PayloadOrder: p.PayloadOrder}
 		if p.PayloadTemplate != "" {
 			dst[n].PayloadSize = templateSize(p.PayloadTemplate, idLen(g), p.Measure)
 		}
@@ -281,6 +288,12 @@ func (s *Scenario) applyGroupDefaults() {
 		}
 		if g.given&cgGivenMeasure == 0 {
 			g.Measure = p.Measure
+		}
+		if g.given&cgGivenPayloadFile == 0 {
+			g.PayloadFile = p.PayloadFile
+		}
+		if g.given&cgGivenPayloadOrder == 0 {
+			g.PayloadOrder = p.PayloadOrder
 		}
 		switch {
 		case g.PayloadTemplate != "": // the template gives the size, whatever payload_size says

@@ -28,14 +28,15 @@ const (
 )
 
 // checkMeasure checks a publishing group's carrier m at path (the prefix of measure) for
-// its template src; g is the group's settings, request whether it sends requests.
-func checkMeasure(l *errList, path string, m Measure, src string, g *Group, request bool) {
+// its template src or payload file file; g is the group's settings, request whether it
+// sends requests.
+func checkMeasure(l *errList, path string, m Measure, src, file string, g *Group, request bool) {
 	switch m {
 	case "", MeasureHeader:
 	case MeasureProperty:
 		switch {
-		case src == "":
-			l.Add(path+"measure", "property needs a payload_template (the payload is then the template's alone)")
+		case src == "" && file == "":
+			l.Add(path+"measure", "property needs a payload_template or a payload_file (the payload is then theirs alone)")
 		case g != nil && g.ProtocolVersion != V5:
 			l.Add(path+"measure", "property needs protocol_version 5 (the measurement travels as Correlation Data; this group is MQTT %s: use mark)", g.ProtocolVersion)
 		case request:
@@ -44,12 +45,12 @@ func checkMeasure(l *errList, path string, m Measure, src string, g *Group, requ
 			l.Add(path+"measure", "property, but publish_properties gives the Correlation Data (use mark)")
 		}
 	case MeasureMark:
-		if t, err := payloadtpl.Compile(src); src == "" || (err == nil && !t.HasMark()) {
+		if t, err := payloadtpl.Compile(src); file == "" && (src == "" || (err == nil && !t.HasMark())) {
 			l.Add(path+"measure", "mark, but the payload template has no {{mark}} to carry it (add one, e.g. inside a JSON string)")
 		}
 	case MeasureNone:
-		if src == "" {
-			l.Add(path+"measure", "none needs a payload_template (the payload is then the template's alone)")
+		if src == "" && file == "" {
+			l.Add(path+"measure", "none needs a payload_template or a payload_file (the payload is then theirs alone)")
 		}
 	default:
 		l.Add(path+"measure", "%q is not a measurement carrier (want header, property, mark or none)", string(m))
@@ -107,13 +108,13 @@ func compilePayload(src string) *payloadtpl.Template {
 }
 
 // Measurement describes where each publishing group's messages carry their measurement
-// (group name, carrier, payload: "fill", "literal" or "template"), when one of them has a
-// payload template; nil otherwise.
+// (group name, carrier, payload: "fill", "literal", "template" or "file"), when one of
+// them has a payload template or file; nil otherwise.
 func (p *Plan) Measurement() (groups, carriers, payloads []string) {
 	sh := p.shared
 	own := false
 	for gid, g := range sh.groups {
-		if sh.g[gid].pubs > 0 && g.PayloadTemplate != "" {
+		if sh.g[gid].pubs > 0 && (g.PayloadTemplate != "" || g.PayloadFile != "") {
 			own = true
 		}
 	}
@@ -129,6 +130,8 @@ func (p *Plan) Measurement() (groups, carriers, payloads []string) {
 		switch {
 		case g.PayloadTemplate != "":
 			pl = "template"
+		case g.PayloadFile != "":
+			pl = "file"
 		case sh.s.Parameters.Payload != "":
 			pl = "literal"
 		}

@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -160,7 +162,7 @@ func TestSizeDist(t *testing.T) {
 	}
 	for file, want := range map[string]string{
 		`{"type": "Point-To-Point", "publishers": {"topics": "t"}, "subscribers": {"topics": "t"}, "parameters": {"payload_size": "10B-2KB"}}`:                                    "parameters.payload_size: \"10B-2KB\" draws 10 bytes",
-		`{"type": "Point-To-Point", "publishers": {"topics": "t"}, "subscribers": {"topics": "t"}, "parameters": {"payload_size": "1KB:1,2KB:1", "payload_template": "{{seq}}"}}`: "parameters.payload_size: \"1KB:1,2KB:1\", but the payload template gives the size",
+		`{"type": "Point-To-Point", "publishers": {"topics": "t"}, "subscribers": {"topics": "t"}, "parameters": {"payload_size": "1KB:1,2KB:1", "payload_template": "{{seq}}"}}`: "parameters.payload_size: \"1KB:1,2KB:1\", but the payload template or file gives the size",
 	} {
 		s, err := Parse("d.json", []byte(file))
 		if err == nil {
@@ -169,5 +171,51 @@ func TestSizeDist(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", file, err, want)
 		}
+	}
+}
+
+// TestPayloadFileInvalid: a payload file that cannot be read, one with a line that does not
+// compile, one without a mark in every payload measured by mark, and one beside a
+// template, each named by its field.
+func TestPayloadFileInvalid(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.jsonl")
+	noMark := filepath.Join(dir, "nomark.jsonl")
+	if err := os.WriteFile(bad, []byte("{\"a\":1}\n{\"b\":\"{{nope}}\"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(noMark, []byte("{\"m\":\"{{mark}}\"}\n{\"b\":2}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	plain := func(params string) string {
+		return `{"type": "Point-To-Point", "publishers": {"topics": "t"}, "subscribers": {"topics": "t"}, "parameters": {` + params + `}}`
+	}
+	q := strconv.Quote
+	for file, want := range map[string]string{
+		plain(`"payload_file": ` + q(filepath.Join(dir, "none.jsonl"))):     "parameters.payload_file: stat " + filepath.Join(dir, "none.jsonl"),
+		plain(`"payload_file": ` + q(bad)):                                  "parameters.payload_file: " + bad + " line 2: {{nope}} at byte 6: unknown placeholder",
+		plain(`"payload_file": ` + q(noMark) + `, "measure": "mark"`):       "parameters.measure: mark, but a payload of " + noMark + " has no {{mark}}",
+		plain(`"payload_file": ` + q(noMark) + `, "payload_template": "x"`): "parameters.payload_file: given with a payload_template",
+		plain(`"payload_file": ` + q(noMark) + `, "payload_order": "lifo"`): `parameters.payload_order: "lifo" is not an order`,
+	} {
+		s, err := Parse("f.json", []byte(file))
+		if err == nil {
+			err = s.Validate()
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", file, err, want)
+		}
+	}
+	s, err := Parse("f.json", []byte(plain(`"payload_file": `+q(noMark)+`, "measure": "none"`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := p.Client(1); len(c.PayloadTemplates) != 2 || c.PayloadRandom || p.MaxPayloadSize() != len(`{"m":"`)+52+len(`"}`) {
+		t.Errorf("client 1: %d payloads, random %v; max payload %d", len(c.PayloadTemplates), c.PayloadRandom, p.MaxPayloadSize())
 	}
 }

@@ -81,8 +81,11 @@ type Client struct {
 	KeepAlive   time.Duration
 	PayloadSize int
 	// PayloadTemplate is its group's payload template, compiled (nil: none; shared,
-	// read-only).
-	PayloadTemplate *payloadtpl.Template
+	// read-only); PayloadTemplates its payload file's payloads, each a template (nil:
+	// none), taken in turn or, PayloadRandom, at random.
+	PayloadTemplate  *payloadtpl.Template
+	PayloadTemplates []*payloadtpl.Template
+	PayloadRandom    bool
 	// Measure is its group's measurement carrier ("" or MeasureHeader: the header).
 	Measure Measure
 	// PayloadSizes is its group's distribution of payload sizes (nil: PayloadSize each).
@@ -182,13 +185,14 @@ type planGroup struct {
 	// expiry among the CONNECT properties.
 	conf *Group
 
-	pub     template             // the topic it publishes to (zero for a group that does not publish)
-	payload *payloadtpl.Template // its payload template (nil: none)
-	resp    template             // a request group's response topic (zero for the others)
-	pubBase int                  // its first publisher number
-	pubs    int                  // its publishers
-	sub     int                  // its index in matcher.subs, -1 if it does not subscribe
-	own     int                  // its first index in ownBrokers, -1: the run's brokers
+	pub     template               // the topic it publishes to (zero for a group that does not publish)
+	payload *payloadtpl.Template   // its payload template (nil: none)
+	files   []*payloadtpl.Template // its payload file's payloads (nil: none)
+	resp    template               // a request group's response topic (zero for the others)
+	pubBase int                    // its first publisher number
+	pubs    int                    // its publishers
+	sub     int                    // its index in matcher.subs, -1 if it does not subscribe
+	own     int                    // its first index in ownBrokers, -1: the run's brokers
 	ownN    int
 	cred    *Server // where its clients' username and password are: its own server's, or the run's
 	deliv   float64 // its messages' deliveries per second, whole plan (countDeliveries)
@@ -223,6 +227,22 @@ func NewPlan(s *Scenario) (*Plan, error) {
 		groups = listOf(&buf, s.plainGroups(&buf))
 	}
 	p.layOut(groups)
+	for gid := range sh.g {
+		pg := &sh.g[gid]
+		if pg.pubs == 0 || pg.PayloadFile == "" {
+			continue
+		}
+		ts, err := loadPayloads(pg.PayloadFile)
+		if err != nil { // changed since Validate read it
+			path := "parameters.payload_file"
+			if s.Mixed() {
+				path = fmt.Sprintf("groups[%d].payload_file", gid)
+			}
+			return nil, &Error{File: s.file, Path: path, Msg: err.Error()}
+		}
+		pg.files = ts
+		pg.PayloadSize, pg.PayloadSizes = payloadsSize(ts, idLen(&pg.Group), pg.Measure), nil
+	}
 	return p, nil
 }
 
@@ -358,6 +378,7 @@ func (p *Plan) Client(i int) Client {
 	if seg.role.Publishes() {
 		c.Number = uint32(pg.pubBase + j)
 		c.PayloadTemplate, c.Measure, c.PayloadSizes = pg.payload, g.Measure, g.PayloadSizes
+		c.PayloadTemplates, c.PayloadRandom = pg.files, g.PayloadOrder == OrderRandom
 		c.Topic = pg.pub.expand(j, g.IDPrefix)
 		c.Rate = g.PublishRate
 		c.Phase = g.Start + time.Duration(float64(j)/float64(pg.pubs)/g.PublishRate*float64(time.Second))

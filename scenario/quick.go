@@ -224,6 +224,8 @@ type QuickPub struct {
 	// that --size is given too.
 	PayloadTemplate string
 	SizeGiven       bool
+	// PayloadFile is --payload-file (parameters.payload_file).
+	PayloadFile string
 }
 
 // Parts returns the group fields and the parameters p adds to pub's scenario (Quick.Fields,
@@ -252,6 +254,13 @@ func (p QuickPub) Parts() (fields, params map[string]any, err error) {
 			return nil, nil, errors.New("--payload-template and --size: the template's longest rendering gives the payload size; give one of them")
 		}
 		params["payload_template"] = p.PayloadTemplate
+		delete(params, "payload_size")
+	}
+	if p.PayloadFile != "" {
+		if p.SizeGiven {
+			return nil, nil, errors.New("--payload-file and --size: the longest payload of the file gives the payload size; give one of them")
+		}
+		params["payload_file"] = p.PayloadFile
 		delete(params, "payload_size")
 	}
 	return map[string]any{"topics": t, "qos": p.QoS, "retain": p.Retain}, params, nil

@@ -204,6 +204,14 @@ type Parameters struct {
 	// rendering, whatever payload_size says. It is the default of every publishing group's
 	// own.
 	PayloadTemplate string
+	// PayloadFile ("payload_file", mqblast's addition) names the payloads messages carry
+	// after their measurement bytes instead: a directory (each file one payload), a
+	// JSON-lines file (.jsonl, .ndjson: each line one), or one file; each is a template
+	// (text without placeholders is sent as it is). PayloadOrder ("payload_order") is
+	// OrderRoundRobin (default) or OrderRandom. The payload size follows from them. The
+	// default of every publishing group's.
+	PayloadFile  string
+	PayloadOrder string
 	// Measure ("measure", mqblast's addition) is where messages carry their measurement:
 	// MeasureHeader (default), MeasureMark or MeasureNone; the default of every publishing
 	// group's.

@@ -106,7 +106,7 @@ func checkSizes(l *errList, path string, d *SizeDist, template, literal bool) {
 	switch {
 	case d == nil:
 	case template:
-		l.Add(path+"payload_size", "%s, but the payload template gives the size (a distribution sizes payloads of fill)", strconv.Quote(d.Text))
+		l.Add(path+"payload_size", "%s, but the payload template or file gives the size (a distribution sizes payloads of fill)", strconv.Quote(d.Text))
 	case literal:
 		l.Add(path+"payload_size", "%s, but parameters.payload gives the size (a distribution sizes payloads of fill)", strconv.Quote(d.Text))
 	case d.Min() < MinPayloadSize:

@@ -376,10 +376,13 @@ func (s *Scenario) checkGroup(l *errList, at groupAt, g *ClientGroup) {
 			checkTemplate(l, gp, g.PayloadTemplate)
 		}
 		if g.given&cgGivenPayload != 0 {
-			checkSizes(l, gp, g.PayloadSizes, g.PayloadTemplate != "", s.Parameters.Payload != "")
+			checkSizes(l, gp, g.PayloadSizes, g.PayloadTemplate != "" || g.PayloadFile != "", s.Parameters.Payload != "")
 		}
-		if g.given&(cgGivenPayloadTemplate|cgGivenMeasure) != 0 || (g.Measure != "" && g.Measure != MeasureHeader) {
-			checkMeasure(l, gp, g.Measure, g.PayloadTemplate, &g.Group, g.has(BehaviourRequest))
+		if g.given&(cgGivenPayloadFile|cgGivenPayloadOrder|cgGivenMeasure) != 0 && (g.PayloadFile != "" || g.given&cgGivenPayloadOrder != 0) {
+			checkPayloadFile(l, gp, g.PayloadFile, g.PayloadOrder, g.PayloadTemplate != "", s.Parameters.Payload != "", g.Measure)
+		}
+		if g.given&(cgGivenPayloadTemplate|cgGivenMeasure|cgGivenPayloadFile) != 0 || (g.Measure != "" && g.Measure != MeasureHeader) {
+			checkMeasure(l, gp, g.Measure, g.PayloadTemplate, g.PayloadFile, &g.Group, g.has(BehaviourRequest))
 		}
 		if g.Start < 0 || (s.Parameters.Duration > 0 && g.Start >= s.Parameters.Duration) {
 			l.Add(gp+"start_sec", "%s is not a start within the run (want 0 ≤ start_sec < duration_sec %s)", show(g.Start), show(s.Parameters.Duration))
@@ -393,6 +396,9 @@ func (s *Scenario) checkGroup(l *errList, at groupAt, g *ClientGroup) {
 		}
 		if g.given&cgGivenPayloadTemplate != 0 {
 			l.Add(gp+"payload_template", "given, but the group publishes nothing")
+		}
+		if g.given&cgGivenPayloadFile != 0 {
+			l.Add(gp+"payload_file", "given, but the group publishes nothing")
 		}
 		if g.Start != 0 {
 			l.Add(gp+"start_sec", "%s, but the group publishes nothing (start_sec delays its publishing)", show(g.Start))
@@ -503,9 +509,10 @@ func (s *Scenario) checkParameters(l *errList, msgs bool) {
 			l.Add(pp+"payload_template", "given with parameters.payload (a literal): give one of the two")
 		}
 		checkTemplate(l, pp, p.PayloadTemplate)
-		checkSizes(l, pp, p.PayloadSizes, p.PayloadTemplate != "", p.Payload != "")
+		checkSizes(l, pp, p.PayloadSizes, p.PayloadTemplate != "" || p.PayloadFile != "", p.Payload != "")
+		checkPayloadFile(l, pp, p.PayloadFile, p.PayloadOrder, p.PayloadTemplate != "", p.Payload != "", p.Measure)
 		if !s.Mixed() { // a mixed scenario's groups are checked with what they take of it
-			checkMeasure(l, pp, p.Measure, p.PayloadTemplate, s.Publishers, false)
+			checkMeasure(l, pp, p.Measure, p.PayloadTemplate, p.PayloadFile, s.Publishers, false)
 		}
 		if sb := s.Subscribers; p.Measure == MeasureProperty && sb != nil && s.Publishers != nil && s.Publishers.ProtocolVersion == V5 && sb.ProtocolVersion != V5 {
 			l.Add(pp+"measure", "property, but subscribers are MQTT %s, which receive no properties (want protocol_version 5, or use mark)", sb.ProtocolVersion)

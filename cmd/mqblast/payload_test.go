@@ -217,3 +217,90 @@ func TestSizeShares(t *testing.T) {
 		t.Errorf("sizes seen: %v, want 100, 1000 and 10000 only", counts)
 	}
 }
+
+// TestPayloadFile: payloads from files against a real Mosquitto. A JSON-lines file replayed
+// as it is (measure none): an outside subscriber receives exactly its lines, in turn; mqblast
+// counts every copy as unmeasured and none as lost. A directory of JSON payloads with a mark
+// each, drawn at random (measure mark): every file's payload arrives, and mqblast measures
+// every copy, none lost.
+func TestPayloadFile(t *testing.T) {
+	t.Parallel() // its own broker and runs
+	subBin, err := exec.LookPath("mosquitto_sub")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("mosquitto_sub is not installed (apt-get install -y mosquitto-clients)")
+		}
+		t.Skip("no mosquitto_sub (apt-get install -y mosquitto-clients)")
+	}
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	host, port, _ := strings.Cut(m.Addr, ":")
+	dir := t.TempDir()
+	lines := []string{`{"t":21.5,"unit":"C"}`, `{"t":70.1,"unit":"F"}`, `{"alarm":true}`, `{"door":"open"}`, `{"rssi":-71}`}
+	jsonl := filepath.Join(dir, "replay.jsonl")
+	if err := os.WriteFile(jsonl, []byte(strings.Join(lines, "\n")+"\n\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	files := filepath.Join(dir, "files")
+	if err := os.Mkdir(files, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for i, kind := range []string{"temp", "door", "power"} {
+		body := `{"kind":"` + kind + `","seq":{{seq}},"mark":"{{mark}}"}`
+		if err := os.WriteFile(filepath.Join(files, strconv.Itoa(i)+".json"), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outside := func(args ...string) (string, *result.Result) {
+		t.Helper()
+		sub := exec.Command(subBin, "-h", host, "-p", port, "-q", "1", "-t", "quick/p2p/#", "-F", "%p")
+		var out bytes.Buffer
+		sub.Stdout = &out
+		if err := sub.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(500 * time.Millisecond) // its SUBSCRIBE before the run's first message
+		r := runBin(t, append([]string{"run", "quick-p2p-100", "--broker", m.Addr, "--no-check", "--format", "json",
+			"--set", "parameters.duration_sec=3", "--set", "parameters.warmup_sec=0"}, args...)...)
+		time.Sleep(500 * time.Millisecond)
+		_ = sub.Process.Kill()
+		_ = sub.Wait()
+		return out.String(), decodeResult(t, r)
+	}
+
+	got, res := outside("--payload-file", jsonl, "--set", "parameters.measure=none")
+	ms := res.Messages
+	seen := map[string]int{}
+	for _, l := range strings.Split(strings.TrimSpace(got), "\n") {
+		seen[l]++
+	}
+	for _, l := range lines {
+		if n := seen[l]; n < int(ms.Published)/5-100 || n > int(ms.Published)/5+100 {
+			t.Errorf("replayed %s %d times of %d messages, want a fifth (in turn)", l, n, ms.Published)
+		}
+	}
+	if len(seen) != len(lines) {
+		t.Errorf("the outside subscriber saw %d payloads, want the file's %d lines: %v", len(seen), len(lines), seen)
+	}
+	if ms.Published == 0 || ms.Unmeasured != ms.Published || ms.Lost != 0 || ms.Expected != 0 || res.LatencyUS.Count != 0 {
+		t.Errorf("replayed unmeasured: published %d, unmeasured %d, lost %d, expected %d, latency count %d",
+			ms.Published, ms.Unmeasured, ms.Lost, ms.Expected, res.LatencyUS.Count)
+	}
+	if want := []result.GroupMeasurement{{Group: "publishers", Carrier: "none", Payload: "file"}}; !slices.Equal(res.Measurement, want) {
+		t.Errorf("measurement %+v, want %+v", res.Measurement, want)
+	}
+
+	got, res = outside("--payload-file", files, "--set", "parameters.measure=mark", "--set", "parameters.payload_order=random")
+	ms = res.Messages
+	kinds := map[string]int{}
+	for _, l := range strings.Split(strings.TrimSpace(got), "\n") {
+		var msg struct{ Kind, Mark string }
+		if err := json.Unmarshal([]byte(l), &msg); err != nil || len(msg.Mark) != 52 {
+			t.Fatalf("%q: %v", l, err)
+		}
+		kinds[msg.Kind]++
+	}
+	if len(kinds) != 3 || ms.Published == 0 || ms.Received != ms.Published || ms.Lost != 0 || ms.Unmeasured != 0 || res.LatencyUS.Count != ms.Received {
+		t.Errorf("files by mark: kinds %v; published %d, received %d, lost %d, unmeasured %d, latency count %d",
+			kinds, ms.Published, ms.Received, ms.Lost, ms.Unmeasured, res.LatencyUS.Count)
+	}
+}
