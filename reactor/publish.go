@@ -100,8 +100,9 @@ const (
 type pubState struct {
 	// spec is what the publisher shares with its group: its loop's one copy of the specs
 	// that differ only in the per-client fields below (loop.sharedSpec), or its own when
-	// it carries a Response Topic or a topic suffix. Its Topic, Number, Phase and
-	// Receivers are not read: topic, number, phase and receivers are.
+	// it carries a Response Topic, a topic suffix or its client id or index for a payload
+	// template. Its Topic, Number, Phase and Receivers are not read: topic, number, phase
+	// and receivers are.
 	spec      *PublishSpec
 	s         *session // nil while disconnected
 	topic     []byte   // PublishSpec.Topic (the loop's topic store, or the own spec's)
@@ -559,7 +560,7 @@ func (l *loop) publisher(client int32, sp *PublishSpec) *pubState {
 	if p == nil {
 		p = &pubState{spec: sp, client: client, heapIdx: -1, period: float64(time.Second) / sp.Rate,
 			topic: sp.Topic, phase: int64(sp.Phase), number: sp.Number, receivers: int32(sp.Receivers)}
-		if sp.ResponseTopic == nil && sp.TopicSuffix == nil && sp.ClientID == nil {
+		if sp.ResponseTopic == nil && sp.TopicSuffix == nil && sp.ClientID == nil && sp.ClientIndex == 0 {
 			p.spec, p.topic = l.sharedSpec(sp), l.keepTopic(sp.Topic)
 		}
 		for _, t := range sp.Templates {
