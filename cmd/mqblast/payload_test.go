@@ -67,13 +67,7 @@ func TestPayloadTemplateInvalid(t *testing.T) {
 // latency of the same order; the result names the carrier.
 func TestJSONTemplateMeasured(t *testing.T) {
 	t.Parallel() // its own broker and runs
-	subBin, err := exec.LookPath("mosquitto_sub")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("mosquitto_sub is not installed (apt-get install -y mosquitto-clients)")
-		}
-		t.Skip("no mosquitto_sub (apt-get install -y mosquitto-clients)")
-	}
+	subBin := needMosquittoSub(t)
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	host, port, _ := strings.Cut(m.Addr, ":")
 	const fields = `{"device":"{{client_id}}","i":{{client_index}},"seq":{{seq}},"ts":{{unix_ms}},"at":"{{rfc3339}}",` +
@@ -102,20 +96,11 @@ func TestJSONTemplateMeasured(t *testing.T) {
 		{"5.0 property", "5", "mqttv5", "property", fields + `}`},
 	} {
 		header := run(c.proto, "header", c.tpl)
-		sub := exec.Command(subBin, "-h", host, "-p", port, "-V", c.sub, "-q", "1", "-t", "quick/p2p/#", "-F", "%p")
-		var out bytes.Buffer
-		sub.Stdout = &out
-		if err := sub.Start(); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(500 * time.Millisecond) // its SUBSCRIBE before the run's first message
+		out := startOutside(t, subBin, "-h", host, "-p", port, "-V", c.sub, "-q", "1", "-t", "quick/p2p/#", "-F", "%p")
 		own := run(c.proto, c.measure, c.tpl)
-		time.Sleep(500 * time.Millisecond)
-		_ = sub.Process.Kill()
-		_ = sub.Wait()
 
 		seqs, devices, states := map[int]bool{}, map[string]bool{}, map[string]bool{}
-		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		lines := strings.Split(strings.TrimSpace(out()), "\n")
 		for _, line := range lines {
 			var msg struct {
 				Device, At, State, Mark string
@@ -171,35 +156,20 @@ func TestSizeWeightsZero(t *testing.T) {
 // mqblast counts every message as with one size.
 func TestSizeShares(t *testing.T) {
 	t.Parallel() // its own broker and run
-	subBin, err := exec.LookPath("mosquitto_sub")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("mosquitto_sub is not installed (apt-get install -y mosquitto-clients)")
-		}
-		t.Skip("no mosquitto_sub (apt-get install -y mosquitto-clients)")
-	}
+	subBin := needMosquittoSub(t)
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	host, port, _ := strings.Cut(m.Addr, ":")
-	sub := exec.Command(subBin, "-h", host, "-p", port, "-q", "1", "-t", "quick/p2p/#", "-F", "%l")
-	var out bytes.Buffer
-	sub.Stdout = &out
-	if err := sub.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(500 * time.Millisecond) // its SUBSCRIBE before the run's first message
+	out := startOutside(t, subBin, "-h", host, "-p", port, "-q", "1", "-t", "quick/p2p/#", "-F", "%l")
 	r := runBin(t, "run", "quick-p2p-100", "--broker", m.Addr, "--no-check", "--format", "json",
 		"--set", "parameters.payload_size=100B:50,1KB:30,10KB:20,2KB:0",
 		"--set", "parameters.duration_sec=4", "--set", "parameters.warmup_sec=0", "--set", "parameters.publish_rate=25")
-	time.Sleep(500 * time.Millisecond)
-	_ = sub.Process.Kill()
-	_ = sub.Wait()
 	res := decodeResult(t, r)
 	ms := res.Messages
 	if ms.Published < 9000 || ms.Received != ms.Published || ms.Lost != 0 || ms.Unmeasured != 0 || res.LatencyUS.Count != ms.Received {
 		t.Errorf("published %d, received %d, lost %d, unmeasured %d, latency count %d", ms.Published, ms.Received, ms.Lost, ms.Unmeasured, res.LatencyUS.Count)
 	}
 	counts := map[string]int{}
-	lines := strings.Fields(out.String())
+	lines := strings.Fields(out())
 	for _, l := range lines {
 		counts[l]++
 	}
@@ -225,13 +195,7 @@ func TestSizeShares(t *testing.T) {
 // every copy, none lost.
 func TestPayloadFile(t *testing.T) {
 	t.Parallel() // its own broker and runs
-	subBin, err := exec.LookPath("mosquitto_sub")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("mosquitto_sub is not installed (apt-get install -y mosquitto-clients)")
-		}
-		t.Skip("no mosquitto_sub (apt-get install -y mosquitto-clients)")
-	}
+	subBin := needMosquittoSub(t)
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	host, port, _ := strings.Cut(m.Addr, ":")
 	dir := t.TempDir()
@@ -252,19 +216,10 @@ func TestPayloadFile(t *testing.T) {
 	}
 	outside := func(args ...string) (string, *result.Result) {
 		t.Helper()
-		sub := exec.Command(subBin, "-h", host, "-p", port, "-q", "1", "-t", "quick/p2p/#", "-F", "%p")
-		var out bytes.Buffer
-		sub.Stdout = &out
-		if err := sub.Start(); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(500 * time.Millisecond) // its SUBSCRIBE before the run's first message
+		out := startOutside(t, subBin, "-h", host, "-p", port, "-q", "1", "-t", "quick/p2p/#", "-F", "%p")
 		r := runBin(t, append([]string{"run", "quick-p2p-100", "--broker", m.Addr, "--no-check", "--format", "json",
 			"--set", "parameters.duration_sec=3", "--set", "parameters.warmup_sec=0"}, args...)...)
-		time.Sleep(500 * time.Millisecond)
-		_ = sub.Process.Kill()
-		_ = sub.Wait()
-		return out.String(), decodeResult(t, r)
+		return out(), decodeResult(t, r)
 	}
 
 	got, res := outside("--payload-file", jsonl, "--set", "parameters.measure=none")
@@ -302,5 +257,39 @@ func TestPayloadFile(t *testing.T) {
 	if len(kinds) != 3 || ms.Published == 0 || ms.Received != ms.Published || ms.Lost != 0 || ms.Unmeasured != 0 || res.LatencyUS.Count != ms.Received {
 		t.Errorf("files by mark: kinds %v; published %d, received %d, lost %d, unmeasured %d, latency count %d",
 			kinds, ms.Published, ms.Received, ms.Lost, ms.Unmeasured, res.LatencyUS.Count)
+	}
+}
+
+// needMosquittoSub returns mosquitto_sub's path, or skips the test without it (fails it
+// under CI=true).
+func needMosquittoSub(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("mosquitto_sub")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("mosquitto_sub is not installed (apt-get install -y mosquitto-clients)")
+		}
+		t.Skip("no mosquitto_sub (apt-get install -y mosquitto-clients)")
+	}
+	return bin
+}
+
+// startOutside starts mosquitto_sub (bin) with args, a subscriber outside mqblast, and
+// gives it time to subscribe; out stops it, half a second later (the last copies), and
+// returns what it printed.
+func startOutside(t *testing.T, bin string, args ...string) (out func() string) {
+	t.Helper()
+	sub := exec.Command(bin, args...)
+	var buf bytes.Buffer
+	sub.Stdout = &buf
+	if err := sub.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // its SUBSCRIBE before the run's first message
+	return func() string {
+		time.Sleep(500 * time.Millisecond)
+		_ = sub.Process.Kill()
+		_ = sub.Wait()
+		return buf.String()
 	}
 }
