@@ -158,7 +158,7 @@ func placeholder(body string) (seg, error) {
 		}
 		a, err1 := strconv.ParseInt(f[0], 10, 64)
 		b, err2 := strconv.ParseInt(f[1], 10, 64)
-		if err1 != nil || err2 != nil || a > b || b-a >= math.MaxInt64 || a < -1<<52 || b > 1<<52 {
+		if err1 != nil || err2 != nil || a > b || a < -1<<52 || b > 1<<52 {
 			return seg{}, errors.New("rand_int takes two integers A B (A ≤ B, within ±2^52)")
 		}
 		return seg{kind: kRandInt, a: a, n: b - a + 1}, nil

@@ -98,7 +98,7 @@ func TestAppendFixed(t *testing.T) {
 	}{{0, 2}, {0.004, 2}, {0.005, 2}, {-0.25, 2}, {18, 1}, {31.5, 3}, {-7, 0}, {123456.789, 2}, {1e15, 2}, {-0.001, 2}, {9.999, 2}} {
 		got := string(appendFixed(nil, c.v, c.prec))
 		want := strconv.FormatFloat(c.v, 'f', c.prec, 64)
-		if got != want && !(want == "-0.00" && got == "0.00") {
+		if got != want && (want != "-0.00" || got != "0.00") {
 			t.Errorf("%v prec %d: %s, want %s", c.v, c.prec, got, want)
 		}
 	}
