@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -72,11 +73,32 @@ type Vars struct {
 	Now         int64  // unix ns (CLOCK_REALTIME)
 	Mark        []byte // MarkLen bytes: the message's text measurement mark
 
-	// The date of day (days since 1970) as {{rfc3339}} writes it, kept from the last
-	// rendering: the civil date is worked out once a day, not per message.
-	day     int64
-	date    [10]byte
-	dateSet bool
+	// The second sec (unix) as {{rfc3339}} writes it, up to its decimal point, kept from
+	// the last rendering: the civil date is worked out once a second, not per message.
+	sec    int64
+	secTxt [20]byte
+	secSet bool
+	// rng is the state of the placeholders' random numbers (wyrand), seeded from
+	// math/rand/v2 on first use: per caller, so that rendering takes no lock and no
+	// shared state.
+	rng uint64
+}
+
+// next returns the next 64-bit random number of v's generator (wyrand).
+func (v *Vars) next() uint64 {
+	if v.rng == 0 {
+		v.rng = rand.Uint64() | 1
+	}
+	v.rng += 0xa0761d6478bd642f
+	hi, lo := bits.Mul64(v.rng, v.rng^0xe7037ed1a0b428db)
+	return hi ^ lo
+}
+
+// below returns a random number from 0 to n-1 (n > 0), by Lemire's multiply (a bias of at
+// most n/2^64).
+func (v *Vars) below(n uint64) uint64 {
+	hi, _ := bits.Mul64(v.next(), n)
+	return hi
 }
 
 // Compile reads a template. Its error says what is wrong and where (a byte offset into src);
@@ -263,23 +285,23 @@ func (t *Template) Append(dst []byte, v *Vars) []byte {
 		case kClientID:
 			dst = append(dst, v.ClientID...)
 		case kClientIndex:
-			dst = strconv.AppendInt(dst, int64(v.ClientIndex), 10)
+			dst = appendInt(dst, int64(v.ClientIndex))
 		case kSeq:
-			dst = strconv.AppendUint(dst, uint64(v.Seq), 10)
+			dst = appendUint(dst, uint64(v.Seq))
 		case kUnixMS:
-			dst = strconv.AppendInt(dst, v.Now/1e6, 10)
+			dst = appendInt(dst, v.Now/1e6)
 		case kUnixUS:
-			dst = strconv.AppendInt(dst, v.Now/1e3, 10)
+			dst = appendInt(dst, v.Now/1e3)
 		case kRFC3339:
 			dst = v.appendRFC3339(dst)
 		case kRandInt:
-			dst = strconv.AppendInt(dst, s.a+rand.Int64N(s.n), 10)
+			dst = appendInt(dst, s.a+int64(v.below(uint64(s.n))))
 		case kRandFloat:
-			dst = appendFixed(dst, s.fa+s.fw*rand.Float64(), s.prec)
+			dst = appendFixed(dst, s.fa+s.fw*float64(v.next()>>11)/(1<<53), s.prec)
 		case kChoice:
-			dst = append(dst, s.choices[rand.IntN(len(s.choices))]...)
+			dst = append(dst, s.choices[v.below(uint64(len(s.choices)))]...)
 		case kRandText:
-			dst = appendRandText(dst, int(s.n))
+			dst = v.appendRandText(dst, int(s.n))
 		case kMark:
 			dst = append(dst, v.Mark...)
 		}
@@ -291,9 +313,9 @@ const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
 // appendRandText appends n random letters and digits: ten 6-bit draws per 64-bit number
 // (62 of 64 values map straight, the two others fold onto letters).
-func appendRandText(dst []byte, n int) []byte {
+func (v *Vars) appendRandText(dst []byte, n int) []byte {
 	for n > 0 {
-		r := rand.Uint64()
+		r := v.next()
 		for k := 0; k < 10 && n > 0; k++ {
 			dst = append(dst, alnum[(r&63)%62])
 			r >>= 6
@@ -316,24 +338,24 @@ func (v *Vars) appendRFC3339(dst []byte) []byte {
 		sod += 86400
 		days--
 	}
-	if !v.dateSet || days != v.day {
+	if !v.secSet || secs != v.sec {
 		y, m, d := civil(days)
-		b := append4(v.date[:0], y)
+		b := append4(v.secTxt[:0], y)
 		b = append(b, '-')
 		b = append2(b, m)
 		b = append(b, '-')
-		append2(b, d)
-		v.day, v.dateSet = days, true
+		b = append2(b, d)
+		b = append(b, 'T')
+		b = append2(b, int(sod/3600))
+		b = append(b, ':')
+		b = append2(b, int(sod/60%60))
+		b = append(b, ':')
+		append2(b, int(sod%60))
+		v.secTxt[19] = '.'
+		v.sec, v.secSet = secs, true
 	}
-	dst = append(dst, v.date[:]...)
-	dst = append(dst, 'T')
-	dst = append2(dst, int(sod/3600))
-	dst = append(dst, ':')
-	dst = append2(dst, int(sod/60%60))
-	dst = append(dst, ':')
-	dst = append2(dst, int(sod%60))
-	dst = append(dst, '.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z')
-	return dst
+	dst = append(dst, v.secTxt[:]...)
+	return append(dst, byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z')
 }
 
 // civil converts days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's
@@ -383,19 +405,50 @@ func appendFixed(dst []byte, v float64, prec int) []byte {
 		dst = append(dst, '-')
 		n = -n
 	}
-	var buf [24]byte
+	if prec == 0 {
+		return appendUint(dst, uint64(n))
+	}
+	scale := uint64(pow10[prec])
+	dst = appendUint(dst, uint64(n)/scale)
+	dst = append(dst, '.')
+	frac := uint64(n) % scale
+	// frac's digits, zero-padded to prec: write scale+frac and drop its leading 1.
+	at := len(dst)
+	dst = appendUint(dst, scale+frac)
+	return append(dst[:at], dst[at+1:]...)
+}
+
+// digitPairs are the two-digit numbers 00 to 99, for appendUint.
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
+
+// appendUint appends n in decimal, two digits a step (strconv.AppendUint's way, without
+// its general base handling).
+func appendUint(dst []byte, n uint64) []byte {
+	var buf [20]byte
 	i := len(buf)
-	for k := 0; k < prec || n > 0 || k <= prec; k++ {
-		if k == prec && prec > 0 {
-			i--
-			buf[i] = '.'
-		}
+	for n >= 100 {
+		q := n / 100
+		r := (n - q*100) * 2
+		i -= 2
+		buf[i], buf[i+1] = digitPairs[r], digitPairs[r+1]
+		n = q
+	}
+	if n >= 10 {
+		i -= 2
+		buf[i], buf[i+1] = digitPairs[n*2], digitPairs[n*2+1]
+	} else {
 		i--
-		buf[i] = byte('0' + n%10)
-		n /= 10
-		if k >= prec && n == 0 {
-			break
-		}
+		buf[i] = byte('0' + n)
 	}
 	return append(dst, buf[i:]...)
+}
+
+// appendInt appends n in decimal.
+func appendInt(dst []byte, n int64) []byte {
+	if n < 0 {
+		return appendUint(append(dst, '-'), uint64(-n))
+	}
+	return appendUint(dst, uint64(n))
 }

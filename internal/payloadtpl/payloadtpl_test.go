@@ -2,6 +2,7 @@ package payloadtpl
 
 import (
 	"encoding/json"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -100,6 +101,30 @@ func TestAppendFixed(t *testing.T) {
 		want := strconv.FormatFloat(c.v, 'f', c.prec, 64)
 		if got != want && (want != "-0.00" || got != "0.00") {
 			t.Errorf("%v prec %d: %s, want %s", c.v, c.prec, got, want)
+		}
+	}
+}
+
+// TestRFC3339Cached: one Vars rendering instants in turn, across seconds and a day, as
+// time.Format does.
+func TestRFC3339Cached(t *testing.T) {
+	t.Parallel()
+	var v Vars
+	at := time.Date(2026, 12, 31, 23, 59, 58, 0, time.UTC)
+	for range 50 {
+		at = at.Add(123456789 * time.Nanosecond)
+		v.Now = at.UnixNano()
+		if got, want := string(v.appendRFC3339(nil)), at.Format("2006-01-02T15:04:05.000Z"); got != want {
+			t.Fatalf("%s, want %s", got, want)
+		}
+	}
+}
+
+func TestAppendUint(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int64{0, 7, 9, 10, 99, 100, 101, 999, 1000, 4294967295, 1765000000123, -1, -100, math.MaxInt64, math.MinInt64 + 1} {
+		if got, want := string(appendInt(nil, n)), strconv.FormatInt(n, 10); got != want {
+			t.Errorf("%d: %s", n, got)
 		}
 	}
 }
