@@ -12,6 +12,7 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -309,18 +310,25 @@ func (t *Template) Append(dst []byte, v *Vars) []byte {
 	return dst
 }
 
-const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+// alnum64 are the letters and digits, and two of them again to make 64: one per 6 bits.
+const alnum64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789xy"
 
-// appendRandText appends n random letters and digits: ten 6-bit draws per 64-bit number
-// (62 of 64 values map straight, the two others fold onto letters).
+// appendRandText appends n random letters and digits, ten 6-bit draws per 64-bit number,
+// written in place (x and y come a little more often than the others).
 func (v *Vars) appendRandText(dst []byte, n int) []byte {
-	for n > 0 {
+	at := len(dst)
+	dst = slices.Grow(dst, n)[:at+n]
+	out := dst[at:]
+	for len(out) >= 10 {
 		r := v.next()
-		for k := 0; k < 10 && n > 0; k++ {
-			dst = append(dst, alnum[(r&63)%62])
-			r >>= 6
-			n--
+		for k := range 10 {
+			out[k] = alnum64[(r>>(6*k))&63]
 		}
+		out = out[10:]
+	}
+	r := v.next()
+	for k := range out {
+		out[k] = alnum64[(r>>(6*k))&63]
 	}
 	return dst
 }
