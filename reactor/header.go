@@ -3,6 +3,8 @@ package reactor
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
+	"slices"
 
 	"github.com/mqblast/mqblast/internal/payloadtpl"
 )
@@ -75,14 +77,12 @@ const markLen = len(markPrefix) + 2*MeasuredSize
 // The template package reserves the mark's width.
 var _ = [1]struct{}{}[markLen-payloadtpl.MarkLen]
 
-const hexDigits = "0123456789abcdef"
-
 // appendMark appends the text mark of measurement bytes h (MeasuredSize) to dst.
 func appendMark(dst, h []byte) []byte {
+	n := len(dst)
 	dst = append(dst, markPrefix...)
-	for _, b := range h[:MeasuredSize] {
-		dst = append(dst, hexDigits[b>>4], hexDigits[b&15])
-	}
+	dst = slices.Grow(dst, 2*MeasuredSize)[:n+markLen]
+	hex.Encode(dst[n+len(markPrefix):], h[:MeasuredSize])
 	return dst
 }
 

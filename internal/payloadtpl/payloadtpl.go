@@ -52,8 +52,10 @@ type seg struct {
 	kind    kind
 	lit     []byte   // kLit
 	a, n    int64    // kRandInt: a..a+n-1; kRandText: n
-	fa, fw  float64  // kRandFloat: fa + fw×[0,1)
+	fa, fw  float64  // kRandFloat: fa + fw×[0,1), when grid is false
 	prec    int      // kRandFloat: decimals
+	grid    bool     // kRandFloat: drawn as a + [0, n) hundredths (or 10^-prec) instead
+	scale   uint64   // kRandFloat: 10^prec
 	choices [][]byte // kChoice
 }
 
@@ -79,6 +81,11 @@ type Vars struct {
 	sec    int64
 	secTxt [20]byte
 	secSet bool
+	// The millisecond ms as {{unix_ms}} writes it (msLen bytes of msTxt), kept from the
+	// last rendering: many messages fall in one millisecond.
+	ms    int64
+	msTxt [20]byte
+	msLen uint8
 	// rng is the state of the placeholders' random numbers (wyrand), seeded from
 	// math/rand/v2 on first use: per caller, so that rendering takes no lock and no
 	// shared state.
@@ -195,7 +202,15 @@ func placeholder(body string) (seg, error) {
 		if err1 != nil || err2 != nil || a > b || math.IsInf(a, 0) || math.IsInf(b, 0) || math.Abs(a) > 1e15 || math.Abs(b) > 1e15 {
 			return seg{}, errors.New("rand_float takes two numbers A B (A ≤ B, within ±1e15)")
 		}
-		return seg{kind: kRandFloat, fa: a, fw: b - a, prec: max(decimals(f[0]), decimals(f[1]), 2)}, nil
+		s := seg{kind: kRandFloat, fa: a, fw: b - a, prec: max(decimals(f[0]), decimals(f[1]), 2)}
+		if s.prec < len(pow10) && max(math.Abs(a), math.Abs(b))*pow10[s.prec] < 1<<52 {
+			// An integer count of 10^-prec from A to B, both included: one draw and one
+			// integer to write, no float formatting.
+			s.grid, s.scale = true, uint64(pow10[s.prec])
+			s.a = int64(math.Round(a * pow10[s.prec]))
+			s.n = int64(math.Round(b*pow10[s.prec])) - s.a + 1
+		}
+		return s, nil
 	case "choice":
 		if args == "" {
 			return seg{}, errors.New("choice takes a list a|b|c")
@@ -290,7 +305,10 @@ func (t *Template) Append(dst []byte, v *Vars) []byte {
 		case kSeq:
 			dst = appendUint(dst, uint64(v.Seq))
 		case kUnixMS:
-			dst = appendInt(dst, v.Now/1e6)
+			if ms := v.Now / 1e6; ms != v.ms || v.msLen == 0 {
+				v.ms, v.msLen = ms, uint8(len(appendInt(v.msTxt[:0], ms)))
+			}
+			dst = append(dst, v.msTxt[:v.msLen]...)
 		case kUnixUS:
 			dst = appendInt(dst, v.Now/1e3)
 		case kRFC3339:
@@ -298,7 +316,11 @@ func (t *Template) Append(dst []byte, v *Vars) []byte {
 		case kRandInt:
 			dst = appendInt(dst, s.a+int64(v.below(uint64(s.n))))
 		case kRandFloat:
-			dst = appendFixed(dst, s.fa+s.fw*float64(v.next()>>11)/(1<<53), s.prec)
+			if s.grid {
+				dst = appendScaled(dst, s.a+int64(v.below(uint64(s.n))), s.prec, s.scale)
+			} else {
+				dst = appendFixed(dst, s.fa+s.fw*float64(v.next()>>11)/(1<<53), s.prec)
+			}
 		case kChoice:
 			dst = append(dst, s.choices[v.below(uint64(len(s.choices)))]...)
 		case kRandText:
@@ -413,17 +435,28 @@ func appendFixed(dst []byte, v float64, prec int) []byte {
 		dst = append(dst, '-')
 		n = -n
 	}
+	return appendScaled(dst, n, prec, uint64(pow10[prec]))
+}
+
+// appendScaled appends n × 10^-prec (scale is 10^prec) with prec decimals.
+func appendScaled(dst []byte, n int64, prec int, scale uint64) []byte {
+	if n < 0 {
+		dst = append(dst, '-')
+		n = -n
+	}
 	if prec == 0 {
 		return appendUint(dst, uint64(n))
 	}
-	scale := uint64(pow10[prec])
 	dst = appendUint(dst, uint64(n)/scale)
 	dst = append(dst, '.')
 	frac := uint64(n) % scale
-	// frac's digits, zero-padded to prec: write scale+frac and drop its leading 1.
 	at := len(dst)
-	dst = appendUint(dst, scale+frac)
-	return append(dst[:at], dst[at+1:]...)
+	dst = slices.Grow(dst, prec)[:at+prec]
+	for i := at + prec - 1; i >= at; i-- {
+		dst[i] = byte('0' + frac%10)
+		frac /= 10
+	}
+	return dst
 }
 
 // digitPairs are the two-digit numbers 00 to 99, for appendUint.
