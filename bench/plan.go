@@ -62,7 +62,9 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 	}
 	payload := max(p.MaxPayloadSize(), reactor.HeaderSize)
 	reconnect, reconnectClient := p.Reconnects()
-	marks := slices.Contains(p.Carriers(), scenario.MeasureMark)
+	// Receivers look for text marks when a group of the run places them, and in a run
+	// that publishes nothing (mqblast sub): the publishers are another process's.
+	marks := slices.Contains(p.Carriers(), scenario.MeasureMark) || p.Publishers() == 0
 	draws := &sizeDraws{m: map[*scenario.SizeDist]*reactor.SizeDraw{}}
 	return reactor.Config{
 		Marks:        marks,

@@ -293,3 +293,29 @@ func startOutside(t *testing.T, bin string, args ...string) (out func() string) 
 		return buf.String()
 	}
 }
+
+// TestSubFindsMarks: mqblast sub measures the copies of another process's publishers that
+// measure by mark (pub with a JSON template): every copy measured, none unmeasured.
+func TestSubFindsMarks(t *testing.T) {
+	t.Parallel() // its own broker and runs
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	host, port, _ := strings.Cut(m.Addr, ":")
+	bin := mqblastBin(t)
+	subDone := make(chan cliRun, 1)
+	go func() {
+		r, err := execBin(bin, nil, "sub", "-H", host, "-p", port, "-t", "marks/#", "-c", "2", "--duration", "6s", "--no-check", "--format", "json")
+		if err != nil {
+			r.stderr += err.Error()
+		}
+		subDone <- r
+	}()
+	time.Sleep(1500 * time.Millisecond) // the subscribers connected and subscribed
+	pub := decodeResult(t, runBin(t, "pub", "-H", host, "-p", port, "-t", "marks/%i", "-c", "5", "-I", "10", "--duration", "3s", "--no-check",
+		"--format", "json", "--run-id", "00aa", "--payload-template", `{"s":{{seq}},"m":"{{mark}}"}`, "--set", "parameters.measure=mark"))
+	sub := decodeResult(t, <-subDone)
+	if pub.Messages.Published == 0 || sub.Messages.Received != 2*pub.Messages.Published || sub.Messages.Unmeasured != 0 ||
+		sub.LatencyUS.Count != sub.Messages.Received {
+		t.Errorf("pub published %d; sub received %d (want twice that), unmeasured %d, latency count %d",
+			pub.Messages.Published, sub.Messages.Received, sub.Messages.Unmeasured, sub.LatencyUS.Count)
+	}
+}
