@@ -64,7 +64,8 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 	reconnect, reconnectClient := p.Reconnects()
 	// Receivers look for text marks when a group of the run places them, and in a run
 	// that publishes nothing (mqblast sub): the publishers are another process's.
-	marks := slices.Contains(p.Carriers(), scenario.MeasureMark) || p.Publishers() == 0
+	carriers := p.Carriers()
+	marks := slices.Contains(carriers, scenario.MeasureMark) || slices.Contains(carriers, scenario.MeasureProperty) || p.Publishers() == 0
 	draws := &sizeDraws{m: map[*scenario.SizeDist]*reactor.SizeDraw{}}
 	return reactor.Config{
 		Marks:        marks,
@@ -131,7 +132,12 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 					case scenario.MeasureNone:
 						spec.Publish.Measure = reactor.MeasureNone
 					case scenario.MeasureProperty:
+						// Correlation Data, unless the group sends one of its own: then the
+						// mark in a User Property.
 						spec.Publish.Measure = reactor.MeasureProperty
+						if pp := pubProps[c.Group]; pp != nil && pp.Present&(1<<codec.PropCorrelationData) != 0 {
+							spec.Publish.Measure = reactor.MeasureUserProperty
+						}
 					}
 				}
 				if t := c.PayloadTemplate; t != nil {

@@ -161,9 +161,16 @@ func TestWheelAllocs(t *testing.T) {
 // template (the per-client ones and the text mark included) allocates nothing, whichever
 // carrier measures it (on a 5.0 session: the property carrier's Correlation Data too).
 func TestPublishTemplateAllocs(t *testing.T) {
-	for _, m := range []byte{MeasureHeader, MeasureMark, MeasureProperty, MeasureNone} {
+	own := &codec.Properties{}
+	own.Set(codec.PropCorrelationData)
+	own.CorrelationData = []byte("the group's own")
+	own.User.Add("site", "north")
+	for _, m := range []byte{MeasureHeader, MeasureMark, MeasureProperty, MeasureNone, MeasureUserProperty} {
 		sp := &PublishSpec{Topic: []byte("bench/x"), QoS: 0, Rate: 1e6, Receivers: 1, Measure: m,
 			Template: mustTemplate(t, benchTemplate), ClientID: []byte("mqblast-pub-17"), ClientIndex: 17}
+		if m == MeasureUserProperty {
+			sp.Props = own
+		}
 		sp.PayloadSize = MeasuredSize + sp.Template.MaxLen(len(sp.ClientID))
 		publishPassAllocs(t, sp)
 	}

@@ -81,8 +81,8 @@ type Config struct {
 	// WebSocket upgrades for TLS and WebSocket brokers (default 4 per loop, at least 8).
 	HandshakeWorkers int
 	// Marks makes receivers look for the text measurement mark (a payload template's
-	// {{mark}}) in a payload without the measurement header, as publishers that measure by
-	// mark place it.
+	// {{mark}}, or a 5.0 User Property's) in a copy without the measurement header, as
+	// publishers that measure by mark or by User Property place it.
 	Marks bool
 	// RunTag is the run's identity, carried in every measured header (HeaderSize): a
 	// receiver tells this run's messages from those of any other mqblast run on the same

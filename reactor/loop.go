@@ -128,12 +128,16 @@ type loop struct {
 	tpl      []byte                   // scratch payload rendered from a template
 	mark     [payloadtpl.MarkLen]byte // scratch text mark
 	vars     payloadtpl.Vars          // scratch template values
-	pub      codec.Publish            // scratch packets, reused
-	inPub    codec.Publish
-	resp1    codec.Publish // a responder's response
-	ack      codec.Ack
-	suback   codec.Suback
-	disc     codec.Disconnect
+	// userMarks are the User Properties of the specs that carry the mark in one, and
+	// markVal the mark's value in pub's (that of propsOf).
+	userMarks map[*PublishSpec]*userMark
+	markVal   []byte
+	pub       codec.Publish // scratch packets, reused
+	inPub     codec.Publish
+	resp1     codec.Publish // a responder's response
+	ack       codec.Ack
+	suback    codec.Suback
+	disc      codec.Disconnect
 	// propsOf and propsAlias are the spec and alias flag whose 5.0 properties pub holds.
 	propsOf    *PublishSpec
 	propsAlias bool

@@ -3,6 +3,7 @@ package reactor
 import (
 	"bytes"
 	"encoding/binary"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -85,7 +86,55 @@ func TestReceivedCarriers(t *testing.T) {
 	withCD.Props.Set(codec.PropCorrelationData)
 	withCD.Props.CorrelationData = h
 	check("property", withCD, true)
+	withUser := &codec.Publish{Topic: []byte("t"), Payload: decoy}
+	withUser.Props.Set(codec.PropCorrelationData)
+	withUser.Props.CorrelationData = []byte("the group's own")
+	withUser.Props.User.Add("site", "north")
+	withUser.Props.User.Add(markProperty, string(appendMark(nil, h)))
+	check("user property", withUser, true)
 	check("none", &codec.Publish{Topic: []byte("t"), Payload: []byte(`{"a":1}`)}, false)
 	l.e.cfg.Marks = false
 	check("a mark the run does not place", &codec.Publish{Topic: []byte("t"), Payload: appendMark([]byte(`{"m":"`), h)}, false)
+}
+
+// TestUserPropertyMark: a spec that sends a Correlation Data of its own carries each
+// message's mark in a User Property beside its own pairs, the payload the rendering alone.
+func TestUserPropertyMark(t *testing.T) {
+	l, s, _ := testSession(t, 5)
+	own := &codec.Properties{}
+	own.Set(codec.PropCorrelationData)
+	own.CorrelationData = []byte("own")
+	own.User.Add("site", "north")
+	sp := &PublishSpec{Topic: []byte("t"), Rate: 10, Receivers: 1, Measure: MeasureUserProperty, Props: own,
+		Template: mustTemplate(t, `{"seq":{{seq}}}`)}
+	sp.PayloadSize = sp.Template.MaxLen(0)
+	l.startPublisher(s, sp, 0, 10, false)
+	for seq := uint32(5); seq < 8; seq++ {
+		pk := l.message(s.pub, seq, time.Now().UnixNano(), 0, false, l.e.now())
+		wire := codec.AppendPublish(nil, pk, codec.V5)
+		h, body, _, err := codec.Split(wire, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got codec.Publish
+		if err := codec.DecodePublish(h, body, codec.V5, &got); err != nil {
+			t.Fatal(err)
+		}
+		var pairs []string
+		var mark [MeasuredSize]byte
+		for k, v := range got.Props.User.All() {
+			pairs = append(pairs, string(k))
+			if string(k) == markProperty && !findMark(v, &mark) {
+				t.Errorf("seq %d: %s = %q is no mark", seq, k, v)
+			}
+		}
+		_, _, gotSeq, ok := ReadHeader(mark[:])
+		if string(got.Payload) != `{"seq":`+strconv.Itoa(int(seq))+`}` || string(got.Props.CorrelationData) != "own" ||
+			strings.Join(pairs, ",") != "site,"+markProperty || !ok || gotSeq != seq {
+			t.Errorf("seq %d: payload %s, correlation %q, user properties %v, mark seq %d %v", seq, got.Payload, got.Props.CorrelationData, pairs, gotSeq, ok)
+		}
+	}
+	if own.User.Len() != 1 {
+		t.Errorf("the spec's own properties changed: %d user properties", own.User.Len())
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mqblast/mqblast/codec"
@@ -85,7 +86,20 @@ const (
 	MeasureMark
 	MeasureNone
 	MeasureProperty
+	// MeasureUserProperty: the rendering alone, the text mark in a 5.0 User Property
+	// (markProperty), for a spec that sends a Correlation Data of its own.
+	MeasureUserProperty
 )
+
+// markProperty is the name of the User Property that carries the text mark.
+const markProperty = "mqblast-mark"
+
+// userMark is a spec's 5.0 User Properties with the mark's pair last (loop.userMarks): val
+// is the pair's value, which each message overwrites with its mark.
+type userMark struct {
+	user codec.UserProps
+	val  []byte
+}
 
 // pubState is a publisher's schedule and flow state. It lives in its loop (loop.pubs) from
 // its first dial on, so that it survives reconnects: the schedule goes on, nothing is
@@ -375,6 +389,13 @@ func (l *loop) message(p *pubState, seq uint32, due int64, pid uint16, dup bool,
 			pk.Props.Set(codec.PropCorrelationData)
 			pk.Props.CorrelationData = l.payload[:MeasuredSize]
 		}
+		if sp.Measure == MeasureUserProperty {
+			um := l.userMark(sp)
+			pk.Props.User, l.markVal = um.user, um.val
+		}
+	}
+	if v == codec.V5 && sp.Measure == MeasureUserProperty { // this message's mark, in place
+		appendMark(l.markVal[:0], l.payload[:MeasuredSize])
 	}
 	pk.Payload, pk.ID, pk.Dup, pk.QoS = pl, pid, dup, codec.QoS(p.qos)
 	if p.noRetain {
@@ -390,6 +411,27 @@ func (l *loop) message(p *pubState, seq uint32, due int64, pid uint16, dup bool,
 		pk.Topic = nil
 	}
 	return pk
+}
+
+// userMark returns the loop's User Properties of spec sp with the mark's pair, built on
+// first use (the value a placeholder the messages overwrite).
+func (l *loop) userMark(sp *PublishSpec) *userMark {
+	if um := l.userMarks[sp]; um != nil {
+		return um
+	}
+	um := &userMark{}
+	if sp.Props != nil {
+		um.user = sp.Props.User
+	}
+	um.user.Add(markProperty, strings.Repeat("0", markLen)) // a copy of sp's: the loop's own
+	for _, v := range um.user.All() {
+		um.val = v // the last pair's
+	}
+	if l.userMarks == nil {
+		l.userMarks = map[*PublishSpec]*userMark{}
+	}
+	l.userMarks[sp] = um
+	return um
 }
 
 // tplRoom makes the loop's template scratch hold t's longest rendering for sp.

@@ -44,7 +44,8 @@ func (l *loop) received(s *session, pk *codec.Publish) {
 // or inside the payload, and whether there was one: a Correlation Data with the header
 // (the property carrier's, all the measurement bytes; or, when the payload has no header
 // (header false), a response's from a responder outside the run, which carries its
-// request's header whatever its payload), or, when the run places them, a text mark.
+// request's header whatever its payload), or, when the run places them, a text mark: in
+// the User Property markProperty, or in the payload.
 func (l *loop) carried(s *session, pk *codec.Publish, header bool) bool {
 	var m Message
 	cd := pk.Props.CorrelationData
@@ -58,7 +59,19 @@ func (l *loop) carried(s *session, pk *codec.Publish, header bool) bool {
 		return true
 	}
 	var h [MeasuredSize]byte
-	if !l.e.cfg.Marks || !findMark(pk.Payload, &h) {
+	if !l.e.cfg.Marks {
+		return false
+	}
+	found := false
+	if pk.Props.User.Len() > 0 {
+		for k, v := range pk.Props.User.All() {
+			if len(v) == markLen && string(k) == markProperty && findMark(v, &h) {
+				found = true
+				break
+			}
+		}
+	}
+	if !found && !findMark(pk.Payload, &h) {
 		return false
 	}
 	m.fill(h[:], l.arrival(), s, pk)

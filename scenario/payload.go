@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/mqblast/mqblast/internal/payloadtpl"
 )
@@ -21,16 +20,16 @@ const (
 	// counted as unmeasured, and none is expected (so none is lost).
 	MeasureNone Measure = "none"
 	// MeasureProperty: MQTT 5 only; the payload is the template's alone, and the
-	// measurement bytes travel as the message's Correlation Data, which the group must not
-	// use itself (its publish_properties, a request's). Receivers must be MQTT 5 too: a
+	// measurement bytes travel as the message's Correlation Data, or, when the group gives
+	// one in its publish_properties, as the text mark in a User Property (mqblast-mark); a
+	// request's Correlation Data is its own header already. Receivers must be MQTT 5 too: a
 	// 3.1.1 receiver gets no properties.
 	MeasureProperty Measure = "property"
 )
 
 // checkMeasure checks a publishing group's carrier m at path (the prefix of measure) for
-// its template src or payload file file; g is the group's settings, request whether it
-// sends requests.
-func checkMeasure(l *errList, path string, m Measure, src, file string, g *Group, request bool) {
+// its template src or payload file file; g is the group's settings.
+func checkMeasure(l *errList, path string, m Measure, src, file string, g *Group) {
 	switch m {
 	case "", MeasureHeader:
 	case MeasureProperty:
@@ -39,10 +38,6 @@ func checkMeasure(l *errList, path string, m Measure, src, file string, g *Group
 			l.Add(path+"measure", "property needs a payload_template or a payload_file (the payload is then theirs alone)")
 		case g != nil && g.ProtocolVersion != V5:
 			l.Add(path+"measure", "property needs protocol_version 5 (the measurement travels as Correlation Data; this group is MQTT %s: use mark)", g.ProtocolVersion)
-		case request:
-			l.Add(path+"measure", "property, but a request's Correlation Data is its own (requests are measured by it already: leave measure out)")
-		case g != nil && slices.ContainsFunc(g.PublishProperties, func(p Property) bool { return p.Name == "correlation_data" }):
-			l.Add(path+"measure", "property, but publish_properties gives the Correlation Data (use mark)")
 		}
 	case MeasureMark:
 		if t, err := payloadtpl.Compile(src); file == "" && (src == "" || (err == nil && !t.HasMark())) {

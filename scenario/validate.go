@@ -382,7 +382,7 @@ func (s *Scenario) checkGroup(l *errList, at groupAt, g *ClientGroup) {
 			checkPayloadFile(l, gp, g.PayloadFile, g.PayloadOrder, g.PayloadTemplate != "", s.Parameters.Payload != "", g.Measure)
 		}
 		if g.given&(cgGivenPayloadTemplate|cgGivenMeasure|cgGivenPayloadFile) != 0 || (g.Measure != "" && g.Measure != MeasureHeader) {
-			checkMeasure(l, gp, g.Measure, g.PayloadTemplate, g.PayloadFile, &g.Group, g.has(BehaviourRequest))
+			checkMeasure(l, gp, g.Measure, g.PayloadTemplate, g.PayloadFile, &g.Group)
 		}
 		if g.Start < 0 || (s.Parameters.Duration > 0 && g.Start >= s.Parameters.Duration) {
 			l.Add(gp+"start_sec", "%s is not a start within the run (want 0 ≤ start_sec < duration_sec %s)", show(g.Start), show(s.Parameters.Duration))
@@ -512,7 +512,7 @@ func (s *Scenario) checkParameters(l *errList, msgs bool) {
 		checkSizes(l, pp, p.PayloadSizes, p.PayloadTemplate != "" || p.PayloadFile != "", p.Payload != "")
 		checkPayloadFile(l, pp, p.PayloadFile, p.PayloadOrder, p.PayloadTemplate != "", p.Payload != "", p.Measure)
 		if !s.Mixed() { // a mixed scenario's groups are checked with what they take of it
-			checkMeasure(l, pp, p.Measure, p.PayloadTemplate, p.PayloadFile, s.Publishers, false)
+			checkMeasure(l, pp, p.Measure, p.PayloadTemplate, p.PayloadFile, s.Publishers)
 		}
 		if sb := s.Subscribers; p.Measure == MeasureProperty && sb != nil && s.Publishers != nil && s.Publishers.ProtocolVersion == V5 && sb.ProtocolVersion != V5 {
 			l.Add(pp+"measure", "property, but subscribers are MQTT %s, which receive no properties (want protocol_version 5, or use mark)", sb.ProtocolVersion)

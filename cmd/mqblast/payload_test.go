@@ -72,12 +72,12 @@ func TestJSONTemplateMeasured(t *testing.T) {
 	host, port, _ := strings.Cut(m.Addr, ":")
 	const fields = `{"device":"{{client_id}}","i":{{client_index}},"seq":{{seq}},"ts":{{unix_ms}},"at":"{{rfc3339}}",` +
 		`"temp":{{rand_float 18.0 31.5}},"state":"{{choice idle|run|fault}}"`
-	run := func(proto, measure, tpl string) *result.Result {
+	run := func(proto, measure, tpl string, more ...string) *result.Result {
 		t.Helper()
-		r := runBin(t, "run", "quick-p2p-100", "--broker", m.Addr, "--no-check", "--format", "json",
-			"--payload-template", tpl, "--set", "parameters.measure="+measure,
+		r := runBin(t, append([]string{"run", "quick-p2p-100", "--broker", m.Addr, "--no-check", "--format", "json",
+			"--payload-template", tpl, "--set", "parameters.measure=" + measure,
 			"--set", "parameters.duration_sec=3", "--set", "parameters.warmup_sec=0", "--set", "parameters.publish_rate=10",
-			"--set", "publishers.protocol_version="+proto, "--set", "subscribers.protocol_version="+proto)
+			"--set", "publishers.protocol_version=" + proto, "--set", "subscribers.protocol_version=" + proto}, more...)...)
 		res := decodeResult(t, r)
 		ms := res.Messages
 		if ms.Published == 0 || ms.Received != ms.Published || ms.Lost != 0 || ms.Duplicated != 0 || ms.Unmeasured != 0 ||
@@ -90,14 +90,20 @@ func TestJSONTemplateMeasured(t *testing.T) {
 		}
 		return res
 	}
-	for _, c := range []struct{ name, proto, sub, measure, tpl string }{
-		{"3.1.1 mark", "3", "mqttv311", "mark", fields + `,"mark":"{{mark}}"}`},
-		{"5.0 mark", "5", "mqttv5", "mark", fields + `,"mark":"{{mark}}"}`},
-		{"5.0 property", "5", "mqttv5", "property", fields + `}`},
+	for _, c := range []struct {
+		name, proto, sub, measure, tpl string
+		more                           []string
+	}{
+		{"3.1.1 mark", "3", "mqttv311", "mark", fields + `,"mark":"{{mark}}"}`, nil},
+		{"5.0 mark", "5", "mqttv5", "mark", fields + `,"mark":"{{mark}}"}`, nil},
+		{"5.0 property", "5", "mqttv5", "property", fields + `}`, nil},
+		// The group's own Correlation Data: the mark goes in a User Property.
+		{"5.0 user property", "5", "mqttv5", "property", fields + `}`,
+			[]string{"--set", `publishers.publish_properties=[{"name":"correlation_data","value":"app"}]`}},
 	} {
-		header := run(c.proto, "header", c.tpl)
+		header := run(c.proto, "header", c.tpl, c.more...)
 		out := startOutside(t, subBin, "-h", host, "-p", port, "-V", c.sub, "-q", "1", "-t", "quick/p2p/#", "-F", "%p")
-		own := run(c.proto, c.measure, c.tpl)
+		own := run(c.proto, c.measure, c.tpl, c.more...)
 
 		seqs, devices, states := map[int]bool{}, map[string]bool{}, map[string]bool{}
 		lines := strings.Split(strings.TrimSpace(out()), "\n")
