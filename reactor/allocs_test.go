@@ -17,7 +17,7 @@ import (
 func TestReceiveAllocs(t *testing.T) {
 	payload := make([]byte, HeaderSize)
 	PutHeader(payload, time.Now().UnixNano(), 0, 0, 0)
-	receiveAllocs(t, payload, false)
+	receiveAllocs(t, &codec.Publish{QoS: 1, ID: 7, Topic: []byte("bench/x"), Payload: payload}, 4, false)
 }
 
 // TestReceiveMarkAllocs: so does finding the text mark of payloads without the header (a
@@ -26,18 +26,25 @@ func TestReceiveMarkAllocs(t *testing.T) {
 	h := make([]byte, MeasuredSize)
 	PutHeader(h, time.Now().UnixNano(), 0, 0, 0)
 	payload := appendMark([]byte(`{"note":"MQB1 is not a mark","temp":21.5,"m":"`), h)
-	receiveAllocs(t, append(payload, `"}`...), true)
+	receiveAllocs(t, &codec.Publish{QoS: 1, ID: 7, Topic: []byte("bench/x"), Payload: append(payload, `"}`...)}, 4, true)
+	// 5.0: the mark in a User Property after another pair, the group's own Correlation Data.
+	pk := &codec.Publish{QoS: 1, ID: 7, Topic: []byte("bench/x"), Payload: []byte(`{"temp":21.5}`)}
+	pk.Props.Set(codec.PropCorrelationData)
+	pk.Props.CorrelationData = []byte("own")
+	pk.Props.User.Add("site", "north")
+	pk.Props.User.Add(markProperty, string(appendMark(nil, h)))
+	receiveAllocs(t, pk, 5, true)
 }
 
-// receiveAllocs reads batches of 50 QoS 1 PUBLISH packets of payload (marks: the loop
-// looks for text marks) and fails t if a read allocates.
-func receiveAllocs(t *testing.T, payload []byte, marks bool) {
+// receiveAllocs reads batches of 50 copies of QoS 1 PUBLISH pk on a session of version
+// (marks: the loop looks for text marks) and fails t if a read allocates.
+func receiveAllocs(t *testing.T, pk *codec.Publish, version byte, marks bool) {
 	t.Helper()
-	l, s, peer := testSession(t, 4)
+	l, s, peer := testSession(t, version)
 	l.e.cfg.Marks = marks
 	// The stream is one packet over and over; each read takes the tail of a packet cut by
 	// the previous read, 49 whole ones and the head of the next.
-	p := codec.AppendPublish(nil, &codec.Publish{QoS: 1, ID: 7, Topic: []byte("bench/x"), Payload: payload}, codec.V311)
+	p := codec.AppendPublish(nil, pk, codec.Version(version))
 	batch := append([]byte(nil), p[10:]...)
 	for range 49 {
 		batch = append(batch, p...)

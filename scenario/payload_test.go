@@ -108,7 +108,7 @@ func TestMeasureInvalid(t *testing.T) {
 	for _, ok := range []string{
 		`{"groups": [{"name": "p", "behaviours": "publish", "topics": "t", "protocol_version": 5, "payload_template": "{{seq}}",
 	  "publish_properties": [{"name": "correlation_data", "value": "x"}]},
-	  {"name": "s", "behaviours": "subscribe", "filters": "t", "protocol_version": 5}], "parameters": {"measure": "property"}}`,plain(3, `"measure": "mark", "payload_template": "{\"m\":\"{{mark}}\"}"`),
+	  {"name": "s", "behaviours": "subscribe", "filters": "t", "protocol_version": 5}], "parameters": {"measure": "property"}}`, plain(3, `"measure": "mark", "payload_template": "{\"m\":\"{{mark}}\"}"`),
 		plain(5, `"measure": "property", "payload_template": "{\"s\":{{seq}}}"`), plain(3, `"measure": "none", "payload_template": "x"`)} {
 		s, err := Parse("ok.json", []byte(ok))
 		if err == nil {
