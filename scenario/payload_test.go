@@ -218,3 +218,27 @@ func TestPayloadFileInvalid(t *testing.T) {
 		t.Errorf("client 1: %d payloads, random %v; max payload %d", len(c.PayloadTemplates), c.PayloadRandom, p.MaxPayloadSize())
 	}
 }
+
+// TestPropertyReceivers: a mixed scenario's group measured by property whose messages a
+// 3.1.1 group receives is refused, naming the field.
+func TestPropertyReceivers(t *testing.T) {
+	t.Parallel()
+	file := func(subVersion int) string {
+		return `{"groups": [{"name": "p", "behaviours": "publish", "topics": "t/$clientindex", "protocol_version": 5,
+		  "payload_template": "{{seq}}", "measure": "property"},
+		  {"name": "s", "behaviours": "subscribe", "filters": "t/+", "protocol_version": ` + strconv.Itoa(subVersion) + `}]}`
+	}
+	s, err := Parse("p.json", []byte(file(3)))
+	if err == nil {
+		err = s.Validate()
+	}
+	if want := `groups[0].measure: property, but an MQTT 3.x group receives "t/0"`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%v, want %q", err, want)
+	}
+	if s, err = Parse("p.json", []byte(file(5))); err == nil {
+		err = s.Validate()
+	}
+	if err != nil {
+		t.Errorf("5.0 receivers: %v", err)
+	}
+}

@@ -659,6 +659,12 @@ func (s *Scenario) checkReach(l *errList, groups []*ClientGroup, at func(i int) 
 				l.Add(a.path+".topics", "%s "+a.words.noReach, show(topic), j)
 				break
 			}
+			// The property carrier travels in properties, which a 3.x receiver never gets.
+			if g.Measure == MeasureProperty && g.ProtocolVersion == V5 && s.Mixed() &&
+				m.anyReceiver(topic, func(gid, _ int) bool { return groups[gid].ProtocolVersion != V5 }) {
+				l.Add(at(i).path+".measure", "property, but an MQTT 3.x group receives %s, without properties: its copies could not be measured (want every receiver at protocol_version 5, or use mark)", show(topic))
+				break
+			}
 		}
 	}
 }
