@@ -2,11 +2,14 @@ package bench
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mqblast/mqblast/codec"
+	"github.com/mqblast/mqblast/internal/payloadtpl"
 	"github.com/mqblast/mqblast/reactor"
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/scenario"
@@ -63,7 +66,13 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 	}
 	payload := max(p.MaxPayloadSize(), reactor.HeaderSize)
 	reconnect, reconnectClient := p.Reconnects()
+	// Receivers look for text marks when a group of the run places them, and in a run
+	// that publishes nothing (mqblast sub): the publishers are another process's.
+	carriers := p.Carriers()
+	marks := slices.Contains(carriers, scenario.MeasureMark) || slices.Contains(carriers, scenario.MeasureProperty) || p.Publishers() == 0
+	draws := &sizeDraws{m: map[*scenario.SizeDist]*reactor.SizeDraw{}}
 	return reactor.Config{
+		Marks:        marks,
 		MaxPayload:   payload,
 		Payload:      []byte(par.Payload), // from byte scenario.PayloadTextAt, which is reactor.MeasuredSize
 		MaxInbound:   inboundLimit(payload),
@@ -123,6 +132,36 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 				}
 				if c.ResponseTopic != "" {
 					spec.Publish.ResponseTopic = []byte(c.ResponseTopic)
+				}
+				if d := c.PayloadSizes; d != nil {
+					spec.Publish.Sizes = draws.of(d)
+				}
+				if ts := c.PayloadTemplates; ts != nil {
+					spec.Publish.Templates, spec.Publish.RandomOrder = ts, c.PayloadRandom
+					if slices.ContainsFunc(ts, (*payloadtpl.Template).PerClient) {
+						spec.Publish.ClientID, spec.Publish.ClientIndex = []byte(spec.ID), c.Index
+					}
+				}
+				if c.PayloadTemplate != nil || c.PayloadTemplates != nil {
+					switch c.Measure {
+					case scenario.MeasureMark:
+						spec.Publish.Measure = reactor.MeasureMark
+					case scenario.MeasureNone:
+						spec.Publish.Measure = reactor.MeasureNone
+					case scenario.MeasureProperty:
+						// Correlation Data, unless the group sends one of its own: then the
+						// mark in a User Property.
+						spec.Publish.Measure = reactor.MeasureProperty
+						if pp := pubProps[c.Group]; pp != nil && pp.Present&(1<<codec.PropCorrelationData) != 0 {
+							spec.Publish.Measure = reactor.MeasureUserProperty
+						}
+					}
+				}
+				if t := c.PayloadTemplate; t != nil {
+					spec.Publish.Template = t
+					if t.PerClient() {
+						spec.Publish.ClientID, spec.Publish.ClientIndex = []byte(spec.ID), c.Index
+					}
 				}
 			}
 			if c.Respond {
@@ -296,4 +335,30 @@ func connectProps(list []scenario.Property) (*codec.Properties, error) {
 		p.Set(id)
 	}
 	return &p, nil
+}
+
+// sizeDraws keeps one reactor.SizeDraw per distribution of payload sizes, for the clients'
+// specs (Config.Client may be called from several loops at once).
+type sizeDraws struct {
+	mu sync.Mutex
+	m  map[*scenario.SizeDist]*reactor.SizeDraw
+}
+
+// of returns d's draw.
+func (s *sizeDraws) of(d *scenario.SizeDist) *reactor.SizeDraw {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.m[d]; r != nil {
+		return r
+	}
+	r := &reactor.SizeDraw{Lo: d.Lo, Hi: d.Hi}
+	if d.Sizes != nil {
+		sum := uint32(0)
+		for i, n := range d.Sizes {
+			sum += uint32(d.Weights[i])
+			r.Sizes, r.Cum = append(r.Sizes, n), append(r.Cum, sum)
+		}
+	}
+	s.m[d] = r
+	return r
 }

@@ -9,17 +9,42 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mqblast/mqblast/codec"
+	"github.com/mqblast/mqblast/internal/payloadtpl"
 )
 
 // TestReceiveAllocs: reading a batch of QoS 1 PUBLISH packets from the socket, handling
 // them and writing their PUBACKs allocates nothing.
 func TestReceiveAllocs(t *testing.T) {
-	l, s, peer := testSession(t, 4)
 	payload := make([]byte, HeaderSize)
 	PutHeader(payload, time.Now().UnixNano(), 0, 0, 0)
+	receiveAllocs(t, &codec.Publish{QoS: 1, ID: 7, Topic: []byte("bench/x"), Payload: payload}, 4, false)
+}
+
+// TestReceiveMarkAllocs: so does finding the text mark of payloads without the header (a
+// JSON template's, measured by mark), a decoy before it.
+func TestReceiveMarkAllocs(t *testing.T) {
+	h := make([]byte, MeasuredSize)
+	PutHeader(h, time.Now().UnixNano(), 0, 0, 0)
+	payload := appendMark([]byte(`{"note":"MQB1 is not a mark","temp":21.5,"m":"`), h)
+	receiveAllocs(t, &codec.Publish{QoS: 1, ID: 7, Topic: []byte("bench/x"), Payload: append(payload, `"}`...)}, 4, true)
+	// 5.0: the mark in a User Property after another pair, the group's own Correlation Data.
+	pk := &codec.Publish{QoS: 1, ID: 7, Topic: []byte("bench/x"), Payload: []byte(`{"temp":21.5}`)}
+	pk.Props.Set(codec.PropCorrelationData)
+	pk.Props.CorrelationData = []byte("own")
+	pk.Props.User.Add("site", "north")
+	pk.Props.User.Add(markProperty, string(appendMark(nil, h)))
+	receiveAllocs(t, pk, 5, true)
+}
+
+// receiveAllocs reads batches of 50 copies of QoS 1 PUBLISH pk on a session of version
+// (marks: the loop looks for text marks) and fails t if a read allocates.
+func receiveAllocs(t *testing.T, pk *codec.Publish, version byte, marks bool) {
+	t.Helper()
+	l, s, peer := testSession(t, version)
+	l.e.cfg.Marks = marks
 	// The stream is one packet over and over; each read takes the tail of a packet cut by
 	// the previous read, 49 whole ones and the head of the next.
-	p := codec.AppendPublish(nil, &codec.Publish{QoS: 1, ID: 7, Topic: []byte("bench/x"), Payload: payload}, codec.V311)
+	p := codec.AppendPublish(nil, pk, codec.Version(version))
 	batch := append([]byte(nil), p[10:]...)
 	for range 49 {
 		batch = append(batch, p...)
@@ -50,8 +75,33 @@ func TestReceiveAllocs(t *testing.T) {
 // TestPublishAllocs: a publish pass that encodes and writes a publisher's due messages
 // allocates nothing.
 func TestPublishAllocs(t *testing.T) {
+	publishPassAllocs(t, &PublishSpec{Topic: []byte("bench/x"), QoS: 0, Rate: 1e6, PayloadSize: 32, Receivers: 1})
+}
+
+// TestPublishSizesAllocs: so does drawing each message's size from a weighted list or a
+// range.
+func TestPublishSizesAllocs(t *testing.T) {
+	for _, d := range []*SizeDraw{{Sizes: []int{16, 100, 1000}, Cum: []uint32{5, 5, 10}}, {Lo: 16, Hi: 2000}} {
+		publishPassAllocs(t, &PublishSpec{Topic: []byte("bench/x"), QoS: 0, Rate: 1e6, PayloadSize: 2000, Receivers: 1, Sizes: d})
+	}
+}
+
+// TestPublishFileAllocs: so does rendering payloads of a payload file, in turn or at random.
+func TestPublishFileAllocs(t *testing.T) {
+	ts := []*payloadtpl.Template{mustTemplate(t, `{"a":1}`), mustTemplate(t, benchTemplate), mustTemplate(t, "plain text")}
+	for _, random := range []bool{false, true} {
+		sp := &PublishSpec{Topic: []byte("bench/x"), QoS: 0, Rate: 1e6, Receivers: 1, Measure: MeasureMark,
+			Templates: ts, RandomOrder: random, ClientID: []byte("mqblast-pub-17"), ClientIndex: 17}
+		sp.PayloadSize = MeasuredSize + ts[1].MaxLen(len(sp.ClientID))
+		publishPassAllocs(t, sp)
+	}
+}
+
+// publishPassAllocs runs publish passes of 50 messages of publisher sp over a socket pair
+// and fails t if one allocates or fewer than the schedule's messages went out.
+func publishPassAllocs(t *testing.T, sp *PublishSpec) {
+	t.Helper()
 	l, s, peer := testSession(t, 5)
-	sp := &PublishSpec{Topic: []byte("bench/x"), QoS: 0, Rate: 1e6, PayloadSize: 32, Receivers: 1}
 	l.e.pubStart.Store(1)
 	l.startPublisher(s, sp, 0, 10, false)
 	drain := make([]byte, 1<<20)
@@ -111,5 +161,24 @@ func TestWheelAllocs(t *testing.T) {
 	}
 	if l.wh.n < n || l.wh.n > 2*n {
 		t.Errorf("%d entries in the wheel for %d sessions", l.wh.n, n)
+	}
+}
+
+// TestPublishTemplateAllocs: a publish pass that renders every placeholder of a payload
+// template (the per-client ones and the text mark included) allocates nothing, whichever
+// carrier measures it (on a 5.0 session: the property carrier's Correlation Data too).
+func TestPublishTemplateAllocs(t *testing.T) {
+	own := &codec.Properties{}
+	own.Set(codec.PropCorrelationData)
+	own.CorrelationData = []byte("the group's own")
+	own.User.Add("site", "north")
+	for _, m := range []byte{MeasureHeader, MeasureMark, MeasureProperty, MeasureNone, MeasureUserProperty} {
+		sp := &PublishSpec{Topic: []byte("bench/x"), QoS: 0, Rate: 1e6, Receivers: 1, Measure: m,
+			Template: mustTemplate(t, benchTemplate), ClientID: []byte("mqblast-pub-17"), ClientIndex: 17}
+		if m == MeasureUserProperty {
+			sp.Props = own
+		}
+		sp.PayloadSize = MeasuredSize + sp.Template.MaxLen(len(sp.ClientID))
+		publishPassAllocs(t, sp)
 	}
 }

@@ -169,7 +169,7 @@ func TestPublishAllocsArrivals(t *testing.T) {
 		l.e.pubStart.Store(base)
 		l.startPublisher(s, sp, 0, 10, false)
 		now := base
-		if allocs := publishPassAllocs(l, peer, &now); allocs != 0 {
+		if allocs := passAllocsEvery200us(l, peer, &now); allocs != 0 {
 			t.Errorf("arrival %d: %v allocations per publish pass", sp.Arrival, allocs)
 		}
 		if want := s.pub.dueBefore(now+1, base, nil); int64(s.pub.seq) != want || want < 1000 {

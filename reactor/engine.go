@@ -85,6 +85,10 @@ type Config struct {
 	// HandshakeWorkers bounds the goroutines that run TCP connects, TLS handshakes and
 	// WebSocket upgrades for TLS and WebSocket brokers (default 4 per loop, at least 8).
 	HandshakeWorkers int
+	// Marks makes receivers look for the text measurement mark (a payload template's
+	// {{mark}}, or a 5.0 User Property's) in a copy without the measurement header, as
+	// publishers that measure by mark or by User Property place it.
+	Marks bool
 	// RunTag is the run's identity, carried in every measured header (HeaderSize): a
 	// receiver tells this run's messages from those of any other mqblast run on the same
 	// topics. The shards and worker processes of one run share it.

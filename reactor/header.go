@@ -1,6 +1,13 @@
 package reactor
 
-import "encoding/binary"
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"slices"
+
+	"github.com/mqblast/mqblast/internal/payloadtpl"
+)
 
 // HeaderSize is the size of the measurement header at the start of every measured payload,
 // which lets a receiver measure latency from the time the message was due and tell its
@@ -56,4 +63,62 @@ func ReadHeader(pl []byte) (run uint16, publisher, seq uint32, ok bool) {
 // nearest to now (CLOCK_REALTIME ns), within 2^47 ns (39 h) either way. Branch-free.
 func dueNear(d uint64, now int64) int64 {
 	return now + int64((d-uint64(now))<<16)>>16
+}
+
+// markPrefix starts the text measurement mark: the measurement bytes (MeasuredSize: header
+// and write time) as lowercase hex after it, payloadtpl.MarkLen characters in all, letters
+// and digits only so that it stands inside a JSON string. A payload template places it
+// ({{mark}}); a receiver finds it anywhere in the payload.
+const markPrefix = "MQB1"
+
+// markLen is the width of the text mark.
+const markLen = len(markPrefix) + 2*MeasuredSize
+
+// The template package reserves the mark's width.
+var _ = [1]struct{}{}[markLen-payloadtpl.MarkLen]
+
+// appendMark appends the text mark of measurement bytes h (MeasuredSize) to dst.
+func appendMark(dst, h []byte) []byte {
+	n := len(dst)
+	dst = append(dst, markPrefix...)
+	dst = slices.Grow(dst, 2*MeasuredSize)[:n+markLen]
+	hex.Encode(dst[n+len(markPrefix):], h[:MeasuredSize])
+	return dst
+}
+
+// findMark looks for a text mark in pl and, when it finds one whose header has the magic,
+// writes its measurement bytes to h.
+func findMark(pl []byte, h *[MeasuredSize]byte) bool {
+	for {
+		i := bytes.Index(pl, []byte(markPrefix))
+		if i < 0 {
+			return false
+		}
+		pl = pl[i+len(markPrefix):]
+		if len(pl) >= 2*MeasuredSize && unhex(pl[:2*MeasuredSize], h) && h[8] == headerMagic {
+			return true
+		}
+	}
+}
+
+// unhex decodes lowercase hex src into h (len(src) == 2*len(h)).
+func unhex(src []byte, h *[MeasuredSize]byte) bool {
+	for k := range h {
+		hi, lo := hexVal(src[2*k]), hexVal(src[2*k+1])
+		if hi > 15 || lo > 15 {
+			return false
+		}
+		h[k] = hi<<4 | lo
+	}
+	return true
+}
+
+func hexVal(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	}
+	return 255
 }

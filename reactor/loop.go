@@ -13,6 +13,7 @@ import (
 	"github.com/mqblast/mqblast/codec"
 	"github.com/mqblast/mqblast/internal/dueheap"
 	"github.com/mqblast/mqblast/internal/epoll"
+	"github.com/mqblast/mqblast/internal/payloadtpl"
 )
 
 // Session states.
@@ -124,12 +125,19 @@ type loop struct {
 	resp     map[int32]*respState     // by client: the responders' (ClientSpec.Respond)
 	payload  []byte                   // scratch payload, header written per message
 	topic    []byte                   // scratch topic for %rand_N
-	pub      codec.Publish            // scratch packets, reused
-	inPub    codec.Publish
-	resp1    codec.Publish // a responder's response
-	ack      codec.Ack
-	suback   codec.Suback
-	disc     codec.Disconnect
+	tpl      []byte                   // scratch payload rendered from a template
+	mark     [payloadtpl.MarkLen]byte // scratch text mark
+	vars     payloadtpl.Vars          // scratch template values
+	// userMarks are the User Properties of the specs that carry the mark in one, and
+	// markVal the mark's value in pub's (that of propsOf).
+	userMarks map[*PublishSpec]*userMark
+	markVal   []byte
+	pub       codec.Publish // scratch packets, reused
+	inPub     codec.Publish
+	resp1     codec.Publish // a responder's response
+	ack       codec.Ack
+	suback    codec.Suback
+	disc      codec.Disconnect
 	// propsOf and propsAlias are the spec and alias flag whose 5.0 properties pub holds.
 	propsOf    *PublishSpec
 	propsAlias bool

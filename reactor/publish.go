@@ -5,9 +5,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mqblast/mqblast/codec"
+	"github.com/mqblast/mqblast/internal/payloadtpl"
 )
 
 // PublishSpec describes what one client publishes.
@@ -44,6 +46,70 @@ type PublishSpec struct {
 	// message with sequence number n goes to Topics[n mod len(Topics)] (Topic is ignored;
 	// topic aliases are then off). Each must reach the same receivers.
 	Topics [][]byte
+	// Template, when set, renders the text that follows the measurement bytes, per
+	// message, instead of the engine's literal (Config.Payload); ClientID and ClientIndex
+	// are what its {{client_id}} and {{client_index}} render (a spec whose template holds
+	// them is the publisher's own, not shared).
+	Template    *payloadtpl.Template
+	ClientID    []byte
+	ClientIndex int
+	// Measure is where a templated message carries its measurement: MeasureHeader (the
+	// measurement bytes before the rendering), MeasureMark (the rendering alone, its
+	// {{mark}} the measurement), MeasureProperty (the rendering alone, the measurement
+	// bytes its 5.0 Correlation Data; the spec has none of its own) or MeasureNone (the
+	// rendering alone, unmeasured).
+	Measure byte
+	// Sizes, when set, draws each message's payload size (PayloadSize is then the largest).
+	Sizes *SizeDraw
+	// Templates, when set, are payloads (a payload file's) of which each message renders
+	// one, as Template: in turn by sequence number, or at random (RandomOrder).
+	Templates   []*payloadtpl.Template
+	RandomOrder bool
+}
+
+// SizeDraw draws each message's payload size: from Sizes by their cumulative weights Cum
+// (Cum[i] the sum of the weights of Sizes[0..i], the last above 0), or uniformly from Lo to
+// Hi, both included, when Sizes is nil. Every size is at least HeaderSize. Read-only once
+// given to a PublishSpec.
+type SizeDraw struct {
+	Sizes  []int
+	Cum    []uint32
+	Lo, Hi int
+}
+
+// draw returns a size drawn from d.
+func (d *SizeDraw) draw() int {
+	if d.Sizes == nil {
+		return d.Lo + rand.IntN(d.Hi-d.Lo+1)
+	}
+	r := rand.Uint32N(d.Cum[len(d.Cum)-1])
+	for i, c := range d.Cum {
+		if r < c {
+			return d.Sizes[i]
+		}
+	}
+	return d.Sizes[len(d.Sizes)-1]
+}
+
+// Measurement carriers of a templated payload (PublishSpec.Measure).
+const (
+	MeasureHeader byte = iota
+	MeasureMark
+	MeasureNone
+	MeasureProperty
+	// MeasureUserProperty: the rendering alone, the text mark in a 5.0 User Property
+	// (markProperty), for a spec that sends a Correlation Data of its own.
+	MeasureUserProperty
+)
+
+// markProperty is the name of the User Property that carries the text mark.
+const markProperty = "mqblast-mark"
+
+// userMark is a spec's 5.0 User Properties with the mark's pair last (loop.userMarks): val
+// is the pair's value, which each message overwrites with its mark.
+type userMark struct {
+	user codec.UserProps
+	val  []byte
 }
 
 // Arrivals of PublishSpec.Arrival.
@@ -66,8 +132,9 @@ const (
 type pubState struct {
 	// spec is what the publisher shares with its group: its loop's one copy of the specs
 	// that differ only in the per-client fields below (loop.sharedSpec), or its own when
-	// it carries a Response Topic, a topic suffix or topics to cycle over. Its Topic, Number, Phase and
-	// Receivers are not read: topic, number, phase and receivers are.
+	// it carries a Response Topic, a topic suffix, topics to cycle over or its client id or
+	// index for a payload template. Its Topic, Number, Phase and Receivers are not read:
+	// topic, number, phase and receivers are.
 	spec      *PublishSpec
 	s         *session // nil while disconnected
 	topic     []byte   // PublishSpec.Topic (the loop's topic store, or the own spec's)
@@ -376,12 +443,25 @@ func (p *pubState) nextPid() uint16 {
 func (l *loop) message(p *pubState, seq uint32, due int64, pid uint16, dup bool, now int64) *codec.Publish {
 	e := l.e
 	sp := p.spec
-	pl := l.payload[:sp.PayloadSize]
+	size := sp.PayloadSize
+	if sp.Sizes != nil {
+		size = sp.Sizes.draw()
+	}
+	pl := l.payload[:size]
 	binary.BigEndian.PutUint64(pl[0:8], uint64(due)<<16|uint64(e.cfg.RunTag))
 	binary.BigEndian.PutUint32(pl[8:12], headerMagic<<24|p.number&numberMask)
 	binary.BigEndian.PutUint32(pl[12:16], seq)
-	if sp.PayloadSize >= sentAtSize {
-		binary.BigEndian.PutUint64(pl[16:24], uint64(e.realEpoch+now))
+	if size >= sentAtSize || sp.Template != nil || sp.Templates != nil { // a mark or property carries all 24
+		binary.BigEndian.PutUint64(l.payload[16:24], uint64(e.realEpoch+now))
+	}
+	if t := sp.Template; t != nil {
+		pl = l.render(t, sp, seq, e.realEpoch+now)
+	} else if n := len(sp.Templates); n > 0 {
+		k := int(seq % uint32(n))
+		if sp.RandomOrder {
+			k = rand.IntN(n)
+		}
+		pl = l.render(sp.Templates[k], sp, seq, e.realEpoch+now)
 	}
 	pk := &l.pub
 	v := codec.Version(p.s.version)
@@ -391,7 +471,17 @@ func (l *loop) message(p *pubState, seq uint32, due int64, pid uint16, dup bool,
 		l.propsOf, l.propsAlias = sp, p.alias
 		if sp.ResponseTopic != nil { // the header written above, per message
 			setRequest(pk, sp, l.payload[:HeaderSize])
+		} else if sp.Measure == MeasureProperty { // the measurement bytes, per message
+			pk.Props.Set(codec.PropCorrelationData)
+			pk.Props.CorrelationData = l.payload[:MeasuredSize]
 		}
+		if sp.Measure == MeasureUserProperty {
+			um := l.userMark(sp)
+			pk.Props.User, l.markVal = um.user, um.val
+		}
+	}
+	if v == codec.V5 && sp.Measure == MeasureUserProperty { // this message's mark, in place
+		appendMark(l.markVal[:0], l.payload[:MeasuredSize])
 	}
 	pk.Payload, pk.ID, pk.Dup, pk.QoS = pl, pid, dup, codec.QoS(p.qos)
 	if p.noRetain {
@@ -410,6 +500,53 @@ func (l *loop) message(p *pubState, seq uint32, due int64, pid uint16, dup bool,
 		pk.Topic = nil
 	}
 	return pk
+}
+
+// userMark returns the loop's User Properties of spec sp with the mark's pair, built on
+// first use (the value a placeholder the messages overwrite).
+func (l *loop) userMark(sp *PublishSpec) *userMark {
+	if um := l.userMarks[sp]; um != nil {
+		return um
+	}
+	um := &userMark{}
+	if sp.Props != nil {
+		um.user = sp.Props.User
+	}
+	um.user.Add(markProperty, strings.Repeat("0", markLen)) // a copy of sp's: the loop's own
+	for _, v := range um.user.All() {
+		um.val = v // the last pair's
+	}
+	if l.userMarks == nil {
+		l.userMarks = map[*PublishSpec]*userMark{}
+	}
+	l.userMarks[sp] = um
+	return um
+}
+
+// tplRoom makes the loop's template scratch hold t's longest rendering for sp.
+func (l *loop) tplRoom(t *payloadtpl.Template, sp *PublishSpec) {
+	if n := MeasuredSize + t.MaxLen(len(sp.ClientID)); cap(l.tpl) < n {
+		l.tpl = make([]byte, 0, n)
+	}
+}
+
+// render renders template t of spec sp after the measurement bytes the loop's scratch
+// payload holds for message seq, written at now (CLOCK_REALTIME ns), into the loop's
+// template scratch, and returns it. Its {{mark}} is the text form of those bytes.
+func (l *loop) render(t *payloadtpl.Template, sp *PublishSpec, seq uint32, now int64) []byte {
+	h := l.payload[:MeasuredSize]
+	v := &l.vars
+	v.ClientID, v.ClientIndex, v.Seq, v.Now, v.Mark = sp.ClientID, sp.ClientIndex, seq, now, nil
+	if t.HasMark() {
+		v.Mark = appendMark(l.mark[:0], h)
+	}
+	if sp.Measure == MeasureHeader {
+		l.tpl = append(l.tpl[:0], h...)
+	} else {
+		l.tpl = l.tpl[:0]
+	}
+	l.tpl = t.Append(l.tpl, v)
+	return l.tpl
 }
 
 // fillPublish sets pk to sp's PUBLISH to topic on a connection of version v, without
@@ -558,8 +695,14 @@ func (l *loop) publisher(client int32, sp *PublishSpec) *pubState {
 		if sp.Arrival == ArrivalPoisson {
 			p.drawn = &cursor{}
 		}
-		if sp.ResponseTopic == nil && sp.TopicSuffix == nil && len(sp.Topics) < 2 {
+		if sp.ResponseTopic == nil && sp.TopicSuffix == nil && len(sp.Topics) < 2 && sp.ClientID == nil && sp.ClientIndex == 0 {
 			p.spec, p.topic = l.sharedSpec(sp), l.keepTopic(sp.Topic)
+		}
+		for _, t := range sp.Templates {
+			l.tplRoom(t, sp)
+		}
+		if t := sp.Template; t != nil {
+			l.tplRoom(t, sp)
 		}
 		if l.pubs == nil {
 			l.pubs = map[int32]*pubState{}
@@ -582,6 +725,11 @@ type specKey struct {
 	props                         *codec.Properties
 	arrival                       byte
 	burst                         int
+	template                      *payloadtpl.Template
+	measure                       byte
+	sizes                         *SizeDraw
+	templates                     *payloadtpl.Template // the first of Templates: one list per group
+	random                        bool
 }
 
 // sharedSpec returns the loop's one copy of the specs that differ from sp only in Topic,
@@ -591,7 +739,10 @@ type specKey struct {
 func (l *loop) sharedSpec(sp *PublishSpec) *PublishSpec {
 	k := specKey{retain: sp.Retain, noAlias: sp.NoTopicAlias, qosLevel: sp.QoS, rate: sp.Rate, count: sp.Count,
 		payload: sp.PayloadSize, inflight: sp.MaxInflight, rnd: sp.RandN, props: sp.Props,
-		arrival: sp.Arrival, burst: sp.BurstSize}
+		arrival: sp.Arrival, burst: sp.BurstSize, template: sp.Template, measure: sp.Measure, sizes: sp.Sizes, random: sp.RandomOrder}
+	if len(sp.Templates) > 0 {
+		k.templates = sp.Templates[0]
+	}
 	if c := l.specs[k]; c != nil {
 		return c
 	}

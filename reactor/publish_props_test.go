@@ -212,14 +212,15 @@ func TestPublishersShareSpec(t *testing.T) {
 
 // TestSharedSpecKeysEveryField: publishers share a spec only when theirs differ in nothing
 // but topic, number, phase and receivers. Every other field of PublishSpec, one added later
-// too, changed alone gives a spec of its own; a spec with a Response Topic, a topic suffix or
-// topics to cycle over is never shared.
+// too, changed alone gives a spec of its own; a spec with a Response Topic, a topic suffix,
+// topics to cycle over or a client's own template values (ClientID, ClientIndex) is never
+// shared.
 func TestSharedSpecKeysEveryField(t *testing.T) {
 	l := testLoop(t)
 	base := PublishSpec{Rate: 10, PayloadSize: 16}
 	shared := l.sharedSpec(&base)
 	perClient := map[string]bool{"Topic": true, "Number": true, "Phase": true, "Receivers": true}
-	own := map[string]bool{"ResponseTopic": true, "TopicSuffix": true, "Topics": true}
+	own := map[string]bool{"ResponseTopic": true, "TopicSuffix": true, "Topics": true, "ClientID": true, "ClientIndex": true}
 	typ := reflect.TypeFor[PublishSpec]()
 	for i := range typ.NumField() {
 		f := typ.Field(i)
@@ -239,7 +240,13 @@ func TestSharedSpecKeysEveryField(t *testing.T) {
 				v.Set(reflect.ValueOf([][]byte{[]byte("x"), []byte("y")}))
 				break
 			}
-			v.Set(reflect.ValueOf([]byte("x")))
+			s := reflect.MakeSlice(f.Type, 1, 1)
+			if e := s.Index(0); e.Kind() == reflect.Pointer {
+				e.Set(reflect.New(f.Type.Elem().Elem()))
+			} else {
+				e.SetUint('x')
+			}
+			v.Set(s)
 		case reflect.Pointer:
 			v.Set(reflect.New(f.Type.Elem()))
 		default:

@@ -188,7 +188,7 @@ func TestPublishAllocsProfile(t *testing.T) {
 		t.Fatalf("message %d next, due at %d; want 0 at the start %d", s.pub.k, s.pub.nextDue, base)
 	}
 	now := base
-	if allocs := publishPassAllocs(l, peer, &now); allocs != 0 {
+	if allocs := passAllocsEvery200us(l, peer, &now); allocs != 0 {
 		t.Errorf("%v allocations per publish pass under a rate profile", allocs)
 	}
 	// τ by 20.2 ms: 1 ms at 0.5, the pause, 20 ms over the ramp from 0 to 4, 14.4 ms at 2:
@@ -199,9 +199,9 @@ func TestPublishAllocsProfile(t *testing.T) {
 	}
 }
 
-// publishPassAllocs returns the allocations of a publish pass of l every 200 µs from *now
+// passAllocsEvery200us returns the allocations of a publish pass of l every 200 µs from *now
 // on (moved on), what was written read off peer.
-func publishPassAllocs(l *loop, peer int, now *int64) float64 {
+func passAllocsEvery200us(l *loop, peer int, now *int64) float64 {
 	drain := make([]byte, 1<<20)
 	return testing.AllocsPerRun(100, func() {
 		*now += int64(200 * time.Microsecond)

@@ -22,8 +22,14 @@ func (l *loop) received(s *session, pk *codec.Publish) {
 		}
 	}
 	pl := pk.Payload
-	if len(pl) < HeaderSize || pl[8] != headerMagic {
-		l.receivedOther(s, pk)
+	header := len(pl) >= HeaderSize && pl[8] == headerMagic
+	// A payload of the user's (mark or property carrier) may hold the magic byte at the
+	// header's place by chance (UTF-8 text: · is C2 B7): its carrier goes first.
+	if (!header || l.e.cfg.Marks || pk.Props.Present&(1<<codec.PropCorrelationData) != 0) && l.carried(s, pk, header) {
+		return
+	}
+	if !header {
+		l.e.cfg.Observer.Received(l.idx, int(s.client), Message{Unmeasured: true})
 		return
 	}
 	var m Message
@@ -34,18 +40,44 @@ func (l *loop) received(s *session, pk *codec.Publish) {
 	l.e.cfg.Observer.Received(l.idx, int(s.client), m)
 }
 
-// receivedOther reports a PUBLISH delivered to s whose payload has no measurement header:
-// a response from a responder outside the run, which carries its request's header as its
-// Correlation Data whatever its payload, or a message that is not one of mqblast's.
-func (l *loop) receivedOther(s *session, pk *codec.Publish) {
-	cd := pk.Props.CorrelationData
-	if pk.Props.Present&(1<<codec.PropCorrelationData) == 0 || len(cd) < HeaderSize || cd[8] != headerMagic {
-		l.e.cfg.Observer.Received(l.idx, int(s.client), Message{Unmeasured: true})
-		return
-	}
+// carried reports a PUBLISH delivered to s measured by what carries its measurement beside
+// or inside the payload, and whether there was one: a Correlation Data with the header
+// (the property carrier's, all the measurement bytes; or, when the payload has no header
+// (header false), a response's from a responder outside the run, which carries its
+// request's header whatever its payload), or, when the run places them, a text mark: in
+// the User Property markProperty, or in the payload.
+func (l *loop) carried(s *session, pk *codec.Publish, header bool) bool {
 	var m Message
-	m.fill(cd, l.arrival(), s, pk)
+	cd := pk.Props.CorrelationData
+	if pk.Props.Present&(1<<codec.PropCorrelationData) != 0 && len(cd) >= HeaderSize && cd[8] == headerMagic &&
+		(!header || len(cd) >= sentAtSize) {
+		m.fill(cd, l.arrival(), s, pk)
+		if len(cd) >= sentAtSize { // the property carrier's: the write time too
+			m.Sent = int64(binary.BigEndian.Uint64(cd[16:24]))
+		}
+		l.e.cfg.Observer.Received(l.idx, int(s.client), m)
+		return true
+	}
+	var h [MeasuredSize]byte
+	if !l.e.cfg.Marks {
+		return false
+	}
+	found := false
+	if pk.Props.User.Len() > 0 {
+		for k, v := range pk.Props.User.All() {
+			if len(v) == markLen && string(k) == markProperty && findMark(v, &h) {
+				found = true
+				break
+			}
+		}
+	}
+	if !found && !findMark(pk.Payload, &h) {
+		return false
+	}
+	m.fill(h[:], l.arrival(), s, pk)
+	m.Sent = int64(binary.BigEndian.Uint64(h[16:24]))
 	l.e.cfg.Observer.Received(l.idx, int(s.client), m)
+	return true
 }
 
 // fill sets m to what measurement header h (HeaderSize bytes or more, the magic checked)

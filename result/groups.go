@@ -192,3 +192,15 @@ func group(total *Snapshot, i int) *Snapshot {
 	}
 	return total.Groups[i]
 }
+
+// GroupMeasurement is where a publishing group's messages carried their measurement.
+type GroupMeasurement struct {
+	Group string `json:"group"`
+	// Carrier is "header" (the binary measurement bytes start the payload), "mark" (the
+	// text mark its payload template places) or "none" (unmeasured: its copies counted as
+	// unmeasured, none expected).
+	Carrier string `json:"carrier"`
+	// Payload is what follows or holds the measurement: "fill", "literal", "template" or
+	// "file".
+	Payload string `json:"payload"`
+}

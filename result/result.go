@@ -73,6 +73,10 @@ type Result struct {
 	// Groups are the figures of each client group of a mixed run (nil for a run of one
 	// group: its figures are the run's).
 	Groups []Group `json:"groups,omitempty"`
+	// Measurement says where each publishing group's messages carried their measurement,
+	// when one of them publishes payloads of its own (a payload template): nil when every
+	// message starts with the binary header, as before.
+	Measurement []GroupMeasurement `json:"measurement,omitempty"`
 	// Stages are the stages of a staged run with their figures (nil without stages).
 	Stages []Stage `json:"stages,omitempty"`
 	// Limit is the answer of a search for the broker's limit (mqblast limit); nil for

@@ -305,6 +305,10 @@ func (d *doer) launch(ctx context.Context, plan *scenario.Plan, o options, outs 
 	if res == nil {
 		return nil, err
 	}
+	groups, carriers, payloads := plan.Measurement()
+	for i := range groups {
+		res.Measurement = append(res.Measurement, result.GroupMeasurement{Group: groups[i], Carrier: carriers[i], Payload: payloads[i]})
+	}
 	return res, fin.Finish(ctx, res, err)
 }
 

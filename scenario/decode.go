@@ -316,8 +316,12 @@ type groupSlot struct {
 	prefix string
 }
 
-// sizeField is an int that also takes a size with a unit ("64KiB").
-type sizeField struct{ p *int }
+// sizeField is an int that also takes a size with a unit ("64KiB"), and, where dist is
+// set, a distribution of sizes (SizeDist: p is then its largest).
+type sizeField struct {
+	p    *int
+	dist **SizeDist
+}
 
 // retainHandlingField is a byte that holds an MQTT 5 Retain Handling option, 0 to 2.
 type retainHandlingField struct{ p *byte }
@@ -364,7 +368,11 @@ var clientGroupFields = func() []field {
 		field{name: "response_topic", ptr: func(o any) any { return &cg(o).ResponseTopic }, given: cgGivenResponseTopic},
 		field{name: "fraction", ptr: func(o any) any { return &cg(o).Fraction }, given: cgGivenFraction},
 		field{name: "publish_rate", ptr: func(o any) any { return &cg(o).PublishRate }, given: cgGivenRate},
-		field{name: "payload_size", ptr: func(o any) any { return sizeField{&cg(o).PayloadSize} }, given: cgGivenPayload},
+		field{name: "payload_size", ptr: func(o any) any { return sizeField{&cg(o).PayloadSize, &cg(o).PayloadSizes} }, given: cgGivenPayload},
+		field{name: "payload_template", ptr: func(o any) any { return &cg(o).PayloadTemplate }, given: cgGivenPayloadTemplate},
+		field{name: "measure", ptr: func(o any) any { return (*string)(&cg(o).Measure) }, given: cgGivenMeasure},
+		field{name: "payload_file", ptr: func(o any) any { return &cg(o).PayloadFile }, given: cgGivenPayloadFile},
+		field{name: "payload_order", ptr: func(o any) any { return &cg(o).PayloadOrder }, given: cgGivenPayloadOrder},
 		field{name: "keep_alive_sec", ptr: func(o any) any { return &cg(o).KeepAlive }, given: cgGivenKeepAlive},
 		field{name: "session_expiry_sec", ptr: func(o any) any { return &cg(o).SessionExpiry }, given: cgGivenSessionExpiry},
 		field{name: "start_sec", ptr: func(o any) any { return &cg(o).Start }},
@@ -423,8 +431,14 @@ var serverFields = []field{
 var paramFields = []field{
 	{name: "connection_rate", ptr: func(o any) any { return &o.(*Parameters).ConnectionRate }},
 	{name: "duration_sec", ptr: func(o any) any { return &o.(*Parameters).Duration }},
-	{name: "payload_size", ptr: func(o any) any { return sizeField{&o.(*Parameters).PayloadSize} }, given: givenPayloadSize},
+	{name: "payload_size", ptr: func(o any) any {
+		return sizeField{&o.(*Parameters).PayloadSize, &o.(*Parameters).PayloadSizes}
+	}, given: givenPayloadSize},
 	{name: "payload", ptr: func(o any) any { return &o.(*Parameters).Payload }},
+	{name: "payload_template", ptr: func(o any) any { return &o.(*Parameters).PayloadTemplate }},
+	{name: "measure", ptr: func(o any) any { return (*string)(&o.(*Parameters).Measure) }},
+	{name: "payload_file", ptr: func(o any) any { return &o.(*Parameters).PayloadFile }},
+	{name: "payload_order", ptr: func(o any) any { return &o.(*Parameters).PayloadOrder }},
 	{name: "publish_rate", ptr: func(o any) any { return &o.(*Parameters).PublishRate }, given: givenPublishRate},
 	{name: "keep_alive_sec", ptr: func(o any) any { return &o.(*Parameters).KeepAlive }},
 	{name: "max_inflight_messages", ptr: func(o any) any { return &o.(*Parameters).MaxInflight }},
@@ -553,6 +567,18 @@ func decodeValue(dst, v any, path string, l *errList) {
 		}
 		*d = t
 	case sizeField:
+		if str, isStr := v.(string); isStr && d.dist != nil && isSizeDist(str) {
+			sd, err := ParseSizeDist(str)
+			if err != nil {
+				l.Add(path, "%v", err)
+				return
+			}
+			*d.p, *d.dist = sd.Max(), sd
+			return
+		}
+		if d.dist != nil {
+			*d.dist = nil
+		}
 		n, ok := size(v)
 		if !ok {
 			l.Add(path, "%s is not a size (want bytes, or a size such as \"64KiB\")", show(v))

@@ -59,19 +59,23 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 		Ramp        bool    `json:"ramp,omitempty"`
 	}
 	type jsonParams struct {
-		ConnectionRate float64     `json:"connection_rate"`
-		Duration       float64     `json:"duration_sec"`
-		PayloadSize    int         `json:"payload_size"`
-		PublishRate    float64     `json:"publish_rate"`
-		KeepAlive      float64     `json:"keep_alive_sec"`
-		MaxInflight    int         `json:"max_inflight_messages"`
-		MessageCount   int         `json:"message_count"`
-		Warmup         float64     `json:"warmup_sec"`
-		Drain          float64     `json:"drain_sec"`
-		Payload        string      `json:"payload,omitempty"`
-		Reconnect      string      `json:"reconnect,omitempty"`
-		Bind           []string    `json:"bind,omitempty"`
-		Stages         []jsonStage `json:"stages,omitempty"`
+		ConnectionRate  float64     `json:"connection_rate"`
+		Duration        float64     `json:"duration_sec"`
+		PayloadSize     any         `json:"payload_size"`
+		PublishRate     float64     `json:"publish_rate"`
+		KeepAlive       float64     `json:"keep_alive_sec"`
+		MaxInflight     int         `json:"max_inflight_messages"`
+		MessageCount    int         `json:"message_count"`
+		Warmup          float64     `json:"warmup_sec"`
+		Drain           float64     `json:"drain_sec"`
+		Payload         string      `json:"payload,omitempty"`
+		PayloadTemplate string      `json:"payload_template,omitempty"`
+		Measure         string      `json:"measure,omitempty"`
+		PayloadFile     string      `json:"payload_file,omitempty"`
+		PayloadOrder    string      `json:"payload_order,omitempty"`
+		Reconnect       string      `json:"reconnect,omitempty"`
+		Bind            []string    `json:"bind,omitempty"`
+		Stages          []jsonStage `json:"stages,omitempty"`
 	}
 	type jsonScenario struct {
 		Name        string      `json:"name"`
@@ -147,17 +151,21 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 		ClientID:    s.ClientID,
 		Credentials: s.CredentialsFile,
 		Parameters: jsonParams{
-			ConnectionRate: p.ConnectionRate,
-			Duration:       p.Duration.Seconds(),
-			PayloadSize:    p.PayloadSize,
-			PublishRate:    p.PublishRate,
-			KeepAlive:      p.KeepAlive.Seconds(),
-			MaxInflight:    p.MaxInflight,
-			MessageCount:   p.MessageCount,
-			Warmup:         p.Warmup.Seconds(),
-			Drain:          p.Drain.Seconds(),
-			Payload:        p.Payload,
-			Bind:           p.Bind,
+			ConnectionRate:  p.ConnectionRate,
+			Duration:        p.Duration.Seconds(),
+			PayloadSize:     sizeValue(p.PayloadSize, p.PayloadSizes),
+			PublishRate:     p.PublishRate,
+			KeepAlive:       p.KeepAlive.Seconds(),
+			MaxInflight:     p.MaxInflight,
+			MessageCount:    p.MessageCount,
+			Warmup:          p.Warmup.Seconds(),
+			Drain:           p.Drain.Seconds(),
+			Payload:         p.Payload,
+			PayloadTemplate: p.PayloadTemplate,
+			Measure:         string(p.Measure),
+			PayloadFile:     p.PayloadFile,
+			PayloadOrder:    p.PayloadOrder,
+			Bind:            p.Bind,
 		},
 	}
 	for _, st := range p.Stages {
@@ -201,7 +209,11 @@ type jsonClientGroup struct {
 	ResponseTopic     string         `json:"response_topic,omitempty"`
 	Fraction          *float64       `json:"fraction,omitempty"`
 	PublishRate       *float64       `json:"publish_rate,omitempty"`
-	PayloadSize       *int           `json:"payload_size,omitempty"`
+	PayloadSize       any            `json:"payload_size,omitempty"`
+	PayloadTemplate   string         `json:"payload_template,omitempty"`
+	Measure           string         `json:"measure,omitempty"`
+	PayloadFile       string         `json:"payload_file,omitempty"`
+	PayloadOrder      string         `json:"payload_order,omitempty"`
 	Start             float64        `json:"start_sec,omitempty"`
 	ExpectDelivery    *bool          `json:"expect_delivery,omitempty"`
 	Retain            bool           `json:"retain,omitempty"`
@@ -251,8 +263,10 @@ func marshalClientGroup(g *ClientGroup, jg any, props func([]Property) any) any 
 		out.Topics = g.Topics
 	}
 	if g.Publishes() {
-		rate, size := g.PublishRate, g.PayloadSize
-		out.PublishRate, out.PayloadSize, out.Start = &rate, &size, g.Start.Seconds()
+		rate := g.PublishRate
+		out.PublishRate, out.PayloadSize, out.Start = &rate, sizeValue(g.PayloadSize, g.PayloadSizes), g.Start.Seconds()
+		out.PayloadTemplate, out.Measure = g.PayloadTemplate, string(g.Measure)
+		out.PayloadFile, out.PayloadOrder = g.PayloadFile, g.PayloadOrder
 		if g.has(BehaviourPublish) {
 			f := g.Fraction
 			out.Fraction = &f
@@ -296,4 +310,12 @@ func marshalClientGroup(g *ClientGroup, jg any, props func([]Property) any) any 
 		}
 	}
 	return out
+}
+
+// sizeValue is payload_size as a file writes it: the distribution's text, or the size.
+func sizeValue(n int, d *SizeDist) any {
+	if d != nil {
+		return d.Text
+	}
+	return n
 }

@@ -67,9 +67,22 @@ type ClientGroup struct {
 	// Fraction ("fraction") is the share of the group's clients that publish, 0 < f ≤ 1;
 	// default 1. The first round(f × client_count) clients by index publish.
 	Fraction    float64
-	PublishRate float64       // "publish_rate": messages per second of each publishing client
-	PayloadSize int           // "payload_size", the 16-byte header included
-	KeepAlive   time.Duration // "keep_alive_sec"
+	PublishRate float64 // "publish_rate": messages per second of each publishing client
+	PayloadSize int     // "payload_size", the 16-byte header included
+	// PayloadSizes is payload_size's distribution, if it is one (see
+	// Parameters.PayloadSizes); default the parameters'.
+	PayloadSizes *SizeDist
+	// PayloadTemplate ("payload_template") is the group's payload template (see
+	// Parameters.PayloadTemplate); default the parameters'. When set, PayloadSize is the
+	// measurement bytes and its longest rendering for the group's client ids.
+	PayloadTemplate string
+	// PayloadFile and PayloadOrder ("payload_file", "payload_order") are the group's
+	// payloads from a file (see Parameters.PayloadFile); default the parameters'.
+	PayloadFile  string
+	PayloadOrder string
+	// Measure ("measure") is the group's measurement carrier; default the parameters'.
+	Measure   Measure
+	KeepAlive time.Duration // "keep_alive_sec"
 	// SessionExpiry ("session_expiry_sec", MQTT 5 groups) is the session expiry interval
 	// the group's clients ask for on CONNECT: how long the broker keeps a persistent
 	// session (clean_session false) after its connection ends.
@@ -122,6 +135,10 @@ const (
 	cgGivenFilters
 	cgGivenReconnect
 	cgGivenResponseTopic
+	cgGivenPayloadTemplate
+	cgGivenMeasure
+	cgGivenPayloadFile
+	cgGivenPayloadOrder
 )
 
 // Mixed reports whether the scenario lists client groups.
@@ -208,7 +225,12 @@ func (s *Scenario) plainGroups(dst *[2]ClientGroup) int {
 	n := 0
 	add := func(name string, g *Group, b Behaviour) *ClientGroup {
 		dst[n] = ClientGroup{Name: name, Behaviours: only(b), Group: *g, Fraction: 1, PublishRate: p.PublishRate,
-			PayloadSize: p.PayloadSize, KeepAlive: p.KeepAlive, Reconnect: p.Reconnect, ExpectDelivery: s.Type != TypePublish}
+			PayloadSize: p.PayloadSize, KeepAlive: p.KeepAlive, Reconnect: p.Reconnect, ExpectDelivery: s.Type != TypePublish,
+			PayloadTemplate: p.PayloadTemplate, Measure: p.Measure, PayloadSizes: p.PayloadSizes,
+			PayloadFile: p.PayloadFile, PayloadOrder: p.PayloadOrder}
+		if p.PayloadTemplate != "" {
+			dst[n].PayloadSize = templateSize(p.PayloadTemplate, idLen(g), p.Measure)
+		}
 		n++
 		return &dst[n-1]
 	}
@@ -261,8 +283,26 @@ func (s *Scenario) applyGroupDefaults() {
 		if g.given&cgGivenRate == 0 {
 			g.PublishRate = p.PublishRate
 		}
-		if g.given&cgGivenPayload == 0 {
-			g.PayloadSize = p.PayloadSize
+		if g.given&cgGivenPayloadTemplate == 0 {
+			g.PayloadTemplate = p.PayloadTemplate
+		}
+		if g.given&cgGivenMeasure == 0 {
+			g.Measure = p.Measure
+		}
+		if g.given&cgGivenPayloadFile == 0 {
+			g.PayloadFile = p.PayloadFile
+		}
+		if g.given&cgGivenPayloadOrder == 0 {
+			g.PayloadOrder = p.PayloadOrder
+		}
+		switch {
+		case g.PayloadTemplate != "": // the template gives the size, whatever payload_size says
+			g.PayloadSize = templateSize(g.PayloadTemplate, idLen(&g.Group), g.Measure)
+			if g.given&cgGivenPayload == 0 {
+				g.PayloadSizes = nil
+			}
+		case g.given&cgGivenPayload == 0:
+			g.PayloadSize, g.PayloadSizes = p.PayloadSize, p.PayloadSizes
 		}
 		if g.given&cgGivenKeepAlive == 0 {
 			g.KeepAlive = p.KeepAlive

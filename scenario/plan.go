@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/mqblast/mqblast/internal/payloadtpl"
 )
 
 // Role is what a client does in a run.
@@ -78,6 +80,16 @@ type Client struct {
 	// KeepAlive and PayloadSize are its group's (a plain scenario's parameters').
 	KeepAlive   time.Duration
 	PayloadSize int
+	// PayloadTemplate is its group's payload template, compiled (nil: none; shared,
+	// read-only); PayloadTemplates its payload file's payloads, each a template (nil:
+	// none), taken in turn or, PayloadRandom, at random.
+	PayloadTemplate  *payloadtpl.Template
+	PayloadTemplates []*payloadtpl.Template
+	PayloadRandom    bool
+	// Measure is its group's measurement carrier ("" or MeasureHeader: the header).
+	Measure Measure
+	// PayloadSizes is its group's distribution of payload sizes (nil: PayloadSize each).
+	PayloadSizes *SizeDist
 	// OwnBroker indexes Plan.OwnBrokers for a client of a group with its own server; -1
 	// for the others, whose broker is Broker.
 	OwnBroker int
@@ -188,11 +200,13 @@ type planGroup struct {
 	// cycle are the topics its publishers cycle over, pub first, when more than one (nil
 	// otherwise); each of a publisher's topics reaches the same receivers (validated).
 	cycle   []template
-	resp    template // a request group's response topic (zero for the others)
-	pubBase int      // its first publisher number
-	pubs    int      // its publishers
-	sub     int      // its index in matcher.subs, -1 if it does not subscribe
-	own     int      // its first index in ownBrokers, -1: the run's brokers
+	payload *payloadtpl.Template   // its payload template (nil: none)
+	files   []*payloadtpl.Template // its payload file's payloads (nil: none)
+	resp    template               // a request group's response topic (zero for the others)
+	pubBase int                    // its first publisher number
+	pubs    int                    // its publishers
+	sub     int                    // its index in matcher.subs, -1 if it does not subscribe
+	own     int                    // its first index in ownBrokers, -1: the run's brokers
 	ownN    int
 	cred    *Server // where its clients' username and password are: its own server's, or the run's
 	ident   groupIdentity
@@ -229,6 +243,22 @@ func NewPlan(s *Scenario) (*Plan, error) {
 		groups = listOf(&buf, s.plainGroups(&buf))
 	}
 	p.layOut(groups)
+	for gid := range sh.g {
+		pg := &sh.g[gid]
+		if pg.pubs == 0 || pg.PayloadFile == "" {
+			continue
+		}
+		ts, err := loadPayloads(pg.PayloadFile)
+		if err != nil { // changed since Validate read it
+			path := "parameters.payload_file"
+			if s.Mixed() {
+				path = fmt.Sprintf("groups[%d].payload_file", gid)
+			}
+			return nil, &Error{File: s.file, Path: path, Msg: err.Error()}
+		}
+		pg.files = ts
+		pg.PayloadSize, pg.PayloadSizes = payloadsSize(ts, idLen(&pg.Group), pg.Measure), nil
+	}
 	return p, nil
 }
 
@@ -241,6 +271,9 @@ func (p *Plan) layOut(groups []*ClientGroup) {
 	for gid, g := range groups {
 		sh.g[gid].ClientGroup = *g
 		sh.groups[gid] = &sh.g[gid].ClientGroup
+		if g.Measure == MeasureNone { // unmeasured copies: none expected, so none lost
+			sh.groups[gid].ExpectDelivery = false
+		}
 	}
 	sh.m = newMatcher(sh.groups, sh.plain != "")
 	number := 0
@@ -261,6 +294,7 @@ func (p *Plan) layOut(groups []*ClientGroup) {
 				}
 				pg.pub = pg.cycle[0]
 			}
+			pg.payload = compilePayload(g.PayloadTemplate)
 		}
 		if g.has(BehaviourRequest) {
 			pg.resp = compileTemplate(g.ResponseTopic)
@@ -375,6 +409,8 @@ func (p *Plan) Client(i int) Client {
 	}
 	if seg.role.Publishes() {
 		c.Number = uint32(pg.pubBase + j)
+		c.PayloadTemplate, c.Measure, c.PayloadSizes = pg.payload, g.Measure, g.PayloadSizes
+		c.PayloadTemplates, c.PayloadRandom = pg.files, g.PayloadOrder == OrderRandom
 		c.Topic = pg.pub.expand(j, g.IDPrefix)
 		if len(pg.cycle) > 1 {
 			c.Topics = make([]string, len(pg.cycle))
@@ -621,7 +657,7 @@ func (p *Plan) Estimate() Estimate {
 		}
 		// One packet of buffer per direction for the connections whose packets exceed the
 		// idle allowance, in the process and in the kernel.
-		if big := int64(out); big > 1<<10 && sh.copyAs == nil {
+		if big := int64(out + g.PayloadSize - g.meanPayload()); big > 1<<10 && sh.copyAs == nil { // the largest
 			e.MemoryBytes += int64(n) * 2 * big
 			e.SocketMemoryBytes += int64(n) * 2 * big
 		}
@@ -634,7 +670,8 @@ func (p *Plan) Estimate() Estimate {
 			continue
 		}
 		size, qos := sh.copySize(gid)
-		if big := int64(max(sh.publishSize(gid), size)); big > 1<<10 && sh.copyAs != nil {
+		// The largest packet, not the mean one of a distribution of sizes.
+		if big := int64(max(sh.publishSize(gid), size) + sh.groups[gid].PayloadSize - sh.groups[gid].meanPayload()); big > 1<<10 && sh.copyAs != nil {
 			// A plain file's clients each buffer its largest packet.
 			e.MemoryBytes += int64(p.n) * 2 * big
 			e.SocketMemoryBytes += int64(p.n) * 2 * big
@@ -657,11 +694,11 @@ func (p *Plan) Estimate() Estimate {
 }
 
 // publishSize returns the wire size of a PUBLISH of group gid, of a topic of the group's
-// mean length.
+// mean length and its mean payload size.
 func (sh *planShared) publishSize(gid int) int {
 	g := sh.groups[gid]
 	topicLen := int(math.Round(sh.g[gid].pub.avgLen(g.ClientCount, g.IDPrefix)))
-	return publishSize(topicLen, g.QoS, g.ProtocolVersion, propsSize(g.PublishProperties), g.PayloadSize)
+	return publishSize(topicLen, g.QoS, g.ProtocolVersion, propsSize(g.PublishProperties), g.meanPayload())
 }
 
 // copySize returns the wire size and QoS of a copy of a message of group gid as the broker
@@ -674,7 +711,7 @@ func (sh *planShared) copySize(gid int) (size int, qos byte) {
 		qos, v, props = min(qos, r.QoS), r.ProtocolVersion, propsSize(g.PublishProperties)
 	}
 	topicLen := int(math.Round(sh.g[gid].pub.avgLen(sh.g[gid].pubs, g.IDPrefix)))
-	return publishSize(topicLen, qos, v, props, g.PayloadSize), qos
+	return publishSize(topicLen, qos, v, props, g.meanPayload()), qos
 }
 
 // propsSize returns the wire size of a property list.

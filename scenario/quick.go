@@ -223,6 +223,12 @@ type QuickPub struct {
 	// Arrival and BurstSize are the group's "arrival" and "burst_size" ("": the default).
 	Arrival   string
 	BurstSize int
+	// PayloadTemplate is --payload-template (parameters.payload_template); SizeGiven says
+	// that --size is given too.
+	PayloadTemplate string
+	SizeGiven       bool
+	// PayloadFile is --payload-file (parameters.payload_file).
+	PayloadFile string
 }
 
 // Parts returns the group fields and the parameters p adds to pub's scenario (Quick.Fields,
@@ -252,6 +258,20 @@ func (p QuickPub) Parts() (fields, params map[string]any, err error) {
 	}
 	if p.BurstSize != 0 {
 		fields["burst_size"] = p.BurstSize
+	}
+	if p.PayloadTemplate != "" {
+		if p.SizeGiven {
+			return nil, nil, errors.New("--payload-template and --size: the template's longest rendering gives the payload size; give one of them")
+		}
+		params["payload_template"] = p.PayloadTemplate
+		delete(params, "payload_size")
+	}
+	if p.PayloadFile != "" {
+		if p.SizeGiven {
+			return nil, nil, errors.New("--payload-file and --size: the longest payload of the file gives the payload size; give one of them")
+		}
+		params["payload_file"] = p.PayloadFile
+		delete(params, "payload_size")
 	}
 	return fields, params, nil
 }

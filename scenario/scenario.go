@@ -233,6 +233,28 @@ type Parameters struct {
 	// PayloadSize is the payload of every message in bytes, the 16-byte measurement header
 	// included ("payload_size", a number or a size such as "64KiB").
 	PayloadSize int
+	// PayloadSizes, when payload_size is a weighted list or a range (SizeDist), is that
+	// distribution, and PayloadSize its largest size; nil for one size.
+	PayloadSizes *SizeDist
+	// PayloadTemplate ("payload_template", mqblast's addition) is the text every message
+	// carries after its measurement bytes, rendered per message: text or JSON with
+	// placeholders in double braces ({{seq}}, {{rand_int 1 9}}, {{mark}}; package
+	// internal/payloadtpl lists them). When set, PayloadSize is PayloadTextAt + its longest
+	// rendering, whatever payload_size says. It is the default of every publishing group's
+	// own.
+	PayloadTemplate string
+	// PayloadFile ("payload_file", mqblast's addition) names the payloads messages carry
+	// after their measurement bytes instead: a directory (each file one payload), a
+	// JSON-lines file (.jsonl, .ndjson: each line one), or one file; each is a template
+	// (text without placeholders is sent as it is). PayloadOrder ("payload_order") is
+	// OrderRoundRobin (default) or OrderRandom. The payload size follows from them. The
+	// default of every publishing group's.
+	PayloadFile  string
+	PayloadOrder string
+	// Measure ("measure", mqblast's addition) is where messages carry their measurement:
+	// MeasureHeader (default), MeasureMark or MeasureNone; the default of every publishing
+	// group's.
+	Measure Measure
 	// Payload ("payload", mqblast's addition) is literal text sent in every message after
 	// its measurement bytes (the 16-byte header and the 8-byte write time), from byte
 	// PayloadTextAt on; when set, PayloadSize is PayloadTextAt + len(Payload).
@@ -374,6 +396,9 @@ func (s *Scenario) applyDefaults() {
 	fill(p, givenWarmup, &p.Warmup, warmup)
 	fill(p, givenDrain, &p.Drain, drain)
 	fill(p, givenPayloadSize, &p.PayloadSize, literalSize(p.Payload))
+	if p.PayloadTemplate != "" { // as stages replace the duration: the template gives the size
+		p.PayloadSize = templateSize(p.PayloadTemplate, 0, p.Measure)
+	}
 	if p.Reconnect == "" {
 		p.Reconnect = ReconnectOff
 	}

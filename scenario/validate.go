@@ -424,8 +424,24 @@ func (s *Scenario) checkGroup(l *errList, at groupAt, g *ClientGroup) {
 	}
 	switch {
 	case pub && !at.plain:
-		checkRateAndPayload(l, gp, g.PublishRate, g.PayloadSize, s.Parameters.Payload,
+		literal := s.Parameters.Payload
+		if g.PayloadTemplate != "" {
+			literal = "" // the template is the payload; parameters.payload is refused with it
+		}
+		checkRateAndPayload(l, gp, g.PublishRate, bodySize(g.PayloadSize, g.Measure), literal,
 			fmt.Sprintf("the payload literal of parameters.payload (%d bytes)", literalSize(s.Parameters.Payload)))
+		if g.given&cgGivenPayloadTemplate != 0 {
+			checkTemplate(l, gp, g.PayloadTemplate)
+		}
+		if g.given&cgGivenPayload != 0 {
+			checkSizes(l, gp, g.PayloadSizes, g.PayloadTemplate != "" || g.PayloadFile != "", s.Parameters.Payload != "")
+		}
+		if g.given&(cgGivenPayloadFile|cgGivenPayloadOrder|cgGivenMeasure) != 0 && (g.PayloadFile != "" || g.given&cgGivenPayloadOrder != 0) {
+			checkPayloadFile(l, gp, g.PayloadFile, g.PayloadOrder, g.PayloadTemplate != "", s.Parameters.Payload != "", g.Measure)
+		}
+		if g.given&(cgGivenPayloadTemplate|cgGivenMeasure|cgGivenPayloadFile) != 0 || (g.Measure != "" && g.Measure != MeasureHeader) {
+			checkMeasure(l, gp, g.Measure, g.PayloadTemplate, g.PayloadFile, &g.Group)
+		}
 		if g.Start < 0 || (s.Parameters.Duration > 0 && g.Start >= s.Parameters.Duration) {
 			l.Add(gp+"start_sec", "%s is not a start within the run (want 0 ≤ start_sec < duration_sec %s)", show(g.Start), show(s.Parameters.Duration))
 		}
@@ -435,6 +451,12 @@ func (s *Scenario) checkGroup(l *errList, at groupAt, g *ClientGroup) {
 		}
 		if g.given&cgGivenPayload != 0 {
 			l.Add(gp+"payload_size", "%d, but the group publishes nothing", g.PayloadSize)
+		}
+		if g.given&cgGivenPayloadTemplate != 0 {
+			l.Add(gp+"payload_template", "given, but the group publishes nothing")
+		}
+		if g.given&cgGivenPayloadFile != 0 {
+			l.Add(gp+"payload_file", "given, but the group publishes nothing")
 		}
 		if g.Start != 0 {
 			l.Add(gp+"start_sec", "%s, but the group publishes nothing (start_sec delays its publishing)", show(g.Start))
@@ -536,8 +558,24 @@ func (s *Scenario) checkParameters(l *errList, msgs bool) {
 		l.Add(pp+"duration_sec", "0 leaves no time to run (must be > 0, or set message_count)")
 	}
 	if msgs {
-		checkRateAndPayload(l, pp, p.PublishRate, p.PayloadSize, p.Payload, fmt.Sprintf("the payload literal (%d measurement bytes + %d bytes = %d)",
+		literal := p.Payload
+		if p.PayloadTemplate != "" {
+			literal = ""
+		}
+		checkRateAndPayload(l, pp, p.PublishRate, bodySize(p.PayloadSize, p.Measure), literal, fmt.Sprintf("the payload literal (%d measurement bytes + %d bytes = %d)",
 			PayloadTextAt, len(p.Payload), literalSize(p.Payload)))
+		if p.PayloadTemplate != "" && p.Payload != "" {
+			l.Add(pp+"payload_template", "given with parameters.payload (a literal): give one of the two")
+		}
+		checkTemplate(l, pp, p.PayloadTemplate)
+		checkSizes(l, pp, p.PayloadSizes, p.PayloadTemplate != "" || p.PayloadFile != "", p.Payload != "")
+		checkPayloadFile(l, pp, p.PayloadFile, p.PayloadOrder, p.PayloadTemplate != "", p.Payload != "", p.Measure)
+		if !s.Mixed() { // a mixed scenario's groups are checked with what they take of it
+			checkMeasure(l, pp, p.Measure, p.PayloadTemplate, p.PayloadFile, s.Publishers)
+		}
+		if sb := s.Subscribers; p.Measure == MeasureProperty && sb != nil && s.Publishers != nil && s.Publishers.ProtocolVersion == V5 && sb.ProtocolVersion != V5 {
+			l.Add(pp+"measure", "property, but subscribers are MQTT %s, which receive no properties (want protocol_version 5, or use mark)", sb.ProtocolVersion)
+		}
 	} else {
 		if p.PublishRate != 0 {
 			l.Add(pp+"publish_rate", "%s, but %s publishes no messages (want 0)", show(p.PublishRate), s.typeName())
@@ -705,6 +743,12 @@ func (s *Scenario) checkReach(l *errList, groups []*ClientGroup, at func(i int) 
 			if m.deliveries(topic) == 0 {
 				a := at(i)
 				l.Add(a.path+".topics", "%s "+a.words.noReach, show(topic), j)
+				break
+			}
+			// The property carrier travels in properties, which a 3.x receiver never gets.
+			if g.Measure == MeasureProperty && g.ProtocolVersion == V5 && s.Mixed() &&
+				m.anyReceiver(topic, func(gid, _ int) bool { return groups[gid].ProtocolVersion != V5 }) {
+				l.Add(at(i).path+".measure", "property, but an MQTT 3.x group receives %s, without properties: its copies could not be measured (want every receiver at protocol_version 5, or use mark)", show(topic))
 				break
 			}
 		}

@@ -122,6 +122,7 @@ func newPubCmd() *cobra.Command {
 				}
 			}
 			p.Username, p.IDStart = f.q.Username, f.run.sp.IDStart
+			p.SizeGiven = cmd.Flags().Changed("size")
 			fields, params, err := p.Parts()
 			if err != nil {
 				return usageError(err)
@@ -138,6 +139,10 @@ func newPubCmd() *cobra.Command {
 	fl.StringVarP(&p.Topic, "topic", "t", "", "topic to publish to (placeholders %i %c %u %rand_N)")
 	fl.IntVarP(&p.QoS, "qos", "q", 0, "QoS 0, 1 or 2")
 	fl.IntVarP(&p.Size, "size", "s", 256, "payload size in bytes (at least 16: the measurement header)")
+	fl.StringVar(&p.PayloadTemplate, "payload-template", "", "the text or JSON every message carries after its measurement bytes, "+
+		"with placeholders rendered per message ({{client_id}}, {{seq}}, {{rfc3339}}, {{rand_float 20 30}}, {{mark}} ...); the payload size follows from it (not with --size)")
+	fl.StringVar(&p.PayloadFile, "payload-file", "", "payloads from a file instead: a directory (each file one payload), a JSON-lines file (.jsonl: each line one) "+
+		"or one file, sent in turn after the measurement bytes (not with --size or --payload-template)")
 	fl.BoolVarP(&p.Retain, "retain", "r", false, "publish with the retain flag")
 	fl.Float64VarP(&p.IntervalMS, "interval-of-msg", "I", 1000, "ms between the messages of one client; fractions allowed (-I 0.1: 10,000 msg/s per client)")
 	fl.Float64Var(&p.MsgRate, "msg-rate", 0, "messages per second per client, instead of -I (--msg-rate 10000 is -I 0.1)")

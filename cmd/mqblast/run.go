@@ -29,6 +29,11 @@ type runFlags struct {
 	// groupPasswords are the groups' own passwords --set gave, by group name: kept out of
 	// the Spec too.
 	groupPasswords map[string]string
+	// payloadTemplate is --payload-template: parameters.payload_template, the default of
+	// every publishing group's.
+	payloadTemplate string
+	// payloadFile is --payload-file: parameters.payload_file.
+	payloadFile string
 }
 
 // passwords are the broker passwords a command line gave, kept out of the Spec: the
@@ -119,6 +124,12 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.StringSliceVar(&sp.Bind, "bind", nil, "source addresses of the broker's address family: list, range (127.0.0.2-127.0.0.40), CIDR or interface name (its addresses of that family)")
 	fl.DurationVar((*time.Duration)(&sp.Duration), "duration", 0, "override parameters.duration_sec (how long connections are held)")
 	rf.registerStages(fl)
+	fl.StringVar(&rf.payloadTemplate, "payload-template", "", "the text or JSON every message carries after its measurement bytes, "+
+		"with placeholders rendered per message ({{seq}}, {{unix_ms}}, {{rand_int 1 9}}, {{mark}} ...): parameters.payload_template, "+
+		"the default of every publishing group's; the payload size follows from it")
+	fl.StringVar(&rf.payloadFile, "payload-file", "", "payloads from a file instead: a directory (each file one payload), a JSON-lines file "+
+		"(.jsonl: each line one) or one file, sent in turn (--set parameters.payload_order=random: at random) after the measurement bytes, "+
+		"or as they are with --set parameters.measure=none (unmeasured, never lost): parameters.payload_file")
 	fl.IntVar(&sp.IDStart, "id-start", 0, "number client ids from this instead of 0 (Connections runs)")
 	fl.BoolVar(&rf.sink, "sink", false, "start mqblast sink on loopback in a child process and run against it: a calibration run (the client host's own ceiling)")
 	fl.DurationVar(&rf.sinkDelay, "sink-flush-delay", 0, "with --sink: the sink's --flush-delay, 0 to 1s (fewer, larger writes at that cost in latency)")
@@ -171,6 +182,12 @@ func (rf *runFlags) spec(cmd *cobra.Command, arg string) (*spec.Spec, error) {
 			rf.groupPasswords[group], kv = v, k+"="+secret.Marker
 		}
 		sets = append(sets, kv)
+	}
+	if rf.payloadTemplate != "" {
+		sets = append(sets, "parameters.payload_template="+rf.payloadTemplate)
+	}
+	if rf.payloadFile != "" {
+		sets = append(sets, "parameters.payload_file="+rf.payloadFile)
 	}
 	sp.Scenario.Set = sets
 	if rf.specFile == "" {
