@@ -1,6 +1,9 @@
 package report
 
-import "github.com/mqblast/mqblast/result"
+import (
+	"github.com/mqblast/mqblast/internal/termtext"
+	"github.com/mqblast/mqblast/result"
+)
 
 // limitKind is what a search found; a document written before limit.kind says so by its
 // vary.
@@ -42,7 +45,7 @@ func limitRows(in []Input) (rows [][]string, marks [][]bool) {
 		}
 		rows, marks = append(rows, r), append(marks, make([]bool, len(r)))
 	}
-	row("limit kind", limitKind)
+	row("limit kind", func(l *result.Limit) string { return termtext.Line(limitKind(l)) }) // the document's text
 	row("limit sustained", func(l *result.Limit) string {
 		switch {
 		case !l.Found:
@@ -77,7 +80,7 @@ func limitRows(in []Input) (rows [][]string, marks [][]bool) {
 		}
 		return RateText(l.FirstFailed) + " " + l.Unit()
 	})
-	row("limit limited by", func(l *result.Limit) string { return cmpOr(l.LimitedBy, "–") })
+	row("limit limited by", func(l *result.Limit) string { return cmpOr(termtext.Line(l.LimitedBy), "–") })
 	if cost {
 		row("limit broker rss per connection", func(l *result.Limit) string {
 			if l.BrokerRSSPerConnBytes == 0 {

@@ -394,15 +394,7 @@ func (s *search) probe(ctx context.Context, rc bench.RateControl, rate float64, 
 		st.Failed = append(st.Failed, fmt.Sprintf("arrivals fell behind: %s msg/s arrived of %s expected (a backlog grew)",
 			report.RateText(st.Throughput.ReceivePerS), report.RateText(float64(e)/max(st.Throughput.WindowS, 1e-9))))
 	}
-	if st.BrokerStalled.Stalled {
-		st.OK = false
-		st.Failed = append(st.Failed, "broker stalled: "+strings.Join(st.BrokerStalled.Evidence, "; "))
-	}
-	s.gone(st, rel(at))
-	verdict := "holds"
-	if !st.OK {
-		verdict = "FAILS: " + strings.Join(st.Failed, "; ")
-	}
+	verdict := s.stalled(st, rel(at))
 	fmt.Fprintf(s.log, "limit: step %d: %s msg/s achieved %s, p99 %s, lost %d: %s\n", st.Index+1, report.RateText(rate),
 		report.RateText(st.Throughput.ReceivePerS), result.Micros(st.LatencyUS.P99), st.Messages.Lost, verdict)
 	s.out.Steps = append(s.out.Steps, *st)
@@ -445,6 +437,11 @@ func (s *search) judge(st *result.LimitStep) {
 	}
 	st.OK = true
 	for _, t := range st.Thresholds {
+		if strings.HasPrefix(strings.TrimSpace(t.Expr), "broker.") && st.Broker == nil {
+			st.OK = false // 0 for a figure nobody sampled would hold any ceiling
+			st.Failed = append(st.Failed, t.Expr+" (the broker's figures were not sampled: give --broker-pid or --broker-metrics)")
+			continue
+		}
 		if !t.OK {
 			st.OK = false
 			st.Failed = append(st.Failed, fmt.Sprintf("%s (was %s)", t.Expr, t.ValueText()))

@@ -185,15 +185,7 @@ func (s *search) probeCount(ctx context.Context, cc bench.ConnectControl, count,
 		st.Failed = append(st.Failed, fmt.Sprintf("count not held: %s connections open of %s (%s connects failed in the step)",
 			countfmt.Thousands(st.Held), countfmt.Thousands(int64(count)), countfmt.Thousands(st.Connections.Failed)))
 	}
-	if st.BrokerStalled.Stalled {
-		st.OK = false
-		st.Failed = append(st.Failed, "broker stalled: "+strings.Join(st.BrokerStalled.Evidence, "; "))
-	}
-	s.gone(st, rel(at))
-	verdict := "holds"
-	if !st.OK {
-		verdict = "FAILS: " + strings.Join(st.Failed, "; ")
-	}
+	verdict := s.stalled(st, rel(at))
 	fmt.Fprintf(s.log, "limit: step %d: %s connections asked, %s open, connect p99 %s, failed %d: %s\n", st.Index+1,
 		countfmt.Thousands(int64(count)), countfmt.Thousands(st.Held), result.Micros(st.ConnectLatencyUS.P99), st.Connections.Failed, verdict)
 	s.out.Steps = append(s.out.Steps, *st)
@@ -201,23 +193,29 @@ func (s *search) probeCount(ctx context.Context, cc bench.ConnectControl, count,
 }
 
 // finishCount sets what each connection cost the broker (the slope of its memory over the
-// connections held at the steps that held, from the run's start with none) and, for a
+// connections held at the steps that held, from the run's start with none when it was
+// sampled then) and, for a
 // count search whose first failed step's connects failed or whose connections dropped, who
 // set the limit: the broker, unless the client ran out of its own descriptors or source
 // ports. It returns false when the run's judgement is to decide (the step failed by its
 // latency or CPU alone).
 func (s *search) finishCount(res *result.Result) bool {
 	out := s.out
-	rss, host := []float64{0}, []float64{0}
-	xr, xh := []float64{s.base.rss}, []float64{s.base.host}
+	var rss, host, xr, xh []float64 // connections held, and the memory with them
+	if s.base.rss > 0 {
+		rss, xr = append(rss, 0), append(xr, s.base.rss)
+	}
+	if s.base.host > 0 {
+		host, xh = append(host, 0), append(xh, s.base.host)
+	}
 	for _, st := range out.Steps {
 		if !st.OK || st.Overruled || st.Held == 0 {
 			continue
 		}
-		if st.BrokerRSSBytes > 0 && s.base.rss > 0 {
+		if st.BrokerRSSBytes > 0 {
 			rss, xr = append(rss, float64(st.Held)), append(xr, st.BrokerRSSBytes)
 		}
-		if st.BrokerHostMemUsedBytes > 0 && s.base.host > 0 {
+		if st.BrokerHostMemUsedBytes > 0 {
 			host, xh = append(host, float64(st.Held)), append(xh, st.BrokerHostMemUsedBytes)
 		}
 	}
@@ -269,6 +267,20 @@ func (s *search) finishCount(res *result.Result) bool {
 	out.Evidence = append(out.Evidence, run.Kernel...) // the accept queue's overflows, on the broker's host
 	res.LimitedBy, res.LimitedByReason = out.LimitedBy, out.Evidence[len(out.Evidence)-1]
 	return true
+}
+
+// stalled fails st when the broker stalled in it, marks it as the broker gone (the step
+// started from seconds into the run) when it left, and returns its verdict in words.
+func (s *search) stalled(st *result.LimitStep, from float64) string {
+	if st.BrokerStalled.Stalled {
+		st.OK = false
+		st.Failed = append(st.Failed, "broker stalled: "+strings.Join(st.BrokerStalled.Evidence, "; "))
+	}
+	s.gone(st, from)
+	if !st.OK {
+		return "FAILS: " + strings.Join(st.Failed, "; ")
+	}
+	return "holds"
 }
 
 // slope is the least-squares slope of y over x; 0 with fewer than two distinct x.

@@ -69,7 +69,7 @@ func TestLimitConnections(t *testing.T) {
 	m := testbroker.StartMosquitto(t, testbroker.Options{NoFile: 300})
 	sp := quick("quick-conn-100", m.Addr, "publishers.client_count=600", "parameters.connection_rate=500")
 	sp.Outputs.HTML, sp.Watch.BrokerPID = filepath.Join(t.TempDir(), "limit.html"), m.Cmd.Process.Pid
-	sp.Limit = &spec.Limit{SLO: []string{"connect_latency_us.p99<500000", "connections.failed==0"}, Find: spec.FindConnections,
+	sp.Limit = &spec.Limit{SLO: []string{"connect_latency_us.p99<500000", "connections.failed==0", "broker.cpu_percent<95"}, Find: spec.FindConnections,
 		StartRate: 100, MaxDuration: spec.Duration(60 * time.Second)}
 	res, output := limitRun(t, sp)
 	l := res.Limit
@@ -84,6 +84,9 @@ func TestLimitConnections(t *testing.T) {
 	for i, st := range l.Steps {
 		if st.Held < int64(min(st.Rate, 250)) || st.Held >= 300 {
 			t.Errorf("step %d held %d of %.0f: want the count, or what 300 descriptors hold", i+1, st.Held, st.Rate)
+		}
+		if b := st.Broker; b == nil || b.RSSBytes < 1<<20 || len(st.Thresholds) != 3 || !st.Thresholds[2].OK {
+			t.Errorf("step %d: broker %+v, thresholds %+v: want its pid's figures, and its CPU judged", i+1, b, st.Thresholds)
 		}
 		if i > 0 && st.Held < l.Steps[i-1].Held {
 			t.Errorf("step %d held %d, fewer than step %d's %d: the population was torn down", i+1, st.Held, i, l.Steps[i-1].Held)
