@@ -220,7 +220,9 @@ func (s *search) finishCount(res *result.Result) bool {
 		}
 	}
 	out.BrokerRSSPerConnBytes = slope(rss, xr)
-	out.BrokerHostMemPerConnBytes = slope(host, xh)
+	// The host's memory is every process's there: on a host with other work its slope can
+	// fall while connections are added, which is not their cost.
+	out.BrokerHostMemPerConnBytes = max(slope(host, xh), 0)
 	if out.BrokerRSSPerConnBytes > 0 && out.BrokerHostMemPerConnBytes > out.BrokerRSSPerConnBytes {
 		out.BrokerKernelPerConnBytes = out.BrokerHostMemPerConnBytes - out.BrokerRSSPerConnBytes
 	}
