@@ -398,6 +398,8 @@ func CompareTable(in []Input) Table {
 		t.Rows = append(t.Rows, row)
 		t.Marks = append(t.Marks, marks)
 	}
+	rows, marks := limitRows(in)
+	t.Rows, t.Marks = append(t.Rows, rows...), append(t.Marks, marks...)
 	return t
 }
 

@@ -19,7 +19,7 @@ func LimitLines(l *result.Limit) []string {
 	slo := strings.Join(l.SLO, " and ")
 	unit := l.Unit()
 	per := func(v float64) string { // the per-publisher rate beside a total
-		if l.Connect() {
+		if l.Connect() || l.Count() {
 			return ""
 		}
 		return " (" + RateText(v) + " per publisher)"
@@ -41,7 +41,10 @@ func LimitLines(l *result.Limit) []string {
 			slo, RateText(l.Sustained), unit))
 	default:
 		out = append(out, fmt.Sprintf("sustains %s %s%s within %s", RateText(l.Sustained), unit, per(l.SustainedPerClient), slo))
-		if l.FirstFailed > 0 {
+		if l.FirstFailed > 0 && l.Count() {
+			out = append(out, fmt.Sprintf("at %s %s: %s (%.1f %% above: a count search climbs by --factor and does not bisect below the connections it holds)",
+				RateText(l.FirstFailed), unit, strings.Join(l.FailedSLO, "; "), 100*l.Reached))
+		} else if l.FirstFailed > 0 {
 			out = append(out, fmt.Sprintf("at %s %s: %s (%.1f %% above; precision asked %.0f %%)", RateText(l.FirstFailed), unit,
 				strings.Join(l.FailedSLO, "; "), 100*l.Reached, 100*l.Precision))
 		}
@@ -79,7 +82,29 @@ func LimitLines(l *result.Limit) []string {
 	if l.Fix != "" {
 		out = append(out, l.Fix)
 	}
+	if line := costLine(l); line != "" {
+		out = append(out, line)
+	}
 	return out
+}
+
+// costLine is what each connection held cost the broker (a connection-count search), ""
+// when its memory was not sampled.
+func costLine(l *result.Limit) string {
+	var parts []string
+	if b := l.BrokerRSSPerConnBytes; b != 0 {
+		parts = append(parts, fmt.Sprintf("%s of its resident set", bytesText(b)))
+	}
+	if b := l.BrokerHostMemPerConnBytes; b != 0 {
+		parts = append(parts, fmt.Sprintf("%s of its host's memory", bytesText(b)))
+	}
+	if b := l.BrokerKernelPerConnBytes; b != 0 {
+		parts = append(parts, fmt.Sprintf("%s of it the kernel's", bytesText(b)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "each connection held cost the broker " + strings.Join(parts, ", ")
 }
 
 // RateText is a rate with the digits it needs: 41,800, 258, 12.5.
@@ -105,6 +130,12 @@ func writeLimit(tw io.Writer, r *result.Result) {
 	}
 	for _, st := range l.Steps {
 		v := stepVerdict(st, "FAILS ")
+		if l.Count() {
+			fmt.Fprintf(tw, "step %d\t%s connections asked, %s held, connect p99 %s, failed %d, dropped %d: %s\n", st.Index+1,
+				RateText(st.Rate), countfmt.Thousands(st.Held), result.Micros(st.ConnectLatencyUS.P99), st.Connections.Failed,
+				st.BrokerStalled.Dropped, termtext.Line(v))
+			continue
+		}
 		if l.Connect() {
 			fmt.Fprintf(tw, "step %d\t%s connections/s offered, %s established/s, connect p99 %s, failed %d, dropped %d: %s\n", st.Index+1,
 				RateText(st.Rate), RateText(st.Connections.ConnectPerS), result.Micros(st.ConnectLatencyUS.P99), st.Connections.Failed,
@@ -136,7 +167,11 @@ func stepVerdict(st result.LimitStep, fails string) string {
 // the steps' table.
 func limitPanel(r *result.Result) Panel {
 	l := r.Limit
-	p := Panel{ID: "limit", Title: "Limit search", Lists: []List{{"The answer", "", LimitLines(l)}}}
+	title := "Limit search"
+	if l.Kind != "" {
+		title += ": " + l.Kind + " (" + l.Unit() + ")"
+	}
+	p := Panel{ID: "limit", Title: title, Lists: []List{{"The answer", "", LimitLines(l)}}}
 	steps := slices.Clone(l.Steps)
 	slices.SortStableFunc(steps, func(a, b result.LimitStep) int { return cmpFloat(a.Rate, b.Rate) })
 	var xs []float64
@@ -150,6 +185,9 @@ func limitPanel(r *result.Result) Panel {
 		ach, lat, lo, un := st.Throughput.ReceivePerS, st.LatencyUS, st.Messages.Lost, st.Messages.UnsentTotal
 		if l.Connect() {
 			ach, lat, lo, un = st.Connections.ConnectPerS, st.ConnectLatencyUS, st.Connections.Failed, st.BrokerStalled.Dropped
+		}
+		if l.Count() {
+			ach, lat, lo, un = float64(st.Held), st.ConnectLatencyUS, st.Connections.Failed, st.BrokerStalled.Dropped
 		}
 		achieved = append(achieved, ach)
 		p50, p99, pmax = append(p50, nz(float64(lat.P50))), append(p99, nz(float64(lat.P99))), append(pmax, nz(float64(lat.Max)))
@@ -165,6 +203,11 @@ func limitPanel(r *result.Result) Panel {
 		words = [...]string{"Established against offered (the dashed diagonal: every connection at its rate)", "established",
 			"Connect latency against offered (log axis)", "Failed connects and dropped connections against offered", "failed", "dropped",
 			"offered connections/s", "per run", "established/s"}
+	}
+	if l.Count() {
+		words = [...]string{"Held against asked (the dashed diagonal: every connection asked is open)", "held",
+			"Connect latency against connections asked (log axis)", "Failed connects and dropped connections against connections asked",
+			"failed", "dropped", "connections asked", "per run", "held"}
 	}
 	ach := chart("limit_achieved", words[0], "per_s", false,
 		Series{Label: words[1], Color: Color(1), Values: achieved}, Series{Label: "offered", Color: Color(0), Dash: true, Values: diag})
@@ -185,6 +228,9 @@ func limitPanel(r *result.Result) Panel {
 		ach, lat, lo, un := st.Throughput.ReceivePerS, st.LatencyUS, st.Messages.Lost, st.Messages.UnsentTotal
 		if l.Connect() {
 			ach, lat, lo, un = st.Connections.ConnectPerS, st.ConnectLatencyUS, st.Connections.Failed, st.BrokerStalled.Dropped
+		}
+		if l.Count() {
+			ach, lat, lo, un = float64(st.Held), st.ConnectLatencyUS, st.Connections.Failed, st.BrokerStalled.Dropped
 		}
 		t.Rows = append(t.Rows, []string{fmt.Sprint(st.Index + 1), RateText(st.Rate), RateText(st.PerClient), RateText(ach),
 			result.Micros(lat.P50), result.Micros(lat.P99), result.Micros(lat.Max), fmt.Sprint(lo),

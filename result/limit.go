@@ -23,6 +23,19 @@ type Limit struct {
 	// Publishers is how many publishers share the rate; Vary the scenario field varied.
 	Publishers int    `json:"publishers"`
 	Vary       string `json:"vary"`
+	// Kind is what the search found: "publish-rate", "connect-rate" (Vary
+	// parameters.connection_rate) or "connections" (a count: the connections the broker
+	// holds; its rates are counts of connections open at once).
+	Kind string `json:"kind"`
+	// BrokerRSSPerConnBytes and BrokerHostMemPerConnBytes are what each connection held
+	// cost the broker (a connection-count search): the slope of the broker process's
+	// resident set (its pid, or its host's process endpoint), and of its host's memory in use
+	// (node_exporter: the process's and the kernel's, socket buffers among it), over the
+	// connections held at each step that held, from the run's start with none; 0 when not
+	// sampled. BrokerKernelPerConnBytes is the second less the first (the host's only).
+	BrokerRSSPerConnBytes     float64 `json:"broker_rss_per_connection_bytes,omitempty"`
+	BrokerHostMemPerConnBytes float64 `json:"broker_host_mem_per_connection_bytes,omitempty"`
+	BrokerKernelPerConnBytes  float64 `json:"broker_kernel_per_connection_bytes,omitempty"`
 	// SLO are the expressions each step was held to; FailedSLO those the first failed
 	// step broke (with "broker stalled" when it failed by the broker holding publishers).
 	SLO       []string `json:"slo"`
@@ -52,11 +65,24 @@ type Limit struct {
 // connect figures (connections, connect_latency_us).
 const VaryConnectionRate = "parameters.connection_rate"
 
-// Connect reports whether the search stepped the connect rate.
-func (l *Limit) Connect() bool { return l.Vary == VaryConnectionRate }
+// The kinds of search (Limit.Kind).
+const (
+	KindPublishRate = "publish-rate"
+	KindConnectRate = "connect-rate"
+	KindConnections = "connections"
+)
 
-// Unit is the unit of the search's rates: "msg/s" or "connections/s".
+// Connect reports whether the search stepped the connect rate.
+func (l *Limit) Connect() bool { return l.Vary == VaryConnectionRate || l.Kind == KindConnectRate }
+
+// Count reports whether the search grew the connections held (Kind "connections").
+func (l *Limit) Count() bool { return l.Kind == KindConnections }
+
+// Unit is the unit of the search's rates: "msg/s", "connections/s" or "connections".
 func (l *Limit) Unit() string {
+	if l.Count() {
+		return "connections"
+	}
 	if l.Connect() {
 		return "connections/s"
 	}
@@ -89,5 +115,11 @@ type LimitStep struct {
 	// RunDelayShare is the share of the step's time (and its pause's) the client's threads
 	// waited for a CPU (of one core's time).
 	RunDelayShare float64 `json:"run_delay_share,omitempty"`
+	// Held is the connections open at the step's end (a connection-count search: its
+	// rate is the count it asked for); BrokerRSSBytes the broker process's resident set
+	// and BrokerHostMemUsedBytes its host's memory in use over its hold, when sampled.
+	Held                   int64   `json:"held,omitempty"`
+	BrokerRSSBytes         float64 `json:"broker_rss_bytes,omitempty"`
+	BrokerHostMemUsedBytes float64 `json:"broker_host_mem_used_bytes,omitempty"`
 	StageSummary
 }

@@ -51,8 +51,46 @@ type StageSummary struct {
 	// ($SYS publish/messages/dropped with --broker-sys: a subscriber's queue full), from
 	// its per-second rates: as exact as its refresh (sys_interval) is short.
 	BrokerDropped int64 `json:"broker_dropped"`
+	// Broker is the broker's process and host over the window, when sampled (its pid, a
+	// local broker, --broker-metrics): nil otherwise.
+	Broker *StageBroker `json:"broker,omitempty"`
 	// Thresholds are the verdicts of the expressions evaluated over this summary.
 	Thresholds []Threshold `json:"thresholds,omitempty"`
+}
+
+// StageBroker is the broker's process and host over a window: its process's CPU (100 =
+// one core) averaged and its resident set at its peak, from its pid or its host's process
+// endpoint; its host's CPU (100 = every CPU) averaged, its memory in use at its peak and
+// available at its least (node_exporter). A figure not sampled is 0.
+type StageBroker struct {
+	CPUPercent            float64 `json:"cpu_percent"`
+	RSSBytes              float64 `json:"rss_bytes"`
+	HostCPUPercent        float64 `json:"host_cpu_percent"`
+	HostMemUsedBytes      float64 `json:"host_mem_used_bytes"`
+	HostMemAvailableBytes float64 `json:"host_mem_available_bytes"`
+}
+
+// add takes one interval's broker figures into b, counting the CPU samples in n (process,
+// host) for the averages.
+func (b *StageBroker) add(iv *Interval, n *[2]float64) bool {
+	h, any := iv.BrokerHost, false
+	switch {
+	case iv.BrokerCPUPercent > 0 || iv.BrokerRSSBytes > 0:
+		b.CPUPercent, n[0] = b.CPUPercent+iv.BrokerCPUPercent, n[0]+1
+		b.RSSBytes, any = max(b.RSSBytes, float64(iv.BrokerRSSBytes)), true
+	case h != nil && h.HasProcess:
+		b.CPUPercent, n[0] = b.CPUPercent+h.ProcessCPUPercent, n[0]+1
+		b.RSSBytes, any = max(b.RSSBytes, h.ProcessRSSBytes), true
+	}
+	if h != nil && h.HasHost {
+		b.HostCPUPercent, n[1] = b.HostCPUPercent+h.CPUPercent, n[1]+1
+		b.HostMemUsedBytes = max(b.HostMemUsedBytes, h.MemUsedBytes)
+		if b.HostMemAvailableBytes == 0 || h.MemAvailableBytes < b.HostMemAvailableBytes {
+			b.HostMemAvailableBytes = h.MemAvailableBytes
+		}
+		any = true
+	}
+	return any
 }
 
 // StageMessages are a window's message counts, the sums of its intervals': what was written
@@ -121,6 +159,9 @@ func summarize(r *Result, from, to float64, pick func(iv *Interval, mid float64)
 	s := StageSummary{FromS: from, ToS: to}
 	lat, raw, lag, conn := NewHist(), NewHist(), NewHist(), NewHist()
 	var heldUS int64
+	var broker StageBroker
+	var brokerN [2]float64
+	sampled := false
 	dropped := 0.0
 	prev := 0.0
 	for i := range r.Intervals {
@@ -146,6 +187,7 @@ func summarize(r *Result, from, to float64, pick func(iv *Interval, mid float64)
 		s.Connections.Connected += iv.Connected
 		s.Connections.Failed += iv.Failed
 		heldUS += iv.HeldUS
+		sampled = broker.add(iv, &brokerN) || sampled
 		if b := iv.BrokerSys; b != nil {
 			dropped += b.PerS[SysPublishDropped] * (iv.TS - start)
 		}
@@ -157,6 +199,15 @@ func summarize(r *Result, from, to float64, pick func(iv *Interval, mid float64)
 		}
 	}
 	s.BrokerDropped = int64(math.Round(dropped))
+	if sampled {
+		if brokerN[0] > 0 {
+			broker.CPUPercent /= brokerN[0]
+		}
+		if brokerN[1] > 0 {
+			broker.HostCPUPercent /= brokerN[1]
+		}
+		s.Broker = &broker
+	}
 	m := &s.Messages
 	m.Lost = max(m.Expected-m.Received-m.RefusedCopies-m.ResponsesUnsent, 0)
 	if s.SpanS > 0 {

@@ -169,3 +169,35 @@ func TestBrokerHostAgreesWithProc(t *testing.T) {
 		}
 	}
 }
+
+// TestLimitConnectionsBrokerHost: a connection-count search of Mosquitto on a host of its
+// own, watched only through its exporters (no pid): each step that held has the broker's
+// resident set from process-exporter and its host's memory in use from node_exporter, and
+// the answer what each connection cost the broker's resident set. The host's memory is the
+// whole kernel's (the namespace shares it with every other process here), so its slope is
+// noise here (-79 KB a connection from 200 to 800 once): it is given when it is above 0.
+func TestLimitConnectionsBrokerHost(t *testing.T) {
+	h := newBrokerHost(t)
+	sp := quick("quick-conn-100", h.m.Addr, "publishers.client_count=800", "parameters.connection_rate=1000")
+	sp.Watch.BrokerMetrics = []string{h.node, h.process}
+	sp.Limit = &spec.Limit{SLO: []string{"connect_latency_us.p99<500000", "connections.failed==0", "broker.host_cpu_percent<100"},
+		Find: spec.FindConnections, StartRate: 200, MaxDuration: spec.Duration(60 * time.Second)}
+	res, output := limitRun(t, sp)
+	l := res.Limit
+	if !l.Found || l.Sustained != 800 || l.Ended != "max_rate" {
+		t.Fatalf("limit %+v: want 200, 400 and 800 held\n%s", l, output)
+	}
+	for i, st := range l.Steps {
+		t.Logf("step %d: %.0f asked, %d held, broker rss %.0f, host mem used %.0f", i+1, st.Rate, st.Held, st.BrokerRSSBytes, st.BrokerHostMemUsedBytes)
+		if st.BrokerRSSBytes < 1<<20 || st.BrokerHostMemUsedBytes <= 0 || st.Broker == nil || st.Broker.HostCPUPercent <= 0 {
+			t.Errorf("step %d: broker rss %.0f, host memory %.0f, %+v: want the exporters' figures", i+1, st.BrokerRSSBytes,
+				st.BrokerHostMemUsedBytes, st.Broker)
+		}
+	}
+	t.Logf("per connection: broker rss %.0f B, host memory %.0f B, the kernel's %.0f B", l.BrokerRSSPerConnBytes,
+		l.BrokerHostMemPerConnBytes, l.BrokerKernelPerConnBytes)
+	if b := l.BrokerRSSPerConnBytes; b <= 0 || b > 1<<20 || l.BrokerHostMemPerConnBytes < 0 {
+		t.Errorf("per connection: broker rss %.0f B, host %.0f B: want the first from process-exporter, the second never below 0",
+			b, l.BrokerHostMemPerConnBytes)
+	}
+}

@@ -45,6 +45,9 @@ type searchOptions struct {
 	// Vary is the rate field varied: varyPublishRate or, for a Connections scenario,
 	// varyConnectionRate.
 	Vary string
+	// Kind is what the search finds: result.KindPublishRate, KindConnectRate or
+	// KindConnections (a count: its rates are connections held at once).
+	Kind string
 }
 
 // The rate fields a search varies: the publishers' rate (messages per second of each
@@ -59,9 +62,14 @@ const (
 // newSearchOptions are the settings of the Spec's search, its defaults filled in.
 func newSearchOptions(l *spec.Limit) *searchOptions {
 	lo := &searchOptions{SLO: l.SLO, StartRate: l.StartRate, MaxRate: l.MaxRate, Precision: cmpPositive(l.Precision, 0.05),
-		Factor: cmpPositive(l.Factor, 2), Confirm: l.Confirms(), Vary: l.Vary}
+		Factor: cmpPositive(l.Factor, 2), Confirm: l.Confirms(), Vary: l.Vary, Kind: l.Kind()}
 	lo.Step, lo.Settle, lo.Pause, lo.MaxDuration = l.Durations()
-	if lo.Vary == "" {
+	switch lo.Kind {
+	case result.KindConnectRate:
+		lo.Vary = varyConnectionRate
+	case result.KindConnections:
+		lo.Vary = ""
+	default:
 		lo.Vary = varyPublishRate
 	}
 	return lo
@@ -83,6 +91,18 @@ func cmpPositive(v, def float64) float64 {
 // varying the connection rate, connecting at the start rate.
 func prepareLimit(s *scenario.Scenario, est scenario.Estimate, lo *searchOptions) error {
 	pubs := est.Publishers
+	if lo.Kind == result.KindConnections {
+		if s.Type != scenario.TypeConnections {
+			return usage(spec.Errorf("limit.find", "{limit.find} %s: only for a Connections scenario (this one, type %s, publishes)", lo.Kind, s.Type))
+		}
+		if err := checkSLOKind(lo.Kind, lo.SLO); err != nil {
+			return err
+		}
+		if err := result.CheckStageThresholdPaths(lo.SLO); err != nil {
+			return usage(spec.Errorf("limit.slo", "{limit.slo}: %v", err))
+		}
+		return prepareCountLimit(s, est.Clients, lo)
+	}
 	switch {
 	case lo.Vary == varyConnectionRate && s.Type != scenario.TypeConnections:
 		return usage(spec.Errorf("limit.vary", "{limit.vary} %s: only for a Connections scenario (this one, type %s, publishes: vary %s)",
@@ -90,6 +110,9 @@ func prepareLimit(s *scenario.Scenario, est scenario.Estimate, lo *searchOptions
 	case lo.Vary == varyPublishRate && pubs == 0:
 		return usage(spec.Errorf("limit.vary", "the scenario (type %s) has no publishers: limit varies the publish rate, and there is none to vary"+
 			" (a Connections scenario: {limit.vary} %s)", s.Type, varyConnectionRate))
+	}
+	if err := checkSLOKind(lo.Kind, lo.SLO); err != nil {
+		return err
 	}
 	if err := result.CheckStageThresholdPaths(lo.SLO); err != nil {
 		return usage(spec.Errorf("limit.slo", "{limit.slo}: %v", err))
@@ -140,8 +163,8 @@ func searchLimit(ctx context.Context, plan *scenario.Plan, o options, lo searchO
 	}
 	est := plan.Estimate()
 	pubs := est.Publishers
-	s := &search{lo: lo, pubs: pubs, clients: est.Clients, log: o.Log, ivs: make(chan result.Interval, 64),
-		out: &result.Limit{Precision: lo.Precision, Publishers: pubs, Vary: lo.Vary, SLO: lo.SLO}}
+	s := &search{lo: lo, pubs: pubs, clients: est.Clients, pace: plan.Scenario().Parameters.ConnectionRate, log: o.Log, ivs: make(chan result.Interval, 64),
+		out: &result.Limit{Precision: lo.Precision, Publishers: pubs, Vary: lo.Vary, Kind: lo.Kind, SLO: lo.SLO}}
 	prev := o.OnInterval
 	o.OnInterval = func(iv result.Interval, snap *result.Snapshot) {
 		if prev != nil {
@@ -154,6 +177,10 @@ func searchLimit(ctx context.Context, plan *scenario.Plan, o options, lo searchO
 	}
 	o.tune = func(r *bench.Runner) {
 		r.Warmup, r.Stages = 0, nil
+		if lo.Kind == result.KindConnections {
+			r.ConnectController, r.Duration = s.controlCount, 0 // no hold after the search
+			return
+		}
 		if lo.Vary == varyConnectionRate {
 			r.ConnectController, r.Duration = s.controlConnect, 0 // no hold after the search
 			return
@@ -187,6 +214,8 @@ type search struct {
 	seen    result.Result // the intervals so far
 	out     *result.Limit
 	last    *result.LimitStep // the first failed step, for the verdict
+	pace    float64           // a count search's: the connect rate its steps dial at
+	base    stepMemory        // a count search's: the broker's memory before its first step
 }
 
 // control runs the search on a running schedule: step, judge, step again.
@@ -269,8 +298,8 @@ func (s *search) climb(ctx context.Context, at time.Time, room func(rate float64
 		case bad == 0:
 			rate = min(rate*lo.Factor, lo.MaxRate)
 		case bad/good-1 <= lo.Precision:
-			if !lo.Confirm || checked == good {
-				return
+			if !lo.Confirm || checked == good || lo.Kind == result.KindConnections {
+				return // a count search holds more than good already: it is not held again
 			}
 			if !fits(at, good) { // the answer is not held once more: it is given unconfirmed
 				s.out.Ended = "max_duration"
@@ -365,15 +394,7 @@ func (s *search) probe(ctx context.Context, rc bench.RateControl, rate float64, 
 		st.Failed = append(st.Failed, fmt.Sprintf("arrivals fell behind: %s msg/s arrived of %s expected (a backlog grew)",
 			report.RateText(st.Throughput.ReceivePerS), report.RateText(float64(e)/max(st.Throughput.WindowS, 1e-9))))
 	}
-	if st.BrokerStalled.Stalled {
-		st.OK = false
-		st.Failed = append(st.Failed, "broker stalled: "+strings.Join(st.BrokerStalled.Evidence, "; "))
-	}
-	s.gone(st, rel(at))
-	verdict := "holds"
-	if !st.OK {
-		verdict = "FAILS: " + strings.Join(st.Failed, "; ")
-	}
+	verdict := s.stalled(st, rel(at))
 	fmt.Fprintf(s.log, "limit: step %d: %s msg/s achieved %s, p99 %s, lost %d: %s\n", st.Index+1, report.RateText(rate),
 		report.RateText(st.Throughput.ReceivePerS), result.Micros(st.LatencyUS.P99), st.Messages.Lost, verdict)
 	s.out.Steps = append(s.out.Steps, *st)
@@ -416,6 +437,11 @@ func (s *search) judge(st *result.LimitStep) {
 	}
 	st.OK = true
 	for _, t := range st.Thresholds {
+		if strings.HasPrefix(strings.TrimSpace(t.Expr), "broker.") && st.Broker == nil {
+			st.OK = false // 0 for a figure nobody sampled would hold any ceiling
+			st.Failed = append(st.Failed, t.Expr+" (the broker's figures were not sampled: give --broker-pid or --broker-metrics)")
+			continue
+		}
 		if !t.OK {
 			st.OK = false
 			st.Failed = append(st.Failed, fmt.Sprintf("%s (was %s)", t.Expr, t.ValueText()))
@@ -521,6 +547,9 @@ func (s *search) finish(res *result.Result) {
 	}
 	if out.Found && out.FirstFailed > 0 {
 		out.Reached = out.FirstFailed/out.Sustained - 1
+	}
+	if s.lo.Kind == result.KindConnections && s.finishCount(res) {
+		return
 	}
 	st := s.last
 	if out.Ended == "clients_exhausted" && st == nil { // no step failed: no limit, only a floor

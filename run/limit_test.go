@@ -356,7 +356,8 @@ func checkConnectSearch(t *testing.T, l *result.Limit) {
 	}
 }
 
-// TestLimitConnect: a search that steps a Connections scenario's connect rate. Against
+// TestLimitConnect: a search that steps a Connections scenario's connect rate (--find
+// connect-rate, or --vary parameters.connection_rate as the second search does). Against
 // Mosquitto on plain TCP (thousands of connects a second here) 330 clients run out at
 // 100/s, before any step fails: the answer says that no limit was found and that the rate is a
 // lower bound, and gives no first failed rate. With Mosquitto's CPU capped, a limit is
@@ -367,10 +368,13 @@ func TestLimitConnect(t *testing.T) {
 	slo := []string{"connect_latency_us.p99<100000", "connections.failed==0"}
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	sp := quick("quick-conn-100", m.Addr, "publishers.client_count=330")
-	sp.Limit = &spec.Limit{SLO: slo, Vary: spec.VaryConnectionRate, StartRate: 50, MaxDuration: spec.Duration(60 * time.Second)}
+	sp.Limit = &spec.Limit{SLO: slo, Find: spec.FindConnectRate, StartRate: 50, MaxDuration: spec.Duration(60 * time.Second)}
 	res, output := limitRun(t, sp)
 	l := res.Limit
 	checkConnectSearch(t, l)
+	if l.Kind != result.KindConnectRate || l.Unit() != "connections/s" {
+		t.Errorf("--find connect-rate: kind %q, unit %q", l.Kind, l.Unit())
+	}
 	if len(l.Steps) != 2 || l.Ended != "clients_exhausted" || l.FirstFailed != 0 || !l.LowerBound || l.Sustained != 100 ||
 		!strings.Contains(output, "no limit found") || !strings.Contains(l.Fix, "parameters.clients") {
 		t.Errorf("limit %+v: want 50 and 100/s held, then the clients out (400 needed of 30 left), said so\n%s", l, output)

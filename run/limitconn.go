@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/mqblast/mqblast/bench"
@@ -133,15 +132,7 @@ func (s *search) probeConnect(ctx context.Context, cc bench.ConnectControl, rate
 		st.Failed = append(st.Failed, fmt.Sprintf("connect rate not kept: %s connections/s established of %s", report.RateText(c),
 			report.RateText(rate)))
 	}
-	if st.BrokerStalled.Stalled {
-		st.OK = false
-		st.Failed = append(st.Failed, "broker stalled: "+strings.Join(st.BrokerStalled.Evidence, "; "))
-	}
-	s.gone(st, rel(at))
-	verdict := "holds"
-	if !st.OK {
-		verdict = "FAILS: " + strings.Join(st.Failed, "; ")
-	}
+	verdict := s.stalled(st, rel(at))
 	fmt.Fprintf(s.log, "limit: step %d: %s connections/s established %s, connect p99 %s, failed %d: %s\n", st.Index+1,
 		report.RateText(rate), report.RateText(st.Connections.ConnectPerS), result.Micros(st.ConnectLatencyUS.P99),
 		st.Connections.Failed, verdict)

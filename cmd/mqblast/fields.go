@@ -25,7 +25,7 @@ var specFields = map[string]string{
 	"sink":                   "sink", "sink-flush-delay": "sink.flush_delay", "net": "net.profile", "net-broker-cmd": "net.broker_cmd",
 	"slo": "limit.slo", "start-rate": "limit.start_rate", "max-rate": "limit.max_rate", "precision": "limit.precision",
 	"factor": "limit.factor", "step": "limit.step", "settle": "limit.settle", "pause": "limit.pause",
-	"max-duration": "limit.max_duration", "confirm": "limit.confirm", "vary": "limit.vary",
+	"max-duration": "limit.max_duration", "confirm": "limit.confirm", "vary": "limit.vary", "find": "limit.find",
 	// the quick verbs' own names
 	"ifaddr": "bind", "startnumber": "id_start",
 }

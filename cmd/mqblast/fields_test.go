@@ -56,6 +56,8 @@ func sampleValue(f *pflag.Flag) string {
 		return "1/2"
 	case "vary":
 		return "parameters.connection_rate"
+	case "find":
+		return "connect-rate"
 	case "confirm":
 		return "false"
 	case "metrics-public", "metrics-hold":

@@ -230,3 +230,27 @@ func TestLimitRateBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestLimitFind: --find alone names the search whatever --vary's default says; the SLO is
+// checked against its kind, --find and --vary that disagree are refused, and --vary
+// parameters.connection_rate is --find connect-rate — each before any socket (exit 2).
+func TestLimitFind(t *testing.T) {
+	t.Parallel()
+	lim := []string{"limit", "quick-conn-100", "--set", "parameters.connection_rate=100", "--broker", "127.0.0.1:1", "--no-check"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--find", "connections", "--slo", "latency_us.p99<5000"}, "--slo latency_us.p99<5000: a connections search has no messages"},
+		{[]string{"--find", "connect-rate", "--slo", "messages.lost==0"}, "a connect-rate search has no messages"},
+		{[]string{"--vary", "parameters.connection_rate", "--slo", "messages.lost==0"}, "a connect-rate search has no messages"},
+		{[]string{"--find", "connections", "--vary", "parameters.connection_rate", "--slo", "connections.failed==0"},
+			"--find connections and --vary parameters.connection_rate say different things"},
+		{[]string{"--find", "connections", "--slo", "connections.failed==0", "--max-rate", "5000"}, "--max-rate 5000 connections: the scenario has 100 clients"},
+	} {
+		stderr, code := runRefused(t, nil, append(lim, tc.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "connecting") {
+			t.Errorf("%v: exit %d, want %d with %q before connecting:\n%s", tc.args, code, exitUsage, tc.want, stderr)
+		}
+	}
+}

@@ -17,7 +17,7 @@ func newLimitCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:     "limit SCENARIO --slo EXPR [--slo EXPR ...] [flags]",
-		Short:   "Find the highest publish (or connect) rate a broker sustains within an SLO, and who set the limit",
+		Short:   "Find the highest publish rate, connect rate or connection count a broker sustains within an SLO, and who set the limit",
 		Long:    helpText("limit"),
 		Example: examples("limit"),
 		Args: func(_ *cobra.Command, args []string) error {
@@ -32,6 +32,9 @@ func newLimitCmd() *cobra.Command {
 				return err
 			}
 			l := lim
+			if !cmd.Flags().Changed("vary") {
+				l.Vary = "" // --find alone says what is searched
+			}
 			l.Confirm = &confirm
 			sp.Limit = &l
 			return start(cmd, sp, f.passwords())
@@ -51,6 +54,9 @@ func newLimitCmd() *cobra.Command {
 	fl.DurationVar((*time.Duration)(&lim.Pause), "pause", 2*time.Second, "how long nothing is due after each step, so that its copies in flight arrive (whole seconds)")
 	fl.DurationVar((*time.Duration)(&lim.MaxDuration), "max-duration", 10*time.Minute, "the longest the search publishes")
 	fl.BoolVar(&confirm, "confirm", true, "repeat a failed step once at the same rate and go by the repeat, and hold the answer once more before giving it (a step spoilt by the host, or one that held in a quiet moment, does not make the answer)")
-	fl.StringVar(&lim.Vary, "vary", spec.VaryPublishRate, "the rate field varied: "+spec.VaryPublishRate+", or "+spec.VaryConnectionRate+" for a Connections scenario")
+	fl.StringVar(&lim.Find, "find", "", "what the search finds: "+spec.FindPublishRate+" (the default), "+spec.FindConnectRate+
+		" (connections per second, a Connections scenario) or "+spec.FindConnections+" (how many connections the broker holds; --start-rate and --max-rate are counts)")
+	fl.Lookup("find").DefValue = spec.FindPublishRate
+	fl.StringVar(&lim.Vary, "vary", spec.VaryPublishRate, "the rate field varied: "+spec.VaryPublishRate+", or "+spec.VaryConnectionRate+" for a Connections scenario (as --find "+spec.FindConnectRate+")")
 	return cmd
 }

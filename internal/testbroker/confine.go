@@ -20,6 +20,11 @@ const cpuPeriod = 50 * time.Millisecond
 func (m *Mosquitto) confine(t testing.TB) {
 	t.Helper()
 	pid := m.Cmd.Process.Pid
+	if m.nofile > 0 {
+		if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: m.nofile, Max: m.nofile}, nil); err != nil {
+			t.Fatalf("mosquitto's RLIMIT_NOFILE %d: %v", m.nofile, err)
+		}
+	}
 	if len(m.cpus) > 0 {
 		if err := SetAffinity(pid, m.cpus); err != nil {
 			t.Fatalf("mosquitto on CPUs %v: %v", m.cpus, err)

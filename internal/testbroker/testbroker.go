@@ -36,6 +36,7 @@ type Mosquitto struct {
 	netns                    string
 	cpus                     []int
 	quota                    float64
+	nofile                   uint64
 }
 
 // brokerCommand is mosquitto -c conf, under nice(1) when nice > 0, in the network
@@ -79,6 +80,9 @@ type Options struct {
 	TLS, WebSocket, WSS bool
 	Certs               *Certs
 	RequireCert         bool
+	// NoFile, when > 0, sets the broker process's descriptor limit (RLIMIT_NOFILE, soft
+	// and hard) once it runs: a broker that holds fewer connections than the client can.
+	NoFile uint64
 	// IdentityAsUsername makes the TLS listeners take the client certificate's common name
 	// as the client's username (use_identity_as_username), which an ACL pattern's %u sees.
 	IdentityAsUsername bool
@@ -180,7 +184,7 @@ func startMosquitto(t testing.TB, bin, dir, logPath string, opts Options) *Mosqu
 		t.Fatalf("cannot start mosquitto: %v", err)
 	}
 	m.Addr, m.Cmd, m.Log, m.bin, m.conf, m.nice, m.netns = net.JoinHostPort(opts.Host, fmt.Sprint(port)), cmd, logPath, bin, confPath, opts.Nice, opts.Netns
-	m.cpus, m.quota = opts.CPUs, opts.CPUQuota
+	m.cpus, m.quota, m.nofile = opts.CPUs, opts.CPUQuota, opts.NoFile
 	m.confine(t)
 	t.Cleanup(func() {
 		_ = m.Cmd.Process.Kill()

@@ -195,6 +195,28 @@ type Limit struct {
 	Confirm *bool `json:"confirm,omitempty"`
 	// Vary is the rate varied: VaryPublishRate ("" means it) or VaryConnectionRate.
 	Vary string `json:"vary,omitempty"`
+	// Find is what the search finds: FindPublishRate ("" means it, or what Vary names),
+	// FindConnectRate (Vary VaryConnectionRate) or FindConnections, the number of
+	// connections the broker holds.
+	Find string `json:"find,omitempty"`
+}
+
+// What a limit search finds (Limit.Find; the result's limit.kind).
+const (
+	FindPublishRate = "publish-rate"
+	FindConnectRate = "connect-rate"
+	FindConnections = "connections"
+)
+
+// Kind is what the search finds: Find, or what Vary names when Find is not given.
+func (l *Limit) Kind() string {
+	switch {
+	case l.Find != "":
+		return l.Find
+	case l.Vary == VaryConnectionRate:
+		return FindConnectRate
+	}
+	return FindPublishRate
 }
 
 // The rates a limit search varies.
@@ -428,6 +450,10 @@ func (s *Spec) validateLimit() []error {
 	case l.Vary != "" && l.Vary != VaryPublishRate && l.Vary != VaryConnectionRate:
 		add("limit.vary", "{limit.vary} %s: want %s (a scenario with publishers) or %s (a Connections scenario)",
 			l.Vary, VaryPublishRate, VaryConnectionRate)
+	case l.Find != "" && l.Find != FindPublishRate && l.Find != FindConnectRate && l.Find != FindConnections:
+		add("limit.find", "{limit.find} %s: want %s, %s or %s", l.Find, FindPublishRate, FindConnectRate, FindConnections)
+	case l.Find != "" && l.Vary != "" && l.Kind() != map[string]string{VaryPublishRate: FindPublishRate, VaryConnectionRate: FindConnectRate}[l.Vary]:
+		add("limit.find", "{limit.find} %s and {limit.vary} %s say different things: give {limit.find} alone", l.Find, l.Vary)
 	case len(l.SLO) == 0:
 		add("limit.slo", "limit needs at least one {limit.slo}, e.g. {limit.slo} 'latency_us.p99<50000' {limit.slo} 'messages.lost==0'")
 	case l.Factor != 0 && l.Factor <= 1:
