@@ -1,0 +1,85 @@
+package result
+
+import (
+	"strings"
+	"testing"
+)
+
+// soakRun is a run of n one-second intervals of 1000 messages each, the latency of
+// interval i lat(i) µs, the broker's RSS rss(i) bytes, lost(i) copies not arrived.
+func soakRun(n int, lat func(i int) int64, rss func(i int) int64, lost func(i int) int64) *Result {
+	r := &Result{}
+	for i := range n {
+		h := NewHist()
+		for range 1000 {
+			h.Record(lat(i))
+		}
+		r.Intervals = append(r.Intervals, Interval{TS: float64(i + 1), Expected: 1000, Received: 1000 - lost(i),
+			Published: 1000, BrokerRSSBytes: rss(i), BrokerCPUPercent: 40, Histograms: &IntervalHistograms{Latency: h}})
+	}
+	return r
+}
+
+func TestSoakVerdicts(t *testing.T) {
+	t.Parallel()
+	steady := func(int) int64 { return 3000 }
+	flat := func(int) int64 { return 8 << 20 }
+	none := func(int) int64 { return 0 }
+	for _, c := range []struct {
+		name        string
+		lat, rss    func(i int) int64
+		lost        func(i int) int64
+		held        bool
+		verdict     string // a part of it
+		reason      string // a part of a reason
+		degradedAfS float64
+	}{
+		{name: "steady", lat: steady, rss: flat, lost: none, held: true, verdict: "held"},
+		{name: "one spike", lat: func(i int) int64 { return map[bool]int64{true: 50000, false: 3000}[i == 25] }, rss: flat, lost: none,
+			held: true, verdict: "held"},
+		{name: "latency step", lat: func(i int) int64 { return map[bool]int64{true: 41000, false: 3000}[i >= 40] }, rss: flat, lost: none,
+			verdict: "degraded after 40 s: p99 3.0ms → 41.0ms", reason: "latency: the p99 of windows 5 and 6", degradedAfS: 40},
+		{name: "leak", lat: steady, rss: func(i int) int64 { return 8<<20 + int64(i)*100<<10 }, lost: none,
+			verdict: "degraded: broker RSS +352 MiB/h", reason: "memory: the broker's RSS grows +352 MiB/h"},
+		{name: "small wobble", lat: steady, rss: func(i int) int64 { return 8<<20 + int64(i%3)*4096 }, lost: none, held: true, verdict: "held"},
+		{name: "late losses", lat: steady, rss: flat, lost: func(i int) int64 { return map[bool]int64{true: 30, false: 0}[i >= 50] },
+			verdict: "degraded after 50 s: 300 lost in window 6", reason: "losses: window 6 lost 300", degradedAfS: 50},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := NewSoak(soakRun(60, c.lat, c.rss, c.lost), 0, 60, 60, 10, 0)
+			if len(s.Windows) != 6 {
+				t.Fatalf("%d windows, want 6", len(s.Windows))
+			}
+			if s.Held != c.held || !strings.Contains(s.Verdict, c.verdict) || s.DegradedAfterS != c.degradedAfS {
+				t.Errorf("held %v, verdict %q, after %v s; want %v, %q, %v s", s.Held, s.Verdict, s.DegradedAfterS, c.held, c.verdict, c.degradedAfS)
+			}
+			if c.reason != "" && !strings.Contains(strings.Join(s.Reasons, "\n"), c.reason) {
+				t.Errorf("reasons %q, want one with %q", s.Reasons, c.reason)
+			}
+			if s.BrokerRSS != "process" {
+				t.Errorf("broker_rss %q, want process", s.BrokerRSS)
+			}
+		})
+	}
+}
+
+func TestSoakSlopes(t *testing.T) {
+	t.Parallel()
+	// p99 rises 10 µs a second: 36,000 µs an hour; RSS 1 KiB a second: 3.5 MiB an hour.
+	s := NewSoak(soakRun(120, func(i int) int64 { return 1000 + 10*int64(i) }, func(i int) int64 { return 8<<20 + int64(i)<<10 }, func(int) int64 { return 0 }),
+		0, 120, 120, 10, 500)
+	within := func(name string, got, want float64) {
+		if got < 0.97*want || got > 1.03*want {
+			t.Errorf("%s %.0f, want %.0f ± 3 %%", name, got, want)
+		}
+	}
+	within("p99 slope", s.LatencyP99SlopeUSPerH, 36000)
+	within("RSS slope", s.BrokerRSSSlopeBytesPerH, 3600<<10)
+	if !s.Held { // 3.5 MiB/h is below the memory rule's 16 MiB/h
+		t.Errorf("verdict %q, want held", s.Verdict)
+	}
+	if s.Rate != 500 || s.WindowS != 10 {
+		t.Errorf("rate %v window %v", s.Rate, s.WindowS)
+	}
+}
