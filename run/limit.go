@@ -45,6 +45,9 @@ type searchOptions struct {
 	// Vary is the rate field varied: varyPublishRate or, for a Connections scenario,
 	// varyConnectionRate.
 	Vary string
+	// Sustain, when above 0, is how long the answer is held after the search (a soak),
+	// judged in windows of Window.
+	Sustain, Window time.Duration
 }
 
 // The rate fields a search varies: the publishers' rate (messages per second of each
@@ -166,6 +169,7 @@ func searchLimit(ctx context.Context, plan *scenario.Plan, o options, lo searchO
 	}
 	s.finish(res)
 	res.Limit = s.out
+	res.Soak = s.soak
 	if gone := s.out.Steps; err == nil && s.out.Ended == "broker_gone" {
 		st := gone[len(gone)-1]
 		err = fmt.Errorf("the broker went away during the search, at step %d (%s %s): %s; the search stopped there, its steps before it kept as they ran",
@@ -187,13 +191,24 @@ type search struct {
 	seen    result.Result // the intervals so far
 	out     *result.Limit
 	last    *result.LimitStep // the first failed step, for the verdict
+	next    time.Time         // when the step after the last may start
+	soak    *result.Soak      // the answer held after the search (Sustain)
 }
 
-// control runs the search on a running schedule: step, judge, step again.
+// control runs the search on a running schedule: step, judge, step again; then, with
+// Sustain, holds the answer.
 func (s *search) control(ctx context.Context, rc bench.RateControl, pubStart, runStart time.Time) {
+	s.next = pubStart
 	s.climb(ctx, pubStart, nil, func(rate float64, at time.Time) (*result.LimitStep, time.Time, bool) {
-		return s.probe(ctx, rc, rate, at, runStart)
+		st, next, ok := s.probe(ctx, rc, rate, at, runStart)
+		if ok {
+			s.next = next
+		}
+		return st, next, ok
 	})
+	if s.lo.Sustain > 0 {
+		s.hold(ctx, rc, runStart)
+	}
 }
 
 // climb runs the search from at: steps up from the start rate until one fails, then

@@ -119,6 +119,11 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.StringSliceVar(&sp.Bind, "bind", nil, "source addresses of the broker's address family: list, range (127.0.0.2-127.0.0.40), CIDR or interface name (its addresses of that family)")
 	fl.DurationVar((*time.Duration)(&sp.Duration), "duration", 0, "override parameters.duration_sec (how long connections are held)")
 	rf.registerStages(fl)
+	fl.DurationVar((*time.Duration)(&sp.Sustain), "sustain", 0, "soak: hold the load this long and judge its drift by window "+
+		"(latency, losses, refusals, the broker's RSS slope): limit holds its answer after the search; run measures this long "+
+		"(it replaces parameters.duration_sec; not with --duration or --stages); at least two windows")
+	fl.DurationVar((*time.Duration)(&sp.SustainWindow), "sustain-window", 0, "with --sustain: the windows' length, whole seconds "+
+		"(default: a minute, or a tenth of --sustain when shorter; at most 1,440 windows)")
 	fl.IntVar(&sp.IDStart, "id-start", 0, "number client ids from this instead of 0 (Connections runs)")
 	fl.BoolVar(&rf.sink, "sink", false, "start mqblast sink on loopback in a child process and run against it: a calibration run (the client host's own ceiling)")
 	fl.DurationVar(&rf.sinkDelay, "sink-flush-delay", 0, "with --sink: the sink's --flush-delay, 0 to 1s (fewer, larger writes at that cost in latency)")
