@@ -83,3 +83,25 @@ func TestSoakSlopes(t *testing.T) {
 		t.Errorf("rate %v window %v", s.Rate, s.WindowS)
 	}
 }
+
+// TestSoakBrokerMetrics: without the broker's pid, its RSS and CPU come from its host's
+// endpoints (the process-exporter's figures in the intervals); without either, the memory
+// rule cannot fire and the soak says the RSS was not watched.
+func TestSoakBrokerMetrics(t *testing.T) {
+	t.Parallel()
+	r := soakRun(60, func(int) int64 { return 3000 }, func(int) int64 { return 0 }, func(int) int64 { return 0 })
+	for i := range r.Intervals {
+		r.Intervals[i].BrokerCPUPercent = 0
+		r.Intervals[i].BrokerHost = &IntervalBrokerHost{HasProcess: true, ProcessRSSBytes: float64(100<<20 + i*200<<10), ProcessCPUPercent: 30}
+	}
+	s := NewSoak(r, 0, 60, 60, 10, 0)
+	if s.BrokerRSS != "broker_metrics" || s.Windows[0].BrokerCPUPercent != 30 || s.Held || !strings.Contains(s.Verdict, "broker RSS +703 MiB/h") {
+		t.Errorf("broker_rss %q, cpu %v, verdict %q: want the endpoints' figures, degraded by memory", s.BrokerRSS, s.Windows[0].BrokerCPUPercent, s.Verdict)
+	}
+	for i := range r.Intervals {
+		r.Intervals[i].BrokerHost = nil
+	}
+	if s := NewSoak(r, 0, 60, 60, 10, 0); s.BrokerRSS != "" || !s.Held || s.BrokerRSSSlopeBytesPerH != 0 {
+		t.Errorf("broker_rss %q, verdict %q, slope %v: want not watched, held", s.BrokerRSS, s.Verdict, s.BrokerRSSSlopeBytesPerH)
+	}
+}
