@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/mqblast/mqblast/internal/termtext"
 	"github.com/mqblast/mqblast/result"
@@ -63,8 +64,8 @@ func writeSoak(tw io.Writer, r *result.Result) {
 // losses, refusals and the broker's RSS and CPU.
 func soakWindowLine(s *result.Soak, i int) string {
 	w := &s.Windows[i]
-	line := fmt.Sprintf("%s–%s: p50 %s, p99 %s, max %s, lost %d of %d, refusals %d", result.Elapsed(w.FromS-s.FromS),
-		result.Elapsed(w.ToS-s.FromS), result.Micros(w.LatencyUS.P50), result.Micros(w.LatencyUS.P99), result.Micros(w.LatencyUS.Max),
+	line := fmt.Sprintf("%s–%s: p50 %s, p99 %s, max %s, lost %d of %d, refusals %d", clock(w.FromS-s.FromS),
+		clock(w.ToS-s.FromS), result.Micros(w.LatencyUS.P50), result.Micros(w.LatencyUS.P99), result.Micros(w.LatencyUS.Max),
 		w.Lost, w.Expected, w.Refusals())
 	if w.Stalled {
 		line += ", broker stalled"
@@ -76,6 +77,16 @@ func soakWindowLine(s *result.Soak, i int) string {
 		line += fmt.Sprintf(", CPU %.0f%%", w.BrokerCPUPercent)
 	}
 	return line
+}
+
+// clock is a span of seconds from a soak's start as a clock shows it: 0:04, 23:00, 1:05:00.
+func clock(sec float64) string {
+	d := time.Duration(sec * float64(time.Second)).Round(time.Second)
+	h, m, s := int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60
+	if h > 0 {
+		return fmt.Sprintf("%d:%02d:%02d", h, m, s)
+	}
+	return fmt.Sprintf("%d:%02d", m, s)
 }
 
 // soakPanel draws a soak's windows against the time from the hold's start: latency, losses
@@ -116,7 +127,7 @@ func soakPanel(r *result.Result) Panel {
 		if w.BrokerCPUPercent > 0 {
 			cpu = fmt.Sprintf("%.0f%%", w.BrokerCPUPercent)
 		}
-		t.Rows = append(t.Rows, []string{fmt.Sprint(i + 1), result.Elapsed(w.FromS - s.FromS), result.Elapsed(w.ToS - s.FromS),
+		t.Rows = append(t.Rows, []string{fmt.Sprint(i + 1), clock(w.FromS - s.FromS), clock(w.ToS - s.FromS),
 			result.Micros(w.LatencyUS.P50), result.Micros(w.LatencyUS.P99), result.Micros(w.LatencyUS.Max), fmt.Sprint(w.Lost),
 			fmt.Sprint(w.Expected), fmt.Sprint(w.Refusals()), rs, cpu})
 	}

@@ -105,3 +105,13 @@ func TestSoakBrokerMetrics(t *testing.T) {
 		t.Errorf("broker_rss %q, verdict %q, slope %v: want not watched, held", s.BrokerRSS, s.Verdict, s.BrokerRSSSlopeBytesPerH)
 	}
 }
+
+// TestSoakChecked: a document's soak windows are checked as counts and percentiles.
+func TestSoakChecked(t *testing.T) {
+	t.Parallel()
+	doc := `{"soak": {"window_s": 4, "windows": [{"expected": 10, "received": 12, "lost": -2, "latency_us": {"p50": 9, "p99": 5, "max": 9}}]}}`
+	err := CheckDocument([]byte(doc))
+	if err == nil || !strings.Contains(err.Error(), "soak.windows[0].lost") || !strings.Contains(err.Error(), "soak.windows[0].latency_us") {
+		t.Errorf("%v, want the negative loss and the percentiles out of order named", err)
+	}
+}
