@@ -36,15 +36,20 @@ func prepareSoak(s *scenario.Scenario, sp *spec.Spec) error {
 }
 
 // runSoak is the soak of a fixed-rate run: its measure phase, in windows of window, the
-// last window's messages through the drain.
+// last window's messages through the drain. A run that publishes nothing (Connections,
+// Subscribe) has no measure phase: its soak is the time its clients were held, from the
+// end of its connect phase to its last interval.
 func runSoak(res *result.Result, window time.Duration) *result.Soak {
 	rel := func(t time.Time) float64 { return t.Sub(res.StartedAt).Seconds() }
-	from, to := rel(res.MeasureFrom), rel(res.MeasureTo)
-	tail := to
+	tail := 0.0
 	if n := len(res.Intervals); n > 0 {
-		tail = max(tail, res.Intervals[n-1].TS)
+		tail = res.Intervals[n-1].TS
 	}
-	return result.NewSoak(res, from, to, tail, window.Seconds(), 0)
+	from, to := res.Connections.ConnectPhaseS, tail
+	if !res.MeasureFrom.IsZero() {
+		from, to = rel(res.MeasureFrom), rel(res.MeasureTo)
+	}
+	return result.NewSoak(res, from, to, max(tail, to), window.Seconds(), 0)
 }
 
 // answer is the search's sustained rate so far (0: none held).

@@ -125,3 +125,18 @@ func TestLimitSoak(t *testing.T) {
 	}
 	t.Logf("%s; sustained %v msg/s", s.Verdict, l.Sustained)
 }
+
+// TestSoakConnections: a Connections run's soak is the time its clients are held, after
+// the connect phase, in its windows.
+func TestSoakConnections(t *testing.T) {
+	t.Parallel()
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	sp := quick("quick-conn-100", m.Addr)
+	sp.NoCheck, sp.Sustain, sp.SustainWindow = true, spec.Duration(6*time.Second), spec.Duration(2*time.Second)
+	sp.Watch.BrokerPID = m.Cmd.Process.Pid
+	r := doOK(t, sp)
+	s := r.res.Soak
+	if s == nil || len(s.Windows) != 3 || s.FromS < r.res.Connections.ConnectPhaseS || s.ToS-s.FromS < 5 || s.Windows[0].BrokerRSSBytes == 0 {
+		t.Fatalf("soak %+v, want 3 windows after the connect phase (%v s), the broker's RSS in them\n%s", s, r.res.Connections.ConnectPhaseS, r.stderr)
+	}
+}
