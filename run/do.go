@@ -251,8 +251,9 @@ func (d *doer) prepare(s *scenario.Scenario, log io.Writer) (*scenario.Plan, []s
 			return nil, nil, nil, err
 		}
 		if lo.Sustain, lo.Window = sp.Sustain.D(), sp.SustainWindows(); lo.Sustain > 0 {
-			// the hold after the search, its pause and its drain
-			s.Parameters.Duration += lo.Sustain + lo.Pause + bench.MaxDrain
+			// the hold after the search, its pause and its drain, and the drain of a last
+			// step that ran past the search's time
+			s.Parameters.Duration += lo.Sustain + lo.Pause + 2*bench.MaxDrain
 		}
 	}
 	plan, err := scenario.NewPlan(s)

@@ -193,6 +193,7 @@ type search struct {
 	last    *result.LimitStep // the first failed step, for the verdict
 	next    time.Time         // when the step after the last may start
 	soak    *result.Soak      // the answer held after the search (Sustain)
+	holding bool              // the search had ended and its answer was being held
 }
 
 // control runs the search on a running schedule: step, judge, step again; then, with
@@ -516,7 +517,7 @@ func (s *search) cpu(st *result.LimitStep, from, to float64) {
 func (s *search) finish(res *result.Result) {
 	out := s.out
 	switch {
-	case res.Interrupted && out.Ended != "start_failed":
+	case res.Interrupted && out.Ended != "start_failed" && !s.holding: // an interrupted hold leaves the search's end as it was
 		out.Ended = "interrupted"
 	case !res.Interrupted && out.Ended == "interrupted":
 		// Its context ended with the measure phase, at max_duration, in a step that ran

@@ -77,6 +77,7 @@ func (s *search) hold(ctx context.Context, rc bench.RateControl, runStart time.T
 	if rate == 0 || ctx.Err() != nil {
 		return
 	}
+	s.holding = true
 	at := s.next
 	end := at.Add(lo.Sustain)
 	if err := rc.SetRate(at, rate/lo.StartRate, 0); err == nil {

@@ -140,3 +140,34 @@ func TestSoakConnections(t *testing.T) {
 		t.Fatalf("soak %+v, want 3 windows after the connect phase (%v s), the broker's RSS in them\n%s", s, r.res.Connections.ConnectPhaseS, r.stderr)
 	}
 }
+
+// TestLimitSoakInterrupted: Ctrl-C during the hold leaves the search's answer and its end as
+// they were (max_rate), and gives the soak of the hold so far.
+func TestLimitSoakInterrupted(t *testing.T) {
+	t.Parallel()
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	sp := quick("quick-p2p-100", m.Addr)
+	sp.NoCheck = true
+	sp.Sustain, sp.SustainWindow = spec.Duration(time.Minute), spec.Duration(2*time.Second)
+	sp.Limit = &spec.Limit{SLO: []string{"latency_us.p99<2000000"}, StartRate: 500, MaxRate: 1000, MaxDuration: spec.Duration(60 * time.Second),
+		Step: spec.Duration(2 * time.Second), Settle: spec.Duration(time.Second), Pause: spec.Duration(time.Second)}
+	testbroker.Binary(t, "../cmd/mqblast")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	g := goSpec(ctx, t, sp)
+	for !strings.Contains(g.progress(), "soak: window 3:") && ctx.Err() == nil {
+		time.Sleep(100 * time.Millisecond)
+	}
+	cancel() // Ctrl-C
+	r := g.wait()
+	l, s := r.res.Limit, r.res.Soak
+	if l == nil || s == nil {
+		t.Fatalf("limit %v, soak %v: want both\n%s", l, s, r.stderr)
+	}
+	if l.Ended != "max_rate" || !l.Found || l.Sustained != 1000 {
+		t.Errorf("the search ended %q, sustained %v: want max_rate, 1000 (the hold's interrupt is not the search's)", l.Ended, l.Sustained)
+	}
+	if n := len(s.Windows); n < 3 || n > 10 || s.ToS-s.FromS > 30 {
+		t.Errorf("%d windows over %.1f s: want the hold until the interrupt", n, s.ToS-s.FromS)
+	}
+}
