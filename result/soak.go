@@ -76,7 +76,7 @@ const (
 	// windows in a row is more than SoakLatencyFactor times the first window's and at
 	// least SoakLatencyFloorUS above it.
 	SoakLatencyFactor  = 2.0
-	SoakLatencyFloorUS = 1000
+	SoakLatencyFloorUS = 5000
 	// SoakLossShare: the loss rule fires when a window lost more than this share of the
 	// copies expected in it, and more than twice the first window's losses.
 	SoakLossShare = 0.001
@@ -91,7 +91,7 @@ const (
 
 // SoakRule is the rule for "degraded", as the outputs and docs/limit.md say it.
 const SoakRule = "degraded when, against the first window: the p99 of two windows in a row is more than twice the first's " +
-	"and 1 ms above it; a window lost more than 0.1 % of the copies expected in it and more than twice the first's losses; " +
+	"and 5 ms above it; a window lost more than 0.1 % of the copies expected in it and more than twice the first's losses; " +
 	"a window's refusals (refused messages, failed connects, dropped connections) are more than twice the first's; " +
 	"the broker stalled the publishers in a window and not in the first; or the broker's RSS grows more than 16 MiB/h " +
 	"and more than 5 % of its first window's RSS an hour (the least-squares slope over the windows), by more than 1 MiB over the hold"
@@ -235,7 +235,7 @@ func (s *Soak) judge() {
 				}
 				at(i)
 				short = append(short, fmt.Sprintf("p99 %s → %s", Micros(b99), Micros(worst)))
-				s.Reasons = append(s.Reasons, fmt.Sprintf("latency: the p99 of windows %d and %d (%s, %s) is more than twice the first's (%s) and 1 ms above it",
+				s.Reasons = append(s.Reasons, fmt.Sprintf("latency: the p99 of windows %d and %d (%s, %s) is more than twice the first's (%s) and 5 ms above it",
 					i+1, i+2, Micros(ws[i].LatencyUS.P99), Micros(ws[i+1].LatencyUS.P99), Micros(b99)))
 				break
 			}

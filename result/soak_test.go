@@ -1,6 +1,8 @@
 package result
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -39,6 +41,8 @@ func TestSoakVerdicts(t *testing.T) {
 			held: true, verdict: "held"},
 		{name: "latency step", lat: func(i int) int64 { return map[bool]int64{true: 41000, false: 3000}[i >= 40] }, rss: flat, lost: none,
 			verdict: "degraded after 40 s: p99 3.0ms → 41.0ms", reason: "latency: the p99 of windows 5 and 6", degradedAfS: 40},
+		{name: "host noise below the floor", lat: func(i int) int64 { return map[bool]int64{true: 1500, false: 200}[i >= 30 && i < 50] }, rss: flat,
+			lost: none, held: true, verdict: "held"},
 		{name: "leak", lat: steady, rss: func(i int) int64 { return 8<<20 + int64(i)*100<<10 }, lost: none,
 			verdict: "degraded: broker RSS +352 MiB/h", reason: "memory: the broker's RSS grows +352 MiB/h"},
 		{name: "small wobble", lat: steady, rss: func(i int) int64 { return 8<<20 + int64(i%3)*4096 }, lost: none, held: true, verdict: "held"},
@@ -113,5 +117,20 @@ func TestSoakChecked(t *testing.T) {
 	err := CheckDocument([]byte(doc))
 	if err == nil || !strings.Contains(err.Error(), "soak.windows[0].lost") || !strings.Contains(err.Error(), "soak.windows[0].latency_us") {
 		t.Errorf("%v, want the negative loss and the percentiles out of order named", err)
+	}
+}
+
+// TestSoakRuleDocumented: docs/limit.md and docs/outputs.md state the rule for "degraded" in
+// the words the outputs print.
+func TestSoakRuleDocumented(t *testing.T) {
+	t.Parallel()
+	for _, f := range []string{"limit.md", "outputs.md"} {
+		b, err := os.ReadFile(filepath.Join("..", "docs", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "> "+SoakRule+".") {
+			t.Errorf("docs/%s does not quote the rule as the outputs print it:\n%s", f, SoakRule)
+		}
 	}
 }
