@@ -27,6 +27,9 @@ func SoakLines(s *result.Soak) []string {
 		src := map[string]string{"process": "its process", "broker_metrics": "its host's endpoints"}[s.BrokerRSS]
 		lines = append(lines, fmt.Sprintf("broker RSS %s (from %s), CPU %+.1f %% of a core an hour", result.MiBPerHour(s.BrokerRSSSlopeBytesPerH),
 			src, s.BrokerCPUSlopePercentPerH))
+		if len(s.Windows) < 3 {
+			lines = append(lines, fmt.Sprintf("broker RSS not judged: the memory rule leaves out the first window and needs three, this soak has %d", len(s.Windows)))
+		}
 	}
 	for _, r := range s.Reasons {
 		lines = append(lines, termtext.Line(r))

@@ -23,8 +23,8 @@ type Soak struct {
 	Windows []SoakWindow `json:"windows"`
 	// The slopes are least-squares fits over the windows, per hour: the latency
 	// percentiles' in µs, the broker's RSS in bytes (the first window left out when there
-	// are three or more: a broker's buffers grow as the load starts) and its CPU in
-	// percent of a core.
+	// are three or more: a broker's buffers grow as the load starts, and the memory rule
+	// judges only then) and its CPU in percent of a core.
 	LatencyP50SlopeUSPerH     float64 `json:"latency_p50_slope_us_per_h"`
 	LatencyP99SlopeUSPerH     float64 `json:"latency_p99_slope_us_per_h"`
 	LatencyP999SlopeUSPerH    float64 `json:"latency_p999_slope_us_per_h"`
@@ -94,7 +94,7 @@ const SoakRule = "degraded when, against the first window: the p99 of two window
 	"and 5 ms above it; a window lost more than 0.1 % of the copies expected in it and more than twice the first's losses; " +
 	"a window's refusals (refused messages, failed connects, dropped connections) are more than twice the first's; " +
 	"the broker stalled the publishers in a window and not in the first; or the broker's RSS grows more than 16 MiB/h " +
-	"and more than 5 % of its first window's RSS an hour (the least-squares slope over the windows), by more than 1 MiB over the hold"
+	"and more than 5 % of its first window's RSS an hour (the least-squares slope over the windows after the first, three windows or more), by more than 1 MiB over the hold"
 
 // NewSoak is the soak of r's intervals over the hold [from, to) seconds into the run (t_s),
 // in windows of window seconds (the last may be shorter; one shorter than half a window
@@ -269,7 +269,9 @@ func (s *Soak) judge() {
 			}
 		}
 	}
-	if base, slopeH := s.baseRSS(), s.BrokerRSSSlopeBytesPerH; base > 0 && slopeH > SoakRSSSlopeBytesPerH &&
+	// The first window is the broker's warm-up (its buffers, a garbage-collected heap
+	// growing to its size): with fewer than three windows there is no slope without it.
+	if base, slopeH := s.baseRSS(), s.BrokerRSSSlopeBytesPerH; len(ws) >= 3 && base > 0 && slopeH > SoakRSSSlopeBytesPerH &&
 		slopeH > SoakRSSSlopeShare*float64(base) && slopeH*(s.ToS-s.FromS)/3600 > SoakRSSGrowthBytes {
 		short = append(short, "broker RSS "+MiBPerHour(slopeH))
 		s.Reasons = append(s.Reasons, fmt.Sprintf("memory: the broker's RSS grows %s (%.0f %% of its first window's %s an hour), %s over the hold",

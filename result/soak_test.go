@@ -102,6 +102,9 @@ func TestSoakBrokerMetrics(t *testing.T) {
 	if s.BrokerRSS != "broker_metrics" || s.Windows[0].BrokerCPUPercent != 30 || s.Held || !strings.Contains(s.Verdict, "broker RSS +703 MiB/h") {
 		t.Errorf("broker_rss %q, cpu %v, verdict %q: want the endpoints' figures, degraded by memory", s.BrokerRSS, s.Windows[0].BrokerCPUPercent, s.Verdict)
 	}
+	if s := NewSoak(r, 0, 20, 20, 10, 0); !s.Held || s.BrokerRSSSlopeBytesPerH <= SoakRSSSlopeBytesPerH {
+		t.Errorf("two windows: verdict %q, slope %v: want the slope, held (too few windows to judge it without the first)", s.Verdict, s.BrokerRSSSlopeBytesPerH)
+	}
 	for i := range r.Intervals {
 		r.Intervals[i].BrokerHost = nil
 	}
