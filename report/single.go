@@ -90,6 +90,9 @@ func NewReport(r *result.Result, name string) *Page {
 	if r.Limit != nil {
 		p.Panels = append(p.Panels, limitPanel(r))
 	}
+	if r.Soak != nil {
+		p.Panels = append(p.Panels, soakPanel(r))
+	}
 	p.Panels = append(p.Panels, latencyPanel(r), spectrumPanel(r),
 		connectionsPanel(r), deliveryPanel(r), clientPanel(r), brokerHostPanel(r), scenarioPanel(r))
 	return p

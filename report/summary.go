@@ -167,6 +167,7 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 		fmt.Fprintf(tw, "BROKER BEHAVED\t%s\n", termtext.Line(b.Evidence))
 	}
 	writeLimit(tw, r)
+	writeSoak(tw, r)
 	writeThresholds(tw, r.Thresholds)
 	if k := r.Kernel; k != nil {
 		for _, f := range k.Findings {

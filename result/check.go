@@ -52,6 +52,9 @@ var docCounts = []string{
 	"groups[].connections.dropped", "groups[].connections.reconnected", "groups[].messages.*",
 	"groups[].messages.unsent.*", "groups[].churn.clients", "groups[].churn.ended",
 	"groups[].connections.reconnect_failed", "groups[].messages.unacknowledged_by_step.*",
+	"soak.window_s", "soak.degraded_after_s", "soak.windows[].expected", "soak.windows[].received", "soak.windows[].lost",
+	"soak.windows[].unsent", "soak.windows[].refused_copies", "soak.windows[].connect_failed", "soak.windows[].dropped",
+	"soak.windows[].broker_rss_bytes", "soak.windows[].broker_cpu_percent",
 }
 
 // docPercentiles are the Percentiles objects: their fields never negative, and
@@ -62,6 +65,7 @@ var docPercentiles = []string{
 	"intervals[].latency_us", "intervals[].latency_raw_us", "intervals[].connect_latency_us", "intervals[].schedule_lag_us",
 	"stages[].latency_us", "stages[].latency_raw_us", "stages[].schedule_lag_us",
 	"groups[].latency_us", "groups[].connections.connect_latency_us", "groups[].connections.reconnect_latency_us",
+	"soak.windows[].latency_us",
 }
 
 // docGroupSums are the figures whose groups' values add up to the run's (a mixed run's

@@ -29,6 +29,9 @@
 //   - Thresholds (PATH OP NUMBER over the document's JSON form, k6 style): parsing, the
 //     check that a path names a numeric field of the Result type, evaluation (a value
 //     the document writes as null, such as an unknown expected, is unknown: it fails).
+//   - Soak (NewSoak): a held load cut into windows, each window's figures from the
+//     intervals, their slopes per hour, and the verdict by one rule (SoakRule), which the
+//     outputs print in the same words.
 //   - CheckShards: whether documents are the distinct shards of one run (one run
 //     identity, one scenario, each shard once), and mergeable.
 //   - CheckDocument: whether a document read back (ReadFile) can be a run's: counts and

@@ -81,7 +81,9 @@ type Result struct {
 	Stages []Stage `json:"stages,omitempty"`
 	// Limit is the answer of a search for the broker's limit (mqblast limit); nil for
 	// any other run.
-	Limit      *Limit       `json:"limit,omitempty"`
+	Limit *Limit `json:"limit,omitempty"`
+	// Soak is the load held for --sustain and its drift by window (nil: no soak).
+	Soak       *Soak        `json:"soak,omitempty"`
 	Histograms Histograms   `json:"histograms"`
 	Errors     []ErrorCount `json:"errors"`
 

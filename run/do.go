@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -236,6 +237,9 @@ func (d *doer) prepare(s *scenario.Scenario, log io.Writer) (*scenario.Plan, []s
 	if err := resolvePassword(s, sp.PasswordFile, log, secrets{d.io.Password, d.io.GroupPasswords}, d.io.Getenv); err != nil {
 		return nil, nil, nil, err
 	}
+	if err := prepareSoak(s, sp); err != nil {
+		return nil, nil, nil, err
+	}
 	var lo *searchOptions
 	if sp.Limit != nil { // the search sets the rate, the duration and the stages
 		lo = newSearchOptions(sp.Limit)
@@ -245,6 +249,11 @@ func (d *doer) prepare(s *scenario.Scenario, log io.Writer) (*scenario.Plan, []s
 		}
 		if err := prepareLimit(s, p.Estimate(), lo); err != nil {
 			return nil, nil, nil, err
+		}
+		if lo.Sustain, lo.Window = sp.Sustain.D(), sp.SustainWindows(); lo.Sustain > 0 {
+			// the hold after the search, its pause and its drain, and the drain of a last
+			// step that ran past the search's time
+			s.Parameters.Duration += lo.Sustain + lo.Pause + 2*bench.MaxDrain
 		}
 	}
 	plan, err := scenario.NewPlan(s)
@@ -301,6 +310,10 @@ func (d *doer) launch(ctx context.Context, plan *scenario.Plan, o options, outs 
 		res, err = searchLimit(ctx, plan, o, *lo)
 	} else {
 		res, err = execute(ctx, plan, o)
+		if res != nil && d.sp.Sustain > 0 {
+			res.Soak = runSoak(res, d.sp.SustainWindows())
+			fmt.Fprintf(o.Log, "soak: %s\n", res.Soak.Verdict)
+		}
 	}
 	if res == nil {
 		return nil, err
@@ -333,7 +346,11 @@ func (d *doer) overrides() changes {
 	if d.brokers != nil {
 		brokers = d.brokers
 	}
-	return changes{Sets: sp.Scenario.Set, Duration: sp.Duration.D(), Brokers: brokers, Bind: sp.Bind,
+	dur := sp.Duration.D()
+	if sp.Sustain > 0 && sp.Limit == nil { // a fixed-rate soak measures for its hold
+		dur = sp.Sustain.D()
+	}
+	return changes{Sets: sp.Scenario.Set, Duration: dur, Brokers: brokers, Bind: sp.Bind,
 		Sink: sp.Sink != nil, Stages: sp.Stages, Credentials: sp.Credentials, TLS: sp.TLS}
 }
 

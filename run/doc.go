@@ -5,8 +5,10 @@
 // one, plan it once, shard it, choose the processes, check the host, serve the outputs,
 // put the network profile around the run (tc netem, or the packet emulator's namespaces:
 // package network), start the embedded broker or the sink when the Spec names no broker,
-// execute it here or in worker processes (or search for the limit on one engine), judge
-// the thresholds and write the result with the Spec it ran. Plan stops after the plan,
+// execute it here or in worker processes (or search for the limit on one engine), judge a
+// soak's hold when the Spec sustains the load (a search's answer held after it, or a
+// fixed-rate run's measure phase), judge the thresholds and write the result with the Spec
+// it ran. Plan stops after the plan,
 // running nothing; Validate is the validate verb's body; Needs and PreflightLargest are
 // what the check verb and a study ask of a plan.
 //

@@ -48,6 +48,9 @@ type searchOptions struct {
 	// Kind is what the search finds: result.KindPublishRate, KindConnectRate or
 	// KindConnections (a count: its rates are connections held at once).
 	Kind string
+	// Sustain, when above 0, is how long the answer is held after the search (a soak),
+	// judged in windows of Window.
+	Sustain, Window time.Duration
 }
 
 // The rate fields a search varies: the publishers' rate (messages per second of each
@@ -193,6 +196,7 @@ func searchLimit(ctx context.Context, plan *scenario.Plan, o options, lo searchO
 	}
 	s.finish(res)
 	res.Limit = s.out
+	res.Soak = s.soak
 	if gone := s.out.Steps; err == nil && s.out.Ended == "broker_gone" {
 		st := gone[len(gone)-1]
 		err = fmt.Errorf("the broker went away during the search, at step %d (%s %s): %s; the search stopped there, its steps before it kept as they ran",
@@ -216,13 +220,25 @@ type search struct {
 	last    *result.LimitStep // the first failed step, for the verdict
 	pace    float64           // a count search's: the connect rate its steps dial at
 	base    stepMemory        // a count search's: the broker's memory before its first step
+	next    time.Time         // when the step after the last may start
+	soak    *result.Soak      // the answer held after the search (Sustain)
+	holding bool              // the search had ended and its answer was being held
 }
 
-// control runs the search on a running schedule: step, judge, step again.
+// control runs the search on a running schedule: step, judge, step again; then, with
+// Sustain, holds the answer.
 func (s *search) control(ctx context.Context, rc bench.RateControl, pubStart, runStart time.Time) {
+	s.next = pubStart
 	s.climb(ctx, pubStart, nil, func(rate float64, at time.Time) (*result.LimitStep, time.Time, bool) {
-		return s.probe(ctx, rc, rate, at, runStart)
+		st, next, ok := s.probe(ctx, rc, rate, at, runStart)
+		if ok {
+			s.next = next
+		}
+		return st, next, ok
 	})
+	if s.lo.Sustain > 0 {
+		s.hold(ctx, rc, runStart)
+	}
 }
 
 // climb runs the search from at: steps up from the start rate until one fails, then
@@ -527,7 +543,7 @@ func (s *search) cpu(st *result.LimitStep, from, to float64) {
 func (s *search) finish(res *result.Result) {
 	out := s.out
 	switch {
-	case res.Interrupted && out.Ended != "start_failed":
+	case res.Interrupted && out.Ended != "start_failed" && !s.holding: // an interrupted hold leaves the search's end as it was
 		out.Ended = "interrupted"
 	case !res.Interrupted && out.Ended == "interrupted":
 		// Its context ended with the measure phase, at max_duration, in a step that ran

@@ -26,6 +26,7 @@ var specFields = map[string]string{
 	"slo": "limit.slo", "start-rate": "limit.start_rate", "max-rate": "limit.max_rate", "precision": "limit.precision",
 	"factor": "limit.factor", "step": "limit.step", "settle": "limit.settle", "pause": "limit.pause",
 	"max-duration": "limit.max_duration", "confirm": "limit.confirm", "vary": "limit.vary", "find": "limit.find",
+	"sustain": "sustain", "sustain-window": "sustain_window",
 	// the quick verbs' own names
 	"ifaddr": "bind", "startnumber": "id_start",
 }

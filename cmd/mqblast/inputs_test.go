@@ -254,3 +254,33 @@ func TestLimitFind(t *testing.T) {
 		}
 	}
 }
+
+// TestSustainRefused: a sustain too short to judge a drift, or one that does not go with the
+// run, is refused (exit 2) naming the flag, before any socket.
+func TestSustainRefused(t *testing.T) {
+	t.Parallel()
+	run := []string{"run", "quick-p2p-100", "--broker", "127.0.0.1:1", "--no-check"}
+	lim := []string{"limit", "quick-p2p-100", "--broker", "127.0.0.1:1", "--no-check", "--slo", "messages.lost==0"}
+	conn := []string{"limit", "quick-conn-100", "--broker", "127.0.0.1:1", "--no-check", "--slo", "connections.failed==0",
+		"--vary", "parameters.connection_rate"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{append(run, "--sustain", "1s"), "--sustain 1s is shorter than two intervals (2s)"},
+		{append(lim, "--sustain", "1s"), "--sustain 1s is shorter than two intervals (2s)"},
+		{append(run, "--sustain", "1m", "--sustain-window", "45s"), "--sustain 1m0s is shorter than two windows (--sustain-window 45s)"},
+		{append(run, "--sustain-window", "10s"), "--sustain-window needs --sustain DURATION"},
+		{append(run, "--sustain", "1m", "--duration", "30s"), "--duration and --sustain: a soak measures for its --sustain"},
+		{append(run, "--sustain", "1m", "--stages", "30s:10"), "--stages and --sustain: a soak holds one rate"},
+		{append(run, "--sustain", "2h", "--sustain-window", "1s"), "is 7200 windows, more than 1440: give a longer --sustain-window"},
+		{append(conn, "--sustain", "1m"), "holding a connect rate would dial rate × sustain new clients"},
+		{[]string{"limit", "quick-conn-100", "--broker", "127.0.0.1:1", "--no-check", "--slo", "connections.failed==0", "--find", "connections",
+			"--sustain", "1m"}, "a held population's soak is a Connections run's"},
+	} {
+		stderr, code := runRefused(t, nil, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "connecting") {
+			t.Errorf("%v: exit %d, want %d with %q before connecting:\n%s", tc.args, code, exitUsage, tc.want, stderr)
+		}
+	}
+}

@@ -130,6 +130,11 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&rf.payloadFile, "payload-file", "", "payloads from a file instead: a directory (each file one payload), a JSON-lines file "+
 		"(.jsonl: each line one) or one file, sent in turn (--set parameters.payload_order=random: at random) after the measurement bytes, "+
 		"or as they are with --set parameters.measure=none (unmeasured, never lost): parameters.payload_file")
+	fl.DurationVar((*time.Duration)(&sp.Sustain), "sustain", 0, "soak: hold the load this long and judge its drift by window "+
+		"(latency, losses, refusals, the broker's RSS slope): limit holds its answer after the search; run measures this long "+
+		"(it replaces parameters.duration_sec; not with --duration or --stages); at least two windows")
+	fl.DurationVar((*time.Duration)(&sp.SustainWindow), "sustain-window", 0, "with --sustain: the windows' length, whole seconds "+
+		"(default: a minute, or a tenth of --sustain when shorter; at most 1,440 windows)")
 	fl.IntVar(&sp.IDStart, "id-start", 0, "number client ids from this instead of 0 (Connections runs)")
 	fl.BoolVar(&rf.sink, "sink", false, "start mqblast sink on loopback in a child process and run against it: a calibration run (the client host's own ceiling)")
 	fl.DurationVar(&rf.sinkDelay, "sink-flush-delay", 0, "with --sink: the sink's --flush-delay, 0 to 1s (fewer, larger writes at that cost in latency)")

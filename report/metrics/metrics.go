@@ -344,6 +344,29 @@ var defs = []def{
 		func(l *Live) []sample {
 			return hostSample(l, func(b *result.IntervalBrokerHost) float64 { return b.TxBytesPerS })
 		}},
+	{"mqblast_soak_held", "1 when the run's soak (--sustain) held, 0 when it degraded; absent until the run ends, and without a soak.", gauge, nil,
+		func(l *Live) []sample {
+			return soakSample(l, func(s *result.Soak) float64 { return map[bool]float64{true: 1}[s.Held] })
+		}},
+	{"mqblast_soak_latency_slope_seconds_per_hour", "The least-squares slope of the soak windows' p99 latency (from the due time), seconds per hour; absent until the run ends.", gauge, nil,
+		func(l *Live) []sample {
+			return soakSample(l, func(s *result.Soak) float64 { return s.LatencyP99SlopeUSPerH / 1e6 })
+		}},
+	{"mqblast_soak_broker_rss_slope_bytes_per_hour", "The least-squares slope of the broker's RSS over the soak windows, bytes per hour; absent until the run ends, or when the broker's RSS was not watched.", gauge, nil,
+		func(l *Live) []sample {
+			if l.final == nil || l.final.Soak == nil || l.final.Soak.BrokerRSS == "" {
+				return nil
+			}
+			return one(l.final.Soak.BrokerRSSSlopeBytesPerH)
+		}},
+}
+
+// soakSample is f of the run's soak, once the run has ended; none without one.
+func soakSample(l *Live, f func(s *result.Soak) float64) []sample {
+	if l.final == nil || l.final.Soak == nil {
+		return nil
+	}
+	return one(f(l.final.Soak))
 }
 
 // hostSample is f of the latest interval's broker host figures; none in a gap or without

@@ -120,25 +120,32 @@ func TestLiveIntervals(t *testing.T) {
 	if value(t, mf, "mqblast_run_finished") != 0 {
 		t.Error("finished before Finish")
 	}
+	if mf["mqblast_soak_held"] != nil {
+		t.Error("a soak's verdict before the run ended")
+	}
+	r.Soak = &result.Soak{Held: false, BrokerRSS: "process", BrokerRSSSlopeBytesPerH: 180 << 20, LatencyP99SlopeUSPerH: 38000}
 	r.Messages.Lost = 7
 	r.Messages.OwedAtEnd = 11
 	r.Client.Saturated = true
 	l.Finish(&r)
 	mf = scrape(t, url)
 	for name, want := range map[string]float64{
-		"mqblast_messages_published_total":  float64(r.Messages.Published),
-		"mqblast_messages_received_total":   float64(r.Messages.Received),
-		"mqblast_messages_lost_total":       7,
-		"mqblast_messages_owed_at_end":      11,
-		"mqblast_client_saturated":          1,
-		"mqblast_run_finished":              1,
-		"mqblast_run_intervals_total":       float64(len(r.Intervals)),
-		"mqblast_latency_seconds":           float64(r.LatencyUS.Count),
-		"mqblast_latency_raw_seconds":       float64(r.LatencyRaw.Count),
-		"mqblast_connect_latency_seconds":   float64(r.Connections.ConnectLatencyUS.Count),
-		"mqblast_connections_target":        float64(r.Connections.Target),
-		"mqblast_messages_unsent_total":     3,
-		"mqblast_messages_unexpected_total": 2,
+		"mqblast_messages_published_total":             float64(r.Messages.Published),
+		"mqblast_messages_received_total":              float64(r.Messages.Received),
+		"mqblast_messages_lost_total":                  7,
+		"mqblast_messages_owed_at_end":                 11,
+		"mqblast_client_saturated":                     1,
+		"mqblast_run_finished":                         1,
+		"mqblast_run_intervals_total":                  float64(len(r.Intervals)),
+		"mqblast_latency_seconds":                      float64(r.LatencyUS.Count),
+		"mqblast_latency_raw_seconds":                  float64(r.LatencyRaw.Count),
+		"mqblast_connect_latency_seconds":              float64(r.Connections.ConnectLatencyUS.Count),
+		"mqblast_connections_target":                   float64(r.Connections.Target),
+		"mqblast_messages_unsent_total":                3,
+		"mqblast_messages_unexpected_total":            2,
+		"mqblast_soak_held":                            0,
+		"mqblast_soak_broker_rss_slope_bytes_per_hour": 180 << 20,
+		"mqblast_soak_latency_slope_seconds_per_hour":  0.038,
 	} {
 		if got := value(t, mf, name); got != want {
 			t.Errorf("%s = %v, want %v", name, got, want)

@@ -84,6 +84,27 @@ type Spec struct {
 	Outputs Outputs `json:"outputs,omitzero"`
 	// Limit, if set, makes the run a search for the broker's limit.
 	Limit *Limit `json:"limit,omitempty"`
+	// Sustain, when above 0, makes the run a soak: a search holds its answer this long
+	// after it; a fixed-rate run measures this long (it replaces parameters.duration_sec).
+	// The hold is judged in windows of SustainWindow (0: SustainWindows' default).
+	Sustain       Duration `json:"sustain,omitempty"`
+	SustainWindow Duration `json:"sustain_window,omitempty"`
+}
+
+// MaxSoakWindows bounds a soak's windows: a day of one-minute windows.
+const MaxSoakWindows = 1440
+
+// SustainWindows returns the soak's window: SustainWindow when given, else a minute, or a
+// tenth of the hold when that is shorter (whole seconds, at least one), or the hold over
+// MaxSoakWindows when that is longer.
+func (s *Spec) SustainWindows() time.Duration {
+	if s.SustainWindow > 0 {
+		return s.SustainWindow.D()
+	}
+	d := s.Sustain.D()
+	w := min(time.Minute, max((d/10).Truncate(time.Second), time.Second))
+	most := (d/MaxSoakWindows + time.Second - 1).Truncate(time.Second) // whole seconds, rounded up
+	return max(w, most)
 }
 
 // Scenario is the scenario of a run and the changes made to it.
@@ -420,6 +441,7 @@ func (s *Spec) Validate() error {
 	if s.Limit != nil {
 		errs = append(errs, s.validateLimit()...)
 	}
+	errs = append(errs, s.validateSustain()...)
 	return errors.Join(errs...)
 }
 
@@ -470,6 +492,43 @@ func (s *Spec) validateLimit() []error {
 		add("limit.start_rate", "{limit.start_rate} %s: want a rate above 0", plain(l.StartRate))
 	case l.MaxRate < 0:
 		add("limit.max_rate", "{limit.max_rate} %s: want a rate above 0", plain(l.MaxRate))
+	}
+	return errs
+}
+
+// validateSustain checks a soak's hold and windows, and what does not go with a soak.
+func (s *Spec) validateSustain() []error {
+	if s.Sustain == 0 && s.SustainWindow == 0 {
+		return nil
+	}
+	var errs []error
+	add := func(field, format string, args ...any) { errs = append(errs, Errorf(field, format, args...)) }
+	d, w := s.Sustain.D(), s.SustainWindows()
+	switch {
+	case s.Sustain == 0:
+		add("sustain_window", "{sustain_window} needs {sustain} DURATION: the hold it cuts into windows")
+	case d < 0 || w <= 0:
+		add("sustain", "{sustain} %v and {sustain_window} %v: must be more than 0", d, w)
+	case d < 2*time.Second:
+		add("sustain", "{sustain} %v is shorter than two intervals (2s): a drift needs two windows to compare", d)
+	case w%time.Second != 0:
+		add("sustain_window", "{sustain_window} %v: want whole seconds (the intervals' length)", w)
+	case d < 2*w:
+		add("sustain", "{sustain} %v is shorter than two windows ({sustain_window} %v): a drift needs two windows to compare", d, w)
+	case d/w > MaxSoakWindows:
+		add("sustain_window", "{sustain} %v in {sustain_window} %v is %d windows, more than %d: give a longer {sustain_window}", d, w, d/w, MaxSoakWindows)
+	case s.Limit == nil && s.Duration != 0:
+		add("duration", "{duration} and {sustain}: a soak measures for its {sustain}; give one of them")
+	case s.Limit == nil && s.Stages != "":
+		add("stages", "{stages} and {sustain}: a soak holds one rate; give one of them")
+	case s.Shard != "":
+		add("sustain", "{sustain} with {shard}: a soak is judged on one run's intervals, not a shard's")
+	case s.Limit != nil && s.Limit.Kind() == FindConnectRate:
+		add("sustain", "{sustain} with {limit.find} %s: holding a connect rate would dial rate × sustain new clients; "+
+			"soak the publish rate instead", FindConnectRate)
+	case s.Limit != nil && s.Limit.Kind() == FindConnections:
+		add("sustain", "{sustain} with {limit.find} %s: a held population's soak is a Connections run's "+
+			"(mqblast run SCENARIO --sustain D with the count found as its clients)", FindConnections)
 	}
 	return errs
 }

@@ -139,3 +139,55 @@ func TestWith(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 }
+
+func TestSustainWindows(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ sustain, window, want time.Duration }{
+		{time.Hour, 0, time.Minute},
+		{10 * time.Minute, 0, time.Minute},
+		{30 * time.Second, 0, 3 * time.Second},
+		{5 * time.Second, 0, time.Second},
+		{2 * time.Second, 0, time.Second},
+		{48 * time.Hour, 0, 2 * time.Minute},
+		{time.Hour, 5 * time.Second, 5 * time.Second},
+	} {
+		s := &Spec{Sustain: Duration(c.sustain), SustainWindow: Duration(c.window)}
+		if got := s.SustainWindows(); got != c.want {
+			t.Errorf("sustain %v window %v: %v, want %v", c.sustain, c.window, got, c.want)
+		}
+	}
+}
+
+func TestSustainRefused(t *testing.T) {
+	t.Parallel()
+	base := func() *Spec { return &Spec{Scenario: Scenario{Name: "quick-p2p-100"}} }
+	for _, c := range []struct {
+		name  string
+		edit  func(s *Spec)
+		field string
+	}{
+		{"shorter than two intervals", func(s *Spec) { s.Sustain = Duration(1500 * time.Millisecond) }, "sustain"},
+		{"shorter than two windows", func(s *Spec) { s.Sustain, s.SustainWindow = Duration(time.Minute), Duration(45*time.Second) }, "sustain"},
+		{"window alone", func(s *Spec) { s.SustainWindow = Duration(time.Second) }, "sustain_window"},
+		{"window not whole seconds", func(s *Spec) { s.Sustain, s.SustainWindow = Duration(time.Minute), Duration(1500*time.Millisecond) }, "sustain_window"},
+		{"too many windows", func(s *Spec) { s.Sustain, s.SustainWindow = Duration(2*time.Hour), Duration(time.Second) }, "sustain_window"},
+		{"with duration", func(s *Spec) { s.Sustain, s.Duration = Duration(time.Minute), Duration(time.Minute) }, "duration"},
+		{"with a connect-rate search", func(s *Spec) {
+			s.Sustain = Duration(time.Minute)
+			s.Limit = &Limit{SLO: []string{"connections.failed==0"}, Vary: VaryConnectionRate}
+		}, "sustain"},
+	} {
+		s := base()
+		c.edit(s)
+		err := s.Validate()
+		var fe *Error
+		if !errors.As(err, &fe) || fe.Field != c.field {
+			t.Errorf("%s: %v, want an error naming %s", c.name, err, c.field)
+		}
+	}
+	ok := base()
+	ok.Sustain = Duration(2 * time.Second)
+	if err := ok.Validate(); err != nil {
+		t.Errorf("sustain 2s: %v", err)
+	}
+}

@@ -1,0 +1,173 @@
+package run
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/internal/tier"
+	"github.com/mqblast/mqblast/result"
+	"github.com/mqblast/mqblast/run/spec"
+)
+
+// leakingMosquitto is a Mosquitto made to leak: it queues without bound (max_queued_messages
+// 0) for a persistent session that subscribed to every topic at QoS 1 and went away, so it
+// keeps every message the run publishes.
+func leakingMosquitto(t *testing.T) *testbroker.Mosquitto {
+	t.Helper()
+	m := testbroker.StartMosquitto(t, testbroker.Options{Extra: []string{"max_queued_messages 0"}})
+	host, port, _ := strings.Cut(m.Addr, ":")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// -W 1: it connects, subscribes, and leaves after a second, its session kept (-c).
+	out, err := exec.CommandContext(ctx, "mosquitto_sub", "-h", host, "-p", port, "-c", "-i", "soak-ghost", "-q", "1", "-t", "#", "-W", "1").CombinedOutput()
+	if ctx.Err() != nil || (err != nil && !strings.Contains(err.Error(), "exit status 27")) {
+		t.Fatalf("mosquitto_sub: %v\n%s", err, out)
+	}
+	return m
+}
+
+// soakSpec is a fixed-rate soak of quick-p2p-100 at 1,000 msg/s against m for sustain, in
+// windows of window, the broker watched by its pid.
+func soakSpec(m *testbroker.Mosquitto, sustain, window time.Duration) *Spec {
+	sp := quick("quick-p2p-100", m.Addr, "parameters.publish_rate=10", "parameters.warmup_sec=1")
+	sp.NoCheck, sp.Sustain, sp.SustainWindow = true, spec.Duration(sustain), spec.Duration(window)
+	sp.Watch.BrokerPID = m.Cmd.Process.Pid
+	return sp
+}
+
+// TestSoakLeak: a fixed-rate soak of 20 s in 4 s windows against a Mosquitto that keeps every
+// message: the soak's windows cover the measure phase, the broker's RSS climbs, its slope is
+// above the memory rule's and the verdict says degraded with it; the summary says it in the
+// same words.
+func TestSoakLeak(t *testing.T) {
+	testbroker.Need(t)
+	if _, err := exec.LookPath("mosquitto_sub"); err != nil {
+		t.Skip("no mosquitto_sub (mosquitto-clients)")
+	}
+	t.Parallel()
+	m := leakingMosquitto(t)
+	r := doOK(t, soakSpec(m, 20*time.Second, 4*time.Second))
+	s := r.res.Soak
+	if s == nil {
+		t.Fatalf("no soak in the result\n%s", r.stderr)
+	}
+	if len(s.Windows) != 5 || s.WindowS != 4 || s.BrokerRSS != "process" {
+		t.Fatalf("%d windows of %v s, broker RSS from %q: want 5 of 4 s, from the process", len(s.Windows), s.WindowS, s.BrokerRSS)
+	}
+	first, last := s.Windows[0].BrokerRSSBytes, s.Windows[len(s.Windows)-1].BrokerRSSBytes
+	if s.Held || s.BrokerRSSSlopeBytesPerH < result.SoakRSSSlopeBytesPerH || last < first+4<<20 ||
+		!strings.Contains(s.Verdict, "broker RSS +") || !strings.Contains(strings.Join(s.Reasons, " "), "memory: the broker's RSS grows") {
+		t.Errorf("verdict %q, RSS %d → %d bytes, slope %.0f bytes/h, reasons %q: want degraded by memory", s.Verdict, first, last,
+			s.BrokerRSSSlopeBytesPerH, s.Reasons)
+	}
+	if !strings.Contains(r.stdout, "SOAK") || !strings.Contains(r.stdout, s.Verdict) || !strings.Contains(r.stdout, result.SoakRule) {
+		t.Errorf("the summary does not give the verdict and its rule:\n%s", r.stdout)
+	}
+	t.Logf("%s; RSS %.1f → %.1f MiB", s.Verdict, float64(first)/(1<<20), float64(last)/(1<<20))
+}
+
+// TestSoakSteady: the same soak against a Mosquitto that keeps nothing says held.
+func TestSoakSteady(t *testing.T) {
+	tm := tier.Timing(t)
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	r := doOK(t, soakSpec(m, 20*time.Second, 4*time.Second))
+	s := r.res.Soak
+	if s == nil || len(s.Windows) != 5 {
+		t.Fatalf("soak %+v, want 5 windows\n%s", s, r.stderr)
+	}
+	if !s.Held || s.Verdict != "held" {
+		tm.Errorf("verdict %q, reasons %q: want held", s.Verdict, s.Reasons)
+	}
+	t.Logf("%s; RSS slope %s", s.Verdict, result.MiBPerHour(s.BrokerRSSSlopeBytesPerH))
+}
+
+// TestLimitSoak: a search that holds its answer (--sustain) against the leaking Mosquitto:
+// the hold is at the sustained rate, after the last step, in its windows, and says degraded
+// by memory.
+func TestLimitSoak(t *testing.T) {
+	testbroker.Need(t)
+	if _, err := exec.LookPath("mosquitto_sub"); err != nil {
+		t.Skip("no mosquitto_sub (mosquitto-clients)")
+	}
+	t.Parallel()
+	m := leakingMosquitto(t)
+	sp := quick("quick-p2p-100", m.Addr)
+	sp.Watch.BrokerPID = m.Cmd.Process.Pid
+	sp.Sustain, sp.SustainWindow = spec.Duration(16*time.Second), spec.Duration(4*time.Second)
+	sp.Limit = &spec.Limit{SLO: []string{"latency_us.p99<2000000"}, StartRate: 500, MaxRate: 1000, MaxDuration: spec.Duration(60 * time.Second)}
+	res, output := limitRun(t, sp)
+	s, l := res.Soak, res.Limit
+	if s == nil {
+		t.Fatalf("no soak in the result\n%s", output)
+	}
+	steps := l.Steps
+	lastStep := steps[len(steps)-1]
+	if !l.Found || s.Rate != l.Sustained || len(s.Windows) != 4 || s.FromS < lastStep.ToS || s.ToS-s.FromS != 16 {
+		t.Fatalf("limit %v sustained (found %v), soak at %v msg/s over %v–%v s in %d windows, after the last step's end %v: "+
+			"want the answer held after the search, 4 windows\n%s", l.Sustained, l.Found, s.Rate, s.FromS, s.ToS, len(s.Windows), lastStep.ToS, output)
+	}
+	var got int64
+	for _, w := range s.Windows {
+		got += w.Received
+	}
+	if want := int64(0.9 * s.Rate * (s.ToS - s.FromS)); got < want {
+		t.Errorf("%d copies arrived in the hold, want at least %d (the sustained rate held)", got, want)
+	}
+	if s.Held || !strings.Contains(s.Verdict, "broker RSS +") {
+		t.Errorf("verdict %q, reasons %q: want degraded by memory", s.Verdict, s.Reasons)
+	}
+	if !strings.Contains(output, "soak: window 4:") || !strings.Contains(output, "soak: "+s.Verdict) {
+		t.Errorf("no window lines or verdict in the progress:\n%s", output)
+	}
+	t.Logf("%s; sustained %v msg/s", s.Verdict, l.Sustained)
+}
+
+// TestSoakConnections: a Connections run's soak is the time its clients are held, after
+// the connect phase, in its windows.
+func TestSoakConnections(t *testing.T) {
+	t.Parallel()
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	sp := quick("quick-conn-100", m.Addr)
+	sp.NoCheck, sp.Sustain, sp.SustainWindow = true, spec.Duration(6*time.Second), spec.Duration(2*time.Second)
+	sp.Watch.BrokerPID = m.Cmd.Process.Pid
+	r := doOK(t, sp)
+	s := r.res.Soak
+	if s == nil || len(s.Windows) != 3 || s.FromS < r.res.Connections.ConnectPhaseS || s.ToS-s.FromS < 5 || s.Windows[0].BrokerRSSBytes == 0 {
+		t.Fatalf("soak %+v, want 3 windows after the connect phase (%v s), the broker's RSS in them\n%s", s, r.res.Connections.ConnectPhaseS, r.stderr)
+	}
+}
+
+// TestLimitSoakInterrupted: Ctrl-C during the hold leaves the search's answer and its end as
+// they were (max_rate), and gives the soak of the hold so far.
+func TestLimitSoakInterrupted(t *testing.T) {
+	t.Parallel()
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	sp := quick("quick-p2p-100", m.Addr)
+	sp.NoCheck = true
+	sp.Sustain, sp.SustainWindow = spec.Duration(time.Minute), spec.Duration(2*time.Second)
+	sp.Limit = &spec.Limit{SLO: []string{"latency_us.p99<2000000"}, StartRate: 500, MaxRate: 1000, MaxDuration: spec.Duration(60 * time.Second),
+		Step: spec.Duration(2 * time.Second), Settle: spec.Duration(time.Second), Pause: spec.Duration(time.Second)}
+	testbroker.Binary(t, "../cmd/mqblast")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	g := goSpec(ctx, t, sp)
+	for !strings.Contains(g.progress(), "soak: window 3:") && ctx.Err() == nil {
+		time.Sleep(100 * time.Millisecond)
+	}
+	cancel() // Ctrl-C
+	r := g.wait()
+	l, s := r.res.Limit, r.res.Soak
+	if l == nil || s == nil {
+		t.Fatalf("limit %v, soak %v: want both\n%s", l, s, r.stderr)
+	}
+	if l.Ended != "max_rate" || !l.Found || l.Sustained != 1000 {
+		t.Errorf("the search ended %q, sustained %v: want max_rate, 1000 (the hold's interrupt is not the search's)", l.Ended, l.Sustained)
+	}
+	if n := len(s.Windows); n < 3 || n > 10 || s.ToS-s.FromS > 30 {
+		t.Errorf("%d windows over %.1f s: want the hold until the interrupt", n, s.ToS-s.FromS)
+	}
+}
