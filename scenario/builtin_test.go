@@ -91,6 +91,9 @@ func TestBuiltins(t *testing.T) {
 		if strings.HasPrefix(name, "iot-fleet-") {
 			continue // TestBuiltinFleets
 		}
+		if strings.HasPrefix(name, "production-shaped-") {
+			continue // TestBuiltinProductionShaped
+		}
 		t.Run(name, func(t *testing.T) {
 			w := nameWant(t, name)
 			s, ok := Builtin(name)

@@ -353,3 +353,31 @@ func TestGroupRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinProductionShaped: production-shaped-1K uses every production-shaped piece: a
+// client id and a username per device, a JSON template measured by a text mark, Poisson
+// arrivals and a topic tree; gateways with bursts, mixed sizes and two topics each; and the
+// wildcard subscribers expect every copy.
+func TestBuiltinProductionShaped(t *testing.T) {
+	t.Parallel()
+	s, ok := Builtin("production-shaped-1K")
+	if !ok {
+		t.Fatal("not found")
+	}
+	p := mustNewPlan(t, s)
+	dev, gw := p.Client(7), p.Client(1003)
+	if dev.GroupName != "devices" || dev.ID != "dev-7" || dev.Username != "dev-7" || dev.Group.Arrival != ArrivalPoisson ||
+		dev.Measure != MeasureMark || dev.PayloadTemplate == nil || dev.Topic != "site/7/line/3/dev/7" || dev.Receivers != 4 {
+		t.Errorf("device 7: %s %q user %q arrival %q measure %v template %v topic %q receivers %d",
+			dev.GroupName, dev.ID, dev.Username, dev.Group.Arrival, dev.Measure, dev.PayloadTemplate != nil, dev.Topic, dev.Receivers)
+	}
+	if gw.GroupName != "gateways" || gw.ID != "gw-3" || gw.Group.Arrival != ArrivalBurst || gw.Group.BurstSize != 5 ||
+		gw.PayloadSizes == nil || len(gw.Topics) != 2 || gw.Receivers != 1 {
+		t.Errorf("gateway 3: %s %q arrival %q burst %d sizes %v topics %q receivers %d",
+			gw.GroupName, gw.ID, gw.Group.Arrival, gw.Group.BurstSize, gw.PayloadSizes != nil, gw.Topics, gw.Receivers)
+	}
+	// 1,000 devices at 0.5/s each to 4 backend readers, 20 gateways at 1/s each to one.
+	if e := p.Estimate(); e.PublishPerSec != 520 || e.ReceivePerSec != 2020 || e.Clients != 1025 {
+		t.Errorf("publish %v/s receive %v/s clients %d, want 520, 2020, 1025", e.PublishPerSec, e.ReceivePerSec, e.Clients)
+	}
+}
