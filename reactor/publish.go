@@ -995,6 +995,9 @@ func (l *loop) finishPublishing(interrupted bool) {
 			l.unholdPub(p, now)
 		}
 		p.done = true
+		// What is still in flight is reported so, once: an acknowledgement that comes after
+		// (the connections close after this) finds nothing in flight and counts nothing.
+		p.fl, p.flHead, p.flN = p.fl[:0], 0, 0
 		obs.PublisherEnd(l.idx, c, &PublisherEnd{Number: p.number, Receivers: int(p.receivers),
 			Scheduled: p.dueBefore(stop, start, pr), InFlight: seqs, QoS: p.qos, Released: released})
 	}
