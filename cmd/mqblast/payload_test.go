@@ -291,6 +291,9 @@ func startOutside(t *testing.T, bin string, args ...string) (out func() string) 
 	if err := sub.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// Ended with the test also when it stops before reading the output: mosquitto_sub
+	// reconnects for ever, and CI found two of them still running after the suite.
+	t.Cleanup(func() { _ = sub.Process.Kill(); _ = sub.Wait() })
 	time.Sleep(500 * time.Millisecond) // its SUBSCRIBE before the run's first message
 	return func() string {
 		time.Sleep(500 * time.Millisecond)
