@@ -9,9 +9,9 @@ import (
 
 // newArrivalPub returns publisher number's state for sp, as the loop makes it.
 func newArrivalPub(sp *PublishSpec) *pubState {
-	p := &pubState{spec: sp, period: float64(time.Second) / sp.Rate, phase: int64(sp.Phase), number: sp.Number}
+	p := &pubState{spec: sp, period: float64(time.Second) / sp.Rate, phase: int64(sp.Phase), number: sp.Number, arrival: sp.Arrival}
 	if sp.Arrival == ArrivalPoisson {
-		p.drawn = &cursor{}
+		p.more = &pubMore{}
 	}
 	return p
 }

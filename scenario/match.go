@@ -1,9 +1,7 @@
 package scenario
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"strconv"
 )
 
@@ -142,64 +140,104 @@ func containsInt(list []int, v int) bool {
 	return false
 }
 
-// reach appends to dst the receivers of a message published to topic, in a canonical form
-// (sorted, once each): a subscribing group's client (its index in m.subs, and the client's
-// index, or -1 for all of its clients) or a share group.
-func (m *matcher) reach(topic string, dst [][2]int) [][2]int {
-	dst = dst[:0]
-	for gi := range m.subs {
-		sg := &m.subs[gi]
+// classify says how client index of subscribing group sg receives a message published to
+// topic: through the share group of one of the group's shared filters (share ≥ 0, the
+// stream's share index), through a filter of its own (ok, share -1), or not at all. A
+// shared filter wins over the client's own: its copies are counted on the share group's
+// stream (Plan.Stream).
+func (m *matcher) classify(topic string, sg *subGroup, index int) (ok bool, share int) {
+	own := false
+	for k := range sg.filters {
+		f := &sg.filters[k]
+		j, hit := f.match(topic, sg.prefix)
+		if !hit || (j >= 0 && j != index) {
+			continue
+		}
+		if f.shared && j < 0 {
+			return true, m.stream(sg, k)
+		}
+		own = true
+	}
+	return own, -1
+}
+
+// shareReaches reports whether share group share (a stream's share index) receives a
+// message published to topic: a shared filter of that index matches it, in any group.
+func (m *matcher) shareReaches(topic string, share int) bool {
+	for si := range m.subs {
+		sg := &m.subs[si]
 		for k := range sg.filters {
 			f := &sg.filters[k]
-			j, ok := f.match(topic, sg.prefix)
-			switch {
-			case !ok || j >= sg.n:
-			case f.shared:
-				dst = append(dst, [2]int{-1, sg.share[k]})
-			default:
-				dst = append(dst, [2]int{gi, j})
+			if !f.shared || m.stream(sg, k) != share {
+				continue
+			}
+			if j, ok := f.match(topic, sg.prefix); ok && j < 0 {
+				return true
 			}
 		}
 	}
-	slices.SortFunc(dst, func(a, b [2]int) int {
-		if c := cmp.Compare(a[0], b[0]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a[1], b[1])
-	})
-	dst = slices.Compact(dst)
-	// A group's every client covers its clients one by one.
-	out := dst[:0]
-	for i, r := range dst {
-		if r[0] >= 0 && r[1] >= 0 && slices.Contains(dst, [2]int{r[0], -1}) {
-			continue
-		}
-		out = append(out, dst[i])
-	}
-	return out
+	return false
 }
 
-// sameReach checks that each of n publishers (with id prefix) reaches the same receivers
-// with every topic template of its cycle, so that each of its messages has the same
-// expected copies on the same streams: a subscriber expects all of a publisher's messages
-// or none.
-func (m *matcher) sameReach(cycle []string, n int, prefix string) error {
+// oneStream checks that each of n publishers (with id prefix) that cycle over the topic
+// templates of cycle reaches every client on one stream with all of its topics: the
+// receiving side keeps one stream per client and publisher, on which a client receives
+// the publisher's messages through its own filters or through one share group, never
+// some through one and some through another. The topics may reach different receivers
+// (each message's expected copies are its topic's); this is the one thing they may not.
+func (m *matcher) oneStream(cycle []string, n int, prefix string) error {
 	ts := make([]template, len(cycle))
 	for i, raw := range cycle {
 		ts[i] = compileTemplate(raw)
 	}
-	var first, other [][2]int
+	topics := make([]string, len(ts))
 	for j := range n {
-		t0 := ts[0].expand(j, prefix)
-		first = m.reach(t0, first)
-		for k := 1; k < len(ts); k++ {
-			tk := ts[k].expand(j, prefix)
-			if other = m.reach(tk, other); !slices.Equal(first, other) {
-				return fmt.Errorf("publisher %d's topics %s and %s reach different subscribers (%d and %d receivers); "+
-					"each message of a publisher must reach the same ones (cycle over topics that the same filters match, or split the group)",
-					j, strconv.Quote(t0), strconv.Quote(tk), m.deliveries(t0), m.deliveries(tk))
+		for k := range ts {
+			topics[k] = ts[k].expand(j, prefix)
+		}
+		for si := range m.subs {
+			sg := &m.subs[si]
+			// For each topic: the share group the whole group takes it through (-1: none),
+			// and whether some client takes it through a filter of its own.
+			shareAt, ownAt := -1, -1 // a topic of each kind, -1: none yet
+			share := -1
+			for k, topic := range topics {
+				s, own := -1, false
+				for fk := range sg.filters {
+					f := &sg.filters[fk]
+					jj, ok := f.match(topic, sg.prefix)
+					if !ok || jj >= sg.n {
+						continue
+					}
+					if f.shared && jj < 0 {
+						if s < 0 {
+							s = m.stream(sg, fk)
+						}
+						continue
+					}
+					own = true
+				}
+				switch {
+				case s >= 0 && share >= 0 && s != share:
+					return m.streamsErr(j, topics[shareAt], topic, sg, "one through a share group and the other through another")
+				case s >= 0:
+					share, shareAt = s, k
+				case own:
+					ownAt = k
+				}
+				if shareAt >= 0 && ownAt >= 0 {
+					return m.streamsErr(j, topics[min(shareAt, ownAt)], topics[max(shareAt, ownAt)], sg, "one through a share group and the other through their own filters")
+				}
 			}
 		}
 	}
 	return nil
+}
+
+// streamsErr is oneStream's error: publisher j's topics a and b reach subscribing group
+// sg's clients through how.
+func (m *matcher) streamsErr(j int, a, b string, sg *subGroup, how string) error {
+	return fmt.Errorf("publisher %d's topics %s and %s reach the clients %s*, %s; "+
+		"a client receives one publisher's messages on one stream (give the shared and the other filters to two groups)",
+		j, strconv.Quote(a), strconv.Quote(b), sg.prefix, how)
 }
