@@ -100,7 +100,7 @@ type Client struct {
 	// len(Topics)] copies of it (the topics may reach different receivers).
 	Topics         []string
 	TopicReceivers []int
-	Filters []string
+	Filters        []string
 	// ResponseTopic is a requester's own response topic, expanded: its requests carry it
 	// and it subscribes to it; "" for the other roles.
 	ResponseTopic string
