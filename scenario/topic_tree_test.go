@@ -93,3 +93,65 @@ func TestTopicTreeModulo(t *testing.T) {
 		t.Errorf("site/$clientindex%%5/x: estimate of %d topics, want 5", e.Topics)
 	}
 }
+
+// TestTopicCycleReach: a device cycles over three topics that reach different receivers,
+// and the plan says so topic by topic: each topic's copies (TopicReceivers), and for each
+// subscriber which of the device's messages its stream takes (StreamCycle), a share
+// group's the same for its every member.
+func TestTopicCycleReach(t *testing.T) {
+	t.Parallel()
+	s, err := Parse("cycle.json", []byte(`{
+  "name": "cycle-reach",
+  "groups": [
+    {"name": "dev", "behaviours": "publish", "client_count": 3, "qos": 1, "topics": "site/$clientindex/{0..2}"},
+    {"name": "a", "behaviours": "subscribe", "client_count": 2, "qos": 1, "filters": "site/+/0"},
+    {"name": "b", "behaviours": "subscribe", "client_count": 1, "qos": 1, "filters": "site/+/1"},
+    {"name": "own", "behaviours": "subscribe", "client_count": 3, "qos": 1, "filters": ["site/$clientindex/1", "site/$clientindex/2"]},
+    {"name": "sh", "behaviours": "subscribe", "client_count": 2, "qos": 1, "filters": "$share/g/site/+/0"},
+    {"name": "all", "behaviours": "subscribe", "client_count": 1, "qos": 1, "filters": "site/#"}
+  ]
+}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type want struct {
+		positions []int
+		share     bool
+	}
+	wants := map[string]want{"a": {[]int{0}, false}, "b": {[]int{1}, false}, "own": {[]int{1, 2}, false},
+		"sh": {[]int{0}, true}, "all": {nil, false}}
+	for i := range p.Len() {
+		d := p.Client(i)
+		if !d.Role.Publishes() {
+			continue
+		}
+		// site/j/0: a's 2, sh's group, all; site/j/1: b, own's client j, all; site/j/2: own's j, all.
+		if got := fmt.Sprint(d.TopicReceivers); got != "[4 3 2]" {
+			t.Errorf("%s: receivers by topic %s, want [4 3 2]", d.ID, got)
+		}
+		for k := range p.Len() {
+			c := p.Client(k)
+			if c.Role.Publishes() {
+				continue
+			}
+			kind, share := p.Stream(k, d.Number)
+			pos, n := p.StreamCycle(k, d.Number)
+			w := wants[c.GroupName]
+			if c.GroupName == "own" && c.Index != d.Index {
+				if kind != StreamNotExpected {
+					t.Errorf("%s of %s: %v, want not expected", c.ID, d.ID, kind)
+				}
+				continue
+			}
+			if kind != StreamExpected || (share >= 0) != w.share || fmt.Sprint(pos) != fmt.Sprint(w.positions) ||
+				(pos != nil && n != 3) {
+				t.Errorf("%s of %s: %v share %d, positions %v of %d; want expected, shared %v, positions %v of 3",
+					c.ID, d.ID, kind, share, pos, n, w.share, w.positions)
+			}
+		}
+	}
+}
