@@ -72,3 +72,15 @@ func (c *Cycle) Key() string {
 	}
 	return b.String()
 }
+
+// jsonSize estimates the bytes of c's JSON (0 for nil: omitted).
+func (c *Cycle) jsonSize() int {
+	if c == nil {
+		return 0
+	}
+	n := 30 + digits(c.Len)
+	for _, p := range c.Pos {
+		n += digits(p) + 1
+	}
+	return n
+}

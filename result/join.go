@@ -147,10 +147,10 @@ func (j *Join) bound(limit int) {
 		add(0, i, n)
 	}
 	for i, s := range j.Streams {
-		add(1, i, s.Cover.jsonSize()+40)
+		add(1, i, s.Cover.jsonSize()+40+s.Cycle.jsonSize())
 	}
 	for i, s := range j.Shares {
-		add(2, i, s.Seqs.jsonSize()+50)
+		add(2, i, s.Seqs.jsonSize()+50+s.Cycle.jsonSize())
 	}
 	for i, s := range j.Silent {
 		add(3, i, len(s.ClientID)+len(s.Topic)+80)

@@ -54,6 +54,9 @@ func (p *Plan) Stream(i int, pub uint32) (kind StreamKind, share int) {
 // one of positions (ascending). positions is nil when the stream expects every message.
 // It expands topics, so call it once per stream, not per message.
 func (p *Plan) StreamCycle(i int, pub uint32) (positions []int, n int) {
+	if gp := p.shared.groupOf(pub); gp < 0 || len(p.shared.g[gp].cycle) < 2 {
+		return nil, 0 // the common case, at once: a publisher of one topic
+	}
 	kind, share, topics := p.stream(i, pub)
 	if kind != StreamExpected || len(topics) < 2 {
 		return nil, 0
