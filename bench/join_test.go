@@ -36,7 +36,7 @@ type (
 func recordScript(t *testing.T, p *scenario.Plan, pubs []pubScript, recvs []recvScript) *result.Result {
 	t.Helper()
 	rec := NewRecorder(2)
-	rec.Stream, rec.StreamCycle = p.Stream, p.StreamCycle
+	rec.Stream, rec.StreamCycle, rec.StreamAlso = p.Stream, p.StreamCycle, p.StreamAlso
 	rec.Placement = &Placement{Publishes: p.Publishes, Outside: p.ReceivedOutside}
 	now := time.Now().UnixNano()
 	rec.SetStart(now - int64(time.Millisecond))
@@ -173,15 +173,18 @@ func TestJoinAcrossParts(t *testing.T) {
 		}
 		return s, pubs, recvs
 	}
-	// Two devices cycle over three topics: c/j/0 read by a's 2 clients and all, c/j/1 by
-	// b's client and all, c/j/2 by the share group sh (3 members) and all.
+	// Two devices cycle over three topics: c/j/0 read by a's 2 clients, all and the share
+	// group m of mix's 2 clients, c/j/1 by b's client, all and mix's 2 clients (their own
+	// filter), c/j/2 by the share group sh (3 members) and all. A client of mix takes a
+	// device's messages on two streams: its share group's and its own.
 	cycle := func() (*scenario.Scenario, []pubScript, []recvScript) {
 		s, err := scenario.Parse("cycle.json", []byte(`{"name": "cycle", "groups": [
   {"name": "dev", "behaviours": "publish", "client_count": 2, "qos": 1, "topics": "c/$clientindex/{0..2}"},
   {"name": "a", "behaviours": "subscribe", "client_count": 2, "qos": 1, "filters": "c/+/0"},
   {"name": "b", "behaviours": "subscribe", "client_count": 1, "qos": 1, "filters": "c/+/1"},
   {"name": "sh", "behaviours": "subscribe", "client_count": 3, "qos": 1, "filters": "$share/g/c/+/2"},
-  {"name": "all", "behaviours": "subscribe", "client_count": 1, "qos": 1, "filters": "c/#"}]}`))
+  {"name": "all", "behaviours": "subscribe", "client_count": 1, "qos": 1, "filters": "c/#"},
+  {"name": "mix", "behaviours": "subscribe", "client_count": 2, "qos": 1, "filters": ["$share/m/c/+/0", "c/+/1"]}]}`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,8 +208,15 @@ func TestJoinAcrossParts(t *testing.T) {
 					if seq != 12 { // lost
 						to("a", 1, pub, seq)
 					}
+					if seq != 9 { // lost to the share group
+						to("mix", int(seq/3+uint32(pub))%2, pub, seq)
+					}
 				case 1:
 					to("b", 0, pub, seq)
+					to("mix", 0, pub, seq)
+					if seq != 7 { // lost
+						to("mix", 1, pub, seq)
+					}
 				case 2:
 					m := int(seq+uint32(pub)) % 3
 					to("sh", m, pub, seq)
@@ -219,6 +229,8 @@ func TestJoinAcrossParts(t *testing.T) {
 			// a's client 0, 28 and 29 nobody.
 			to("b", 0, pub, 25)
 			to("all", 0, pub, 25)
+			to("mix", 1, pub, 25)
+			to("mix", 0, pub, 27)
 			to("sh", 2, pub, 26)
 			to("a", 0, pub, 27)
 		}
@@ -242,9 +254,9 @@ func TestJoinAcrossParts(t *testing.T) {
 			if m.Expected != m.Received+m.Lost+m.InFlightAtEnd+m.InFlightLost {
 				t.Fatalf("one process: %s: the identity does not hold", want)
 			}
-			if name == "cycle" && (m.Expected != 140 || m.Unexpected["not_expected"] != 1 || m.OutOfOrder != 0) {
-				// 2 x 10 messages to each topic, 3, 2 and 2 copies each
-				t.Fatalf("one process: %s, unexpected %v: want 140 expected, one not_expected", want, m.Unexpected)
+			if name == "cycle" && (m.Expected != 200 || m.Unexpected["not_expected"] != 1 || m.OutOfOrder != 0) {
+				// 2 x 10 messages to each topic, 4, 4 and 2 copies each
+				t.Fatalf("one process: %s, unexpected %v: want 200 expected, one not_expected", want, m.Unexpected)
 			}
 			var shards, workers, alone []*result.Result
 			for i := range 3 {

@@ -220,7 +220,7 @@ func NewRunner(p *scenario.Plan, brokers []string, idStart int) (*Runner, error)
 		r.Stages, r.BaseRate = par.Stages, par.PublishRate
 	}
 	if !p.Open() {
-		r.Stream, r.StreamCycle = p.Stream, p.StreamCycle
+		r.Stream, r.StreamCycle, r.StreamAlso = p.Stream, p.StreamCycle, p.StreamAlso
 		r.RetainedLate = retainedLate(s)
 		r.Placement = &Placement{Publishes: p.Publishes, Outside: p.ReceivedOutside, Receives: p.ReceivesOutside}
 	}

@@ -38,6 +38,10 @@ type Recorder struct {
 	// one topic of three holds one range, and a copy of a message it does not take is
 	// unexpected, not_expected.
 	StreamCycle func(client int, publisher uint32) (positions []int, n int)
+	// StreamAlso, if set, gives the other streams on which a client takes some of such a
+	// publisher's messages (scenario.Plan.StreamAlso): through a share group with some
+	// topics and through its own filters with others, each a stream of its own.
+	StreamAlso func(client int, publisher uint32) []scenario.StreamPart
 	// RunTag is this run's tag (reactor.Config.RunTag): a measured copy that carries
 	// another is another run's, unexpected other_run, unless AnyRun accepts the copies of
 	// every run (a Subscribe run that was not told its publishers' run identity).
@@ -145,6 +149,21 @@ type loopRec struct {
 	// topics (stream.cyc indexes it; 0 is none), cycleIdx each one's index by its key.
 	cycles   []*result.Cycle
 	cycleIdx map[string]uint32
+	// alts are the other streams of a client and a publisher whose messages reach it on
+	// several (Recorder.StreamAlso), by the stream its key finds: a copy that stream does
+	// not take goes to the first of them that does.
+	alts map[*stream][]*stream
+}
+
+// alt returns the stream among st's others (loopRec.alts) that takes the publisher's
+// message seq, and its number there; ok is false when none does.
+func (lr *loopRec) alt(st *stream, seq uint32) (*stream, uint32, bool) {
+	for _, a := range lr.alts[st] {
+		if n, ok := lr.cycles[a.cyc].Index(seq); ok {
+			return a, n, true
+		}
+	}
+	return st, seq, false
 }
 
 // cycleOf returns the index in lr.cycles of the numbering of a stream that takes the
@@ -690,8 +709,11 @@ func (r *Recorder) Received(loop, client int, m reactor.Message) {
 	}
 	kind, seq := st.kind, m.Seq
 	if st.cyc != 0 { // a publisher that cycles over topics: the stream's own numbering
-		var ok bool
-		if seq, ok = lr.cycles[st.cyc].Index(seq); !ok {
+		n, ok := lr.cycles[st.cyc].Index(seq)
+		if !ok && lr.alts != nil {
+			st, n, ok = lr.alt(st, seq) // a topic it takes on another stream
+		}
+		if seq = n; !ok {
 			kind = scenario.StreamNotExpected // a topic the client does not take
 		}
 	}
@@ -832,16 +854,51 @@ func (lr *loopRec) newStream(r *Recorder, client int, pub uint32, key uint64) *s
 		}
 	}
 	if st.kind == scenario.StreamExpected && share >= 0 {
-		gk := shareKey | uint64(uint32(share))<<32 | uint64(pub)
-		g := lr.streams[gk]
-		if g == nil {
-			g = &stream{kind: scenario.StreamExpected, pub: pub, cyc: st.cyc}
-			lr.streams[gk] = g
+		st.to = lr.shareStream(share, pub, st.cyc)
+	}
+	if st.kind == scenario.StreamExpected && st.cyc != 0 && r.StreamAlso != nil {
+		for _, part := range r.StreamAlso(client, pub) {
+			a := &stream{kind: scenario.StreamExpected, pub: pub, cyc: lr.cycleOf(part.Positions, part.N)}
+			if part.Share >= 0 {
+				a.to = lr.shareStream(part.Share, pub, a.cyc)
+			}
+			if lr.alts == nil {
+				lr.alts = map[*stream][]*stream{}
+			}
+			lr.alts[st] = append(lr.alts[st], a)
 		}
-		st.to = g
 	}
 	lr.streams[key] = st
 	return st
+}
+
+// shareStream returns the loop's stream of share group share and publisher pub, which
+// numbers the publisher's messages by cycle cyc (loopRec.cycles), made on first use.
+func (lr *loopRec) shareStream(share int, pub uint32, cyc uint32) *stream {
+	gk := shareKey | uint64(uint32(share))<<32 | uint64(pub)
+	g := lr.streams[gk]
+	if g == nil {
+		g = &stream{kind: scenario.StreamExpected, pub: pub, cyc: cyc}
+		lr.streams[gk] = g
+	}
+	return g
+}
+
+// ownStreams calls f with each of the loop's own streams (not share groups', nor a share
+// group member's), its others (alts) included.
+func (lr *loopRec) ownStreams(f func(st *stream)) {
+	for k, st := range lr.streams {
+		if k&shareKey == 0 && st.kind == scenario.StreamExpected && st.to == nil {
+			f(st)
+		}
+	}
+	for _, as := range lr.alts {
+		for _, a := range as {
+			if a.to == nil {
+				f(a)
+			}
+		}
+	}
 }
 
 // ReceivesOutside reports whether this part receives copies of messages of another part's
@@ -897,26 +954,29 @@ func (r *Recorder) Finish() (*result.Snapshot, *result.Join) {
 	}
 	for _, lr := range r.loops {
 		for k, st := range lr.streams {
-			switch {
-			case k&shareKey != 0:
+			if k&shareKey != 0 {
 				groups[k] = append(groups[k], st.set.r)
 				counts[k] += st.set.n
 				if c := lr.cycle(st); c != nil {
 					shareCycle[k] = c
 				}
-			case st.kind == scenario.StreamExpected && st.to == nil && want(st.pub):
-				c := lr.cycle(st)
-				if own[st.pub] == nil {
-					own[st.pub] = map[string]*ownSets{}
-				}
-				o := own[st.pub][c.Key()]
-				if o == nil {
-					o = &ownSets{cycle: c}
-					own[st.pub][c.Key()] = o
-				}
-				o.sets = append(o.sets, st.set.r)
 			}
 		}
+		lr.ownStreams(func(st *stream) {
+			if !want(st.pub) {
+				return
+			}
+			c := lr.cycle(st)
+			if own[st.pub] == nil {
+				own[st.pub] = map[string]*ownSets{}
+			}
+			o := own[st.pub][c.Key()]
+			if o == nil {
+				o = &ownSets{cycle: c}
+				own[st.pub][c.Key()] = o
+			}
+			o.sets = append(o.sets, st.set.r)
+		})
 	}
 	union := map[uint64]result.Seqs{}
 	var extra, shared int64 // copies to a second member of their group; the groups' copies
@@ -1100,11 +1160,7 @@ func (r *Recorder) Silent(name func(client int) (id, topic string)) (sp *result.
 	refused, unwell, unanswered := map[int]int64{}, map[int]bool{}, map[uint32]int64{}
 	var pubs []silentPub
 	for _, lr := range r.loops {
-		for k, st := range lr.streams {
-			if k&shareKey == 0 && st.kind == scenario.StreamExpected && st.to == nil {
-				got[st.pub] += st.set.n
-			}
-		}
+		lr.ownStreams(func(st *stream) { got[st.pub] += st.set.n })
 		sl := &lr.silent
 		for c, n := range sl.refused {
 			refused[c] += n

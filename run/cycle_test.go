@@ -19,8 +19,9 @@ import (
 
 // cycleReachRun: 4 devices each publish 60 messages at QoS 1, cycling over three topics
 // that reach different receivers: temp (2 clients of "temp", and "all"), alarm (the one
-// client of "alarm", and "all"), log ("all" alone). Each message expects its topic's
-// copies: 3, 2 or 1.
+// client of "alarm", "all", and the 2 clients of "mix" by their own filter), log ("all",
+// and the share group of mix's clients). Each message expects its topic's copies: 3, 4 or
+// 2; a client of mix takes a device's messages on two streams.
 const cycleReachRun = `{
   "name": "cycle-reach",
   "groups": [
@@ -28,7 +29,8 @@ const cycleReachRun = `{
      "topics": ["plant/$clientindex/temp", "plant/$clientindex/alarm", "plant/$clientindex/log"]},
     {"name": "temp", "behaviours": "subscribe", "client_count": 2, "qos": 1, "filters": "plant/+/temp"},
     {"name": "alarm", "behaviours": "subscribe", "client_count": 1, "qos": 1, "id_prefix": "cyc-alarm-", "filters": "plant/+/alarm"},
-    {"name": "all", "behaviours": "subscribe", "client_count": 1, "qos": 1, "filters": "plant/#"}
+    {"name": "all", "behaviours": "subscribe", "client_count": 1, "qos": 1, "filters": "plant/#"},
+    {"name": "mix", "behaviours": "subscribe", "client_count": 2, "qos": 1, "filters": ["$share/g/plant/+/log", "plant/+/alarm"]}
   ],
   "parameters": {"publish_rate": 20, "message_count": 60, "duration_sec": 4, "warmup_sec": 0.5, "drain_sec": 2}
 }`
@@ -117,11 +119,12 @@ func (o *outsideSub) waitTotal(n int64, d time.Duration) (map[string]int64, int6
 }
 
 // TestTopicCycleReach: devices cycle over three topics that reach different subscribers
-// (2 clients on temp alone, 1 on alarm alone, none on log alone, and one on all), at QoS 1
-// against Mosquitto, in one process and in two: every figure equals what the broker
-// delivered, counted topic by topic by a mosquitto_sub outside the run: each message's
-// expected copies are its topic's (3 x temp + 2 x alarm + 1 x log), every one received,
-// each group's delivered its topics' copies, none unexpected, out of order or lost. With
+// (2 clients on temp alone, 1 on alarm alone, one on all, and 2 on alarm by their own
+// filter and on log through a share group), at QoS 1 against Mosquitto, in one process
+// and in two: every figure equals what the broker delivered, counted topic by topic by a
+// mosquitto_sub outside the run: each message's expected copies are its topic's (3 x temp
+// + 4 x alarm + 2 x log), every one received, each group's delivered its topics' copies,
+// none unexpected, out of order or lost. With
 // the alarm subscriber taken over by another client of its id 60 messages in (its session
 // ends, no reconnect), the copies lost are exactly the alarm copies it did not get: the
 // temp and all groups still got every copy of theirs, and the document adds up. With the
@@ -182,12 +185,12 @@ func TestTopicCycleReach(t *testing.T) {
 				}
 				// What the broker delivered to the run's groups, by the outside count of
 				// each topic.
-				want := 3*by["temp"] + 2*by["alarm"] + by["log"]
+				want := 3*by["temp"] + 4*by["alarm"] + 2*by["log"]
 				if msg.Expected != want {
-					t.Errorf("expected %d, want 3 x %d + 2 x %d + %d = %d", msg.Expected, by["temp"], by["alarm"], by["log"], want)
+					t.Errorf("expected %d, want 3 x %d + 4 x %d + 2 x %d = %d", msg.Expected, by["temp"], by["alarm"], by["log"], want)
 				}
-				if delivered["temp"] != 2*by["temp"] || delivered["all"] != total {
-					t.Errorf("delivered %v: want temp %d, all %d", delivered, 2*by["temp"], total)
+				if delivered["temp"] != 2*by["temp"] || delivered["all"] != total || delivered["mix"] != 2*by["alarm"]+by["log"] {
+					t.Errorf("delivered %v: want temp %d, all %d, mix %d", delivered, 2*by["temp"], total, 2*by["alarm"]+by["log"])
 				}
 				if msg.UnexpectedTotal != 0 || msg.Duplicated != 0 || msg.OutOfOrder != 0 || msg.Unmeasured != 0 {
 					t.Errorf("unexpected %v, duplicated %d, out of order %d, unmeasured %d", msg.Unexpected, msg.Duplicated, msg.OutOfOrder, msg.Unmeasured)
@@ -224,17 +227,17 @@ func TestTopicCycleReach(t *testing.T) {
 
 // checkCycleKilled checks a cycle-reach run whose broker was killed and restarted: the
 // connections dropped and came back, each message written expected its topic's copies
-// (3, 2, 1 in turn: about twice the messages written; every group's delivered within its
-// topics' share), and the dev group's figures are the run's.
+// (3, 4, 2 in turn: about three times the messages written; every group's delivered
+// within its topics' share), and the dev group's figures are the run's.
 func checkCycleKilled(t *testing.T, res *result.Result) {
 	t.Helper()
 	msg, c := res.Messages, res.Connections
 	if c.Dropped == 0 || c.Reconnected == 0 {
 		t.Errorf("dropped %d, reconnected %d: the kill did not reach the clients", c.Dropped, c.Reconnected)
 	}
-	// n messages in turn from the first topic expect 2n or 2n + 1 copies; one encoded but
+	// n messages in turn from the first topic expect 3n or 3n + 1 copies; one encoded but
 	// not written (its connection gone) shifts a publisher's turn by one, a copy either way.
-	if d := msg.Expected - 2*msg.Published; msg.Published == 0 || d < -msg.Published/10 || d > 4+msg.Published/10 ||
+	if d := msg.Expected - 3*msg.Published; msg.Published == 0 || d < -msg.Published/10 || d > 4+msg.Published/10 ||
 		msg.Expected != msg.Received+msg.Lost+msg.OwedAtEnd+msg.InFlightAtEnd+msg.InFlightLost {
 		t.Errorf("published %d, expected %d = received %d + lost %d + owed %d + in flight %d + %d?",
 			msg.Published, msg.Expected, msg.Received, msg.Lost, msg.OwedAtEnd, msg.InFlightAtEnd, msg.InFlightLost)
@@ -250,8 +253,8 @@ func checkCycleKilled(t *testing.T, res *result.Result) {
 	// Each publisher's messages go to temp, alarm, log in turn: a third of them, within
 	// one a publisher, on each topic.
 	third := msg.Published/3 + 4
-	if delivered["all"] > msg.Published || delivered["temp"] > 2*third || delivered["alarm"] > third ||
-		delivered["temp"]+delivered["alarm"]+delivered["all"] != msg.Received {
+	if delivered["all"] > msg.Published || delivered["temp"] > 2*third || delivered["alarm"] > third || delivered["mix"] > 3*third ||
+		delivered["temp"]+delivered["alarm"]+delivered["all"]+delivered["mix"] != msg.Received {
 		t.Errorf("delivered %v of %d published, received %d", delivered, msg.Published, msg.Received)
 	}
 	if msg.UnexpectedTotal != 0 || msg.OutOfOrder != 0 {

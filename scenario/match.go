@@ -1,9 +1,5 @@
 package scenario
 
-import (
-	"fmt"
-	"strconv"
-)
 
 // matcher counts the deliveries of a message from its topic over every subscribing group of
 // a scenario: one per subscribing client with a matching filter, one per share name (across
@@ -177,67 +173,4 @@ func (m *matcher) shareReaches(topic string, share int) bool {
 		}
 	}
 	return false
-}
-
-// oneStream checks that each of n publishers (with id prefix) that cycle over the topic
-// templates of cycle reaches every client on one stream with all of its topics: the
-// receiving side keeps one stream per client and publisher, on which a client receives
-// the publisher's messages through its own filters or through one share group, never
-// some through one and some through another. The topics may reach different receivers
-// (each message's expected copies are its topic's); this is the one thing they may not.
-func (m *matcher) oneStream(cycle []string, n int, prefix string) error {
-	ts := make([]template, len(cycle))
-	for i, raw := range cycle {
-		ts[i] = compileTemplate(raw)
-	}
-	topics := make([]string, len(ts))
-	for j := range n {
-		for k := range ts {
-			topics[k] = ts[k].expand(j, prefix)
-		}
-		for si := range m.subs {
-			sg := &m.subs[si]
-			// For each topic: the share group the whole group takes it through (-1: none),
-			// and whether some client takes it through a filter of its own.
-			shareAt, ownAt := -1, -1 // a topic of each kind, -1: none yet
-			share := -1
-			for k, topic := range topics {
-				s, own := -1, false
-				for fk := range sg.filters {
-					f := &sg.filters[fk]
-					jj, ok := f.match(topic, sg.prefix)
-					if !ok || jj >= sg.n {
-						continue
-					}
-					if f.shared && jj < 0 {
-						if s < 0 {
-							s = m.stream(sg, fk)
-						}
-						continue
-					}
-					own = true
-				}
-				switch {
-				case s >= 0 && share >= 0 && s != share:
-					return m.streamsErr(j, topics[shareAt], topic, sg, "one through a share group and the other through another")
-				case s >= 0:
-					share, shareAt = s, k
-				case own:
-					ownAt = k
-				}
-				if shareAt >= 0 && ownAt >= 0 {
-					return m.streamsErr(j, topics[min(shareAt, ownAt)], topics[max(shareAt, ownAt)], sg, "one through a share group and the other through their own filters")
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// streamsErr is oneStream's error: publisher j's topics a and b reach subscribing group
-// sg's clients through how.
-func (m *matcher) streamsErr(j int, a, b string, sg *subGroup, how string) error {
-	return fmt.Errorf("publisher %d's topics %s and %s reach the clients %s*, %s; "+
-		"a client receives one publisher's messages on one stream (give the shared and the other filters to two groups)",
-		j, strconv.Quote(a), strconv.Quote(b), sg.prefix, how)
 }

@@ -1,5 +1,7 @@
 package scenario
 
+import "slices"
+
 // StreamKind says what the messages of one publisher mean to one receiving client of a
 // plan: loss is counted per expected stream, and what arrives for no expected stream is
 // unexpected and never offsets a loss.
@@ -65,11 +67,7 @@ func (p *Plan) StreamCycle(i int, pub uint32) (positions []int, n int) {
 	c := p.Client(i)
 	sg := &sh.m.subs[sh.g[p.groupOfClient(i)].sub]
 	for k, t := range topics {
-		if share >= 0 && sh.m.shareReaches(t, share) {
-			positions = append(positions, k)
-			continue
-		}
-		if ok, s := sh.m.classify(t, sg, c.Index); share < 0 && ok && s < 0 {
+		if p.takes(t, sg, c.Index, share) {
 			positions = append(positions, k)
 		}
 	}
@@ -77,6 +75,69 @@ func (p *Plan) StreamCycle(i int, pub uint32) (positions []int, n int) {
 		return nil, 0
 	}
 	return positions, len(topics)
+}
+
+// StreamPart is one more stream on which a client receives some of a cycling publisher's
+// messages (StreamAlso): its share index (-1: the client's own stream) and the positions
+// of the cycle of N topics whose messages it takes.
+type StreamPart struct {
+	Share     int
+	Positions []int
+	N         int
+}
+
+// StreamAlso returns the other streams, beside Stream's (and StreamCycle's positions), on
+// which client i receives messages of the publisher numbered pub: a publisher that cycles
+// over topics may reach the client through its own filters with some and through a share
+// group with others (or through two share groups), each way a stream of its own. nil for
+// the common case of one stream. It expands topics, so call it once per stream.
+func (p *Plan) StreamAlso(i int, pub uint32) []StreamPart {
+	if gp := p.shared.groupOf(pub); gp < 0 || len(p.shared.g[gp].cycle) < 2 {
+		return nil
+	}
+	kind, first, topics := p.stream(i, pub)
+	if kind != StreamExpected || len(topics) < 2 {
+		return nil
+	}
+	sh := p.shared
+	c := p.Client(i)
+	sg := &sh.m.subs[sh.g[p.groupOfClient(i)].sub]
+	var out []StreamPart
+	own := first < 0 // Stream's is the client's own
+	for _, t := range topics {
+		ok, s := sh.m.classify(t, sg, c.Index)
+		switch {
+		case !ok || s == first:
+			continue
+		case s < 0 && !own:
+			own = true
+			out = append(out, StreamPart{Share: -1})
+		case s >= 0 && !slices.ContainsFunc(out, func(x StreamPart) bool { return x.Share == s }):
+			out = append(out, StreamPart{Share: s})
+		}
+	}
+	for k := range out {
+		out[k].N = len(topics)
+		for q, t := range topics {
+			if p.takes(t, sg, c.Index, out[k].Share) {
+				out[k].Positions = append(out[k].Positions, q)
+			}
+		}
+	}
+	return out
+}
+
+// takes reports whether the stream share (-1: a client's own) of client index of
+// subscribing group sg takes the messages published to topic: a share group those of the
+// topics any of its shared filters matches, the client's own stream those it receives
+// through its own filters alone.
+func (p *Plan) takes(topic string, sg *subGroup, index, share int) bool {
+	m := p.shared.m
+	if share >= 0 {
+		return m.shareReaches(topic, share)
+	}
+	ok, s := m.classify(topic, sg, index)
+	return ok && s < 0
 }
 
 // stream is Stream, with the publisher's topics expanded (nil when it is not a plan's
@@ -103,7 +164,7 @@ func (p *Plan) stream(i int, pub uint32) (kind StreamKind, share int, topics []s
 	}
 	topics = sh.topicsOf(gp, int(pub)-sh.g[gp].pubBase)
 	sg := &sh.m.subs[sh.g[p.groupOfClient(i)].sub]
-	for _, t := range topics { // validated: every topic that reaches it, on one stream
+	for _, t := range topics { // the first topic that reaches it: the others may be StreamAlso's
 		if ok, s := sh.m.classify(t, sg, c.Index); ok {
 			return StreamExpected, s, topics
 		}

@@ -155,3 +155,42 @@ func TestTopicCycleReach(t *testing.T) {
 		}
 	}
 }
+
+// TestTopicCycleStreamAlso: a client that takes a device's first topic through a share
+// group and its second through its own filter receives the device's messages on two
+// streams: Stream and StreamCycle give the share group's (the first topic's), StreamAlso
+// its own (the second's).
+func TestTopicCycleStreamAlso(t *testing.T) {
+	t.Parallel()
+	s, err := Parse("cycle.json", []byte(`{
+  "name": "cycle-also",
+  "groups": [
+    {"name": "dev", "behaviours": "publish", "client_count": 2, "qos": 1, "topics": "d/$clientindex/{0..2}"},
+    {"name": "mix", "behaviours": "subscribe", "client_count": 2, "qos": 1, "filters": ["$share/g/d/+/0", "d/+/1"]}
+  ]
+}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range p.Len() {
+		c := p.Client(i)
+		if c.Role.Publishes() {
+			if got := fmt.Sprint(c.TopicReceivers); got != "[1 2 0]" {
+				t.Errorf("%s: receivers by topic %s, want [1 2 0]", c.ID, got)
+			}
+			continue
+		}
+		kind, share := p.Stream(i, 1)
+		pos, n := p.StreamCycle(i, 1)
+		also := p.StreamAlso(i, 1)
+		if kind != StreamExpected || share < 0 || fmt.Sprint(pos, n) != "[0] 3" ||
+			len(also) != 1 || also[0].Share != -1 || fmt.Sprint(also[0].Positions, also[0].N) != "[1] 3" {
+			t.Errorf("%s: %v share %d positions %v of %d, also %+v; want the share group's [0] of 3, and its own [1] of 3",
+				c.ID, kind, share, pos, n, also)
+		}
+	}
+}

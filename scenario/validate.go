@@ -765,11 +765,6 @@ func (s *Scenario) checkReach(l *errList, groups []*ClientGroup, at func(i int) 
 				break
 			}
 		}
-		if len(ts) > 1 {
-			if err := m.oneStream(cycle, g.Publishers(), g.IDPrefix); err != nil {
-				l.Add(at(i).path+".topics", "%v", err)
-			}
-		}
 	}
 }
 
