@@ -1,6 +1,5 @@
 package scenario
 
-
 // matcher counts the deliveries of a message from its topic over every subscribing group of
 // a scenario: one per subscribing client with a matching filter, one per share name (across
 // groups: a share name is one share group at the broker) with a matching shared filter.
