@@ -100,7 +100,7 @@ func TestTopicTreeModulo(t *testing.T) {
 // group's the same for its every member.
 func TestTopicCycleReach(t *testing.T) {
 	t.Parallel()
-	s, err := Parse("cycle.json", []byte(`{
+	p := mustParsePlan(t, `{
   "name": "cycle-reach",
   "groups": [
     {"name": "dev", "behaviours": "publish", "client_count": 3, "qos": 1, "topics": "site/$clientindex/{0..2}"},
@@ -110,14 +110,7 @@ func TestTopicCycleReach(t *testing.T) {
     {"name": "sh", "behaviours": "subscribe", "client_count": 2, "qos": 1, "filters": "$share/g/site/+/0"},
     {"name": "all", "behaviours": "subscribe", "client_count": 1, "qos": 1, "filters": "site/#"}
   ]
-}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := NewPlan(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+}`)
 	type want struct {
 		positions []int
 		share     bool
@@ -162,20 +155,13 @@ func TestTopicCycleReach(t *testing.T) {
 // its own (the second's).
 func TestTopicCycleStreamAlso(t *testing.T) {
 	t.Parallel()
-	s, err := Parse("cycle.json", []byte(`{
+	p := mustParsePlan(t, `{
   "name": "cycle-also",
   "groups": [
     {"name": "dev", "behaviours": "publish", "client_count": 2, "qos": 1, "topics": "d/$clientindex/{0..2}"},
     {"name": "mix", "behaviours": "subscribe", "client_count": 2, "qos": 1, "filters": ["$share/g/d/+/0", "d/+/1"]}
   ]
-}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := NewPlan(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+}`)
 	for i := range p.Len() {
 		c := p.Client(i)
 		if c.Role.Publishes() {
