@@ -36,6 +36,45 @@ const (
 	certPlaceholderIndex = "$clientindex"
 )
 
+// maxCertPad is the widest zero padding of $clientindex:W (the scenario's MaxIndexPad).
+const maxCertPad = 18
+
+// expandCert returns certificate template t with $clientid as id and $clientindex as
+// index, zero-padded to W digits where it is followed by ":W", as in the scenario's
+// templates.
+func expandCert(t, id string, index int) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(t, "$client")
+		if i < 0 {
+			b.WriteString(t)
+			return b.String()
+		}
+		b.WriteString(t[:i])
+		t = t[i:]
+		switch {
+		case strings.HasPrefix(t, certPlaceholderIndex):
+			t = t[len(certPlaceholderIndex):]
+			pad, n := 0, 0
+			if len(t) > 1 && t[0] == ':' && t[1] >= '0' && t[1] <= '9' {
+				for n = 1; n < len(t) && t[n] >= '0' && t[n] <= '9'; n++ {
+					pad = min(pad*10+int(t[n]-'0'), maxCertPad)
+				}
+			}
+			num := strconv.Itoa(index)
+			b.WriteString(strings.Repeat("0", max(pad-len(num), 0)))
+			b.WriteString(num)
+			t = t[n:]
+		case strings.HasPrefix(t, certPlaceholderID):
+			b.WriteString(id)
+			t = t[len(certPlaceholderID):]
+		default:
+			b.WriteByte(t[0])
+			t = t[1:]
+		}
+	}
+}
+
 // DefaultCertSubject is the minted certificate's common name when none is given.
 const DefaultCertSubject = certPlaceholderID
 
@@ -134,7 +173,7 @@ func (cc *ClientCerts) Certificate(id string, index int) (*tls.Certificate, erro
 	if cc.fixed != nil {
 		return cc.fixed, nil
 	}
-	expand := strings.NewReplacer(certPlaceholderID, id, certPlaceholderIndex, strconv.Itoa(index)).Replace
+	expand := func(t string) string { return expandCert(t, id, index) }
 	if cc.ca == nil {
 		certFile, keyFile := expand(cc.certTmpl), expand(cc.keyTmpl)
 		c, err := tls.LoadX509KeyPair(certFile, keyFile)

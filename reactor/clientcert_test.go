@@ -22,7 +22,7 @@ import (
 func TestClientCerts(t *testing.T) {
 	t.Parallel()
 	certs := testbroker.NewCerts(t)
-	cc, err := reactor.NewClientCerts(reactor.TLSOptions{ClientCA: certs.CA, ClientCAKey: certs.CAKey, CertSubject: "site-$clientindex/$clientid"})
+	cc, err := reactor.NewClientCerts(reactor.TLSOptions{ClientCA: certs.CA, ClientCAKey: certs.CAKey, CertSubject: "site-$clientindex:3/$clientid"})
 	if err != nil || !cc.Minting() {
 		t.Fatalf("NewClientCerts: %v", err)
 	}
@@ -39,7 +39,7 @@ func TestClientCerts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := "site-" + string(rune('0'+k)) + "/dev-x"; leaf.Subject.CommonName != want {
+		if want := "site-00" + string(rune('0'+k)) + "/dev-x"; leaf.Subject.CommonName != want {
 			t.Errorf("common name %q, want %q", leaf.Subject.CommonName, want)
 		}
 		if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {

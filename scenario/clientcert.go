@@ -26,7 +26,7 @@ func (c ClientCert) Given() bool {
 
 // checkClientCert checks the certificate fields of a server at path ("server." or
 // "groups[i].server."): both files of a pair, both of a CA, not both ways, a subject only
-// to mint, and no placeholder but $clientid and $clientindex.
+// to mint, and no placeholder but $clientid and $clientindex (zero-padded as :W, no modulo).
 func checkClientCert(l *errList, path string, c ClientCert) {
 	switch {
 	case c.Cert != "" && c.Key == "":
@@ -43,8 +43,13 @@ func checkClientCert(l *errList, path string, c ClientCert) {
 		l.Add(path+"client_cert_subject", "%s without client_ca: the subject is that of minted certificates", show(c.Subject))
 	}
 	for _, f := range []struct{ name, v string }{{"cert", c.Cert}, {"key", c.Key}, {"client_cert_subject", c.Subject}} {
-		if ph, ok := unknownPlaceholder(f.v); ok {
+		ph, unknown := unknownPlaceholder(f.v)
+		t := compileTemplate(f.v)
+		switch err := checkModulo(&t, false, "a certificate is one client's"); {
+		case unknown:
 			l.Add(path+f.name, "%s: unknown placeholder %s (want %s or %s)", show(f.v), show(ph), PlaceholderID, PlaceholderIndex)
+		case err != nil:
+			l.Add(path+f.name, "%s %v", show(f.v), err)
 		}
 	}
 }
