@@ -419,3 +419,40 @@ func TestClientIDsUnique(t *testing.T) {
 		t.Errorf("one template for publishers and subscribers: %v", err)
 	}
 }
+
+// TestClientCertSAN: client_cert_san is read, written back and checked: without a CA, with
+// an empty name, an unknown placeholder, or "none" as the subject without it, it is
+// refused in one line naming the field.
+func TestClientCertSAN(t *testing.T) {
+	t.Parallel()
+	load := func(server string) (*Scenario, error) {
+		t.Helper()
+		s, err := Parse("san.json", fmt.Appendf(nil, `{"name": "san", "server": %s, "groups": [
+  {"name": "d", "behaviours": ["hold"], "client_count": 2}], "parameters": {"duration_sec": 1}}`, server))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, s.Validate()
+	}
+	s, err := load(`{"client_ca": "ca.pem", "client_ca_key": "ca.key", "client_cert_subject": "none", "client_cert_san": "$clientid.example, urn:x:$clientindex:3"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := s.Server.ClientCert; c.SAN != "$clientid.example, urn:x:$clientindex:3" || c.Subject != NoCommonName {
+		t.Errorf("read %+v", c)
+	}
+	if data, _ := s.MarshalJSON(); !strings.Contains(string(data), `"client_cert_san":"$clientid.example, urn:x:$clientindex:3"`) {
+		t.Errorf("the effective scenario lacks client_cert_san: %s", data)
+	}
+	for server, want := range map[string]string{
+		`{"client_cert_san": "$clientid.example"}`:                                                        `server.client_cert_san: "$clientid.example" without client_ca`,
+		`{"client_ca": "ca.pem", "client_ca_key": "ca.key", "client_cert_san": "a.example,,b"}`:           `server.client_cert_san: "a.example,,b" has an empty name between commas`,
+		`{"client_ca": "ca.pem", "client_ca_key": "ca.key", "client_cert_san": "$clientname.example"}`:    `server.client_cert_san: "$clientname.example": unknown placeholder "$clientname"`,
+		`{"client_ca": "ca.pem", "client_ca_key": "ca.key", "client_cert_subject": "none"}`:               `server.client_cert_subject: "none" (no common name) without client_cert_san`,
+		`{"client_ca": "ca.pem", "client_ca_key": "ca.key", "client_cert_san": "$clientindex%4.example"}`: `server.client_cert_san: "$clientindex%4.example" has $clientindex%4, a modulo`,
+	} {
+		if _, err := load(server); err == nil || !strings.HasPrefix(err.Error(), "san.json: "+want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want one line %q", server, err, want)
+		}
+	}
+}
