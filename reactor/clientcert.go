@@ -125,7 +125,7 @@ func (n *sanNames) add(name string) error {
 		}
 		for _, label := range strings.Split(name, ".") {
 			if label == "" || len(label) > 63 || strings.Trim(label, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_*") != "" {
-				return bad("is not a DNS name (want labels of letters, digits and '-', or a URI with ://, an email with @, an IP address)")
+				return bad("is not a DNS name (want labels of letters, digits and '-', or a URI with :// or urn:, an email with @, an IP address)")
 			}
 		}
 		n.dns = append(n.dns, name)

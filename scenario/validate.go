@@ -105,8 +105,10 @@ func (s *Scenario) checkPlain(l *errList) {
 		switch {
 		case pf.plain() && sf.plain():
 			if idsCollide(s.Publishers.IDPrefix, s.Publishers.ClientCount, s.Subscribers.IDPrefix, s.Subscribers.ClientCount) {
-				l.Add("subscribers.id_prefix", "%s gives client ids that publishers also use (id_prefix %s); ids must be unique",
-					show(s.Subscribers.IDPrefix), show(s.Publishers.IDPrefix))
+				path, v := s.idSource("subscribers.", s.Subscribers)
+				ppath, pv := s.idSource("publishers.", s.Publishers)
+				l.Add(path, "%s gives client ids that publishers also use (%s %s); ids must be unique",
+					show(v), ppath[strings.LastIndexByte(ppath, '.')+1:], show(pv))
 			}
 		case pf.overlaps(sf):
 			path, v := s.idSource("subscribers.", s.Subscribers)
