@@ -775,10 +775,6 @@ func (s *Scenario) checkReach(l *errList, groups []*ClientGroup, at func(i int) 
 	}
 }
 
-func digits(n int) int {
-	return len(strconv.Itoa(n))
-}
-
 // idsCollide reports whether some id prefixA+i (i < countA) equals prefixB+j (j < countB).
 func idsCollide(prefixA string, countA int, prefixB string, countB int) bool {
 	if len(prefixA) > len(prefixB) {
