@@ -24,7 +24,7 @@ type subGroup struct {
 	filters []filter
 	share   []int // the index of each filter's share name in matcher.shares, -1: not shared
 	n       int   // clients
-	prefix  string
+	ids     idForm
 	respond bool // a respond group: it answers the requests it receives
 }
 
@@ -35,7 +35,7 @@ func newMatcher(groups []*ClientGroup, byFilter bool) *matcher {
 		if g == nil || !g.Subscribes() {
 			continue
 		}
-		sg := subGroup{gid: gid, n: g.ClientCount, prefix: g.IDPrefix, respond: g.Responds()}
+		sg := subGroup{gid: gid, n: g.ClientCount, ids: g.ids(), respond: g.Responds()}
 		for _, raw := range g.subscribed() {
 			f := compileFilter(raw)
 			k := -1
@@ -78,7 +78,7 @@ func (m *matcher) anyReceiver(topic string, f func(gid, j int) bool) bool {
 	for si := range m.subs {
 		sg := &m.subs[si]
 		for k := range sg.filters {
-			if j, ok := sg.filters[k].match(topic, sg.prefix); ok && j < sg.n && f(sg.gid, j) {
+			if j, ok := sg.filters[k].match(topic, sg.ids); ok && j < sg.n && f(sg.gid, j) {
 				return true
 			}
 		}
@@ -109,7 +109,7 @@ func (m *matcher) count(topic string, respond bool) int {
 		idx := idxBuf[:0]
 		for k := range sg.filters {
 			f := &sg.filters[k]
-			j, ok := f.match(topic, sg.prefix)
+			j, ok := f.match(topic, sg.ids)
 			if !ok || j >= sg.n {
 				continue
 			}
@@ -151,7 +151,7 @@ func (m *matcher) reach(topic string, dst [][2]int) [][2]int {
 		sg := &m.subs[gi]
 		for k := range sg.filters {
 			f := &sg.filters[k]
-			j, ok := f.match(topic, sg.prefix)
+			j, ok := f.match(topic, sg.ids)
 			switch {
 			case !ok || j >= sg.n:
 			case f.shared:
@@ -183,17 +183,17 @@ func (m *matcher) reach(topic string, dst [][2]int) [][2]int {
 // with every topic template of its cycle, so that each of its messages has the same
 // expected copies on the same streams: a subscriber expects all of a publisher's messages
 // or none.
-func (m *matcher) sameReach(cycle []string, n int, prefix string) error {
+func (m *matcher) sameReach(cycle []string, n int, ids idForm) error {
 	ts := make([]template, len(cycle))
 	for i, raw := range cycle {
 		ts[i] = compileTemplate(raw)
 	}
 	var first, other [][2]int
 	for j := range n {
-		t0 := ts[0].expand(j, prefix)
+		t0 := ts[0].expand(j, ids)
 		first = m.reach(t0, first)
 		for k := 1; k < len(ts); k++ {
-			tk := ts[k].expand(j, prefix)
+			tk := ts[k].expand(j, ids)
 			if other = m.reach(tk, other); !slices.Equal(first, other) {
 				return fmt.Errorf("publisher %d's topics %s and %s reach different subscribers (%d and %d receivers); "+
 					"each message of a publisher must reach the same ones (cycle over topics that the same filters match, or split the group)",

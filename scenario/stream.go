@@ -61,12 +61,12 @@ func (p *Plan) Stream(i int, pub uint32) (kind StreamKind, share int) {
 	if c.Role == RoleRequester && pub == c.Number { // the responses to its own requests
 		return StreamExpected, -1
 	}
-	topic := sh.g[gp].pub.expand(int(pub)-sh.g[gp].pubBase, g.IDPrefix)
+	topic := sh.g[gp].pub.expand(int(pub)-sh.g[gp].pubBase, g.ids())
 	sg := &sh.m.subs[sh.g[p.groupOfClient(i)].sub]
 	own := false
 	for k := range sg.filters {
 		f := &sg.filters[k]
-		j, ok := f.match(topic, sg.prefix)
+		j, ok := f.match(topic, sg.ids)
 		if !ok || (j >= 0 && j != c.Index) {
 			continue
 		}
@@ -105,7 +105,7 @@ func (p *Plan) ReceivedOutside(pub uint32) bool {
 	if p.n == sh.whole || gp < 0 || !sh.groups[gp].ExpectDelivery {
 		return false
 	}
-	topic := sh.g[gp].pub.expand(int(pub)-sh.g[gp].pubBase, sh.groups[gp].IDPrefix)
+	topic := sh.g[gp].pub.expand(int(pub)-sh.g[gp].pubBase, sh.groups[gp].ids())
 	return sh.m.anyReceiver(topic, func(gid, j int) bool {
 		if j >= 0 {
 			return !p.subscribesIn(gid, j)
@@ -147,7 +147,7 @@ func (p *Plan) ReceivesOutside() bool {
 			if budget--; budget < 0 {
 				return true
 			}
-			if sh.m.anyReceiver(pg.pub.expand(i, g.IDPrefix), here) {
+			if sh.m.anyReceiver(pg.pub.expand(i, g.ids()), here) {
 				return true
 			}
 		}
