@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"errors"
+
 	"github.com/mqblast/mqblast/reactor"
 	"github.com/mqblast/mqblast/scenario"
 )
@@ -14,10 +16,13 @@ func ClientCerts(p *scenario.Plan) (map[scenario.ClientCert]*reactor.ClientCerts
 	for _, src := range s.CertSources() {
 		c := src.Cert
 		cc, err := reactor.NewClientCerts(reactor.TLSOptions{CertFile: c.Cert, KeyFile: c.Key, ClientCA: c.CA,
-			ClientCAKey: c.CAKey, CertSubject: c.Subject})
+			ClientCAKey: c.CAKey, CertSubject: c.Subject, CertSAN: c.SAN})
 		if err != nil {
 			field := "cert"
-			if c.CA != "" {
+			switch {
+			case errors.Is(err, reactor.ErrCertSAN):
+				field = "client_cert_san"
+			case c.CA != "":
 				field = "client_ca_key"
 			}
 			return nil, &scenario.Error{File: s.File(), Path: src.Path + field, Msg: err.Error()}
@@ -68,7 +73,10 @@ func CheckClientCert(p *scenario.Plan, certs map[scenario.ClientCert]*reactor.Cl
 			}
 		}
 		field := "cert"
-		if c.ClientCert.CA != "" {
+		switch {
+		case errors.Is(err, reactor.ErrCertSAN):
+			field = "client_cert_san"
+		case c.ClientCert.CA != "":
 			field = "client_cert_subject"
 		}
 		return &scenario.Error{File: s.File(), Path: path + field, Msg: err.Error()}

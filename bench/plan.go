@@ -19,7 +19,7 @@ import (
 // the index when asked, so a million clients need no million specs), the brokers, the
 // source addresses and the connect rate. brokers overrides the plan's (the embedded
 // broker's address when the scenario names none). idStart, when not 0, numbers client ids
-// from it (id_prefix + idStart + index, emqtt-bench's -n); only ids change, not topics.
+// from it (idStart + index in the group's id, emqtt-bench's -n); only ids change, not topics.
 func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Config, error) {
 	s := p.Scenario()
 	if len(brokers) == 0 {
@@ -177,7 +177,7 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 
 // clientID is client c's id with ids numbered from idStart (not 0).
 func clientID(c scenario.Client, idStart int) string {
-	return c.Group.IDPrefix + strconv.Itoa(idStart+c.Index)
+	return c.Group.ID(idStart + c.Index)
 }
 
 // randTopic splits a topic at its first %rand_N placeholder (emqtt-bench's per-message

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -36,8 +38,100 @@ const (
 	certPlaceholderIndex = "$clientindex"
 )
 
+// maxCertPad is the widest zero padding of $clientindex:W (the scenario's MaxIndexPad).
+const maxCertPad = 18
+
+// expandCert returns certificate template t with $clientid as id and $clientindex as
+// index, zero-padded to W digits where it is followed by ":W", as in the scenario's
+// templates.
+func expandCert(t, id string, index int) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(t, "$client")
+		if i < 0 {
+			b.WriteString(t)
+			return b.String()
+		}
+		b.WriteString(t[:i])
+		t = t[i:]
+		switch {
+		case strings.HasPrefix(t, certPlaceholderIndex):
+			t = t[len(certPlaceholderIndex):]
+			pad, n := 0, 0
+			if len(t) > 1 && t[0] == ':' && t[1] >= '0' && t[1] <= '9' {
+				for n = 1; n < len(t) && t[n] >= '0' && t[n] <= '9'; n++ {
+					pad = min(pad*10+int(t[n]-'0'), maxCertPad)
+				}
+			}
+			num := strconv.Itoa(index)
+			b.WriteString(strings.Repeat("0", max(pad-len(num), 0)))
+			b.WriteString(num)
+			t = t[n:]
+		case strings.HasPrefix(t, certPlaceholderID):
+			b.WriteString(id)
+			t = t[len(certPlaceholderID):]
+		default:
+			b.WriteByte(t[0])
+			t = t[1:]
+		}
+	}
+}
+
 // DefaultCertSubject is the minted certificate's common name when none is given.
 const DefaultCertSubject = certPlaceholderID
+
+// NoCommonName as the subject template mints certificates without a common name, their
+// identity in their subject alternative names alone.
+const NoCommonName = "none"
+
+// ErrCertSAN is the error of a subject alternative name that cannot be minted.
+var ErrCertSAN = errors.New("client certificate SAN")
+
+// sanNames are the subject alternative names of one minted certificate.
+type sanNames struct {
+	dns, email []string
+	ip         []net.IP
+	uri        []*url.URL
+}
+
+// add adds name, a SAN template expanded, to n: a URI when it holds "://" or begins with
+// "urn:", an email address when it holds "@", an IP address when it parses as one, else a DNS name.
+func (n *sanNames) add(name string) error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w %q: %s", ErrCertSAN, name, fmt.Sprintf(format, a...))
+	}
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: empty once expanded", ErrCertSAN)
+	case strings.ContainsAny(name, " \t\r\n"):
+		return bad("holds a space")
+	case strings.Contains(name, "://") || strings.HasPrefix(strings.ToLower(name), "urn:"):
+		u, err := url.Parse(name)
+		if err != nil || u.Scheme == "" || !u.IsAbs() {
+			return bad("is not an absolute URI (want scheme://... or urn:...)")
+		}
+		n.uri = append(n.uri, u)
+	case strings.Contains(name, "@"):
+		local, domain, _ := strings.Cut(name, "@")
+		if local == "" || domain == "" || strings.Contains(domain, "@") {
+			return bad("is not an email address (want local@domain)")
+		}
+		n.email = append(n.email, name)
+	case net.ParseIP(name) != nil:
+		n.ip = append(n.ip, net.ParseIP(name))
+	default:
+		if len(name) > 253 {
+			return bad("is longer than a DNS name's 253 bytes")
+		}
+		for _, label := range strings.Split(name, ".") {
+			if label == "" || len(label) > 63 || strings.Trim(label, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_*") != "" {
+				return bad("is not a DNS name (want labels of letters, digits and '-', or a URI with :// or urn:, an email with @, an IP address)")
+			}
+		}
+		n.dns = append(n.dns, name)
+	}
+	return nil
+}
 
 // mintValidity is how long a minted certificate is valid, from an hour before it is made
 // (the broker's clock may lag).
@@ -50,6 +144,7 @@ type ClientCerts struct {
 	fixed             *tls.Certificate // one pair for every client (no template)
 	certTmpl, keyTmpl string           // file templates (mint: "")
 	subject           string           // the minted certificate's common name template
+	san               []string         // its subject alternative names' templates
 	ca                *x509.Certificate
 	caKey             crypto.Signer
 }
@@ -71,6 +166,8 @@ func NewClientCerts(o TLSOptions) (*ClientCerts, error) {
 		switch {
 		case o.CertSubject != "":
 			return nil, errors.New("a certificate subject is for minted certificates: give the CA to mint them with (its certificate and key files) too")
+		case o.CertSAN != "":
+			return nil, errors.New("a certificate SAN is for minted certificates: give the CA to mint them with (its certificate and key files) too")
 		case o.CertFile == "" && o.KeyFile == "":
 			return nil, nil
 		case o.CertFile == "" || o.KeyFile == "":
@@ -122,7 +219,30 @@ func NewClientCerts(o TLSOptions) (*ClientCerts, error) {
 	if subject == "" {
 		subject = DefaultCertSubject
 	}
-	return &ClientCerts{subject: subject, ca: ca, caKey: signer}, nil
+	san, err := SplitSAN(o.CertSAN)
+	if err != nil {
+		return nil, err
+	}
+	if subject == NoCommonName && len(san) == 0 {
+		return nil, fmt.Errorf("a certificate subject %q (no common name) needs a SAN to name the client", NoCommonName)
+	}
+	return &ClientCerts{subject: subject, san: san, ca: ca, caKey: signer}, nil
+}
+
+// SplitSAN returns the templates of a comma-separated SAN list (spaces around each
+// trimmed); an empty entry is an error.
+func SplitSAN(list string) ([]string, error) {
+	if strings.TrimSpace(list) == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, t := range strings.Split(list, ",") {
+		if t = strings.TrimSpace(t); t == "" {
+			return nil, fmt.Errorf("%w %q: an empty name between commas", ErrCertSAN, list)
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }
 
 // Minting reports whether the certificates are minted (not read from files).
@@ -134,7 +254,7 @@ func (cc *ClientCerts) Certificate(id string, index int) (*tls.Certificate, erro
 	if cc.fixed != nil {
 		return cc.fixed, nil
 	}
-	expand := strings.NewReplacer(certPlaceholderID, id, certPlaceholderIndex, strconv.Itoa(index)).Replace
+	expand := func(t string) string { return expandCert(t, id, index) }
 	if cc.ca == nil {
 		certFile, keyFile := expand(cc.certTmpl), expand(cc.keyTmpl)
 		c, err := tls.LoadX509KeyPair(certFile, keyFile)
@@ -143,9 +263,17 @@ func (cc *ClientCerts) Certificate(id string, index int) (*tls.Certificate, erro
 		}
 		return &c, nil
 	}
-	cn := expand(cc.subject)
-	if cn == "" {
-		return nil, errors.New("client certificate subject: empty once expanded")
+	cn := ""
+	if cc.subject != NoCommonName {
+		if cn = expand(cc.subject); cn == "" {
+			return nil, errors.New("client certificate subject: empty once expanded")
+		}
+	}
+	var names sanNames
+	for _, t := range cc.san {
+		if err := names.add(expand(t)); err != nil {
+			return nil, err
+		}
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -161,6 +289,7 @@ func (cc *ClientCerts) Certificate(id string, index int) (*tls.Certificate, erro
 		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(mintValidity),
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		DNSNames:    names.dns, EmailAddresses: names.email, IPAddresses: names.ip, URIs: names.uri,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, cc.ca, &key.PublicKey, cc.caKey)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"crypto/elliptic"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,7 +24,7 @@ import (
 func TestClientCerts(t *testing.T) {
 	t.Parallel()
 	certs := testbroker.NewCerts(t)
-	cc, err := reactor.NewClientCerts(reactor.TLSOptions{ClientCA: certs.CA, ClientCAKey: certs.CAKey, CertSubject: "site-$clientindex/$clientid"})
+	cc, err := reactor.NewClientCerts(reactor.TLSOptions{ClientCA: certs.CA, ClientCAKey: certs.CAKey, CertSubject: "site-$clientindex:3/$clientid"})
 	if err != nil || !cc.Minting() {
 		t.Fatalf("NewClientCerts: %v", err)
 	}
@@ -39,7 +41,7 @@ func TestClientCerts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := "site-" + string(rune('0'+k)) + "/dev-x"; leaf.Subject.CommonName != want {
+		if want := "site-00" + string(rune('0'+k)) + "/dev-x"; leaf.Subject.CommonName != want {
 			t.Errorf("common name %q, want %q", leaf.Subject.CommonName, want)
 		}
 		if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
@@ -53,6 +55,46 @@ func TestClientCerts(t *testing.T) {
 	}
 	if serials[0] == serials[1] {
 		t.Errorf("two certificates with serial %s", serials[0])
+	}
+
+	// Subject alternative names: each template expanded, by its form a URI, an email
+	// address, an IP address or a DNS name; with subject "none", no common name.
+	san, err := reactor.NewClientCerts(reactor.TLSOptions{ClientCA: certs.CA, ClientCAKey: certs.CAKey, CertSubject: reactor.NoCommonName,
+		CertSAN: "$clientid.devices.example, urn:mqblast:$clientid,spiffe://fleet/dev/$clientindex:3,$clientid@fleet.example,10.1.0.$clientindex,fd00::$clientindex"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := san.Certificate("dev-7-eu", 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := x509.ParseCertificate(c.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, u := range leaf.URIs {
+		uris = append(uris, u.String())
+	}
+	got := fmt.Sprintf("CN %q DNS %v URI %v email %v IP %v", leaf.Subject.CommonName, leaf.DNSNames, uris, leaf.EmailAddresses, leaf.IPAddresses)
+	if want := `CN "" DNS [dev-7-eu.devices.example] URI [urn:mqblast:dev-7-eu spiffe://fleet/dev/007] email [dev-7-eu@fleet.example] IP [10.1.0.7 fd00::7]`; got != want {
+		t.Errorf("minted with SANs: %s\nwant %s", got, want)
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		t.Errorf("minted certificate with SANs: %v", err)
+	}
+	for tmpl, want := range map[string]string{
+		"$clientid a.example": `client certificate SAN "dev-7-eu a.example": holds a space`,
+		"dev_$clientid..x":    `client certificate SAN "dev_dev-7-eu..x": is not a DNS name`,
+		"@$clientid":          `client certificate SAN "@dev-7-eu": is not an email address`,
+	} {
+		cc, err := reactor.NewClientCerts(reactor.TLSOptions{ClientCA: certs.CA, ClientCAKey: certs.CAKey, CertSAN: tmpl})
+		if err == nil {
+			_, err = cc.Certificate("dev-7-eu", 7)
+		}
+		if err == nil || !errors.Is(err, reactor.ErrCertSAN) || err.Error() != want && !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("SAN %q: %v, want %q", tmpl, err, want)
+		}
 	}
 
 	dir := t.TempDir()
@@ -94,6 +136,9 @@ func TestClientCerts(t *testing.T) {
 	refused("a server certificate as the CA", reactor.TLSOptions{ClientCA: certs.ServerCert, ClientCAKey: certs.ServerKey}, certs.ServerCert, "not a CA certificate")
 	refused("a CA without its key", reactor.TLSOptions{ClientCA: certs.CA}, certs.CA, "private key")
 	refused("a subject without a CA", reactor.TLSOptions{CertSubject: "$clientid"}, "minted")
+	refused("a SAN without a CA", reactor.TLSOptions{CertSAN: "$clientid.example"}, "minted")
+	refused("no common name and no SAN", reactor.TLSOptions{ClientCA: certs.CA, ClientCAKey: certs.CAKey, CertSubject: "none"}, "needs a SAN")
+	refused("an empty SAN", reactor.TLSOptions{ClientCA: certs.CA, ClientCAKey: certs.CAKey, CertSAN: "a.example,,b.example"}, "an empty name between commas")
 	refused("minted and given", reactor.TLSOptions{ClientCA: certs.CA, ClientCAKey: certs.CAKey, CertFile: "c.pem", KeyFile: "c.key"}, "not both")
 }
 

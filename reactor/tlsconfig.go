@@ -20,8 +20,10 @@ type TLSOptions struct {
 	Version    string   // "" (1.2 and 1.3), "1.2" or "1.3": the only version offered
 	// ClientCA and ClientCAKey are the PEM certificate and key of a CA that mints each
 	// client a certificate of its own, its common name CertSubject (a template; default
-	// $clientid). See ClientCerts.
+	// $clientid; NoCommonName for none, with a SAN), its subject alternative names CertSAN
+	// (templates separated by commas; none when empty). See ClientCerts.
 	ClientCA, ClientCAKey, CertSubject string
+	CertSAN                            string
 }
 
 // TLSConfig builds the tls.Config of o. Errors name the file or option and the problem.

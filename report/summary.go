@@ -84,6 +84,9 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 	if messaging {
 		fmt.Fprintf(tw, "scheduled\t%d messages: %d published (written), %d unsent%s\n",
 			m.Scheduled, m.Published, m.UnsentTotal, termtext.Line(countfmt.ByCause(m.Unsent)))
+		if line := CarrierLine(r.Measurement); line != "" {
+			fmt.Fprintf(tw, "carrier\t%s\n", termtext.Line(line))
+		}
 		if m.ExpectedUnknown {
 			fmt.Fprintf(tw, "delivery\t%s: %d received, %d duplicated, %d out of order\n", unknownExpected, m.Received, m.Duplicated, m.OutOfOrder)
 		} else {
@@ -230,6 +233,27 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 		fmt.Fprintf(tw, "client\tcpu %.2fs, max rss %.1f MiB\n", cl.CPUS, float64(cl.MaxRSSBytes)/(1<<20))
 	}
 	return tw.Flush()
+}
+
+// CarrierLine says on one line where each publishing group's messages carried their
+// measurement ("devices: mark (template), gateways: header (fill)"): "" when no group
+// carried it other than in the header before its payload and there is one group, as a run
+// whose messages all start with the header says nothing.
+func CarrierLine(ms []result.GroupMeasurement) string {
+	other := false
+	parts := make([]string, 0, len(ms))
+	for _, g := range ms {
+		other = other || g.Carrier != "header"
+		p := fmt.Sprintf("%s: %s (%s)", g.Group, g.Carrier, g.Payload)
+		if g.Carrier == "none" {
+			p = fmt.Sprintf("%s: none (%s, its copies unmeasured)", g.Group, g.Payload)
+		}
+		parts = append(parts, p)
+	}
+	if !other && len(ms) < 2 {
+		return ""
+	}
+	return strings.Join(parts, ", ")
 }
 
 // StageLine is the summary of a stage on one line: its span and rate, what was offered,

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -219,4 +220,80 @@ func TestPerClientCredentials(t *testing.T) {
 		t.Errorf("one password wrong: no error refused:%s naming client %s: %v", reason, wrong, res.Errors)
 	}
 	t.Logf("one password wrong: the run's error: %v", r.err)
+}
+
+// idsAnywhereFile is a Round-Trip fleet of MQTT 5 devices whose client ids hold the index
+// inside (%q: the client_id template), each publishing at QoS 1 to its own id's topic.
+const idsAnywhereFile = `{
+  "name": "ids-anywhere",
+  "type": "Round-Trip",
+  "client_id": %q,
+  "publishers": {"protocol_version": 5, "client_count": %d, "qos": 1, "topics": "devices/$clientid/telemetry"},
+  "parameters": {"connection_rate": 1000, "duration_sec": 2, "warmup_sec": 0.5, "drain_sec": 1, "publish_rate": 2}
+}`
+
+// TestClientIDTemplateAtBroker: client ids with text after the index ("dev-$clientindex-eu")
+// and zero-padded ("d$clientindex:4-eu") against Mosquitto with a password file and an ACL
+// keyed on the client id (pattern readwrite devices/%c/#), the logins from a credentials
+// file matched by those ids, in one and two processes: the broker's log shows every client
+// connected as its id with its own user, and nothing is refused or lost (a topic's
+// $clientid that differed from the id dialled with would be refused by the ACL).
+func TestClientIDTemplateAtBroker(t *testing.T) {
+	t.Parallel()
+	const n = 300
+	users := make(map[string]string, n)
+	for k := range n {
+		users[fmt.Sprintf("user-%d", k)] = fmt.Sprintf("s3cr3t-%d", k)
+	}
+	m := testbroker.StartMosquitto(t, testbroker.Options{Users: users,
+		Extra: []string{aclFile(t, "pattern readwrite devices/%c/#"), "log_type notice", "connection_messages true"}})
+	connected := regexp.MustCompile(`New client connected from \S+ as (\S+) \(p5, [^)]*u'([^']*)'\)`)
+	for _, c := range []struct {
+		tmpl  string
+		procs int
+		id    func(k int) string
+	}{
+		{"dev-$clientindex-eu", 1, func(k int) string { return fmt.Sprintf("dev-%d-eu", k) }},
+		{"dev-$clientindex-eu", 2, func(k int) string { return fmt.Sprintf("dev-%d-eu", k) }},
+		{"d$clientindex:4-eu", 2, func(k int) string { return fmt.Sprintf("d%04d-eu", k) }},
+	} {
+		name := fmt.Sprintf("%s, %d processes", c.tmpl, c.procs)
+		rows := make([]string, n)
+		want := make(map[string]string, n)
+		for k := range n {
+			rows[k] = fmt.Sprintf("%s,user-%d,s3cr3t-%d", c.id(k), k, k)
+			want[c.id(k)] = fmt.Sprintf("user-%d", k)
+		}
+		creds := filepath.Join(t.TempDir(), "devices.csv")
+		if err := os.WriteFile(creds, []byte("client_id,username,password\n"+strings.Join(rows, "\n")+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		before, _ := os.ReadFile(m.Log)
+		r := doSpec(t, &Spec{Scenario: spec.Scenario{Name: "ids-anywhere.json", File: json.RawMessage(fmt.Sprintf(idsAnywhereFile, c.tmpl, n))},
+			Brokers: []string{m.Addr}, Credentials: creds, Procs: spec.Procs(c.procs), NoCheck: true, Outputs: spec.Outputs{Format: "json"}})
+		if r.res == nil {
+			t.Fatalf("%s: no result: %v\n%s", name, r.err, r.stderr)
+		}
+		res := checkDoc(t, r)
+		conn, msg := res.Connections, res.Messages
+		after, _ := os.ReadFile(m.Log)
+		seen := map[string]string{}
+		for _, l := range connected.FindAllStringSubmatch(string(after[len(before):]), -1) {
+			seen[l[1]] = l[2]
+		}
+		wrong := 0
+		for id, user := range want {
+			if seen[id] != user {
+				if wrong++; wrong <= 3 {
+					t.Errorf("%s: the broker saw %q log in as %q, want %q", name, id, seen[id], user)
+				}
+			}
+		}
+		t.Logf("%s: the broker's log: %d clients connected, %d as their own id and user (e.g. %s as %s); established %d refused %v; published %d refused %v; expected %d received %d lost %d",
+			name, len(seen), n-wrong, c.id(n-1), seen[c.id(n-1)], conn.Established, conn.Refused, msg.Published, msg.Refused, msg.Expected, msg.Received, msg.Lost)
+		if len(seen) != n || wrong != 0 || conn.Established != n || len(conn.Refused) != 0 || msg.RefusedTotal != 0 ||
+			len(msg.SubscribeRefused) != 0 || msg.Published < n || msg.Received != msg.Expected || msg.Lost != 0 {
+			t.Errorf("%s: want %d clients connected as their ids, nothing refused, nothing lost", name, n)
+		}
+	}
 }

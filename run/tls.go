@@ -23,7 +23,7 @@ func tlsConfig(o reactor.TLSOptions, brokers []string) (*tls.Config, error) {
 	}
 	if !secure {
 		if tlsGiven(o) {
-			return nil, usage(spec.Errorf("tls", "TLS settings ({tls.cacert}, {tls.cert}, {tls.key}, {tls.client_ca}, {tls.client_ca_key}, {tls.client_cert_subject}, {tls.sni}, {tls.insecure}, {tls.alpn}, {tls.tls_version}) need a TLS broker: "+
+			return nil, usage(spec.Errorf("tls", "TLS settings ({tls.cacert}, {tls.cert}, {tls.key}, {tls.client_ca}, {tls.client_ca_key}, {tls.client_cert_subject}, {tls.client_cert_san}, {tls.sni}, {tls.insecure}, {tls.alpn}, {tls.tls_version}) need a TLS broker: "+
 				"give {brokers} mqtts://HOST:8883 or wss://HOST:8084/mqtt"))
 		}
 		return nil, nil
@@ -38,14 +38,14 @@ func tlsConfig(o reactor.TLSOptions, brokers []string) (*tls.Config, error) {
 // tlsOptions are the engine's TLS options of the Spec's settings.
 func tlsOptions(t spec.TLS) reactor.TLSOptions {
 	return reactor.TLSOptions{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, ServerName: t.ServerName,
-		Insecure: t.Insecure, ALPN: t.ALPN, Version: t.Version, ClientCA: t.ClientCA, ClientCAKey: t.ClientCAKey, CertSubject: t.CertSubject}
+		Insecure: t.Insecure, ALPN: t.ALPN, Version: t.Version, ClientCA: t.ClientCA, ClientCAKey: t.ClientCAKey, CertSubject: t.CertSubject, CertSAN: t.CertSAN}
 }
 
 // clientCertOverride is the scenario server's client certificate that the Spec's
 // settings give: per-client files or a CA to mint from, or one pair (which then replaces
 // the scenario's); the zero value when they give none of these.
 func clientCertOverride(t spec.TLS, s *scenario.Scenario) scenario.ClientCert {
-	c := scenario.ClientCert{Cert: t.CertFile, Key: t.KeyFile, CA: t.ClientCA, CAKey: t.ClientCAKey, Subject: t.CertSubject}
+	c := scenario.ClientCert{Cert: t.CertFile, Key: t.KeyFile, CA: t.ClientCA, CAKey: t.ClientCAKey, Subject: t.CertSubject, SAN: t.CertSAN}
 	if tlsOptions(t).PerClientCerts() || (c.Given() && s.Server.ClientCert.Given()) {
 		return c
 	}
@@ -58,10 +58,16 @@ func checkClientCerts(t spec.TLS) error {
 	if _, err := reactor.NewClientCerts(tlsOptions(t)); err != nil {
 		field := "tls.cert"
 		switch {
+		case errors.Is(err, reactor.ErrCertSAN):
+			field = "tls.client_cert_san"
+		case t.CertSubject == reactor.NoCommonName && strings.TrimSpace(t.CertSAN) == "":
+			field = "tls.client_cert_subject"
 		case t.ClientCA != "" && t.ClientCAKey != "" && t.CertFile == "" && t.KeyFile == "":
 			field = "tls.client_ca_key"
 		case t.ClientCA != "" || t.ClientCAKey != "":
 			field = "tls.client_ca"
+		case t.CertSAN != "" && t.CertSubject == "":
+			field = "tls.client_cert_san"
 		case t.CertSubject != "":
 			field = "tls.client_cert_subject"
 		}
@@ -90,5 +96,5 @@ func planCerts(plan *scenario.Plan, idStart int, t spec.TLS) error {
 // tlsGiven reports whether any TLS option is set.
 func tlsGiven(o reactor.TLSOptions) bool {
 	return o.CAFile != "" || o.CertFile != "" || o.KeyFile != "" || o.ServerName != "" || o.Insecure || len(o.ALPN) > 0 || o.Version != "" ||
-		o.ClientCA != "" || o.ClientCAKey != "" || o.CertSubject != ""
+		o.ClientCA != "" || o.ClientCAKey != "" || o.CertSubject != "" || o.CertSAN != ""
 }

@@ -1,13 +1,17 @@
 package run
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -68,7 +72,10 @@ func TestTLSRuns(t *testing.T) {
 // from the test CA for its own client id and publishes to, and receives from, its own
 // topic: none refused, none lost, every certificate's minting in the result. Certificates
 // minted for names that are not the clients' ids are refused by the ACL (the identity is
-// the certificate's), file pairs named by template work for a few clients, and a CA key
+// the certificate's). Certificates minted with subject alternative names (for ids with text
+// after the index) are taken by the broker the same way, and a TLS listener of the test's
+// own is shown each client's SANs, without a common name when the subject is "none". File
+// pairs named by template work for a few clients; a SAN that is no name, a CA key
 // that is not the CA certificate's, or a template naming a missing file, is refused before
 // any socket opens, naming the file, as an invalid input.
 func TestTLSClientCertPerClient(t *testing.T) {
@@ -128,6 +135,85 @@ func TestTLSClientCertPerClient(t *testing.T) {
 		t.Errorf("certificates for other names: %v, want 5 connected and none of their messages let through by the ACL\n%s", r.err, r.stderr)
 	}
 
+	// Subject alternative names beside the common name, for ids with text after the
+	// index: the broker takes every certificate (its CA signed it, its CN is the client's
+	// id) and the ACL lets each device at its own topic.
+	withSAN := minted
+	withSAN.CertSAN = "$clientid.devices.test,urn:mqblast:$clientid,$clientid@devices.test,10.9.0.$clientindex"
+	sp := devices(20, withSAN)
+	sp.Scenario.Set = append(sp.Scenario.Set, sets("publishers.client_id", "dev-$clientindex-eu")...)
+	r = doSpec(t, sp)
+	if r.err != nil {
+		t.Fatalf("20 devices, minted with SANs: %v\n%s", r.err, r.stderr)
+	}
+	if c, msg := checkDoc(t, r).Connections, r.res.Messages; c.Established != 20 || c.CertsMinted != 20 || len(c.Refused) != 0 ||
+		msg.Expected == 0 || msg.Received != msg.Expected || msg.Lost != 0 {
+		t.Errorf("20 devices, minted with SANs: established %d, minted %d, refused %v; expected %d, received %d, lost %d",
+			c.Established, c.CertsMinted, c.Refused, msg.Expected, msg.Received, msg.Lost)
+	} else {
+		t.Logf("20 devices dev-K-eu minted with SANs %s: established %d, expected %d, received %d, lost %d",
+			withSAN.CertSAN, c.Established, msg.Expected, msg.Received, msg.Lost)
+	}
+
+	// What a broker is shown: a TLS listener of the test's own that asks for a client
+	// certificate records each one presented in a run's handshakes (and closes: the run's
+	// clients fail after it), minted without a common name, its SANs naming the client.
+	srv, err := tls.LoadX509KeyPair(certs.ServerCert, certs.ServerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	shown := map[string]*x509.Certificate{}
+	tln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{srv}, ClientAuth: tls.RequireAnyClientCert,
+		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
+			c, err := x509.ParseCertificate(raw[0])
+			if err == nil {
+				mu.Lock()
+				shown[c.SerialNumber.String()] = c
+				mu.Unlock()
+			}
+			return err
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tln.Close()
+	go func() {
+		for {
+			c, err := tln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _ = c.(*tls.Conn).Handshake(); _ = c.Close() }()
+		}
+	}()
+	noCN := withSAN
+	noCN.CertSubject = "none"
+	sp = devices(3, noCN)
+	sp.Brokers = []string{"mqtts://" + tln.Addr().String()}
+	sp.Scenario.Set = append(sp.Scenario.Set, sets("publishers.client_id", "dev-$clientindex-eu", "parameters.duration_sec", 1)...)
+	r = doSpec(t, sp)
+	mu.Lock()
+	var got []string
+	for _, c := range shown {
+		var uris []string
+		for _, u := range c.URIs {
+			uris = append(uris, u.String())
+		}
+		got = append(got, fmt.Sprintf("CN %q DNS %v URI %v email %v IP %v", c.Subject.CommonName, c.DNSNames, uris, c.EmailAddresses, c.IPAddresses))
+	}
+	mu.Unlock()
+	sort.Strings(got)
+	var want []string
+	for k := range 3 {
+		want = append(want, fmt.Sprintf(`CN "" DNS [dev-%d-eu.devices.test] URI [urn:mqblast:dev-%d-eu] email [dev-%d-eu@devices.test] IP [10.9.0.%d]`, k, k, k, k))
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("certificates shown to the listener:\n%s\nwant\n%s\n(run: %v)", strings.Join(got, "\n"), strings.Join(want, "\n"), r.err)
+	} else {
+		t.Logf("certificates shown to a TLS listener:\n%s", strings.Join(got, "\n"))
+	}
+
 	dir := t.TempDir()
 	for i := range 3 {
 		certs.ClientPair(t, dir, fmt.Sprintf("dev-%d", i), fmt.Sprintf("dev-%d", i))
@@ -155,7 +241,7 @@ func TestTLSClientCertPerClient(t *testing.T) {
 	  "server": {"cert": %q, "key": %q},
 	  "parameters": {"duration_sec": 1.5, "warmup_sec": 0, "drain_sec": 1, "publish_rate": 2, "connection_rate": 500}}`,
 		certs.CA, certs.CAKey, filepath.Join(dir, "$clientid.pem"), filepath.Join(dir, "$clientid.key"))
-	sp := &Spec{Scenario: spec.Scenario{Name: "fleet.json", File: json.RawMessage(doc)}, Brokers: []string{broker},
+	sp = &Spec{Scenario: spec.Scenario{Name: "fleet.json", File: json.RawMessage(doc)}, Brokers: []string{broker},
 		TLS: spec.TLS{CAFile: certs.CA}, NoCheck: true, Procs: 2}
 	r = doSpec(t, sp)
 	if r.err != nil {
@@ -185,8 +271,22 @@ func TestTLSClientCertPerClient(t *testing.T) {
 		}
 	}
 	bad("a CA key that is not the CA's", spec.TLS{CAFile: certs.CA, ClientCA: certs.CA, ClientCAKey: certs.OtherCAKey}, certs.OtherCAKey)
+	bad("a SAN that is no name", spec.TLS{CAFile: certs.CA, ClientCA: certs.CA, ClientCAKey: certs.CAKey, CertSAN: "$clientid..devices"},
+		`tls.client_cert_san: client certificate SAN "dev-0..devices": is not a DNS name`)
+	bad("an empty SAN", spec.TLS{CAFile: certs.CA, ClientCA: certs.CA, ClientCAKey: certs.CAKey, CertSAN: "a.test,,b.test"},
+		`tls.client_cert_san: client certificate SAN "a.test,,b.test": an empty name between commas`)
+	bad("no common name and no SAN", spec.TLS{CAFile: certs.CA, ClientCA: certs.CA, ClientCAKey: certs.CAKey, CertSubject: "none"},
+		`tls.client_cert_subject: a certificate subject "none" (no common name) needs a SAN`)
 	bad("a certificate template naming a missing file", spec.TLS{CAFile: certs.CA, CertFile: filepath.Join(dir, "x-$clientid.pem"),
 		KeyFile: filepath.Join(dir, "$clientid.key")}, filepath.Join(dir, "x-dev-0.pem"))
+	sp = &Spec{Scenario: spec.Scenario{Name: "fleet.json", File: json.RawMessage(strings.Replace(doc, `"server": {"client_ca"`,
+		`"server": {"client_cert_san": "$clientid.x,mailto@", "client_ca"`, 1))},
+		Brokers: []string{"mqtts://" + ln.Addr().String()}, TLS: spec.TLS{CAFile: certs.CA}, NoCheck: true}
+	r = doSpec(t, sp)
+	if msg := fmt.Sprint(r.err); !errors.Is(r.err, fail.ErrInvalid) ||
+		!strings.Contains(msg, `fleet.json: groups[0].server.client_cert_san: client certificate SAN "mailto@": is not an email address`) || strings.Contains(msg, "\n") {
+		t.Errorf("a scenario's SAN that is no name: %q, want an invalid input naming the field in one line", msg)
+	}
 	sp = &Spec{Scenario: spec.Scenario{Name: "fleet.json", File: json.RawMessage(strings.Replace(doc, certs.CAKey, certs.OtherCAKey, 1))},
 		Brokers: []string{"mqtts://" + ln.Addr().String()}, TLS: spec.TLS{CAFile: certs.CA}, NoCheck: true}
 	r = doSpec(t, sp)

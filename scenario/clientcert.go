@@ -8,8 +8,9 @@ import (
 // ClientCert says where the TLS client certificate of each client of a server comes from
 // (mqblast's additions to "server", the scenario's or a group's): a file pair, named by a
 // template when each client has its own ("cert", "key": "certs/$clientid.pem"), or minted
-// by mqblast from a CA as the client dials ("client_ca", "client_ca_key", and
-// "client_cert_subject", the certificate's common name, default $clientid). Paths and
+// by mqblast from a CA as the client dials ("client_ca", "client_ca_key",
+// "client_cert_subject", the certificate's common name, default $clientid, "none" for none,
+// and "client_cert_san", its subject alternative names). Paths and
 // templates only: the files are read by the run, the CA's key in each process that mints.
 // A group's own server gives its clients' certificate for the run's TLS brokers; the
 // scenario's server gives that of the other clients.
@@ -17,16 +18,24 @@ type ClientCert struct {
 	Cert, Key string // "cert", "key"
 	CA, CAKey string // "client_ca", "client_ca_key"
 	Subject   string // "client_cert_subject"
+	// SAN ("client_cert_san") lists the minted certificate's subject alternative names,
+	// templates separated by commas: one with "://" (or "urn:") a URI, with "@" an email address, an
+	// IP address an IP, else a DNS name.
+	SAN string
 }
+
+// NoCommonName as client_cert_subject mints certificates without a common name (their
+// SANs name the client).
+const NoCommonName = "none"
 
 // Given reports whether any of the fields is set.
 func (c ClientCert) Given() bool {
-	return c.Cert != "" || c.Key != "" || c.CA != "" || c.CAKey != "" || c.Subject != ""
+	return c.Cert != "" || c.Key != "" || c.CA != "" || c.CAKey != "" || c.Subject != "" || c.SAN != ""
 }
 
 // checkClientCert checks the certificate fields of a server at path ("server." or
 // "groups[i].server."): both files of a pair, both of a CA, not both ways, a subject only
-// to mint, and no placeholder but $clientid and $clientindex.
+// to mint, and no placeholder but $clientid and $clientindex (zero-padded as :W, no modulo).
 func checkClientCert(l *errList, path string, c ClientCert) {
 	switch {
 	case c.Cert != "" && c.Key == "":
@@ -41,10 +50,27 @@ func checkClientCert(l *errList, path string, c ClientCert) {
 		l.Add(path+"client_ca", "given with cert: client certificates are either given (cert, key) or minted from a CA (client_ca, client_ca_key), not both")
 	case c.Subject != "" && c.CA == "":
 		l.Add(path+"client_cert_subject", "%s without client_ca: the subject is that of minted certificates", show(c.Subject))
+	case c.SAN != "" && c.CA == "":
+		l.Add(path+"client_cert_san", "%s without client_ca: the SANs are those of minted certificates", show(c.SAN))
+	case c.Subject == NoCommonName && strings.TrimSpace(c.SAN) == "":
+		l.Add(path+"client_cert_subject", "%q (no common name) without client_cert_san: a certificate needs a name of the client", NoCommonName)
 	}
-	for _, f := range []struct{ name, v string }{{"cert", c.Cert}, {"key", c.Key}, {"client_cert_subject", c.Subject}} {
-		if ph, ok := unknownPlaceholder(f.v); ok {
+	if c.SAN != "" {
+		for _, name := range strings.Split(c.SAN, ",") {
+			if strings.TrimSpace(name) == "" {
+				l.Add(path+"client_cert_san", "%s has an empty name between commas (want names separated by commas)", show(c.SAN))
+				break
+			}
+		}
+	}
+	for _, f := range []struct{ name, v string }{{"cert", c.Cert}, {"key", c.Key}, {"client_cert_subject", c.Subject}, {"client_cert_san", c.SAN}} {
+		ph, unknown := unknownPlaceholder(f.v)
+		t := compileTemplate(f.v)
+		switch err := checkModulo(&t, false, "a certificate is one client's"); {
+		case unknown:
 			l.Add(path+f.name, "%s: unknown placeholder %s (want %s or %s)", show(f.v), show(ph), PlaceholderID, PlaceholderIndex)
+		case err != nil:
+			l.Add(path+f.name, "%s %v", show(f.v), err)
 		}
 	}
 }

@@ -155,11 +155,10 @@ func (b *credsBind) row(j int) int {
 	return int(b.rowOf[j])
 }
 
-// bind matches the file's rows to a group's n clients, whose ids are prefix and their
-// index: by client id where the file has that column, else by client_index, else in
-// order. A row whose id is not one of the group's belongs to another group; every client
+// bind matches the file's rows to a group's n clients, whose ids ids makes: by client
+// id where the file has that column, else by client_index, else in order. A row whose id is not one of the group's belongs to another group; every client
 // of the group needs a row, and one row only.
-func (f *credsFile) bind(group, prefix string, n int) (*credsBind, error) {
+func (f *credsFile) bind(group string, ids idForm, n int) (*credsBind, error) {
 	b := &credsBind{f: f}
 	if f.col[colClientID] < 0 && f.col[colClientIndex] < 0 {
 		if f.rows < n {
@@ -177,12 +176,8 @@ func (f *credsFile) bind(group, prefix string, n int) (*credsBind, error) {
 		var j int
 		if byID {
 			id := f.cell(r, colClientID)
-			rest, ok := strings.CutPrefix(id, prefix)
-			if !ok {
-				continue
-			}
-			k, err := strconv.Atoi(rest)
-			if err != nil || k < 0 || k >= n || strconv.Itoa(k) != rest {
+			k, ok := ids.index(id)
+			if !ok || k >= n {
 				continue // another group's
 			}
 			j = k
@@ -214,7 +209,7 @@ func (f *credsFile) bind(group, prefix string, n int) (*credsBind, error) {
 		}
 		what := "client_index " + strconv.Itoa(first)
 		if byID {
-			what = "client id " + strconv.Quote(prefix+strconv.Itoa(first))
+			what = "client id " + strconv.Quote(string(ids.append(nil, first)))
 		}
 		return nil, fmt.Errorf("%s has rows for %d of the %d clients of %s (none for %s)", f.name, found, n, group, what)
 	}
@@ -270,10 +265,10 @@ func (s *Scenario) groupCreds(group string, g *Group) (*credsBind, error) {
 	}
 	s.creds.mu.Lock()
 	defer s.creds.mu.Unlock()
-	key := g.IDPrefix + "\x00" + strconv.Itoa(g.ClientCount)
+	key := g.IDPrefix + "\x00" + g.IDSuffix + "\x00" + strconv.Itoa(g.IDPad) + "\x00" + strconv.Itoa(g.ClientCount)
 	b := e.binds[key]
 	if b == nil {
-		if b, err = e.f.bind(group, g.IDPrefix, g.ClientCount); err != nil {
+		if b, err = e.f.bind(group, g.ids(), g.ClientCount); err != nil {
 			return nil, err
 		}
 		e.binds[key] = b

@@ -426,6 +426,7 @@ var serverFields = []field{
 	{name: "client_ca", ptr: func(o any) any { return &o.(*Server).ClientCert.CA }},
 	{name: "client_ca_key", ptr: func(o any) any { return &o.(*Server).ClientCert.CAKey }},
 	{name: "client_cert_subject", ptr: func(o any) any { return &o.(*Server).ClientCert.Subject }},
+	{name: "client_cert_san", ptr: func(o any) any { return &o.(*Server).ClientCert.SAN }},
 }
 
 var paramFields = []field{

@@ -52,6 +52,7 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 		ClientCA    string `json:"client_ca,omitempty"`
 		ClientCAKey string `json:"client_ca_key,omitempty"`
 		CertSubject string `json:"client_cert_subject,omitempty"`
+		CertSAN     string `json:"client_cert_san,omitempty"`
 	}
 	type jsonStage struct {
 		Duration    float64 `json:"duration_sec"`
@@ -183,7 +184,7 @@ func (s *Scenario) MarshalJSON() ([]byte, error) {
 	if sv := s.Server; s.HasServer() || sv.Username != "" || sv.Password != "" || sv.ClientCert.Given() {
 		c := sv.ClientCert
 		js := &jsonServer{Hostname: sv.Hostname, Port: sv.Port, Username: sv.Username, Brokers: sv.Brokers,
-			Scheme: sv.Scheme, Path: sv.Path, Cert: c.Cert, Key: c.Key, ClientCA: c.CA, ClientCAKey: c.CAKey, CertSubject: c.Subject}
+			Scheme: sv.Scheme, Path: sv.Path, Cert: c.Cert, Key: c.Key, ClientCA: c.CA, ClientCAKey: c.CAKey, CertSubject: c.Subject, CertSAN: c.SAN}
 		if sv.Password != "" {
 			js.Password = RedactedPassword
 		}
@@ -291,7 +292,7 @@ func marshalClientGroup(g *ClientGroup, jg any, props func([]Property) any) any 
 			out.Server["password"] = RedactedPassword
 		}
 		c := sv.ClientCert
-		for k, v := range map[string]string{"cert": c.Cert, "key": c.Key, "client_ca": c.CA, "client_ca_key": c.CAKey, "client_cert_subject": c.Subject} {
+		for k, v := range map[string]string{"cert": c.Cert, "key": c.Key, "client_ca": c.CA, "client_ca_key": c.CAKey, "client_cert_subject": c.Subject, "client_cert_san": c.SAN} {
 			if v != "" {
 				out.Server[k] = v
 			}

@@ -390,16 +390,27 @@ func (s *Scenario) checkMixed(l *errList) {
 	if total > maxClients {
 		l.Add("groups", "%d clients in all, more than one plan holds (max %d)", total, maxClients)
 	}
-	// Client ids: a prefix of another group's prefix makes ids that a broker's prefix rules
-	// (ACLs, bridges) cannot tell apart, and may collide.
+	// Client ids: an id_prefix that begins another group's makes ids that a broker's prefix
+	// rules (ACLs, bridges) cannot tell apart, and may collide; ids a client_id template
+	// gives are refused when they may meet another group's (idForm.overlaps).
 	for i, a := range s.Groups {
 		for j, b := range s.Groups {
-			if a == nil || b == nil || i == j || a.IDPrefix == "" || b.IDPrefix == "" {
+			if a == nil || b == nil || i == j {
 				continue
 			}
-			if strings.HasPrefix(b.IDPrefix, a.IDPrefix) && (len(a.IDPrefix) < len(b.IDPrefix) || i < j) {
-				l.Add(fmt.Sprintf("groups[%d].id_prefix", j), "%s overlaps groups[%d].id_prefix %s (one is a prefix of the other); give each group a prefix of its own",
-					show(b.IDPrefix), i, show(a.IDPrefix))
+			af, bf := a.ids(), b.ids()
+			path, v := s.idSource(fmt.Sprintf("groups[%d].", j), &b.Group)
+			apath, av := s.idSource(fmt.Sprintf("groups[%d].", i), &a.Group)
+			if strings.HasSuffix(path, "id_prefix") && strings.HasSuffix(apath, "id_prefix") {
+				if a.IDPrefix != "" && b.IDPrefix != "" && strings.HasPrefix(b.IDPrefix, a.IDPrefix) && (len(a.IDPrefix) < len(b.IDPrefix) || i < j) {
+					l.Add(fmt.Sprintf("groups[%d].id_prefix", j), "%s overlaps groups[%d].id_prefix %s (one is a prefix of the other); give each group a prefix of its own",
+						show(b.IDPrefix), i, show(a.IDPrefix))
+				}
+				continue
+			}
+			if i < j && af.overlaps(bf) {
+				l.Add(path, "%s may give ids that groups[%d] (%s) gives too: the text before and after the index does not tell them apart; give each group ids of its own (e.g. with $groupindex)",
+					show(v), i, show(av))
 			}
 		}
 	}
@@ -527,7 +538,7 @@ func (s *Scenario) checkClientGroup(l *errList, path string, g *ClientGroup) {
 // requestTopic returns client j's request topic, expanded.
 func requestTopic(g *ClientGroup, j int) string {
 	t := compileTemplate(g.Topics[0])
-	return t.expand(j, g.IDPrefix)
+	return t.expand(j, g.ids())
 }
 
 func (b Behaviour) known() bool {

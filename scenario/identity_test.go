@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -105,15 +106,132 @@ func TestIdentityTemplates(t *testing.T) {
 		t.Errorf("plain file: publisher 7 %q, subscriber 7 %q; want \"g0-7 ug0-7\", \"s1-7 us1-7\"", ids["publishers7"], ids["subscribers7"])
 	}
 
-	// A client_id that does not end in $clientindex, or holds $clientid, is refused.
-	for _, bad := range []string{"dev-$clientindex-x", "dev", "$clientid-$clientindex"} {
+	// A client_id that cannot give unique ids is refused in one line naming the field.
+	for bad, why := range map[string]string{
+		"dev":                          "has no $clientindex: every client would have the same id",
+		"$clientid-$clientindex":       "holds $clientid, the id it makes",
+		"d-$clientindex-$clientindex":  "holds $clientindex twice",
+		"d-$clientindex%4":             "a modulo, which gives clients the same id",
+		"d-$clientindex:0":             "pads $clientindex to 0 digits (want :W with W from 1 to 18)",
+		"d-$clientindex:99-x":          "pads $clientindex to 19 digits",
+		"d-$clientname-$clientindex":   `unknown placeholder "$clientname"`,
+		"$groupindex-$clientindex:3-x": "",
+	} {
 		b, err := Parse("identity.json", fmt.Appendf(nil, identityFile, fmt.Sprintf(`, "client_id": %q`, bad)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		err = b.Validate()
-		if err == nil || !strings.Contains(err.Error(), "identity.json: groups[1].client_id: ") || strings.Count(err.Error(), "\n") > 0 {
-			t.Errorf("client_id %q: %v, want one line naming groups[1].client_id", bad, err)
+		if why == "" {
+			if err != nil {
+				t.Errorf("client_id %q: %v", bad, err)
+			}
+			continue
+		}
+		if want := "identity.json: groups[1].client_id: " + show(bad) + " "; err == nil || !strings.HasPrefix(err.Error(), want) ||
+			!strings.Contains(err.Error(), why) || strings.Count(err.Error(), "\n") > 0 {
+			t.Errorf("client_id %q: %v, want one line %q...%q", bad, err, want, why)
+		}
+	}
+}
+
+// TestClientIDAnywhere: $clientindex may stand anywhere in a client_id, zero-padded with
+// :W; every id of a client is the same rendering of it: the one it dials with (Group.ID,
+// numbered from another start too), its topics' and filters' $clientid (a publisher's
+// receivers found through them), a username template, a credentials file's client_id
+// column, and a shard's clients.
+func TestClientIDAnywhere(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		tmpl string
+		gi   int
+		ids  map[int]string // index: id
+		not  []string       // no id of the form
+	}{
+		{"dev-$clientindex-eu", 0, map[int]string{0: "dev-0-eu", 7: "dev-7-eu", 123: "dev-123-eu"}, []string{"dev-07-eu", "dev-7", "dev-7-eu-eu", "dev--eu", "dev-x-eu"}},
+		{"site$groupindex/$clientindex/gw", 3, map[int]string{0: "site3/0/gw", 42: "site3/42/gw"}, []string{"site3/042/gw", "site0/42/gw"}},
+		{"d$clientindex:4", 0, map[int]string{0: "d0000", 7: "d0007", 1234: "d1234", 12345: "d12345"}, []string{"d7", "d00007", "d012345"}},
+		{"$clientindex:3.x$groupindex", 1, map[int]string{5: "005.x1", 999: "999.x1", 1000: "1000.x1"}, []string{"5.x1", "0005.x1"}},
+		{"n-$clientindex1", 0, map[int]string{1: "n-11", 11: "n-111"}, []string{"n-1", "n-011"}},
+	} {
+		f, err := idFormOf(c.tmpl, c.gi)
+		if err != nil {
+			t.Fatalf("%s: %v", c.tmpl, err)
+		}
+		g := &Group{IDPrefix: f.prefix, IDSuffix: f.suffix, IDPad: f.pad}
+		for j, want := range c.ids {
+			if got := g.ID(j); got != want {
+				t.Errorf("%s: client %d has id %q, want %q", c.tmpl, j, got, want)
+			}
+			if k, ok := f.index(want); !ok || k != j {
+				t.Errorf("%s: index(%q) = %d, %v; want %d", c.tmpl, want, k, ok, j)
+			}
+		}
+		for _, s := range c.not {
+			if k, ok := f.index(s); ok {
+				t.Errorf("%s: index(%q) = %d, want no client", c.tmpl, s, k)
+			}
+		}
+	}
+
+	creds := writeCreds(t, "client_id,password", "dev-1-eu,p1", "dev-0-eu,p0", "dev-2-eu,p2", "dev-0,x", "dev-00-eu,y")
+	s, err := Parse("anywhere.json", []byte(`{
+  "name": "anywhere",
+  "groups": [
+    {"name": "dev", "behaviours": ["publish"], "client_count": 3, "client_id": "dev-$clientindex-eu", "qos": 1,
+     "topics": "devices/$clientid/telemetry", "credentials_file": `+strconv.Quote(creds)+`,
+     "server": {"username": "u-$clientid"}},
+    {"name": "app", "behaviours": ["subscribe"], "client_count": 3, "client_id": "dev-$clientindex:2-app",
+     "filters": "devices/dev-$clientindex-eu/#"},
+    {"name": "own", "behaviours": ["subscribe"], "client_count": 3, "client_id": "dev-$clientindex-eu-own",
+     "filters": "devices/$clientid/#"}
+  ],
+  "parameters": {"duration_sec": 1}
+}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i := range p.Len() {
+		c := p.Client(i)
+		got = append(got, fmt.Sprintf("%s %s %s:%s %v %d", c.ID, c.Topic, c.Username, c.Password, c.Filters, c.Receivers))
+		if id := c.Group.ID(c.Index); id != c.ID {
+			t.Errorf("client %d: Group.ID %q, Client.ID %q", i, id, c.ID)
+		}
+		if id, want := c.Group.ID(100+c.Index), strings.Replace(c.ID, "-"+fmt.Sprint(c.Index)+"-", "-"+fmt.Sprint(100+c.Index)+"-", 1); c.GroupName == "dev" && id != want {
+			t.Errorf("client %d numbered from 100: %q, want %q", i, id, want)
+		}
+	}
+	want := []string{
+		"dev-0-eu devices/dev-0-eu/telemetry u-dev-0-eu:p0 [] 1",
+		"dev-1-eu devices/dev-1-eu/telemetry u-dev-1-eu:p1 [] 1",
+		"dev-2-eu devices/dev-2-eu/telemetry u-dev-2-eu:p2 [] 1",
+		"dev-00-app  : [devices/dev-0-eu/#] 0",
+		"dev-01-app  : [devices/dev-1-eu/#] 0",
+		"dev-02-app  : [devices/dev-2-eu/#] 0",
+		"dev-0-eu-own  : [devices/dev-0-eu-own/#] 0",
+		"dev-1-eu-own  : [devices/dev-1-eu-own/#] 0",
+		"dev-2-eu-own  : [devices/dev-2-eu-own/#] 0",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("clients:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// Each publisher's message reaches the one app client of its index ($clientindex in
+	// the filter), none of the own group ("dev-K-eu-own" is not "dev-K-eu").
+	whole := map[string]bool{}
+	for i := range p.Len() {
+		whole[p.Client(i).ID] = true
+	}
+	for k := range 2 {
+		q := p.Shard(k, 2)
+		for i := range q.Len() {
+			if c := q.Client(i); !whole[c.ID] {
+				t.Errorf("shard %d of 2: client %q is not one of the whole plan's", k, c.ID)
+			}
 		}
 	}
 }
@@ -250,5 +368,91 @@ func TestCredentialsFileErrors(t *testing.T) {
 	}
 	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "credentials_file: /nonexistent/creds.csv: no such file or directory") {
 		t.Errorf("a missing file: %v", err)
+	}
+}
+
+// TestClientIDsUnique: two groups whose client_id templates may give one id alike are
+// refused, naming the later group's field; text before or after the index that tells
+// them apart is enough.
+func TestClientIDsUnique(t *testing.T) {
+	t.Parallel()
+	two := func(a, b string) error {
+		t.Helper()
+		s, err := Parse("ids.json", fmt.Appendf(nil, `{"name": "ids", "groups": [
+  {"name": "a", "behaviours": ["hold"], "client_count": 200, %s},
+  {"name": "b", "behaviours": ["hold"], "client_count": 200, %s}],
+ "parameters": {"duration_sec": 1}}`, a, b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Validate()
+	}
+	for _, c := range []struct {
+		a, b string
+		want string // "" accepted
+	}{
+		{`"client_id": "dev-$clientindex-eu"`, `"client_id": "dev-$clientindex-us"`, ""},
+		{`"client_id": "dev-$clientindex-eu"`, `"id_prefix": "dev-"`, ""},
+		{`"client_id": "dev-$clientindex-eu"`, `"client_id": "dev-$clientindex-eu-2"`, ""},
+		{`"client_id": "dev-$clientindex-eu"`, `"client_id": "dev-$clientindex-eu"`,
+			`ids.json: groups[1].client_id: "dev-$clientindex-eu" may give ids that groups[0] ("dev-$clientindex-eu") gives too`},
+		{`"id_prefix": "dev-"`, `"client_id": "dev-$clientindex1"`, `groups[1].client_id: "dev-$clientindex1" may give ids`},         // dev-11
+		{`"id_prefix": "d"`, `"client_id": "d$clientindex:3"`, `groups[1].client_id: "d$clientindex:3" may give ids`},                // d100
+		{`"client_id": "x-$clientindex"`, `"client_id": "x-1$clientindex-y"`, ""},                                                    // no id of a ends in -y
+		{`"client_id": "x-$clientindex-y"`, `"client_id": "x-1$clientindex-y"`, `groups[1].client_id: "x-1$clientindex-y" may give`}, // x-10-y
+	} {
+		err := two(c.a, c.b)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s and %s: %v, want them accepted", c.a, c.b, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || strings.Count(err.Error(), "\n") > 0):
+			t.Errorf("%s and %s: %v, want one line with %q", c.a, c.b, err, c.want)
+		}
+	}
+
+	// A plain file's publishers and subscribers with the scenario's template.
+	q, _ := Builtin("quick-p2p-100")
+	if err := q.Set("client_id", "dev-$clientindex:3-x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Validate(); err == nil || !strings.Contains(err.Error(), `quick-p2p-100: client_id: "dev-$clientindex:3-x" may give client ids that publishers also use`) {
+		t.Errorf("one template for publishers and subscribers: %v", err)
+	}
+}
+
+// TestClientCertSAN: client_cert_san is read, written back and checked: without a CA, with
+// an empty name, an unknown placeholder, or "none" as the subject without it, it is
+// refused in one line naming the field.
+func TestClientCertSAN(t *testing.T) {
+	t.Parallel()
+	load := func(server string) (*Scenario, error) {
+		t.Helper()
+		s, err := Parse("san.json", fmt.Appendf(nil, `{"name": "san", "server": %s, "groups": [
+  {"name": "d", "behaviours": ["hold"], "client_count": 2}], "parameters": {"duration_sec": 1}}`, server))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, s.Validate()
+	}
+	s, err := load(`{"client_ca": "ca.pem", "client_ca_key": "ca.key", "client_cert_subject": "none", "client_cert_san": "$clientid.example, urn:x:$clientindex:3"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := s.Server.ClientCert; c.SAN != "$clientid.example, urn:x:$clientindex:3" || c.Subject != NoCommonName {
+		t.Errorf("read %+v", c)
+	}
+	if data, _ := s.MarshalJSON(); !strings.Contains(string(data), `"client_cert_san":"$clientid.example, urn:x:$clientindex:3"`) {
+		t.Errorf("the effective scenario lacks client_cert_san: %s", data)
+	}
+	for server, want := range map[string]string{
+		`{"client_cert_san": "$clientid.example"}`:                                                        `server.client_cert_san: "$clientid.example" without client_ca`,
+		`{"client_ca": "ca.pem", "client_ca_key": "ca.key", "client_cert_san": "a.example,,b"}`:           `server.client_cert_san: "a.example,,b" has an empty name between commas`,
+		`{"client_ca": "ca.pem", "client_ca_key": "ca.key", "client_cert_san": "$clientname.example"}`:    `server.client_cert_san: "$clientname.example": unknown placeholder "$clientname"`,
+		`{"client_ca": "ca.pem", "client_ca_key": "ca.key", "client_cert_subject": "none"}`:               `server.client_cert_subject: "none" (no common name) without client_cert_san`,
+		`{"client_ca": "ca.pem", "client_ca_key": "ca.key", "client_cert_san": "$clientindex%4.example"}`: `server.client_cert_san: "$clientindex%4.example" has $clientindex%4, a modulo`,
+	} {
+		if _, err := load(server); err == nil || !strings.HasPrefix(err.Error(), "san.json: "+want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want one line %q", server, err, want)
+		}
 	}
 }

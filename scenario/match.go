@@ -17,7 +17,7 @@ type subGroup struct {
 	filters []filter
 	share   []int // the index of each filter's share name in matcher.shares, -1: not shared
 	n       int   // clients
-	prefix  string
+	ids     idForm
 	respond bool // a respond group: it answers the requests it receives
 }
 
@@ -28,7 +28,7 @@ func newMatcher(groups []*ClientGroup, byFilter bool) *matcher {
 		if g == nil || !g.Subscribes() {
 			continue
 		}
-		sg := subGroup{gid: gid, n: g.ClientCount, prefix: g.IDPrefix, respond: g.Responds()}
+		sg := subGroup{gid: gid, n: g.ClientCount, ids: g.ids(), respond: g.Responds()}
 		for _, raw := range g.subscribed() {
 			f := compileFilter(raw)
 			k := -1
@@ -71,7 +71,7 @@ func (m *matcher) anyReceiver(topic string, f func(gid, j int) bool) bool {
 	for si := range m.subs {
 		sg := &m.subs[si]
 		for k := range sg.filters {
-			if j, ok := sg.filters[k].match(topic, sg.prefix); ok && j < sg.n && f(sg.gid, j) {
+			if j, ok := sg.filters[k].match(topic, sg.ids); ok && j < sg.n && f(sg.gid, j) {
 				return true
 			}
 		}
@@ -102,7 +102,7 @@ func (m *matcher) count(topic string, respond bool) int {
 		idx := idxBuf[:0]
 		for k := range sg.filters {
 			f := &sg.filters[k]
-			j, ok := f.match(topic, sg.prefix)
+			j, ok := f.match(topic, sg.ids)
 			if !ok || j >= sg.n {
 				continue
 			}
@@ -144,7 +144,7 @@ func (m *matcher) classify(topic string, sg *subGroup, index int) (ok bool, shar
 	own := false
 	for k := range sg.filters {
 		f := &sg.filters[k]
-		j, hit := f.match(topic, sg.prefix)
+		j, hit := f.match(topic, sg.ids)
 		if !hit || (j >= 0 && j != index) {
 			continue
 		}
@@ -166,7 +166,7 @@ func (m *matcher) shareReaches(topic string, share int) bool {
 			if !f.shared || m.stream(sg, k) != share {
 				continue
 			}
-			if j, ok := f.match(topic, sg.prefix); ok && j < 0 {
+			if j, ok := f.match(topic, sg.ids); ok && j < 0 {
 				return true
 			}
 		}

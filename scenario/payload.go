@@ -75,9 +75,9 @@ func templateSize(src string, idLen int, m Measure) int {
 	return PayloadTextAt + t.MaxLen(idLen)
 }
 
-// idLen bounds the length of a group's client ids: its prefix and up to ten digits (an
+// idLen bounds the length of a group's client ids: its text and up to ten digits (an
 // index of any shard of the run).
-func idLen(g *Group) int { return len(g.IDPrefix) + 10 }
+func idLen(g *Group) int { return len(g.IDPrefix) + len(g.IDSuffix) + max(g.IDPad, 10) }
 
 // checkTemplate checks payload template src at path (the prefix of payload_template).
 func checkTemplate(l *errList, path, src string) {

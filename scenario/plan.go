@@ -399,14 +399,14 @@ func (p *Plan) Client(i int) Client {
 		GroupID:     sh.reported(seg.gid),
 		Group:       pg.conf,
 		Index:       j,
-		ID:          g.IDPrefix + strconv.Itoa(j),
+		ID:          g.ID(j),
 		Source:      -1,
 		OwnBroker:   -1,
 		KeepAlive:   g.KeepAlive,
 		PayloadSize: g.PayloadSize,
 		Respond:     g.Responds(),
 	}
-	c.Username, c.Password = pg.ident.credentials(j, g.IDPrefix)
+	c.Username, c.Password = pg.ident.credentials(j, g.ids())
 	if pg.cert != nil {
 		c.ClientCert = &pg.cert.ClientCert
 	}
@@ -414,11 +414,11 @@ func (p *Plan) Client(i int) Client {
 		c.Number = uint32(pg.pubBase + j)
 		c.PayloadTemplate, c.Measure, c.PayloadSizes = pg.payload, g.Measure, g.PayloadSizes
 		c.PayloadTemplates, c.PayloadRandom = pg.files, g.PayloadOrder == OrderRandom
-		c.Topic = pg.pub.expand(j, g.IDPrefix)
+		c.Topic = pg.pub.expand(j, g.ids())
 		if len(pg.cycle) > 1 {
 			c.Topics = make([]string, len(pg.cycle))
 			for k := range pg.cycle {
-				c.Topics[k] = pg.cycle[k].expand(j, g.IDPrefix)
+				c.Topics[k] = pg.cycle[k].expand(j, g.ids())
 			}
 		}
 		c.Rate = g.PublishRate
@@ -443,13 +443,13 @@ func (p *Plan) Client(i int) Client {
 	case RoleRoundTrip:
 		c.Filters = []string{c.Topic}
 	case RoleRequester:
-		c.ResponseTopic = pg.resp.expand(j, g.IDPrefix)
+		c.ResponseTopic = pg.resp.expand(j, g.ids())
 		c.Filters = []string{c.ResponseTopic}
 	case RoleSubscriber, RolePubSub:
 		sg := &sh.m.subs[pg.sub]
 		c.Filters = make([]string, len(sg.filters))
 		for k := range sg.filters {
-			c.Filters[k] = sg.filters[k].expand(j, g.IDPrefix)
+			c.Filters[k] = sg.filters[k].expand(j, g.ids())
 		}
 	}
 	if sh.sources.total > 0 {
@@ -706,7 +706,7 @@ func (p *Plan) Estimate() Estimate {
 // mean length and its mean payload size.
 func (sh *planShared) publishSize(gid int) int {
 	g := sh.groups[gid]
-	topicLen := int(math.Round(sh.g[gid].pub.avgLen(g.ClientCount, g.IDPrefix)))
+	topicLen := int(math.Round(sh.g[gid].pub.avgLen(g.ClientCount, g.ids())))
 	return publishSize(topicLen, g.QoS, g.ProtocolVersion, propsSize(g.PublishProperties), g.meanPayload())
 }
 
@@ -719,7 +719,7 @@ func (sh *planShared) copySize(gid int) (size int, qos byte) {
 	if r := sh.copyAs; r != nil {
 		qos, v, props = min(qos, r.QoS), r.ProtocolVersion, propsSize(g.PublishProperties)
 	}
-	topicLen := int(math.Round(sh.g[gid].pub.avgLen(sh.g[gid].pubs, g.IDPrefix)))
+	topicLen := int(math.Round(sh.g[gid].pub.avgLen(sh.g[gid].pubs, g.ids())))
 	return publishSize(topicLen, qos, v, props, g.meanPayload()), qos
 }
 
@@ -762,7 +762,7 @@ func (sh *planShared) countDeliveries() {
 				continue
 			}
 			for j := range np {
-				buf = appendParts(buf[:0], t.parts, j, g.IDPrefix)
+				buf = appendParts(buf[:0], t.parts, j, g.ids())
 				total += copies(string(buf))
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -285,6 +286,16 @@ func TestDeliveries(t *testing.T) {
 		{"Point-To-Point", 100, "s", `["d/$clientindex/#"]`, "d/42/a/b", 1},
 		{"Point-To-Point", 100, "s", `["t/$clientindex", "t/$clientindex"]`, "t/4", 1},
 		{"Point-To-Point", 100, "s", `["t/$clientindex", "t/+"]`, "t/4", 100},
+		{"Point-To-Point", 10, "dev-$clientindex-eu", `["t/$clientid/in"]`, "t/dev-3-eu/in", 1},
+		{"Point-To-Point", 10, "dev-$clientindex-eu", `["t/$clientid/in"]`, "t/dev-3/in", 0},
+		{"Point-To-Point", 10, "dev-$clientindex-eu", `["t/$clientid/in"]`, "t/dev-3-eu-eu/in", 0},
+		{"Point-To-Point", 100, "d$clientindex:3", `["t/$clientid"]`, "t/d007", 1},
+		{"Point-To-Point", 100, "d$clientindex:3", `["t/$clientid"]`, "t/d099", 1},
+		{"Point-To-Point", 100, "d$clientindex:3", `["t/$clientid"]`, "t/d7", 0},
+		{"Point-To-Point", 100, "d$clientindex:3", `["t/$clientid"]`, "t/d0007", 0},
+		{"Point-To-Point", 100, "s", `["t/$clientindex:2/x"]`, "t/07/x", 1},
+		{"Point-To-Point", 100, "s", `["t/$clientindex:2/x"]`, "t/7/x", 0},
+		{"Point-To-Point", 100, "s", `["t/$clientindex:2/x"]`, "t/99/x", 1},
 		{"Shared-Subscription", 5, "s", `["$share/g/t/#"]`, "t/4", 1},
 		{"Shared-Subscription", 5, "s", `["$share/g/t/#", "$share/h/t/+"]`, "t/4", 2},
 		{"Shared-Subscription", 5, "s", `["$share/g/t/#", "$share/g/t/+"]`, "t/4", 1},
@@ -293,13 +304,18 @@ func TestDeliveries(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%s/%s", c.filters, c.topic), func(t *testing.T) {
+			idField := "id_prefix"
+			if strings.Contains(c.prefix, "$") {
+				idField = "client_id"
+			}
 			js := fmt.Sprintf(`{"type": %q, "publishers": {"client_count": %d, "topics": "p"},
-				"subscribers": {"client_count": %d, "id_prefix": %q, "topics": %s}}`,
-				"Fan-In", c.subs+1, c.subs, c.prefix, c.filters)
+				"subscribers": {"client_count": %d, %q: %q, "topics": %s}}`,
+				"Fan-In", c.subs+1, c.subs, idField, c.prefix, c.filters)
 			s, err := Parse("t.json", []byte(js))
 			if err != nil {
 				t.Fatal(err)
 			}
+			s.applyIdentity() // Validate's: client_id gives the ids
 			var buf [2]ClientGroup
 			m := newMatcher(listOf(&buf, s.plainGroups(&buf)), true)
 			if got := m.deliveries(c.topic); got != c.want {
@@ -539,8 +555,17 @@ func TestEstimate(t *testing.T) {
 func TestTotalDigits(t *testing.T) {
 	t.Parallel()
 	for n, want := range map[int]int{0: 0, 1: 1, 10: 10, 11: 12, 100: 190, 50000: 238890, 1_000_000: 5_888_890} {
-		if got := totalDigits(n); got != want {
+		if got := totalDigits(n, 0); got != want {
 			t.Errorf("totalDigits(%d) = %d, want %d", n, got, want)
+		}
+	}
+	for _, n := range []int{1, 10, 999, 1000, 1001, 123456} { // zero-padded to 3 digits: counted one by one
+		sum := 0
+		for j := range n {
+			sum += max(len(strconv.Itoa(j)), 3)
+		}
+		if got := totalDigits(n, 3); got != sum {
+			t.Errorf("totalDigits(%d, 3) = %d, want %d", n, got, sum)
 		}
 	}
 }

@@ -134,7 +134,12 @@ type Scenario struct {
 
 // Group is a publisher or subscriber group: client_count clients with the same settings.
 type Group struct {
-	IDPrefix        string // "id_prefix": client id = IDPrefix + decimal index in the group
+	IDPrefix string // "id_prefix": client id = IDPrefix + decimal index in the group
+	// IDSuffix and IDPad complete IDPrefix when a client_id template gives text after
+	// $clientindex or pads it ($clientindex:W): client id = IDPrefix + index zero-padded to
+	// IDPad digits + IDSuffix (Group.ID). Validate derives them, never a file.
+	IDSuffix        string
+	IDPad           int
 	ProtocolVersion Version
 	ClientCount     int  // "client_count"
 	QoS             byte // "qos": publish QoS of publishers, subscription QoS of subscribers
@@ -167,9 +172,11 @@ type Group struct {
 
 	// ClientID ("client_id") is a template of the group's client ids: text with $groupindex
 	// (the group's index: its place in "groups", or 0 for publishers and 1 for subscribers)
-	// that ends in $clientindex. When given (here or the scenario's), it replaces IDPrefix,
-	// which Validate derives from it. CredentialsFile ("credentials_file") is a CSV file of
-	// per-client usernames and passwords (see credentials.go), the scenario's when empty.
+	// and $clientindex once, anywhere ("dev-$clientindex-eu"), zero-padded to W digits as
+	// $clientindex:W. When given (here or the scenario's), it replaces IDPrefix, and
+	// Validate derives IDPrefix, IDSuffix and IDPad from it. CredentialsFile
+	// ("credentials_file") is a CSV file of per-client usernames and passwords (see
+	// credentials.go), the scenario's when empty.
 	ClientID        string
 	CredentialsFile string
 	// Arrival ("arrival", publishers only) is how a publisher's messages fall due at its

@@ -176,13 +176,13 @@ func (p *Plan) stream(i int, pub uint32) (kind StreamKind, share int, topics []s
 // topic, or the topics it cycles over.
 func (sh *planShared) topicsOf(gp, j int) []string {
 	pg := &sh.g[gp]
-	prefix := sh.groups[gp].IDPrefix
+	ids := sh.groups[gp].ids()
 	if len(pg.cycle) < 2 {
-		return []string{pg.pub.expand(j, prefix)}
+		return []string{pg.pub.expand(j, ids)}
 	}
 	out := make([]string, len(pg.cycle))
 	for k := range pg.cycle {
-		out[k] = pg.cycle[k].expand(j, prefix)
+		out[k] = pg.cycle[k].expand(j, ids)
 	}
 	return out
 }

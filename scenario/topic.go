@@ -12,9 +12,13 @@ import (
 const (
 	// PlaceholderIndex expands to the client's 0-based index in its group.
 	PlaceholderIndex = "$clientindex"
-	// PlaceholderID expands to the client's id (id_prefix + index).
+	// PlaceholderID expands to the client's id (id_prefix + index, or the group's
+	// client_id template rendered).
 	PlaceholderID = "$clientid"
 )
+
+// MaxIndexPad is the widest zero padding of $clientindex:W.
+const MaxIndexPad = 18
 
 const (
 	phNone byte = iota
@@ -28,6 +32,9 @@ type part struct {
 	lit string
 	ph  byte
 	mod int // phIndexMod's N (0: a modulo 0, which validation refuses)
+	// pad is the W of phIndex's or phIndexMod's ":W": the index zero-padded to W digits
+	// (0: none; -1: ":0", which validation refuses).
+	pad int
 }
 
 // modulo returns the N of a "%N" at the start of s (the digits after "$clientindex") and
@@ -44,6 +51,41 @@ func modulo(s string) (mod, n int) {
 		n++
 	}
 	return mod, n
+}
+
+// padding returns the W of a ":W" at the start of s (the digits after "$clientindex" or its
+// "%N"), -1 for a W of 0, and its length; n is 0 when s holds no ":" and digit. W is
+// capped at MaxIndexPad+1, which validation refuses.
+func padding(s string) (pad, n int) {
+	if len(s) < 2 || s[0] != ':' || s[1] < '0' || s[1] > '9' {
+		return 0, 0
+	}
+	n = 1
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		pad = min(pad*10+int(s[n]-'0'), MaxIndexPad+1)
+		n++
+	}
+	if pad == 0 {
+		pad = -1
+	}
+	return pad, n
+}
+
+// appendIndex appends j in decimal, zero-padded to pad digits.
+func appendIndex(dst []byte, j, pad int) []byte {
+	for d := decimalDigits(j); d < pad; d++ {
+		dst = append(dst, '0')
+	}
+	return strconv.AppendInt(dst, int64(j), 10)
+}
+
+// decimalDigits returns the number of decimal digits of j ≥ 0.
+func decimalDigits(j int) int {
+	d := 1
+	for ; j >= 10; j /= 10 {
+		d++
+	}
+	return d
 }
 
 // template is a compiled topic template.
@@ -72,12 +114,15 @@ func splitParts(s string) []part {
 			break
 		}
 		var ph byte
-		var n, mod int
+		var n, mod, pad int
 		switch {
 		case strings.HasPrefix(s[i:], PlaceholderIndex):
 			ph, n = phIndex, len(PlaceholderIndex)
 			if m, k := modulo(s[i+n:]); k > 0 {
 				ph, mod, n = phIndexMod, m, n+k
+			}
+			if w, k := padding(s[i+n:]); k > 0 {
+				pad, n = w, n+k
 			}
 		case strings.HasPrefix(s[i:], PlaceholderID):
 			ph, n = phID, len(PlaceholderID)
@@ -89,7 +134,7 @@ func splitParts(s string) []part {
 		if i > 0 {
 			out = append(out, part{lit: s[:i]})
 		}
-		out = append(out, part{ph: ph, mod: mod})
+		out = append(out, part{ph: ph, mod: mod, pad: pad})
 		s = s[i+n:]
 	}
 	if s != "" {
@@ -110,19 +155,18 @@ func mergeLits(ps []part) []part {
 	return out
 }
 
-// appendExpand appends the template expanded for client j of a group with id prefix.
-func appendParts(dst []byte, parts []part, j int, prefix string) []byte {
+// appendParts appends the template expanded for client j of a group whose ids are id's.
+func appendParts(dst []byte, parts []part, j int, id idForm) []byte {
 	for _, p := range parts {
 		switch p.ph {
 		case phNone:
 			dst = append(dst, p.lit...)
 		case phIndex:
-			dst = strconv.AppendInt(dst, int64(j), 10)
+			dst = appendIndex(dst, j, p.pad)
 		case phIndexMod:
-			dst = strconv.AppendInt(dst, int64(j%max(p.mod, 1)), 10)
+			dst = appendIndex(dst, j%max(p.mod, 1), p.pad)
 		case phID:
-			dst = append(dst, prefix...)
-			dst = strconv.AppendInt(dst, int64(j), 10)
+			dst = id.append(dst, j)
 		}
 	}
 	return dst
@@ -146,11 +190,11 @@ func (t *template) distinct(n int) int {
 	return d
 }
 
-func (t *template) expand(j int, prefix string) string {
+func (t *template) expand(j int, id idForm) string {
 	if !t.indexed {
 		return t.raw
 	}
-	return string(appendParts(make([]byte, 0, len(t.raw)+len(prefix)+8), t.parts, j, prefix))
+	return string(appendParts(make([]byte, 0, len(t.raw)+len(id.prefix)+len(id.suffix)+8), t.parts, j, id))
 }
 
 // Kinds of filter levels.
@@ -205,11 +249,11 @@ func compileFilter(raw string) filter {
 	return f
 }
 
-// match reports whether the filter of some client of its group matches topic, given the
-// group's id prefix. For a filter that differs per client (indexed) it returns the index of
+// match reports whether the filter of some client of its group matches topic, given how the
+// group's ids are made. For a filter that differs per client (indexed) it returns the index of
 // the one client whose filter matches (templates expand injectively, so there is at most one);
 // otherwise j is -1 and every client's filter matches.
-func (f *filter) match(topic, prefix string) (j int, ok bool) {
+func (f *filter) match(topic string, id idForm) (j int, ok bool) {
 	j = -1
 	rest, done := topic, false
 	for li := range f.levels {
@@ -236,7 +280,7 @@ func (f *filter) match(topic, prefix string) (j int, ok bool) {
 				return -1, false
 			}
 		case lvTmpl:
-			k, ok := solveLevel(lv.parts, name, prefix, j)
+			k, ok := solveLevel(lv.parts, name, id, j)
 			if !ok {
 				return -1, false
 			}
@@ -251,15 +295,16 @@ func (f *filter) match(topic, prefix string) (j int, ok bool) {
 
 // solveLevel finds the client index k whose expansion of parts equals name; if fixed ≥ 0
 // only that index is tried.
-func solveLevel(parts []part, name, prefix string, fixed int) (int, bool) {
+func solveLevel(parts []part, name string, id idForm, fixed int) (int, bool) {
 	if fixed >= 0 {
-		return fixed, levelEquals(parts, fixed, prefix, name)
+		return fixed, levelEquals(parts, fixed, id, name)
 	}
 	pos := 0
 	var ph byte
+	pad := 0 // the placeholder's zero padding: its index may start with a 0
 	for _, p := range parts {
 		if p.ph != phNone {
-			ph = p.ph
+			ph, pad = p.ph, p.pad
 			break
 		}
 		if !strings.HasPrefix(name[pos:], p.lit) {
@@ -268,21 +313,22 @@ func solveLevel(parts []part, name, prefix string, fixed int) (int, bool) {
 		pos += len(p.lit)
 	}
 	if ph == phID {
-		if !strings.HasPrefix(name[pos:], prefix) {
+		if !strings.HasPrefix(name[pos:], id.prefix) {
 			return -1, false
 		}
-		pos += len(prefix)
+		pos += len(id.prefix)
+		pad = id.pad
 	}
 	digits := 0
 	for pos+digits < len(name) && digits < 18 && name[pos+digits] >= '0' && name[pos+digits] <= '9' {
 		digits++
 	}
 	for n := 1; n <= digits; n++ {
-		if n > 1 && name[pos] == '0' {
-			break // indices have no leading zeros
+		if n > 1 && name[pos] == '0' && pad <= 0 {
+			break // unpadded indices have no leading zeros
 		}
 		k, _ := strconv.Atoi(name[pos : pos+n])
-		if levelEquals(parts, k, prefix, name) {
+		if levelEquals(parts, k, id, name) {
 			return k, true
 		}
 	}
@@ -290,9 +336,8 @@ func solveLevel(parts []part, name, prefix string, fixed int) (int, bool) {
 }
 
 // levelEquals reports whether parts expanded for client k equal name, without allocating.
-func levelEquals(parts []part, k int, prefix, name string) bool {
-	var buf [20]byte
-	num := strconv.AppendInt(buf[:0], int64(k), 10)
+func levelEquals(parts []part, k int, id idForm, name string) bool {
+	var buf [MaxIndexPad + 20]byte
 	pos := 0
 	eat := func(s string) bool {
 		if !strings.HasPrefix(name[pos:], s) {
@@ -308,11 +353,11 @@ func levelEquals(parts []part, k int, prefix, name string) bool {
 				return false
 			}
 		case phIndex:
-			if !eat(string(num)) {
+			if !eat(string(appendIndex(buf[:0], k, min(p.pad, MaxIndexPad)))) {
 				return false
 			}
 		case phID:
-			if !eat(prefix) || !eat(string(num)) {
+			if !eat(id.prefix) || !eat(string(appendIndex(buf[:0], k, min(id.pad, MaxIndexPad)))) || !eat(id.suffix) {
 				return false
 			}
 		}
@@ -382,33 +427,33 @@ func checkFilter(s string) error {
 }
 
 // avgLen returns the mean length of the template expanded for clients 0..n-1.
-func (t *template) avgLen(n int, prefix string) float64 {
+func (t *template) avgLen(n int, id idForm) float64 {
 	if n < 1 {
 		return float64(len(t.raw))
 	}
-	num := float64(totalDigits(n)) / float64(n)
+	num := func(n, pad int) float64 { return float64(totalDigits(n, pad)) / float64(n) }
 	l := 0.0
 	for _, p := range t.parts {
 		switch p.ph {
 		case phNone:
 			l += float64(len(p.lit))
 		case phIndex:
-			l += num
+			l += num(n, p.pad)
 		case phIndexMod:
-			m := min(n, max(p.mod, 1))
-			l += float64(totalDigits(m)) / float64(m)
+			l += num(min(n, max(p.mod, 1)), p.pad)
 		case phID:
-			l += float64(len(prefix)) + num
+			l += float64(len(id.prefix)+len(id.suffix)) + num(n, id.pad)
 		}
 	}
 	return l
 }
 
-// totalDigits returns the number of decimal digits of 0, 1, ..., n-1 together.
-func totalDigits(n int) int {
+// totalDigits returns the number of decimal digits of 0, 1, ..., n-1 together, each
+// zero-padded to pad digits.
+func totalDigits(n, pad int) int {
 	total := 0
 	for lo, d, end := 0, 1, 10; lo < n; lo, d, end = end, d+1, end*10 {
-		total += (min(n, end) - lo) * d // the d-digit numbers [lo, end)
+		total += (min(n, end) - lo) * max(d, pad) // the d-digit numbers [lo, end)
 	}
 	return total
 }

@@ -101,9 +101,20 @@ func (s *Scenario) checkPlain(l *errList) {
 		s.checkCounts(l)
 	}
 	if s.Publishers != nil && s.Subscribers != nil && s.Publishers.ClientCount > 0 && s.Subscribers.ClientCount > 0 {
-		if idsCollide(s.Publishers.IDPrefix, s.Publishers.ClientCount, s.Subscribers.IDPrefix, s.Subscribers.ClientCount) {
-			l.Add("subscribers.id_prefix", "%s gives client ids that publishers also use (id_prefix %s); ids must be unique",
-				show(s.Subscribers.IDPrefix), show(s.Publishers.IDPrefix))
+		pf, sf := s.Publishers.ids(), s.Subscribers.ids()
+		switch {
+		case pf.plain() && sf.plain():
+			if idsCollide(s.Publishers.IDPrefix, s.Publishers.ClientCount, s.Subscribers.IDPrefix, s.Subscribers.ClientCount) {
+				path, v := s.idSource("subscribers.", s.Subscribers)
+				ppath, pv := s.idSource("publishers.", s.Publishers)
+				l.Add(path, "%s gives client ids that publishers also use (%s %s); ids must be unique",
+					show(v), ppath[strings.LastIndexByte(ppath, '.')+1:], show(pv))
+			}
+		case pf.overlaps(sf):
+			path, v := s.idSource("subscribers.", s.Subscribers)
+			_, pv := s.idSource("publishers.", s.Publishers)
+			l.Add(path, "%s may give client ids that publishers also use (%s): the text before and after the index does not tell them apart; ids must be unique",
+				show(v), show(pv))
 		}
 	}
 	if s.Type == TypeRoundTrip && s.Publishers != nil && len(s.Publishers.Topics) == 1 &&
@@ -271,15 +282,16 @@ func (s *Scenario) checkGroup(l *errList, at groupAt, g *ClientGroup) {
 	if g.QoS > 2 {
 		l.Add(gp+"qos", "%d is not a QoS (want 0, 1 or 2)", g.QoS)
 	}
+	idPath, idValue := s.idSource(gp, &g.Group)
 	if g.ProtocolVersion == V31 && g.ClientCount >= 1 {
-		if n := len(g.IDPrefix) + digits(g.ClientCount-1); n > 23 {
-			l.Add(gp+"id_prefix", "%s gives client ids of up to %d bytes; MQTT 3.1 allows 23%s", show(g.IDPrefix), n, w.idHint)
+		if n := g.ids().maxLen(g.ClientCount); n > 23 {
+			l.Add(idPath, "%s gives client ids of up to %d bytes; MQTT 3.1 allows 23%s", show(idValue), n, w.idHint)
 		}
 	}
-	if strings.ContainsAny(g.IDPrefix, "/+#") {
+	if strings.ContainsAny(g.IDPrefix+g.IDSuffix, "/+#") {
 		for _, t := range append(append([]string(nil), g.Topics...), g.Filters...) {
 			if strings.Contains(t, PlaceholderID) {
-				l.Add(gp+"id_prefix", "%s holds '/', '+' or '#', which $clientid would put in topics", show(g.IDPrefix))
+				l.Add(idPath, "%s holds '/', '+' or '#', which $clientid would put in topics", show(idValue))
 				break
 			}
 		}
@@ -305,7 +317,7 @@ func (s *Scenario) checkGroup(l *errList, at groupAt, g *ClientGroup) {
 			err := checkModulo(&t, true, "")
 			for _, j := range []int{0, count - 1} {
 				if err == nil {
-					err = checkTopicName(t.expand(j, g.IDPrefix))
+					err = checkTopicName(t.expand(j, g.ids()))
 				}
 			}
 			if err != nil {
@@ -319,7 +331,7 @@ func (s *Scenario) checkGroup(l *errList, at groupAt, g *ClientGroup) {
 			l.Add(gp+"topics", "%s %v", show(g.Topics[0]), err)
 		}
 		for _, j := range []int{0, count - 1} {
-			if err := checkTopicName(t.expand(j, g.IDPrefix)); err != nil {
+			if err := checkTopicName(t.expand(j, g.ids())); err != nil {
 				l.Add(gp+"topics", "%s %v", show(g.Topics[0]), err)
 				break
 			}
@@ -340,7 +352,7 @@ func (s *Scenario) checkGroup(l *errList, at groupAt, g *ClientGroup) {
 			l.Add(gp+"response_topic", "%s %v", show(g.ResponseTopic), err)
 		}
 		for _, j := range []int{0, count - 1} {
-			if err := checkTopicName(t.expand(j, g.IDPrefix)); err != nil {
+			if err := checkTopicName(t.expand(j, g.ids())); err != nil {
 				l.Add(gp+"response_topic", "%s %v", show(g.ResponseTopic), err)
 				break
 			}
@@ -348,7 +360,7 @@ func (s *Scenario) checkGroup(l *errList, at groupAt, g *ClientGroup) {
 		switch {
 		case !t.indexed:
 			l.Add(gp+"response_topic", "%s is the same for every client; each requester needs its own (hold $clientid or $clientindex)", show(g.ResponseTopic))
-		case len(g.Topics) == 1 && t.expand(0, g.IDPrefix) == requestTopic(g, 0):
+		case len(g.Topics) == 1 && t.expand(0, g.ids()) == requestTopic(g, 0):
 			l.Add(gp+"response_topic", "%s is the group's request topic too; responses need a topic of their own", show(g.ResponseTopic))
 		}
 	}
@@ -379,7 +391,7 @@ func (s *Scenario) checkGroup(l *errList, at groupAt, g *ClientGroup) {
 			}
 			for _, j := range []int{0, count - 1} {
 				if err == nil {
-					err = checkFilter(t.expand(j, g.IDPrefix))
+					err = checkFilter(t.expand(j, g.ids()))
 				}
 			}
 			if err != nil {
@@ -713,10 +725,13 @@ func hasRange(topics []string) bool {
 }
 
 // checkModulo checks the modulo placeholders ($clientindex%N) of template t: N at least 1,
-// and none where allowed is false (why says why not).
+// and none where allowed is false (why says why not); and the zero padding of each
+// $clientindex:W, W from 1 to MaxIndexPad.
 func checkModulo(t *template, allowed bool, why string) error {
 	for _, p := range t.parts {
 		switch {
+		case p.pad < 0 || p.pad > MaxIndexPad:
+			return fmt.Errorf("pads $clientindex to %d digits (want :W with W from 1 to %d)", max(p.pad, 0), MaxIndexPad)
 		case p.ph != phIndexMod:
 		case p.mod < 1:
 			return errors.New("has $clientindex%0: a modulo must be 1 or more")
@@ -750,7 +765,7 @@ func (s *Scenario) checkReach(l *errList, groups []*ClientGroup, at func(i int) 
 		for _, j := range []int{0, g.Publishers() - 1} {
 			reached := false
 			for k := range ts {
-				topic := ts[k].expand(j, g.IDPrefix)
+				topic := ts[k].expand(j, g.ids())
 				reached = reached || m.deliveries(topic) > 0
 				// The property carrier travels in properties, which a 3.x receiver never gets.
 				if g.Measure == MeasureProperty && g.ProtocolVersion == V5 && s.Mixed() &&
@@ -761,15 +776,11 @@ func (s *Scenario) checkReach(l *errList, groups []*ClientGroup, at func(i int) 
 			}
 			if !reached {
 				a := at(i)
-				l.Add(a.path+".topics", "%s "+a.words.noReach, show(ts[0].expand(j, g.IDPrefix)), j)
+				l.Add(a.path+".topics", "%s "+a.words.noReach, show(ts[0].expand(j, g.ids())), j)
 				break
 			}
 		}
 	}
-}
-
-func digits(n int) int {
-	return len(strconv.Itoa(n))
 }
 
 // idsCollide reports whether some id prefixA+i (i < countA) equals prefixB+j (j < countB).

@@ -93,7 +93,9 @@ func (rf *runFlags) registerCommon(cmd *cobra.Command) {
 	fl.StringVar(&t.ClientCA, "client-ca", "", "PEM certificate of a CA that mints each client a certificate of its own "+
 		"(ECDSA P-256, as the client dials; with --client-ca-key)")
 	fl.StringVar(&t.ClientCAKey, "client-ca-key", "", "PEM private key of --client-ca (read by each process from this file; never in a result)")
-	fl.StringVar(&t.CertSubject, "client-cert-subject", "", "common name of the minted certificates, a template (default $clientid)")
+	fl.StringVar(&t.CertSubject, "client-cert-subject", "", "common name of the minted certificates, a template (default $clientid; none: no common name, with --client-cert-san)")
+	fl.StringVar(&t.CertSAN, "client-cert-san", "", "subject alternative names of the minted certificates, templates separated by commas: "+
+		"with :// or urn: a URI, with @ an email, an IP address an IP, else a DNS name ($clientid.devices.example,urn:dev:$clientid)")
 	fl.StringVar(&t.ServerName, "sni", "", "TLS server name: sent as SNI and verified (default: the broker's host)")
 	fl.BoolVar(&t.Insecure, "insecure", false, "do not verify the broker's certificate")
 	fl.StringSliceVar(&t.ALPN, "alpn", nil, "ALPN protocols to offer, comma-separated (default: none)")

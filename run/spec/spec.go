@@ -136,16 +136,18 @@ type TLS struct {
 	Version    string   `json:"tls_version,omitempty"` // "1.2" or "1.3" only
 	// ClientCA and ClientCAKey are the PEM files of a CA that mints each client a
 	// certificate of its own (the key's path, never the key), its common name
-	// CertSubject, a template ("": $clientid).
+	// CertSubject, a template ("": $clientid; "none": no common name, with a SAN), its
+	// subject alternative names CertSAN (templates separated by commas).
 	ClientCA    string `json:"client_ca,omitempty"`
 	ClientCAKey string `json:"client_ca_key,omitempty"`
 	CertSubject string `json:"client_cert_subject,omitempty"`
+	CertSAN     string `json:"client_cert_san,omitempty"`
 }
 
 // Given reports whether any TLS setting is given.
 func (t TLS) Given() bool {
 	return t.CAFile != "" || t.CertFile != "" || t.KeyFile != "" || t.ServerName != "" || t.Insecure ||
-		len(t.ALPN) > 0 || t.Version != "" || t.ClientCA != "" || t.ClientCAKey != "" || t.CertSubject != ""
+		len(t.ALPN) > 0 || t.Version != "" || t.ClientCA != "" || t.ClientCAKey != "" || t.CertSubject != "" || t.CertSAN != ""
 }
 
 // Net is a network profile between the client and the broker.
