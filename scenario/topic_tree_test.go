@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -114,6 +115,10 @@ func TestTopicCycleReach(t *testing.T) {
 	type want struct {
 		positions []int
 		share     bool
+	}
+	// The estimate's receive rate: each device's mean copies (4 + 3 + 2) / 3 at its rate.
+	if e, rate := p.Estimate(), p.Scenario().Groups[0].PublishRate; math.Abs(e.ReceivePerSec-3*3*rate) > 1e-9 {
+		t.Errorf("estimated %v copies/s, want 3 devices x 3 copies x %v/s", e.ReceivePerSec, rate)
 	}
 	wants := map[string]want{"a": {[]int{0}, false}, "b": {[]int{1}, false}, "own": {[]int{1, 2}, false},
 		"sh": {[]int{0}, true}, "all": {nil, false}}
