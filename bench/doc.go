@@ -22,7 +22,10 @@
 // exact), the others are unexpected by kind, a copy whose header carries another run's tag
 // other_run (unless AnyRun: a Subscribe run not told its publishers' identity), payloads
 // without mqblast's header or with an implausible due time unmeasured, and neither offsets
-// a loss. After the run, Recorder.Finish
+// a loss. A stream of a publisher that cycles over topics read by different subscribers
+// takes the messages of the topics that reach its client (scenario.Plan.StreamCycle) and
+// numbers them in order (result.Cycle), so the others are no gap in it; each message's
+// expected copies are its topic's, as the reactor reports them. After the run, Recorder.Finish
 // joins the publishers' messages still in flight (or dropped with a session) with the
 // received sets, so that expected = received + lost + in_flight_at_end + in_flight_lost.
 // A part of a run (a worker process, a shard: Placement) joins its own streams and leaves

@@ -25,6 +25,9 @@ type (
 		sub int // the subscriber's index in its group
 		pub uint32
 		seq uint32
+		// group, if set, names the subscriber's group (a file with groups); "": the
+		// subscribers of a plain file.
+		group string
 	}
 )
 
@@ -33,7 +36,7 @@ type (
 func recordScript(t *testing.T, p *scenario.Plan, pubs []pubScript, recvs []recvScript) *result.Result {
 	t.Helper()
 	rec := NewRecorder(2)
-	rec.Stream = p.Stream
+	rec.Stream, rec.StreamCycle, rec.StreamAlso = p.Stream, p.StreamCycle, p.StreamAlso
 	rec.Placement = &Placement{Publishes: p.Publishes, Outside: p.ReceivedOutside}
 	now := time.Now().UnixNano()
 	rec.SetStart(now - int64(time.Millisecond))
@@ -42,10 +45,15 @@ func recordScript(t *testing.T, p *scenario.Plan, pubs []pubScript, recvs []recv
 		role  scenario.Role
 		index int
 	}
-	local := map[key]int{}
+	type named struct {
+		group string
+		index int
+	}
+	local, byGroup := map[key]int{}, map[named]int{}
 	for i := range p.Len() {
 		c := p.Client(i)
 		local[key{c.Role, c.Index}] = i
+		byGroup[named{c.GroupName, c.Index}] = i
 	}
 	for _, e := range pubs {
 		i, ok := local[key{scenario.RolePublisher, e.pub}]
@@ -53,10 +61,12 @@ func recordScript(t *testing.T, p *scenario.Plan, pubs []pubScript, recvs []recv
 			continue
 		}
 		c := p.Client(i)
-		for range e.n {
-			rec.Published(i%2, i, c.Receivers, 0, now, now, 0)
+		end := reactor.PublisherEnd{Number: uint32(c.Index), Receivers: c.Receivers, TopicReceivers: c.TopicReceivers}
+		for seq := range e.n {
+			r := end.ReceiversOf(uint32(seq)) // a cycling publisher's: its topic's
+			rec.Published(i%2, i, r, 0, now, now, 0)
+			end.Expected += int64(r)
 		}
-		end := reactor.PublisherEnd{Number: uint32(c.Index), Receivers: c.Receivers}
 		if len(e.dropped) > 0 {
 			end.InFlight = e.dropped
 			rec.InFlightDropped(i%2, i, &end)
@@ -65,7 +75,11 @@ func recordScript(t *testing.T, p *scenario.Plan, pubs []pubScript, recvs []recv
 		rec.PublisherEnd(i%2, i, &end)
 	}
 	for _, e := range recvs {
-		if i, ok := local[key{scenario.RoleSubscriber, e.sub}]; ok {
+		i, ok := local[key{scenario.RoleSubscriber, e.sub}]
+		if e.group != "" {
+			i, ok = byGroup[named{e.group, e.sub}]
+		}
+		if ok {
 			rec.Received(i%2, i, reactor.Message{Due: now, Now: now, Publisher: e.pub, Seq: e.seq})
 		}
 	}
@@ -122,16 +136,16 @@ func TestJoinAcrossParts(t *testing.T) {
 					if (seq == 3 || seq == 4) && sub != 1 { // dropped with the session: subscriber 1 got them
 						continue
 					}
-					recvs = append(recvs, recvScript{sub, uint32(pub), seq})
+					recvs = append(recvs, recvScript{sub, uint32(pub), seq, ""})
 				}
 				// In flight at the end: 15 reached everyone, 16 the even subscribers, 17
 				// subscriber 5 of publisher 1 only, 18 and 19 nobody.
-				recvs = append(recvs, recvScript{sub, uint32(pub), 15})
+				recvs = append(recvs, recvScript{sub, uint32(pub), 15, ""})
 				if sub%2 == 0 {
-					recvs = append(recvs, recvScript{sub, uint32(pub), 16})
+					recvs = append(recvs, recvScript{sub, uint32(pub), 16, ""})
 				}
 				if sub == 5 && pub == 1 {
-					recvs = append(recvs, recvScript{sub, uint32(pub), 17})
+					recvs = append(recvs, recvScript{sub, uint32(pub), 17, ""})
 				}
 			}
 		}
@@ -149,17 +163,81 @@ func TestJoinAcrossParts(t *testing.T) {
 				}
 				// Round robin over the members, and every fifth again to the next member.
 				m := int(seq+uint32(pub)) % 6
-				recvs = append(recvs, recvScript{m, uint32(pub), seq})
+				recvs = append(recvs, recvScript{m, uint32(pub), seq, ""})
 				if seq%5 == 0 {
-					recvs = append(recvs, recvScript{(m + 1) % 6, uint32(pub), seq})
+					recvs = append(recvs, recvScript{(m + 1) % 6, uint32(pub), seq, ""})
 				}
 			}
 			// In flight: 25 reached a member, 26 two members, 27-29 none.
-			recvs = append(recvs, recvScript{pub, uint32(pub), 25}, recvScript{3, uint32(pub), 26}, recvScript{4, uint32(pub), 26})
+			recvs = append(recvs, recvScript{pub, uint32(pub), 25, ""}, recvScript{3, uint32(pub), 26, ""}, recvScript{4, uint32(pub), 26, ""})
 		}
 		return s, pubs, recvs
 	}
-	for name, mk := range map[string]func() (*scenario.Scenario, []pubScript, []recvScript){"fanout": fanout, "shared": shared} {
+	// Two devices cycle over three topics: c/j/0 read by a's 2 clients, all and the share
+	// group m of mix's 2 clients, c/j/1 by b's client, all and mix's 2 clients (their own
+	// filter), c/j/2 by the share group sh (3 members) and all. A client of mix takes a
+	// device's messages on two streams: its share group's and its own.
+	cycle := func() (*scenario.Scenario, []pubScript, []recvScript) {
+		s, err := scenario.Parse("cycle.json", []byte(`{"name": "cycle", "groups": [
+  {"name": "dev", "behaviours": "publish", "client_count": 2, "qos": 1, "topics": "c/$clientindex/{0..2}"},
+  {"name": "a", "behaviours": "subscribe", "client_count": 2, "qos": 1, "filters": "c/+/0"},
+  {"name": "b", "behaviours": "subscribe", "client_count": 1, "qos": 1, "filters": "c/+/1"},
+  {"name": "sh", "behaviours": "subscribe", "client_count": 3, "qos": 1, "filters": "$share/g/c/+/2"},
+  {"name": "all", "behaviours": "subscribe", "client_count": 1, "qos": 1, "filters": "c/#"},
+  {"name": "mix", "behaviours": "subscribe", "client_count": 2, "qos": 1, "filters": ["$share/m/c/+/0", "c/+/1"]}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pubs []pubScript
+		var recvs []recvScript
+		to := func(group string, sub, pub int, seq uint32) {
+			recvs = append(recvs, recvScript{sub: sub, pub: uint32(pub), seq: seq, group: group})
+		}
+		for pub := range 2 {
+			pubs = append(pubs, pubScript{pub: pub, n: 30, inFlight: []uint32{25, 26, 27, 28, 29}, dropped: []uint32{3, 4}})
+			for seq := range uint32(25) {
+				if seq%7 != uint32(pub) && seq != 3 { // lost to all: every seventh; all got the dropped ones
+					to("all", 0, pub, seq)
+				}
+				if seq == 3 || seq == 4 { // dropped with the session: only all got them
+					continue
+				}
+				switch seq % 3 {
+				case 0:
+					to("a", 0, pub, seq)
+					if seq != 12 { // lost
+						to("a", 1, pub, seq)
+					}
+					if seq != 9 { // lost to the share group
+						to("mix", int(seq/3+uint32(pub))%2, pub, seq)
+					}
+				case 1:
+					to("b", 0, pub, seq)
+					to("mix", 0, pub, seq)
+					if seq != 7 { // lost
+						to("mix", 1, pub, seq)
+					}
+				case 2:
+					m := int(seq+uint32(pub)) % 3
+					to("sh", m, pub, seq)
+					if seq%4 == 0 { // to a second member too
+						to("sh", (m+1)%3, pub, seq)
+					}
+				}
+			}
+			// In flight: 25 (c/j/1) reached b and all, 26 (c/j/2) one member, 27 (c/j/0)
+			// a's client 0, 28 and 29 nobody.
+			to("b", 0, pub, 25)
+			to("all", 0, pub, 25)
+			to("mix", 1, pub, 25)
+			to("mix", 0, pub, 27)
+			to("sh", 2, pub, 26)
+			to("a", 0, pub, 27)
+		}
+		to("a", 0, 0, 1) // c/0/1, which a does not read: unexpected
+		return s, pubs, recvs
+	}
+	for name, mk := range map[string]func() (*scenario.Scenario, []pubScript, []recvScript){"fanout": fanout, "shared": shared, "cycle": cycle} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			s, pubs, recvs := mk()
@@ -170,11 +248,15 @@ func TestJoinAcrossParts(t *testing.T) {
 			whole := recordScript(t, plan, pubs, recvs)
 			want := joinFigures(whole.Messages)
 			m := whole.Messages
-			if whole.Join != nil || m.InFlightAtEnd == 0 || m.Lost == 0 || (name == "shared") != (m.Duplicated > 0) {
+			if whole.Join != nil || m.InFlightAtEnd == 0 || m.Lost == 0 || (name == "fanout") == (m.Duplicated > 0) {
 				t.Fatalf("one process: %s, join %+v: want no join, something in flight, lost and (shared) duplicated", want, whole.Join)
 			}
 			if m.Expected != m.Received+m.Lost+m.InFlightAtEnd+m.InFlightLost {
 				t.Fatalf("one process: %s: the identity does not hold", want)
+			}
+			if name == "cycle" && (m.Expected != 200 || m.Unexpected["not_expected"] != 1 || m.OutOfOrder != 0) {
+				// 2 x 10 messages to each topic, 4, 4 and 2 copies each
+				t.Fatalf("one process: %s, unexpected %v: want 200 expected, one not_expected", want, m.Unexpected)
 			}
 			var shards, workers, alone []*result.Result
 			for i := range 3 {
@@ -231,7 +313,7 @@ func TestJoinNotNeededP2P(t *testing.T) {
 	for pub := range 6 {
 		pubs = append(pubs, pubScript{pub: pub, n: 10, inFlight: []uint32{8, 9}})
 		for seq := range uint32(9) {
-			recvs = append(recvs, recvScript{pub, uint32(pub), seq})
+			recvs = append(recvs, recvScript{pub, uint32(pub), seq, ""})
 		}
 	}
 	want := joinFigures(recordScript(t, plan, pubs, recvs).Messages)

@@ -123,6 +123,9 @@ func EngineConfig(p *scenario.Plan, brokers []string, idStart int) (reactor.Conf
 					for _, t := range c.Topics {
 						spec.Publish.Topics = append(spec.Publish.Topics, []byte(t))
 					}
+					if rs := c.TopicReceivers; rs != nil && slices.ContainsFunc(rs, func(r int) bool { return r != rs[0] }) {
+						spec.Publish.TopicReceivers = rs // the topics reach different receivers
+					}
 				}
 				switch c.Group.Arrival {
 				case scenario.ArrivalPoisson:
@@ -217,7 +220,7 @@ func NewRunner(p *scenario.Plan, brokers []string, idStart int) (*Runner, error)
 		r.Stages, r.BaseRate = par.Stages, par.PublishRate
 	}
 	if !p.Open() {
-		r.Stream = p.Stream
+		r.Stream, r.StreamCycle, r.StreamAlso = p.Stream, p.StreamCycle, p.StreamAlso
 		r.RetainedLate = retainedLate(s)
 		r.Placement = &Placement{Publishes: p.Publishes, Outside: p.ReceivedOutside, Receives: p.ReceivesOutside}
 	}

@@ -31,6 +31,17 @@ type Recorder struct {
 	// (scenario.Plan.Stream); nil accepts every stream as the client's own (the plan does
 	// not know its publishers, as in a Subscribe run).
 	Stream func(client int, publisher uint32) (kind scenario.StreamKind, share int)
+	// StreamCycle, if set, says which messages of a publisher that cycles over topics an
+	// expected stream takes (scenario.Plan.StreamCycle): those whose sequence number
+	// modulo n is one of positions; nil positions, or a nil StreamCycle: every message.
+	// The stream's set numbers them its own way (result.Cycle), so that a subscriber of
+	// one topic of three holds one range, and a copy of a message it does not take is
+	// unexpected, not_expected.
+	StreamCycle func(client int, publisher uint32) (positions []int, n int)
+	// StreamAlso, if set, gives the other streams on which a client takes some of such a
+	// publisher's messages (scenario.Plan.StreamAlso): through a share group with some
+	// topics and through its own filters with others, each a stream of its own.
+	StreamAlso func(client int, publisher uint32) []scenario.StreamPart
 	// RunTag is this run's tag (reactor.Config.RunTag): a measured copy that carries
 	// another is another run's, unexpected other_run, unless AnyRun accepts the copies of
 	// every run (a Subscribe run that was not told its publishers' run identity).
@@ -134,6 +145,50 @@ type loopRec struct {
 	gShareExtra []int64
 	// silent is the loop's account of its publishers for Recorder.Silent.
 	silent silentLoop
+	// cycles are the numberings of the loop's streams of publishers that cycle over
+	// topics (stream.cyc indexes it; 0 is none), cycleIdx each one's index by its key.
+	cycles   []*result.Cycle
+	cycleIdx map[string]uint32
+	// alts are the other streams of a client and a publisher whose messages reach it on
+	// several (Recorder.StreamAlso), by the stream its key finds: a copy that stream does
+	// not take goes to the first of them that does.
+	alts map[*stream][]*stream
+}
+
+// alt returns the stream among st's others (loopRec.alts) that takes the publisher's
+// message seq, and its number there; ok is false when none does.
+func (lr *loopRec) alt(st *stream, seq uint32) (*stream, uint32, bool) {
+	for _, a := range lr.alts[st] {
+		if n, ok := lr.cycles[a.cyc].Index(seq); ok {
+			return a, n, true
+		}
+	}
+	return st, seq, false
+}
+
+// cycleOf returns the index in lr.cycles of the numbering of a stream that takes the
+// messages at positions of a cycle of n topics, kept once per loop.
+func (lr *loopRec) cycleOf(positions []int, n int) uint32 {
+	c := result.NewCycle(n, positions)
+	k := c.Key()
+	if i, ok := lr.cycleIdx[k]; ok {
+		return i
+	}
+	if lr.cycleIdx == nil {
+		lr.cycles, lr.cycleIdx = []*result.Cycle{nil}, map[string]uint32{}
+	}
+	i := uint32(len(lr.cycles))
+	lr.cycles = append(lr.cycles, c)
+	lr.cycleIdx[k] = i
+	return i
+}
+
+// cycle returns the numbering of st (nil: its sequence numbers).
+func (lr *loopRec) cycle(st *stream) *result.Cycle {
+	if st.cyc == 0 {
+		return nil
+	}
+	return lr.cycles[st.cyc]
 }
 
 // silentLoop is a loop's account of its publishers, for Recorder.Silent: what each
@@ -168,8 +223,17 @@ func (sl *silentLoop) markUnwell(client int) {
 type publisherEnd struct {
 	number    uint32
 	receivers int
-	dropped   bool // in flight when a session ended, not at the end
+	topicRcv  []int // reactor.PublisherEnd.TopicReceivers
+	dropped   bool  // in flight when a session ended, not at the end
 	inFlight  []uint32
+}
+
+// receiversOf returns the copies expected of the publisher's message seq.
+func (e *publisherEnd) receiversOf(seq uint32) int64 {
+	if len(e.topicRcv) > 0 {
+		return int64(e.topicRcv[seq%uint32(len(e.topicRcv))])
+	}
+	return int64(e.receivers)
 }
 
 // shareKey marks the stream key of a share group (share index and publisher).
@@ -178,14 +242,17 @@ const shareKey = 1 << 63
 // stream is one expected stream's received sequence numbers, as sorted disjoint ranges.
 type stream struct {
 	kind scenario.StreamKind
+	seen bool
 	pub  uint32
 	set  seqSet
 	to   *stream // a share group's stream: the members' copies count there
 	// A share group member's highest sequence number so far (seen: any): order is
 	// checked per member, since MQTT orders the messages a client receives (5.0 §4.6)
 	// and promises no order across a share group's members (§4.8.2).
-	top  uint32
-	seen bool
+	top uint32
+	// cyc indexes loopRec.cycles: the stream's numbering of its publisher's messages
+	// (0: their sequence numbers), by which set and top hold them.
+	cyc uint32
 }
 
 // NewRecorder returns a recorder for n loops.
@@ -431,7 +498,7 @@ func (r *Recorder) InFlightDropped(loop, client int, end *reactor.PublisherEnd) 
 	}
 	unacknowledged(lr.snap, g, end)
 	if len(end.InFlight) > 0 {
-		lr.ends = append(lr.ends, publisherEnd{number: end.Number, receivers: end.Receivers, dropped: true,
+		lr.ends = append(lr.ends, publisherEnd{number: end.Number, receivers: end.Receivers, topicRcv: end.TopicReceivers, dropped: true,
 			inFlight: append([]uint32(nil), end.InFlight...)})
 	}
 }
@@ -466,11 +533,16 @@ func (r *Recorder) PublisherEnd(loop, client int, end *reactor.PublisherEnd) {
 	}
 	unacknowledged(lr.snap, g, end)
 	if len(end.InFlight) > 0 {
-		lr.ends = append(lr.ends, publisherEnd{number: end.Number, receivers: end.Receivers,
+		lr.ends = append(lr.ends, publisherEnd{number: end.Number, receivers: end.Receivers, topicRcv: end.TopicReceivers,
 			inFlight: append([]uint32(nil), end.InFlight...)})
 	}
-	if end.Receivers > 0 {
-		sl := &lr.silent
+	sl := &lr.silent
+	switch {
+	case len(end.TopicReceivers) > 0: // its messages' copies by their topics, as written
+		if end.Expected > 0 {
+			sl.pubs = append(sl.pubs, silentPub{client: client, number: end.Number, copies: end.Expected})
+		}
+	case end.Receivers > 0:
 		sl.pubs = append(sl.pubs, silentPub{client: client, number: end.Number,
 			copies: (end.Scheduled - sl.unsent[client]) * int64(end.Receivers)})
 	}
@@ -635,17 +707,27 @@ func (r *Recorder) Received(loop, client int, m reactor.Message) {
 		}
 		lr.last, lr.lastKey = st, key
 	}
-	if st.kind != scenario.StreamExpected {
-		s.Unexpected[st.kind.String()]++
+	kind, seq := st.kind, m.Seq
+	if st.cyc != 0 { // a publisher that cycles over topics: the stream's own numbering
+		n, ok := lr.cycles[st.cyc].Index(seq)
+		if !ok && lr.alts != nil {
+			st, n, ok = lr.alt(st, seq) // a topic it takes on another stream
+		}
+		if seq = n; !ok {
+			kind = scenario.StreamNotExpected // a topic the client does not take
+		}
+	}
+	if kind != scenario.StreamExpected {
+		s.Unexpected[kind.String()]++
 		if g := r.byClient(s, client); g != nil {
-			g.Unexpected[st.kind.String()]++
+			g.Unexpected[kind.String()]++
 		}
 		return
 	}
 	var dup, late bool
 	if g := st.to; g != nil {
-		dup, _ = g.set.add(m.Seq)
-		own, _ := st.set.add(m.Seq) // the member's own copies, to tell a second member's
+		dup, _ = g.set.add(seq)
+		own, _ := st.set.add(seq) // the member's own copies, to tell a second member's
 		if dup && !own {
 			lr.shareExtra++
 			if g := r.pubGroup(m.Publisher); g >= 0 {
@@ -654,11 +736,11 @@ func (r *Recorder) Received(loop, client int, m reactor.Message) {
 			return
 		}
 		if !dup {
-			late = st.seen && m.Seq < st.top
-			st.top, st.seen = max(st.top, m.Seq), true
+			late = st.seen && seq < st.top
+			st.top, st.seen = max(st.top, seq), true
 		}
 	} else {
-		dup, late = st.set.add(m.Seq)
+		dup, late = st.set.add(seq)
 	}
 	if m.Retained {
 		// Sent from the broker's retained store at a (re)subscription: the topic's last
@@ -766,17 +848,57 @@ func (lr *loopRec) newStream(r *Recorder, client int, pub uint32, key uint64) *s
 	if r.Stream != nil {
 		st.kind, share = r.Stream(client, pub)
 	}
-	if st.kind == scenario.StreamExpected && share >= 0 {
-		gk := shareKey | uint64(uint32(share))<<32 | uint64(pub)
-		g := lr.streams[gk]
-		if g == nil {
-			g = &stream{kind: scenario.StreamExpected, pub: pub}
-			lr.streams[gk] = g
+	if st.kind == scenario.StreamExpected && r.StreamCycle != nil {
+		if pos, n := r.StreamCycle(client, pub); pos != nil {
+			st.cyc = lr.cycleOf(pos, n) // a share group's: the same for its every member
 		}
-		st.to = g
+	}
+	if st.kind == scenario.StreamExpected && share >= 0 {
+		st.to = lr.shareStream(share, pub, st.cyc)
+	}
+	if st.kind == scenario.StreamExpected && st.cyc != 0 && r.StreamAlso != nil {
+		for _, part := range r.StreamAlso(client, pub) {
+			a := &stream{kind: scenario.StreamExpected, pub: pub, cyc: lr.cycleOf(part.Positions, part.N)}
+			if part.Share >= 0 {
+				a.to = lr.shareStream(part.Share, pub, a.cyc)
+			}
+			if lr.alts == nil {
+				lr.alts = map[*stream][]*stream{}
+			}
+			lr.alts[st] = append(lr.alts[st], a)
+		}
 	}
 	lr.streams[key] = st
 	return st
+}
+
+// shareStream returns the loop's stream of share group share and publisher pub, which
+// numbers the publisher's messages by cycle cyc (loopRec.cycles), made on first use.
+func (lr *loopRec) shareStream(share int, pub uint32, cyc uint32) *stream {
+	gk := shareKey | uint64(uint32(share))<<32 | uint64(pub)
+	g := lr.streams[gk]
+	if g == nil {
+		g = &stream{kind: scenario.StreamExpected, pub: pub, cyc: cyc}
+		lr.streams[gk] = g
+	}
+	return g
+}
+
+// ownStreams calls f with each of the loop's own streams (not share groups', nor a share
+// group member's), its others (alts) included.
+func (lr *loopRec) ownStreams(f func(st *stream)) {
+	for k, st := range lr.streams {
+		if k&shareKey == 0 && st.kind == scenario.StreamExpected && st.to == nil {
+			f(st)
+		}
+	}
+	for _, as := range lr.alts {
+		for _, a := range as {
+			if a.to == nil {
+				f(a)
+			}
+		}
+	}
 }
 
 // ReceivesOutside reports whether this part receives copies of messages of another part's
@@ -811,8 +933,10 @@ func (r *Recorder) Finish() (*result.Snapshot, *result.Join) {
 	groups := map[uint64][]result.Seqs{}
 	counts := map[uint64]int64{}
 	// The own streams (not share groups) of the publishers with messages in flight at the
-	// end, and, in a part of a run, of the publishers other parts run.
-	own := map[uint32][]result.Seqs{}
+	// end, and, in a part of a run, of the publishers other parts run, by how they number
+	// the publisher's messages (a publisher that cycles over topics: result.Cycle).
+	own := map[uint32]map[string]*ownSets{}
+	shareCycle := map[uint64]*result.Cycle{} // a share group's numbering (nil: none)
 	pl := r.Placement
 	wanted := map[uint32]bool{}
 	for _, lr := range r.loops {
@@ -830,14 +954,29 @@ func (r *Recorder) Finish() (*result.Snapshot, *result.Join) {
 	}
 	for _, lr := range r.loops {
 		for k, st := range lr.streams {
-			switch {
-			case k&shareKey != 0:
+			if k&shareKey != 0 {
 				groups[k] = append(groups[k], st.set.r)
 				counts[k] += st.set.n
-			case st.kind == scenario.StreamExpected && st.to == nil && want(st.pub):
-				own[st.pub] = append(own[st.pub], st.set.r)
+				if c := lr.cycle(st); c != nil {
+					shareCycle[k] = c
+				}
 			}
 		}
+		lr.ownStreams(func(st *stream) {
+			if !want(st.pub) {
+				return
+			}
+			c := lr.cycle(st)
+			if own[st.pub] == nil {
+				own[st.pub] = map[string]*ownSets{}
+			}
+			o := own[st.pub][c.Key()]
+			if o == nil {
+				o = &ownSets{cycle: c}
+				own[st.pub][c.Key()] = o
+			}
+			o.sets = append(o.sets, st.set.r)
+		})
 	}
 	union := map[uint64]result.Seqs{}
 	var extra, shared int64 // copies to a second member of their group; the groups' copies
@@ -896,19 +1035,33 @@ func (r *Recorder) Finish() (*result.Snapshot, *result.Join) {
 	}
 	// Each message in flight at the end: the copies its expected streams hold.
 	join := &result.Join{}
+	covers := map[uint32][]ownCover{}
 	for _, lr := range r.loops {
-		for _, e := range lr.ends {
-			cover := result.CoverOf(own[e.number])
+		for i := range lr.ends {
+			e := &lr.ends[i]
+			cs, ok := covers[e.number]
+			if !ok {
+				for _, k := range slices.Sorted(maps.Keys(own[e.number])) {
+					o := own[e.number][k]
+					cs = append(cs, ownCover{cycle: o.cycle, cover: result.CoverOf(o.sets)})
+				}
+				covers[e.number] = cs
+			}
 			var crosses []uint32
 			var got []int64
 			for _, seq := range e.inFlight {
-				n := cover.At(seq)
+				var n int64
+				for _, c := range cs {
+					if x, ok := c.cycle.Index(seq); ok {
+						n += c.cover.At(x)
+					}
+				}
 				for _, k := range sharesOf[e.number] {
-					if union[k].Has(seq) {
+					if x, ok := shareCycle[k].Index(seq); ok && union[k].Has(x) {
 						n++
 					}
 				}
-				missing := max(int64(e.receivers)-n, 0)
+				missing := max(e.receiversOf(seq)-n, 0)
 				r.finMissing[e.number] += missing
 				g := r.byPublisher(out, e.number)
 				if e.dropped {
@@ -927,8 +1080,7 @@ func (r *Recorder) Finish() (*result.Snapshot, *result.Join) {
 				}
 			}
 			if len(crosses) > 0 && pl.Outside(e.number) {
-				join.Ends = append(join.Ends, result.JoinEnd{Publisher: e.number, Receivers: int64(e.receivers),
-					Dropped: e.dropped, Seqs: crosses, Got: got})
+				join.Ends = append(join.Ends, joinEnds(e, crosses, got)...)
 			}
 		}
 	}
@@ -938,17 +1090,58 @@ func (r *Recorder) Finish() (*result.Snapshot, *result.Join) {
 	// What other parts' publishers' messages reached here, and the share groups with
 	// members elsewhere.
 	for _, pub := range slices.Sorted(maps.Keys(own)) {
-		if !pl.Publishes(pub) && len(own[pub]) > 0 {
-			join.Streams = append(join.Streams, result.JoinStreams{Publisher: pub, Cover: result.CoverOf(own[pub])})
+		if pl.Publishes(pub) {
+			continue
+		}
+		for _, k := range slices.Sorted(maps.Keys(own[pub])) {
+			if o := own[pub][k]; len(o.sets) > 0 {
+				join.Streams = append(join.Streams, result.JoinStreams{Publisher: pub, Cover: result.CoverOf(o.sets), Cycle: o.cycle})
+			}
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(union)) {
 		if pub := uint32(k); pl.Outside(pub) && len(union[k]) > 0 {
 			join.Shares = append(join.Shares, result.JoinShare{Share: int(uint32(k>>32) &^ (shareKey >> 32)),
-				Publisher: pub, Seqs: union[k]})
+				Publisher: pub, Seqs: union[k], Cycle: shareCycle[k]})
 		}
 	}
 	return out, join.Seal()
+}
+
+// ownSets are the received sets of a publisher's own streams (not share groups') that
+// number its messages one way (nil cycle: by their sequence numbers), and ownCover
+// their cover.
+type ownSets struct {
+	cycle *result.Cycle
+	sets  []result.Seqs
+}
+
+type ownCover struct {
+	cycle *result.Cycle
+	cover result.Cover
+}
+
+// joinEnds returns e's messages crosses (that reached got[i] of their receivers in this
+// part) as the join's ends: one, or, of a publisher whose topics reach different
+// receivers, one per receiver count, in the order of crosses.
+func joinEnds(e *publisherEnd, crosses []uint32, got []int64) []result.JoinEnd {
+	if len(e.topicRcv) == 0 {
+		return []result.JoinEnd{{Publisher: e.number, Receivers: int64(e.receivers), Dropped: e.dropped, Seqs: crosses, Got: got}}
+	}
+	var out []result.JoinEnd
+	at := map[int64]int{} // receivers -> index in out
+	for i, seq := range crosses {
+		r := e.receiversOf(seq)
+		k, ok := at[r]
+		if !ok {
+			k = len(out)
+			at[r] = k
+			out = append(out, result.JoinEnd{Publisher: e.number, Receivers: r, Dropped: e.dropped})
+		}
+		out[k].Seqs = append(out[k].Seqs, seq)
+		out[k].Got = append(out[k].Got, got[i])
+	}
+	return out
 }
 
 // Silent returns the run's silent publishers after Finish (result.SilentPublishers): each
@@ -967,11 +1160,7 @@ func (r *Recorder) Silent(name func(client int) (id, topic string)) (sp *result.
 	refused, unwell, unanswered := map[int]int64{}, map[int]bool{}, map[uint32]int64{}
 	var pubs []silentPub
 	for _, lr := range r.loops {
-		for k, st := range lr.streams {
-			if k&shareKey == 0 && st.kind == scenario.StreamExpected && st.to == nil {
-				got[st.pub] += st.set.n
-			}
-		}
+		lr.ownStreams(func(st *stream) { got[st.pub] += st.set.n })
 		sl := &lr.silent
 		for c, n := range sl.refused {
 			refused[c] += n

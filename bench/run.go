@@ -70,6 +70,11 @@ type Runner struct {
 	// Stream classifies a receiving client's stream of a publisher (Recorder.Stream); nil
 	// accepts every stream.
 	Stream func(client int, publisher uint32) (scenario.StreamKind, int)
+	// StreamCycle says which messages of a publisher that cycles over topics an expected
+	// stream takes (Recorder.StreamCycle); nil: every message.
+	StreamCycle func(client int, publisher uint32) (positions []int, n int)
+	// StreamAlso gives a client's other streams of such a publisher (Recorder.StreamAlso).
+	StreamAlso func(client int, publisher uint32) []scenario.StreamPart
 	// AnyRun accepts measured copies of any run as this run's (Recorder.AnyRun): for a
 	// plan that does not know its publishers, when their run identity was not given.
 	// Otherwise a copy whose header does not carry Engine.RunTag is another run's.
@@ -303,7 +308,7 @@ func (cr *Runner) start(ctx context.Context) (*run, error) {
 	}
 	rec := NewRecorder(cfg.Loops)
 	rec.Stream, rec.RunTag, rec.AnyRun, rec.Placement, rec.RetainedLate = cr.Stream, cfg.RunTag, cr.AnyRun, cr.Placement, cr.RetainedLate
-	rec.Describe = cr.Describe
+	rec.Describe, rec.StreamCycle, rec.StreamAlso = cr.Describe, cr.StreamCycle, cr.StreamAlso
 	if g := cr.Groups; g != nil {
 		rec.SetGroups(len(g.Info), g.Client, g.Publisher, g.Share)
 		for i, in := range g.Info {

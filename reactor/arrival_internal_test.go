@@ -9,9 +9,9 @@ import (
 
 // newArrivalPub returns publisher number's state for sp, as the loop makes it.
 func newArrivalPub(sp *PublishSpec) *pubState {
-	p := &pubState{spec: sp, period: float64(time.Second) / sp.Rate, phase: int64(sp.Phase), number: sp.Number}
+	p := &pubState{spec: sp, period: float64(time.Second) / sp.Rate, phase: int64(sp.Phase), number: sp.Number, arrival: sp.Arrival}
 	if sp.Arrival == ArrivalPoisson {
-		p.drawn = &cursor{}
+		p.more = &pubMore{}
 	}
 	return p
 }
@@ -157,12 +157,14 @@ func TestBurstGroups(t *testing.T) {
 }
 
 // TestPublishAllocsArrivals: a publish pass of Poisson or burst arrivals, or of topics to
-// cycle over, allocates nothing and sends what the schedule makes due.
+// cycle over (reaching the same receivers, or each its own), allocates nothing and sends
+// what the schedule makes due.
 func TestPublishAllocsArrivals(t *testing.T) {
 	for _, sp := range []*PublishSpec{
 		{Topic: []byte("bench/p"), Rate: 1e5, PayloadSize: 32, Receivers: 1, Arrival: ArrivalPoisson, Number: 3},
 		{Topic: []byte("bench/b"), Rate: 1e5, PayloadSize: 32, Receivers: 1, Arrival: ArrivalBurst, BurstSize: 50},
 		{Rate: 1e5, PayloadSize: 32, Receivers: 1, Topics: [][]byte{[]byte("bench/c/1"), []byte("bench/c/2"), []byte("bench/c/3")}},
+		{Rate: 1e5, PayloadSize: 32, Topics: [][]byte{[]byte("bench/d/1"), []byte("bench/d/2"), []byte("bench/d/3")}, TopicReceivers: []int{3, 2, 0}},
 	} {
 		l, s, peer := testSession(t, 5)
 		base := l.e.now() + int64(50*time.Millisecond)
@@ -174,6 +176,12 @@ func TestPublishAllocsArrivals(t *testing.T) {
 		}
 		if want := s.pub.dueBefore(now+1, base, nil); int64(s.pub.seq) != want || want < 1000 {
 			t.Errorf("arrival %d: published %d messages by start+%v, the schedule makes %d due", sp.Arrival, s.pub.seq, time.Duration(now-base), want)
+		}
+		if sp.TopicReceivers != nil { // every message written: each its topic's copies
+			n := int64(s.pub.seq)
+			if got, want := s.pub.expected(), n/3*5+min(n%3, 1)*3+max(n%3-1, 0)*2; got != want {
+				t.Errorf("%d messages written over topics of 3, 2 and 0 receivers: %d copies expected, want %d", n, got, want)
+			}
 		}
 	}
 }

@@ -218,6 +218,12 @@ func (h Hold) String() string {
 type PublisherEnd struct {
 	Number    uint32 // the publisher number its headers carry
 	Receivers int    // copies the broker should deliver of each message
+	// TopicReceivers, of a publisher that cycles over topics reaching different
+	// receivers, are the copies of a message by its topic (ReceiversOf); read-only.
+	TopicReceivers []int
+	// Expected are the copies the broker should deliver of the messages it wrote: the
+	// receivers its Published calls gave, summed (PublisherEnd's; 0 in InFlightDropped's).
+	Expected int64
 	// Scheduled is the messages due before the stop (or message_count): published + unsent.
 	Scheduled int64
 	// InFlight are the sequence numbers written on the open connection and not
@@ -229,6 +235,15 @@ type PublisherEnd struct {
 	// Released are its QoS 2 messages PUBREC'd and PUBREL'd whose PUBCOMP had not come:
 	// the broker took them, but their exchange did not end (not in InFlight).
 	Released int
+}
+
+// ReceiversOf returns the copies the broker should deliver of the publisher's message
+// seq: its topic's (TopicReceivers), or Receivers.
+func (e *PublisherEnd) ReceiversOf(seq uint32) int {
+	if rs := e.TopicReceivers; len(rs) > 0 {
+		return rs[seq%uint32(len(rs))]
+	}
+	return e.Receivers
 }
 
 // NopObserver ignores every event. Embed it to implement only the events of interest.

@@ -44,8 +44,11 @@ type PublishSpec struct {
 	BurstSize int // messages per burst (ArrivalBurst; >= 1)
 	// Topics, when it holds more than one, are the topics the publisher cycles over: its
 	// message with sequence number n goes to Topics[n mod len(Topics)] (Topic is ignored;
-	// topic aliases are then off). Each must reach the same receivers.
-	Topics [][]byte
+	// topic aliases are then off). TopicReceivers, when given (as long as Topics), are the
+	// copies the broker should deliver of a message by its topic (Receivers is then not
+	// read): the topics may reach different receivers.
+	Topics         [][]byte
+	TopicReceivers []int
 	// Template, when set, renders the text that follows the measurement bytes, per
 	// message, instead of the engine's literal (Config.Payload); ClientID and ClientIndex
 	// are what its {{client_id}} and {{client_index}} render (a spec whose template holds
@@ -170,13 +173,24 @@ type pubState struct {
 	aliasSet  bool // alias 1 names the topic on this connection: send it empty
 	hold      Hold // what holds it since holdFrom
 	arrival   byte // PublishSpec.Arrival
-	// drawn is a Poisson schedule's cursor (nil for the others): its offsets are sums of
-	// drawn gaps, walked to from the last one asked for.
-	drawn *cursor
+	// more is what only some publishers keep (nil for the others): a Poisson schedule's
+	// cursor, and the copies written of one whose topics reach different receivers.
+	more *pubMore
 }
 
 // cursor is a point of a Poisson schedule: message k's offset is off.
 type cursor struct{ k, off int64 }
+
+// pubMore is a publisher's state that most publishers do not need, kept apart so that
+// theirs stays within its allocation size class.
+type pubMore struct {
+	// cursor is a Poisson schedule's: its offsets are sums of drawn gaps, walked to from
+	// the last one asked for.
+	cursor
+	// copies are the expected copies of the messages it wrote, of a publisher with
+	// TopicReceivers (PublisherEnd.Expected); the others' are written times Receivers.
+	copies int64
+}
 
 // inflight is a QoS 1/2 message awaiting its acknowledgement.
 type inflight struct {
@@ -201,7 +215,8 @@ type queued struct {
 	due   int64 // engine clock
 	lag   int64 // the client's own lateness in building it
 	pid   uint16
-	first bool // a first send (Published when written); a re-send was counted before
+	first bool   // a first send (Published when written); a re-send was counted before
+	seq   uint32 // its sequence number (in the struct's padding: 32 bytes either way)
 }
 
 // queueLimit bounds the bytes that wait in one connection's queue: past it, the messages
@@ -221,7 +236,8 @@ func (p *pubState) dueBefore(t, start int64, pr *profile) int64 {
 		return 0
 	}
 	n := int64(float64(t-base)/p.period) + 1 // a first guess: the due times decide
-	if c := p.drawn; c != nil {
+	if p.arrival == ArrivalPoisson {
+		c := &p.more.cursor
 		n = max(c.k+int64(float64(t-base-c.off)/p.period), 0) // from where the offsets are known
 	}
 	for n > 0 && base+p.offset(n-1) >= t {
@@ -299,7 +315,7 @@ func (p *pubState) offsetDrawn(k int64) int64 {
 		n := int64(max(p.spec.BurstSize, 1))
 		return int64(float64(k-k%n)*p.period + 0.5)
 	}
-	c := p.drawn
+	c := &p.more.cursor
 	for c.k < k {
 		c.off += p.gap(c.k)
 		c.k++
@@ -405,7 +421,7 @@ func (l *loop) publishDue(now int64) {
 			}
 			buf = codec.AppendPublish(buf, pk, codec.Version(s.version))
 			marks = append(marks, queued{end: int64(len(buf)), due: p.nextDue,
-				lag: now - max(p.nextDue, p.heldUntil), pid: pk.ID, first: true})
+				lag: now - max(p.nextDue, p.heldUntil), pid: pk.ID, first: true, seq: p.seq})
 			p.seq++
 			if p.step(start); pr != nil || p.spec.Arrival != ArrivalConstant {
 				p.redue(start, pr)
@@ -640,8 +656,31 @@ func (l *loop) wrote(s *session, p *pubState, m *queued, at int64) {
 		if m.pid != 0 {
 			qos = max(p.qos, 1)
 		}
-		e.cfg.Observer.Published(l.idx, int(s.client), int(p.receivers), qos, e.realEpoch+m.due, e.realEpoch+at, time.Duration(m.lag))
+		r := int(p.receivers)
+		if rs := p.spec.TopicReceivers; rs != nil { // its topic's
+			r = rs[m.seq%uint32(len(rs))]
+			p.more.copies += int64(r)
+		}
+		e.cfg.Observer.Published(l.idx, int(s.client), r, qos, e.realEpoch+m.due, e.realEpoch+at, time.Duration(m.lag))
 	}
+}
+
+// expected returns the expected copies of the messages p wrote, when it has TopicReceivers
+// (0 for the others).
+func (p *pubState) expected() int64 {
+	if p.spec.TopicReceivers == nil {
+		return 0
+	}
+	return p.more.copies
+}
+
+// receiversOf returns the copies the broker should deliver of p's message seq: its
+// topic's, when p cycles over topics that reach different receivers.
+func (p *pubState) receiversOf(seq uint32) int {
+	if rs := p.spec.TopicReceivers; rs != nil {
+		return rs[seq%uint32(len(rs))]
+	}
+	return int(p.receivers)
 }
 
 // written handles the kernel taking the connection's queued output up to position pos.
@@ -692,8 +731,8 @@ func (l *loop) publisher(client int32, sp *PublishSpec) *pubState {
 		p = &pubState{spec: sp, client: client, heapIdx: -1, period: float64(time.Second) / sp.Rate,
 			topic: sp.Topic, phase: int64(sp.Phase), number: sp.Number, receivers: int32(sp.Receivers),
 			arrival: sp.Arrival}
-		if sp.Arrival == ArrivalPoisson {
-			p.drawn = &cursor{}
+		if sp.Arrival == ArrivalPoisson || sp.TopicReceivers != nil {
+			p.more = &pubMore{}
 		}
 		if sp.ResponseTopic == nil && sp.TopicSuffix == nil && len(sp.Topics) < 2 && sp.ClientID == nil && sp.ClientIndex == 0 {
 			p.spec, p.topic = l.sharedSpec(sp), l.keepTopic(sp.Topic)
@@ -747,7 +786,7 @@ func (l *loop) sharedSpec(sp *PublishSpec) *PublishSpec {
 		return c
 	}
 	c := *sp
-	c.Topic, c.Number, c.Phase, c.Receivers = nil, 0, 0, 0
+	c.Topic, c.Number, c.Phase, c.Receivers, c.TopicReceivers = nil, 0, 0, 0, nil
 	if l.specs == nil {
 		l.specs = map[specKey]*PublishSpec{}
 	}
@@ -835,7 +874,7 @@ func (l *loop) resend(s *session, p *pubState) {
 				p.aliasSet = true
 			}
 			buf = codec.AppendPublish(buf, pk, v)
-			marks = append(marks, queued{end: int64(len(buf)), due: f.due, lag: now - f.due, pid: f.pid, first: f.state == flQueued})
+			marks = append(marks, queued{end: int64(len(buf)), due: f.due, lag: now - f.due, pid: f.pid, first: f.state == flQueued, seq: f.seq})
 		case flReleased:
 			buf = codec.AppendPubrel(buf, &codec.Ack{ID: f.pid}, v)
 		}
@@ -871,7 +910,7 @@ func (l *loop) dropInflight(p *pubState) {
 	}
 	if len(sent) > 0 || released > 0 {
 		l.e.cfg.Observer.InFlightDropped(l.idx, client, &PublisherEnd{Number: p.number, Receivers: int(p.receivers),
-			InFlight: sent, QoS: p.qos, Released: released})
+			TopicReceivers: p.spec.TopicReceivers, InFlight: sent, QoS: p.qos, Released: released})
 	}
 }
 
@@ -988,7 +1027,8 @@ func (l *loop) finishPublishing(interrupted bool) {
 			obs.Unsent(l.idx, c, UnsentDisconnected, unwritten)
 		}
 		if !connected && len(seqs) > 0 { // written, unacknowledged, and the connection gone
-			obs.InFlightDropped(l.idx, c, &PublisherEnd{Number: p.number, Receivers: int(p.receivers), InFlight: seqs, QoS: p.qos})
+			obs.InFlightDropped(l.idx, c, &PublisherEnd{Number: p.number, Receivers: int(p.receivers),
+				TopicReceivers: p.spec.TopicReceivers, InFlight: seqs, QoS: p.qos})
 			seqs = seqs[:0]
 		}
 		if p.holdFrom != 0 {
@@ -999,6 +1039,7 @@ func (l *loop) finishPublishing(interrupted bool) {
 		// (the connections close after this) finds nothing in flight and counts nothing.
 		p.fl, p.flHead, p.flN = p.fl[:0], 0, 0
 		obs.PublisherEnd(l.idx, c, &PublisherEnd{Number: p.number, Receivers: int(p.receivers),
+			TopicReceivers: p.spec.TopicReceivers, Expected: p.expected(),
 			Scheduled: p.dueBefore(stop, start, pr), InFlight: seqs, QoS: p.qos, Released: released})
 	}
 	l.heap = l.heap[:0]
@@ -1020,6 +1061,7 @@ func (l *loop) acked(s *session, pid uint16, reason codec.ReasonCode) {
 	if i < 0 {
 		return
 	}
+	seq := p.fl[i].seq
 	p.fl[i].state = flDone
 	p.flN--
 	for p.flHead < len(p.fl) && p.fl[p.flHead].state == flDone {
@@ -1033,7 +1075,7 @@ func (l *loop) acked(s *session, pid uint16, reason codec.ReasonCode) {
 	}
 	e := l.e
 	if reason >= 0x80 {
-		e.cfg.Observer.PublishRefused(l.idx, int(s.client), int(p.receivers), byte(reason))
+		e.cfg.Observer.PublishRefused(l.idx, int(s.client), p.receiversOf(seq), byte(reason))
 	} else {
 		e.cfg.Observer.Acked(l.idx, int(s.client))
 	}

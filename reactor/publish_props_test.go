@@ -211,7 +211,7 @@ func TestPublishersShareSpec(t *testing.T) {
 }
 
 // TestSharedSpecKeysEveryField: publishers share a spec only when theirs differ in nothing
-// but topic, number, phase and receivers. Every other field of PublishSpec, one added later
+// but topic, number, phase and receivers (TopicReceivers too). Every other field of PublishSpec, one added later
 // too, changed alone gives a spec of its own; a spec with a Response Topic, a topic suffix,
 // topics to cycle over or a client's own template values (ClientID, ClientIndex) is never
 // shared.
@@ -219,7 +219,7 @@ func TestSharedSpecKeysEveryField(t *testing.T) {
 	l := testLoop(t)
 	base := PublishSpec{Rate: 10, PayloadSize: 16}
 	shared := l.sharedSpec(&base)
-	perClient := map[string]bool{"Topic": true, "Number": true, "Phase": true, "Receivers": true}
+	perClient := map[string]bool{"Topic": true, "Number": true, "Phase": true, "Receivers": true, "TopicReceivers": true}
 	own := map[string]bool{"ResponseTopic": true, "TopicSuffix": true, "Topics": true, "ClientID": true, "ClientIndex": true}
 	typ := reflect.TypeFor[PublishSpec]()
 	for i := range typ.NumField() {
@@ -241,9 +241,12 @@ func TestSharedSpecKeysEveryField(t *testing.T) {
 				break
 			}
 			s := reflect.MakeSlice(f.Type, 1, 1)
-			if e := s.Index(0); e.Kind() == reflect.Pointer {
+			switch e := s.Index(0); e.Kind() {
+			case reflect.Pointer:
 				e.Set(reflect.New(f.Type.Elem().Elem()))
-			} else {
+			case reflect.Int:
+				e.SetInt(2)
+			default:
 				e.SetUint('x')
 			}
 			v.Set(s)

@@ -59,6 +59,10 @@ type JoinSilent struct {
 type JoinStreams struct {
 	Publisher uint32 `json:"publisher"`
 	Cover     Cover  `json:"cover"`
+	// Cycle, when set, says that these streams expect only some of the publisher's
+	// messages (it cycles over topics), and Cover counts them by the streams' own
+	// numbering (Cycle.Index); a publisher has one JoinStreams per such numbering.
+	Cycle *Cycle `json:"cycle,omitempty"`
 }
 
 // JoinShare is what a share group (the index of its shared filter) received of one
@@ -67,6 +71,9 @@ type JoinShare struct {
 	Share     int    `json:"share"`
 	Publisher uint32 `json:"publisher"`
 	Seqs      Seqs   `json:"seqs"`
+	// Cycle, when set, is the share group's numbering of the publisher's messages (as
+	// JoinStreams'): Seqs holds the group's own numbers.
+	Cycle *Cycle `json:"cycle,omitempty"`
 }
 
 // JoinLimit bounds a join's JSON, in bytes, so that a worker's result stays a line its
@@ -140,10 +147,10 @@ func (j *Join) bound(limit int) {
 		add(0, i, n)
 	}
 	for i, s := range j.Streams {
-		add(1, i, s.Cover.jsonSize()+40)
+		add(1, i, s.Cover.jsonSize()+40+s.Cycle.jsonSize())
 	}
 	for i, s := range j.Shares {
-		add(2, i, s.Seqs.jsonSize()+50)
+		add(2, i, s.Seqs.jsonSize()+50+s.Cycle.jsonSize())
 	}
 	for i, s := range j.Silent {
 		add(3, i, len(s.ClientID)+len(s.Topic)+80)
@@ -216,7 +223,11 @@ func joinParts(total *Snapshot, js []*Join, ga groupAttribution) *Join {
 	out := &Join{}
 	partShares := make([]map[shareID]Seqs, len(js))
 	byShare := map[shareID][]Seqs{}
-	covers := map[uint32]map[int]Cover{} // publisher -> part -> cover
+	shareCycle := map[shareID]*Cycle{} // a share group's numbering (nil: the sequence numbers)
+	// publisher -> (part, numbering) -> cover: the streams of a publisher that cycles over
+	// topics number its messages their own way (Cycle), each way its own cover.
+	covers := map[uint32]map[coverID]Cover{}
+	cycles := map[string]*Cycle{}
 	for i, j := range js {
 		if j == nil {
 			continue
@@ -227,12 +238,17 @@ func joinParts(total *Snapshot, js []*Join, ga groupAttribution) *Join {
 			id := shareID{s.Share, s.Publisher}
 			partShares[i][id] = UnionSeqs(partShares[i][id], s.Seqs)
 			byShare[id] = append(byShare[id], s.Seqs)
+			if s.Cycle != nil {
+				shareCycle[id] = s.Cycle
+			}
 		}
 		for _, s := range j.Streams {
 			if covers[s.Publisher] == nil {
-				covers[s.Publisher] = map[int]Cover{}
+				covers[s.Publisher] = map[coverID]Cover{}
 			}
-			covers[s.Publisher][i] = addCovers(covers[s.Publisher][i], s.Cover)
+			id := coverID{i, s.Cycle.Key()}
+			cycles[id.cycle] = s.Cycle
+			covers[s.Publisher][id] = addCovers(covers[s.Publisher][id], s.Cover)
 		}
 	}
 	// A share group's copies are its members' union; what members in several parts
@@ -263,7 +279,7 @@ func joinParts(total *Snapshot, js []*Join, ga groupAttribution) *Join {
 		}
 		union[id] = u
 		sharesOf[id.pub] = append(sharesOf[id.pub], id)
-		out.Shares = append(out.Shares, JoinShare{Share: id.share, Publisher: id.pub, Seqs: u})
+		out.Shares = append(out.Shares, JoinShare{Share: id.share, Publisher: id.pub, Seqs: u, Cycle: shareCycle[id]})
 	}
 	// As a part's recorder does: a broker that gave at least every other copy to several
 	// members (or that a part found so) does not share, and the extra copies are not expected.
@@ -304,13 +320,13 @@ func joinParts(total *Snapshot, js []*Join, ga groupAttribution) *Join {
 					had = e.Got[k]
 				}
 				got := had
-				for part, c := range covers[e.Publisher] {
-					if part != i {
-						got += c.At(s)
+				for cid, c := range covers[e.Publisher] {
+					if n, ok := cycles[cid.cycle].Index(s); ok && cid.part != i {
+						got += c.At(n)
 					}
 				}
 				for _, id := range sharesOf[e.Publisher] {
-					if union[id].Has(s) && !partShares[i][id].Has(s) {
+					if n, ok := shareCycle[id].Index(s); ok && union[id].Has(n) && !partShares[i][id].Has(n) {
 						got++
 					}
 				}
@@ -338,11 +354,22 @@ func joinParts(total *Snapshot, js []*Join, ga groupAttribution) *Join {
 		}
 	}
 	for _, pub := range slices.Sorted(maps.Keys(covers)) {
-		var c Cover
-		for _, part := range slices.Sorted(maps.Keys(covers[pub])) {
-			c = addCovers(c, covers[pub][part])
+		byCycle := map[string]Cover{}
+		for _, cid := range slices.SortedFunc(maps.Keys(covers[pub]), func(a, b coverID) int {
+			return cmp.Or(cmp.Compare(a.part, b.part), cmp.Compare(a.cycle, b.cycle))
+		}) {
+			byCycle[cid.cycle] = addCovers(byCycle[cid.cycle], covers[pub][cid])
 		}
-		out.Streams = append(out.Streams, JoinStreams{Publisher: pub, Cover: c})
+		for _, k := range slices.Sorted(maps.Keys(byCycle)) {
+			out.Streams = append(out.Streams, JoinStreams{Publisher: pub, Cover: byCycle[k], Cycle: cycles[k]})
+		}
 	}
 	return out
+}
+
+// coverID names the cover of a part's streams of one publisher that number its messages
+// one way (Cycle.Key).
+type coverID struct {
+	part  int
+	cycle string
 }

@@ -1,12 +1,5 @@
 package scenario
 
-import (
-	"cmp"
-	"fmt"
-	"slices"
-	"strconv"
-)
-
 // matcher counts the deliveries of a message from its topic over every subscribing group of
 // a scenario: one per subscribing client with a matching filter, one per share name (across
 // groups: a share name is one share group at the broker) with a matching shared filter.
@@ -142,64 +135,41 @@ func containsInt(list []int, v int) bool {
 	return false
 }
 
-// reach appends to dst the receivers of a message published to topic, in a canonical form
-// (sorted, once each): a subscribing group's client (its index in m.subs, and the client's
-// index, or -1 for all of its clients) or a share group.
-func (m *matcher) reach(topic string, dst [][2]int) [][2]int {
-	dst = dst[:0]
-	for gi := range m.subs {
-		sg := &m.subs[gi]
-		for k := range sg.filters {
-			f := &sg.filters[k]
-			j, ok := f.match(topic, sg.ids)
-			switch {
-			case !ok || j >= sg.n:
-			case f.shared:
-				dst = append(dst, [2]int{-1, sg.share[k]})
-			default:
-				dst = append(dst, [2]int{gi, j})
-			}
-		}
-	}
-	slices.SortFunc(dst, func(a, b [2]int) int {
-		if c := cmp.Compare(a[0], b[0]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a[1], b[1])
-	})
-	dst = slices.Compact(dst)
-	// A group's every client covers its clients one by one.
-	out := dst[:0]
-	for i, r := range dst {
-		if r[0] >= 0 && r[1] >= 0 && slices.Contains(dst, [2]int{r[0], -1}) {
+// classify says how client index of subscribing group sg receives a message published to
+// topic: through the share group of one of the group's shared filters (share ≥ 0, the
+// stream's share index), through a filter of its own (ok, share -1), or not at all. A
+// shared filter wins over the client's own: its copies are counted on the share group's
+// stream (Plan.Stream).
+func (m *matcher) classify(topic string, sg *subGroup, index int) (ok bool, share int) {
+	own := false
+	for k := range sg.filters {
+		f := &sg.filters[k]
+		j, hit := f.match(topic, sg.ids)
+		if !hit || (j >= 0 && j != index) {
 			continue
 		}
-		out = append(out, dst[i])
+		if f.shared && j < 0 {
+			return true, m.stream(sg, k)
+		}
+		own = true
 	}
-	return out
+	return own, -1
 }
 
-// sameReach checks that each of n publishers (with id prefix) reaches the same receivers
-// with every topic template of its cycle, so that each of its messages has the same
-// expected copies on the same streams: a subscriber expects all of a publisher's messages
-// or none.
-func (m *matcher) sameReach(cycle []string, n int, ids idForm) error {
-	ts := make([]template, len(cycle))
-	for i, raw := range cycle {
-		ts[i] = compileTemplate(raw)
-	}
-	var first, other [][2]int
-	for j := range n {
-		t0 := ts[0].expand(j, ids)
-		first = m.reach(t0, first)
-		for k := 1; k < len(ts); k++ {
-			tk := ts[k].expand(j, ids)
-			if other = m.reach(tk, other); !slices.Equal(first, other) {
-				return fmt.Errorf("publisher %d's topics %s and %s reach different subscribers (%d and %d receivers); "+
-					"each message of a publisher must reach the same ones (cycle over topics that the same filters match, or split the group)",
-					j, strconv.Quote(t0), strconv.Quote(tk), m.deliveries(t0), m.deliveries(tk))
+// shareReaches reports whether share group share (a stream's share index) receives a
+// message published to topic: a shared filter of that index matches it, in any group.
+func (m *matcher) shareReaches(topic string, share int) bool {
+	for si := range m.subs {
+		sg := &m.subs[si]
+		for k := range sg.filters {
+			f := &sg.filters[k]
+			if !f.shared || m.stream(sg, k) != share {
+				continue
+			}
+			if j, ok := f.match(topic, sg.ids); ok && j < 0 {
+				return true
 			}
 		}
 	}
-	return nil
+	return false
 }

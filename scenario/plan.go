@@ -96,9 +96,11 @@ type Client struct {
 	Topic     string // the topic it publishes to, expanded; "" if it does not publish
 	// Topics, when it publishes to more than one topic, are the topics it cycles over,
 	// expanded (Topic is the first): its message with sequence number n goes to
-	// Topics[n mod len(Topics)]. Each reaches the same receivers.
-	Topics  []string
-	Filters []string
+	// Topics[n mod len(Topics)], and the broker should deliver TopicReceivers[n mod
+	// len(Topics)] copies of it (the topics may reach different receivers).
+	Topics         []string
+	TopicReceivers []int
+	Filters        []string
 	// ResponseTopic is a requester's own response topic, expanded: its requests carry it
 	// and it subscribes to it; "" for the other roles.
 	ResponseTopic string
@@ -115,7 +117,8 @@ type Client struct {
 	// Receivers is how many copies of each of its messages the broker should deliver: one
 	// per subscriber with a matching filter, one per share group with a matching shared
 	// filter. 0 if it does not publish, and 0 in a Publish scenario, whose messages no
-	// client of the plan receives.
+	// client of the plan receives. Of a client that cycles over topics, its first topic's
+	// (TopicReceivers has each one's).
 	Receivers int
 	// Source indexes the plan's source addresses (Plan.Source): clients take them
 	// round-robin in plan order; -1 when the scenario binds none.
@@ -198,7 +201,7 @@ type planGroup struct {
 
 	pub template // the topic it publishes to (zero for a group that does not publish)
 	// cycle are the topics its publishers cycle over, pub first, when more than one (nil
-	// otherwise); each of a publisher's topics reaches the same receivers (validated).
+	// otherwise); each reaches its own receivers, a client on one stream (validated).
 	cycle   []template
 	payload *payloadtpl.Template   // its payload template (nil: none)
 	files   []*payloadtpl.Template // its payload file's payloads (nil: none)
@@ -427,6 +430,12 @@ func (p *Plan) Client(i int) Client {
 			c.Receivers = sh.m.deliveries(c.Topic)
 			if seg.role == RoleRequester {
 				c.Receivers += max(sh.m.responses(c.Topic), 1) // none here: a responder outside answers
+			}
+			if len(c.Topics) > 1 { // a request group publishes to one topic
+				c.TopicReceivers = make([]int, len(c.Topics))
+				for k, t := range c.Topics {
+					c.TopicReceivers[k] = sh.m.deliveries(t)
+				}
 			}
 		}
 	}
@@ -733,7 +742,6 @@ func (sh *planShared) countDeliveries() {
 		if np == 0 || !g.ExpectDelivery {
 			continue
 		}
-		t := &pg.pub
 		total := 0
 		request := g.has(BehaviourRequest)
 		copies := func(topic string) int {
@@ -743,15 +751,22 @@ func (sh *planShared) countDeliveries() {
 			}
 			return n
 		}
-		if !t.indexed {
-			total = copies(t.raw) * np
-		} else {
+		ts := pg.cycle // a cycle's messages go to each topic in turn: the mean of its topics'
+		if len(ts) < 2 {
+			ts = []template{pg.pub}
+		}
+		for k := range ts {
+			t := &ts[k]
+			if !t.indexed {
+				total += copies(t.raw) * np
+				continue
+			}
 			for j := range np {
 				buf = appendParts(buf[:0], t.parts, j, g.ids())
 				total += copies(string(buf))
 			}
 		}
-		pg.deliv = float64(total) * g.PublishRate
+		pg.deliv = float64(total) / float64(len(ts)) * g.PublishRate
 	}
 }
 
