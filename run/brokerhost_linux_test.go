@@ -14,24 +14,11 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/internal/netnstest"
+	"github.com/mqblast/mqblast/internal/promtest"
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/internal/tier"
 	"github.com/mqblast/mqblast/run/spec"
 )
-
-// needExporter returns the path of a Prometheus exporter, skipping (in CI failing) the test
-// when it is not installed.
-func needExporter(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not installed; .ci/run installs it (apt-get install -y %s)", name, name)
-		}
-		t.Skipf("%s is not installed (apt-get install -y %s)", name, name)
-	}
-	return p
-}
 
 // startExporter starts an exporter inside the namespace ns, listening on addr there only,
 // and waits until it answers; it stops when the test ends. It returns its metrics URL.
@@ -69,7 +56,7 @@ type brokerHost struct {
 
 func newBrokerHost(t *testing.T) *brokerHost {
 	t.Helper()
-	node, procExp := needExporter(t, "prometheus-node-exporter"), needExporter(t, "prometheus-process-exporter")
+	node, procExp := promtest.Need(t, "prometheus-node-exporter"), promtest.Need(t, "prometheus-process-exporter")
 	ns, addr := netnstest.Host(t, "bhost")
 	h := &brokerHost{ns: ns}
 	h.m = testbroker.StartMosquitto(t, testbroker.Options{Host: addr.String(), Netns: ns})

@@ -182,7 +182,8 @@ func (d *doer) run(ctx context.Context, s *scenario.Scenario, network *result.Ne
 		return nil, err
 	}
 	outs := &outputs{CSV: sp.Outputs.CSV, Hlog: sp.Outputs.Hlog, Metrics: sp.Outputs.Metrics,
-		MetricsPublic: sp.Outputs.MetricsPublic, MetricsHold: sp.Outputs.MetricsHold.D()}
+		MetricsPublic: sp.Outputs.MetricsPublic, MetricsHold: sp.Outputs.MetricsHold.D(),
+		RemoteWrite: sp.Outputs.RemoteWrite, RemoteWriteAuth: sp.Outputs.RemoteWriteAuth, getenv: d.io.Getenv}
 	if err := outs.Check(); err != nil {
 		return nil, err
 	}
