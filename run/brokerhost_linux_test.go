@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -24,26 +22,9 @@ import (
 // and waits until it answers; it stops when the test ends. It returns its metrics URL.
 func startExporter(t *testing.T, ns, addr string, argv ...string) string {
 	t.Helper()
-	c := exec.Command("ip", append([]string{"netns", "exec", ns}, argv...)...)
-	var log strings.Builder
-	c.Stdout, c.Stderr = &log, &log
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
 	url := "http://" + addr + "/metrics"
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if r, err := http.Get(url); err == nil { //nolint:noctx // a test's wait
-			_ = r.Body.Close()
-			if r.StatusCode == 200 {
-				return url
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s does not answer at %s after 10s: %s", argv[0], url, log.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	promtest.StartProgram(t, url, append([]string{"ip", "netns", "exec", ns}, argv...)...)
+	return url
 }
 
 // brokerHost is Mosquitto on a host of its own (a network namespace reached over a veth

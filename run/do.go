@@ -306,6 +306,7 @@ func (d *doer) launch(ctx context.Context, plan *scenario.Plan, o options, outs 
 	outs.SetGroups(groups)
 	defer outs.Stop(ctx, o.Log)
 	o.OnInterval = outs.OnInterval(o.Log)
+	o.OnStep = outs.OnStep()
 	var res *result.Result
 	if lo != nil {
 		res, err = searchLimit(ctx, plan, o, *lo)

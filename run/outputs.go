@@ -154,6 +154,15 @@ func (of *outputs) OnInterval(log io.Writer) func(result.Interval, *result.Snaps
 	}
 }
 
+// OnStep feeds the live metrics a limit search's steps (nil without Metrics or
+// RemoteWrite): options.OnStep.
+func (of *outputs) OnStep() func(index int, rate float64) {
+	if of.live == nil {
+		return nil
+	}
+	return of.live.Step
+}
+
 // Finish writes CSV and Hlog from the final result and gives the live metrics their
 // end-of-run figures. It returns the first error.
 func (of *outputs) Finish(log io.Writer, res *result.Result) error {

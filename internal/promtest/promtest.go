@@ -51,7 +51,8 @@ func (p *Prometheus) Stop() { p.stop() }
 func (p *Prometheus) WriteURL() string { return p.URL + "/api/v1/write" }
 
 // Start starts Prometheus with its remote-write receiver on, scraping each of targets
-// (host:port, their /metrics) every scrape, and waits until it is ready.
+// (HOST:PORT, or JOB=HOST:PORT to name its job; their /metrics) every scrape, and waits
+// until it is ready.
 func Start(t testing.TB, scrape time.Duration, targets ...string) *Prometheus {
 	t.Helper()
 	tier.Integration(t)
@@ -69,7 +70,11 @@ func StartAt(t testing.TB, addr string, scrape time.Duration, targets ...string)
 	if len(targets) > 0 {
 		cfg.WriteString("scrape_configs:\n")
 		for i, tg := range targets {
-			fmt.Fprintf(&cfg, "  - job_name: target%d\n    static_configs:\n      - targets: [%q]\n", i, tg)
+			job, addr, ok := strings.Cut(tg, "=")
+			if !ok {
+				job, addr = fmt.Sprintf("target%d", i), tg
+			}
+			fmt.Fprintf(&cfg, "  - job_name: %q\n    static_configs:\n      - targets: [%q]\n", job, addr)
 		}
 	}
 	conf := filepath.Join(dir, "prometheus.yml")
@@ -103,6 +108,53 @@ func StartAt(t testing.TB, addr string, scrape time.Duration, targets ...string)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// StartProgram starts argv (an exporter, or a command that runs one) and waits until url
+// answers 200; it stops when the test ends.
+func StartProgram(t testing.TB, url string, argv ...string) {
+	t.Helper()
+	c := exec.Command(argv[0], argv[1:]...)
+	var log strings.Builder
+	c.Stdout, c.Stderr = &log, &log
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if r, err := http.Get(url); err == nil { //nolint:noctx // a test's wait
+			_ = r.Body.Close()
+			if r.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s does not answer at %s after 10s: %s", argv[0], url, log.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// LabelValues returns the values of label on the series that match selector (what
+// Grafana's label_values(selector, label) lists).
+func (p *Prometheus) LabelValues(selector, label string) ([]string, error) {
+	v := url.Values{"match[]": {selector}}
+	r, err := http.Get(p.URL + "/api/v1/label/" + url.PathEscape(label) + "/values?" + v.Encode()) //nolint:noctx // a test's query
+	if err != nil {
+		return nil, err
+	}
+	defer r.Body.Close()
+	var body struct {
+		Status, Error string
+		Data          []string
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		return nil, fmt.Errorf("label_values(%s, %s): %w", selector, label, err)
+	}
+	if body.Status != "success" {
+		return nil, fmt.Errorf("label_values(%s, %s): %s", selector, label, body.Error)
+	}
+	return body.Data, nil
 }
 
 // Sample is one value of an instant vector, or one point of a range vector's series.
