@@ -58,7 +58,7 @@ func (of *outputs) Check() error {
 			return usage(spec.Errorf("outputs.remote_write", "%v", err))
 		}
 		if _, err := of.remoteAuth(); err != nil {
-			return usage(spec.Errorf("outputs.remote_write_auth", "%v", err))
+			return usage(spec.Errorf("outputs.remote_write_auth", "{outputs.remote_write_auth}: %v", err))
 		}
 	}
 	return nil
@@ -105,7 +105,7 @@ func (of *outputs) Serve(log io.Writer, target int) error {
 	if of.RemoteWrite != "" {
 		authz, err := of.remoteAuth()
 		if err != nil {
-			return usage(spec.Errorf("outputs.remote_write_auth", "%v", err))
+			return usage(spec.Errorf("outputs.remote_write_auth", "{outputs.remote_write_auth}: %v", err))
 		}
 		host, _ := os.Hostname()
 		r, err := metrics.NewRemote(of.live, metrics.RemoteOptions{URL: of.RemoteWrite, Authorization: authz,

@@ -2,10 +2,13 @@ package run
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -220,6 +223,23 @@ func TestRemoteWriteCredentials(t *testing.T) {
 	}
 	if r.res.RemoteWrite == nil || r.res.RemoteWrite.Sent == 0 {
 		t.Errorf("remote_write %+v", r.res.RemoteWrite)
+	}
+	// Basic auth from a file.
+	auth := filepath.Join(t.TempDir(), "rw.auth")
+	if err := os.WriteFile(auth, []byte("username=mqb\npassword=pa55word\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sp = remoteSpec(t, recv.URL+"/api/v1/write", 2*time.Second)
+	sp.Outputs.RemoteWriteAuth = auth
+	r = doOK(t, sp)
+	if a, _ := got.Load().(string); a != "Basic "+base64.StdEncoding.EncodeToString([]byte("mqb:pa55word")) || strings.Contains(r.said(), "pa55word") {
+		t.Errorf("Authorization %q from the file", a)
+	}
+	// A file that is not there is refused before the run.
+	sp = remoteSpec(t, recv.URL+"/api/v1/write", 2*time.Second)
+	sp.Outputs.RemoteWriteAuth = auth + ".missing"
+	if r = doSpec(t, sp); r.err == nil || !strings.Contains(r.err.Error(), "remote_write_auth") || strings.Contains(r.stderr, "connecting") {
+		t.Errorf("a missing credentials file: %v\n%s", r.err, r.stderr)
 	}
 	// A URL with credentials in it is refused before the run, without showing them.
 	sp = remoteSpec(t, "http://user:pa55@127.0.0.1:1/api/v1/write", time.Second)
