@@ -16,6 +16,7 @@ import (
 
 	"github.com/mqblast/mqblast/internal/promtest"
 	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/internal/tier"
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/run/spec"
 )
@@ -111,11 +112,11 @@ func TestRemoteWritePrometheus(t *testing.T) {
 	}
 }
 
-// TestRemoteWriteReceiverDown: the receiver is down when the run starts, comes up, and
+// TestRemoteWriteReceiverDown (timing: the receiver's up and down follow the clock): the receiver is down when the run starts, comes up, and
 // goes away again before the end: the run goes on with its intervals, the pushes it could
 // not send are counted as failed, and the ones sent while it was up are in it.
 func TestRemoteWriteReceiverDown(t *testing.T) {
-	t.Parallel()
+	tm := tier.Timing(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", testbroker.FreePort(t, "127.0.0.1"))
 	sp := remoteSpec(t, "http://"+addr+"/api/v1/write", 7*time.Second)
 	run := goSpec(context.Background(), t, sp)
@@ -150,12 +151,12 @@ func TestRemoteWriteReceiverDown(t *testing.T) {
 	if !strings.Contains(r.stderr, "warning: --remote-write:") || !strings.Contains(rw.LastError, "connection refused") {
 		t.Errorf("the misses are not said (last error %q):\n%s", rw.LastError, r.stderr)
 	}
-	checkIntervalsOnTime(t, res, 7)
+	checkIntervalsOnTime(tm, res, 7)
 }
 
 // checkIntervalsOnTime fails the test unless the run had its intervals at its own pace:
 // at least want-2 of them, none more than 1.5 s after the one before.
-func checkIntervalsOnTime(t *testing.T, res *result.Result, want int) {
+func checkIntervalsOnTime(t *tier.T, res *result.Result, want int) {
 	t.Helper()
 	ivs := res.Intervals
 	if len(ivs) < want-2 {
@@ -168,11 +169,11 @@ func checkIntervalsOnTime(t *testing.T, res *result.Result, want int) {
 	}
 }
 
-// TestRemoteWriteSlowReceiver: a receiver that takes 3 s to answer (past a push's
+// TestRemoteWriteSlowReceiver (timing: the intervals' pace is the claim): a receiver that takes 3 s to answer (past a push's
 // timeout) never delays an interval: the run keeps its pace, and the pushes are failed or
 // dropped (the queue is bounded), all counted.
 func TestRemoteWriteSlowReceiver(t *testing.T) {
-	t.Parallel()
+	tm := tier.Timing(t)
 	var reqs atomic.Int64
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		reqs.Add(1)
@@ -193,7 +194,7 @@ func TestRemoteWriteSlowReceiver(t *testing.T) {
 	if !strings.Contains(rw.LastError, "deadline exceeded") {
 		t.Errorf("last error %q", rw.LastError)
 	}
-	checkIntervalsOnTime(t, res, 6)
+	checkIntervalsOnTime(tm, res, 6)
 }
 
 // TestRemoteWriteCredentials: the receiver's credentials come from the environment or a
