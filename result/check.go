@@ -94,6 +94,7 @@ var docIdentities = []docIdentity{
 	{Total: "messages.refused_total", Parts: []string{"messages.refused.*?"}},
 	{Total: "connections.failed", Parts: []string{"connections.refused.*", "connections.failed_by_cause.*"}},
 	{Total: "connections.dropped", Parts: []string{"connections.dropped_by_cause.*"}},
+	{Total: "remote_write.pushes", Parts: []string{"remote_write.sent", "remote_write.failed", "remote_write.dropped"}},
 	{Total: "connections.reconnect_failed", Parts: []string{"connections.reconnect_failed_by_cause.*?"}},
 	// Every QoS 1/2 message written was acknowledged, refused, or never acknowledged.
 	{Total: "messages.unacknowledged", Parts: []string{"messages.unacknowledged_by_step.*?"}},

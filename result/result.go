@@ -96,6 +96,9 @@ type Result struct {
 	// Network is the network profile the run went through (run --net); nil on the plain
 	// network.
 	Network *NetworkInfo `json:"network,omitempty"`
+	// RemoteWrite are the pushes to a remote-write receiver (run --remote-write); nil when
+	// none was asked for.
+	RemoteWrite *RemoteWrite `json:"remote_write,omitempty"`
 
 	// Join is what this part of a run leaves for the figures that need every stream at
 	// once, where its streams meet other parts' (a worker's result, a shard's document);

@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -14,49 +12,19 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/internal/netnstest"
+	"github.com/mqblast/mqblast/internal/promtest"
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/internal/tier"
 	"github.com/mqblast/mqblast/run/spec"
 )
 
-// needExporter returns the path of a Prometheus exporter, skipping (in CI failing) the test
-// when it is not installed.
-func needExporter(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not installed; .ci/run installs it (apt-get install -y %s)", name, name)
-		}
-		t.Skipf("%s is not installed (apt-get install -y %s)", name, name)
-	}
-	return p
-}
-
 // startExporter starts an exporter inside the namespace ns, listening on addr there only,
 // and waits until it answers; it stops when the test ends. It returns its metrics URL.
 func startExporter(t *testing.T, ns, addr string, argv ...string) string {
 	t.Helper()
-	c := exec.Command("ip", append([]string{"netns", "exec", ns}, argv...)...)
-	var log strings.Builder
-	c.Stdout, c.Stderr = &log, &log
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
 	url := "http://" + addr + "/metrics"
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if r, err := http.Get(url); err == nil { //nolint:noctx // a test's wait
-			_ = r.Body.Close()
-			if r.StatusCode == 200 {
-				return url
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s does not answer at %s after 10s: %s", argv[0], url, log.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	promtest.StartProgram(t, url, append([]string{"ip", "netns", "exec", ns}, argv...)...)
+	return url
 }
 
 // brokerHost is Mosquitto on a host of its own (a network namespace reached over a veth
@@ -69,7 +37,7 @@ type brokerHost struct {
 
 func newBrokerHost(t *testing.T) *brokerHost {
 	t.Helper()
-	node, procExp := needExporter(t, "prometheus-node-exporter"), needExporter(t, "prometheus-process-exporter")
+	node, procExp := promtest.Need(t, "prometheus-node-exporter"), promtest.Need(t, "prometheus-process-exporter")
 	ns, addr := netnstest.Host(t, "bhost")
 	h := &brokerHost{ns: ns}
 	h.m = testbroker.StartMosquitto(t, testbroker.Options{Host: addr.String(), Netns: ns})

@@ -182,7 +182,8 @@ func (d *doer) run(ctx context.Context, s *scenario.Scenario, network *result.Ne
 		return nil, err
 	}
 	outs := &outputs{CSV: sp.Outputs.CSV, Hlog: sp.Outputs.Hlog, Metrics: sp.Outputs.Metrics,
-		MetricsPublic: sp.Outputs.MetricsPublic, MetricsHold: sp.Outputs.MetricsHold.D()}
+		MetricsPublic: sp.Outputs.MetricsPublic, MetricsHold: sp.Outputs.MetricsHold.D(),
+		RemoteWrite: sp.Outputs.RemoteWrite, RemoteWriteAuth: sp.Outputs.RemoteWriteAuth, getenv: d.io.Getenv}
 	if err := outs.Check(); err != nil {
 		return nil, err
 	}
@@ -305,6 +306,7 @@ func (d *doer) launch(ctx context.Context, plan *scenario.Plan, o options, outs 
 	outs.SetGroups(groups)
 	defer outs.Stop(ctx, o.Log)
 	o.OnInterval = outs.OnInterval(o.Log)
+	o.OnStep = outs.OnStep()
 	var res *result.Result
 	if lo != nil {
 		res, err = searchLimit(ctx, plan, o, *lo)

@@ -168,6 +168,7 @@ func searchLimit(ctx context.Context, plan *scenario.Plan, o options, lo searchO
 	pubs := est.Publishers
 	s := &search{lo: lo, pubs: pubs, clients: est.Clients, pace: plan.Scenario().Parameters.ConnectionRate, log: o.Log, ivs: make(chan result.Interval, 64),
 		out: &result.Limit{Precision: lo.Precision, Publishers: pubs, Vary: lo.Vary, Kind: lo.Kind, SLO: lo.SLO}}
+	s.onStep = o.OnStep
 	prev := o.OnInterval
 	o.OnInterval = func(iv result.Interval, snap *result.Snapshot) {
 		if prev != nil {
@@ -215,7 +216,8 @@ type search struct {
 	clients int // the plan's: what a connect-rate search can dial
 	log     io.Writer
 	ivs     chan result.Interval
-	seen    result.Result // the intervals so far
+	onStep  func(index int, rate float64) // options.OnStep (nil: nobody)
+	seen    result.Result                 // the intervals so far
 	out     *result.Limit
 	last    *result.LimitStep // the first failed step, for the verdict
 	pace    float64           // a count search's: the connect rate its steps dial at
@@ -376,6 +378,7 @@ func (s *search) probe(ctx context.Context, rc bench.RateControl, rate float64, 
 			fmt.Fprintf(s.log, "limit: cannot pause the schedule: %v\n", err)
 		}
 	}
+	s.stepStarts(rate)
 	fmt.Fprintf(s.log, "limit: step %d: %s msg/s (%s per publisher) for %v\n", len(s.out.Steps)+1, report.RateText(rate),
 		report.RateText(rate/float64(s.pubs)), lo.Step)
 	rel := func(t time.Time) float64 { return t.Sub(runStart).Seconds() }
@@ -639,5 +642,12 @@ func (s *search) finish(res *result.Result) {
 	case "host":
 		out.Fix = "the host set this limit, so it is a lower bound for the broker: fix the kernel findings, or run on a quieter " +
 			"host (dedicated vCPUs, no other work), not on the broker's host"
+	}
+}
+
+// stepStarts tells options.OnStep that the next step starts at rate.
+func (s *search) stepStarts(rate float64) {
+	if s.onStep != nil {
+		s.onStep(len(s.out.Steps), rate)
 	}
 }

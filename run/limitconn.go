@@ -96,6 +96,7 @@ func (s *search) probeConnect(ctx context.Context, cc bench.ConnectControl, rate
 	if !sleepUntil(ctx, at) {
 		return nil, next, false
 	}
+	s.stepStarts(rate)
 	fmt.Fprintf(s.log, "limit: step %d: %s connections/s for %v\n", len(s.out.Steps)+1, report.RateText(rate), lo.Step)
 	wait0, ok0 := tuning.SelfRunDelay()
 	t0 := time.Now()

@@ -144,6 +144,7 @@ func (s *search) probeCount(ctx context.Context, cc bench.ConnectControl, count,
 	dialed += cc.ConnectPending()
 	need := max(int64(count)-before, 0)
 	need = min(need, int64(s.clients)-dialed) // the clients never dialed
+	s.stepStarts(float64(count))
 	fmt.Fprintf(s.log, "limit: step %d: %s connections (%s open, dialing %s at %s/s), held for %v\n", len(s.out.Steps)+1,
 		countfmt.Thousands(int64(count)), countfmt.Thousands(before), countfmt.Thousands(need), report.RateText(pace), lo.Step)
 	wait0, ok0 := tuning.SelfRunDelay()

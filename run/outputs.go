@@ -4,13 +4,19 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
+	"os"
 	"runtime"
+	"strings"
 	"time"
+
+	"github.com/mqblast/mqblast/internal/termtext"
 
 	"github.com/mqblast/mqblast/report"
 	"github.com/mqblast/mqblast/report/metrics"
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/run/spec"
+	"github.com/mqblast/mqblast/tuning/exporter"
 )
 
 // outputs are the machine-readable outputs of a run (docs/outputs.md): the CSV and hlog
@@ -20,9 +26,14 @@ type outputs struct {
 	Metrics       string        // address to serve /metrics at ("": none)
 	MetricsPublic bool          // allow a Metrics address that is not loopback
 	MetricsHold   time.Duration // keep serving this long after the run
+	// RemoteWrite is a remote-write URL to push the same series to ("": none);
+	// RemoteWriteAuth its credentials' file ("": the environment, read through getenv).
+	RemoteWrite, RemoteWriteAuth string
+	getenv                       func(string) string
 
 	live     *metrics.Live // set by Serve
 	server   *metrics.Server
+	remote   *metrics.Remote
 	finished bool // live has the result's figures
 }
 
@@ -42,16 +53,72 @@ func (of *outputs) Check() error {
 			return usage(spec.Errorf("outputs.metrics", "%v", err))
 		}
 	}
+	if of.RemoteWrite != "" {
+		if err := metrics.CheckRemoteURL(of.RemoteWrite); err != nil {
+			return usage(spec.Errorf("outputs.remote_write", "%v", err))
+		}
+		if _, err := of.remoteAuth(); err != nil {
+			return usage(spec.Errorf("outputs.remote_write_auth", "{outputs.remote_write_auth}: %v", err))
+		}
+	}
 	return nil
+}
+
+// The environment's credentials of --remote-write, as MQBLAST_METRICS_* are those of
+// --broker-metrics.
+const remoteWriteEnv = "MQBLAST_REMOTE_WRITE_"
+
+// remoteAuth returns the Authorization header of the remote-write receiver ("": none),
+// from RemoteWriteAuth's file (the format of --broker-metrics-auth) or the environment
+// (MQBLAST_REMOTE_WRITE_USERNAME, _PASSWORD, _TOKEN).
+func (of *outputs) remoteAuth() (string, error) {
+	getenv := of.getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	env := func(k string) string { return getenv(remoteWriteEnv + strings.TrimPrefix(k, "MQBLAST_METRICS_")) }
+	a, err := exporter.LoadAuth(of.RemoteWriteAuth, env)
+	if err != nil {
+		if of.RemoteWriteAuth == "" {
+			return "", fmt.Errorf("the environment (%sUSERNAME, %sPASSWORD, %sTOKEN): %w", remoteWriteEnv, remoteWriteEnv, remoteWriteEnv, err)
+		}
+		return "", err
+	}
+	switch {
+	case a.BearerToken != "":
+		return "Bearer " + a.BearerToken, nil
+	case a.Username != "":
+		req := http.Request{Header: http.Header{}}
+		req.SetBasicAuth(a.Username, a.Password)
+		return req.Header.Get("Authorization"), nil
+	}
+	return "", nil
 }
 
 // Serve starts the /metrics server for a run of target clients (nothing without Metrics)
 // and says where on log.
 func (of *outputs) Serve(log io.Writer, target int) error {
-	if of.Metrics == "" {
+	if of.Metrics == "" && of.RemoteWrite == "" {
 		return nil
 	}
 	of.live = metrics.NewLive(target, runtime.NumCPU())
+	if of.RemoteWrite != "" {
+		authz, err := of.remoteAuth()
+		if err != nil {
+			return usage(spec.Errorf("outputs.remote_write_auth", "{outputs.remote_write_auth}: %v", err))
+		}
+		host, _ := os.Hostname()
+		r, err := metrics.NewRemote(of.live, metrics.RemoteOptions{URL: of.RemoteWrite, Authorization: authz,
+			Labels: map[string]string{"job": "mqblast", "instance": host}, Timeout: remoteTimeout})
+		if err != nil {
+			return usage(err)
+		}
+		of.remote = r
+		fmt.Fprintf(log, "pushing metrics to %s once per interval\n", termtext.Line(of.RemoteWrite))
+	}
+	if of.Metrics == "" {
+		return nil
+	}
 	s, err := metrics.Serve(of.Metrics, of.live)
 	if err != nil {
 		return usage(err)
@@ -69,7 +136,8 @@ func (of *outputs) SetGroups(names []string) {
 	}
 }
 
-// OnInterval feeds the live metrics (nil without Metrics): options.OnInterval.
+// OnInterval feeds the live metrics and queues their push (nil without Metrics or
+// RemoteWrite): options.OnInterval.
 func (of *outputs) OnInterval(log io.Writer) func(result.Interval, *result.Snapshot) {
 	if of.live == nil {
 		return nil
@@ -80,7 +148,19 @@ func (of *outputs) OnInterval(log io.Writer) func(result.Interval, *result.Snaps
 			warned = true
 			fmt.Fprintf(log, "warning: --metrics: a latency histogram is missing: %v\n", err)
 		}
+		if of.remote != nil {
+			of.remote.Push(time.Now())
+		}
 	}
+}
+
+// OnStep feeds the live metrics a limit search's steps (nil without Metrics or
+// RemoteWrite): options.OnStep.
+func (of *outputs) OnStep() func(index int, rate float64) {
+	if of.live == nil {
+		return nil
+	}
+	return of.live.Step
 }
 
 // Finish writes CSV and Hlog from the final result and gives the live metrics their
@@ -91,6 +171,14 @@ func (of *outputs) Finish(log io.Writer, res *result.Result) error {
 		of.live.Finish(res)
 		of.finished = true
 	}
+	if of.remote != nil {
+		res.RemoteWrite = of.remote.Finish(time.Now(), remoteFlush)
+		of.remote = nil
+		if rw := res.RemoteWrite; rw.Failed+rw.Dropped > 0 {
+			fmt.Fprintf(log, "warning: --remote-write: %d of %d pushes not sent (%d failed, %d dropped); last error: %s\n",
+				rw.Failed+rw.Dropped, rw.Pushes, rw.Failed, rw.Dropped, termtext.Line(rw.LastError))
+		}
+	}
 	return err
 }
 
@@ -98,6 +186,10 @@ func (of *outputs) Finish(log io.Writer, res *result.Result) error {
 // run's after MetricsHold, so that a scraper sees the final figures (or until ctx ends); a
 // run that failed before its end at once.
 func (of *outputs) Stop(ctx context.Context, log io.Writer) {
+	if of.remote != nil { // a run that failed before its end: what waits is dropped
+		of.remote.Finish(time.Now(), 0)
+		of.remote = nil
+	}
 	if of.server == nil {
 		return
 	}
@@ -111,6 +203,13 @@ func (of *outputs) Stop(ctx context.Context, log io.Writer) {
 	_ = of.server.Close()
 	of.server = nil
 }
+
+// remoteTimeout bounds one attempt of a push; remoteFlush the wait at the run's end for the
+// final figures' push (the run's result waits for it).
+const (
+	remoteTimeout = 2 * time.Second
+	remoteFlush   = 5 * time.Second
+)
 
 // checkOut is CheckOut for the Spec's field.
 func checkOut(field, path, example string) error {

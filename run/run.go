@@ -73,6 +73,8 @@ type options struct {
 	Log io.Writer
 	// OnInterval, if set, receives every interval's snapshot (merged over the workers).
 	OnInterval func(result.Interval, *result.Snapshot)
+	// OnStep is told when a limit search's step starts: its index and rate (nil: nobody).
+	OnStep func(index int, rate float64)
 
 	// tune, if set, changes the runner of a run in this process before it runs (Limit's
 	// search).

@@ -72,6 +72,10 @@ func (rf *runFlags) registerCommon(cmd *cobra.Command) {
 	fl.StringVar(&sp.Outputs.Metrics, "metrics", "", "serve live Prometheus metrics at http://ADDR/metrics during the run, e.g. 127.0.0.1:9464 (loopback only unless --metrics-public)")
 	fl.BoolVar(&sp.Outputs.MetricsPublic, "metrics-public", false, "allow a --metrics address that is not loopback (the metrics are then open to the network)")
 	fl.DurationVar((*time.Duration)(&sp.Outputs.MetricsHold), "metrics-hold", 0, "keep serving /metrics this long after the run ended, so that a scraper sees the final figures (e.g. 30s)")
+	fl.StringVar(&sp.Outputs.RemoteWrite, "remote-write", "", "push the series of --metrics to this Prometheus remote-write URL once per interval and at the end, "+
+		"e.g. http://127.0.0.1:9090/api/v1/write (a push that fails is retried, never delays the run; counted in the result's remote_write)")
+	fl.StringVar(&sp.Outputs.RemoteWriteAuth, "remote-write-auth", "", "a file with the remote-write receiver's credentials: lines username=, password= or bearer_token= "+
+		"(default: $MQBLAST_REMOTE_WRITE_USERNAME, $MQBLAST_REMOTE_WRITE_PASSWORD, $MQBLAST_REMOTE_WRITE_TOKEN); never on the command line")
 	fl.Var(&rf.procs, "procs", "worker processes: auto (as many as the descriptor limit needs) or N")
 	fl.BoolVar(&sp.NoCheck, "no-check", false, "skip the host checks (mqblast check) before the run")
 	fl.IntVar(&sp.Loops, "loops", 0, "event loops per process (0: one per core; at most 4 per core)")

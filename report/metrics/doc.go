@@ -12,6 +12,14 @@
 // first bucket whose bound is at or above the lowest value of its HdrHistogram bucket
 // (HdrHistogram's resolution, 0.1%, is the bucket edges' uncertainty).
 //
+// A Remote pushes the same collector's series to a Prometheus remote-write receiver
+// (mqblast run --remote-write URL) once per interval and once at the end: gathered by the
+// interval loop, sent by a goroutine of its own through a bounded queue, each push retried a
+// bounded number of times, so that a slow or absent receiver never delays an interval; what
+// was sent, failed or dropped goes into the result. The wire form is remote write 1.0: a
+// protobuf WriteRequest (google.golang.org/protobuf's protowire) compressed with snappy
+// (github.com/klauspost/compress).
+//
 // It reads package result's types (and imports none of the run's packages) and measures
 // nothing itself; the exposition is github.com/prometheus/client_golang's (a custom
 // Collector over the latest totals).

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -84,6 +85,22 @@ type Live struct {
 	final      *result.Result
 	descs      []*prometheus.Desc // defs' then hdefs'
 	groups     []string           // a mixed run's group names (SetGroups)
+	step       *limitStep         // the limit search's current step (Step; nil: none)
+}
+
+// limitStep is a limit search's step: its index (the result's limit.steps[].index) and rate.
+type limitStep struct {
+	index int
+	rate  float64
+}
+
+// Step says that a limit search's step index (from 0, as the result's limit.steps[].index)
+// starts, at rate (messages or connections per second, or connections for a count
+// search): mqblast_limit_step names it until the next one.
+func (l *Live) Step(index int, rate float64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.step = &limitStep{index: index, rate: rate}
 }
 
 // SetGroups names the client groups of a mixed run, in the order of its snapshots' Groups:
@@ -358,6 +375,20 @@ var defs = []def{
 				return nil
 			}
 			return one(l.final.Soak.BrokerRSSSlopeBytesPerH)
+		}},
+	{"mqblast_run_stage", "1 for the stage of a staged run the latest interval lies in, labelled with its index (the result's stages[]); absent outside publishing and without stages.", gauge, []string{"stage"},
+		func(l *Live) []sample {
+			if l.last.Stage == nil {
+				return nil
+			}
+			return []sample{{v: 1, labels: []string{strconv.Itoa(*l.last.Stage)}}}
+		}},
+	{"mqblast_limit_step", "1 for the limit search's current step, labelled with its index (the result's limit.steps[].index) and rate; absent outside a search and once it has ended.", gauge, []string{"step", "rate"},
+		func(l *Live) []sample {
+			if l.step == nil || l.final != nil {
+				return nil
+			}
+			return []sample{{v: 1, labels: []string{strconv.Itoa(l.step.index), strconv.FormatFloat(l.step.rate, 'f', -1, 64)}}}
 		}},
 }
 

@@ -191,6 +191,11 @@ type Outputs struct {
 	Metrics       string   `json:"metrics,omitempty"`
 	MetricsPublic bool     `json:"metrics_public,omitempty"`
 	MetricsHold   Duration `json:"metrics_hold,omitempty"`
+	// RemoteWrite is a Prometheus remote-write URL to push the same series to, once per
+	// interval and at the end; RemoteWriteAuth a file of its credentials (default: the
+	// environment's MQBLAST_REMOTE_WRITE_*).
+	RemoteWrite     string `json:"remote_write,omitempty"`
+	RemoteWriteAuth string `json:"remote_write_auth,omitempty"`
 }
 
 // Limit is a search for the highest rate the broker sustains within an SLO, in one run.
@@ -436,6 +441,9 @@ func (s *Spec) Validate() error {
 	}
 	if o.Metrics == "" && (o.MetricsPublic || o.MetricsHold > 0) {
 		add("outputs.metrics", "{outputs.metrics_public} and {outputs.metrics_hold} need {outputs.metrics} ADDR")
+	}
+	if o.RemoteWrite == "" && o.RemoteWriteAuth != "" {
+		add("outputs.remote_write_auth", "{outputs.remote_write_auth} needs {outputs.remote_write} URL")
 	}
 	if n := s.Net; n != nil && n.Profile == "" {
 		add("net.profile", "{net.profile}: give a network profile (local, optimal, typical, worst, cloud, or delay=2ms,jitter=0.4ms,loss=0.03%%)")
