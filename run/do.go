@@ -305,6 +305,9 @@ func (d *doer) launch(ctx context.Context, plan *scenario.Plan, o options, outs 
 	outs.SetGroups(groups)
 	defer outs.Stop(ctx, o.Log)
 	o.OnInterval = outs.OnInterval(o.Log)
+	if lo == nil && d.sp.Sustain > 0 && o.Procs <= 1 { // worker processes' intervals are timed from each one's start
+		liveSoakOf(&o, outs.Soak(), d.sp.SustainWindows())
+	}
 	var res *result.Result
 	if lo != nil {
 		res, err = searchLimit(ctx, plan, o, *lo)
