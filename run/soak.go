@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -176,8 +177,13 @@ func (l *liveSoak) interval(iv result.Interval) {
 		if l.soak != nil {
 			n = len(l.soak.Windows)
 		}
+		// the windows NewSoak makes of the hold: the last one to its end
+		last := max(int(math.Floor((l.to-l.from)/l.window+0.5)), 1) - 1
 		start, end := l.from+float64(n)*l.window, l.from+float64(n+1)*l.window
-		if end > l.to+0.05 || iv.TS < end-0.05 {
+		if n == last {
+			end = l.to
+		}
+		if n > last || iv.TS < end-0.05 {
 			return
 		}
 		one := result.NewSoak(&l.seen, start, end, 0, l.window, 0)
