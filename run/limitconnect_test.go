@@ -16,23 +16,26 @@ import (
 	"github.com/mqblast/mqblast/run/spec"
 )
 
-// connectSLO is a connect-rate search's SLO (a step's paths), and runThresholds the same
-// bounds as a fixed-rate Connections run's thresholds (the result's paths), with the
-// search's own rule that a step keeps 95 % of its rate.
-var connectSLO = []string{"connect_latency_us.p99<100000", "connections.failed==0"}
+// connectSLO is a connect-rate search's SLO (a step's paths) with a p99 bound of p99US, and
+// runThresholds the same bounds as a fixed-rate Connections run's thresholds (the
+// result's paths), with the search's own rule that a step keeps 95 % of its rate.
+func connectSLO(p99US int) []string {
+	return []string{fmt.Sprintf("connect_latency_us.p99<%d", p99US), "connections.failed==0"}
+}
 
-func runThresholds(rate float64) []string {
-	return []string{"connections.connect_latency_us.p99<100000", "connections.failed==0",
+func runThresholds(p99US int, rate float64) []string {
+	return []string{fmt.Sprintf("connections.connect_latency_us.p99<%d", p99US), "connections.failed==0",
 		fmt.Sprintf("connections.connect_rate_per_s>=%.0f", math.Floor(0.95*rate))}
 }
 
-// fixedConnectRun runs quick-conn-100 against broker as a plain run: rate connections a
-// second for 4 s (rate × 4 clients), held 1 s, judged by runThresholds(rate).
-func fixedConnectRun(t *testing.T, broker string, rate float64) ran {
+// fixedConnectRun runs quick-conn-100 changed by sets against broker as a plain run: rate
+// connections a second for 4 s (rate × 4 clients), held 1 s, judged by
+// runThresholds(p99US, rate).
+func fixedConnectRun(t *testing.T, broker string, p99US int, rate float64, sets ...string) ran {
 	t.Helper()
-	sp := quick("quick-conn-100", broker, fmt.Sprintf("publishers.client_count=%.0f", 4*rate),
-		fmt.Sprintf("parameters.connection_rate=%.0f", rate), "parameters.duration_sec=1")
-	sp.NoCheck, sp.Thresholds = true, runThresholds(rate)
+	sp := quick("quick-conn-100", broker, append([]string{fmt.Sprintf("publishers.client_count=%.0f", 4*rate),
+		fmt.Sprintf("parameters.connection_rate=%.0f", rate), "parameters.duration_sec=1"}, sets...)...)
+	sp.NoCheck, sp.Thresholds = true, runThresholds(p99US, rate)
 	r := doSpec(t, sp)
 	if r.err != nil && !errors.Is(r.err, fail.ErrThreshold) || r.res == nil {
 		t.Fatalf("a fixed run at %.0f connections/s: %v\n%s", rate, r.err, r.stderr)
@@ -56,7 +59,7 @@ func TestLimitConnectFixedRuns(t *testing.T) {
 	m := testbroker.StartMosquitto(t, capped)
 	sp := quick("quick-conn-100", m.Addr, "publishers.client_count=14000")
 	sp.Watch.BrokerPID = m.Cmd.Process.Pid
-	sp.Limit = &spec.Limit{SLO: connectSLO, Find: spec.FindConnectRate, StartRate: 100, Precision: 0.25,
+	sp.Limit = &spec.Limit{SLO: connectSLO(100000), Find: spec.FindConnectRate, StartRate: 100, Precision: 0.25,
 		MaxDuration: spec.Duration(120 * time.Second)}
 	res, output := limitRun(t, sp)
 	l := res.Limit
@@ -64,11 +67,11 @@ func TestLimitConnectFixedRuns(t *testing.T) {
 	if l.Kind != result.KindConnectRate || !l.Found || l.FirstFailed == 0 || l.LimitedBy != "broker" {
 		t.Fatalf("limit %+v: want a connect rate found below the clients' bound, limited by the broker\n%s", l, output)
 	}
-	under := fixedConnectRun(t, testbroker.StartMosquitto(t, capped).Addr, 0.8*l.Sustained)
+	under := fixedConnectRun(t, testbroker.StartMosquitto(t, capped).Addr, 100000, 0.8*l.Sustained)
 	if under.err != nil {
 		t.Errorf("80 %% of the %.0f/s found failed its thresholds: %v (%+v)", l.Sustained, under.err, under.res.Thresholds)
 	}
-	over := fixedConnectRun(t, testbroker.StartMosquitto(t, capped).Addr, 1.5*l.Sustained)
+	over := fixedConnectRun(t, testbroker.StartMosquitto(t, capped).Addr, 100000, 1.5*l.Sustained)
 	if !errors.Is(over.err, fail.ErrThreshold) || !strings.Contains(over.err.Error(), "thresholds failed") {
 		t.Errorf("150 %% of the %.0f/s found met the thresholds: %v (%+v)", l.Sustained, over.err, over.res.Thresholds)
 	}
