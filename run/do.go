@@ -310,6 +310,7 @@ func (d *doer) launch(ctx context.Context, plan *scenario.Plan, o options, outs 
 	}
 	var res *result.Result
 	if lo != nil {
+		lo.SoakLive = outs.Soak()
 		res, err = searchLimit(ctx, plan, o, *lo)
 	} else {
 		res, err = execute(ctx, plan, o)

@@ -51,6 +51,9 @@ type searchOptions struct {
 	// Sustain, when above 0, is how long the answer is held after the search (a soak),
 	// judged in windows of Window.
 	Sustain, Window time.Duration
+	// SoakLive, if set, is given the hold's soak so far as each window ends (the live
+	// metrics).
+	SoakLive func(*result.Soak)
 }
 
 // The rate fields a search varies: the publishers' rate (messages per second of each

@@ -99,6 +99,9 @@ func (s *search) hold(ctx context.Context, rc bench.RateControl, runStart time.T
 		}
 		part := result.NewSoak(&s.seen, from, from+float64(k)*w, 0, w, rate)
 		logWindow(s.log, part)
+		if lo.SoakLive != nil {
+			lo.SoakLive(part)
+		}
 	}
 	resume, ok := s.pause(ctx, end.Add(lo.Pause), runStart, rel, func(last *result.Interval) bool { return last.Received == 0 && last.Published == 0 })
 	to := rel(end)

@@ -148,12 +148,14 @@ func TestSoakConnections(t *testing.T) {
 }
 
 // TestLimitSoakInterrupted: Ctrl-C during the hold leaves the search's answer and its end as
-// they were (max_rate), and gives the soak of the hold so far.
+// they were (max_rate), and gives the soak of the hold so far; while it held, the live
+// metrics had the windows ended so far.
 func TestLimitSoakInterrupted(t *testing.T) {
 	t.Parallel()
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	sp := quick("quick-p2p-100", m.Addr)
-	sp.NoCheck = true
+	addr := fmt.Sprintf("127.0.0.1:%d", testbroker.FreePort(t, "127.0.0.1"))
+	sp.NoCheck, sp.Outputs.Metrics = true, addr
 	sp.Sustain, sp.SustainWindow = spec.Duration(time.Minute), spec.Duration(2*time.Second)
 	sp.Limit = &spec.Limit{SLO: []string{"latency_us.p99<2000000"}, StartRate: 500, MaxRate: 1000, MaxDuration: spec.Duration(60 * time.Second),
 		Step: spec.Duration(2 * time.Second), Settle: spec.Duration(time.Second), Pause: spec.Duration(time.Second)}
@@ -164,6 +166,7 @@ func TestLimitSoakInterrupted(t *testing.T) {
 	for !strings.Contains(g.progress(), "soak: window 3:") && ctx.Err() == nil {
 		time.Sleep(100 * time.Millisecond)
 	}
+	p, ok := scrapeMetrics("http://" + addr + "/metrics")
 	cancel() // Ctrl-C
 	r := g.wait()
 	l, s := r.res.Limit, r.res.Soak
@@ -175,6 +178,11 @@ func TestLimitSoakInterrupted(t *testing.T) {
 	}
 	if n := len(s.Windows); n < 3 || n > 10 || s.ToS-s.FromS > 30 {
 		t.Errorf("%d windows over %.1f s: want the hold until the interrupt", n, s.ToS-s.FromS)
+	}
+	if n := p.byName["mqblast_soak_windows"]; !ok || n < 3 || n > 4 || p.byName["mqblast_run_finished"] != 0 ||
+		p.byName["mqblast_soak_window_latency_p99_seconds"] != float64(s.Windows[int(n)-1].LatencyUS.P99)/1e6 {
+		t.Errorf("metrics during the hold (%v): %v windows, p99 %v s: want the third window's (%d µs), the run going on", ok, n,
+			p.byName["mqblast_soak_window_latency_p99_seconds"], s.Windows[2].LatencyUS.P99)
 	}
 }
 
