@@ -107,6 +107,11 @@ type Runner struct {
 	// intervals are timed from. The connect phase ends when it returns (the clients not
 	// dialed by then never are) or when every client has its verdict and it returned.
 	ConnectController func(ctx context.Context, cc ConnectControl, runStart time.Time)
+	// OnMeasure, if set, is told the span a soak of the run judges as soon as the run knows
+	// it, before the first interval in it: the measure window (warm-up excluded) of a
+	// messaging run, the hold of a Connections run from the end of its connect phase; in
+	// seconds from the run's start (StartedAt, the intervals' t_s).
+	OnMeasure func(from, to float64)
 	// AcceptDowngrade runs a plan the broker cannot serve as it is at what the broker
 	// grants (its 5.0 CONNACK's Maximum QoS, no retain, no shared or wildcard
 	// subscriptions), and says so in the result's broker_behaviour. Without it such a run
@@ -486,6 +491,10 @@ func (r *run) hold() error {
 		start = at
 	}
 	r.startStorms(start) // a run without publishers: its storms count from the hold's start
+	if r.OnMeasure != nil {
+		from := r.connectPhase.Seconds()
+		r.OnMeasure(from, start.Add(r.Duration).Sub(r.res.StartedAt).Seconds())
+	}
 	return r.wait(start.Add(r.Duration), nil)
 }
 
@@ -607,6 +616,9 @@ func (r *run) measure() error {
 	r.eng.StopPublishingAt(to)
 	r.rec.SetWindow(from.UnixNano(), to.UnixNano())
 	r.res.MeasureFrom, r.res.MeasureTo = from.UTC(), to.UTC()
+	if r.OnMeasure != nil {
+		r.OnMeasure(from.Sub(r.res.StartedAt).Seconds(), to.Sub(r.res.StartedAt).Seconds())
+	}
 	r.publishing = true
 	r.startStorms(pubStart)
 	var err error

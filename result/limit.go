@@ -107,8 +107,8 @@ type LimitStep struct {
 	// was stopped, or crashed) and the step measured nothing of it. The search stops there.
 	BrokerGone bool `json:"broker_gone,omitempty"`
 	// BrokerCPUPercent is the broker process's CPU over the step's window (100 = one
-	// core), BrokerHostCPUPercent its host's (100 = every CPU), ClientCPUPercent the
-	// client's, when known (0: not sampled).
+	// core: its pid's, else its host's process endpoint's), BrokerHostCPUPercent its
+	// host's (100 = every CPU), ClientCPUPercent the client's, when known (0: not sampled).
 	BrokerCPUPercent     float64 `json:"broker_cpu_percent,omitempty"`
 	BrokerHostCPUPercent float64 `json:"broker_host_cpu_percent,omitempty"`
 	ClientCPUPercent     float64 `json:"client_cpu_percent,omitempty"`

@@ -323,3 +323,16 @@ func Elapsed(sec float64) string {
 		return fmt.Sprintf("%d h %02d min", int(d.Hours()), int(d.Minutes())%60)
 	}
 }
+
+// Extend adds next's windows (a soak of the span after s's, NewSoak's) to s and judges s
+// again: a soak told window by window while its run goes on.
+func (s *Soak) Extend(next *Soak) {
+	s.Windows = append(s.Windows, next.Windows...)
+	s.ToS = next.ToS
+	if s.BrokerRSS == "" {
+		s.BrokerRSS = next.BrokerRSS
+	}
+	s.Held, s.Verdict, s.DegradedAfterS, s.Reasons = false, "", 0, nil
+	s.slopes()
+	s.judge()
+}

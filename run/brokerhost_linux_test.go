@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -37,10 +38,22 @@ type brokerHost struct {
 
 func newBrokerHost(t *testing.T) *brokerHost {
 	t.Helper()
+	return newBrokerHostWith(t, nil)
+}
+
+// newBrokerHostWith is newBrokerHost whose Mosquitto has the options opts makes of the
+// host's address (nil: none but its host and namespace).
+func newBrokerHostWith(t *testing.T, opts func(addr netip.Addr) testbroker.Options) *brokerHost {
+	t.Helper()
 	node, procExp := promtest.Need(t, "prometheus-node-exporter"), promtest.Need(t, "prometheus-process-exporter")
 	ns, addr := netnstest.Host(t, "bhost")
 	h := &brokerHost{ns: ns}
-	h.m = testbroker.StartMosquitto(t, testbroker.Options{Host: addr.String(), Netns: ns})
+	o := testbroker.Options{}
+	if opts != nil {
+		o = opts(addr)
+	}
+	o.Host, o.Netns = addr.String(), ns
+	h.m = testbroker.StartMosquitto(t, o)
 	a := addr.String()
 	h.node = startExporter(t, ns, net.JoinHostPort(a, "9100"), node, "--web.listen-address="+net.JoinHostPort(a, "9100"),
 		"--collector.disable-defaults", "--collector.cpu", "--collector.meminfo", "--collector.netdev", "--collector.netstat",

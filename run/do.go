@@ -307,8 +307,12 @@ func (d *doer) launch(ctx context.Context, plan *scenario.Plan, o options, outs 
 	defer outs.Stop(ctx, o.Log)
 	o.OnInterval = outs.OnInterval(o.Log)
 	o.OnStep = outs.OnStep()
+	if lo == nil && d.sp.Sustain > 0 && o.Procs <= 1 { // worker processes' intervals are timed from each one's start
+		liveSoakOf(&o, outs.Soak(), d.sp.SustainWindows())
+	}
 	var res *result.Result
 	if lo != nil {
+		lo.SoakLive = outs.Soak()
 		res, err = searchLimit(ctx, plan, o, *lo)
 	} else {
 		res, err = execute(ctx, plan, o)

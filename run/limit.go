@@ -51,6 +51,9 @@ type searchOptions struct {
 	// Sustain, when above 0, is how long the answer is held after the search (a soak),
 	// judged in windows of Window.
 	Sustain, Window time.Duration
+	// SoakLive, if set, is given the hold's soak so far as each window ends (the live
+	// metrics).
+	SoakLive func(*result.Soak)
 }
 
 // The rate fields a search varies: the publishers' rate (messages per second of each
@@ -225,6 +228,9 @@ type search struct {
 	next    time.Time         // when the step after the last may start
 	soak    *result.Soak      // the answer held after the search (Sustain)
 	holding bool              // the search had ended and its answer was being held
+	// fromEndpoints: a step's broker process CPU came from its host's endpoints
+	// (--broker-metrics' process-exporter), not its pid.
+	fromEndpoints bool
 }
 
 // control runs the search on a running schedule: step, judge, step again; then, with
@@ -521,9 +527,12 @@ func (s *search) cpu(st *result.LimitStep, from, to float64) {
 		}
 		n++
 		st.ClientCPUPercent += iv.ClientCPUPercent
-		if iv.BrokerCPUPercent > 0 {
+		if iv.BrokerCPUPercent > 0 { // its pid's, else its host's process endpoint's
 			nb++
 			st.BrokerCPUPercent += iv.BrokerCPUPercent
+			if h := iv.BrokerHost; h != nil && h.HasProcess && h.ProcessCPUPercent == iv.BrokerCPUPercent {
+				s.fromEndpoints = true
+			}
 		}
 		if h := iv.BrokerHost; h != nil && h.HasHost {
 			nh++
@@ -614,11 +623,15 @@ func (s *search) finish(res *result.Result) {
 			"a subscriber's queue was full, max_queued_messages) of the %d lost in the failed steps at this rate", brokerDropped, lost))
 	}
 	var cpu []string // the broker's CPU, as context when it was not at its limit
+	from := ""
+	if s.fromEndpoints {
+		from = " (from --broker-metrics)"
+	}
 	for _, b := range []struct {
 		p          float64
 		line, busy string
 	}{
-		{st.BrokerCPUPercent, "broker process CPU %.0f%% of a core", " over the step: the limit of a broker that runs on one thread (Mosquitto does)"},
+		{st.BrokerCPUPercent, "broker process CPU %.0f%% of a core" + from, " over the step: the limit of a broker that runs on one thread (Mosquitto does)"},
 		{st.BrokerHostCPUPercent, "broker host CPU %.0f%% of its CPUs", " over the step"},
 	} {
 		switch line := fmt.Sprintf(b.line, b.p); {
@@ -634,6 +647,7 @@ func (s *search) finish(res *result.Result) {
 	if len(out.Evidence) == 0 {
 		out.Evidence = []string{v.Reason}
 	}
+	out.Evidence = append(out.Evidence, memoryEvidence(st.Broker, from)...)
 	res.LimitedBy, res.LimitedByReason = v.LimitedBy, v.Reason // the search's answer is the run's
 	switch v.LimitedBy {
 	case "client":
@@ -650,4 +664,22 @@ func (s *search) stepStarts(rate float64) {
 	if s.onStep != nil {
 		s.onStep(len(s.out.Steps), rate)
 	}
+}
+
+// memoryEvidence is the broker's memory over a failed step, as context for its verdict:
+// its process's resident set (from says where it came from when not its pid) and its host's memory in use
+// and available (node_exporter); none where not sampled.
+func memoryEvidence(b *result.StageBroker, from string) []string {
+	var out []string
+	if b == nil {
+		return nil
+	}
+	if b.RSSBytes > 0 {
+		out = append(out, fmt.Sprintf("broker process RSS %.1f MiB%s", b.RSSBytes/(1<<20), from))
+	}
+	if b.HostMemUsedBytes > 0 {
+		out = append(out, fmt.Sprintf("broker host memory %.1f MiB in use, %.1f MiB available", b.HostMemUsedBytes/(1<<20),
+			b.HostMemAvailableBytes/(1<<20)))
+	}
+	return out
 }

@@ -163,6 +163,14 @@ func (of *outputs) OnStep() func(index int, rate float64) {
 	return of.live.Step
 }
 
+// Soak gives the live metrics a run's soak so far (nil without Metrics): liveSoak's live.
+func (of *outputs) Soak() func(*result.Soak) {
+	if of.live == nil {
+		return nil
+	}
+	return of.live.Soak
+}
+
 // Finish writes CSV and Hlog from the final result and gives the live metrics their
 // end-of-run figures. It returns the first error.
 func (of *outputs) Finish(log io.Writer, res *result.Result) error {

@@ -3,6 +3,10 @@ package run
 import (
 	"context"
 	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/mqblast/mqblast/bench"
@@ -94,8 +98,10 @@ func (s *search) hold(ctx context.Context, rc bench.RateControl, runStart time.T
 			break
 		}
 		part := result.NewSoak(&s.seen, from, from+float64(k)*w, 0, w, rate)
-		x := &part.Windows[len(part.Windows)-1]
-		fmt.Fprintf(s.log, "soak: window %d: p99 %s, lost %d, refusals %d%s\n", k, result.Micros(x.LatencyUS.P99), x.Lost, x.Refusals(), rssText(x))
+		logWindow(s.log, part)
+		if lo.SoakLive != nil {
+			lo.SoakLive(part)
+		}
 	}
 	resume, ok := s.pause(ctx, end.Add(lo.Pause), runStart, rel, func(last *result.Interval) bool { return last.Received == 0 && last.Published == 0 })
 	to := rel(end)
@@ -110,6 +116,103 @@ func (s *search) hold(ctx context.Context, rc bench.RateControl, runStart time.T
 	}
 	s.soak = result.NewSoak(&s.seen, from, to, rel(resume), w, rate)
 	fmt.Fprintf(s.log, "soak: %s\n", s.soak.Verdict)
+}
+
+// logWindow logs the last window of part, a soak so far, as it ends.
+func logWindow(log io.Writer, part *result.Soak) {
+	x := &part.Windows[len(part.Windows)-1]
+	p99 := "-" // nothing arrived in it (a Connections run)
+	if x.LatencyUS.Count > 0 {
+		p99 = result.Micros(x.LatencyUS.P99)
+	}
+	fmt.Fprintf(log, "soak: window %d: p99 %s, lost %d, refusals %d%s\n", len(part.Windows), p99, x.Lost, x.Refusals(), rssText(x))
+}
+
+// liveSoak is a fixed-rate run's soak while it runs: it keeps the intervals of the window
+// going on and, as each window of the hold ends, logs its figures and gives the soak so far
+// (a copy) to live (nil: none), the live metrics, as a search's hold does.
+type liveSoak struct {
+	log    io.Writer
+	live   func(*result.Soak)
+	window float64
+
+	mu       sync.Mutex
+	seen     result.Result // the intervals since the last window ended, the one that ended it first
+	from, to float64       // the hold, once the run knows it (OnMeasure)
+	known    bool
+	soak     *result.Soak // the windows ended so far
+}
+
+// liveSoakOf has the run o runs tell its soak's windows as they end: on o.Log, and to live
+// (nil: none). The run must be in this process: worker processes' intervals are timed
+// from each one's start, and their run's soak is told at its end.
+func liveSoakOf(o *options, live func(*result.Soak), window time.Duration) {
+	l := &liveSoak{log: o.Log, live: live, window: window.Seconds()}
+	prev, tune := o.OnInterval, o.tune
+	o.OnInterval = func(iv result.Interval, snap *result.Snapshot) {
+		if prev != nil {
+			prev(iv, snap)
+		}
+		l.interval(iv)
+	}
+	o.tune = func(r *bench.Runner) {
+		if tune != nil {
+			tune(r)
+		}
+		r.OnMeasure = l.measure
+	}
+}
+
+// measure is the runner's OnMeasure: the hold's span.
+func (l *liveSoak) measure(from, to float64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.from, l.to, l.known = from, to, true
+}
+
+// interval is the run's OnInterval: it keeps iv and ends the windows that end by it.
+func (l *liveSoak) interval(iv result.Interval) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seen.Intervals = append(l.seen.Intervals, iv)
+	for l.known {
+		n := 0
+		if l.soak != nil {
+			n = len(l.soak.Windows)
+		}
+		// the windows NewSoak makes of the hold: the last one to its end
+		last := max(int(math.Floor((l.to-l.from)/l.window+0.5)), 1) - 1
+		start, end := l.from+float64(n)*l.window, l.from+float64(n+1)*l.window
+		if n == last {
+			end = l.to
+		}
+		if n > last || iv.TS < end-0.05 {
+			return
+		}
+		one := result.NewSoak(&l.seen, start, end, 0, l.window, 0)
+		if l.soak == nil {
+			l.soak = one
+		} else {
+			l.soak.Extend(one)
+		}
+		// What follows the window stays, and the interval before it: the next window's
+		// first is timed from its end (an interval is in the window its middle is in).
+		ivs, prev, j := l.seen.Intervals, 0.0, len(l.seen.Intervals)
+		for i := range ivs {
+			if (prev+ivs[i].TS)/2 >= end {
+				j = i
+				break
+			}
+			prev = ivs[i].TS
+		}
+		l.seen.Intervals = ivs[max(j-1, 0):]
+		logWindow(l.log, l.soak)
+		if l.live != nil {
+			c := *l.soak
+			c.Windows, c.Reasons = slices.Clone(c.Windows), slices.Clone(c.Reasons)
+			l.live(&c)
+		}
+	}
 }
 
 // rssText is a window's broker RSS for a progress line ("": not watched).

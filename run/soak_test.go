@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os/exec"
 	"strings"
@@ -128,7 +129,7 @@ func TestLimitSoak(t *testing.T) {
 }
 
 // TestSoakConnections: a Connections run's soak is the time its clients are held, after
-// the connect phase, in its windows.
+// the connect phase, in its windows, each logged as it ends.
 func TestSoakConnections(t *testing.T) {
 	t.Parallel()
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
@@ -140,15 +141,21 @@ func TestSoakConnections(t *testing.T) {
 	if s == nil || len(s.Windows) != 3 || s.FromS < r.res.Connections.ConnectPhaseS || s.ToS-s.FromS < 5 || s.Windows[0].BrokerRSSBytes == 0 {
 		t.Fatalf("soak %+v, want 3 windows after the connect phase (%v s), the broker's RSS in them\n%s", s, r.res.Connections.ConnectPhaseS, r.stderr)
 	}
+	if w := s.Windows[1]; !strings.Contains(r.stderr, fmt.Sprintf("soak: window 2: p99 -, lost 0, refusals %d, broker RSS ", w.Refusals())) ||
+		!strings.Contains(r.stderr, "soak: window 3:") {
+		t.Errorf("the hold's windows were not logged as they ended:\n%s", r.stderr)
+	}
 }
 
 // TestLimitSoakInterrupted: Ctrl-C during the hold leaves the search's answer and its end as
-// they were (max_rate), and gives the soak of the hold so far.
+// they were (max_rate), and gives the soak of the hold so far; while it held, the live
+// metrics had the windows ended so far.
 func TestLimitSoakInterrupted(t *testing.T) {
 	t.Parallel()
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	sp := quick("quick-p2p-100", m.Addr)
-	sp.NoCheck = true
+	addr := fmt.Sprintf("127.0.0.1:%d", testbroker.FreePort(t, "127.0.0.1"))
+	sp.NoCheck, sp.Outputs.Metrics = true, addr
 	sp.Sustain, sp.SustainWindow = spec.Duration(time.Minute), spec.Duration(2*time.Second)
 	sp.Limit = &spec.Limit{SLO: []string{"latency_us.p99<2000000"}, StartRate: 500, MaxRate: 1000, MaxDuration: spec.Duration(60 * time.Second),
 		Step: spec.Duration(2 * time.Second), Settle: spec.Duration(time.Second), Pause: spec.Duration(time.Second)}
@@ -159,6 +166,7 @@ func TestLimitSoakInterrupted(t *testing.T) {
 	for !strings.Contains(g.progress(), "soak: window 3:") && ctx.Err() == nil {
 		time.Sleep(100 * time.Millisecond)
 	}
+	p, ok := scrapeMetrics("http://" + addr + "/metrics")
 	cancel() // Ctrl-C
 	r := g.wait()
 	l, s := r.res.Limit, r.res.Soak
@@ -170,5 +178,81 @@ func TestLimitSoakInterrupted(t *testing.T) {
 	}
 	if n := len(s.Windows); n < 3 || n > 10 || s.ToS-s.FromS > 30 {
 		t.Errorf("%d windows over %.1f s: want the hold until the interrupt", n, s.ToS-s.FromS)
+	}
+	if n := p.byName["mqblast_soak_windows"]; !ok || n < 3 || n > 4 || p.byName["mqblast_run_finished"] != 0 ||
+		p.byName["mqblast_soak_window_latency_p99_seconds"] != float64(s.Windows[int(n)-1].LatencyUS.P99)/1e6 {
+		t.Errorf("metrics during the hold (%v): %v windows, p99 %v s: want the third window's (%d µs), the run going on", ok, n,
+			p.byName["mqblast_soak_window_latency_p99_seconds"], s.Windows[2].LatencyUS.P99)
+	}
+}
+
+// TestSoakLive: a fixed-rate soak (7 s in 2 s windows: the last one 1 s) tells each window
+// as it ends, before the run's end: its progress line (as a search's hold does) and the
+// live metrics' soak series; the lines' figures and windows are the result's.
+func TestSoakLive(t *testing.T) {
+	t.Parallel()
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	sp := soakSpec(m, 7*time.Second, 2*time.Second)
+	addr := fmt.Sprintf("127.0.0.1:%d", testbroker.FreePort(t, "127.0.0.1"))
+	sp.Outputs.Metrics = addr
+	testbroker.Binary(t, "../cmd/mqblast")
+	g := goSpec(context.Background(), t, sp)
+	exited := make(chan ran, 1)
+	go func() { exited <- g.wait() }()
+	var r ran
+	var during []promText // scrapes with a soak window and the run not finished
+	linesBefore := ""
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+wait:
+	for {
+		select {
+		case r = <-exited:
+			break wait
+		case <-tick.C:
+			if p, ok := scrapeMetrics("http://" + addr + "/metrics"); ok && p.byName["mqblast_run_finished"] == 0 && p.byName["mqblast_soak_windows"] > 0 {
+				during = append(during, p)
+			}
+			linesBefore = g.progress()
+		}
+	}
+	if r.err != nil {
+		t.Fatalf("%v\n%s", r.err, r.stderr)
+	}
+	s := r.res.Soak
+	if s == nil || len(s.Windows) != 4 {
+		t.Fatalf("soak %+v, want 4 windows\n%s", s, r.stderr)
+	}
+	for k := 1; k <= 3; k++ {
+		w := &s.Windows[k-1]
+		line := fmt.Sprintf("soak: window %d: p99 %s, lost %d, refusals %d, broker RSS ", k, result.Micros(w.LatencyUS.P99), w.Lost, w.Refusals())
+		if !strings.Contains(linesBefore, line) {
+			t.Errorf("window %d: no line %q in the progress before the run ended:\n%s", k, line, linesBefore)
+		}
+	}
+	if i := strings.Index(r.stderr, "soak: window 4:"); i < 0 || i > strings.Index(r.stderr, "soak: "+s.Verdict) ||
+		strings.Contains(r.stderr, "soak: window 5:") {
+		t.Errorf("want the last window's line (the fourth) before the verdict:\n%s", r.stderr)
+	}
+	if len(during) == 0 {
+		t.Fatalf("no scrape saw a soak window before the run finished\n%s", r.stderr)
+	}
+	seen := map[float64]bool{}
+	for _, p := range during {
+		n := p.byName["mqblast_soak_windows"]
+		seen[n] = true
+		if n < 1 || n > 4 {
+			t.Fatalf("mqblast_soak_windows %v", n)
+		}
+		w := &s.Windows[int(n)-1]
+		if got := p.byName["mqblast_soak_window_latency_p99_seconds"]; got != float64(w.LatencyUS.P99)/1e6 && int(n) < 4 {
+			t.Errorf("window %v: p99 %v s live, %v µs in the result", n, got, w.LatencyUS.P99)
+		}
+		if p.byName["mqblast_soak_window_broker_rss_bytes"] <= 0 || p.samples["mqblast_soak_held"] != 1 && p.samples["mqblast_soak_held"] != 0 {
+			t.Errorf("window %v: broker RSS %v, held %v", n, p.byName["mqblast_soak_window_broker_rss_bytes"], p.samples["mqblast_soak_held"])
+		}
+	}
+	if len(seen) < 2 {
+		t.Errorf("the scrapes saw windows %v: want the count rising while the run went on", seen)
 	}
 }

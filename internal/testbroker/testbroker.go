@@ -135,16 +135,22 @@ func StartMosquitto(t testing.TB, opts Options) *Mosquitto {
 	}
 }
 
+// listenPort is a port for a listener of opts's broker: a free one of its host, or in a
+// namespace of the test's own (where nothing else listens, and which this process cannot
+// bind in) any.
+func listenPort(t testing.TB, opts *Options) int {
+	t.Helper()
+	if opts.Netns != "" {
+		return 10000 + rand.IntN(20000)
+	}
+	return FreePort(t, opts.Host)
+}
+
 // startMosquitto writes opts' configuration on free ports into dir and starts Mosquitto on
 // it; it stops when the test ends.
 func startMosquitto(t testing.TB, bin, dir, logPath string, opts Options) *Mosquitto {
 	t.Helper()
-	var port int
-	if opts.Netns != "" { // a namespace of the test's own: nothing else listens there
-		port = 10000 + rand.IntN(20000)
-	} else {
-		port = FreePort(t, opts.Host)
-	}
+	port := listenPort(t, &opts)
 	_ = os.Remove(logPath)
 	conf := []string{
 		fmt.Sprintf("listener %d %s", port, opts.Host),

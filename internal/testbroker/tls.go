@@ -107,19 +107,19 @@ func transportListeners(t testing.TB, opts *Options, m *Mosquitto) []string {
 		wsLines[1] = "socket_domain ipv4"
 	}
 	if opts.TLS {
-		p := FreePort(t, opts.Host)
+		p := listenPort(t, opts)
 		conf = append(conf, fmt.Sprintf("listener %d %s", p, opts.Host))
 		conf = append(conf, tlsLines()...)
 		m.TLSAddr = addr(p)
 	}
 	if opts.WebSocket {
-		p := FreePort(t, opts.Host)
+		p := listenPort(t, opts)
 		conf = append(conf, fmt.Sprintf("listener %d %s", p, opts.Host))
 		conf = append(conf, wsLines...)
 		m.WSAddr = addr(p)
 	}
 	if opts.WSS {
-		p := FreePort(t, opts.Host)
+		p := listenPort(t, opts)
 		conf = append(conf, fmt.Sprintf("listener %d %s", p, opts.Host))
 		conf = append(conf, wsLines...)
 		conf = append(conf, tlsLines()...)

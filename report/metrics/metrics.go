@@ -83,6 +83,7 @@ type Live struct {
 	brokerCPUS float64 // the broker process's CPU seconds, from its intervals' percent
 	hists      [3]*buckets
 	final      *result.Result
+	soak       *result.Soak       // a fixed-rate run's soak so far (Soak), until final
 	descs      []*prometheus.Desc // defs' then hdefs'
 	groups     []string           // a mixed run's group names (SetGroups)
 	step       *limitStep         // the limit search's current step (Step; nil: none)
@@ -182,6 +183,24 @@ func (l *Live) Finish(r *result.Result) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.final = r
+}
+
+// Soak takes the soak so far of a run that soaks (--sustain), each time a window of it
+// ends: the soak series give its figures until the run's result has the whole soak. s is
+// kept: the caller does not change it.
+func (l *Live) Soak(s *result.Soak) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.soak = s
+}
+
+// soakSoFar is the run's soak: the result's once the run has ended, else the windows
+// ended so far (nil: none).
+func (l *Live) soakSoFar() *result.Soak {
+	if l.final != nil {
+		return l.final.Soak
+	}
+	return l.soak
 }
 
 // sample is one value of a metric, with its label values.
@@ -361,20 +380,40 @@ var defs = []def{
 		func(l *Live) []sample {
 			return hostSample(l, func(b *result.IntervalBrokerHost) float64 { return b.TxBytesPerS })
 		}},
-	{"mqblast_soak_held", "1 when the run's soak (--sustain) held, 0 when it degraded; absent until the run ends, and without a soak.", gauge, nil,
+	{"mqblast_soak_held", "1 when the run's soak (--sustain) held, 0 when it degraded: over the windows ended so far, and at the end the result's; absent before its first window ends, and without a soak.", gauge, nil,
 		func(l *Live) []sample {
 			return soakSample(l, func(s *result.Soak) float64 { return map[bool]float64{true: 1}[s.Held] })
 		}},
-	{"mqblast_soak_latency_slope_seconds_per_hour", "The least-squares slope of the soak windows' p99 latency (from the due time), seconds per hour; absent until the run ends.", gauge, nil,
+	{"mqblast_soak_latency_slope_seconds_per_hour", "The least-squares slope of the soak windows' p99 latency (from the due time), seconds per hour, over the windows ended so far.", gauge, nil,
 		func(l *Live) []sample {
 			return soakSample(l, func(s *result.Soak) float64 { return s.LatencyP99SlopeUSPerH / 1e6 })
 		}},
-	{"mqblast_soak_broker_rss_slope_bytes_per_hour", "The least-squares slope of the broker's RSS over the soak windows, bytes per hour; absent until the run ends, or when the broker's RSS was not watched.", gauge, nil,
+	{"mqblast_soak_broker_rss_slope_bytes_per_hour", "The least-squares slope of the broker's RSS over the soak windows ended so far, bytes per hour; absent when the broker's RSS was not watched.", gauge, nil,
 		func(l *Live) []sample {
-			if l.final == nil || l.final.Soak == nil || l.final.Soak.BrokerRSS == "" {
-				return nil
+			if s := l.soakSoFar(); s != nil && s.BrokerRSS != "" {
+				return one(s.BrokerRSSSlopeBytesPerH)
 			}
-			return one(l.final.Soak.BrokerRSSSlopeBytesPerH)
+			return nil
+		}},
+	{"mqblast_soak_windows", "The soak windows ended so far.", gauge, nil,
+		func(l *Live) []sample {
+			return soakSample(l, func(s *result.Soak) float64 { return float64(len(s.Windows)) })
+		}},
+	{"mqblast_soak_window_latency_p99_seconds", "The p99 latency (from the due time) of the last soak window that ended.", gauge, nil,
+		func(l *Live) []sample {
+			return soakWindow(l, func(w *result.SoakWindow) float64 { return float64(w.LatencyUS.P99) / 1e6 })
+		}},
+	{"mqblast_soak_window_lost", "The copies lost in the last soak window that ended (expected minus arrived in it).", gauge, nil,
+		func(l *Live) []sample {
+			return soakWindow(l, func(w *result.SoakWindow) float64 { return float64(w.Lost) })
+		}},
+	{"mqblast_soak_window_refusals", "The refusals of the last soak window that ended: messages refused, connects failed, connections dropped.", gauge, nil,
+		func(l *Live) []sample {
+			return soakWindow(l, func(w *result.SoakWindow) float64 { return float64(w.Refusals()) })
+		}},
+	{"mqblast_soak_window_broker_rss_bytes", "The broker's mean RSS over the last soak window that ended; absent when not watched.", gauge, nil,
+		func(l *Live) []sample {
+			return soakWindow(l, func(w *result.SoakWindow) float64 { return float64(w.BrokerRSSBytes) }, func(w *result.SoakWindow) bool { return w.BrokerRSSBytes > 0 })
 		}},
 	{"mqblast_run_stage", "1 for the stage of a staged run the latest interval lies in, labelled with its index (the result's stages[]); absent outside publishing and without stages.", gauge, []string{"stage"},
 		func(l *Live) []sample {
@@ -392,12 +431,29 @@ var defs = []def{
 		}},
 }
 
-// soakSample is f of the run's soak, once the run has ended; none without one.
+// soakSample is f of the run's soak so far; none without one.
 func soakSample(l *Live, f func(s *result.Soak) float64) []sample {
-	if l.final == nil || l.final.Soak == nil {
+	s := l.soakSoFar()
+	if s == nil {
 		return nil
 	}
-	return one(f(l.final.Soak))
+	return one(f(s))
+}
+
+// soakWindow is f of the last window of the run's soak so far; none without one, or when
+// a has says the window lacks the figure.
+func soakWindow(l *Live, f func(w *result.SoakWindow) float64, has ...func(w *result.SoakWindow) bool) []sample {
+	s := l.soakSoFar()
+	if s == nil || len(s.Windows) == 0 {
+		return nil
+	}
+	w := &s.Windows[len(s.Windows)-1]
+	for _, h := range has {
+		if !h(w) {
+			return nil
+		}
+	}
+	return one(f(w))
 }
 
 // hostSample is f of the latest interval's broker host figures; none in a gap or without

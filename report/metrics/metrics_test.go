@@ -222,7 +222,7 @@ func TestServePortTaken(t *testing.T) {
 func TestDocListsMetrics(t *testing.T) {
 	t.Parallel()
 	names, err := doctable.Column(filepath.Join("..", "..", "docs", "outputs.md"), "## Prometheus",
-		regexp.MustCompile("^\\| `(mqblast_[a-z_]+)`"))
+		regexp.MustCompile("^\\| `(mqblast_[a-z0-9_]+)`"))
 	if err != nil {
 		t.Fatal(err)
 	}
