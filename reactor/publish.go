@@ -523,9 +523,10 @@ func (l *loop) userMark(sp *PublishSpec) *userMark {
 	return um
 }
 
-// tplRoom makes the loop's template scratch hold t's longest rendering for sp.
+// tplRoom makes the loop's template scratch hold t's longest rendering for sp, and the room
+// past it that rendering takes.
 func (l *loop) tplRoom(t *payloadtpl.Template, sp *PublishSpec) {
-	if n := MeasuredSize + t.MaxLen(len(sp.ClientID)); cap(l.tpl) < n {
+	if n := MeasuredSize + t.Room(len(sp.ClientID)); cap(l.tpl) < n {
 		l.tpl = make([]byte, 0, n)
 	}
 }
