@@ -541,8 +541,9 @@ func (l *loop) render(t *payloadtpl.Template, sp *PublishSpec, seq uint32, now i
 	if t.HasMark() {
 		v.Mark = appendMark(l.mark[:0], h)
 	}
-	if sp.Measure == MeasureHeader {
-		l.tpl = append(l.tpl[:0], h...)
+	if sp.Measure == MeasureHeader { // in one block, not by a call: tplRoom made room
+		l.tpl = l.tpl[:MeasuredSize]
+		*(*[MeasuredSize]byte)(l.tpl) = [MeasuredSize]byte(h)
 	} else {
 		l.tpl = l.tpl[:0]
 	}

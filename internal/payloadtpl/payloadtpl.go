@@ -185,7 +185,7 @@ func padded(b []byte) []byte {
 // past it.
 func putPadded(buf []byte, w int, b []byte) int {
 	for k := 0; k < len(b); k += 16 {
-		*(*[16]byte)(buf[w+k:]) = *(*[16]byte)(b[k : k+16])
+		*(*[16]byte)(buf[w+k : w+k+16]) = *(*[16]byte)(b[k : k+16])
 	}
 	return w + len(b)
 }
@@ -335,7 +335,7 @@ func (t *Template) Append(dst []byte, v *Vars) []byte {
 	w := 0
 	for i := range segs {
 		s := &segs[i]
-		*(*[headLen]byte)(buf[w:]) = s.head
+		*(*[headLen]byte)(buf[w : w+headLen]) = s.head
 		w += s.litN
 		var n int64 // a number to write, with s.prec decimals
 		switch s.kind {
@@ -348,14 +348,22 @@ func (t *Template) Append(dst []byte, v *Vars) []byte {
 			n = int64(v.ClientIndex)
 		case kSeq:
 			n = int64(v.Seq)
-		case kUnixMS:
-			w = v.putUnixMS(buf, w)
+		case kUnixMS: // putUnixMS's, the call only when the millisecond changed
+			if v.Now/1e6 != v.ms || v.msLen == 0 {
+				v.setUnixMS()
+			}
+			*(*[24]byte)(buf[w : w+24]) = v.msTxt
+			w += int(v.msLen)
 			continue
 		case kUnixUS:
 			w = v.putUnixUS(buf, w)
 			continue
-		case kRFC3339:
-			w = v.putRFC3339(buf, w)
+		case kRFC3339: // putRFC3339's, the call only when the millisecond changed
+			if ms := v.Now / 1e6; ms != v.rfcMS || v.Now < ms*1e6 || !v.rfcSet {
+				v.setRFC3339()
+			}
+			*(*[rfc3339Len]byte)(buf[w : w+rfc3339Len]) = v.rfcTxt
+			w += rfc3339Len
 			continue
 		case kRandInt:
 			n = s.a + int64(v.below(uint64(s.n)))
@@ -373,7 +381,7 @@ func (t *Template) Append(dst []byte, v *Vars) []byte {
 			continue
 		case kMark:
 			if len(v.Mark) == MarkLen {
-				*(*[MarkLen]byte)(buf[w:]) = [MarkLen]byte(v.Mark)
+				*(*[MarkLen]byte)(buf[w : w+MarkLen]) = [MarkLen]byte(v.Mark)
 				w += MarkLen
 			} else {
 				w += copy(buf[w:], v.Mark)
@@ -396,10 +404,10 @@ func (t *Template) Append(dst []byte, v *Vars) []byte {
 			}
 			d := max(8-bits.TrailingZeros64(x|1<<56)>>3, s.prec+1) // the zeros before skipped
 			x = (x + zeros) >> (8 * (8 - d))
-			binary.LittleEndian.PutUint64(buf[w:], x)
+			binary.LittleEndian.PutUint64(buf[w:w+8], x)
 			if s.prec > 0 {
 				k := d - s.prec // digits before the point
-				binary.LittleEndian.PutUint64(buf[w+k:], x>>(8*k)<<8|'.')
+				binary.LittleEndian.PutUint64(buf[w+k:w+k+8], x>>(8*k)<<8|'.')
 				d++
 			}
 			w += d
@@ -430,18 +438,24 @@ func (v *Vars) putRandText(buf []byte, w, n int) int {
 		r := v.next()
 		x := uint64(alnumPairs[r&4095]) | uint64(alnumPairs[r>>12&4095])<<16 |
 			uint64(alnumPairs[r>>24&4095])<<32 | uint64(alnumPairs[r>>36&4095])<<48
-		binary.LittleEndian.PutUint64(buf[w+k:], x)
+		binary.LittleEndian.PutUint64(buf[w+k:w+k+8], x)
 	}
 	return w + n
 }
 
 // putUnixMS writes v.Now in whole milliseconds at buf[w:] and returns the end.
 func (v *Vars) putUnixMS(buf []byte, w int) int {
-	if ms := v.Now / 1e6; ms != v.ms || v.msLen == 0 {
-		v.ms, v.msLen = ms, uint8(putInt(v.msTxt[:], 0, ms))
+	if v.Now/1e6 != v.ms || v.msLen == 0 {
+		v.setUnixMS()
 	}
-	*(*[24]byte)(buf[w:]) = v.msTxt
+	*(*[24]byte)(buf[w : w+24]) = v.msTxt
 	return w + int(v.msLen)
+}
+
+// setUnixMS makes v.msTxt the text of v.Now's millisecond.
+func (v *Vars) setUnixMS() {
+	v.ms = v.Now / 1e6
+	v.msLen = uint8(putInt(v.msTxt[:], 0, v.ms))
 }
 
 // putUnixUS writes v.Now in whole microseconds at buf[w:] and returns the end: from 1970
@@ -461,19 +475,19 @@ func (v *Vars) putUnixUS(buf []byte, w int) int {
 // putRFC3339 writes v.Now as 2006-01-02T15:04:05.000Z (UTC, fixed width) at buf[w:] and
 // returns the end.
 func (v *Vars) putRFC3339(buf []byte, w int) int {
-	ms := v.Now / 1e6
-	if v.Now%1e6 < 0 {
-		ms--
+	if ms := v.Now / 1e6; ms != v.rfcMS || v.Now < ms*1e6 || !v.rfcSet {
+		v.setRFC3339()
 	}
-	if !v.rfcSet || ms != v.rfcMS {
-		v.setRFC3339(ms)
-	}
-	*(*[rfc3339Len]byte)(buf[w:]) = v.rfcTxt
+	*(*[rfc3339Len]byte)(buf[w : w+rfc3339Len]) = v.rfcTxt
 	return w + rfc3339Len
 }
 
-// setRFC3339 makes v.rfcTxt the text of millisecond ms (unix, floored).
-func (v *Vars) setRFC3339(ms int64) {
+// setRFC3339 makes v.rfcTxt the text of v.Now's millisecond.
+func (v *Vars) setRFC3339() {
+	ms := v.Now / 1e6
+	if v.Now < ms*1e6 { // before 1970: floored
+		ms--
+	}
 	secs, msec := ms/1e3, ms%1e3
 	if msec < 0 {
 		secs, msec = secs-1, msec+1e3
@@ -571,8 +585,8 @@ func putScaled(buf []byte, w int, n int64, prec int) int {
 		d := max(decimalLen(u), prec+1)
 		x := (digits8(uint32(u)) + zeros) >> (8 * (8 - d))
 		k := d - prec // digits before the point
-		binary.LittleEndian.PutUint64(buf[w:], x)
-		binary.LittleEndian.PutUint64(buf[w+k:], x>>(8*k)<<8|'.')
+		binary.LittleEndian.PutUint64(buf[w:w+8], x)
+		binary.LittleEndian.PutUint64(buf[w+k:w+k+8], x>>(8*k)<<8|'.')
 		return w + d + 1
 	}
 	scale := pow10u[prec]
@@ -629,11 +643,11 @@ func putUint(buf []byte, w int, n uint64) int {
 	if n >= 1e8 {
 		hi := n / 1e8
 		w = putUint(buf, w, hi)
-		binary.LittleEndian.PutUint64(buf[w:], digits8(uint32(n-hi*1e8))+zeros)
+		binary.LittleEndian.PutUint64(buf[w:w+8], digits8(uint32(n-hi*1e8))+zeros)
 		return w + 8
 	}
 	d := decimalLen(n)
-	binary.LittleEndian.PutUint64(buf[w:], (digits8(uint32(n))+zeros)>>(8*(8-d)))
+	binary.LittleEndian.PutUint64(buf[w:w+8], (digits8(uint32(n))+zeros)>>(8*(8-d)))
 	return w + d
 }
 

@@ -22,7 +22,7 @@ func BenchmarkAppend(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			dst := make([]byte, 0, tp.MaxLen(16))
+			dst := make([]byte, 0, tp.Room(16))
 			v := Vars{ClientID: []byte("mqblast-pub-17"), ClientIndex: 17, Mark: make([]byte, MarkLen)}
 			now := time.Now().UnixNano()
 			b.ReportAllocs()
