@@ -58,12 +58,15 @@ func TestRenderJSON(t *testing.T) {
 	}
 }
 
+// rfc3339 renders {{rfc3339}} alone.
+var rfc3339, _ = Compile("{{rfc3339}}")
+
 func TestRFC3339(t *testing.T) {
 	t.Parallel()
 	for _, at := range []time.Time{time.Unix(0, 0), time.Date(2000, 2, 29, 23, 59, 59, 999e6, time.UTC),
 		time.Date(1969, 12, 31, 23, 59, 59, 1e6, time.UTC), time.Date(2200, 12, 31, 0, 0, 0, 0, time.UTC)} {
 		v := Vars{Now: at.UnixNano()}
-		got := render(v.putRFC3339)
+		got := string(rfc3339.Append(nil, &v))
 		if want := at.UTC().Format("2006-01-02T15:04:05.000Z"); got != want {
 			t.Errorf("%v: %s, want %s", at, got, want)
 		}
@@ -114,7 +117,7 @@ func TestRFC3339Cached(t *testing.T) {
 	for range 50 {
 		at = at.Add(123456789 * time.Nanosecond)
 		v.Now = at.UnixNano()
-		if got, want := render(v.putRFC3339), at.Format("2006-01-02T15:04:05.000Z"); got != want {
+		if got, want := string(rfc3339.Append(nil, &v)), at.Format("2006-01-02T15:04:05.000Z"); got != want {
 			t.Fatalf("%s, want %s", got, want)
 		}
 	}
