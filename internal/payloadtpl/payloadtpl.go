@@ -317,11 +317,11 @@ func (t *Template) HasMark() bool { return t.mark }
 // Append appends the rendering of t with v to dst and returns the extended slice. It
 // allocates nothing when dst has Room past its length; it may write up to that far.
 //
-// Its loop writes literal text, cached time texts, the mark and numbers below 10^8 as
-// whole blocks at base+w without bounds checks (an eighth of the rendering's instructions,
-// BenchmarkAppend): room, checked first, holds each placeholder's widest rendering and
-// slack past the last, and no block reaches further than slack past the end of what it
-// writes. Everything else goes through buf, checked.
+// Its loop writes literal text, choices, cached time texts, the mark, the client id, random
+// text and numbers below 10^8 in whole blocks at base+w, without bounds checks (an eighth
+// of the rendering's instructions, BenchmarkAppend): room, checked first, holds each
+// placeholder's widest rendering and slack past the last, and no block reaches more than
+// slack past the end of what it writes. The rest goes through buf, checked.
 func (t *Template) Append(dst []byte, v *Vars) []byte {
 	at := len(dst)
 	if room := t.fixed + t.nID*len(v.ClientID) + t.nMark*(len(v.Mark)-MarkLen) + slack; cap(dst)-at < room {
@@ -341,8 +341,17 @@ func (t *Template) Append(dst []byte, v *Vars) []byte {
 		switch s.kind {
 		case kNone:
 			continue
-		case kClientID:
-			w += copy(buf[w:], v.ClientID)
+		case kClientID: // eight bytes a step, the last eight again: no call
+			id := v.ClientID
+			if len(id) < 8 {
+				w += copy(buf[w:], id)
+				continue
+			}
+			for k := 0; k < len(id)-8; k += 8 {
+				*(*[8]byte)(unsafe.Add(base, w+k)) = [8]byte(id[k : k+8])
+			}
+			*(*[8]byte)(unsafe.Add(base, w+len(id)-8)) = [8]byte(id[len(id)-8:])
+			w += len(id)
 			continue
 		case kClientIndex:
 			n = int64(v.ClientIndex)
@@ -380,8 +389,14 @@ func (t *Template) Append(dst []byte, v *Vars) []byte {
 			}
 			w += len(c)
 			continue
-		case kRandText:
-			w = v.putRandText(buf, w, int(s.n))
+		case kRandText: // eight 6-bit draws per 64-bit number, two letters a table lookup
+			for k := 0; k < int(s.n); k += 8 {
+				r := v.next()
+				x := uint64(alnumPairs[r&4095]) | uint64(alnumPairs[r>>12&4095])<<16 |
+					uint64(alnumPairs[r>>24&4095])<<32 | uint64(alnumPairs[r>>36&4095])<<48
+				binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(base, w+k))[:], x)
+			}
+			w += int(s.n)
 			continue
 		case kMark:
 			if len(v.Mark) == MarkLen {
@@ -429,26 +444,14 @@ func (t *Template) Append(dst []byte, v *Vars) []byte {
 const alnum64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789xy"
 
 // alnumPairs are two letters of alnum64 for each 12 bits, the first (the low 6 bits') in
-// the low byte.
+// the low byte: {{rand_text N}} writes eight per 64-bit random number (x and y come a
+// little more often than the others).
 var alnumPairs = func() (p [1 << 12]uint16) {
 	for i := range p {
 		p[i] = uint16(alnum64[i&63]) | uint16(alnum64[i>>6])<<8
 	}
 	return p
 }()
-
-// putRandText writes n random letters and digits at buf[w:], eight 6-bit draws per 64-bit
-// number, two letters a table lookup (x and y come a little more often than the others),
-// and returns the end; it may write up to 7 bytes past it.
-func (v *Vars) putRandText(buf []byte, w, n int) int {
-	for k := 0; k < n; k += 8 {
-		r := v.next()
-		x := uint64(alnumPairs[r&4095]) | uint64(alnumPairs[r>>12&4095])<<16 |
-			uint64(alnumPairs[r>>24&4095])<<32 | uint64(alnumPairs[r>>36&4095])<<48
-		binary.LittleEndian.PutUint64(buf[w+k:w+k+8], x)
-	}
-	return w + n
-}
 
 // putUnixMS writes v.Now in whole milliseconds at buf[w:] and returns the end.
 func (v *Vars) putUnixMS(buf []byte, w int) int {
