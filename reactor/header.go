@@ -76,19 +76,23 @@ const markLen = len(markPrefix) + 2*MeasuredSize
 // The template package reserves the mark's width.
 var _ = [1]struct{}{}[markLen-payloadtpl.MarkLen]
 
-// appendMark appends the text mark of measurement bytes h (MeasuredSize) to dst: four bytes'
-// digits from a table to a word (encoding/hex's byte a step was a sixth of a templated
-// message's cost in BenchmarkPublishPassTemplate).
+// appendMark appends the text mark of measurement bytes h (MeasuredSize) to dst.
 func appendMark(dst, h []byte) []byte {
 	n := len(dst)
 	dst = slices.Grow(dst, markLen)[:n+markLen]
-	m, a := (*[markLen]byte)(dst[n:]), (*[MeasuredSize]byte)(h)
+	putMark((*[markLen]byte)(dst[n:]), (*[MeasuredSize]byte)(h))
+	return dst
+}
+
+// putMark writes the text mark of measurement bytes h to m: four bytes' hex digits from a
+// table to a word (encoding/hex's byte a step was a sixth of a templated message's cost in
+// BenchmarkPublishPassTemplate).
+func putMark(m *[markLen]byte, h *[MeasuredSize]byte) {
 	copy(m[:], markPrefix)
 	for k := 0; k < MeasuredSize; k += 4 {
-		x := uint64(hexPairs[a[k]]) | uint64(hexPairs[a[k+1]])<<16 | uint64(hexPairs[a[k+2]])<<32 | uint64(hexPairs[a[k+3]])<<48
+		x := uint64(hexPairs[h[k]]) | uint64(hexPairs[h[k+1]])<<16 | uint64(hexPairs[h[k+2]])<<32 | uint64(hexPairs[h[k+3]])<<48
 		binary.LittleEndian.PutUint64(m[len(markPrefix)+2*k:], x)
 	}
-	return dst
 }
 
 // hexPairs are the bytes' two lowercase hex digits, the first in the low byte.

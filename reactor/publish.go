@@ -539,7 +539,8 @@ func (l *loop) render(t *payloadtpl.Template, sp *PublishSpec, seq uint32, now i
 	v := &l.vars
 	v.ClientID, v.ClientIndex, v.Seq, v.Now, v.Mark = sp.ClientID, sp.ClientIndex, seq, now, nil
 	if t.HasMark() {
-		v.Mark = appendMark(l.mark[:0], h)
+		putMark(&l.mark, (*[MeasuredSize]byte)(h))
+		v.Mark = l.mark[:]
 	}
 	if sp.Measure == MeasureHeader { // in one block, not by a call: tplRoom made room
 		l.tpl = l.tpl[:MeasuredSize]
