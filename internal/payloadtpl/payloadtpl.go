@@ -36,7 +36,7 @@ const Placeholders = "client_id, client_index, seq, unix_ms, unix_us, rfc3339, r
 type kind uint8
 
 const (
-	kNone kind = iota // the literal text at the end: no placeholder after it
+	kNone kind = iota // literal text alone, no placeholder
 	kClientID
 	kClientIndex
 	kSeq
@@ -69,11 +69,14 @@ const headLen = 16
 
 // Template is a compiled payload template. It is immutable and safe for concurrent use.
 type Template struct {
-	src       string
-	segs      []seg
-	fixed     int // the largest rendering without the client id (a MarkLen mark)
-	nID       int // how many {{client_id}}
-	nMark     int // how many {{mark}}
+	src   string
+	segs  []seg
+	fixed int // the largest rendering without the client id (a MarkLen mark)
+	nID   int // how many {{client_id}}
+	nMark int // how many {{mark}}
+	// pad is how far past the rendering's widest end Append may reach: slack, and 10
+	// bytes a {{client_index}} (its maxLen counts 10 digits; an int may have 20).
+	pad       int
 	perClient bool
 	mark      bool
 }
@@ -128,7 +131,7 @@ func (v *Vars) below(n uint64) uint64 {
 // Compile reads a template. Its error says what is wrong and where (a byte offset into src);
 // the caller names the file and field.
 func Compile(src string) (*Template, error) {
-	t := &Template{src: src}
+	t := &Template{src: src, pad: slack}
 	rest, off := src, 0
 	for rest != "" {
 		i := strings.Index(rest, "{{")
@@ -168,6 +171,7 @@ func (t *Template) add(lit string, s seg) {
 		t.nID++
 		t.perClient = true
 	case kClientIndex:
+		t.pad += 10
 		t.perClient = true
 	case kMark:
 		t.nMark++
@@ -306,7 +310,7 @@ func (t *Template) MaxLen(idLen int) int {
 
 // Room returns how many bytes past its length dst needs for Append to allocate nothing
 // with a client id of idLen bytes: MaxLen and a margin Append writes over and drops.
-func (t *Template) Room(idLen int) int { return t.MaxLen(idLen) + slack }
+func (t *Template) Room(idLen int) int { return t.MaxLen(idLen) + t.pad }
 
 // PerClient reports whether the template holds the client's id or index.
 func (t *Template) PerClient() bool { return t.perClient }
@@ -320,11 +324,12 @@ func (t *Template) HasMark() bool { return t.mark }
 // Its loop writes literal text, choices, cached time texts, the mark, the client id, random
 // text and numbers below 10^8 in whole blocks at base+w, without bounds checks (an eighth
 // of the rendering's instructions, BenchmarkAppend): room, checked first, holds each
-// placeholder's widest rendering and slack past the last, and no block reaches more than
-// slack past the end of what it writes. The rest goes through buf, checked.
+// placeholder's widest rendering (and ten bytes more for a client index past ten digits)
+// and slack past the last, and no block reaches more than slack past the end of what it
+// writes. The rest goes through buf, checked.
 func (t *Template) Append(dst []byte, v *Vars) []byte {
 	at := len(dst)
-	if room := t.fixed + t.nID*len(v.ClientID) + t.nMark*(len(v.Mark)-MarkLen) + slack; cap(dst)-at < room {
+	if room := t.fixed + t.nID*len(v.ClientID) + t.nMark*(len(v.Mark)-MarkLen) + t.pad; cap(dst)-at < room {
 		dst = slices.Grow(dst, room)
 	}
 	if v.rng == 0 {

@@ -226,3 +226,41 @@ func TestPutScaled(t *testing.T) {
 		}
 	}
 }
+
+// TestRoomExact: into a slice of exactly Room, every placeholder renders whole, a client
+// index of 20 characters and a client id shorter than a block included (run with -race
+// for checkptr's view of the writes past bounds checks).
+func TestRoomExact(t *testing.T) {
+	t.Parallel()
+	tp, err := Compile(`{"i":{{client_index}},"id":"{{client_id}}","s":{{seq}},"us":{{unix_us}},"at":"{{rfc3339}}","t":"{{rand_text 13}}",` +
+		`"c":"{{choice a|bb|a-choice-longer-than-16}}","f":{{rand_float -1e12 1e12}},"m":"{{mark}}"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		id    string
+		index int
+	}{{"d", math.MinInt64}, {"dev-0000000000007", math.MaxInt64}, {"", 0}, {"sensor-17", -99999999}} {
+		v := Vars{ClientID: []byte(c.id), ClientIndex: c.index, Seq: math.MaxUint32, Now: time.Now().UnixNano(), Mark: []byte(strings.Repeat("m", MarkLen))}
+		dst := make([]byte, 3, 3+tp.Room(len(c.id)))
+		out := tp.Append(dst, &v)
+		if &out[0] != &dst[0] {
+			t.Fatalf("%+v: Append grew a slice of Room", c)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(out[3:], &m); err != nil {
+			t.Fatalf("%s: %v", out[3:], err)
+		}
+		if i := `"i":` + strconv.Itoa(c.index) + `,"id":"` + c.id + `"`; !strings.Contains(string(out), i) {
+			t.Fatalf("%s: no %s", out, i)
+		}
+	}
+	four, err := Compile(`{{client_index}}{{client_index}}{{client_index}}{{client_index}}.`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := Vars{ClientIndex: math.MinInt64}
+	if got, want := string(four.Append(make([]byte, 0, four.Room(0)), &v)), strings.Repeat(strconv.Itoa(math.MinInt64), 4)+"."; got != want {
+		t.Fatalf("%s, want %s", got, want)
+	}
+}
