@@ -264,3 +264,40 @@ func TestRoomExact(t *testing.T) {
 		t.Fatalf("%s, want %s", got, want)
 	}
 }
+
+// FuzzAppendRoom: whatever the template and the values, Append writes inside Room and
+// nowhere past it (its loop writes blocks without bounds checks: a write past the room
+// would corrupt memory, which the guard bytes after it catch), and grows nothing.
+func FuzzAppendRoom(f *testing.F) {
+	f.Add(`{"device":"{{client_id}}","n":{{client_index}},"seq":{{seq}},"ts":{{unix_ms}},"at":"{{rfc3339}}","temp":{{rand_float 18.0 31.5}},"rpm":{{rand_int 900 3100}},"state":"{{choice idle|run|fault}}","fw":"{{rand_text 8}}","m":"{{mark}}"}`,
+		"mqblast-pub-17", int64(17), uint32(5), int64(1765000000123456789), int64(1500))
+	f.Add(`{{client_index}}{{client_index}}{{unix_us}}{{rand_float -1e12 1e12}}`, "", int64(math.MinInt64), uint32(math.MaxUint32), int64(-1), int64(-7))
+	f.Add(`{{client_index}}{{client_index}}{{client_index}}{{client_index}}.`, "", int64(math.MinInt64), uint32(1), int64(1), int64(1))
+	f.Add(`x{{choice a|bb|a-choice-longer-than-sixteen-bytes}}{{rand_text 33}}{{rand_int -5 5}}`, "d", int64(math.MaxInt64), uint32(0), int64(0), int64(1e9))
+	f.Fuzz(func(t *testing.T, src, id string, index int64, seq uint32, now, step int64) {
+		tp, err := Compile(src)
+		if err != nil {
+			return
+		}
+		v := Vars{ClientID: []byte(id), ClientIndex: int(index), Seq: seq, Now: now, Mark: []byte(strings.Repeat("m", MarkLen))}
+		const at, guard = 5, 64
+		room := tp.Room(len(id))
+		back := make([]byte, at+room+guard)
+		for k := 0; k < 2; k++ { // the second with another time: the cached time texts' other path
+			for i := range back {
+				back[i] = 0xA5
+			}
+			out := tp.Append(back[:at:at+room], &v)
+			if &out[0] != &back[0] || len(out) > at+room {
+				t.Fatalf("%q: Append grew or overran its room (%d bytes, room %d)", src, len(out)-at, room)
+			}
+			for i, b := range back[at+room:] {
+				if b != 0xA5 {
+					t.Fatalf("%q (id %q, index %d): wrote byte %d past the room of %d", src, id, index, i, room)
+				}
+			}
+			v.Now += step
+			v.Seq++
+		}
+	})
+}
