@@ -3,6 +3,7 @@ package reactor
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,6 +24,15 @@ func TestMark(t *testing.T) {
 	mark := appendMark(nil, h)
 	if len(mark) != markLen || strings.Trim(string(mark), "0123456789abcdefMQB") != "" {
 		t.Fatalf("mark %q", mark)
+	}
+	for b := 0; b < 256; b += MeasuredSize { // every byte value, as encoding/hex writes it
+		x := make([]byte, MeasuredSize)
+		for k := range x {
+			x[k] = byte(b + k)
+		}
+		if got, want := string(appendMark([]byte("{"), x)), "{"+markPrefix+hex.EncodeToString(x); got != want {
+			t.Fatalf("mark of %x: %s, want %s", x, got, want)
+		}
 	}
 	var got [MeasuredSize]byte
 	for _, pl := range []string{string(mark), `{"a":"MQB1zz","b":"MQB1` + strings.Repeat("0", 48) + `","m":"` + string(mark) + `"}`} {

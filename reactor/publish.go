@@ -539,9 +539,10 @@ func (l *loop) userMark(sp *PublishSpec) *userMark {
 	return um
 }
 
-// tplRoom makes the loop's template scratch hold t's longest rendering for sp.
+// tplRoom makes the loop's template scratch hold t's longest rendering for sp, and the room
+// past it that rendering takes.
 func (l *loop) tplRoom(t *payloadtpl.Template, sp *PublishSpec) {
-	if n := MeasuredSize + t.MaxLen(len(sp.ClientID)); cap(l.tpl) < n {
+	if n := MeasuredSize + t.Room(len(sp.ClientID)); cap(l.tpl) < n {
 		l.tpl = make([]byte, 0, n)
 	}
 }
@@ -554,10 +555,12 @@ func (l *loop) render(t *payloadtpl.Template, sp *PublishSpec, seq uint32, now i
 	v := &l.vars
 	v.ClientID, v.ClientIndex, v.Seq, v.Now, v.Mark = sp.ClientID, sp.ClientIndex, seq, now, nil
 	if t.HasMark() {
-		v.Mark = appendMark(l.mark[:0], h)
+		putMark(&l.mark, (*[MeasuredSize]byte)(h))
+		v.Mark = l.mark[:]
 	}
-	if sp.Measure == MeasureHeader {
-		l.tpl = append(l.tpl[:0], h...)
+	if sp.Measure == MeasureHeader { // in one block, not by a call: tplRoom made room
+		l.tpl = l.tpl[:MeasuredSize]
+		*(*[MeasuredSize]byte)(l.tpl) = [MeasuredSize]byte(h)
 	} else {
 		l.tpl = l.tpl[:0]
 	}

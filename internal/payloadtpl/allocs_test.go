@@ -14,7 +14,7 @@ func TestAppendAllocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dst := make([]byte, 0, tp.MaxLen(16))
+	dst := make([]byte, 0, tp.Room(16))
 	v := Vars{ClientID: []byte("client-0000001"), Mark: make([]byte, MarkLen)}
 	if n := testing.AllocsPerRun(1000, func() {
 		v.Seq++
