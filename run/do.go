@@ -183,11 +183,14 @@ func (d *doer) run(ctx context.Context, s *scenario.Scenario, network *result.Ne
 	}
 	outs := &outputs{CSV: sp.Outputs.CSV, Hlog: sp.Outputs.Hlog, Metrics: sp.Outputs.Metrics,
 		MetricsPublic: sp.Outputs.MetricsPublic, MetricsHold: sp.Outputs.MetricsHold.D()}
+	outs.liveOutput = liveOutput{Live: sp.Outputs.Live, LivePublic: sp.Outputs.LivePublic, LiveHold: sp.Outputs.LiveHold.D(),
+		LiveTokenFile: sp.Outputs.LiveTokenFile, getenv: d.io.Getenv}
 	if err := outs.Check(); err != nil {
 		return nil, err
 	}
 	log = bench.ProgressWriter(log) // a connect bar on a terminal
 	defer bench.EndProgress(log)
+	log = outs.Tee(log) // the live page's log
 	plan, evaluate, lo, err := d.prepare(s, log)
 	if err != nil {
 		return nil, err
@@ -304,12 +307,18 @@ func (d *doer) launch(ctx context.Context, plan *scenario.Plan, o options, outs 
 	}
 	outs.SetGroups(groups)
 	defer outs.Stop(ctx, o.Log)
+	// The live API's stop ends the run as an interrupt does; the outputs outlive it.
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	if err := outs.serveLive(o.Log, plan, o.ToolVersion, &runControl{stop: stop}); err != nil {
+		return nil, err
+	}
 	o.OnInterval = outs.OnInterval(o.Log)
 	var res *result.Result
 	if lo != nil {
-		res, err = searchLimit(ctx, plan, o, *lo)
+		res, err = searchLimit(runCtx, plan, o, *lo)
 	} else {
-		res, err = execute(ctx, plan, o)
+		res, err = execute(runCtx, plan, o)
 		if res != nil && d.sp.Sustain > 0 {
 			res.Soak = runSoak(res, d.sp.SustainWindows())
 			fmt.Fprintf(o.Log, "soak: %s\n", res.Soak.Verdict)
@@ -322,7 +331,7 @@ func (d *doer) launch(ctx context.Context, plan *scenario.Plan, o options, outs 
 	for i := range groups {
 		res.Measurement = append(res.Measurement, result.GroupMeasurement{Group: groups[i], Carrier: carriers[i], Payload: payloads[i]})
 	}
-	return res, fin.Finish(ctx, res, err)
+	return res, fin.Finish(runCtx, res, err)
 }
 
 // checkInputs checks what of the Spec needs the host before any socket opens: the loops

@@ -24,6 +24,8 @@ type outputs struct {
 	live     *metrics.Live // set by Serve
 	server   *metrics.Server
 	finished bool // live has the result's figures
+
+	liveOutput // the live page and its API (live.go)
 }
 
 // Check checks the outputs before the run starts: files that can be written, an address
@@ -42,7 +44,7 @@ func (of *outputs) Check() error {
 			return usage(spec.Errorf("outputs.metrics", "%v", err))
 		}
 	}
-	return nil
+	return of.checkLive()
 }
 
 // Serve starts the /metrics server for a run of target clients (nothing without Metrics)
@@ -72,10 +74,16 @@ func (of *outputs) SetGroups(names []string) {
 // OnInterval feeds the live metrics (nil without Metrics): options.OnInterval.
 func (of *outputs) OnInterval(log io.Writer) func(result.Interval, *result.Snapshot) {
 	if of.live == nil {
+		if of.page != nil {
+			return func(iv result.Interval, _ *result.Snapshot) { of.page.Interval(iv) }
+		}
 		return nil
 	}
 	warned := false
 	return func(iv result.Interval, s *result.Snapshot) {
+		if of.page != nil {
+			of.page.Interval(iv)
+		}
 		if err := of.live.Interval(iv, s); err != nil && !warned {
 			warned = true
 			fmt.Fprintf(log, "warning: --metrics: a latency histogram is missing: %v\n", err)
@@ -91,6 +99,9 @@ func (of *outputs) Finish(log io.Writer, res *result.Result) error {
 		of.live.Finish(res)
 		of.finished = true
 	}
+	if of.page != nil {
+		of.page.Finish(res)
+	}
 	return err
 }
 
@@ -98,6 +109,12 @@ func (of *outputs) Finish(log io.Writer, res *result.Result) error {
 // run's after MetricsHold, so that a scraper sees the final figures (or until ctx ends); a
 // run that failed before its end at once.
 func (of *outputs) Stop(ctx context.Context, log io.Writer) {
+	held := make(chan struct{}) // the live page's hold runs beside the metrics'
+	go func() {
+		defer close(held)
+		of.stopLive(ctx, log)
+	}()
+	defer func() { <-held }()
 	if of.server == nil {
 		return
 	}

@@ -72,6 +72,12 @@ func (rf *runFlags) registerCommon(cmd *cobra.Command) {
 	fl.StringVar(&sp.Outputs.Metrics, "metrics", "", "serve live Prometheus metrics at http://ADDR/metrics during the run, e.g. 127.0.0.1:9464 (loopback only unless --metrics-public)")
 	fl.BoolVar(&sp.Outputs.MetricsPublic, "metrics-public", false, "allow a --metrics address that is not loopback (the metrics are then open to the network)")
 	fl.DurationVar((*time.Duration)(&sp.Outputs.MetricsHold), "metrics-hold", 0, "keep serving /metrics this long after the run ended, so that a scraper sees the final figures (e.g. 30s)")
+	fl.StringVar(&sp.Outputs.Live, "live", "", "serve the run's live page at http://ADDR/ during the run: its report, updated as each interval closes, "+
+		"and the steering API under /api/ (with a token), e.g. 127.0.0.1:8080 (loopback only unless --live-public)")
+	fl.BoolVar(&sp.Outputs.LivePublic, "live-public", false, "allow a --live address that is not loopback (the page and the API are then open to the network)")
+	fl.DurationVar((*time.Duration)(&sp.Outputs.LiveHold), "live-hold", 0, "keep serving the live page this long after the run ended, with its final report (e.g. 10m)")
+	fl.StringVar(&sp.Outputs.LiveTokenFile, "live-token-file", "", "the steering API's token: the first line of FILE (default $"+run.LiveTokenEnv+"; "+
+		"neither: the API answers 403); requests give it as Authorization: Bearer TOKEN")
 	fl.Var(&rf.procs, "procs", "worker processes: auto (as many as the descriptor limit needs) or N")
 	fl.BoolVar(&sp.NoCheck, "no-check", false, "skip the host checks (mqblast check) before the run")
 	fl.IntVar(&sp.Loops, "loops", 0, "event loops per process (0: one per core; at most 4 per core)")
