@@ -2,6 +2,8 @@ package run
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/internal/browsertest"
+	"github.com/mqblast/mqblast/internal/fail"
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/run/spec"
@@ -124,4 +127,122 @@ func waitEval(p *browsertest.Page, expr string) (bool, error) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return false, fmt.Errorf("%s not true in 30 s", expr)
+}
+
+// api makes a request of the live API with token ("": none) and returns its status and body.
+func api(t *testing.T, method, u, token, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, u, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close() //nolint:errcheck
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// waitIntervals waits until the live API's status says n intervals closed, and returns it.
+func waitIntervals(t *testing.T, base, token string, n int) liveStatus {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		code, body := api(t, "GET", base+"/api/status", token, "")
+		var st liveStatus
+		if code == http.StatusOK {
+			if err := json.Unmarshal([]byte(body), &st); err != nil {
+				t.Fatalf("status %s: %v", body, err)
+			}
+			if st.Intervals >= n {
+				return st
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %d intervals in 60 s: %d %s", n, code, body)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// liveStatus is GET /api/status's answer.
+type liveStatus struct {
+	State     string           `json:"state"`
+	Intervals int              `json:"intervals"`
+	Interval  *result.Interval `json:"interval"`
+	Changes   []struct {
+		What   string `json:"what"`
+		Source string `json:"source"`
+	} `json:"changes"`
+}
+
+// TestLiveStatusStop: the live API of a run against Mosquitto, its token from
+// $MQBLAST_LIVE_TOKEN: a wrong or missing token is refused (401) and appears nowhere; status
+// gives the last interval's figures; stop ends the run as an interrupt does, with a whole
+// result (audited) in which the token is nowhere; in one process and with two workers.
+func TestLiveStatusStop(t *testing.T) {
+	t.Parallel()
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	for _, procs := range []int{1, 2} {
+		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) { liveStatusStop(t, m.Addr, procs) })
+	}
+}
+
+func liveStatusStop(t *testing.T, broker string, procs int) {
+	addr := fmt.Sprintf("127.0.0.1:%d", testbroker.FreePort(t, "127.0.0.1"))
+	out := filepath.Join(t.TempDir(), "r.json")
+	const token, wrong = "tok-9f2c1e7a55", "wrong-4b8d0c3e11"
+	sp := quick("quick-p2p-100", broker)
+	sp.Duration, sp.NoCheck, sp.Procs = spec.Duration(60*time.Second), true, spec.Procs(procs)
+	sp.Outputs = spec.Outputs{Out: out, Live: addr}
+	start := time.Now()
+	g := goSpec(context.Background(), t, sp, LiveTokenEnv+"="+token)
+	testbroker.WaitListening(t, addr, 30*time.Second)
+	base := "http://" + addr
+	for _, tok := range []string{wrong, ""} {
+		code, body := api(t, "GET", base+"/api/status", tok, "")
+		if code != http.StatusUnauthorized || strings.Contains(body, wrong) {
+			t.Errorf("token %q: %d %s, want 401 without the token in it", tok, code, body)
+		}
+		if code, _ := api(t, "POST", base+"/api/stop", tok, ""); code != http.StatusUnauthorized {
+			t.Errorf("stop with token %q: %d, want 401", tok, code)
+		}
+	}
+	st := waitIntervals(t, base, token, 3)
+	if st.State != "running" || st.Interval == nil || st.Interval.Published == 0 || st.Interval.Established != 200 {
+		t.Fatalf("status during the run: %+v %+v", st, st.Interval)
+	}
+	code, body := api(t, "POST", base+"/api/stop", token, "")
+	if code != http.StatusOK || !strings.Contains(body, `"state":"stopping"`) {
+		t.Fatalf("stop: %d %s", code, body)
+	}
+	if code, body := api(t, "POST", base+"/api/stop", token, ""); code != http.StatusConflict {
+		t.Errorf("a second stop: %d %s, want 409", code, body)
+	}
+	r := g.wait()
+	t.Logf("stopped after %v: %v", r.took.Round(time.Millisecond), r.err)
+	if !errors.Is(r.err, fail.ErrInterrupted) {
+		t.Fatalf("the run ended with %v, want interrupted\n%s", r.err, r.stderr)
+	}
+	if r.took > 40*time.Second || time.Since(start) > 45*time.Second {
+		t.Errorf("the stopped run took %v of its 60 s", r.took)
+	}
+	res, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted || res.Messages.Published == 0 || res.Messages.Lost != 0 || len(res.Intervals) < 3 {
+		t.Errorf("the result: interrupted %v, published %d, lost %d, %d intervals", res.Interrupted, res.Messages.Published, res.Messages.Lost, len(res.Intervals))
+	}
+	doc, _ := os.ReadFile(out)
+	for _, s := range []string{string(doc), r.stderr, r.stdout} {
+		if strings.Contains(s, token) || strings.Contains(s, wrong) {
+			t.Errorf("a token is written: %q", s[:min(len(s), 200)])
+		}
+	}
 }
