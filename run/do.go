@@ -310,7 +310,14 @@ func (d *doer) launch(ctx context.Context, plan *scenario.Plan, o options, outs 
 	// The live API's stop ends the run as an interrupt does; the outputs outlive it.
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	if err := outs.serveLive(o.Log, plan, o.ToolVersion, &runControl{stop: stop}); err != nil {
+	control := &runControl{stop: stop}
+	if lo != nil {
+		control.attach(nil, "a search for the broker's limit sets the rate itself")
+	}
+	if outs.steerable() {
+		o.control = control
+	}
+	if err := outs.serveLive(o.Log, plan, o.ToolVersion, control); err != nil {
 		return nil, err
 	}
 	o.OnInterval = outs.OnInterval(o.Log)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -244,5 +245,158 @@ func liveStatusStop(t *testing.T, broker string, procs int) {
 		if strings.Contains(s, token) || strings.Contains(s, wrong) {
 			t.Errorf("a token is written: %q", s[:min(len(s), 200)])
 		}
+	}
+}
+
+// TestLiveSteer: the live API changes the rate of a run against Mosquitto (100 publishers
+// at 10 msg/s each), in one process and with two workers: bad rates and a pause or resume
+// out of turn are refused with a reason; a rate of 5 is a new stage (source api) whose
+// intervals publish 500 msg/s; a pause is a stage of rate 0 whose intervals publish nothing
+// and in which nothing is lost; a resume goes back to 5; the live page lists the stages as
+// they come; the result's stages say all of it and the document passes the audit.
+func TestLiveSteer(t *testing.T) {
+	t.Parallel()
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	for _, procs := range []int{1, 2} {
+		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) { liveSteer(t, m.Addr, procs) })
+	}
+}
+
+func liveSteer(t *testing.T, broker string, procs int) {
+	addr := fmt.Sprintf("127.0.0.1:%d", testbroker.FreePort(t, "127.0.0.1"))
+	out := filepath.Join(t.TempDir(), "r.json")
+	const token = "steer-token-51ac"
+	sp := quick("quick-p2p-100", broker, "parameters.warmup_sec=0")
+	sp.Duration, sp.NoCheck, sp.Procs = spec.Duration(16*time.Second), true, spec.Procs(procs)
+	sp.Outputs = spec.Outputs{Out: out, Live: addr}
+	g := goSpec(context.Background(), t, sp, LiveTokenEnv+"="+token)
+	testbroker.WaitListening(t, addr, 30*time.Second)
+	base := "http://" + addr
+	post := func(path, body string) (int, string) { return api(t, "POST", base+"/api/"+path, token, body) }
+	// Until publishing starts, a change is refused: the run is not publishing.
+	code, body := post("rate", `{"publish_rate": 5}`)
+	if code != http.StatusConflict || !strings.Contains(body, "not publishing") {
+		t.Errorf("rate 5 before publishing: %d %s", code, body)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		st := waitIntervals(t, base, token, 0)
+		if st.Interval != nil && st.Interval.Stage != nil {
+			break // publishing
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run did not publish in 30 s")
+		}
+	}
+	time.Sleep(2500 * time.Millisecond)
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		code, body := post("rate", `{"publish_rate": 5}`)
+		if code == http.StatusOK {
+			break
+		}
+		if code != http.StatusConflict || !strings.Contains(body, "not publishing") || time.Now().After(deadline) {
+			t.Fatalf("rate 5: %d %s", code, body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, c := range []struct{ path, body, want string }{
+		{"rate", `{"publish_rate": 0}`, "above 0"},
+		{"rate", `{"publish_rate": -3}`, "above 0"},
+		{"rate", `{"publish_rate": 1e9}`, "above 10/s"},
+		{"rate", `{"publish_rate": 10.5}`, "above 10/s"},
+		{"rate", `{"rate": 5}`, "publish_rate"},
+		{"rate", `not json`, "publish_rate"},
+		{"resume", ``, "not paused"},
+	} {
+		code, body := post(c.path, c.body)
+		if code/100 != 4 || !strings.Contains(body, c.want) {
+			t.Errorf("POST /api/%s %s: %d %s, want a refusal saying %q", c.path, c.body, code, body, c.want)
+		}
+	}
+	time.Sleep(4 * time.Second)
+	if code, body := post("pause", ""); code != http.StatusOK || !strings.Contains(body, `"state":"paused"`) {
+		t.Fatalf("pause: %d %s", code, body)
+	}
+	if code, body := post("pause", ""); code != http.StatusConflict || !strings.Contains(body, "paused already") {
+		t.Errorf("a second pause: %d %s", code, body)
+	}
+	if code, body := post("rate", `{"publish_rate": 3}`); code != http.StatusConflict || !strings.Contains(body, "resume it first") {
+		t.Errorf("a rate while paused: %d %s", code, body)
+	}
+	time.Sleep(4 * time.Second)
+	// The live page lists the stages as they come.
+	if _, page := api(t, "GET", base+"/", "", ""); !strings.Contains(page, "api: step to 5/s") || !strings.Contains(page, "api: step to 0/s") {
+		t.Errorf("the live page does not list the API's stages")
+	}
+	if code, body := post("resume", ""); code != http.StatusOK || !strings.Contains(body, `"state":"running"`) {
+		t.Fatalf("resume: %d %s", code, body)
+	}
+	st := waitIntervals(t, base, token, 0)
+	if len(st.Changes) != 3 || st.Changes[0].Source != "api" {
+		t.Errorf("status lists the changes %+v, want 3 by the api", st.Changes)
+	}
+	r := g.wait()
+	if r.err != nil {
+		t.Fatalf("%v\n%s", r.err, r.stderr)
+	}
+	doc, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := result.CheckDocument(doc); err != nil {
+		t.Errorf("the document breaks an identity: %v", err)
+	}
+	res, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		rate   float64
+		source string
+	}{{10, ""}, {5, "api"}, {0, "api"}, {5, "api"}}
+	if len(res.Stages) != len(want) {
+		t.Fatalf("%d stages, want %d: %+v", len(res.Stages), len(want), res.Stages)
+	}
+	for i, st := range res.Stages {
+		t.Logf("stage %d: %v/s by %q, %v–%vs, %d intervals, offered %.0f/s, written %.0f/s, arrived %.0f/s, lost %d",
+			i, st.PublishRate, st.Source, st.StartS, st.StartS+st.DurationS, st.Intervals, st.OfferedPerS,
+			st.Throughput.PublishPerS, st.Throughput.ReceivePerS, st.Messages.Lost)
+		if st.PublishRate != want[i].rate || st.Source != want[i].source {
+			t.Errorf("stage %d: rate %v source %q, want %v %q", i, st.PublishRate, st.Source, want[i].rate, want[i].source)
+		}
+		if i > 0 && math.Abs(st.StartS-(res.Stages[i-1].StartS+res.Stages[i-1].DurationS)) > 1e-6 {
+			t.Errorf("stage %d starts at %vs, not where stage %d ends", i, st.StartS, i-1)
+		}
+	}
+	if res.Messages.Lost != 0 || res.Messages.UnsentTotal != 0 {
+		t.Errorf("the run lost %d and left %d unsent", res.Messages.Lost, res.Messages.UnsentTotal)
+	}
+	// Every interval inside a stage publishes at its rate: 100 publishers x the rate. The
+	// last interval of a stage may hold the first messages of the next: an interval's
+	// figures are collected at its tick, a few ms after its boundary on a loaded host.
+	counted := map[int]int{}
+	for k, iv := range res.Intervals {
+		if iv.Stage == nil || k+1 >= len(res.Intervals) || res.Intervals[k+1].Stage == nil {
+			continue // outside publishing, or its last interval (cut by the end of publishing)
+		}
+		s := *iv.Stage
+		counted[s]++
+		wantN := 100 * want[s].rate
+		edge := *res.Intervals[k+1].Stage != s
+		switch {
+		case wantN == 0 && !edge && (iv.Published != 0 || iv.Unsent != 0),
+			wantN == 0 && edge && iv.Published > 25, // 50 ms of the next stage's 500/s
+			wantN > 0 && !edge && !within(float64(iv.Published), wantN, 0.03):
+			t.Errorf("interval at %.1fs in stage %d: published %d, unsent %d, want %v", iv.TS, s, iv.Published, iv.Unsent, wantN)
+		}
+	}
+	for s := range want {
+		if counted[s] < 3 {
+			t.Errorf("stage %d has %d whole intervals, want at least 3", s, counted[s])
+		}
+	}
+	// The pause: nothing offered nor published but at its edge, and nothing lost but the
+	// copies of those, which arrived in the next stage.
+	if p := res.Stages[2]; p.Intervals < 3 || p.Messages.Published > 25 || p.Messages.Lost > p.Messages.Published || p.Messages.UnsentTotal != 0 {
+		t.Errorf("the pause: %d intervals, published %d, lost %d, unsent %d", p.Intervals, p.Messages.Published, p.Messages.Lost, p.Messages.UnsentTotal)
 	}
 }

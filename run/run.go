@@ -74,6 +74,10 @@ type options struct {
 	// OnInterval, if set, receives every interval's snapshot (merged over the workers).
 	OnInterval func(result.Interval, *result.Snapshot)
 
+	// control, if set, is the live API's steering of the run (its rate); steerable tells a
+	// worker process that its parent steers it.
+	control   *runControl
+	steerable bool
 	// tune, if set, changes the runner of a run in this process before it runs (Limit's
 	// search).
 	tune func(r *bench.Runner)
@@ -172,6 +176,12 @@ func runHere(ctx context.Context, plan *scenario.Plan, o *options, brokers []str
 	r.Progress, r.Watch, r.OnInterval = o.Log, watch, o.OnInterval
 	if o.tune != nil {
 		o.tune(r)
+	} else if o.control != nil {
+		if r.Steerable = r.BaseRate > 0; r.Steerable {
+			o.control.attach(runnerTarget{r}, "")
+		} else {
+			o.control.attach(nil, notSteerable)
+		}
 	}
 	if st := o.Start; st != nil {
 		r.StartGate = func() (time.Time, error) { return st.ready(o.Log), nil }

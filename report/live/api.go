@@ -26,6 +26,9 @@ type Control interface {
 	Resume() error
 	// Stop ends the run as an interrupt does: it drains and writes the result.
 	Stop() error
+	// Stages returns the run's stages as they stand, their definitions only (index, rate,
+	// ramp, start and duration from the start of publishing, source); nil: none yet.
+	Stages() []result.Stage
 }
 
 // ErrRefused marks a change the run cannot make as asked (a bad rate, a pause when
@@ -124,7 +127,7 @@ func (l *Live) rate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := *req.PublishRate
-	l.change("rate", "", func(c Control) error { return c.SetRate(v) })(w, r)
+	l.change(fmt.Sprintf("rate %g/s per publisher", v), "", func(c Control) error { return c.SetRate(v) })(w, r)
 }
 
 // change carries out one change through the run's Control: what names it, state is the

@@ -117,7 +117,36 @@ func (l *Live) sofarLocked() *result.Result {
 		r.EndedAt = r.StartedAt.Add(time.Duration(last.TS * float64(time.Second)))
 		r.Connections.Established = last.Established
 	}
+	if l.control != nil {
+		r.Stages = stagesSoFar(l.control.Stages(), l.ivs)
+		r.SummarizeStages()
+	}
 	return &r
+}
+
+// stagesSoFar places the stages defs that have intervals in the intervals' time: each from
+// the start of its first interval for its duration.
+func stagesSoFar(defs []result.Stage, ivs []result.Interval) []result.Stage {
+	var out []result.Stage
+	for _, st := range defs {
+		first := -1
+		for k := range ivs {
+			if s := ivs[k].Stage; s != nil && *s == st.Index {
+				first = k
+				break
+			}
+		}
+		if first < 0 || st.Index != len(out) {
+			break
+		}
+		from := ivs[first].TS - 1
+		if first > 0 {
+			from = ivs[first-1].TS
+		}
+		st.FromS, st.ToS = from, from+st.DurationS // to its planned end: the charts show the whole run
+		out = append(out, st)
+	}
+	return out
 }
 
 // pageLocked builds the page as it stands: the report of the result so far, its summary
