@@ -17,6 +17,7 @@ import (
 	"github.com/mqblast/mqblast/internal/browsertest"
 	"github.com/mqblast/mqblast/internal/fail"
 	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/report"
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/run/spec"
 )
@@ -40,18 +41,22 @@ const livePointsJS = `({live: window.mqblast.live, points: (window.mqblast.chart
 
 // TestLivePage: a run against Mosquitto with --live serves its report page while it runs;
 // in Chromium the page's charts gain points interval by interval (read twice, seconds
-// apart: more intervals, more points, two per interval in the throughput chart), a second
+// apart: more intervals, more points, at least two per interval in the throughput chart), a
+// second
 // tab opened later has the whole history at once, the page requests nothing but its own
-// origin and logs no error, and at the end it shows the final report (its verdicts).
+// origin and logs no error; a rate changed through the API shows as a new stage (the stage
+// table's row, a mark on the charts) at the next update; at the end it shows the final
+// report (its verdicts, the stage).
 func TestLivePage(t *testing.T) {
 	m := testbroker.StartMosquitto(t, testbroker.Options{})
 	b := browsertest.Start(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", testbroker.FreePort(t, "127.0.0.1"))
 	out := filepath.Join(t.TempDir(), "r.json")
-	sp := quick("quick-p2p-100", m.Addr)
-	sp.Duration, sp.NoCheck, sp.Procs = spec.Duration(9*time.Second), true, 1
+	sp := quick("quick-p2p-100", m.Addr, "parameters.warmup_sec=0")
+	sp.Duration, sp.NoCheck, sp.Procs = spec.Duration(11*time.Second), true, 1
 	sp.Outputs = spec.Outputs{Out: out, Live: addr}
-	g := goSpec(context.Background(), t, sp)
+	const token = "page-token-7d1e"
+	g := goSpec(context.Background(), t, sp, LiveTokenEnv+"="+token)
 	testbroker.WaitListening(t, addr, 30*time.Second)
 	u := "http://" + addr + "/"
 	pg := b.OpenURL(t, u, "window.mqblast && window.mqblast.ready && window.mqblast.live && window.mqblast.live.intervals >= 2")
@@ -65,17 +70,26 @@ func TestLivePage(t *testing.T) {
 	if second.Live.Intervals <= first.Live.Intervals || second.Live.Events <= first.Live.Events {
 		t.Errorf("the page took no interval in 3 s: %+v then %+v", first.Live, second.Live)
 	}
-	if second.Points <= first.Points || first.Points != 2*first.Live.Intervals || second.Points != 2*second.Live.Intervals {
-		t.Errorf("the throughput chart drew %d then %d points over %d then %d intervals, want 2 per interval",
+	if second.Points <= first.Points || first.Points < 2*first.Live.Intervals || second.Points < 2*second.Live.Intervals {
+		t.Errorf("the throughput chart drew %d then %d points over %d then %d intervals, want more, at least 2 per interval",
 			first.Points, second.Points, first.Live.Intervals, second.Live.Intervals)
 	}
 	if !strings.HasPrefix(second.Title, "mqblast live: ") {
 		t.Errorf("title %q during the run", second.Title)
 	}
+	// A rate change is a new stage on the page at the next update.
+	if code, body := api(t, "POST", "http://"+addr+"/api/rate", token, `{"publish_rate": 5}`); code != http.StatusOK {
+		t.Fatalf("rate 5: %d %s", code, body)
+	}
+	const apiStage = `document.querySelector("#stages") && document.querySelector("#stages").textContent.includes("api: step to 5/s") &&
+		(window.mqblast.charts.throughput.marks || []).includes("stage 1")`
+	if _, err := waitEval(pg, apiStage); err != nil {
+		t.Errorf("the page shows no stage of the API's rate: %v", err)
+	}
 	// A page opened later (as one that reconnects) has every interval at once.
 	late := b.OpenURL(t, u, "window.mqblast && window.mqblast.live && window.mqblast.live.events >= 1")
 	lp, now := browsertest.Eval[livePoints](late, livePointsJS), browsertest.Eval[livePoints](pg, livePointsJS)
-	if lp.Live.Intervals < second.Live.Intervals || lp.Points != 2*lp.Live.Intervals {
+	if lp.Live.Intervals < second.Live.Intervals || lp.Points < 2*lp.Live.Intervals {
 		t.Errorf("a page opened later has %d intervals (%d points), the first one %d: want the whole history", lp.Live.Intervals, lp.Points, now.Live.Intervals)
 	}
 
@@ -87,16 +101,25 @@ func TestLivePage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	wantPoints := 0
+	for _, c := range report.NewReport(res, "").Charts() {
+		if c.ID == "throughput" {
+			wantPoints = c.Points()
+		}
+	}
 	for _, p := range []*browsertest.Page{pg, late} {
 		if _, err := waitEval(p, "window.mqblast.live.done"); err != nil {
 			t.Fatalf("the page did not get the run's end: %v", err)
 		}
 		end := browsertest.Eval[livePoints](p, livePointsJS)
-		if !strings.HasPrefix(end.Title, "mqblast report: ") || end.Points != 2*len(res.Intervals) {
-			t.Errorf("at the end the page shows %q with %d points, want the report with 2 x %d intervals", end.Title, end.Points, len(res.Intervals))
+		if !strings.HasPrefix(end.Title, "mqblast report: ") || end.Points != wantPoints {
+			t.Errorf("at the end the page shows %q with %d points, want the report's %d", end.Title, end.Points, wantPoints)
 		}
 		if badge := browsertest.Eval[string](p, `document.querySelector("#summary .badge").textContent`); badge != "complete" {
 			t.Errorf("the final report's first verdict is %q, want complete", badge)
+		}
+		if !browsertest.Eval[bool](p, "!!("+apiStage+")") || len(res.Stages) != 2 || res.Stages[1].Source != "api" {
+			t.Errorf("the final report lacks the API's stage (result: %d stages)", len(res.Stages))
 		}
 		if errs := p.Errors(); len(errs) > 0 {
 			t.Errorf("console errors: %q", errs)
