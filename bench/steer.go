@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -86,14 +85,14 @@ func (cr *Runner) RateNow() (float64, error) {
 }
 
 // CheckSteerRate refuses a rate of each publisher that is not a number, negative, or above
-// max (the rate the run's schedule was built for), saying why.
-func CheckSteerRate(rate, max float64) error {
+// ceiling (the rate the run's schedule was built for), saying why.
+func CheckSteerRate(rate, ceiling float64) error {
 	if math.IsNaN(rate) || math.IsInf(rate, 0) || rate < 0 {
 		return fmt.Errorf("rate %v: want a number of messages per second, 0 or more", rate)
 	}
-	if rate > max {
+	if rate > ceiling {
 		return fmt.Errorf("rate %v/s per publisher: above %v/s, the rate this run's schedule was built for "+
-			"(its publish_rate, or its stages' peak); run with a higher publish_rate to go higher", rate, max)
+			"(its publish_rate, or its stages' peak); run with a higher publish_rate to go higher", rate, ceiling)
 	}
 	return nil
 }
@@ -102,8 +101,8 @@ func CheckSteerRate(rate, max float64) error {
 // them: the same stages and boundaries as each worker's, from the workers' common start of
 // publishing, without an engine.
 type StagePlan struct {
-	clock *stageClock
-	max   float64
+	clock   *stageClock
+	ceiling float64
 }
 
 // NewStagePlan returns the stages of a run of stages (none: its one rate, base, for d)
@@ -113,7 +112,7 @@ func NewStagePlan(stages []scenario.Stage, d time.Duration, base float64, start 
 	if len(stages) == 0 {
 		stages = implicitStages(d, base)
 	}
-	return &StagePlan{clock: newStageClock(nil, slices.Clone(stages), start, every), max: base}
+	return &StagePlan{clock: newStageClock(nil, stages, start, every), ceiling: base}
 }
 
 // Boundary returns the instant a change asked now takes effect (Runner.SteerBoundary).
@@ -122,7 +121,7 @@ func (p *StagePlan) Boundary() time.Time { return p.clock.boundary(time.Now().Ad
 // Steer records the change every worker makes at at (Runner.Steer), refusing what they
 // would.
 func (p *StagePlan) Steer(at time.Time, rate float64, source string) error {
-	if err := CheckSteerRate(rate, p.max); err != nil {
+	if err := CheckSteerRate(rate, p.ceiling); err != nil {
 		return err
 	}
 	_, err := p.clock.steer(at, rate, source)

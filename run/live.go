@@ -236,7 +236,7 @@ func (c *runControl) Resume() error {
 func (c *runControl) changeLocked(rate float64) (time.Time, error) {
 	if c.target == nil {
 		if c.why == "" {
-			return time.Time{}, fmt.Errorf("%w: %v", live.ErrRefused, bench.ErrNotPublishing)
+			return time.Time{}, fmt.Errorf("%w: %w", live.ErrRefused, bench.ErrNotPublishing)
 		}
 		return time.Time{}, fmt.Errorf("%w: this run's rate cannot change: %s", live.ErrRefused, c.why)
 	}
@@ -245,7 +245,7 @@ func (c *runControl) changeLocked(rate float64) (time.Time, error) {
 		err = c.target.steer(at, rate)
 	}
 	if err != nil {
-		return time.Time{}, fmt.Errorf("%w: %v", live.ErrRefused, err)
+		return time.Time{}, fmt.Errorf("%w: %w", live.ErrRefused, err)
 	}
 	return at, nil
 }
