@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,6 +23,12 @@ import (
 // LiveTokenEnv names the environment variable that gives the live API's token when the
 // Spec names no file of it.
 const LiveTokenEnv = "MQBLAST_LIVE_TOKEN"
+
+// withoutLiveToken returns env without the live API's token: a worker process has no use
+// for it.
+func withoutLiveToken(env []string) []string {
+	return slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, LiveTokenEnv+"=") })
+}
 
 // liveOutput is the live page of a run (--live) and its steering API.
 type liveOutput struct {

@@ -64,7 +64,7 @@ func runWorkers(ctx context.Context, plan *scenario.Plan, o *options, brokers []
 		if err == nil {
 			var w *child.Process
 			w, err = child.Start(child.Spec{Name: fmt.Sprintf("worker %d", i), Exe: o.exe, Args: []string{ChildVerb},
-				Env: secret.EnvGroups(secret.Env(os.Environ(), s.Server.Password), groupPasswords(s)), Log: o.Log, Stdin: true, Files: []*os.File{f}})
+				Env: withoutLiveToken(secret.EnvGroups(secret.Env(os.Environ(), s.Server.Password), groupPasswords(s))), Log: o.Log, Stdin: true, Files: []*os.File{f}})
 			_ = f.Close()
 			if err == nil {
 				streams = append(streams, w.Output)
