@@ -173,21 +173,7 @@ func (p *Page) open(b *Browser, path, ready string, offline bool) {
 		if !offline {
 			return nil
 		}
-		if _, err := cdp.Call(ctx, t, network.OverrideNetworkState, network.OverrideNetworkStateParams{
-			Offline: true, DownloadThroughput: -1, UploadThroughput: -1}); err != nil {
-			return fmt.Errorf("network offline: %w", err)
-		}
-		_, err := cdp.Call(ctx, t, network.EmulateNetworkConditionsByRule, network.EmulateNetworkConditionsByRuleParams{
-			MatchedNetworkConditions: []*network.Conditions{{Offline: true, DownloadThroughput: -1, UploadThroughput: -1}}})
-		if err != nil {
-			// A Chromium before the rule's form (Debian's 148 answers "Invalid parameters")
-			// takes the older command, which later ones dropped.
-			if _, err2 := cdp.Call(ctx, t, emulateNetworkConditions, legacyConditions{Offline: true,
-				DownloadThroughput: -1, UploadThroughput: -1}); err2 != nil {
-				return fmt.Errorf("network conditions offline: %w; the older command: %w", err, err2)
-			}
-		}
-		return nil
+		return networkOffline(ctx, t, true)
 	})
 	err := chromedp.Do(tctx, off, chromedp.Navigate(p.self))
 	if err == nil {
@@ -196,6 +182,31 @@ func (p *Page) open(b *Browser, path, ready string, offline bool) {
 	if err != nil {
 		t.Fatalf("chromium: cannot open %s and wait for %q: %v (console: %s)", path, ready, err, strings.Join(p.Errors(), "; "))
 	}
+}
+
+// networkOffline takes the tab's network off (or on again).
+func networkOffline(ctx context.Context, t *chromedp.Target, on bool) error {
+	if _, err := cdp.Call(ctx, t, network.OverrideNetworkState, network.OverrideNetworkStateParams{
+		Offline: on, DownloadThroughput: -1, UploadThroughput: -1}); err != nil {
+		return fmt.Errorf("network offline %v: %w", on, err)
+	}
+	_, err := cdp.Call(ctx, t, network.EmulateNetworkConditionsByRule, network.EmulateNetworkConditionsByRuleParams{
+		MatchedNetworkConditions: []*network.Conditions{{Offline: on, DownloadThroughput: -1, UploadThroughput: -1}}})
+	if err != nil {
+		// A Chromium before the rule's form (Debian's 148 answers "Invalid parameters")
+		// takes the older command, which later ones dropped.
+		if _, err2 := cdp.Call(ctx, t, emulateNetworkConditions, legacyConditions{Offline: on,
+			DownloadThroughput: -1, UploadThroughput: -1}); err2 != nil {
+			return fmt.Errorf("network conditions offline %v: %w; the older command: %w", on, err, err2)
+		}
+	}
+	return nil
+}
+
+// SetOffline takes the page's network off, which ends its connections (an event stream's
+// too), or puts it back on: a page served by a test (OpenURL) that loses its server.
+func (p *Page) SetOffline(on bool) error {
+	return p.Do(chromedp.Func(func(ctx context.Context, t *chromedp.Target) error { return networkOffline(ctx, t, on) }))
 }
 
 func (p *Page) listen(ev any) {

@@ -31,6 +31,7 @@ type Live struct {
 	event  []byte
 	notify chan struct{} // closed and replaced at each update
 	closed chan struct{} // closed by Close: the streams end
+	drop   chan struct{} // closed and replaced by dropStreams: the streams end at once
 	once   sync.Once
 
 	control Control
@@ -42,7 +43,7 @@ type Live struct {
 // New returns the live page of a run: base carries what the page names from the start (its
 // Broker, Scenario, StartedAt, ToolVersion); its intervals and figures are ignored.
 func New(base *result.Result) *Live {
-	l := &Live{notify: make(chan struct{}), closed: make(chan struct{}), state: "running", built: -1}
+	l := &Live{notify: make(chan struct{}), closed: make(chan struct{}), drop: make(chan struct{}), state: "running", built: -1}
 	if base != nil {
 		l.SetBase(base)
 	}
@@ -88,6 +89,14 @@ func (l *Live) Finish(res *result.Result) {
 // closing the server.
 func (l *Live) Close() {
 	l.once.Do(func() { close(l.closed) })
+}
+
+// dropStreams ends every event stream at once, as a lost connection would.
+func (l *Live) dropStreams() {
+	l.mu.Lock()
+	close(l.drop)
+	l.drop = make(chan struct{})
+	l.mu.Unlock()
 }
 
 func (l *Live) updateLocked() {
@@ -254,6 +263,7 @@ func (l *Live) serveEvents(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
+	_, _ = fmt.Fprint(w, "retry: 1000\n\n") // a lost connection is retried after a second
 	fl.Flush()
 	sent := -1
 	if id, err := strconv.Atoi(r.Header.Get("Last-Event-ID")); err == nil {
@@ -263,7 +273,7 @@ func (l *Live) serveEvents(w http.ResponseWriter, r *http.Request) {
 	defer tick.Stop()
 	for {
 		l.mu.Lock()
-		seq, notify, done := l.seq, l.notify, l.final != nil
+		seq, notify, drop, done := l.seq, l.notify, l.drop, l.final != nil
 		var data []byte
 		var err error
 		if seq != sent {
@@ -297,6 +307,8 @@ func (l *Live) serveEvents(w http.ResponseWriter, r *http.Request) {
 			if !stale {
 				return
 			}
+		case <-drop:
+			return
 		case <-r.Context().Done():
 			return
 		}
