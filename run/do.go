@@ -314,9 +314,7 @@ func (d *doer) launch(ctx context.Context, plan *scenario.Plan, o options, outs 
 	if lo != nil {
 		control.attach(nil, "a search for the broker's limit sets the rate itself")
 	}
-	if outs.steerable() {
-		o.control = control
-	}
+	o.control, o.steerable = control, outs.steerable()
 	if err := outs.serveLive(o.Log, plan, o.ToolVersion, control); err != nil {
 		return nil, err
 	}

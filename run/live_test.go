@@ -423,3 +423,33 @@ func liveSteer(t *testing.T, broker string, procs int) {
 		t.Errorf("the pause: %d intervals, published %d, lost %d, unsent %d", p.Intervals, p.Messages.Published, p.Messages.Lost, p.Messages.UnsentTotal)
 	}
 }
+
+// TestLiveStages: the live page of a staged run in two worker processes, without the API
+// (no token: every API request is 403), lists the stages as they come.
+func TestLiveStages(t *testing.T) {
+	t.Parallel()
+	m := testbroker.StartMosquitto(t, testbroker.Options{})
+	addr := fmt.Sprintf("127.0.0.1:%d", testbroker.FreePort(t, "127.0.0.1"))
+	sp := &Spec{Scenario: spec.Scenario{Name: "stages", File: []byte(stagesP2P)}, Brokers: []string{m.Addr},
+		Procs: 2, NoCheck: true, Stages: "3s:20,4s:10", Outputs: spec.Outputs{Format: "json", Live: addr}}
+	g := goSpec(context.Background(), t, sp)
+	testbroker.WaitListening(t, addr, 30*time.Second)
+	if code, body := api(t, "GET", "http://"+addr+"/api/status", "x", ""); code != http.StatusForbidden {
+		t.Errorf("status without a token set: %d %s, want 403", code, body)
+	}
+	seen := false
+	for deadline := time.Now().Add(30 * time.Second); !seen && time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
+		_, page := api(t, "GET", "http://"+addr+"/", "", "")
+		if strings.Contains(page, "<title>mqblast report:") {
+			break // the run ended first
+		}
+		seen = strings.Contains(page, "step to 20/s") && strings.Contains(page, "step to 10/s")
+	}
+	if !seen {
+		t.Errorf("the live page did not list both stages during the run")
+	}
+	t.Log("the live page listed both stages during the run")
+	if r := g.wait(); r.err != nil {
+		t.Fatalf("%v\n%s", r.err, r.stderr)
+	}
+}

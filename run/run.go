@@ -74,8 +74,9 @@ type options struct {
 	// OnInterval, if set, receives every interval's snapshot (merged over the workers).
 	OnInterval func(result.Interval, *result.Snapshot)
 
-	// control, if set, is the live API's steering of the run (its rate); steerable tells a
-	// worker process that its parent steers it.
+	// control, if set, is the live page's view of the run's stages and, when steerable,
+	// the live API's steering of its rate; steerable tells a worker process that its
+	// parent steers it.
 	control   *runControl
 	steerable bool
 	// tune, if set, changes the runner of a run in this process before it runs (Limit's
@@ -177,8 +178,8 @@ func runHere(ctx context.Context, plan *scenario.Plan, o *options, brokers []str
 	if o.tune != nil {
 		o.tune(r)
 	} else if o.control != nil {
-		if r.Steerable = r.BaseRate > 0; r.Steerable {
-			o.control.attach(runnerTarget{r}, "")
+		if r.Steerable = o.steerable && r.BaseRate > 0; r.Steerable || !o.steerable {
+			o.control.attach(runnerTarget{r}, "") // without the API: its stages, for the page
 		} else {
 			o.control.attach(nil, notSteerable)
 		}

@@ -59,7 +59,7 @@ func runWorkers(ctx context.Context, plan *scenario.Plan, o *options, brokers []
 	}()
 	for i := 0; i < procs; i++ {
 		// Worker i runs part i of this process's plan: of the shard, when this is one.
-		env := &envelope{Spec: wsp, Worker: &workerPart{Part: fmt.Sprintf("%d/%d", i, procs), RunFrom: o.Run.From, Steerable: steer != nil}}
+		env := &envelope{Spec: wsp, Worker: &workerPart{Part: fmt.Sprintf("%d/%d", i, procs), RunFrom: o.Run.From, Steerable: steer != nil && o.steerable}}
 		f, err := env.file()
 		if err == nil {
 			var w *child.Process
@@ -155,17 +155,20 @@ func runWorker(ctx context.Context, plan *scenario.Plan, o options, in io.Reader
 	return err
 }
 
-// workersSteer is the steering of plan's workers when the live API may change their rate
-// (nil otherwise), attached to o's control.
+// workersSteer is the steering of plan's workers when the live API may change their rate,
+// or their stages for the live page without it (nil: neither), attached to o's control.
 func workersSteer(plan *scenario.Plan, o *options) *workersTarget {
 	if o.control == nil {
 		return nil
 	}
 	s := plan.Scenario()
 	par := &s.Parameters
-	if plan.Estimate().Publishers == 0 || !(par.PublishRate > 0) || (s.Mixed() && len(par.Stages) == 0) {
+	switch rated := plan.Estimate().Publishers > 0 && par.PublishRate > 0 && (!s.Mixed() || len(par.Stages) > 0); {
+	case o.steerable && !rated:
 		o.control.attach(nil, notSteerable)
 		return nil
+	case !o.steerable && (!rated || len(par.Stages) == 0):
+		return nil // no stages to show
 	}
 	t := &workersTarget{}
 	o.control.attach(t, "")
