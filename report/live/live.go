@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,13 +27,15 @@ type Live struct {
 	final *result.Result
 	// seq numbers the updates; event is the current one's data, built at most once per
 	// update (page builds it when asked and it is stale).
-	seq    int
-	built  int
-	event  []byte
-	notify chan struct{} // closed and replaced at each update
-	closed chan struct{} // closed by Close: the streams end
-	drop   chan struct{} // closed and replaced by dropStreams: the streams end at once
-	once   sync.Once
+	seq       int
+	built     int
+	event     []byte
+	eventDone bool          // the event is the run's end
+	buildMu   sync.Mutex    // one build at a time
+	notify    chan struct{} // closed and replaced at each update
+	closed    chan struct{} // closed by Close: the streams end
+	drop      chan struct{} // closed and replaced by dropStreams: the streams end at once
+	once      sync.Once
 
 	control Control
 	token   string
@@ -105,29 +108,47 @@ func (l *Live) updateLocked() {
 	l.notify = make(chan struct{})
 }
 
+// view is what the page is built from, taken under the lock (viewLocked) so that the
+// build runs without it: the interval loop that feeds the page never waits for a build.
+type view struct {
+	seq     int
+	base    result.Result
+	ivs     []result.Interval // append-only: the intervals so far, not changed after
+	lines   []string
+	changes []Change
+	final   *result.Result
+	state   string
+	control Control
+}
+
+func (l *Live) viewLocked() view {
+	return view{seq: l.seq, base: l.base, ivs: l.ivs[:len(l.ivs):len(l.ivs)], lines: slices.Clone(l.lines),
+		changes: slices.Clone(l.changes), final: l.final, state: l.state, control: l.control}
+}
+
 // sofar is the result the page is built from: the final one, or one with the intervals so
 // far (its totals are not known yet).
-func (l *Live) sofarLocked() *result.Result {
-	if l.final != nil {
-		return l.final
+func (v *view) sofar() *result.Result {
+	if v.final != nil {
+		return v.final
 	}
-	r := l.base
-	r.Intervals = l.ivs
+	r := v.base
+	r.Intervals = v.ivs
 	m := &r.Messages
-	for i := range l.ivs {
-		iv := &l.ivs[i]
+	for i := range v.ivs {
+		iv := &v.ivs[i]
 		m.Published += iv.Published
 		m.Received += iv.Received
 		m.Expected += iv.Expected
 		m.Duplicated += iv.Duplicated
 	}
-	if n := len(l.ivs); n > 0 {
-		last := &l.ivs[n-1]
+	if n := len(v.ivs); n > 0 {
+		last := &v.ivs[n-1]
 		r.EndedAt = r.StartedAt.Add(time.Duration(last.TS * float64(time.Second)))
 		r.Connections.Established = last.Established
 	}
-	if l.control != nil {
-		r.Stages = stagesSoFar(l.control.Stages(), l.ivs)
+	if v.control != nil {
+		r.Stages = stagesSoFar(v.control.Stages(), v.ivs)
 		r.SummarizeStages()
 	}
 	return &r
@@ -158,26 +179,26 @@ func stagesSoFar(defs []result.Stage, ivs []result.Interval) []result.Stage {
 	return out
 }
 
-// pageLocked builds the page as it stands: the report of the result so far, its summary
-// saying the run is under way, with its last interval's figures and the log's lines.
-func (l *Live) pageLocked() (*report.Page, *result.Result) {
-	r := l.sofarLocked()
+// page builds the page as it stands: the report of the result so far, its summary saying
+// the run is under way, with its last interval's figures and the log's lines.
+func (v *view) page() (*report.Page, *result.Result) {
+	r := v.sofar()
 	p := report.NewReport(r, "")
-	if l.final == nil {
+	if v.final == nil {
 		p.Title = "mqblast live: " + strings.TrimPrefix(p.Title, "mqblast report: ")
 		if len(p.Panels) > 0 && p.Panels[0].ID == "summary" {
 			sum := &p.Panels[0]
-			sum.Badges = []report.Badge{{Text: l.state + fmt.Sprintf(": %d intervals so far", len(l.ivs)), Class: "warn"}}
-			sum.Rows = intervalRows(l.ivs)
+			sum.Badges = []report.Badge{{Text: v.state + fmt.Sprintf(": %d intervals so far", len(v.ivs)), Class: "warn"}}
+			sum.Rows = intervalRows(v.ivs)
 			sum.Lists, sum.Tables = nil, nil
 			sum.Intro = "The run is under way: this page follows it interval by interval; its totals and verdicts come with the final report at its end."
 		}
 	}
-	if len(l.changes) > 0 {
-		p.Panels = append(p.Panels, changesPanel(l.changes))
+	if len(v.changes) > 0 {
+		p.Panels = append(p.Panels, changesPanel(v.changes))
 	}
-	if len(l.lines) > 0 {
-		p.Panels = append(p.Panels, report.Panel{ID: "log", Title: "Log", Pre: strings.Join(l.lines, "\n")})
+	if len(v.lines) > 0 {
+		p.Panels = append(p.Panels, report.Panel{ID: "log", Title: "Log", Pre: strings.Join(v.lines, "\n")})
 	}
 	return p, r
 }
@@ -203,27 +224,38 @@ func intervalRows(ivs []result.Interval) []report.Row {
 	return rows
 }
 
-// eventLocked returns the current update's event data, built if stale.
-func (l *Live) eventLocked() ([]byte, error) {
+// eventData returns the current update's event data (its number, and whether it is the
+// run's end), built if stale. Builds run one at a time, without the lock.
+func (l *Live) eventData() (int, []byte, bool, error) {
+	l.buildMu.Lock()
+	defer l.buildMu.Unlock()
+	l.mu.Lock()
 	if l.built == l.seq {
-		return l.event, nil
+		seq, b, done := l.built, l.event, l.eventDone
+		l.mu.Unlock()
+		return seq, b, done, nil
 	}
-	p, r := l.pageLocked()
+	v := l.viewLocked()
+	l.mu.Unlock()
+	p, r := v.page()
 	part, err := report.NewLivePart(p)
 	if err != nil {
-		return nil, err
+		return 0, nil, false, err
 	}
+	done := v.final != nil
 	b, err := json.Marshal(struct {
 		Seq       int  `json:"seq"`
 		Intervals int  `json:"intervals"`
 		Done      bool `json:"done"`
 		report.LivePart
-	}{l.seq, len(r.Intervals), l.final != nil, part})
+	}{v.seq, len(r.Intervals), done, part})
 	if err != nil {
-		return nil, fmt.Errorf("cannot encode the live page: %w", err)
+		return 0, nil, false, fmt.Errorf("cannot encode the live page: %w", err)
 	}
-	l.event, l.built = b, l.seq
-	return b, nil
+	l.mu.Lock()
+	l.event, l.built, l.eventDone = b, v.seq, done
+	l.mu.Unlock()
+	return v.seq, b, done, nil
 }
 
 // Handler serves the page, its events and the API.
@@ -237,10 +269,11 @@ func (l *Live) Handler() http.Handler {
 
 func (l *Live) servePage(w http.ResponseWriter, _ *http.Request) {
 	l.mu.Lock()
-	p, r := l.pageLocked()
+	v := l.viewLocked()
+	l.mu.Unlock()
+	p, r := v.page()
 	var b bytes.Buffer
 	err := report.WriteLivePage(&b, p, r, r.ToolVersion)
-	l.mu.Unlock()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
@@ -273,17 +306,14 @@ func (l *Live) serveEvents(w http.ResponseWriter, r *http.Request) {
 	defer tick.Stop()
 	for {
 		l.mu.Lock()
-		seq, notify, drop, done := l.seq, l.notify, l.drop, l.final != nil
-		var data []byte
-		var err error
-		if seq != sent {
-			data, err = l.eventLocked()
-		}
+		seq, notify, drop, done := l.seq, l.notify, l.drop, l.final != nil && l.seq == sent
 		l.mu.Unlock()
-		if err != nil {
-			return
-		}
-		if data != nil {
+		if seq != sent {
+			var data []byte
+			var err error
+			if seq, data, done, err = l.eventData(); err != nil {
+				return
+			}
 			if _, err := fmt.Fprintf(w, "id: %d\nevent: page\ndata: %s\n\n", seq, data); err != nil {
 				return
 			}

@@ -122,6 +122,22 @@ func TestEvents(t *testing.T) {
 			t.Errorf("the stream went on after the end: %q %v", rest, err)
 		}
 	}
+	// One that reconnects with the end's id has it all: its stream ends at once.
+	br3, closeD := stream(t, srv, "5")
+	defer closeD()
+	done := make(chan string, 1)
+	go func() {
+		rest, _ := io.ReadAll(br3)
+		done <- string(rest)
+	}()
+	select {
+	case rest := <-done:
+		if strings.Contains(rest, "event:") {
+			t.Errorf("after the end's id, the stream sent %q", rest)
+		}
+	case <-time.After(5 * time.Second):
+		t.Errorf("after the end's id, the stream did not end")
+	}
 }
 
 // TestPage: GET / is the report page with the live script, whose policy lets it connect
