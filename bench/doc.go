@@ -52,6 +52,13 @@
 // (Engine.ScheduledBefore). The result's stages are summarised from the marked intervals
 // (result.Result.SummarizeStages).
 //
+// A steerable run (Runner.Steerable, the live API's) has stages too: its plan's one rate as
+// stage 0 when it has none of its own. Runner.Steer changes the rate at an interval boundary
+// while it publishes, ending the stage that holds the boundary there and starting one of
+// the new rate (0: a pause) with its source; the parent of worker processes keeps the same
+// stages (StagePlan) and tells each worker the change and its instant (WriteSteer,
+// ReadSteers).
+//
 // # Worker processes
 //
 // A worker process (a Runner with a StartGate, and a HoldGate for a Connections run) aligns

@@ -218,6 +218,8 @@ func NewRunner(p *scenario.Plan, brokers []string, idStart int) (*Runner, error)
 	}
 	if len(par.Stages) > 0 && est.Publishers > 0 {
 		r.Stages, r.BaseRate = par.Stages, par.PublishRate
+	} else if est.Publishers > 0 && !s.Mixed() && par.PublishRate > 0 {
+		r.BaseRate = par.PublishRate // a steerable run's scale 1
 	}
 	if !p.Open() {
 		r.Stream, r.StreamCycle, r.StreamAlso = p.Stream, p.StreamCycle, p.StreamAlso

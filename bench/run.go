@@ -93,6 +93,12 @@ type Runner struct {
 	// the engine's schedule was built for (the stages' peak), the rate scale's 1.
 	Stages   []scenario.Stage
 	BaseRate float64
+	// Steerable makes the run's rate changeable while it publishes (Steer): it records
+	// its plan's rate as a stage when it has none, and its intervals follow the start of
+	// publishing. A plan whose publishers have no one rate (BaseRate 0) is not.
+	Steerable bool
+	steer     steerSlot                  // set while it publishes
+	clock     atomic.Pointer[stageClock] // its stages, once it publishes
 	// Controller, if set, drives the publish rate while the run publishes (a search for
 	// the broker's limit): it is called once, in a goroutine of its own, when publishing
 	// starts, with the engine's rate control, the instant publishing started and the one
@@ -622,14 +628,22 @@ func (r *run) measure() error {
 	r.publishing = true
 	r.startStorms(pubStart)
 	var err error
-	if len(r.Stages) > 0 {
-		r.stages = newStageClock(r.eng, r.Stages, pubStart, r.Interval)
+	stages := r.Stages
+	if len(stages) == 0 && r.Steerable && r.BaseRate > 0 && r.Duration > 0 {
+		stages = implicitStages(r.Duration, r.BaseRate)
+	}
+	if len(stages) > 0 {
+		r.stages = newStageClock(r.eng, stages, pubStart, r.Interval)
 		r.src.clock = r.stages
+		r.clock.Store(r.stages)
+	}
+	if r.Steerable && r.stages != nil {
+		r.steer.Store(&steering{eng: r.eng, clock: r.stages, base: r.BaseRate})
 	}
 	// From the start of publishing on, intervals end at whole intervals from it: a stage's
 	// and a controller's step's figures are those of whole intervals, and the workers of a
 	// run, all given the same start, end theirs together.
-	if len(r.Stages) > 0 || r.Controller != nil || r.StartGate != nil {
+	if r.stages != nil || r.Controller != nil || r.StartGate != nil {
 		if err = r.wait(pubStart, nil); err == nil {
 			r.src.align(r.log, pubStart)
 		}
@@ -678,6 +692,7 @@ func (r *run) measure() error {
 			r.measureWait = time.Duration(float64(r.measureWait) * float64(w) / float64(span))
 		}
 	}
+	r.steer.Store(nil)
 	r.eng.StopPublishing()
 	if now := time.Now(); (err != nil || controlled != nil) && now.Before(to) { // the window ends at the interrupt, or when the controller is done
 		r.rec.SetWindow(from.UnixNano(), max(now.UnixNano(), from.UnixNano()))

@@ -2,6 +2,8 @@ package bench
 
 import (
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/mqblast/mqblast/reactor"
@@ -51,16 +53,20 @@ func setStageRates(eng *reactor.Engine, stages []scenario.Stage, base float64, s
 // stageClock is a staged run's stages in wall-clock time, from the start of publishing:
 // it marks each interval with its stage and what the schedule offered in it.
 type stageClock struct {
-	eng    *reactor.Engine
-	stages []scenario.Stage
-	start  time.Time   // publishing starts
-	bounds []time.Time // stage i is [bounds[i], bounds[i+1])
-	every  time.Duration
-	done   int64 // what the schedule made due before the previous interval's end
+	eng *reactor.Engine
+	// mu guards stages, sources and bounds, which a steered run changes (steer) while the
+	// interval loop reads them.
+	mu      sync.Mutex
+	stages  []scenario.Stage
+	sources []string    // who made each stage: "" the plan, else the steering's source
+	start   time.Time   // publishing starts
+	bounds  []time.Time // stage i is [bounds[i], bounds[i+1])
+	every   time.Duration
+	done    int64 // what the schedule made due before the previous interval's end
 }
 
 func newStageClock(eng *reactor.Engine, stages []scenario.Stage, start time.Time, every time.Duration) *stageClock {
-	c := &stageClock{eng: eng, stages: stages, start: start, every: every, bounds: []time.Time{start}}
+	c := &stageClock{eng: eng, stages: slices.Clone(stages), start: start, every: every, bounds: []time.Time{start}}
 	for _, st := range stages {
 		c.bounds = append(c.bounds, c.bounds[len(c.bounds)-1].Add(st.Duration))
 	}
@@ -71,6 +77,8 @@ func newStageClock(eng *reactor.Engine, stages []scenario.Stage, start time.Time
 // is the recorderSource's), and what the schedule made due in it up to the end of the last
 // stage.
 func (c *stageClock) mark(from, to time.Time) (intervalMark, int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	var m intervalMark
 	mid := from.Add(to.Sub(from) / 2)
 	for i := range c.stages {
@@ -94,6 +102,8 @@ func (c *stageClock) mark(from, to time.Time) (intervalMark, int64) {
 // warm-up), and its definition. Their figures come from the intervals
 // (Result.SummarizeStages).
 func (c *stageClock) resultStages(runStart, measureFrom time.Time) []result.Stage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	out := make([]result.Stage, len(c.stages))
 	for i, st := range c.stages {
 		from := c.bounds[i]
@@ -102,6 +112,9 @@ func (c *stageClock) resultStages(runStart, measureFrom time.Time) []result.Stag
 		}
 		out[i] = result.Stage{Index: i, PublishRate: st.PublishRate, Ramp: st.Ramp,
 			StartS: c.bounds[i].Sub(c.start).Seconds(), DurationS: st.Duration.Seconds()}
+		if i < len(c.sources) {
+			out[i].Source = c.sources[i]
+		}
 		out[i].FromS = from.Sub(runStart).Seconds()
 		out[i].ToS = c.bounds[i+1].Sub(runStart).Seconds()
 	}

@@ -21,7 +21,9 @@ import (
 // its subscriptions are in place (a Connections run's: once its clients have their
 // verdicts), then its result or its error. The parent reads them (Gather) and, once every
 // worker is ready, writes the start line "go UNIXNANO" to each worker's stdin: the
-// wall-clock instant at which they all start publishing, or holding (AwaitStart).
+// wall-clock instant at which they all start publishing, or holding (AwaitStart). A steered
+// run's parent then writes a line "steer UNIXNANO RATE SOURCE" for each change of the rate
+// (WriteSteer), which every worker makes at that instant (ReadSteers, Runner.Steer).
 
 // WorkerLine is one JSON line a worker process writes on its stdout: an interval snapshot,
 // then its final result (or an error).
@@ -51,6 +53,7 @@ const slotSeq = 1 << 20
 type WorkerWriter struct {
 	enc *json.Encoder
 	seq int
+	in  *bufio.Reader // the parent's lines (AwaitStart, ReadSteers)
 }
 
 // NewWorkerWriter writes lines to w.
@@ -76,7 +79,10 @@ func (ww *WorkerWriter) AwaitStart(in io.Reader) (time.Time, error) {
 	if err := ww.Ready(); err != nil {
 		return time.Time{}, err
 	}
-	line, err := bufio.NewReader(in).ReadString('\n')
+	if ww.in == nil {
+		ww.in = bufio.NewReader(in)
+	}
+	line, err := ww.in.ReadString('\n')
 	if err != nil {
 		return time.Time{}, fmt.Errorf("no start from the parent process: %w", err)
 	}
@@ -86,6 +92,39 @@ func (ww *WorkerWriter) AwaitStart(in io.Reader) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("bad start line %q from the parent process", line)
 	}
 	return time.Unix(0, v), nil
+}
+
+// WriteSteer writes the line that tells a worker to change each publisher's rate to rate
+// at at, a change made by source (a word).
+func WriteSteer(w io.Writer, at time.Time, rate float64, source string) error {
+	_, err := fmt.Fprintf(w, "steer %d %s %s\n", at.UnixNano(), strconv.FormatFloat(rate, 'g', -1, 64), source)
+	return err
+}
+
+// ReadSteers reads the parent's steer lines that follow the start line (AwaitStart, which
+// must have returned) and calls steer for each, until in ends; a line it cannot read is
+// passed to bad. Run it in a goroutine of its own.
+func (ww *WorkerWriter) ReadSteers(in io.Reader, steer func(at time.Time, rate float64, source string), bad func(line string)) {
+	if ww.in == nil {
+		ww.in = bufio.NewReader(in)
+	}
+	for {
+		line, err := ww.in.ReadString('\n')
+		if f := strings.Fields(line); len(f) == 4 && f[0] == "steer" {
+			ns, err1 := strconv.ParseInt(f[1], 10, 64)
+			rate, err2 := strconv.ParseFloat(f[2], 64)
+			if err1 == nil && err2 == nil {
+				steer(time.Unix(0, ns), rate, f[3])
+			} else {
+				bad(line)
+			}
+		} else if strings.TrimSpace(line) != "" {
+			bad(line)
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // Final writes the result line, or the error line when err is not nil.
@@ -133,6 +172,9 @@ type GatherOptions struct {
 	// OnInterval, if set, receives each merged interval and its snapshot (live /metrics),
 	// the caller's to keep.
 	OnInterval func(result.Interval, *result.Snapshot)
+	// Started, if set, is told the instant the workers start at, once the start line is
+	// written to each (a steered run's parent times its changes from it).
+	Started func(at time.Time)
 }
 
 // Gather reads the workers' line streams, prints one merged interval line per interval,
@@ -162,6 +204,9 @@ func Gather(o GatherOptions) (*result.Result, error) {
 			}
 			for _, in := range o.Starts {
 				_, _ = fmt.Fprintf(in, "go %d\n", at.UnixNano())
+			}
+			if o.Started != nil {
+				o.Started(at)
 			}
 		}
 	}

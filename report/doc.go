@@ -33,6 +33,12 @@
 // window.mqblast.ready, which the browser tests (internal/browsertest, headless Chromium)
 // compare with Chart.Points.
 //
+// WriteLivePage writes the same page as the live page of a run under way (package
+// report/live serves it): a third script, hashed like the others, takes the page anew from
+// the server's event stream — a LivePart, the HTML of the page's main element (its header
+// and panels, the template's "main") and its charts — and redraws the charts through
+// window.mqblast.update; its policy adds connect-src 'self' and nothing else.
+//
 // # Compare
 //
 // CompareTable lays results side by side, one column per result (Labels: broker and

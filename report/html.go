@@ -75,22 +75,37 @@ type pageData struct {
 	Version       string
 	UPlotVersion  string
 	Multi         bool
+	LiveJS        template.JS // a live page's own script ("": none)
 }
 
 // writePage writes p as one self-contained HTML page with docs (a result document or a list
 // of them) embedded as JSON.
 func writePage(w io.Writer, p *Page, docs any, version string, multi bool) error {
+	d, err := newPageData(p, docs, version, multi)
+	if err != nil {
+		return err
+	}
+	return executePage(w, d)
+}
+
+// newPageData is what the page template fills in for p with docs embedded.
+func newPageData(p *Page, docs any, version string, multi bool) (pageData, error) {
 	res, err := json.Marshal(docs) // escapes <, > and &: safe inside a script element
 	if err != nil {
-		return fmt.Errorf("cannot encode the result for the report: %w", err)
+		return pageData{}, fmt.Errorf("cannot encode the result for the report: %w", err)
 	}
 	charts, err := json.Marshal(p.Charts())
 	if err != nil {
-		return fmt.Errorf("cannot encode the charts: %w", err)
+		return pageData{}, fmt.Errorf("cannot encode the charts: %w", err)
 	}
 	d := pageData{Page: p, CSS: template.CSS(reportCSS), UPlotCSS: template.CSS(uplotCSS), // our own assets
 		JS: template.JS(reportJS), UPlotJS: template.JS(uplotScript), //nolint:gosec // the scripts pageCSP hashes, verbatim
 		ResultJSON: template.JS(res), ChartsJSON: template.JS(charts), CSP: pageCSP, Version: version, UPlotVersion: UPlotVersion, Multi: multi}
+	return d, nil
+}
+
+// executePage writes the page d describes.
+func executePage(w io.Writer, d pageData) error {
 	if err := pageTmpl.Execute(w, d); err != nil {
 		return fmt.Errorf("cannot write the report: %w", err)
 	}

@@ -407,6 +407,9 @@ func stagesPanel(r *result.Result) Panel {
 		if st.Ramp {
 			how = "ramp to "
 		}
+		if st.Source != "" { // a change made while the run went on
+			how = st.Source + ": " + how
+		}
 		lat := func(v int64) string {
 			if st.LatencyUS.Count == 0 {
 				return "–"
@@ -428,7 +431,8 @@ func stagesPanel(r *result.Result) Panel {
 	p.Tables = []Table{t}
 	p.Intro = "Each stage's intervals (seconds from the start of publishing; the first stage's after a warm-up): what the schedule offered, " +
 		"what was written and arrived per second, latency from the due time, lost (expected minus received over the stage's intervals) " +
-		"and unsent; the client is saturated when its schedule lag p99 passed 10 ms, the broker stalled when it held the publishers."
+		"and unsent; the client is saturated when its schedule lag p99 passed 10 ms, the broker stalled when it held the publishers. " +
+		"A stage marked api is a change made through the live page's API while the run went on (rate 0: a pause)."
 	return p
 }
 

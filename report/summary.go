@@ -263,6 +263,9 @@ func StageLine(st *result.Stage) string {
 	if st.Ramp {
 		how = "ramp to"
 	}
+	if st.Source != "" { // a change made while the run went on
+		how = termtext.Line(st.Source) + ": " + how
+	}
 	lat := "latency -"
 	if l := st.LatencyUS; l.Count > 0 {
 		lat = "latency p50 " + result.Micros(l.P50) + " p99 " + result.Micros(l.P99)

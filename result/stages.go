@@ -19,6 +19,10 @@ type Stage struct {
 	// StartS and DurationS place the stage from the start of publishing, in seconds.
 	StartS    float64 `json:"start_s"`
 	DurationS float64 `json:"duration_s"`
+	// Source says who made the stage while the run went on: "api" for a change through
+	// the live page's API (a rate, a pause at publish_rate 0, a resume); absent for a stage
+	// of the plan (parameters.stages, or the plan's one rate of a run that could be steered).
+	Source string `json:"source,omitempty"`
 	StageSummary
 }
 

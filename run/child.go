@@ -35,6 +35,8 @@ type envelope struct {
 type workerPart struct {
 	Part    string `json:"part"`     // I/N of the parent's plan
 	RunFrom string `json:"run_from"` // where the run's identity (Spec.RunID) came from
+	// Steerable: the parent may change the rate (steer lines after the start line).
+	Steerable bool `json:"steerable,omitempty"`
 }
 
 // emulated is what the run in the emulator's client namespace is told.
@@ -168,7 +170,7 @@ func worker(ctx context.Context, env *envelope, o IO, code func(error) int) erro
 		}
 	}
 	opt := options{Loops: sp.Loops, IDStart: sp.IDStart, MaxPacket: sp.MaxPacketSize, AcceptDowngrade: sp.AcceptDowngrade,
-		TLS: sp.TLS, Run: runIdentity(sp.RunID, env.Worker.RunFrom), exe: o.Exe, getenv: o.Getenv}
+		TLS: sp.TLS, Run: runIdentity(sp.RunID, env.Worker.RunFrom), exe: o.Exe, getenv: o.Getenv, steerable: env.Worker.Steerable, Log: o.Stderr}
 	if err != nil {
 		err = kind(errInvalid, err)
 		_ = newWorkerWriter(o.Stdout).Final(nil, err, code(err))

@@ -184,11 +184,14 @@ func (d *doer) run(ctx context.Context, s *scenario.Scenario, network *result.Ne
 	outs := &outputs{CSV: sp.Outputs.CSV, Hlog: sp.Outputs.Hlog, Metrics: sp.Outputs.Metrics,
 		MetricsPublic: sp.Outputs.MetricsPublic, MetricsHold: sp.Outputs.MetricsHold.D(),
 		RemoteWrite: sp.Outputs.RemoteWrite, RemoteWriteAuth: sp.Outputs.RemoteWriteAuth, getenv: d.io.Getenv}
+	outs.liveOutput = liveOutput{Live: sp.Outputs.Live, LivePublic: sp.Outputs.LivePublic, LiveHold: sp.Outputs.LiveHold.D(),
+		LiveTokenFile: sp.Outputs.LiveTokenFile, getenv: d.io.Getenv}
 	if err := outs.Check(); err != nil {
 		return nil, err
 	}
 	log = bench.ProgressWriter(log) // a connect bar on a terminal
 	defer bench.EndProgress(log)
+	log = outs.Tee(log) // the live page's log
 	plan, evaluate, lo, err := d.prepare(s, log)
 	if err != nil {
 		return nil, err
@@ -305,6 +308,17 @@ func (d *doer) launch(ctx context.Context, plan *scenario.Plan, o options, outs 
 	}
 	outs.SetGroups(groups)
 	defer outs.Stop(ctx, o.Log)
+	// The live API's stop ends the run as an interrupt does; the outputs outlive it.
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	control := &runControl{stop: stop}
+	if lo != nil {
+		control.attach(nil, "a search for the broker's limit sets the rate itself")
+	}
+	o.control, o.steerable = control, outs.steerable()
+	if err := outs.serveLive(o.Log, plan, o.ToolVersion, control); err != nil {
+		return nil, err
+	}
 	o.OnInterval = outs.OnInterval(o.Log)
 	o.OnStep = outs.OnStep()
 	if lo == nil && d.sp.Sustain > 0 && o.Procs <= 1 { // worker processes' intervals are timed from each one's start
@@ -313,9 +327,9 @@ func (d *doer) launch(ctx context.Context, plan *scenario.Plan, o options, outs 
 	var res *result.Result
 	if lo != nil {
 		lo.SoakLive = outs.Soak()
-		res, err = searchLimit(ctx, plan, o, *lo)
+		res, err = searchLimit(runCtx, plan, o, *lo)
 	} else {
-		res, err = execute(ctx, plan, o)
+		res, err = execute(runCtx, plan, o)
 		if res != nil && d.sp.Sustain > 0 {
 			res.Soak = runSoak(res, d.sp.SustainWindows())
 			fmt.Fprintf(o.Log, "soak: %s\n", res.Soak.Verdict)
@@ -328,7 +342,7 @@ func (d *doer) launch(ctx context.Context, plan *scenario.Plan, o options, outs 
 	for i := range groups {
 		res.Measurement = append(res.Measurement, result.GroupMeasurement{Group: groups[i], Carrier: carriers[i], Payload: payloads[i]})
 	}
-	return res, fin.Finish(ctx, res, err)
+	return res, fin.Finish(runCtx, res, err)
 }
 
 // checkInputs checks what of the Spec needs the host before any socket opens: the loops

@@ -35,6 +35,8 @@ type outputs struct {
 	server   *metrics.Server
 	remote   *metrics.Remote
 	finished bool // live has the result's figures
+
+	liveOutput // the live page and its API (live.go)
 }
 
 // Check checks the outputs before the run starts: files that can be written, an address
@@ -61,7 +63,7 @@ func (of *outputs) Check() error {
 			return usage(spec.Errorf("outputs.remote_write_auth", "{outputs.remote_write_auth}: %v", err))
 		}
 	}
-	return nil
+	return of.checkLive()
 }
 
 // The environment's credentials of --remote-write, as MQBLAST_METRICS_* are those of
@@ -140,10 +142,16 @@ func (of *outputs) SetGroups(names []string) {
 // RemoteWrite): options.OnInterval.
 func (of *outputs) OnInterval(log io.Writer) func(result.Interval, *result.Snapshot) {
 	if of.live == nil {
+		if of.page != nil {
+			return func(iv result.Interval, _ *result.Snapshot) { of.page.Interval(iv) }
+		}
 		return nil
 	}
 	warned := false
 	return func(iv result.Interval, s *result.Snapshot) {
+		if of.page != nil {
+			of.page.Interval(iv)
+		}
 		if err := of.live.Interval(iv, s); err != nil && !warned {
 			warned = true
 			fmt.Fprintf(log, "warning: --metrics: a latency histogram is missing: %v\n", err)
@@ -187,6 +195,9 @@ func (of *outputs) Finish(log io.Writer, res *result.Result) error {
 				rw.Failed+rw.Dropped, rw.Pushes, rw.Failed, rw.Dropped, termtext.Line(rw.LastError))
 		}
 	}
+	if of.page != nil {
+		of.page.Finish(res)
+	}
 	return err
 }
 
@@ -198,6 +209,12 @@ func (of *outputs) Stop(ctx context.Context, log io.Writer) {
 		of.remote.Finish(time.Now(), 0)
 		of.remote = nil
 	}
+	held := make(chan struct{}) // the live page's hold runs beside the metrics'
+	go func() {
+		defer close(held)
+		of.stopLive(ctx, log)
+	}()
+	defer func() { <-held }()
 	if of.server == nil {
 		return
 	}

@@ -16,18 +16,24 @@ import (
 // readPasswordFile returns the first line of path, its line ending stripped. The password
 // itself never appears in an error.
 func readPasswordFile(path string) (string, error) {
+	return readSecretLine("password_file", path, "password")
+}
+
+// readSecretLine returns the first line of the file path, the Spec's field, which holds a
+// secret (what names it); its errors never quote the file's content.
+func readSecretLine(field, path, what string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return "", usage(spec.Errorf("password_file", "{password_file} %s: cannot read it: %v (give a readable file whose first line is the password)", path, err))
+		return "", usage(spec.Errorf(field, "{"+field+"} %s: cannot read it: %v (give a readable file whose first line is the %s)", path, err, what))
 	}
 	defer f.Close() //nolint:errcheck
 	line, err := bufio.NewReader(f).ReadString('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
-		return "", usage(spec.Errorf("password_file", "{password_file} %s: cannot read it: %v (give a readable file whose first line is the password)", path, err))
+		return "", usage(spec.Errorf(field, "{"+field+"} %s: cannot read it: %v (give a readable file whose first line is the %s)", path, err, what))
 	}
 	pw := strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
 	if pw == "" {
-		return "", usage(spec.Errorf("password_file", "{password_file} %s: the first line is empty (want the password on it)", path))
+		return "", usage(spec.Errorf(field, "{"+field+"} %s: the first line is empty (want the %s on it)", path, what))
 	}
 	return pw, nil
 }

@@ -76,6 +76,11 @@ type options struct {
 	// OnStep is told when a limit search's step starts: its index and rate (nil: nobody).
 	OnStep func(index int, rate float64)
 
+	// control, if set, is the live page's view of the run's stages and, when steerable,
+	// the live API's steering of its rate; steerable tells a worker process that its
+	// parent steers it.
+	control   *runControl
+	steerable bool
 	// tune, if set, changes the runner of a run in this process before it runs (Limit's
 	// search).
 	tune func(r *bench.Runner)
@@ -174,6 +179,12 @@ func runHere(ctx context.Context, plan *scenario.Plan, o *options, brokers []str
 	r.Progress, r.Watch, r.OnInterval = o.Log, watch, o.OnInterval
 	if o.tune != nil {
 		o.tune(r)
+	} else if o.control != nil {
+		if r.Steerable = o.steerable && r.BaseRate > 0; r.Steerable || !o.steerable {
+			o.control.attach(runnerTarget{r}, "") // without the API: its stages, for the page
+		} else {
+			o.control.attach(nil, notSteerable)
+		}
 	}
 	if st := o.Start; st != nil {
 		r.StartGate = func() (time.Time, error) { return st.ready(o.Log), nil }

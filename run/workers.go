@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mqblast/mqblast/bench"
@@ -44,6 +45,7 @@ func runWorkers(ctx context.Context, plan *scenario.Plan, o *options, brokers []
 	if o.Shard != nil {
 		wsp.Shard = o.Shard.String()
 	}
+	steer := workersSteer(plan, o)
 	var streams []io.Reader
 	var workers []*child.Process
 	defer func() {
@@ -57,12 +59,12 @@ func runWorkers(ctx context.Context, plan *scenario.Plan, o *options, brokers []
 	}()
 	for i := 0; i < procs; i++ {
 		// Worker i runs part i of this process's plan: of the shard, when this is one.
-		env := &envelope{Spec: wsp, Worker: &workerPart{Part: fmt.Sprintf("%d/%d", i, procs), RunFrom: o.Run.From}}
+		env := &envelope{Spec: wsp, Worker: &workerPart{Part: fmt.Sprintf("%d/%d", i, procs), RunFrom: o.Run.From, Steerable: steer != nil && o.steerable}}
 		f, err := env.file()
 		if err == nil {
 			var w *child.Process
 			w, err = child.Start(child.Spec{Name: fmt.Sprintf("worker %d", i), Exe: o.exe, Args: []string{ChildVerb},
-				Env: secret.EnvGroups(secret.Env(os.Environ(), s.Server.Password), groupPasswords(s)), Log: o.Log, Stdin: true, Files: []*os.File{f}})
+				Env: withoutLiveToken(secret.EnvGroups(secret.Env(os.Environ(), s.Server.Password), groupPasswords(s))), Log: o.Log, Stdin: true, Files: []*os.File{f}})
 			_ = f.Close()
 			if err == nil {
 				streams = append(streams, w.Output)
@@ -91,8 +93,21 @@ func runWorkers(ctx context.Context, plan *scenario.Plan, o *options, brokers []
 	if o.Start != nil && !plan.Holds() { // a plan that publishes nothing connects and holds at once
 		startAt = func() time.Time { return o.Start.ready(o.Log) }
 	}
-	res, gerr := bench.Gather(bench.GatherOptions{Streams: streams, Starts: stdins, StartAt: startAt,
-		Target: plan.Len(), Interval: time.Second, Progress: o.Log, Watch: watch, OnInterval: o.OnInterval})
+	gopt := bench.GatherOptions{Streams: streams, Starts: stdins, StartAt: startAt,
+		Target: plan.Len(), Interval: time.Second, Progress: o.Log, Watch: watch, OnInterval: o.OnInterval}
+	if steer != nil {
+		for _, in := range stdins {
+			steer.stdins = append(steer.stdins, in)
+		}
+		par := &s.Parameters
+		gopt.Started = func(at time.Time) {
+			steer.start(bench.NewStagePlan(par.Stages, par.Duration, par.PublishRate, at, gopt.Interval))
+		}
+	}
+	res, gerr := bench.Gather(gopt)
+	if steer != nil {
+		steer.close()
+	}
 	if res == nil {
 		return nil, fmt.Errorf("no worker produced a result: %w", gerr)
 	}
@@ -123,13 +138,52 @@ func runWorker(ctx context.Context, plan *scenario.Plan, o options, in io.Reader
 	}
 	r.OnInterval = func(iv result.Interval, s *result.Snapshot) { _ = ww.Interval(iv, s) }
 	r.StreamOnly = true
-	r.StartGate = func() (time.Time, error) { return ww.AwaitStart(in) }
+	var steering sync.Once
+	r.StartGate = func() (time.Time, error) {
+		at, err := ww.AwaitStart(in)
+		if err == nil && o.steerable {
+			r.Steerable = r.BaseRate > 0
+			steering.Do(func() { go readSteers(ww, in, r, o.Log) })
+		}
+		return at, err
+	}
 	r.HoldGate = r.StartGate
 	res, err := r.Run(ctx)
 	if werr := ww.Final(res, err, code(err)); werr != nil {
 		return werr
 	}
 	return err
+}
+
+// workersSteer is the steering of plan's workers when the live API may change their rate,
+// or their stages for the live page without it (nil: neither), attached to o's control.
+func workersSteer(plan *scenario.Plan, o *options) *workersTarget {
+	if o.control == nil {
+		return nil
+	}
+	s := plan.Scenario()
+	par := &s.Parameters
+	switch rated := plan.Estimate().Publishers > 0 && par.PublishRate > 0 && (!s.Mixed() || len(par.Stages) > 0); {
+	case o.steerable && !rated:
+		o.control.attach(nil, notSteerable)
+		return nil
+	case !o.steerable && (!rated || len(par.Stages) == 0):
+		return nil // no stages to show
+	}
+	t := &workersTarget{}
+	o.control.attach(t, "")
+	return t
+}
+
+// readSteers makes every change the parent's steer lines on in ask for (a worker's).
+func readSteers(ww *bench.WorkerWriter, in io.Reader, r *bench.Runner, log io.Writer) {
+	ww.ReadSteers(in, func(at time.Time, rate float64, source string) {
+		if err := r.Steer(at, rate, source); err != nil {
+			fmt.Fprintf(log, "warning: the parent's rate change to %v/s at %s: %v\n", rate, at.UTC().Format(time.RFC3339Nano), err)
+		}
+	}, func(line string) {
+		fmt.Fprintf(log, "warning: a line from the parent that is not a rate change: %.80q\n", line)
+	})
 }
 
 // groupPasswords returns the passwords of s's groups' own servers by group name (nil:

@@ -32,6 +32,12 @@ func TestOutputFlagErrors(t *testing.T) {
 		{[]string{"--csv", "/nonexistent/dir/r.csv"}, "--csv /nonexistent/dir/r.csv: cannot write there"},
 		{[]string{"--hlog", os.TempDir()}, "--hlog " + os.TempDir() + ": is a directory"},
 		{[]string{"--metrics", taken.Addr().String()}, "the port is taken"},
+		{[]string{"--live", "0.0.0.0:8080"}, "--live 0.0.0.0:8080: not a loopback address"},
+		{[]string{"--live", "8080"}, "want HOST:PORT"},
+		{[]string{"--live-hold", "5s"}, "need --live ADDR"},
+		{[]string{"--live-token-file", "/nonexistent/token"}, "need --live ADDR"},
+		{[]string{"--live", "127.0.0.1:0", "--live-token-file", "/nonexistent/token"}, "--live-token-file /nonexistent/token: cannot read it"},
+		{[]string{"--live", taken.Addr().String()}, "--live " + taken.Addr().String() + ": the port is taken"},
 	} {
 		r := runBin(t, append([]string{"run", "quick-conn-100", "--broker", "127.0.0.1:1", "--no-check"}, c.args...)...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, c.want) {

@@ -76,6 +76,12 @@ func (rf *runFlags) registerCommon(cmd *cobra.Command) {
 		"e.g. http://127.0.0.1:9090/api/v1/write (a push that fails is retried, never delays the run; counted in the result's remote_write)")
 	fl.StringVar(&sp.Outputs.RemoteWriteAuth, "remote-write-auth", "", "a file with the remote-write receiver's credentials: lines username=, password= or bearer_token= "+
 		"(default: $MQBLAST_REMOTE_WRITE_USERNAME, $MQBLAST_REMOTE_WRITE_PASSWORD, $MQBLAST_REMOTE_WRITE_TOKEN); never on the command line")
+	fl.StringVar(&sp.Outputs.Live, "live", "", "serve the run's live page at http://ADDR/ during the run: its report, updated as each interval closes, "+
+		"and the steering API under /api/ (with a token), e.g. 127.0.0.1:8080 (loopback only unless --live-public)")
+	fl.BoolVar(&sp.Outputs.LivePublic, "live-public", false, "allow a --live address that is not loopback (the page and the API are then open to the network)")
+	fl.DurationVar((*time.Duration)(&sp.Outputs.LiveHold), "live-hold", 0, "keep serving the live page this long after the run ended, with its final report (e.g. 10m)")
+	fl.StringVar(&sp.Outputs.LiveTokenFile, "live-token-file", "", "the steering API's token: the first line of FILE (default $"+run.LiveTokenEnv+"; "+
+		"neither: the API answers 403); requests give it as Authorization: Bearer TOKEN")
 	fl.Var(&rf.procs, "procs", "worker processes: auto (as many as the descriptor limit needs) or N")
 	fl.BoolVar(&sp.NoCheck, "no-check", false, "skip the host checks (mqblast check) before the run")
 	fl.IntVar(&sp.Loops, "loops", 0, "event loops per process (0: one per core; at most 4 per core)")

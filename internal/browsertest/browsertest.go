@@ -58,9 +58,10 @@ func Chromium() string {
 // Page is a page open in a tab of a headless Chromium. Its methods are for the test's
 // goroutine.
 type Page struct {
-	t    testing.TB
-	ctx  context.Context
-	self string // the page's own URL
+	t      testing.TB
+	ctx    context.Context
+	self   string // the page's own URL
+	origin string // a served page's origin, whose requests are its own ("": a file's)
 
 	mu       sync.Mutex
 	errors   []string
@@ -135,6 +136,29 @@ func (b *Browser) Open(t testing.TB, path, ready string) *Page {
 	}
 	u := url.URL{Scheme: "file", Path: abs}
 	p := &Page{t: t, self: u.String()}
+	p.open(b, path, ready, true)
+	return p
+}
+
+// OpenURL opens the http URL u — a page a test's own server serves on loopback — in a new
+// tab and waits until the JavaScript expression ready is true. The network is on, for the
+// page's requests to its own origin; any other request is recorded (Requests). The tab
+// closes when the test ends.
+func (b *Browser) OpenURL(t testing.TB, u, ready string) *Page {
+	t.Helper()
+	pu, err := url.Parse(u)
+	if err != nil || pu.Host == "" {
+		t.Fatalf("browsertest: %q is no URL", u)
+	}
+	p := &Page{t: t, self: u, origin: pu.Scheme + "://" + pu.Host + "/"}
+	p.open(b, u, ready, false)
+	return p
+}
+
+// open opens p's page in a new tab (offline: with the network off).
+func (p *Page) open(b *Browser, path, ready string, offline bool) {
+	t := p.t
+	t.Helper()
 	ctx, cancelCtx := chromedp.NewContext(b.ctx, chromedp.WithListener(p.listen))
 	p.ctx = ctx
 	t.Cleanup(cancelCtx)
@@ -145,31 +169,44 @@ func (b *Browser) Open(t testing.TB, path, ready string) *Page {
 	defer cancel()
 	// chromedp enables the Runtime, Log and Network domains of the tab; the page then runs
 	// offline: every request would fail, and each is recorded (listen).
-	offline := chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-		if _, err := cdp.Call(ctx, t, network.OverrideNetworkState, network.OverrideNetworkStateParams{
-			Offline: true, DownloadThroughput: -1, UploadThroughput: -1}); err != nil {
-			return fmt.Errorf("network offline: %w", err)
+	off := chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		if !offline {
+			return nil
 		}
-		_, err := cdp.Call(ctx, t, network.EmulateNetworkConditionsByRule, network.EmulateNetworkConditionsByRuleParams{
-			MatchedNetworkConditions: []*network.Conditions{{Offline: true, DownloadThroughput: -1, UploadThroughput: -1}}})
-		if err != nil {
-			// A Chromium before the rule's form (Debian's 148 answers "Invalid parameters")
-			// takes the older command, which later ones dropped.
-			if _, err2 := cdp.Call(ctx, t, emulateNetworkConditions, legacyConditions{Offline: true,
-				DownloadThroughput: -1, UploadThroughput: -1}); err2 != nil {
-				return fmt.Errorf("network conditions offline: %w; the older command: %w", err, err2)
-			}
-		}
-		return nil
+		return networkOffline(ctx, t, true)
 	})
-	err = chromedp.Do(tctx, offline, chromedp.Navigate(p.self))
+	err := chromedp.Do(tctx, off, chromedp.Navigate(p.self))
 	if err == nil {
 		_, err = chromedp.Run(tctx, chromedp.Poll[bool](ready, chromedp.WithPollingInterval(50*time.Millisecond)))
 	}
 	if err != nil {
 		t.Fatalf("chromium: cannot open %s and wait for %q: %v (console: %s)", path, ready, err, strings.Join(p.Errors(), "; "))
 	}
-	return p
+}
+
+// networkOffline takes the tab's network off (or on again).
+func networkOffline(ctx context.Context, t *chromedp.Target, on bool) error {
+	if _, err := cdp.Call(ctx, t, network.OverrideNetworkState, network.OverrideNetworkStateParams{
+		Offline: on, DownloadThroughput: -1, UploadThroughput: -1}); err != nil {
+		return fmt.Errorf("network offline %v: %w", on, err)
+	}
+	_, err := cdp.Call(ctx, t, network.EmulateNetworkConditionsByRule, network.EmulateNetworkConditionsByRuleParams{
+		MatchedNetworkConditions: []*network.Conditions{{Offline: on, DownloadThroughput: -1, UploadThroughput: -1}}})
+	if err != nil {
+		// A Chromium before the rule's form (Debian's 148 answers "Invalid parameters")
+		// takes the older command, which later ones dropped.
+		if _, err2 := cdp.Call(ctx, t, emulateNetworkConditions, legacyConditions{Offline: on,
+			DownloadThroughput: -1, UploadThroughput: -1}); err2 != nil {
+			return fmt.Errorf("network conditions offline %v: %w; the older command: %w", on, err, err2)
+		}
+	}
+	return nil
+}
+
+// SetOffline takes the page's network off, which ends its connections (an event stream's
+// too), or puts it back on: a page served by a test (OpenURL) that loses its server.
+func (p *Page) SetOffline(on bool) error {
+	return p.Do(chromedp.Func(func(ctx context.Context, t *chromedp.Target) error { return networkOffline(ctx, t, on) }))
 }
 
 func (p *Page) listen(ev any) {
@@ -200,7 +237,8 @@ func (p *Page) listen(ev any) {
 			p.errors = append(p.errors, fmt.Sprintf("log %s: %s %s", e.Entry.Source, e.Entry.Text, e.Entry.URL))
 		}
 	case *network.EventRequestWillBeSent:
-		if u := e.Request.URL; u != p.self && !strings.HasPrefix(u, "data:") && u != "about:blank" {
+		if u := e.Request.URL; u != p.self && !strings.HasPrefix(u, "data:") && u != "about:blank" &&
+			(p.origin == "" || !strings.HasPrefix(u, p.origin)) {
 			p.requests = append(p.requests, u)
 		}
 	}

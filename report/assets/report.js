@@ -3,7 +3,7 @@
 // (for the browser test): its points, and per series the pixels painted in its colour.
 (function () {
   "use strict";
-  const specs = JSON.parse(document.getElementById("mqblast-charts").textContent);
+  let specs = JSON.parse(document.getElementById("mqblast-charts").textContent);
   const state = { charts: {}, ready: false, expected: specs.filter(c => !c.empty).length };
   window.mqblast = state;
   let plots = [];
@@ -173,4 +173,10 @@
   window.matchMedia("print").addEventListener("change", e => print(e.matches));
   window.addEventListener("beforeprint", () => print(true));
   window.addEventListener("afterprint", () => print(false));
+  // update draws new charts (a live page's, whose panels were just replaced).
+  state.update = function (next) {
+    specs = next;
+    state.expected = specs.filter(c => !c.empty).length;
+    rebuild(width());
+  };
 })();

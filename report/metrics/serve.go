@@ -24,9 +24,15 @@ type Server struct {
 // CheckAddr checks a --metrics address: HOST:PORT with a loopback HOST (127.0.0.0/8, ::1,
 // localhost) unless public, which allows any.
 func CheckAddr(addr string, public bool) error {
+	return CheckFlagAddr("metrics", "9464", addr, public)
+}
+
+// CheckFlagAddr is CheckAddr for the address of the flag --name (its example port
+// example), which --name-public makes public.
+func CheckFlagAddr(name, example, addr string, public bool) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil || port == "" {
-		return fmt.Errorf("--metrics %q: want HOST:PORT, e.g. 127.0.0.1:9464", addr)
+		return fmt.Errorf("--%s %q: want HOST:PORT, e.g. 127.0.0.1:%s", name, addr, example)
 	}
 	if public {
 		return nil
@@ -36,8 +42,8 @@ func CheckAddr(addr string, public bool) error {
 	}
 	ip, err := netip.ParseAddr(host)
 	if err != nil || !ip.IsLoopback() {
-		return fmt.Errorf("--metrics %s: not a loopback address; /metrics is served on loopback only "+
-			"(e.g. 127.0.0.1:9464) unless --metrics-public allows %q", addr, host)
+		return fmt.Errorf("--%s %s: not a loopback address; it is served on loopback only "+
+			"(e.g. 127.0.0.1:%s) unless --%s-public allows %q", name, addr, example, name, host)
 	}
 	return nil
 }
@@ -45,16 +51,8 @@ func CheckAddr(addr string, public bool) error {
 // Serve listens on addr and serves l at /metrics (and a pointer to it at /). It returns
 // once it listens: a taken port is an error naming it.
 func Serve(addr string, l *Live) (*Server, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
-			return nil, fmt.Errorf("--metrics %s: the port is taken (another process listens there): choose another port", addr)
-		}
-		return nil, fmt.Errorf("--metrics %s: cannot listen: %w", addr, err)
-	}
 	reg := prometheus.NewRegistry()
 	if err := reg.Register(l); err != nil {
-		_ = ln.Close()
 		return nil, fmt.Errorf("BUG: cannot register the metrics: %w", err)
 	}
 	mux := http.NewServeMux()
@@ -66,7 +64,20 @@ func Serve(addr string, l *Live) (*Server, error) {
 		}
 		_, _ = fmt.Fprintln(w, "mqblast: the run's metrics are at /metrics")
 	})
-	s := &Server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, ln: ln, done: make(chan struct{})}
+	return ServeHandler("metrics", addr, mux)
+}
+
+// ServeHandler listens on addr, the address of the flag --name, and serves h there. It
+// returns once it listens: a taken port is an error naming it.
+func ServeHandler(name, addr string, h http.Handler) (*Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("--%s %s: the port is taken (another process listens there): choose another port", name, addr)
+		}
+		return nil, fmt.Errorf("--%s %s: cannot listen: %w", name, addr, err)
+	}
+	s := &Server{srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, ln: ln, done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		_ = s.srv.Serve(ln)

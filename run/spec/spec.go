@@ -196,6 +196,16 @@ type Outputs struct {
 	// environment's MQBLAST_REMOTE_WRITE_*).
 	RemoteWrite     string `json:"remote_write,omitempty"`
 	RemoteWriteAuth string `json:"remote_write_auth,omitempty"`
+	// Live is an address to serve the run's live page (its report, updated as each
+	// interval closes) and its steering API at; LivePublic allows one that is not
+	// loopback; LiveHold serves the final page this long after the run. The API's token is
+	// no part of the Spec: it never reaches a result.
+	Live       string   `json:"live,omitempty"`
+	LivePublic bool     `json:"live_public,omitempty"`
+	LiveHold   Duration `json:"live_hold,omitempty"`
+	// LiveTokenFile is a file whose first line is the steering API's token (default:
+	// $MQBLAST_LIVE_TOKEN; neither: no API).
+	LiveTokenFile string `json:"live_token_file,omitempty"`
 }
 
 // Limit is a search for the highest rate the broker sustains within an SLO, in one run.
@@ -444,6 +454,12 @@ func (s *Spec) Validate() error {
 	}
 	if o.RemoteWrite == "" && o.RemoteWriteAuth != "" {
 		add("outputs.remote_write_auth", "{outputs.remote_write_auth} needs {outputs.remote_write} URL")
+	}
+	if o.LiveHold < 0 {
+		add("outputs.live_hold", "{outputs.live_hold} %v: must be 0 or more", o.LiveHold.D())
+	}
+	if o.Live == "" && (o.LivePublic || o.LiveHold > 0 || o.LiveTokenFile != "") {
+		add("outputs.live", "{outputs.live_public}, {outputs.live_hold} and {outputs.live_token_file} need {outputs.live} ADDR")
 	}
 	if n := s.Net; n != nil && n.Profile == "" {
 		add("net.profile", "{net.profile}: give a network profile (local, optimal, typical, worst, cloud, or delay=2ms,jitter=0.4ms,loss=0.03%%)")
