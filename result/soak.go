@@ -102,7 +102,7 @@ const SoakRule = "degraded when, against the first window: the p99 of two window
 // drain after the hold, at least to). rate is the rate held (0: the scenario's).
 func NewSoak(r *Result, from, to, tail, window, rate float64) *Soak {
 	s := &Soak{FromS: from, ToS: to, WindowS: window, Rate: rate}
-	n := max(int(math.Floor((to-from)/window+0.5)), 1)
+	n := SoakWindowCount(to-from, window)
 	for k := range n {
 		a, b := from+float64(k)*window, from+float64(k+1)*window
 		last := k == n-1
@@ -123,6 +123,14 @@ func NewSoak(r *Result, from, to, tail, window, rate float64) *Soak {
 	s.slopes()
 	s.judge()
 	return s
+}
+
+// SoakWindowCount is how many windows NewSoak cuts a hold of span seconds into: whole
+// windows, the rest one more when it is half a window or longer. A rest of exactly half
+// counts though the subtraction that gave span lost a few ulps (7 s from 1.375512394 to
+// 8.375512394 is 6.999999999999999): at least one window.
+func SoakWindowCount(span, window float64) int {
+	return max(int(math.Floor(span/window+0.5+1e-9)), 1)
 }
 
 // brokerMemCPU are the broker's mean RSS and CPU over the intervals whose middle lies in

@@ -137,3 +137,20 @@ func TestSoakRuleDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestSoakWindowCount: a rest of half a window or more is a window of its own, also when
+// the span's subtraction lost an ulp (the hold's ends are times into the run).
+func TestSoakWindowCount(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		from, to, window float64
+		want             int
+	}{
+		{1.375512394, 8.375512394, 2, 4}, // 6.999999999999999 s: 3 whole windows and half of one
+		{0, 7, 2, 4}, {0, 6.9, 2, 3}, {0, 6, 2, 3}, {0, 0.5, 2, 1}, {0, 0, 2, 1}, {0, 3600, 60, 60},
+	} {
+		if got := SoakWindowCount(c.to-c.from, c.window); got != c.want {
+			t.Errorf("%v to %v in windows of %v: %d windows, want %d", c.from, c.to, c.window, got, c.want)
+		}
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"sync"
 	"time"
@@ -181,7 +180,7 @@ func (l *liveSoak) interval(iv result.Interval) {
 			n = len(l.soak.Windows)
 		}
 		// the windows NewSoak makes of the hold: the last one to its end
-		last := max(int(math.Floor((l.to-l.from)/l.window+0.5)), 1) - 1
+		last := result.SoakWindowCount(l.to-l.from, l.window) - 1
 		start, end := l.from+float64(n)*l.window, l.from+float64(n+1)*l.window
 		if n == last {
 			end = l.to
