@@ -109,7 +109,10 @@ type LimitStep struct {
 	// BrokerCPUPercent is the broker process's CPU over the step's window (100 = one
 	// core: its pid's, else its host's process endpoint's), BrokerHostCPUPercent its
 	// host's (100 = every CPU), ClientCPUPercent the client's, when known (0: not sampled).
-	BrokerCPUPercent     float64 `json:"broker_cpu_percent,omitempty"`
+	BrokerCPUPercent float64 `json:"broker_cpu_percent,omitempty"`
+	// BrokerCPUQuota is the smallest CPU quota of the broker process's cgroups over the
+	// step, in cores (0: none, or not sampled by its pid): at it, the broker is at its limit.
+	BrokerCPUQuota       float64 `json:"broker_cpu_quota,omitempty"`
 	BrokerHostCPUPercent float64 `json:"broker_host_cpu_percent,omitempty"`
 	ClientCPUPercent     float64 `json:"client_cpu_percent,omitempty"`
 	// RunDelayShare is the share of the step's time (and its pause's) the client's threads

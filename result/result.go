@@ -395,6 +395,9 @@ type Interval struct {
 	Kernel           map[string]int64 `json:"kernel,omitempty"`
 	BrokerCPUPercent float64          `json:"broker_cpu_percent,omitempty"`
 	BrokerRSSBytes   int64            `json:"broker_rss_bytes,omitempty"`
+	// BrokerCPUQuota is the CPU the broker process's cgroups allow it, in cores (their
+	// smallest CPU quota: a container's CPU limit), when sampled by its pid and capped.
+	BrokerCPUQuota float64 `json:"broker_cpu_quota,omitempty"`
 	// BrokerHost is the broker's host and process as its endpoints said (--broker-metrics).
 	BrokerHost   *IntervalBrokerHost `json:"broker_host,omitempty"`
 	PublishPerS  float64             `json:"publish_per_s"`

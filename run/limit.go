@@ -533,6 +533,9 @@ func (s *search) cpu(st *result.LimitStep, from, to float64) {
 			if h := iv.BrokerHost; h != nil && h.HasProcess && h.ProcessCPUPercent == iv.BrokerCPUPercent {
 				s.fromEndpoints = true
 			}
+			if q := iv.BrokerCPUQuota; q > 0 && (st.BrokerCPUQuota == 0 || q < st.BrokerCPUQuota) {
+				st.BrokerCPUQuota = q
+			}
 		}
 		if h := iv.BrokerHost; h != nil && h.HasHost {
 			nh++
@@ -627,15 +630,28 @@ func (s *search) finish(res *result.Result) {
 	if s.fromEndpoints {
 		from = " (from --broker-metrics)"
 	}
+	process := struct {
+		limit      float64 // where its CPU's limit is: 100, a core, or its cgroup's quota
+		line, busy string
+	}{100, "broker process CPU %.0f%% of a core" + from, " over the step: the limit of a broker that runs on one thread (Mosquitto does)"}
+	if q := st.BrokerCPUQuota; q > 0 && q < 1 { // a container's CPU limit: at its quota, not a core
+		// within /proc's resolution over the step's window (a tick at each end)
+		slack := 0.0
+		if w := (s.lo.Step - s.lo.Settle).Seconds(); w > 0 {
+			slack = 100 * 2 * tuning.ProcessCPUResolution().Seconds() / w
+		}
+		process.limit, process.line = 100*q-slack/result.BusyShare, "broker process CPU %.1f%% of a core"+from
+		process.busy = fmt.Sprintf(" over the step: %.0f%% of the %.3g of a core its cgroup's CPU quota allows, its limit", st.BrokerCPUPercent/q, q)
+	}
 	for _, b := range []struct {
-		p          float64
+		p, limit   float64
 		line, busy string
 	}{
-		{st.BrokerCPUPercent, "broker process CPU %.0f%% of a core" + from, " over the step: the limit of a broker that runs on one thread (Mosquitto does)"},
-		{st.BrokerHostCPUPercent, "broker host CPU %.0f%% of its CPUs", " over the step"},
+		{st.BrokerCPUPercent, process.limit, process.line, process.busy},
+		{st.BrokerHostCPUPercent, 100, "broker host CPU %.0f%% of its CPUs", " over the step"},
 	} {
 		switch line := fmt.Sprintf(b.line, b.p); {
-		case b.p >= 100*result.BusyShare:
+		case b.p >= result.BusyShare*b.limit:
 			e.Busy = append(e.Busy, line+b.busy)
 		case b.p > 0:
 			cpu = append(cpu, line)

@@ -67,6 +67,10 @@ func TestLimitConnectFixedRuns(t *testing.T) {
 	if l.Kind != result.KindConnectRate || !l.Found || l.FirstFailed == 0 || l.LimitedBy != "broker" {
 		t.Fatalf("limit %+v: want a connect rate found below the clients' bound, limited by the broker\n%s", l, output)
 	}
+	if ev := strings.Join(l.Evidence, "; "); !strings.Contains(ev, "of the 0.02 of a core its cgroup's CPU quota allows, its limit") {
+		t.Errorf("evidence %q: want the broker at its cgroup's CPU quota (0.02 of a core), not a core's 95 %%", ev)
+	}
+	t.Logf("limited by the broker: %s", strings.Join(l.Evidence, "; "))
 	under := fixedConnectRun(t, testbroker.StartMosquitto(t, capped).Addr, 100000, 0.8*l.Sustained)
 	if under.err != nil {
 		t.Errorf("80 %% of the %.0f/s found failed its thresholds: %v (%+v)", l.Sustained, under.err, under.res.Thresholds)

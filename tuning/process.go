@@ -137,6 +137,10 @@ func parseStatusMem(b []byte) (rss, hwm int64, err error) {
 	return rss, hwm, nil
 }
 
+// ProcessCPUResolution is the unit of a process's CPU time as /proc gives it (ReadProcess):
+// a CPU share over a window of w seconds is known within two of these over w.
+func ProcessCPUResolution() time.Duration { return clockTick() }
+
 // clockTick is the unit of /proc/PID/stat's times: 1/AT_CLKTCK from this process's
 // auxiliary vector (/proc/self/auxv, no cgo needed), else 1/100 s, USER_HZ on every
 // architecture Linux builds for today.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -148,6 +149,9 @@ func (w *Watch) sampleProcess(iv *result.Interval, now time.Time, dt float64) {
 			w.peakPct = max(w.peakPct, iv.BrokerCPUPercent)
 		}
 		iv.BrokerRSSBytes = p.RSSBytes
+		if q, _, err := tuning.CPUQuota(filepath.Dir(w.procSys), w.sysFS, w.pid); err == nil {
+			iv.BrokerCPUQuota = q
+		}
 		w.peakRSS = max(w.peakRSS, p.RSSBytes, p.HWMBytes)
 		w.fds = max(w.fds, p.FDs)
 		if iv.Established > w.mostOpen {
@@ -259,7 +263,15 @@ func (w *Watch) Finish(res *result.Result) {
 func (w *Watch) busy(res *result.Result) {
 	var ev []string
 	if w.local() {
-		if perS, ok := windowCPUOf(w.cpuAt, res.MeasureFrom, res.MeasureTo); ok && perS >= busyShare {
+		// Its limit: a core (a broker that runs on one thread, as Mosquitto does), or its
+		// cgroup's CPU quota when that is less (a container's CPU limit).
+		quota, dir, _ := tuning.CPUQuota(filepath.Dir(w.procSys), w.sysFS, w.pid)
+		perS, ok := windowCPUOf(w.cpuAt, res.MeasureFrom, res.MeasureTo)
+		switch {
+		case ok && quota > 0 && quota < 1 && perS+cpuSlack(res) >= busyShare*quota:
+			ev = append(ev, fmt.Sprintf("broker process CPU %.1f%% of a core over the measure window (pid %d, /proc): "+
+				"%.0f%% of the %.3g of a core its cgroup's CPU quota allows (%s)", 100*perS, w.pid, 100*perS/quota, quota, dir))
+		case ok && perS >= busyShare:
 			ev = append(ev, fmt.Sprintf("broker process CPU %.0f%% of a core over the measure window (pid %d, /proc): "+
 				"the limit of a broker that runs on one thread (Mosquitto does)", 100*perS, w.pid))
 		}
@@ -271,6 +283,16 @@ func (w *Watch) busy(res *result.Result) {
 		return
 	}
 	res.BrokerBusy = &result.BrokerBusy{Busy: len(ev) > 0, Evidence: ev}
+}
+
+// cpuSlack is how far a process's CPU share over r's measure window may be from the truth
+// from /proc's resolution alone (its two ends): next to a quota of a few percent of a core
+// a tick is a fifteenth of 3 s of it.
+func cpuSlack(r *result.Result) float64 {
+	if w := r.MeasureTo.Sub(r.MeasureFrom).Seconds(); w > 0 {
+		return 2 * tuning.ProcessCPUResolution().Seconds() / w
+	}
+	return 0
 }
 
 // cpuPerMessage returns the broker's CPU per message it handled (taken in and delivered):
