@@ -19,6 +19,7 @@ import (
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/internal/tier"
 	"github.com/mqblast/mqblast/report"
+	"github.com/mqblast/mqblast/report/live"
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/run/spec"
 )
@@ -157,20 +158,11 @@ func waitEval(p *browsertest.Page, expr string) (bool, error) {
 // api makes a request of the live API with token ("": none) and returns its status and body.
 func api(t *testing.T, method, u, token, body string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, u, strings.NewReader(body))
+	code, b, err := live.Ask(context.Background(), method, u, token, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close() //nolint:errcheck
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return code, b
 }
 
 // waitIntervals waits until the live API's status says n intervals closed, and returns it.

@@ -2,8 +2,8 @@ package live
 
 import (
 	"bytes"
+	"context"
 	"fmt"
-	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
@@ -35,17 +35,11 @@ func (f *fakeControl) do(what string) error {
 
 func call(t *testing.T, srv *httptest.Server, method, path, token, body string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	code, b, err := Ask(context.Background(), method, srv.URL+path, token, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close() //nolint:errcheck
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return code, b
 }
 
 // TestAPIAuth: without a token the API refuses everything (403); a wrong or missing token

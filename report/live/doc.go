@@ -20,6 +20,8 @@
 //     /api/resume, /api/stop. A Control carries the changes out; without a token every
 //     request is refused (403), and a wrong one is refused (401) without a word of it logged.
 //
+// Ask is a client of the API (the tests', a script's).
+//
 // It measures nothing and imports none of the run's packages: the run implements Control.
 // The run serves Handler with report/metrics' ServeHandler, loopback unless asked.
 package live
