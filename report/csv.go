@@ -105,6 +105,12 @@ var csvColumns = slices.Concat(
 			}
 			return i64(iv.BrokerRSSBytes)
 		}},
+		{"broker_cpu_quota", func(iv, _ *result.Interval) string {
+			if iv.BrokerCPUQuota == 0 { // none, or not sampled
+				return ""
+			}
+			return f3(iv.BrokerCPUQuota)
+		}},
 		{"broker_host_cpu_percent", hostCell(func(b *result.IntervalBrokerHost) string { return f1(b.CPUPercent) })},
 		{"broker_host_mem_used_bytes", hostCell(func(b *result.IntervalBrokerHost) string { return f3(b.MemUsedBytes) })},
 		{"broker_host_rx_bytes_per_s", hostCell(func(b *result.IntervalBrokerHost) string { return f3(b.RxBytesPerS) })},
