@@ -14,6 +14,7 @@ import (
 	"github.com/mqblast/mqblast/internal/tier"
 	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/run/spec"
+	"github.com/mqblast/mqblast/tuning"
 )
 
 // connectSLO is a connect-rate search's SLO (a step's paths) with a p99 bound of p99US, and
@@ -29,11 +30,11 @@ func runThresholds(p99US int, rate float64) []string {
 }
 
 // fixedConnectRun runs quick-conn-100 changed by sets against broker as a plain run: rate
-// connections a second for 4 s (rate × 4 clients), held 1 s, judged by
+// connections a second for 8 s (rate × 8 clients), held 1 s, judged by
 // runThresholds(p99US, rate).
 func fixedConnectRun(t *testing.T, broker string, p99US int, rate float64, sets ...string) ran {
 	t.Helper()
-	sp := quick("quick-conn-100", broker, append([]string{fmt.Sprintf("publishers.client_count=%.0f", 4*rate),
+	sp := quick("quick-conn-100", broker, append([]string{fmt.Sprintf("publishers.client_count=%.0f", 8*rate),
 		fmt.Sprintf("parameters.connection_rate=%.0f", rate), "parameters.duration_sec=1"}, sets...)...)
 	sp.NoCheck, sp.Thresholds = true, runThresholds(p99US, rate)
 	r := doSpec(t, sp)
@@ -44,6 +45,26 @@ func fixedConnectRun(t *testing.T, broker string, p99US int, rate float64, sets 
 	t.Logf("fixed run at %.0f/s: %d established at %.0f/s, connect p99 %d µs, failed %d: %v", rate, c.Established,
 		c.ConnectRatePerS, c.ConnectLatencyUS.P99, c.Failed, r.err)
 	return r
+}
+
+// waitBrokerIdle waits (at most 30 s) until process pid used under 5 % of a core over half
+// a second: a broker still working off what the run before left.
+func waitBrokerIdle(t *testing.T, pid int) {
+	t.Helper()
+	start := time.Now()
+	for end := start.Add(30 * time.Second); time.Now().Before(end); {
+		a, err := tuning.ReadProcess(pid)
+		time.Sleep(500 * time.Millisecond)
+		b, err2 := tuning.ReadProcess(pid)
+		if err != nil || err2 != nil {
+			t.Fatalf("broker pid %d: %v %v", pid, err, err2)
+		}
+		if busy := (b.CPU - a.CPU).Seconds() / 0.5; busy < 0.05 {
+			t.Logf("broker pid %d idle after %.1f s", pid, time.Since(start).Seconds())
+			return
+		}
+	}
+	t.Logf("broker pid %d still busy after 30 s", pid)
 }
 
 // TestLimitConnectFixedRuns: Mosquitto capped at 2 % of a core (its limit, not this
