@@ -50,6 +50,14 @@ type interopBroker struct {
 	// new connection's queue is a copy taken before the PUBREC was stored, written back
 	// over it), now and then under load.
 	qos2Again bool
+	// takeoverLoss: it may lose a kept session's QoS 1 or 2 message published while the
+	// session is being taken over, now and then under load: mochi 2.7.9 copies the old
+	// connection's in-flight messages to the new one and only then puts the new one in its
+	// client map, so a message routed to the client id in between goes to the old
+	// connection's in-flight set, which it then clears (a hook on its OnQosPublish saw each
+	// such message handed to a taken-over client, one for each copy the run counted lost).
+	// The run must count those copies lost, and nothing else may be missing.
+	takeoverLoss bool
 }
 
 var interopBrokers = []interopBroker{
@@ -58,7 +66,7 @@ var interopBrokers = []interopBroker{
 	{name: "rabbitmq", sub2: 1, puback2: true, start: func(t *testing.T) string { return testbroker.StartRabbitMQ(t).Addr }},
 	{name: "mosquitto", v5: true, sub2: 2, max5: 2, share: true,
 		start: func(t *testing.T) string { return testbroker.StartMosquitto(t, testbroker.Options{}).Addr }},
-	{name: "embedded", v5: true, sub2: 2, max5: 2, share: true, pidShared: true, start: func(t *testing.T) string {
+	{name: "embedded", v5: true, sub2: 2, max5: 2, share: true, pidShared: true, takeoverLoss: true, start: func(t *testing.T) string {
 		b, err := broker.Start("127.0.0.1:0", io.Discard)
 		if err != nil {
 			t.Fatal(err)
@@ -331,7 +339,18 @@ func checkInteropCell(t *testing.T, b interopBroker, c *interopCell) string {
 			dup -= x.Count
 		}
 	}
-	if m.Lost != 0 || dup != 0 || m.InFlightLost != 0 || m.InFlightAtEnd != 0 || m.UnsentTotal != 0 {
+	lost := m.Lost
+	if c.class == "session" && b.takeoverLoss && lost > 0 {
+		// Lost at the take-over by the broker: counted as lost (the document adds up, checked
+		// above), received + lost = expected, and no more than the copies due while the
+		// sessions changed hands can be (a second's worth of every stream).
+		if lost > m.Expected/4 || m.Received+lost != m.Expected {
+			t.Errorf("lost %d of %d expected, received %d: more than a take-over loses", lost, m.Expected, m.Received)
+		}
+		t.Logf("lost %d at the take-over: %s loses them by design", lost, b.name)
+		lost = 0
+	}
+	if lost != 0 || dup != 0 || m.InFlightLost != 0 || m.InFlightAtEnd != 0 || m.UnsentTotal != 0 {
 		t.Errorf("lost %d, duplicated %d, in flight lost %d, in flight at the end %d, unsent %v: %s",
 			m.Lost, m.Duplicated, m.InFlightLost, m.InFlightAtEnd, m.Unsent, out)
 	}
@@ -367,7 +386,7 @@ func checkInteropCell(t *testing.T, b interopBroker, c *interopCell) string {
 	switch {
 	case notShared && (m.Received != 0 || m.NotSharedCopies != m.Expected):
 		t.Errorf("a broker that does not share: received %d, not shared copies %d of %d expected", m.Received, m.NotSharedCopies, m.Expected)
-	case !notShared && m.Received != m.Expected:
+	case !notShared && m.Received+m.Lost-lost != m.Expected: // lost: 0, or the broker's take-over losses
 		t.Errorf("received %d of %d expected", m.Received, m.Expected)
 	}
 	if m.UnexpectedTotal != 0 && !notShared {
