@@ -63,7 +63,8 @@ const maxTicket = 4 + 4 + 1 + 255 + 2 + 65535 + 2 + 65534
 type Conn struct {
 	st *cipherState // nil after Release until the next Seal, Open or Pending
 
-	rd, wr half // read and write keys
+	rd, wr       half   // read and write keys
+	rdSeq, wrSeq uint64 // the next record's sequence number in each direction
 
 	tickets, kuIn, kuOut uint32
 
@@ -136,7 +137,7 @@ func (c *Conn) Seal(dst, plain []byte) []byte {
 	records := (len(plain) + maxPlain - 1) / maxPlain
 	dst = slices.Grow(dst, len(plain)+records*recordOver)
 	for len(plain) > 0 {
-		if c.wr.seq >= keyUpdateAfter {
+		if c.wrSeq >= keyUpdateAfter {
 			dst = c.sealKeyUpdate(dst, false)
 		}
 		chunk := plain[:min(len(plain), maxPlain)]
@@ -156,9 +157,9 @@ func (c *Conn) sealRecord(dst []byte, typ byte, content []byte) []byte {
 	dst = append(dst, typ)
 	body := dst[start+headerLen:]
 	st := c.st
-	c.wr.nonce(&st.nonce)
+	c.wr.nonce(&st.nonce, c.wrSeq)
 	sealed := st.wr.Seal(body[:0], st.nonce[:], body, dst[start:start+headerLen])
-	c.wr.seq++
+	c.wrSeq++
 	return dst[:start+headerLen+len(sealed)]
 }
 
@@ -171,6 +172,7 @@ func (c *Conn) sealKeyUpdate(dst []byte, requestPeer bool) []byte {
 	}
 	dst = c.sealRecord(dst, typeHandshake, msg[:])
 	c.wr.next(c.suite)
+	c.wrSeq = 0
 	c.st.wr = c.wr.aead(c.suite)
 	c.kuOut++
 	c.owe = false
@@ -238,14 +240,14 @@ func (c *Conn) Open(dst, in []byte) (out []byte, n int, err error) {
 			return dst, n, c.fail(codeBadMAC, 0)
 		}
 		st := c.state()
-		c.rd.nonce(&st.nonce)
+		c.rd.nonce(&st.nonce, c.rdSeq)
 		base := len(dst)
 		full, e := st.rd.Open(dst, st.nonce[:], rec[headerLen:headerLen+l], rec[:headerLen])
 		if e != nil {
 			return dst, n, c.fail(codeBadMAC, 0)
 		}
 		dst = full[:base]
-		c.rd.seq++
+		c.rdSeq++
 		if len(full)-base > maxInner {
 			return dst, n, c.fail(codeOverflow, 0)
 		}
@@ -344,6 +346,7 @@ func (c *Conn) handshake(p []byte) uint8 {
 				return codeStorm
 			}
 			c.rd.next(c.suite)
+			c.rdSeq = 0
 			c.st.rd = c.rd.aead(c.suite)
 			if req == 1 {
 				c.owe = true

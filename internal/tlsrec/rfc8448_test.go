@@ -123,7 +123,7 @@ func TestRFC8448Server(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.wr.seq = 1 // the NewSessionTicket took sequence number 0
+	c.wrSeq = 1 // the NewSessionTicket took sequence number 0
 	if got := c.Seal(nil, rfc8448Payload()); !bytes.Equal(got, rfc8448ServerData) {
 		t.Errorf("Seal = %x\nRFC 8448 server record %x", got, rfc8448ServerData)
 	}

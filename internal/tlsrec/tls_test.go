@@ -321,3 +321,111 @@ func TestDifferential(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyUpdateTLS: the Conn's KeyUpdates against crypto/tls, both sides, each suite.
+// Asked to update (update_requested), crypto/tls updates its read key, answers with its
+// own KeyUpdate and moves its write key; the Conn applies the answer. Data flows both ways
+// after each of several rounds, and after a KeyUpdate that asks nothing.
+func TestKeyUpdateTLS(t *testing.T) {
+	for _, s := range suites {
+		for _, side := range []Side{Client, Server} {
+			t.Run(s.name+"/"+[]string{"client", "server"}[side], func(t *testing.T) {
+				p := newPair(t, s.id, side)
+				buf := make([]byte, 64)
+				for round := 1; round <= 3; round++ {
+					w := p.rec.KeyUpdate(nil, round != 2) // round 2 asks for nothing
+					w = p.rec.Seal(w, []byte("ping"))
+					if _, err := p.raw.Write(w); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := io.ReadFull(p.peer, buf[:4]); err != nil || string(buf[:4]) != "ping" {
+						t.Fatalf("round %d: tls.Conn read %q, %v", round, buf[:4], err)
+					}
+					if _, err := p.peer.Write([]byte("pong")); err != nil {
+						t.Fatal(err)
+					}
+					if out := p.readN(t, nil, 4); string(out) != "pong" {
+						t.Fatalf("round %d: Open gave %q", round, out)
+					}
+				}
+				want := Stats{KeyUpdatesOut: 3, KeyUpdatesIn: 2} // crypto/tls answered rounds 1 and 3
+				if side == Client {
+					want.Tickets = 1
+				}
+				if got := p.rec.Stats(); got != want {
+					t.Errorf("Stats = %+v, want %+v", got, want)
+				}
+			})
+		}
+	}
+}
+
+// TestKeyUpdateAnswerTLS: the Conn receives update_requested and its answer goes to
+// crypto/tls. crypto/tls never asks by itself, so the request is sealed under the peer's
+// own write key (the test holds both secrets) and written on the peer's socket as if the
+// peer had sent it; from then on the test speaks for the peer's writing direction, and
+// crypto/tls still reads everything the Conn sends, answer first.
+func TestKeyUpdateAnswerTLS(t *testing.T) {
+	for _, s := range suites {
+		for _, side := range []Side{Client, Server} {
+			t.Run(s.name+"/"+[]string{"client", "server"}[side], func(t *testing.T) {
+				p := newPair(t, s.id, side)
+				mirror, err := New(s.id, 1-side, p.cs, p.ss) // writes as the peer does
+				if err != nil {
+					t.Fatal(err)
+				}
+				if side == Client {
+					mirror.wrSeq = 1 // crypto/tls's server sealed one ticket at 0
+				}
+				w := mirror.KeyUpdate(nil, true)
+				w = mirror.Seal(w, []byte("ping"))
+				if _, err := p.peerR.Write(w); err != nil {
+					t.Fatal(err)
+				}
+				if out := p.readN(t, nil, 4); string(out) != "ping" {
+					t.Fatalf("Open gave %q", out)
+				}
+				w = p.rec.Seal(nil, []byte("pong")) // the answer, then data under the new key
+				w = p.rec.Seal(w, []byte("pong"))
+				if _, err := p.raw.Write(w); err != nil {
+					t.Fatal(err)
+				}
+				buf := make([]byte, 8)
+				if _, err := io.ReadFull(p.peer, buf); err != nil || string(buf) != "pongpong" {
+					t.Fatalf("tls.Conn read %q, %v", buf, err)
+				}
+				w = mirror.Seal(nil, []byte("again"))
+				if _, err := p.peerR.Write(w); err != nil {
+					t.Fatal(err)
+				}
+				if out := p.readN(t, nil, 5); string(out) != "again" {
+					t.Fatalf("Open gave %q", out)
+				}
+				if got := p.rec.Stats(); got.KeyUpdatesIn != 1 || got.KeyUpdatesOut != 1 {
+					t.Errorf("Stats = %+v, want one KeyUpdate each way", got)
+				}
+			})
+		}
+	}
+}
+
+// TestAlertFromTLS: a record crypto/tls cannot authenticate makes it send bad_record_mac;
+// the Conn reports the alert by crypto/tls's name for it.
+func TestAlertFromTLS(t *testing.T) {
+	p := newPair(t, tls.TLS_AES_128_GCM_SHA256, Server)
+	w := p.rec.Seal(nil, []byte("tampered"))
+	w[len(w)-1] ^= 1
+	if _, err := p.raw.Write(w); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.peer.Read(make([]byte, 8)); err == nil {
+		t.Fatal("tls.Conn read a tampered record")
+	}
+	var err error
+	for err == nil {
+		_, err = p.read(nil)
+	}
+	if r, a := reasonOf(err); r != ReasonAlert || a != "bad record MAC" {
+		t.Fatalf("err %v, want %s %q", err, ReasonAlert, "bad record MAC")
+	}
+}
