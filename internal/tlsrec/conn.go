@@ -149,12 +149,21 @@ func (c *Conn) Seal(dst, plain []byte) []byte {
 
 // sealRecord appends one record of content type typ; the cipher state must be built.
 func (c *Conn) sealRecord(dst []byte, typ byte, content []byte) []byte {
-	l := len(content) + 1 + tagLen
+	return c.sealPadded(dst, typ, content, 0)
+}
+
+// sealPadded is sealRecord with pad zero bytes after the content type (RFC 8446 section
+// 5.4). The Conn never pads; tests do, as a peer may.
+func (c *Conn) sealPadded(dst []byte, typ byte, content []byte, pad int) []byte {
+	l := len(content) + 1 + pad + tagLen
 	dst = slices.Grow(dst, headerLen+l)
 	start := len(dst)
 	dst = append(dst, typeAppData, 3, 3, byte(l>>8), byte(l))
 	dst = append(dst, content...)
 	dst = append(dst, typ)
+	for range pad {
+		dst = append(dst, 0)
+	}
 	body := dst[start+headerLen:]
 	st := c.st
 	c.wr.nonce(&st.nonce, c.wrSeq)

@@ -35,6 +35,12 @@ func record(c *Conn, typ byte, content []byte) []byte {
 	return c.sealRecord(nil, typ, content)
 }
 
+// padded seals one record with pad zero bytes after the content type.
+func padded(c *Conn, typ byte, content []byte, pad int) []byte {
+	c.state()
+	return c.sealPadded(nil, typ, content, pad)
+}
+
 func keyUpdateMsg(req byte) []byte { return []byte{msgKeyUpdate, 0, 0, 1, req} }
 
 // ticketMsg is a NewSessionTicket of a 32-byte ticket: lifetime, age_add, a 1-byte nonce,
@@ -69,6 +75,9 @@ func TestOpenBadInput(t *testing.T) {
 			}{
 				{"record over 2^14+256, header only", func(*Conn) []byte { return []byte{23, 3, 3, 0x41, 0x01} }, ReasonOverflow, "", 0},
 				{"plaintext over 2^14", func(a *Conn) []byte { return record(a, typeAppData, make([]byte, maxPlain+1)) }, ReasonOverflow, "", 0},
+				{"2^14 of data and a byte of padding", func(a *Conn) []byte {
+					return padded(a, typeAppData, make([]byte, maxPlain), 1)
+				}, ReasonOverflow, "", 0},
 				{"flipped bit", func(a *Conn) []byte {
 					r := record(a, typeAppData, []byte("tampered"))
 					r[len(r)-3] ^= 0x10
@@ -160,7 +169,9 @@ func TestOpenHandshakeMessages(t *testing.T) {
 			in = append(in, record(a, typeHandshake, nst[20:])...)                //
 			in = append(in, record(a, typeHandshake, slices.Concat(nst, nst))...) // two in one
 			in = append(in, record(a, typeAlert, []byte{1, 90})...)               // user_canceled, ignored
-			in = a.Seal(in, []byte("one"))
+			in = append(in, padded(a, typeAppData, []byte("o"), 200)...)          // padded records
+			in = append(in, padded(a, typeAppData, nil, maxPlain)...)             // all padding but the type
+			in = append(in, padded(a, typeAppData, []byte("ne"), 3)...)
 			in = append(in, record(a, typeHandshake, ku[:3])...) // a KeyUpdate cut in its header
 			in = append(in, record(a, typeHandshake, ku[3:])...)
 			a.wr.next(a.suite) // the record carrying the KeyUpdate ends; a's key moves as b's must
