@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -303,6 +305,19 @@ func TestNewRefuses(t *testing.T) {
 	}
 	if Supported(tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256) || !Supported(tls.TLS_CHACHA20_POLY1305_SHA256) {
 		t.Error("Supported is wrong")
+	}
+}
+
+// TestFormatHidesKeys: no verb of fmt prints a Conn's secrets or keys.
+func TestFormatHidesKeys(t *testing.T) {
+	c, _ := twins(t, tls.TLS_AES_128_GCM_SHA256)
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%x", "%d", "%q"} {
+		got := fmt.Sprintf(verb, c)
+		for _, k := range [][]byte{c.wr.secret[:8], c.wr.key[:8], c.rd.secret[:8], c.rd.key[:8]} {
+			if strings.Contains(got, fmt.Sprintf("%x", k)) || strings.Contains(got, strings.Trim(fmt.Sprint(k), "[]")) {
+				t.Errorf("%s prints key material: %s", verb, got)
+			}
+		}
 	}
 }
 
