@@ -14,13 +14,13 @@ import (
 // its secrets, keys, IVs and records as the RFC prints them. The records authenticate only
 // under the right keys, so a wrong byte here fails the test rather than passing it.
 var (
-	// {server} derive secret "tls13 c ap traffic" / "tls13 s ap traffic"
+	// {server} derive secret "tls13 c ap traffic" / "tls13 s ap traffic".
 	rfc8448ClientSecret = unhex("9e 40 64 6c e7 9a 7f 9d c0 5a f8 88 9b ce 65 52 87 5a fa 0b 06 df 00 87 f7 92 eb b7 c1 75 04 a5")
 	rfc8448ServerSecret = unhex("a1 1a f9 f0 55 31 f8 56 ad 47 11 6b 45 a9 50 32 82 04 b4 f4 4b fb 6b 3a 4b 4f 1f 3f cb 63 16 43")
-	// {server} derive write traffic keys for application data
+	// {server} derive write traffic keys for application data.
 	rfc8448ServerKey = unhex("9f 02 28 3b 6c 9c 07 ef c2 6b b9 f2 ac 92 e3 56")
 	rfc8448ServerIV  = unhex("cf 78 2b 88 dd 83 54 9a ad f1 e9 84")
-	// {client} derive write traffic keys for application data
+	// {client} derive write traffic keys for application data.
 	rfc8448ClientKey = unhex("17 42 2d da 59 6e d5 d9 ac d8 90 e3 c6 3f 50 51")
 	rfc8448ClientIV  = unhex("5b 78 92 3d ee 08 57 90 33 e5 23 d9")
 	// {server} send handshake record: the NewSessionTicket, server seq 0
