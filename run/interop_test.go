@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -87,8 +88,9 @@ type interopCell struct {
 	qos   int
 	id    string // its client id prefix and topic root, unique in the test
 	sp    *Spec  // its run, the broker left out
-	// during runs while the run does (nil: nothing), given the broker's address.
-	during func(addr string) error
+	// during runs while the run does (nil: nothing), given the broker's address and the
+	// run going on.
+	during func(addr string, g *going) error
 	r      ran
 	err    error // of during
 }
@@ -156,7 +158,20 @@ func interopCells(b interopBroker, n *int) []*interopCell {
 				if v == "5" {
 					c.sp.Scenario.Set = append(c.sp.Scenario.Set, `subscribers.connect_properties=[{"name":"session_expiry_interval","value":300}]`)
 				}
-				c.during = takeOver(c.id+"s", 5, v, 1500*time.Millisecond)
+				takeover := takeOver(c.id+"s", 5, v, 500*time.Millisecond)
+				c.during = func(addr string, g *going) error {
+					// Once every client is connected and publishing began: the subscribers'
+					// sessions exist and hold their subscriptions (a take-over before that,
+					// when a loaded box starts the run late, finds no session to take).
+					deadline := time.Now().Add(15 * time.Second)
+					for p := g.progress(); !strings.Contains(p, "established 10/10") || !strings.Contains(p, "sent "); p = g.progress() {
+						if time.Now().After(deadline) {
+							return fmt.Errorf("the run had not connected its 10 clients and begun publishing within 15 s:\n%s", p)
+						}
+						time.Sleep(20 * time.Millisecond)
+					}
+					return takeover(addr)
+				}
 			}
 		}
 		id := next()
@@ -207,12 +222,13 @@ func TestInterop(t *testing.T) {
 					defer wg.Done()
 					sem <- struct{}{}
 					defer func() { <-sem }()
+					c.sp.Brokers = []string{addr}
+					g := goSpec(context.Background(), t, c.sp)
 					done := make(chan error, 1)
 					if c.during != nil {
-						go func() { done <- c.during(addr) }()
+						go func() { done <- c.during(addr, g) }()
 					}
-					c.sp.Brokers = []string{addr}
-					c.r = doSpec(t, c.sp)
+					c.r = g.wait()
 					if c.during != nil {
 						c.err = <-done
 					}
