@@ -93,6 +93,7 @@ type handler struct {
 	plain    []byte // TLS: the plaintext of the current read's records
 	sealed   []byte // TLS: the records of the current write
 
+	published  bool       // the current read carried a PUBLISH (TLS: the cipher state is kept)
 	handshakes int        // TLS handshakes running, at most MaxHandshakes
 	hsQueue    []*session // TLS connections waiting for a handshake goroutine
 	enc        [2][]byte  // the current PUBLISH encoded at QoS 0 for 3.1.1 and for 5.0 subscribers
@@ -442,6 +443,7 @@ func (h *handler) handlePublish(s *session, hd codec.Header, body []byte) error 
 		}
 	}
 	h.c.publishIn[p.QoS].Add(1)
+	h.published = true
 	switch p.QoS {
 	case 1:
 		h.reply.ID = p.ID

@@ -250,6 +250,7 @@ func (h *handler) tlsRecords(c gnet.Conn, s *session) gnet.Action {
 		in = t.raw
 	}
 	h.plain = append(h.plain[:0], t.cut...)
+	h.published = false
 	var n int
 	var err error
 	h.plain, n, err = t.rec.Open(h.plain, in)
@@ -286,6 +287,11 @@ func (h *handler) tlsRecords(c gnet.Conn, s *session) gnet.Action {
 	}
 	if len(h.sealed) > 0 {
 		_, _ = c.Write(h.sealed)
+	}
+	if !h.published && len(s.subs) == 0 {
+		// Nothing flows through this connection (a CONNECT, a PINGREQ): it keeps its keys
+		// and sequence numbers only, and rebuilds the cipher state when it next speaks.
+		t.rec.Release()
 	}
 	if len(h.dirty) > 0 {
 		h.schedule()
