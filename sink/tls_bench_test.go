@@ -99,4 +99,3 @@ func handshakes(b *testing.B, addr string, tc *tls.Config, send []byte, reply in
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/conn")
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "conn/s")
 }
-

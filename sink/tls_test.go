@@ -10,6 +10,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -313,5 +314,44 @@ func TestTLSMosquittoClients(t *testing.T) {
 	st := srv.Stats()
 	if st.PublishIn != [3]uint64{3, 3, 3} || st.Relayed != [3]uint64{3, 3, 3} || st.TLS.HandshakeFailures != 0 || st.TLS.Handshakes != 12 {
 		t.Errorf("publish in %v, relayed %v, tls %+v: want 3 at each QoS, 12 handshakes", st.PublishIn, st.Relayed, st.TLS)
+	}
+}
+
+// TestTLSRecordErrors: after the handshake, a record that does not authenticate closes that
+// connection as bad_record_mac, and a client's close_notify closes its own as close_notify;
+// each counted by reason, the other clients served.
+func TestTLSRecordErrors(t *testing.T) {
+	certs := testbroker.NewCerts(t)
+	srv := startTLSSink(t, certs, "", sink.Config{})
+	tc := clientTLS(t, certs, "", "")
+	other := connectTLS(t, srv, codec.V5, "other", tc)
+	// A forged record straight on the socket, under the client's (in order) TLS stream.
+	nc, err := net.Dial("tcp", srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close() //nolint:errcheck
+	c := tls.Client(nc, tc)
+	if err := c.Handshake(); err != nil {
+		t.Fatal(err)
+	}
+	forged := append([]byte{23, 3, 3, 0, 32}, make([]byte, 32)...)
+	if _, err := nc.Write(forged); err != nil {
+		t.Fatal(err)
+	}
+	bad := &raw{t: t, nc: nc}
+	if !bad.closed(5 * time.Second) {
+		t.Fatal("a forged record: the connection stayed open")
+	}
+	// close_notify from a connected client.
+	quit := connectTLS(t, srv, codec.V311, "quit", tc)
+	_ = quit.nc.(*tls.Conn).CloseWrite()
+	deadline := time.Now().Add(5 * time.Second)
+	for srv.Stats().TLS.Closed.Total() < 2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	other.ping()
+	if st := srv.Stats(); st.TLS.Closed != (sink.TLSClosed{BadRecordMAC: 1, CloseNotify: 1}) || st.Connections != 1 {
+		t.Errorf("closed %+v, %d open: want one bad_record_mac, one close_notify, the other client open", st.TLS.Closed, st.Connections)
 	}
 }
