@@ -198,6 +198,7 @@ func (d *hsDone) Run(context.Context) error {
 	h.handshakeEnded()
 	t := s.tls
 	p := t.pipe
+	p.flushOut() // the handshake's last writes, before anything the loop seals
 	t.pipe = nil
 	p.mu.Lock()
 	t.raw = append([]byte(nil), p.in...)
@@ -354,8 +355,9 @@ func (k *keyLog) clear() {
 }
 
 // hsConn is the net.Conn the handshake's goroutine runs crypto/tls over: the loop feeds it
-// what the socket brought, and its writes go to the loop as tasks, in order, before the
-// handshake's end. A Read returns at most the rest of the current record, so that
+// what the socket brought, and its writes are gathered and written by the loop (a task, or
+// the handshake's end, whichever runs first: gnet may run two tasks of one goroutine out of
+// order when its urgent queue is long). A Read returns at most the rest of the current record, so that
 // crypto/tls never reads past the handshake's last record: what follows (the client's first
 // application data) is the loop's, and both directions' application records start at
 // sequence number 0 there.
@@ -365,6 +367,8 @@ type hsConn struct {
 	left   int // bytes of the current record not yet read
 	closed bool
 	wake   chan struct{}
+	out    []byte // written by crypto/tls, not yet by the loop
+	queued bool   // a flush task is queued for out
 
 	exec          gnet.EventLoop
 	s             *session
@@ -408,18 +412,34 @@ func (p *hsConn) Read(b []byte) (int, error) {
 	}
 }
 
-// Write hands a copy of b to the loop, which writes it in order.
+// Write gathers b for the loop, and queues a task to write it unless one is queued.
 func (p *hsConn) Write(b []byte) (int, error) {
 	p.mu.Lock()
-	closed := p.closed
-	p.mu.Unlock()
-	if closed {
+	if p.closed {
+		p.mu.Unlock()
 		return 0, net.ErrClosed
 	}
-	if err := p.exec.Execute(context.Background(), &hsWrite{s: p.s, b: append([]byte(nil), b...)}); err != nil {
-		return 0, err
+	p.out = append(p.out, b...)
+	queue := !p.queued
+	p.queued = true
+	p.mu.Unlock()
+	if queue {
+		if err := p.exec.Execute(context.Background(), hsFlush{p}); err != nil {
+			return 0, err
+		}
 	}
 	return len(b), nil
+}
+
+// flushOut writes what crypto/tls has written so far; on the loop.
+func (p *hsConn) flushOut() {
+	p.mu.Lock()
+	b := p.out
+	p.out, p.queued = nil, false
+	p.mu.Unlock()
+	if len(b) > 0 && !p.s.closed {
+		_, _ = p.s.c.Write(b)
+	}
 }
 
 // Close ends the handshake's reads (crypto/tls calls it when the handshake times out; the
@@ -438,15 +458,10 @@ func (p *hsConn) SetDeadline(time.Time) error      { return nil }
 func (p *hsConn) SetReadDeadline(time.Time) error  { return nil }
 func (p *hsConn) SetWriteDeadline(time.Time) error { return nil }
 
-// hsWrite is one write of the handshake, on the loop.
-type hsWrite struct {
-	s *session
-	b []byte
-}
+// hsFlush writes a handshake's gathered output, on the loop.
+type hsFlush struct{ p *hsConn }
 
-func (w *hsWrite) Run(context.Context) error {
-	if !w.s.closed {
-		_, _ = w.s.c.Write(w.b)
-	}
+func (f hsFlush) Run(context.Context) error {
+	f.p.flushOut()
 	return nil
 }
