@@ -33,6 +33,10 @@ const (
 	HandshakeTimeout = 10 * time.Second
 	// recordHeader is a TLS record's header: type, version, length.
 	recordHeader = 5
+	// maxHandshakeInput bounds what a connection may send while its handshake runs (the
+	// handshake's own messages and what the client sends right after its Finished): a
+	// client past it is closed, its handshake failed.
+	maxHandshakeInput = 1 << 20
 )
 
 // LoadTLS reads the sink's certificate chain and key (PEM) and, when clientCA is not empty,
@@ -231,8 +235,11 @@ func (d *hsDone) Run(context.Context) error {
 func (h *handler) tlsTraffic(c gnet.Conn, s *session) gnet.Action {
 	if p := s.tls.pipe; p != nil {
 		buf, _ := c.Peek(-1)
-		p.feed(buf)
+		n := p.feed(buf)
 		_, _ = c.Discard(len(buf))
+		if n > maxHandshakeInput {
+			return gnet.Close
+		}
 		return gnet.None
 	}
 	return h.tlsRecords(c, s)
@@ -375,12 +382,14 @@ type hsConn struct {
 	local, remote net.Addr
 }
 
-// feed hands the goroutine bytes from the socket; on the loop.
-func (p *hsConn) feed(b []byte) {
+// feed hands the goroutine bytes from the socket and returns how many it holds; on the loop.
+func (p *hsConn) feed(b []byte) int {
 	p.mu.Lock()
 	p.in = append(p.in, b...)
+	n := len(p.in)
 	p.mu.Unlock()
 	p.signal()
+	return n
 }
 
 func (p *hsConn) signal() {

@@ -355,3 +355,44 @@ func TestTLSRecordErrors(t *testing.T) {
 		t.Errorf("closed %+v, %d open: want one bad_record_mac, one close_notify, the other client open", st.TLS.Closed, st.Connections)
 	}
 }
+
+// TestTLSHandshakeBounds: MaxHandshakes clients that connect and send nothing hold every
+// handshake goroutine; the next connection waits in the queue, and when it sends more than a
+// handshake may (2 MiB) it is closed there. Once the silent ones leave, each counts as a
+// failed handshake, and a client connecting then is served.
+func TestTLSHandshakeBounds(t *testing.T) {
+	certs := testbroker.NewCerts(t)
+	srv := startTLSSink(t, certs, "", sink.Config{})
+	var silent []net.Conn
+	for range sink.MaxHandshakes {
+		nc, err := net.Dial("tcp", srv.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		silent = append(silent, nc)
+	}
+	flood, err := net.Dial("tcp", srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer flood.Close() //nolint:errcheck
+	deadline := time.Now().Add(5 * time.Second)
+	for srv.Stats().TLS.Queued < 1 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	go func() { _, _ = flood.Write(make([]byte, 2<<20)) }()
+	if !(&raw{t: t, nc: flood}).closed(5 * time.Second) {
+		t.Fatal("a queued connection sending 2 MiB stayed open")
+	}
+	for _, nc := range silent {
+		_ = nc.Close()
+	}
+	connectTLS(t, srv, codec.V5, "after", clientTLS(t, certs, "", "")).ping()
+	for deadline := time.Now().Add(5 * time.Second); srv.Stats().TLS.HandshakeFailures < sink.MaxHandshakes+1 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	st := srv.Stats()
+	if st.TLS.Queued < 1 || st.TLS.HandshakeFailures != sink.MaxHandshakes+1 || st.TLS.Handshakes != 1 {
+		t.Errorf("tls %+v: want at least 1 queued (the last may wait too), %d failed, 1 completed", st.TLS, sink.MaxHandshakes+1)
+	}
+}
