@@ -93,7 +93,8 @@
 // unchanged); the loop hands what the socket brings to a goroutine running crypto/tls's
 // server handshake over a net.Conn of the sink's own (hsConn), whose writes come back to the
 // loop as tasks, in order. At most MaxHandshakes run at once, the others queued in accept
-// order with their bytes kept (Stats.TLS.Queued), and each is bounded by HandshakeTimeout.
+// order with their bytes kept (Stats.TLS.Queued), and each is bounded by HandshakeTimeout
+// and by 1 MiB of input (a client sending more before its handshake has ended is closed).
 // crypto/tls needs a blocking conn and cannot resume a handshake after a would-block, hence
 // the goroutine; it lives only for the handshake. Reads of that conn never go past the end
 // of the current record (its 5-byte header gives the length), so crypto/tls stops at the
