@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -33,6 +35,12 @@ func twins(t testing.TB, suite uint16) (a, b *Conn) {
 func record(c *Conn, typ byte, content []byte) []byte {
 	c.state()
 	return c.sealRecord(nil, typ, content)
+}
+
+// padded seals one record with pad zero bytes after the content type.
+func padded(c *Conn, typ byte, content []byte, pad int) []byte {
+	c.state()
+	return c.sealPadded(nil, typ, content, pad)
 }
 
 func keyUpdateMsg(req byte) []byte { return []byte{msgKeyUpdate, 0, 0, 1, req} }
@@ -69,6 +77,9 @@ func TestOpenBadInput(t *testing.T) {
 			}{
 				{"record over 2^14+256, header only", func(*Conn) []byte { return []byte{23, 3, 3, 0x41, 0x01} }, ReasonOverflow, "", 0},
 				{"plaintext over 2^14", func(a *Conn) []byte { return record(a, typeAppData, make([]byte, maxPlain+1)) }, ReasonOverflow, "", 0},
+				{"2^14 of data and a byte of padding", func(a *Conn) []byte {
+					return padded(a, typeAppData, make([]byte, maxPlain), 1)
+				}, ReasonOverflow, "", 0},
 				{"flipped bit", func(a *Conn) []byte {
 					r := record(a, typeAppData, []byte("tampered"))
 					r[len(r)-3] ^= 0x10
@@ -160,7 +171,9 @@ func TestOpenHandshakeMessages(t *testing.T) {
 			in = append(in, record(a, typeHandshake, nst[20:])...)                //
 			in = append(in, record(a, typeHandshake, slices.Concat(nst, nst))...) // two in one
 			in = append(in, record(a, typeAlert, []byte{1, 90})...)               // user_canceled, ignored
-			in = a.Seal(in, []byte("one"))
+			in = append(in, padded(a, typeAppData, []byte("o"), 200)...)          // padded records
+			in = append(in, padded(a, typeAppData, nil, maxPlain)...)             // all padding but the type
+			in = append(in, padded(a, typeAppData, []byte("ne"), 3)...)
 			in = append(in, record(a, typeHandshake, ku[:3])...) // a KeyUpdate cut in its header
 			in = append(in, record(a, typeHandshake, ku[3:])...)
 			a.wr.next(a.suite) // the record carrying the KeyUpdate ends; a's key moves as b's must
@@ -292,6 +305,19 @@ func TestNewRefuses(t *testing.T) {
 	}
 	if Supported(tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256) || !Supported(tls.TLS_CHACHA20_POLY1305_SHA256) {
 		t.Error("Supported is wrong")
+	}
+}
+
+// TestFormatHidesKeys: no verb of fmt prints a Conn's secrets or keys.
+func TestFormatHidesKeys(t *testing.T) {
+	c, _ := twins(t, tls.TLS_AES_128_GCM_SHA256)
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%x", "%d", "%q"} {
+		got := fmt.Sprintf(verb, c)
+		for _, k := range [][]byte{c.wr.secret[:8], c.wr.key[:8], c.rd.secret[:8], c.rd.key[:8]} {
+			if strings.Contains(got, fmt.Sprintf("%x", k)) || strings.Contains(got, strings.Trim(fmt.Sprint(k), "[]")) {
+				t.Errorf("%s prints key material: %s", verb, got)
+			}
+		}
 	}
 }
 
