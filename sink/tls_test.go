@@ -21,6 +21,7 @@ import (
 	"github.com/mqblast/mqblast/codec"
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/internal/testcert"
+	"github.com/mqblast/mqblast/internal/tier"
 	"github.com/mqblast/mqblast/sink"
 )
 
@@ -258,6 +259,7 @@ func TestTLSFlags(t *testing.T) {
 // 1 and 2: mosquitto_sub receives mosquitto_pub's payloads byte for byte, a 40 KB binary
 // payload (three records) among them.
 func TestTLSMosquittoClients(t *testing.T) {
+	tier.Integration(t)
 	pubBin, err1 := exec.LookPath("mosquitto_pub")
 	subBin, err2 := exec.LookPath("mosquitto_sub")
 	if err := errors.Join(err1, err2); err != nil {
