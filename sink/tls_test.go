@@ -79,6 +79,16 @@ func connectTLS(t testing.TB, srv *sink.Server, v codec.Version, id string, tc *
 	return c
 }
 
+// await waits up to 5 s for srv's counters to satisfy ok (the loop counts a connection's end
+// after the client may have seen it), and returns them.
+func await(srv *sink.Server, ok func(st sink.Stats) bool) sink.Stats {
+	st := srv.Stats()
+	for deadline := time.Now().Add(5 * time.Second); !ok(st) && time.Now().Before(deadline); st = srv.Stats() {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return st
+}
+
 // TestTLSRelay relays over TLS at QoS 0, 1 and 2 in both versions, with payloads from
 // empty to several records long (up to 100 KB: the loop opens records that gnet's reads cut
 // anywhere and packets that span records), each byte-exact, every acknowledgement counted.
@@ -150,7 +160,7 @@ func TestTLSClientCA(t *testing.T) {
 			}
 		})
 	}
-	st := srv.Stats()
+	st := await(srv, func(st sink.Stats) bool { return st.TLS.HandshakeFailures >= 2 && st.Refused >= 2 })
 	if st.TLS.Handshakes != 1 || st.TLS.HandshakeFailures != 2 || st.Connected != 1 || st.Refused != 2 {
 		t.Errorf("tls %+v, connected %d, refused %d: want 1 handshake, 2 failures, 1 connected, 2 refused", st.TLS, st.Connected, st.Refused)
 	}
@@ -187,11 +197,7 @@ func TestTLS12Refused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "protocol version") {
 		t.Fatalf("TLS 1.2 client: %v, want the protocol version alert", err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for srv.Stats().TLS.HandshakeFailures != 1 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if st := srv.Stats(); st.TLS.HandshakeFailures != 1 || st.TLS.Handshakes != 0 {
+	if st := await(srv, func(st sink.Stats) bool { return st.TLS.HandshakeFailures >= 1 }); st.TLS.HandshakeFailures != 1 || st.TLS.Handshakes != 0 {
 		t.Errorf("tls %+v: want one failed handshake", st.TLS)
 	}
 }
@@ -291,9 +297,7 @@ func TestTLSMosquittoClients(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := srv.Stats().Subscriptions
-			for deadline := time.Now().Add(10 * time.Second); srv.Stats().Subscriptions == before && time.Now().Before(deadline); {
-				time.Sleep(10 * time.Millisecond)
-			}
+			await(srv, func(st sink.Stats) bool { return st.Subscriptions > before })
 			for i, p := range payloads {
 				f := filepath.Join(dir, fmt.Sprintf("p%d", i))
 				if err := os.WriteFile(f, p, 0o600); err != nil {
@@ -348,12 +352,8 @@ func TestTLSRecordErrors(t *testing.T) {
 	// close_notify from a connected client.
 	quit := connectTLS(t, srv, codec.V311, "quit", tc)
 	_ = quit.nc.(*tls.Conn).CloseWrite()
-	deadline := time.Now().Add(5 * time.Second)
-	for srv.Stats().TLS.Closed.Total() < 2 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
 	other.ping()
-	if st := srv.Stats(); st.TLS.Closed != (sink.TLSClosed{BadRecordMAC: 1, CloseNotify: 1}) || st.Connections != 1 {
+	if st := await(srv, func(st sink.Stats) bool { return st.TLS.Closed.Total() >= 2 && st.Connections <= 1 }); st.TLS.Closed != (sink.TLSClosed{BadRecordMAC: 1, CloseNotify: 1}) || st.Connections != 1 {
 		t.Errorf("closed %+v, %d open: want one bad_record_mac, one close_notify, the other client open", st.TLS.Closed, st.Connections)
 	}
 }
@@ -378,10 +378,7 @@ func TestTLSHandshakeBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer flood.Close() //nolint:errcheck
-	deadline := time.Now().Add(5 * time.Second)
-	for srv.Stats().TLS.Queued < 1 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	await(srv, func(st sink.Stats) bool { return st.TLS.Queued >= 1 })
 	go func() { _, _ = flood.Write(make([]byte, 2<<20)) }()
 	if !(&raw{t: t, nc: flood}).closed(5 * time.Second) {
 		t.Fatal("a queued connection sending 2 MiB stayed open")
@@ -390,10 +387,7 @@ func TestTLSHandshakeBounds(t *testing.T) {
 		_ = nc.Close()
 	}
 	connectTLS(t, srv, codec.V5, "after", clientTLS(t, certs, "", "")).ping()
-	for deadline := time.Now().Add(5 * time.Second); srv.Stats().TLS.HandshakeFailures < sink.MaxHandshakes+1 && time.Now().Before(deadline); {
-		time.Sleep(5 * time.Millisecond)
-	}
-	st := srv.Stats()
+	st := await(srv, func(st sink.Stats) bool { return st.TLS.HandshakeFailures >= sink.MaxHandshakes+1 })
 	if st.TLS.Queued < 1 || st.TLS.HandshakeFailures != sink.MaxHandshakes+1 || st.TLS.Handshakes != 1 {
 		t.Errorf("tls %+v: want at least 1 queued (the last may wait too), %d failed, 1 completed", st.TLS, sink.MaxHandshakes+1)
 	}
