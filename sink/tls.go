@@ -72,7 +72,7 @@ func LoadTLS(certFile, keyFile, clientCA string) (*tls.Config, error) {
 	}
 	if pair.Leaf == nil {
 		if pair.Leaf, err = x509.ParseCertificate(pair.Certificate[0]); err != nil {
-			return nil, fmt.Errorf("--tls-cert %s: the first certificate does not parse (%v): give an X.509 certificate in PEM", certFile, err)
+			return nil, fmt.Errorf("--tls-cert %s: the first certificate does not parse (%w): give an X.509 certificate in PEM", certFile, err)
 		}
 	}
 	if now := time.Now(); now.After(pair.Leaf.NotAfter) || now.Before(pair.Leaf.NotBefore) {
@@ -106,7 +106,7 @@ func readPEM(flag, file string) ([]byte, error) {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return nil, fmt.Errorf("%s %s: cannot read it (%v): give a file this user can read", flag, file, err)
+		return nil, fmt.Errorf("%s %s: cannot read it (%w): give a file this user can read", flag, file, err)
 	}
 	return b, nil
 }

@@ -19,7 +19,8 @@ import (
 // loop, then the loop's record layer, CONNECT/CONNACK) and against a bare crypto/tls server
 // (Go's accept, a goroutine per connection over Go's netpoller: what a separate accept path
 // enrolled into gnet would cost before the enrolment, echoing one byte). The client's share
-// is the same in both; the difference is the server's. go test -run '^$' -bench TLSHandshake ./sink
+// is the same in both; the difference is the server's. Run: go test -run '^$' -bench
+// TLSHandshake ./sink.
 func BenchmarkTLSHandshake(b *testing.B) {
 	certs := testbroker.NewCerts(b)
 	stc, err := sink.LoadTLS(certs.ServerCert, certs.ServerKey, "")
@@ -78,7 +79,7 @@ func handshakes(b *testing.B, addr string, tc *tls.Config, send []byte, reply in
 					b.Error(err)
 					return
 				}
-				if _, err := c.Write(send); err == nil {
+				if _, err = c.Write(send); err == nil {
 					_, err = io.ReadFull(c, buf)
 				}
 				if err != nil {

@@ -171,11 +171,12 @@ func (rf *runFlags) spec(cmd *cobra.Command, arg string) (*spec.Spec, error) {
 	sp := rf.sp
 	sp.Scenario.Name = arg
 	sp.Procs = spec.Procs(rf.procs)
-	if rf.sink {
+	switch {
+	case rf.sink:
 		sp.Sink = &spec.Sink{FlushDelay: spec.Duration(rf.sinkDelay), TLS: rf.sinkTLS}
-	} else if rf.sinkTLS {
+	case rf.sinkTLS:
 		return nil, usageError(errors.New("--sink-tls: the sink that --sink starts speaks mqtts with it; add --sink, or leave it out"))
-	} else if rf.sinkDelay != 0 {
+	case rf.sinkDelay != 0:
 		return nil, usageError(fmt.Errorf("--sink-flush-delay %v: it is the --flush-delay of the sink that --sink starts; add --sink, or leave it out", rf.sinkDelay))
 	}
 	if rf.net.Profile != "" {
