@@ -1,10 +1,20 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
 	"fmt"
+	"io"
+	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/sink"
@@ -57,4 +67,125 @@ func TestTLSSinkClient(t *testing.T) {
 			t.Errorf("published %d, received %d, lost %d, brokers %v; stderr %s", ms.Published, ms.Received, ms.Lost, res.Broker, r.stderr)
 		}
 	})
+}
+
+// TestTLSSinkVerb: `mqblast sink --procs 2 --connections 40` over TLS with --tls-client-ca:
+// both processes take their 20 clients with certificates, a client without one is refused
+// by whichever process takes it, and the summary the parent prints sums the handshakes. Bad
+// TLS flags exit 2 before it listens, naming the flag and the fix; the key never shows.
+func TestTLSSinkVerb(t *testing.T) {
+	t.Parallel()
+	certs := testbroker.NewCerts(t)
+	bin := mqblastBin(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := exec.CommandContext(ctx, bin, "sink", "--procs", "2", "--connections", "40", "--tls-cert", certs.ServerCert,
+		"--tls-key", certs.ServerKey, "--tls-client-ca", certs.CA, "--stats-json", "--interval", "100ms")
+	c.Cancel = func() error { return c.Process.Signal(syscall.SIGINT) }
+	stderr, err := c.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	c.Stdout = &out
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stderr)
+	var addr string
+	for addr == "" && lines.Scan() {
+		addr, _ = strings.CutPrefix(lines.Text(), "ready ")
+	}
+	if addr == "" {
+		t.Fatal("the sink did not say ready")
+	}
+	var rest bytes.Buffer
+	done := make(chan struct{})
+	go func() {
+		for lines.Scan() {
+			rest.WriteString(lines.Text() + "\n")
+		}
+		close(done)
+	}()
+	ca, err := os.ReadFile(certs.CA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	pair, err := tls.LoadX509KeyPair(certs.ClientCert, certs.ClientKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A 3.1.1 CONNECT of client "c", and the CONNACK that accepts it.
+	connect := []byte{0x10, 13, 0, 4, 'M', 'Q', 'T', 'T', 4, 2, 0, 60, 0, 1, 'c'}
+	var conns []*tls.Conn
+	for i := range 41 {
+		cfg := &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}
+		if i < 40 {
+			cfg.Certificates = []tls.Certificate{pair}
+		}
+		tc, err := tls.Dial("tcp", addr, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, tc)
+		_, err = tc.Write(connect)
+		var ack [4]byte
+		if err == nil {
+			_ = tc.SetReadDeadline(time.Now().Add(5 * time.Second))
+			_, err = io.ReadFull(tc, ack[:])
+		}
+		switch {
+		case i < 40 && (err != nil || ack != [4]byte{0x20, 2, 0, 0}):
+			t.Fatalf("client %d: CONNACK %v, %v", i, ack, err)
+		case i == 40 && (err == nil || !strings.Contains(err.Error(), "certificate required")):
+			t.Fatalf("a client without a certificate: %v, want refused (certificate required)", err)
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // a stats line with every connection counted
+	cancel()
+	<-done
+	_ = c.Wait()
+	for _, tc := range conns {
+		_ = tc.Close()
+	}
+	var last sink.Line
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var line sink.Line
+		if json.Unmarshal([]byte(l), &line) == nil && line.Connections > last.Connections {
+			last = line
+		}
+	}
+	if last.Connections != 40 || last.TLS.Handshakes != 40 || last.TLS.HandshakeFailures != 1 || last.Procs != 2 ||
+		len(last.ProcConnections) != 2 || last.ProcConnections[0] != 20 {
+		t.Errorf("stats at the most connections: %d open in %v, tls %+v, %d processes", last.Connections, last.ProcConnections, last.TLS, last.Procs)
+	}
+	if !strings.Contains(rest.String(), "tls          40 handshakes, 1 failed") || !strings.Contains(rest.String(), "over TLS 1.3 (mqtts, client certificates required)") {
+		t.Errorf("summary:\n%s", rest.String())
+	}
+
+	key, err := os.ReadFile(certs.ServerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sink", "--tls-cert", certs.ServerCert}, "--tls-cert " + certs.ServerCert + " needs --tls-key"},
+		{[]string{"sink", "--tls-cert", certs.ServerCert, "--tls-key", certs.ClientKey}, "--tls-key " + certs.ClientKey + " does not match the certificate"},
+		{[]string{"sink", "--tls-cert", certs.ServerKey, "--tls-key", certs.ServerKey}, "no PEM certificate"},
+		{[]string{"run", "quick-conn-100", "--sink-tls", "--no-check"}, "--sink-tls: the sink that --sink starts speaks mqtts with it; add --sink"},
+	} {
+		stderr, code := runRefused(t, nil, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "ready ") {
+			t.Errorf("%v: exit %d, want %d and %q:\n%s", tc.args, code, exitUsage, tc.want, stderr)
+		}
+		for _, l := range strings.Split(string(key), "\n") {
+			if len(l) > 16 && !strings.HasPrefix(l, "-----") && strings.Contains(stderr, l) {
+				t.Errorf("%v: the key shows in stderr", tc.args)
+			}
+		}
+	}
 }
