@@ -257,11 +257,15 @@ func (h *handler) tlsRecords(c gnet.Conn, s *session) gnet.Action {
 		_, _ = c.Discard(len(in))
 		in = t.raw
 	}
-	h.plain = append(h.plain[:0], t.cut...)
 	h.published = false
-	var n int
-	var err error
-	h.plain, n, err = t.rec.Open(h.plain, in)
+	// The plaintext goes to the loop's buffer, or after a cut packet's, which so grows in
+	// place rather than being copied at every read of a big packet.
+	inCut := len(t.cut) > 0
+	buf := h.plain[:0]
+	if inCut {
+		buf = t.cut
+	}
+	plain, n, err := t.rec.Open(buf, in)
 	cutRecord := len(in) - n
 	if fromRaw {
 		if t.raw = t.raw[:copy(t.raw, t.raw[n:])]; len(t.raw) == 0 {
@@ -270,13 +274,19 @@ func (h *handler) tlsRecords(c gnet.Conn, s *session) gnet.Action {
 	} else if n > 0 {
 		_, _ = c.Discard(n)
 	}
-	used, act := h.packets(s, h.plain)
+	used, act := h.packets(s, plain)
 	h.c.bytesIn.Add(uint64(used))
-	rest := h.plain[used:]
-	if act != gnet.None || len(rest) == 0 {
+	rest := plain[used:]
+	switch {
+	case act != gnet.None || len(rest) == 0:
 		t.cut = nil
-	} else {
-		t.cut = append(t.cut[:0], rest...)
+	case inCut:
+		t.cut = plain[:copy(plain, rest)]
+	default:
+		t.cut = append([]byte(nil), rest...)
+	}
+	if !inCut {
+		h.plain = plain[:0] // keep what it grew to
 	}
 	if err != nil && act == gnet.None {
 		h.tlsClosed(err)

@@ -90,13 +90,13 @@ func await(srv *sink.Server, ok func(st sink.Stats) bool) sink.Stats {
 }
 
 // TestTLSRelay relays over TLS at QoS 0, 1 and 2 in both versions, with payloads from
-// empty to several records long (up to 100 KB: the loop opens records that gnet's reads cut
+// empty to many records long (up to 900 KB: the loop opens records that gnet's reads cut
 // anywhere and packets that span records), each byte-exact, every acknowledgement counted.
 func TestTLSRelay(t *testing.T) {
 	certs := testbroker.NewCerts(t)
 	srv := startTLSSink(t, certs, "", sink.Config{})
 	tc := clientTLS(t, certs, "", "")
-	sizes := []int{0, 1, 100, 16 << 10, 16<<10 + 1, 100 << 10}
+	sizes := []int{0, 1, 100, 16 << 10, 16<<10 + 1, 100 << 10, 900 << 10}
 	var n uint64
 	for _, v := range versions {
 		sub := connectTLS(t, srv, v, "sub-"+v.String(), tc)
@@ -117,6 +117,9 @@ func TestTLSRelay(t *testing.T) {
 	st := srv.Stats()
 	if st.PublishInTotal() != n || st.RelayedTotal() != n || st.Acked != 2*n/3 || st.Unacked != 0 || st.Dropped.Total() != 0 {
 		t.Errorf("publish in %v, relayed %v, acked %d, unacked %d, dropped %+v; want %d each, %d acked", st.PublishIn, st.Relayed, st.Acked, st.Unacked, st.Dropped, n/3, 2*n/3)
+	}
+	if st.HeldBytes != 0 {
+		t.Errorf("held %d bytes after every packet was handled, want 0", st.HeldBytes)
 	}
 	if st.TLS.Handshakes != 4 || st.TLS.HandshakeFailures != 0 || st.Connected != 4 {
 		t.Errorf("tls %+v, connected %d: want 4 handshakes, none failed", st.TLS, st.Connected)
