@@ -395,3 +395,51 @@ func TestTLSHandshakeBounds(t *testing.T) {
 		t.Errorf("tls %+v: want at least 1 queued (the last may wait too), %d failed, 1 completed", st.TLS, sink.MaxHandshakes+1)
 	}
 }
+
+// TestTLSHeldBudget: over TLS, what a cut packet holds (its plaintext and the cut record)
+// counts against MaxHeld as over TCP: of three 5.0 clients each sending 900 KB of a 1 MB
+// PUBLISH to a sink with 2 MiB, two are held and the third is told DISCONNECT Quota exceeded
+// and closed (held_over); the first then completes its packet, which is relayed whole, and
+// its bytes are no longer held.
+func TestTLSHeldBudget(t *testing.T) {
+	certs := testbroker.NewCerts(t)
+	srv := startTLSSink(t, certs, "", sink.Config{MaxPacketSize: 1 << 20, MaxHeld: 2 << 20})
+	tc := clientTLS(t, certs, "", "")
+	sub := connectTLS(t, srv, codec.V5, "sub", tc)
+	sub.subscribe(0, "big")
+	payload := make([]byte, 1_000_000-16)
+	_, _ = rand.Read(payload)
+	pub := codec.AppendPublish(nil, &codec.Publish{Topic: []byte("big"), Payload: payload}, codec.V5)
+	const cut = 900_000
+	var cs []*raw
+	for i := range 3 {
+		c := connectTLS(t, srv, codec.V5, fmt.Sprint("cut", i), tc)
+		_, werr := c.nc.Write(pub[:cut]) // the third's fails if the sink closes it meanwhile
+		if i < 2 && werr != nil {
+			t.Fatal(werr)
+		}
+		cs = append(cs, c)
+		if i < 2 {
+			st := await(srv, func(st sink.Stats) bool { return st.HeldBytes >= int64((i+1)*cut) })
+			if st.HeldBytes < int64((i+1)*cut) || st.HeldBytes > int64((i+1)*(cut+16<<10+256)) {
+				t.Fatalf("client %d: held %d bytes, want %d and at most a record more each", i, st.HeldBytes, (i+1)*cut)
+			}
+		}
+	}
+	// The DISCONNECT is lost when the close resets a connection whose bytes were not all read.
+	if h, body, err := cs[2].read(5 * time.Second); err == nil {
+		var d codec.Disconnect
+		if h.Type != codec.TypeDisconnect || codec.DecodeDisconnect(body, codec.V5, &d) != nil || d.Reason != codec.ReasonQuotaExceeded {
+			t.Fatalf("the third client got %v %+v, want DISCONNECT Quota exceeded", h.Type, d)
+		}
+	}
+	if !cs[2].closed(5 * time.Second) {
+		t.Fatal("the third client stayed open")
+	}
+	cs[0].send(pub[cut:])
+	sub.expectPublish("big", 0, string(payload))
+	st := await(srv, func(st sink.Stats) bool { return st.HeldBytes < cut+16<<10+256 })
+	if st.HeldOver != 1 || st.HeldBytes < cut || st.HeldBytes > cut+16<<10+256 || st.Relayed[0] != 1 {
+		t.Errorf("held_over %d, held %d (want the second client's %d, within a record), relayed %v", st.HeldOver, st.HeldBytes, cut, st.Relayed)
+	}
+}
