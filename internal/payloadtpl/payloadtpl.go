@@ -452,7 +452,7 @@ func (t *Template) render(buf []byte, v *Vars) int {
 			x = digits8(uint32(u))
 		}
 		d := max(8-bits.TrailingZeros64(x|1<<56)>>3, s.prec+1) // the zeros before skipped
-		x = (x + zeros) >> (8 * (8 - d) & 63) // d is 1 to 8: & 63 spares the compiler's check
+		x = (x + zeros) >> (8 * (8 - d) & 63)                  // d is 1 to 8: & 63 spares the compiler's check
 		binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(base, w))[:], x)
 		if s.prec > 0 {
 			k := d - s.prec // digits before the point
