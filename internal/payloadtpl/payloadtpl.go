@@ -69,8 +69,12 @@ const headLen = 16
 
 // Template is a compiled payload template. It is immutable and safe for concurrent use.
 type Template struct {
-	src   string
-	segs  []seg
+	src  string
+	segs []seg
+	// tail is the literal text after the last placeholder (tailN bytes), written after
+	// the loop: a segment of its own took a pass of it.
+	tail  [headLen]byte
+	tailN int
 	fixed int // the largest rendering without the client id (a MarkLen mark)
 	nID   int // how many {{client_id}}
 	nMark int // how many {{mark}}
@@ -158,6 +162,10 @@ func Compile(src string) (*Template, error) {
 		}
 		t.add(rest[:i], s)
 		rest, off = rest[i+j+2:], off+i+j+2
+	}
+	if n := len(t.segs); n > 0 && t.segs[n-1].kind == kNone {
+		t.tail, t.tailN = t.segs[n-1].head, t.segs[n-1].litN
+		t.segs = t.segs[:n-1]
 	}
 	return t, nil
 }
@@ -461,7 +469,8 @@ func (t *Template) render(buf []byte, v *Vars) int {
 		}
 		w += d
 	}
-	return w
+	*(*[headLen]byte)(unsafe.Add(base, w)) = t.tail
+	return w + t.tailN
 }
 
 // alnum64 are the letters and digits, and two of them again to make 64: one per 6 bits.

@@ -61,7 +61,7 @@ func refAppend(t *Template, v *Vars) []byte {
 			b = append(b, v.Mark...)
 		}
 	}
-	return b
+	return append(b, t.tail[:t.tailN]...)
 }
 
 // refScaled appends n × 10^-prec with prec decimals: n's digits by strconv, zeros before
