@@ -428,11 +428,11 @@ func (t *Template) render(buf []byte, v *Vars) int {
 			continue
 		case kMark:
 			if len(v.Mark) == MarkLen { // 16 bytes a step, the last 16 again: a copy of more is a call
-				m := unsafe.Pointer(unsafe.SliceData(v.Mark))
-				for k := 0; k < MarkLen-16; k += 16 {
-					*(*[16]byte)(unsafe.Add(base, w+k)) = *(*[16]byte)(unsafe.Add(m, k))
-				}
-				*(*[16]byte)(unsafe.Add(base, w+MarkLen-16)) = *(*[16]byte)(unsafe.Add(m, MarkLen-16))
+				m, at := unsafe.Pointer(unsafe.SliceData(v.Mark)), unsafe.Add(base, w)
+				*(*[16]byte)(at) = *(*[16]byte)(m)
+				*(*[16]byte)(unsafe.Add(at, 16)) = *(*[16]byte)(unsafe.Add(m, 16))
+				*(*[16]byte)(unsafe.Add(at, 32)) = *(*[16]byte)(unsafe.Add(m, 32))
+				*(*[16]byte)(unsafe.Add(at, MarkLen-16)) = *(*[16]byte)(unsafe.Add(m, MarkLen-16))
 				w += MarkLen
 			} else {
 				w += copy(buf[w:], v.Mark)
