@@ -60,6 +60,8 @@ type seg struct {
 	a, n    int64         // kRandInt: a..a+n-1; kRandText: n
 	fa, fw  float64       // kRandFloat: fa + fw×[0,1), when grid is false
 	prec    int           // kRandFloat: decimals
+	dmin    int           // prec+1: the fewest digits a number takes
+	lim     uint64        // the numbers below it (of prec below 8) Append writes in one word
 	grid    bool          // kRandFloat: drawn as a + [0, n) units of 10^-prec instead
 	choices [][]byte      // kChoice, padded
 }
@@ -181,6 +183,10 @@ func (t *Template) add(lit string, s seg) {
 		lit = lit[headLen:]
 	}
 	s.litN = copy(s.head[:], lit)
+	s.dmin = s.prec + 1
+	if s.prec < 8 {
+		s.lim = 1e8
+	}
 	t.segs = append(t.segs, s)
 	switch s.kind {
 	case kClientID:
@@ -445,7 +451,7 @@ func (t *Template) render(buf []byte, v *Vars) int {
 		if n < 0 {
 			u = uint64(-n)
 		}
-		if u >= 1e8 || s.prec >= 8 {
+		if u >= s.lim {
 			w = putScaled(buf, w, n, s.prec)
 			continue
 		}
@@ -459,8 +465,8 @@ func (t *Template) render(buf []byte, v *Vars) int {
 		} else {
 			x = digits8(uint32(u))
 		}
-		d := max(8-bits.TrailingZeros64(x|1<<56)>>3, s.prec+1) // the zeros before skipped
-		x = (x + zeros) >> (8 * (8 - d) & 63)                  // d is 1 to 8: & 63 spares the compiler's check
+		d := max(8-bits.TrailingZeros64(x|1<<56)>>3, s.dmin) // the zeros before skipped
+		x = (x + zeros) >> (8 * (8 - d) & 63)                // d is 1 to 8: & 63 spares the compiler's check
 		binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(base, w))[:], x)
 		if s.prec > 0 {
 			k := d - s.prec // digits before the point
