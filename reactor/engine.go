@@ -85,6 +85,11 @@ type Config struct {
 	// HandshakeWorkers bounds the goroutines that run TCP connects, TLS handshakes and
 	// WebSocket upgrades for TLS and WebSocket brokers (default 4 per loop, at least 8).
 	HandshakeWorkers int
+	// TLSRecordLayer says what seals and opens the records of an established TLS
+	// connection: RecordLayerLoop ("" too), the loop itself for TLS 1.3 connections with a
+	// suite internal/tlsrec runs (others keep their tls.Conn), or RecordLayerTLSConn,
+	// crypto/tls's tls.Conn for every connection.
+	TLSRecordLayer string
 	// Marks makes receivers look for the text measurement mark (a payload template's
 	// {{mark}}, or a 5.0 User Property's) in a copy without the measurement header, as
 	// publishers that measure by mark or by User Property place it.
@@ -194,6 +199,11 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.ReconnectMax < cfg.ReconnectMin {
 		cfg.ReconnectMax = max(30*time.Second, cfg.ReconnectMin)
+	}
+	switch cfg.TLSRecordLayer {
+	case "", RecordLayerLoop, RecordLayerTLSConn:
+	default:
+		return nil, fmt.Errorf("TLS record layer %q: want %s or %s", cfg.TLSRecordLayer, RecordLayerLoop, RecordLayerTLSConn)
 	}
 	e := &Engine{cfg: cfg, allVerdicts: make(chan struct{}), maxPayload: max(cfg.MaxPayload, MeasuredSize+len(cfg.Payload), 64<<10)}
 	e.maxIn = cfg.MaxInbound
@@ -521,7 +531,10 @@ func (e *Engine) Stop() error {
 func classify(err error) (Cause, string) {
 	var ne net.Error
 	var oe *net.OpError
+	var re *recordError
 	switch {
+	case errors.As(err, &re): // the loop's TLS record layer refused a record
+		return re.cause(), err.Error()
 	case errors.As(err, &oe) && oe.Op == "remote error": // crypto/tls: the broker's TLS alert
 		return CauseTLS, err.Error()
 	case errors.Is(err, syscall.ECONNREFUSED):

@@ -303,7 +303,7 @@ func (l *loop) lost(s *session, err error) {
 		case t != nil && t.certAsked: // the broker's TLS refused a client without a certificate
 			cause = CauseTLS
 			ex += " (after the TLS handshake, in which the broker asked for a client certificate and none was given: give --cert and --key, or --client-ca and --client-ca-key)"
-		case t != nil && t.tls != nil:
+		case t != nil && t.secure():
 			ex += " (after the TLS handshake: a broker that requires a client certificate ends the connection here; give --cert and --key, or --client-ca and --client-ca-key)"
 		}
 		l.fail(s, cause, ex)

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mqblast/mqblast/internal/tlsrec"
 )
 
 // Transports: what TLS and WebSocket add to a connection. Plain TCP has none: its session
@@ -25,10 +27,16 @@ import (
 // The TLS handshake blocks (crypto/tls wants a blocking net.Conn), so the TCP connect and
 // the handshake of a TLS connection run on a bounded pool of goroutines
 // (Config.HandshakeWorkers), off the loop and out of its epoll set; the socket then comes
-// back to its loop, which drives the established connection itself: ciphertext read from
-// the socket is handed to the tls.Conn from memory (wireConn), and what it writes is
-// collected in memory for the loop's own write. The WebSocket upgrade is the loop's, like
-// the CONNECT: a request written, a response read (ws.go).
+// back to its loop, which drives the established connection itself. A TLS 1.3 connection
+// with a suite internal/tlsrec runs takes the loop's record layer: the handshake's key log
+// gave the job the two application traffic secrets, the handshake read no byte past its
+// last record, and the loop seals and opens the records itself (a tlsrec.Conn) from then
+// on; the tls.Conn reads along only until the CONNACK, for the session tickets that come
+// before it, and is then dropped with its configuration. Any other connection (TLS 1.2,
+// another suite, Config.TLSRecordLayer "tls.Conn") keeps its tls.Conn: ciphertext read from
+// the socket is handed to it from memory (wireConn), and what it writes is collected in
+// memory for the loop's own write. The WebSocket upgrade is the loop's, like the CONNECT:
+// a request written, a response read (ws.go).
 
 // Broker schemes.
 const (
@@ -140,11 +148,17 @@ func resolveTarget(s string) (target, error) {
 	return t, nil
 }
 
-// transport is the state TLS and WebSocket add to an established connection: 48 bytes and
-// the loop's slot pointer for WebSocket alone; TLS adds the tls.Conn (its buffers, the
-// shared parsed certificates).
+// transport is the state TLS and WebSocket add to an established connection: 88 bytes and
+// the loop's slot pointer for WebSocket alone; TLS adds the loop's record layer (a
+// tlsrec.Conn: keys and sequence numbers, its cipher state while the connection is busy)
+// or the tls.Conn (its buffers, the shared parsed certificates).
 type transport struct {
-	tls *tls.Conn // nil: no TLS
+	// tls is the tls.Conn of a connection that keeps it (nil: none). With rec set it is
+	// only the handshake's, read along until the CONNACK for the session tickets.
+	tls *tls.Conn
+	rec *tlsrec.Conn // the loop's record layer (nil: none)
+	// part is a record a read cut, kept until the rest of it comes (nil: none).
+	part []byte
 	// WebSocket (ws set): the frame being read, and a header or control payload cut by a
 	// read (buf; before the first read, bytes that came after the upgrade's response; once
 	// the frames ended, the close frame's status code or the invalid header).
@@ -157,7 +171,13 @@ type transport struct {
 	// certAsked: the broker asked for a client certificate in the TLS handshake, and the
 	// client had none to give.
 	certAsked bool
+	// warm: rec's cipher state is built and the transport is in loop.warm; used: rec
+	// sealed or opened since the loop's last sweep of loop.warm.
+	warm, used bool
 }
+
+// secure reports whether t is TLS.
+func (t *transport) secure() bool { return t.tls != nil || t.rec != nil }
 
 // transportOf returns s's transport (s.flags has sfTransport).
 func (l *loop) transportOf(s *session) *transport { return l.tr[s.slot] }
@@ -184,8 +204,14 @@ func (l *loop) wrap(t *transport, b []byte) []byte {
 	return l.seal(t, b)
 }
 
-// seal returns b as TLS records (b itself without TLS).
+// seal returns b as TLS records (b itself without TLS): records of up to 2^14 bytes of b
+// each, not one per packet.
 func (l *loop) seal(t *transport, b []byte) []byte {
+	if t.rec != nil {
+		l.touch(t)
+		l.wire = t.rec.Seal(l.wire[:0], b)
+		return l.wire
+	}
 	if t.tls == nil {
 		return b
 	}
@@ -212,7 +238,12 @@ func (l *loop) sendWrapped(s *session, b []byte) int {
 // none are whole yet or the connection ended (s.state is then stClosing).
 func (l *loop) unwrap(s *session, data []byte) []byte {
 	t := l.transportOf(s)
-	if t.tls != nil {
+	if t.rec != nil {
+		var ok bool
+		if data, ok = l.open(s, t, data); !ok {
+			return nil
+		}
+	} else if t.tls != nil {
 		wc := t.tls.NetConn().(*wireConn)
 		wc.in = data
 		l.wire = l.wire[:0]
@@ -275,9 +306,18 @@ func (wouldBlock) Temporary() bool { return true }
 // it blocks on the socket (poll(2)); once the connection is handed to its loop (mem set) it
 // reads the ciphertext of the loop's read (in) and appends what TLS writes to *out (the
 // loop's scratch), and the loop does the socket's I/O.
+//
+// Bounded, during the handshake, it reads no byte past the end of the record being read
+// (it parses the records' 5-byte headers): when the handshake is done, nothing of what
+// follows it is left inside the tls.Conn, and the loop's record layer takes the connection
+// at its first application record.
 type wireConn struct {
 	fd       int
 	mem      bool
+	bounded  bool
+	hn       uint8   // bytes of the record header in hdr
+	hdr      [5]byte // the header of the record being read
+	body     int     // bytes of its body still to read (0: a header is next)
 	in       []byte
 	out      *[]byte
 	e        *Engine
@@ -294,6 +334,14 @@ func (c *wireConn) Read(p []byte) (int, error) {
 		c.in = c.in[n:]
 		return n, nil
 	}
+	if c.bounded {
+		switch {
+		case c.body > 0:
+			p = p[:min(len(p), c.body)]
+		default:
+			p = p[:min(len(p), 5-int(c.hn))]
+		}
+	}
 	for {
 		n, err := unix.Read(c.fd, p)
 		switch {
@@ -309,13 +357,33 @@ func (c *wireConn) Read(p []byte) (int, error) {
 		case n == 0 && len(p) > 0:
 			return 0, errEOF
 		}
+		if c.bounded {
+			c.advance(p[:n])
+		}
 		return n, nil
 	}
 }
 
+// advance follows the records through b, bytes just read.
+func (c *wireConn) advance(b []byte) {
+	if c.body > 0 {
+		c.body -= len(b)
+		return
+	}
+	c.hn += uint8(copy(c.hdr[c.hn:], b))
+	if c.hn == 5 {
+		c.hn, c.body = 0, int(c.hdr[3])<<8|int(c.hdr[4])
+	}
+}
+
+// atRecordEnd reports whether the reads ended with a whole record.
+func (c *wireConn) atRecordEnd() bool { return c.hn == 0 && c.body == 0 }
+
 func (c *wireConn) Write(p []byte) (int, error) {
 	if c.mem {
-		*c.out = append(*c.out, p...)
+		if c.out != nil {
+			*c.out = append(*c.out, p...)
+		}
 		return len(p), nil
 	}
 	done := 0
@@ -396,6 +464,9 @@ type Handshake struct {
 	WebSocket time.Duration // the WebSocket upgrade, request to response (0: no WebSocket)
 	Resumed   bool          // the TLS session was resumed from a ticket
 	Version   uint16        // the TLS version (tls.VersionTLS12, tls.VersionTLS13)
+	// RecordLayer is what seals and opens the established connection's records:
+	// RecordLayerLoop or RecordLayerTLSConn ("" without TLS).
+	RecordLayer string
 	// ClientCert and ClientCertCPU are the time and the CPU time the client's own
 	// certificate took to make during the handshake (Config.ClientCerts; part of TLS and
 	// TLSCPU), Minted that it was minted, not read from files (0, false: none was made).
@@ -491,6 +562,12 @@ func (e *Engine) setUp(j *hsJob) {
 				return &tls.Certificate{}, nil // none, as without the callback
 			}
 		}
+		var kl *keyLog // the loop's record layer wants the traffic secrets
+		if e.cfg.TLSRecordLayer != RecordLayerTLSConn && cfg.KeyLogWriter == nil {
+			kl = &keyLog{}
+			cfg.KeyLogWriter, wc.bounded = kl, true
+			defer kl.zero()
+		}
 		c := tls.Client(wc, cfg)
 		start, cpu := time.Now(), threadCPU()
 		err := c.Handshake()
@@ -504,7 +581,17 @@ func (e *Engine) setUp(j *hsJob) {
 		}
 		st := c.ConnectionState()
 		j.hs.Resumed, j.hs.Version = st.DidResume, st.Version
-		t.tls = c
+		t.tls, j.hs.RecordLayer = c, RecordLayerTLSConn
+		if kl != nil && st.Version == tls.VersionTLS13 && tlsrec.Supported(st.CipherSuite) && wc.atRecordEnd() &&
+			len(kl.client) > 0 && len(kl.server) > 0 {
+			if rc, err := tlsrec.New(st.CipherSuite, tlsrec.Client, kl.client, kl.server); err == nil {
+				t.rec, j.hs.RecordLayer = rc, RecordLayerLoop
+				if cfg.ClientSessionCache == nil {
+					t.tls = nil // no tickets to keep: the tls.Conn has no more to do
+				}
+			}
+		}
+		wc.bounded = false
 	}
 	wc.mem = true
 	j.t = t
@@ -557,7 +644,7 @@ func (l *loop) handshaken(j *hsJob) {
 		return
 	}
 	t := j.t
-	if t.tls != nil {
+	if t.tls != nil && t.rec == nil {
 		t.tls.NetConn().(*wireConn).out = &l.wire
 	}
 	l.setTransport(s, t)

@@ -22,12 +22,21 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mqblast/mqblast/codec"
+	"github.com/mqblast/mqblast/internal/tlsrec"
 )
 
 // tlsPair returns a loop and a connected session over TLS whose socket is one end of a
 // stream socket pair, and the server's tls.Conn on the other end (handshake done the
-// way the engine does it: on a worker over a blocking wireConn, then handed to the loop).
+// way the engine does it: on a worker over a blocking wireConn, then handed to the loop),
+// the session keeping its tls.Conn.
 func tlsPair(t testing.TB, version byte) (*loop, *session, *tls.Conn, int) {
+	return tlsPairOn(t, version, RecordLayerTLSConn)
+}
+
+// tlsPairOn is tlsPair on the record layer given: RecordLayerLoop makes the handshake the
+// engine's for it (TLS 1.3, the key log, reads bounded by the records) and the session
+// takes a tlsrec.Conn alone, its handshake's tls.Conn dropped.
+func tlsPairOn(t testing.TB, version byte, layer string) (*loop, *session, *tls.Conn, int) {
 	t.Helper()
 	l, s, peer := testSession(t, version)
 	hs := httptest.NewUnstartedServer(nil) // only for its test certificate (127.0.0.1, example.com)
@@ -52,6 +61,11 @@ func tlsPair(t testing.TB, version byte) (*loop, *session, *tls.Conn, int) {
 	go func() { done <- srv.Handshake() }()
 	cfg := &tls.Config{RootCAs: roots, ServerName: "example.com", MinVersion: tls.VersionTLS12}
 	wc := &wireConn{fd: int(s.fd), e: l.e, deadline: time.Now().Add(10 * time.Second)}
+	var kl *keyLog
+	if layer == RecordLayerLoop {
+		kl = &keyLog{}
+		cfg.MinVersion, cfg.KeyLogWriter, wc.bounded = tls.VersionTLS13, kl, true
+	}
 	c := tls.Client(wc, cfg)
 	if err := c.Handshake(); err != nil {
 		t.Fatal(err)
@@ -59,8 +73,21 @@ func tlsPair(t testing.TB, version byte) (*loop, *session, *tls.Conn, int) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	wc.mem, wc.out = true, &l.wire
-	l.setTransport(s, &transport{tls: c})
+	if kl == nil {
+		wc.mem, wc.out = true, &l.wire
+		l.setTransport(s, &transport{tls: c})
+		return l, s, srv, peer
+	}
+	suite := c.ConnectionState().CipherSuite
+	if !wc.atRecordEnd() || !tlsrec.Supported(suite) {
+		t.Fatalf("handshake ended inside a record (%d header bytes, %d of the body to come), suite %x", wc.hn, wc.body, suite)
+	}
+	rc, err := tlsrec.New(suite, tlsrec.Client, kl.client, kl.server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kl.zero()
+	l.setTransport(s, &transport{rec: rc})
 	return l, s, srv, peer
 }
 

@@ -23,9 +23,12 @@ type hsObs struct {
 	tlsTime  time.Duration
 	tlsCPU   time.Duration
 	versions map[uint16]int
+	layers   map[string]int // TLS connections by record layer
 }
 
-func newHSObs() *hsObs { return &hsObs{countObs: newObs(), versions: map[uint16]int{}} }
+func newHSObs() *hsObs {
+	return &hsObs{countObs: newObs(), versions: map[uint16]int{}, layers: map[string]int{}}
+}
 
 func (o *hsObs) Handshake(_, _ int, h reactor.Handshake) {
 	o.hmu.Lock()
@@ -37,6 +40,7 @@ func (o *hsObs) Handshake(_, _ int, h reactor.Handshake) {
 		return
 	}
 	o.hs++
+	o.layers[h.RecordLayer]++
 	if h.Resumed {
 		o.resumed++
 	}
@@ -66,11 +70,13 @@ func tlsConf(t *testing.T, o reactor.TLSOptions) *tls.Config {
 // hold a keepalive and disconnect; TLS 1.2 and 1.3 both work, and the handshake is reported.
 func TestTransportsConnect(t *testing.T) {
 	m, certs := transportBroker(t, false)
-	for _, tc := range []struct{ name, url, version string }{
-		{"mqtts", "mqtts://" + m.TLSAddr, ""},
-		{"mqtts-1.2", "mqtts://" + m.TLSAddr, "1.2"},
-		{"ws", "ws://" + m.WSAddr + "/mqtt", ""},
-		{"wss", "wss://" + m.WSSAddr, ""},
+	for _, tc := range []struct{ name, url, version, layer string }{
+		{"mqtts", "mqtts://" + m.TLSAddr, "", ""},
+		{"mqtts-1.2", "mqtts://" + m.TLSAddr, "1.2", ""},
+		{"mqtts-tls.Conn", "mqtts://" + m.TLSAddr, "", reactor.RecordLayerTLSConn},
+		{"ws", "ws://" + m.WSAddr + "/mqtt", "", ""},
+		{"wss", "wss://" + m.WSSAddr, "", ""},
+		{"wss-tls.Conn", "wss://" + m.WSSAddr, "", reactor.RecordLayerTLSConn},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const n = 100
@@ -79,7 +85,8 @@ func TestTransportsConnect(t *testing.T) {
 			// 0.5 s margin) it closed 54 of 100 wss sessions once in CI ("TLS: EOF"), on a
 			// host busy with other packages' tests.
 			e := startEngine(t, reactor.Config{Brokers: []string{tc.url}, Clients: n, Client: specs(4, 2*time.Second, "", ""),
-				Observer: obs, TLS: tlsConf(t, reactor.TLSOptions{CAFile: certs.CA, Version: tc.version}), ConnectRate: 2000})
+				Observer: obs, TLS: tlsConf(t, reactor.TLSOptions{CAFile: certs.CA, Version: tc.version}), ConnectRate: 2000,
+				TLSRecordLayer: tc.layer})
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			if err := e.Connect(ctx, nil); err != nil || e.Open() != n {
@@ -112,6 +119,13 @@ func TestTransportsConnect(t *testing.T) {
 			}
 			if obs.versions[want] != n || obs.tlsTime <= 0 || obs.tlsCPU <= 0 {
 				t.Errorf("versions %v (want %d of %x), TLS time %v, CPU %v", obs.versions, n, want, obs.tlsTime, obs.tlsCPU)
+			}
+			layer := reactor.RecordLayerLoop // TLS 1.3 with Mosquitto's AES-GCM suite
+			if tc.version == "1.2" || tc.layer == reactor.RecordLayerTLSConn {
+				layer = reactor.RecordLayerTLSConn
+			}
+			if obs.layers[layer] != n || len(obs.layers) != 1 {
+				t.Errorf("record layers %v, want %d %s", obs.layers, n, layer)
 			}
 			t.Logf("TLS handshake: %v wall, %v CPU per connection", obs.tlsTime/n, obs.tlsCPU/n)
 		})
@@ -202,6 +216,11 @@ func TestTLSResumesOnReconnect(t *testing.T) {
 			if firstResumed != 0 || obs.hs < 2*n || obs.resumed < n {
 				t.Errorf("first connections resumed %d (want 0); %d handshakes, %d resumed; want %d resumed reconnects",
 					firstResumed, obs.hs, obs.resumed, n)
+			}
+			// TLS 1.3 connections run on the loop's record layer: the tickets came through the
+			// handshake's tls.Conn, which read along until the CONNACK.
+			if layer := map[string]string{"1.3": reactor.RecordLayerLoop, "1.2": reactor.RecordLayerTLSConn}[version]; obs.layers[layer] != obs.hs {
+				t.Errorf("record layers %v of %d handshakes, want all %s", obs.layers, obs.hs, layer)
 			}
 		})
 	}

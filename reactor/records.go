@@ -1,0 +1,231 @@
+package reactor
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"net"
+	"time"
+
+	"github.com/mqblast/mqblast/internal/tlsrec"
+)
+
+// The loop's TLS record layer: a TLS 1.3 connection's records sealed and opened by its loop
+// (internal/tlsrec) once crypto/tls has done the handshake, and the cipher state of idle
+// connections dropped.
+
+// Record layers, as the result names them (Handshake.RecordLayer).
+const (
+	RecordLayerLoop    = "loop"     // the loop seals and opens the records (internal/tlsrec)
+	RecordLayerTLSConn = "tls.Conn" // crypto/tls's tls.Conn does
+)
+
+// coldAfter is how often a loop sweeps its connections with a built cipher state: one that
+// sealed and opened nothing between two sweeps drops it (tlsrec.Conn.Release), so that an
+// idle connection keeps only its keys and sequence numbers, and rebuilds it with its next
+// record. A connection idle for coldAfter to twice that is released; one busy more often
+// than once per coldAfter never is.
+const coldAfter = time.Second
+
+// touch notes that t's record layer is about to seal or open: its cipher state is (re)built
+// and it joins the loop's sweep.
+func (l *loop) touch(t *transport) {
+	t.used = true
+	if !t.warm {
+		t.warm = true
+		l.warm = append(l.warm, t)
+	}
+}
+
+// sweep releases the cipher state of the transports in l.warm that sealed and opened
+// nothing since the last sweep, and the buffer of a record no longer cut.
+func (l *loop) sweep(now int64) {
+	if now < l.lastSweep+int64(coldAfter) {
+		return
+	}
+	l.lastSweep = now
+	kept := l.warm[:0]
+	for _, t := range l.warm {
+		if t.used {
+			t.used = false
+			kept = append(kept, t)
+			continue
+		}
+		t.warm = false
+		t.rec.Release()
+		if len(t.part) == 0 {
+			t.part = nil
+		}
+	}
+	clear(l.warm[len(kept):])
+	l.warm = kept
+}
+
+// open turns the ciphertext a read brought on s (data, in l.rbuf) into plaintext (in
+// l.plain): the whole records, after the rest of one an earlier read cut; a record cut by
+// this read is kept in t.part. Records the Conn owes the broker (a KeyUpdate's answer) go
+// out at once. ok is false when the connection ended (reported).
+func (l *loop) open(s *session, t *transport, data []byte) (plain []byte, ok bool) {
+	if t.tls != nil { // the handshake's tls.Conn reads along, for the session tickets
+		l.tickets(t, data)
+	}
+	l.touch(t)
+	plain = l.plain[:0]
+	var err error
+	for len(t.part) > 0 && len(data) > 0 && err == nil { // complete the cut record first
+		k := recordNeeds(t.part, len(data))
+		if k == 0 {
+			break
+		}
+		t.part = append(t.part, data[:k]...)
+		data = data[k:]
+		var n int
+		if plain, n, err = t.rec.Open(plain, t.part); err == nil && n > 0 {
+			t.part = t.part[:copy(t.part, t.part[n:])]
+		}
+	}
+	if err == nil && len(data) > 0 {
+		var n int
+		if plain, n, err = t.rec.Open(plain, data); err == nil && n < len(data) {
+			t.part = append(t.part, data[n:]...)
+		}
+	}
+	l.plain = plain[:0]
+	if err != nil {
+		t.part = nil
+		l.recordFailed(s, err)
+		return nil, false
+	}
+	if l.wire = t.rec.Pending(l.wire[:0]); len(l.wire) > 0 {
+		if l.sendRaw(s, l.wire) < 0 {
+			return nil, false
+		}
+	}
+	return plain, true
+}
+
+// recordNeeds returns how many of the next have bytes complete the cut record part (its
+// header first), at most have.
+func recordNeeds(part []byte, have int) int {
+	if len(part) < 5 {
+		return min(5-len(part), have)
+	}
+	return min(5+(int(part[3])<<8|int(part[4]))-len(part), have)
+}
+
+// tickets hands the ciphertext of a read before the CONNACK to the handshake's tls.Conn
+// too, which reads the same records as t.rec and keeps the session tickets among them
+// (in the client's session cache, for its reconnects); what it decrypts is not used, and
+// an error of its own only ends its part.
+func (l *loop) tickets(t *transport, data []byte) {
+	wc := t.tls.NetConn().(*wireConn)
+	wc.in, wc.out = data, nil // what it would write (an alert) is not sent: t.rec answers for the connection
+	if cap(l.plain) < 16<<10 {
+		l.plain = make([]byte, 0, 64<<10)
+	}
+	buf := l.plain[:cap(l.plain)]
+	for {
+		_, err := t.tls.Read(buf)
+		if errors.Is(err, errWouldBlock) {
+			break
+		}
+		if err != nil {
+			t.tls = nil
+			break
+		}
+	}
+	wc.in = nil
+}
+
+// dropHandshake lets go of the handshake's tls.Conn of s once its CONNACK is in: the loop's
+// record layer goes on alone.
+func (l *loop) dropHandshake(s *session) {
+	if s.flags&sfTransport == 0 {
+		return
+	}
+	if t := l.transportOf(s); t.rec != nil {
+		t.tls = nil
+	}
+}
+
+// recordFailed ends s on the record layer's error: the broker's close_notify as the broker
+// closing, its alert as crypto/tls reports one (tls_error), anything else by its reason.
+func (l *loop) recordFailed(s *session, err error) {
+	var re *tlsrec.Error
+	switch {
+	case !errors.As(err, &re):
+		l.lost(s, tlsError(err))
+	case re.Reason == tlsrec.ReasonClosed:
+		l.lost(s, nil)
+	case re.Reason == tlsrec.ReasonAlert:
+		l.lost(s, tlsError(&net.OpError{Op: "remote error", Err: alertError(re.Alert)}))
+	default:
+		l.lost(s, &recordError{re})
+	}
+}
+
+// alertError is a TLS alert as crypto/tls words it ("tls: bad certificate").
+type alertError string
+
+func (a alertError) Error() string { return "tls: " + string(a) }
+
+// recordError is a record the loop's record layer refused: a Cause of its own by reason.
+type recordError struct{ e *tlsrec.Error }
+
+func (r *recordError) Error() string { return "TLS record layer: " + r.e.Error() }
+func (r *recordError) Unwrap() error { return r.e }
+
+// cause is the Cause of r's reason.
+func (r *recordError) cause() Cause {
+	switch r.e.Reason {
+	case tlsrec.ReasonOverflow:
+		return CauseTLSRecordOverflow
+	case tlsrec.ReasonBadMAC:
+		return CauseTLSBadRecordMAC
+	case tlsrec.ReasonUnexpected:
+		return CauseTLSUnexpectedMessage
+	case tlsrec.ReasonDecode:
+		return CauseTLSDecodeError
+	case tlsrec.ReasonKeyUpdateStorm:
+		return CauseTLSKeyUpdateStorm
+	}
+	return CauseTLS
+}
+
+// keyLog is a connection's crypto/tls KeyLogWriter during its handshake: it keeps the two
+// TLS 1.3 application traffic secrets, in the handshake job's memory only, and nothing
+// else; the job zeroes them once the record layer has copied them.
+type keyLog struct {
+	client, server []byte
+}
+
+// Write takes one line of the NSS key log format, "LABEL CLIENT_RANDOM SECRET\n", both in
+// hex. crypto/tls builds the line for this call alone and drops it after: its secret's
+// digits are zeroed here, so that no copy of the secret outlives the handshake's garbage.
+func (k *keyLog) Write(line []byte) (int, error) {
+	label, rest, _ := bytes.Cut(line, []byte(" "))
+	var dst *[]byte
+	switch string(label) {
+	case "CLIENT_TRAFFIC_SECRET_0":
+		dst = &k.client
+	case "SERVER_TRAFFIC_SECRET_0":
+		dst = &k.server
+	}
+	_, secret, _ := bytes.Cut(rest, []byte(" "))
+	secret = bytes.TrimRight(secret, "\n")
+	if dst != nil {
+		b := make([]byte, hex.DecodedLen(len(secret)))
+		if n, err := hex.Decode(b, secret); err == nil {
+			*dst = b[:n]
+		}
+	}
+	clear(secret)
+	return len(line), nil
+}
+
+// zero overwrites the secrets.
+func (k *keyLog) zero() {
+	clear(k.client)
+	clear(k.server)
+	k.client, k.server = nil, nil
+}
