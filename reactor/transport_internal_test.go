@@ -65,6 +65,7 @@ func tlsPairOn(t testing.TB, version byte, layer string) (*loop, *session, *tls.
 	if layer == RecordLayerLoop {
 		kl = &keyLog{}
 		cfg.MinVersion, cfg.KeyLogWriter, wc.bounded = tls.VersionTLS13, kl, true
+		cfg.ClientSessionCache = tls.NewLRUClientSessionCache(1) // the broker sends tickets
 	}
 	c := tls.Client(wc, cfg)
 	if err := c.Handshake(); err != nil {
