@@ -72,6 +72,9 @@ func (l *loop) read(s *session) {
 		}
 		if s.state == stUpgrade {
 			l.upgradeResponse(s, data)
+			if l.recErr != nil {
+				l.recordEnd(s)
+			}
 			return
 		}
 	}
@@ -81,6 +84,10 @@ func (l *loop) read(s *session) {
 		data = s.io.in
 	}
 	used := l.traffic(s, data)
+	if l.recErr != nil { // the records ended in a bad one
+		l.recordEnd(s)
+		return
+	}
 	if s.state == stClosing {
 		return
 	}

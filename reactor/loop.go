@@ -152,6 +152,9 @@ type loop struct {
 	// sweep of lastSweep looked at (records.go).
 	warm      []*transport
 	lastSweep int64
+	// recErr is the error of the record that ended the records of the read being handled
+	// (nil: none); recordEnd takes it.
+	recErr error
 }
 
 // redialAt is a reconnect attempt waiting for its backoff to pass.

@@ -64,7 +64,9 @@ func (l *loop) sweep(now int64) {
 // open turns the ciphertext a read brought on s (data, in l.rbuf) into plaintext (in
 // l.plain): the whole records, after the rest of one an earlier read cut; a record cut by
 // this read is kept in t.part. Records the Conn owes the broker (a KeyUpdate's answer) go
-// out at once. ok is false when the connection ended (reported).
+// out at once. ok is false when the connection ended (reported). A record the Conn refuses
+// ends the connection once the plaintext before it is handled: its error waits in
+// l.recErr for recordEnd.
 func (l *loop) open(s *session, t *transport, data []byte) (plain []byte, ok bool) {
 	if t.tls != nil { // the handshake's tls.Conn reads along, for the session tickets
 		l.tickets(t, data)
@@ -91,10 +93,10 @@ func (l *loop) open(s *session, t *transport, data []byte) (plain []byte, ok boo
 		}
 	}
 	l.plain = plain[:0]
-	if err != nil {
+	if err != nil { // what came before the bad record is handled first (a CONNACK, messages)
 		t.part = nil
-		l.recordFailed(s, err)
-		return nil, false
+		l.recErr = err
+		return plain, true
 	}
 	if l.wire = t.rec.Pending(l.wire[:0]); len(l.wire) > 0 {
 		if l.sendRaw(s, l.wire) < 0 {
@@ -145,6 +147,16 @@ func (l *loop) dropHandshake(s *session) {
 	}
 	if t := l.transportOf(s); t.rec != nil {
 		t.tls = nil
+	}
+}
+
+// recordEnd ends s, whose read's records ended in l.recErr, once what came before it is
+// handled (unless that ended s already).
+func (l *loop) recordEnd(s *session) {
+	err := l.recErr
+	l.recErr = nil
+	if s.state != stClosing {
+		l.recordFailed(s, err)
 	}
 }
 

@@ -235,8 +235,18 @@ func (l *loop) sendWrapped(s *session, b []byte) int {
 }
 
 // unwrap turns what a read brought on s, which has a transport, into MQTT bytes: nil when
-// none are whole yet or the connection ended (s.state is then stClosing).
+// none are whole yet or the connection ended (s.state is then stClosing). When its records
+// ended in one the loop's record layer refused (l.recErr), the caller ends s with
+// recordEnd after handling them; with no MQTT bytes to handle, unwrap does.
 func (l *loop) unwrap(s *session, data []byte) []byte {
+	if data = l.unwrapped(s, data); data == nil && l.recErr != nil {
+		l.recordEnd(s)
+	}
+	return data
+}
+
+// unwrapped is unwrap but for the end of the records.
+func (l *loop) unwrapped(s *session, data []byte) []byte {
 	t := l.transportOf(s)
 	if t.rec != nil {
 		var ok bool
