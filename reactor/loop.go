@@ -150,7 +150,7 @@ type loop struct {
 
 	// warm are the transports whose record layer has its cipher state built, which the
 	// sweep of lastSweep looked at (records.go).
-	warm      []*transport
+	warm      []*secured
 	lastSweep int64
 	// recErr is the error of the record that ended the records of the read being handled
 	// (nil: none); recordEnd takes it.

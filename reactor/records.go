@@ -29,11 +29,11 @@ const coldAfter = time.Second
 
 // touch notes that t's record layer is about to seal or open: its cipher state is (re)built
 // and it joins the loop's sweep.
-func (l *loop) touch(t *transport) {
-	t.used = true
-	if !t.warm {
-		t.warm = true
-		l.warm = append(l.warm, t)
+func (l *loop) touch(r *secured) {
+	r.used = true
+	if !r.warm {
+		r.warm = true
+		l.warm = append(l.warm, r)
 	}
 }
 
@@ -45,20 +45,40 @@ func (l *loop) sweep(now int64) {
 	}
 	l.lastSweep = now
 	kept := l.warm[:0]
-	for _, t := range l.warm {
-		if t.used {
-			t.used = false
-			kept = append(kept, t)
+	for _, r := range l.warm {
+		if r.used {
+			r.used = false
+			kept = append(kept, r)
 			continue
 		}
-		t.warm = false
-		t.rec.Release()
-		if len(t.part) == 0 {
-			t.part = nil
-		}
+		r.cool()
 	}
 	clear(l.warm[len(kept):])
 	l.warm = kept
+}
+
+// cool drops r's cipher state, and its buffer of a cut record unless one is cut.
+func (r *secured) cool() {
+	r.warm, r.used = false, false
+	r.rec.Release()
+	if len(r.part) == 0 {
+		r.part = nil
+	}
+}
+
+// ReleaseIdle drops the cipher state of every connection on the loop's TLS record layer
+// at once, as the loops' sweep does for a connection idle past coldAfter; the next
+// record rebuilds it. A caller that reads the resident set of connections it holds idle
+// calls it first, so that it need not wait for the sweep.
+func (e *Engine) ReleaseIdle() {
+	e.OnLoops(func(i int) {
+		l := e.loops[i]
+		for _, r := range l.warm {
+			r.cool()
+		}
+		clear(l.warm)
+		l.warm = l.warm[:0]
+	})
 }
 
 // open turns the ciphertext a read brought on s (data, in l.rbuf) into plaintext (in
@@ -67,7 +87,7 @@ func (l *loop) sweep(now int64) {
 // out at once. ok is false when the connection ended (reported). A record the Conn refuses
 // ends the connection once the plaintext before it is handled: its error waits in
 // l.recErr for recordEnd.
-func (l *loop) open(s *session, t *transport, data []byte) (plain []byte, ok bool) {
+func (l *loop) open(s *session, t *secured, data []byte) (plain []byte, ok bool) {
 	if t.tls != nil { // the handshake's tls.Conn reads along, for the session tickets
 		l.tickets(t, data)
 	}
@@ -119,7 +139,7 @@ func recordNeeds(part []byte, have int) int {
 // too, which reads the same records as t.rec and keeps the session tickets among them
 // (in the client's session cache, for its reconnects); what it decrypts is not used, and
 // an error of its own only ends its part.
-func (l *loop) tickets(t *transport, data []byte) {
+func (l *loop) tickets(t *secured, data []byte) {
 	wc := t.tls.NetConn().(*wireConn)
 	wc.in, wc.out = data, nil // what it would write (an alert) is not sent: t.rec answers for the connection
 	if cap(l.plain) < 16<<10 {
@@ -145,8 +165,8 @@ func (l *loop) dropHandshake(s *session) {
 	if s.flags&sfTransport == 0 {
 		return
 	}
-	if t := l.transportOf(s); t.rec != nil {
-		t.tls = nil
+	if r := l.transportOf(s).sec; r != nil && r.rec != nil {
+		r.tls = nil
 	}
 }
 

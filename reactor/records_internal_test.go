@@ -19,7 +19,7 @@ import (
 // next record rebuilds; the buffer of a cut record goes with it once no record is cut.
 func TestTLSLoopReadPath(t *testing.T) {
 	l, s, srv, peer := tlsPairOn(t, 4, RecordLayerLoop)
-	tr := l.transportOf(s)
+	tr := l.transportOf(s).sec
 	if tr.tls != nil || tr.rec == nil {
 		t.Fatalf("transport keeps tls.Conn %v, record layer %v", tr.tls != nil, tr.rec != nil)
 	}

@@ -148,17 +148,13 @@ func resolveTarget(s string) (target, error) {
 	return t, nil
 }
 
-// transport is the state TLS and WebSocket add to an established connection: 88 bytes and
-// the loop's slot pointer for WebSocket alone; TLS adds the loop's record layer (a
-// tlsrec.Conn: keys and sequence numbers, its cipher state while the connection is busy)
-// or the tls.Conn (its buffers, the shared parsed certificates).
+// transport is the state TLS and WebSocket add to an established connection: 48 bytes and
+// the loop's slot pointer for WebSocket alone; TLS adds its secured (48 bytes) with the
+// loop's record layer (a tlsrec.Conn, 256 bytes: keys and sequence numbers, and its cipher
+// state while the connection is busy) or the tls.Conn (its buffers, the shared parsed
+// certificates).
 type transport struct {
-	// tls is the tls.Conn of a connection that keeps it (nil: none). With rec set it is
-	// only the handshake's, read along until the CONNACK for the session tickets.
-	tls *tls.Conn
-	rec *tlsrec.Conn // the loop's record layer (nil: none)
-	// part is a record a read cut, kept until the rest of it comes (nil: none).
-	part []byte
+	sec *secured // TLS (nil: none)
 	// WebSocket (ws set): the frame being read, and a header or control payload cut by a
 	// read (buf; before the first read, bytes that came after the upgrade's response; once
 	// the frames ended, the close frame's status code or the invalid header).
@@ -171,13 +167,24 @@ type transport struct {
 	// certAsked: the broker asked for a client certificate in the TLS handshake, and the
 	// client had none to give.
 	certAsked bool
+}
+
+// secured is what TLS adds to a transport: the loop's record layer, or a tls.Conn.
+type secured struct {
+	// tls is the tls.Conn of a connection that keeps it (nil: none). With rec set it is
+	// only the handshake's, read along until the CONNACK for the session tickets.
+	tls *tls.Conn
+	rec *tlsrec.Conn // the loop's record layer (nil: none)
+	// part is a record a read cut, kept until the rest of it comes (nil: none, or empty
+	// while the connection is warm).
+	part []byte
 	// warm: rec's cipher state is built and the transport is in loop.warm; used: rec
 	// sealed or opened since the loop's last sweep of loop.warm.
 	warm, used bool
 }
 
 // secure reports whether t is TLS.
-func (t *transport) secure() bool { return t.tls != nil || t.rec != nil }
+func (t *transport) secure() bool { return t.sec != nil }
 
 // transportOf returns s's transport (s.flags has sfTransport).
 func (l *loop) transportOf(s *session) *transport { return l.tr[s.slot] }
@@ -207,16 +214,17 @@ func (l *loop) wrap(t *transport, b []byte) []byte {
 // seal returns b as TLS records (b itself without TLS): records of up to 2^14 bytes of b
 // each, not one per packet.
 func (l *loop) seal(t *transport, b []byte) []byte {
-	if t.rec != nil {
-		l.touch(t)
-		l.wire = t.rec.Seal(l.wire[:0], b)
-		return l.wire
-	}
-	if t.tls == nil {
+	r := t.sec
+	if r == nil {
 		return b
 	}
+	if r.rec != nil {
+		l.touch(r)
+		l.wire = r.rec.Seal(l.wire[:0], b)
+		return l.wire
+	}
 	l.wire = l.wire[:0]
-	_, _ = t.tls.Write(b) // wireConn.Write appends to l.wire and cannot fail
+	_, _ = r.tls.Write(b) // wireConn.Write appends to l.wire and cannot fail
 	return l.wire
 }
 
@@ -248,13 +256,13 @@ func (l *loop) unwrap(s *session, data []byte) []byte {
 // unwrapped is unwrap but for the end of the records.
 func (l *loop) unwrapped(s *session, data []byte) []byte {
 	t := l.transportOf(s)
-	if t.rec != nil {
+	if r := t.sec; r != nil && r.rec != nil {
 		var ok bool
-		if data, ok = l.open(s, t, data); !ok {
+		if data, ok = l.open(s, r, data); !ok {
 			return nil
 		}
-	} else if t.tls != nil {
-		wc := t.tls.NetConn().(*wireConn)
+	} else if r != nil {
+		wc := r.tls.NetConn().(*wireConn)
 		wc.in = data
 		l.wire = l.wire[:0]
 		plain := l.plain[:0]
@@ -262,7 +270,7 @@ func (l *loop) unwrapped(s *session, data []byte) []byte {
 			if cap(plain)-len(plain) < 4096 {
 				plain = append(plain[:cap(plain)], make([]byte, 32<<10)...)[:len(plain)]
 			}
-			n, err := t.tls.Read(plain[len(plain):cap(plain)])
+			n, err := r.tls.Read(plain[len(plain):cap(plain)])
 			plain = plain[:len(plain)+n]
 			if errors.Is(err, errWouldBlock) {
 				break
@@ -591,13 +599,13 @@ func (e *Engine) setUp(j *hsJob) {
 		}
 		st := c.ConnectionState()
 		j.hs.Resumed, j.hs.Version = st.DidResume, st.Version
-		t.tls, j.hs.RecordLayer = c, RecordLayerTLSConn
+		t.sec, j.hs.RecordLayer = &secured{tls: c}, RecordLayerTLSConn
 		if kl != nil && st.Version == tls.VersionTLS13 && tlsrec.Supported(st.CipherSuite) && wc.atRecordEnd() &&
 			len(kl.client) > 0 && len(kl.server) > 0 {
 			if rc, err := tlsrec.New(st.CipherSuite, tlsrec.Client, kl.client, kl.server); err == nil {
-				t.rec, j.hs.RecordLayer = rc, RecordLayerLoop
+				t.sec.rec, j.hs.RecordLayer = rc, RecordLayerLoop
 				if cfg.ClientSessionCache == nil {
-					t.tls = nil // no tickets to keep: the tls.Conn has no more to do
+					t.sec.tls = nil // no tickets to keep: the tls.Conn has no more to do
 				}
 			}
 		}
@@ -654,8 +662,8 @@ func (l *loop) handshaken(j *hsJob) {
 		return
 	}
 	t := j.t
-	if t.tls != nil && t.rec == nil {
-		t.tls.NetConn().(*wireConn).out = &l.wire
+	if r := t.sec; r != nil && r.rec == nil {
+		r.tls.NetConn().(*wireConn).out = &l.wire
 	}
 	l.setTransport(s, t)
 	if o, ok := e.cfg.Observer.(HandshakeObserver); ok {

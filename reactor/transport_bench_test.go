@@ -174,7 +174,7 @@ func BenchmarkTLSRebuild(b *testing.B) {
 	for _, released := range []bool{false, true} {
 		b.Run(map[bool]string{false: "warm", true: "rebuilt"}[released], func(b *testing.B) {
 			l, s, _, _ := tlsPairOn(b, 4, RecordLayerLoop)
-			t := l.transportOf(s)
+			t := l.transportOf(s).sec
 			ping := codec.AppendPingreq(nil)
 			b.ReportAllocs()
 			cpu0 := processCPU()

@@ -76,7 +76,7 @@ func tlsPairOn(t testing.TB, version byte, layer string) (*loop, *session, *tls.
 	}
 	if kl == nil {
 		wc.mem, wc.out = true, &l.wire
-		l.setTransport(s, &transport{tls: c})
+		l.setTransport(s, &transport{sec: &secured{tls: c}})
 		return l, s, srv, peer
 	}
 	suite := c.ConnectionState().CipherSuite
@@ -88,7 +88,7 @@ func tlsPairOn(t testing.TB, version byte, layer string) (*loop, *session, *tls.
 		t.Fatal(err)
 	}
 	kl.zero()
-	l.setTransport(s, &transport{rec: rc})
+	l.setTransport(s, &transport{sec: &secured{rec: rc}})
 	return l, s, srv, peer
 }
 
@@ -99,7 +99,7 @@ func tlsPairOn(t testing.TB, version byte, layer string) (*loop, *session, *tls.
 // loop writes through it reaches the server.
 func TestTLSOverMemory(t *testing.T) {
 	l, s, srv, _ := tlsPair(t, 4)
-	c := l.transportOf(s).tls
+	c := l.transportOf(s).sec.tls
 	wc := c.NetConn().(*wireConn)
 	buf := make([]byte, 1<<10)
 	if n, err := c.Read(buf); n != 0 || !errors.Is(err, errWouldBlock) {

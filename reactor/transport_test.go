@@ -229,16 +229,19 @@ func TestTLSResumesOnReconnect(t *testing.T) {
 // TestIdleTransportHeap guards what an idle connection keeps on each transport: the live
 // heap after a GC per connection, as the difference between 1,500 and 500 connections held
 // (so that the loops' buffers and the handshake workers, fixed costs, cancel out). WebSocket
-// may add 64 bytes to plain TCP's (its 48-byte transport and the slot pointer), TLS keep
-// 20 KiB (the tls.Conn, its buffers and configuration, the client's session ticket).
+// may add 64 bytes to plain TCP's (its transport and the slot pointer); TLS on the loop's
+// record layer, idle past two sweeps (its cipher state released), 768 bytes more (the
+// record layer's keys and sequence numbers, the transport); TLS on tls.Conn 20 KiB (the
+// tls.Conn, its buffers and configuration, the client's session ticket).
 func TestIdleTransportHeap(t *testing.T) {
 	if testing.Short() {
-		t.Skip("6,000 connections to Mosquitto")
+		t.Skip("10,000 connections to Mosquitto")
 	}
 	m, certs := transportBroker(t, false)
-	held := func(url string, n int) int64 {
+	held := func(url, layer string, n int) int64 {
 		e, err := reactor.New(reactor.Config{Brokers: []string{url}, Clients: n, Client: specs(4, 0, "", ""),
-			Observer: reactor.NopObserver{}, TLS: tlsConf(t, reactor.TLSOptions{CAFile: certs.CA}), ConnectRate: 5000})
+			Observer: reactor.NopObserver{}, TLS: tlsConf(t, reactor.TLSOptions{CAFile: certs.CA}), ConnectRate: 5000,
+			TLSRecordLayer: layer})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -251,22 +254,29 @@ func TestIdleTransportHeap(t *testing.T) {
 		if err := e.Connect(ctx, nil); err != nil || e.Open() != int64(n) {
 			t.Fatalf("%s: connect: %v, open %d", url, err, e.Open())
 		}
-		time.Sleep(200 * time.Millisecond) // tickets and late packets in
+		time.Sleep(2500 * time.Millisecond) // tickets and late packets in; two sweeps of idle TLS connections
 		return liveHeap()
 	}
 	perConn := map[string]float64{}
-	for _, tc := range []struct{ name, url string }{
-		{"tcp", m.Addr}, {"ws", "ws://" + m.WSAddr + "/mqtt"}, {"mqtts", "mqtts://" + m.TLSAddr},
+	for _, tc := range []struct{ name, url, layer string }{
+		{"tcp", m.Addr, ""}, {"ws", "ws://" + m.WSAddr + "/mqtt", ""}, {"mqtts", "mqtts://" + m.TLSAddr, ""},
+		{"wss", "wss://" + m.WSSAddr + "/mqtt", ""}, {"mqtts-tls.Conn", "mqtts://" + m.TLSAddr, reactor.RecordLayerTLSConn},
 	} {
-		small := held(tc.url, 500)
-		perConn[tc.name] = float64(held(tc.url, 1500)-small) / 1000
+		small := held(tc.url, tc.layer, 500)
+		perConn[tc.name] = float64(held(tc.url, tc.layer, 1500)-small) / 1000
 	}
-	t.Logf("live heap per idle connection: tcp %.0f B, ws %.0f B, mqtts %.0f B", perConn["tcp"], perConn["ws"], perConn["mqtts"])
+	t.Logf("live heap per idle connection: tcp %.0f B, ws %.0f B, mqtts %.0f B, wss %.0f B (loop's record layer), mqtts on tls.Conn %.0f B",
+		perConn["tcp"], perConn["ws"], perConn["mqtts"], perConn["wss"], perConn["mqtts-tls.Conn"])
 	if d := perConn["ws"] - perConn["tcp"]; d > 64 {
 		t.Errorf("WebSocket adds %.0f B per idle connection, budget 64", d)
 	}
-	if perConn["mqtts"] > 20<<10 {
-		t.Errorf("TLS keeps %.0f B per idle connection, budget 20 KiB", perConn["mqtts"])
+	for _, tr := range []string{"mqtts", "wss"} {
+		if d := perConn[tr] - perConn["tcp"]; d > 768 {
+			t.Errorf("%s on the loop's record layer adds %.0f B per idle connection, budget 768", tr, d)
+		}
+	}
+	if perConn["mqtts-tls.Conn"] > 20<<10 {
+		t.Errorf("TLS on tls.Conn keeps %.0f B per idle connection, budget 20 KiB", perConn["mqtts-tls.Conn"])
 	}
 }
 
