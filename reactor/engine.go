@@ -137,6 +137,7 @@ type Engine struct {
 	brokers   []netip.AddrPort
 	targets   []target // by broker: scheme, host, path
 	tlsBase   *tls.Config
+	tlsSess   *sessionSlots // each client's TLS session, when the configuration brings no cache
 	hs        handshakers
 	portRange uint32 // IP_LOCAL_PORT_RANGE value (0: leave the kernel's)
 
@@ -229,7 +230,7 @@ func New(cfg Config) (*Engine, error) {
 			e.tlsBase = cfg.TLS.Clone()
 		}
 		if e.tlsBase.ClientSessionCache == nil {
-			e.tlsBase.ClientSessionCache = tls.NewLRUClientSessionCache(max(cfg.Clients, 64))
+			e.tlsSess = &sessionSlots{s: make([]sessionSlot, cfg.Clients)}
 		}
 		cacheVerification(e.tlsBase)
 	}

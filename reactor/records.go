@@ -2,9 +2,11 @@ package reactor
 
 import (
 	"bytes"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/mqblast/mqblast/internal/tlsrec"
@@ -260,4 +262,53 @@ func (k *keyLog) zero() {
 	clear(k.client)
 	clear(k.server)
 	k.client, k.server = nil, nil
+}
+
+// sessionSlots is the engine's own TLS session cache, when the configuration brings none:
+// each client's last session in a slice by client, where an LRU cache keeps a list element,
+// a map entry and a key string besides (some 150 bytes per idle connection).
+type sessionSlots struct {
+	mu sync.Mutex
+	s  []sessionSlot
+}
+
+type sessionSlot struct {
+	key string // crypto/tls's cache key: the server name or address
+	cs  *tls.ClientSessionState
+}
+
+// clientSlot is one client's view of the cache: its own session, never another client's.
+type clientSlot struct {
+	c      *sessionSlots
+	client int
+}
+
+func (k clientSlot) Get(key string) (*tls.ClientSessionState, bool) {
+	k.c.mu.Lock()
+	defer k.c.mu.Unlock()
+	if k.client < len(k.c.s) {
+		if e := k.c.s[k.client]; e.cs != nil && e.key == key {
+			return e.cs, true
+		}
+	}
+	return nil, false
+}
+
+func (k clientSlot) Put(key string, cs *tls.ClientSessionState) {
+	k.c.mu.Lock()
+	defer k.c.mu.Unlock()
+	if k.client >= len(k.c.s) {
+		return
+	}
+	e := &k.c.s[k.client]
+	switch {
+	case cs == nil: // crypto/tls forgets a session that did not resume
+		if e.key == key {
+			*e = sessionSlot{}
+		}
+	case e.key == key:
+		e.cs = cs // the key string kept is the one stored first
+	default:
+		*e = sessionSlot{key: key, cs: cs}
+	}
 }

@@ -183,6 +183,27 @@ type secured struct {
 	warm, used bool
 }
 
+// loopTLS is a transport on the loop's record layer in one object: what the connection
+// keeps for as long as it lives, made on its loop (packed), not among the handshake's
+// garbage on a worker, so that the objects of idle connections fill whole spans of the
+// heap instead of pinning spans the handshakes' garbage left mostly free.
+type loopTLS struct {
+	t   transport
+	sec secured
+	rec tlsrec.Conn
+}
+
+// packed returns t, whose secured has a record layer (no record sealed or opened yet),
+// as a loopTLS.
+func packed(t *transport) *transport {
+	r := t.sec
+	r.rec.Release() // none built yet: the copy shares nothing with the Conn it copies
+	o := &loopTLS{t: *t, sec: *r, rec: *r.rec}
+	o.sec.rec = &o.rec
+	o.t.sec = &o.sec
+	return &o.t
+}
+
 // secure reports whether t is TLS.
 func (t *transport) secure() bool { return t.sec != nil }
 
@@ -664,6 +685,8 @@ func (l *loop) handshaken(j *hsJob) {
 	t := j.t
 	if r := t.sec; r != nil && r.rec == nil {
 		r.tls.NetConn().(*wireConn).out = &l.wire
+	} else if r != nil {
+		t = packed(t)
 	}
 	l.setTransport(s, t)
 	if o, ok := e.cfg.Observer.(HandshakeObserver); ok {
@@ -720,7 +743,10 @@ func (e *Engine) clientTLS(tg *target, client int) *tls.Config {
 	if c.ServerName == "" {
 		c.ServerName = tg.host
 	}
-	if c.ClientSessionCache != nil {
+	switch {
+	case e.tlsSess != nil:
+		c.ClientSessionCache = clientSlot{c: e.tlsSess, client: client}
+	case c.ClientSessionCache != nil:
 		c.ClientSessionCache = clientCache{c: c.ClientSessionCache, prefix: strconv.Itoa(client) + "/"}
 	}
 	return c
