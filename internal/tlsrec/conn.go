@@ -63,7 +63,8 @@ const maxTicket = 4 + 4 + 1 + 255 + 2 + 65535 + 2 + 65534
 type Conn struct {
 	st *cipherState // nil after Release until the next Seal, Open or Pending
 
-	rd, wr half // read and write keys
+	rd, wr       half   // read and write keys
+	rdSeq, wrSeq uint64 // the next record's sequence number in each direction
 
 	tickets, kuIn, kuOut uint32
 
@@ -123,8 +124,8 @@ func (c *Conn) Release() { c.st = nil }
 // Seal appends plain to dst as application_data records (at most 2^14 bytes of plaintext
 // each, no padding); an empty plain appends nothing. A KeyUpdate the Conn owes the peer
 // (see Pending) goes first, and when the write key has sealed 2^24 records Seal updates it
-// (a KeyUpdate record before the data). 0 allocations once the cipher state is built and
-// dst has room.
+// (a KeyUpdate record before the data). plain must not overlap dst's spare capacity.
+// 0 allocations once the cipher state is built and dst has room.
 func (c *Conn) Seal(dst, plain []byte) []byte {
 	if len(plain) == 0 && !c.owe {
 		return dst
@@ -136,7 +137,7 @@ func (c *Conn) Seal(dst, plain []byte) []byte {
 	records := (len(plain) + maxPlain - 1) / maxPlain
 	dst = slices.Grow(dst, len(plain)+records*recordOver)
 	for len(plain) > 0 {
-		if c.wr.seq >= keyUpdateAfter {
+		if c.wrSeq >= keyUpdateAfter {
 			dst = c.sealKeyUpdate(dst, false)
 		}
 		chunk := plain[:min(len(plain), maxPlain)]
@@ -148,17 +149,26 @@ func (c *Conn) Seal(dst, plain []byte) []byte {
 
 // sealRecord appends one record of content type typ; the cipher state must be built.
 func (c *Conn) sealRecord(dst []byte, typ byte, content []byte) []byte {
-	l := len(content) + 1 + tagLen
+	return c.sealPadded(dst, typ, content, 0)
+}
+
+// sealPadded is sealRecord with pad zero bytes after the content type (RFC 8446 section
+// 5.4). The Conn never pads; tests do, as a peer may.
+func (c *Conn) sealPadded(dst []byte, typ byte, content []byte, pad int) []byte {
+	l := len(content) + 1 + pad + tagLen
 	dst = slices.Grow(dst, headerLen+l)
 	start := len(dst)
 	dst = append(dst, typeAppData, 3, 3, byte(l>>8), byte(l))
 	dst = append(dst, content...)
 	dst = append(dst, typ)
+	for range pad {
+		dst = append(dst, 0)
+	}
 	body := dst[start+headerLen:]
 	st := c.st
-	c.wr.nonce(&st.nonce)
+	c.wr.nonce(&st.nonce, c.wrSeq)
 	sealed := st.wr.Seal(body[:0], st.nonce[:], body, dst[start:start+headerLen])
-	c.wr.seq++
+	c.wrSeq++
 	return dst[:start+headerLen+len(sealed)]
 }
 
@@ -171,6 +181,7 @@ func (c *Conn) sealKeyUpdate(dst []byte, requestPeer bool) []byte {
 	}
 	dst = c.sealRecord(dst, typeHandshake, msg[:])
 	c.wr.next(c.suite)
+	c.wrSeq = 0
 	c.st.wr = c.wr.aead(c.suite)
 	c.kuOut++
 	c.owe = false
@@ -211,8 +222,8 @@ func (c *Conn) CloseNotify(dst []byte) []byte {
 // applied and, when the peer asked for one, our own KeyUpdate queued (Pending). An alert or
 // a protocol violation ends the connection: err is *Error; out and n still cover what was
 // good before it (n stops at the start of the record that ended it), and every later Open
-// returns the same error. in is not modified. 0 allocations once the cipher state is built
-// and dst has room.
+// returns the same error. in is not modified, and dst's spare capacity must not overlap it
+// (no decrypting in place). 0 allocations once the cipher state is built and dst has room.
 func (c *Conn) Open(dst, in []byte) (out []byte, n int, err error) {
 	if c.errCode != 0 {
 		return dst, 0, c.err()
@@ -238,14 +249,14 @@ func (c *Conn) Open(dst, in []byte) (out []byte, n int, err error) {
 			return dst, n, c.fail(codeBadMAC, 0)
 		}
 		st := c.state()
-		c.rd.nonce(&st.nonce)
+		c.rd.nonce(&st.nonce, c.rdSeq)
 		base := len(dst)
 		full, e := st.rd.Open(dst, st.nonce[:], rec[headerLen:headerLen+l], rec[:headerLen])
 		if e != nil {
 			return dst, n, c.fail(codeBadMAC, 0)
 		}
 		dst = full[:base]
-		c.rd.seq++
+		c.rdSeq++
 		if len(full)-base > maxInner {
 			return dst, n, c.fail(codeOverflow, 0)
 		}
@@ -344,6 +355,7 @@ func (c *Conn) handshake(p []byte) uint8 {
 				return codeStorm
 			}
 			c.rd.next(c.suite)
+			c.rdSeq = 0
 			c.st.rd = c.rd.aead(c.suite)
 			if req == 1 {
 				c.owe = true

@@ -62,23 +62,22 @@ func expandLabel(suite uint16, secret []byte, label string, length int) []byte {
 	return out
 }
 
-// half is one direction's keys: the current traffic secret (kept for KeyUpdate), the
-// AEAD key and IV derived from it, and the next record's sequence number.
+// half is one direction's keys: the current traffic secret (kept for KeyUpdate) and the
+// AEAD key and IV derived from it. Bytes only (its sequence number is the Conn's), so that
+// two of them pack without padding.
 type half struct {
 	secret [maxSecret]byte
 	key    [32]byte
 	iv     [12]byte
-	seq    uint64
 }
 
 // setSecret makes secret the direction's traffic secret and derives its key and IV
-// (RFC 8446 section 7.3); the sequence number starts again at 0.
+// (RFC 8446 section 7.3); the caller starts its sequence number again at 0.
 func (h *half) setSecret(suite uint16, secret []byte) {
 	hashLen, keyLen := suiteSizes(suite)
 	copy(h.secret[:hashLen], secret)
 	copy(h.key[:keyLen], expandLabel(suite, secret, "key", keyLen))
 	copy(h.iv[:], expandLabel(suite, secret, "iv", 12))
-	h.seq = 0
 }
 
 // next moves the direction to the next generation of traffic secret (RFC 8446 section
@@ -110,11 +109,10 @@ func (h *half) aead(suite uint16) cipher.AEAD {
 	return a
 }
 
-// nonce writes the per-record nonce (the IV XOR the 64-bit sequence number, left-padded,
-// RFC 8446 section 5.3) into n.
-func (h *half) nonce(n *[12]byte) {
+// nonce writes the nonce of the record with sequence number s (the IV XOR s, left-padded
+// to the IV's length, RFC 8446 section 5.3) into n.
+func (h *half) nonce(n *[12]byte, s uint64) {
 	*n = h.iv
-	s := h.seq
 	for i := 11; i >= 4; i-- {
 		n[i] ^= byte(s)
 		s >>= 8

@@ -10,9 +10,9 @@ import (
 	"testing"
 )
 
-// The application phase of RFC 8448 section 3 ("Simple 1-RTT Handshake", TLS_AES_128_GCM_SHA256),
-// copied from the RFC's text. The records authenticate only under the right keys, so a
-// wrong byte here fails the test rather than passing it.
+// The application phase of RFC 8448 section 3 ("Simple 1-RTT Handshake", TLS_AES_128_GCM_SHA256):
+// its secrets, keys, IVs and records as the RFC prints them. The records authenticate only
+// under the right keys, so a wrong byte here fails the test rather than passing it.
 var (
 	// {server} derive secret "tls13 c ap traffic" / "tls13 s ap traffic"
 	rfc8448ClientSecret = unhex("9e 40 64 6c e7 9a 7f 9d c0 5a f8 88 9b ce 65 52 87 5a fa 0b 06 df 00 87 f7 92 eb b7 c1 75 04 a5")
@@ -123,7 +123,7 @@ func TestRFC8448Server(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.wr.seq = 1 // the NewSessionTicket took sequence number 0
+	c.wrSeq = 1 // the NewSessionTicket took sequence number 0
 	if got := c.Seal(nil, rfc8448Payload()); !bytes.Equal(got, rfc8448ServerData) {
 		t.Errorf("Seal = %x\nRFC 8448 server record %x", got, rfc8448ServerData)
 	}

@@ -18,6 +18,7 @@ import (
 	_ "unsafe" // go:linkname, to choose crypto/tls's TLS 1.3 cipher suite
 
 	"github.com/mqblast/mqblast/internal/testcert"
+	"github.com/mqblast/mqblast/internal/tier"
 )
 
 // crypto/tls has no setting for the TLS 1.3 cipher suite (Config.CipherSuites applies to
@@ -152,7 +153,7 @@ func newPair(t *testing.T, suite uint16, side Side) *pair {
 
 	var recTLS *tls.Conn
 	var wrap *recordConn
-	if side == Client {
+	if p.side == Client {
 		wrap = &recordConn{Conn: cr}
 		recTLS, p.peer = tls.Client(wrap, clientCfg), tls.Server(sr, serverCfg)
 		p.raw, p.peerR = cr, sr
@@ -178,6 +179,17 @@ func newPair(t *testing.T, suite uint16, side Side) *pair {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// eachPair runs f as a subtest on a fresh pair for each suite and each side.
+func eachPair(t *testing.T, f func(t *testing.T, p *pair)) {
+	for _, s := range suites {
+		for _, side := range []Side{Client, Server} {
+			t.Run(s.name+"/"+[]string{"client", "server"}[side], func(t *testing.T) {
+				f(t, newPair(t, s.id, side))
+			})
+		}
+	}
 }
 
 // keylogSecret returns the secret of label from NSS key log lines.
@@ -223,10 +235,14 @@ func (p *pair) readN(t *testing.T, out []byte, n int) []byte {
 }
 
 // diffSizes is every plaintext size from 0 to 2^14, then a few that take several records.
+// The race detector's build (ten times slower here, and looking for races, not sizes) takes
+// every 13th size below 2^14-16 and each one above.
 func diffSizes() []int {
 	var s []int
 	for n := 0; n <= maxPlain; n++ {
-		s = append(s, n)
+		if !tier.Race || n%13 == 0 || n > maxPlain-16 {
+			s = append(s, n)
+		}
 	}
 	return append(s, maxPlain+1, 2*maxPlain, 2*maxPlain+1, 3*maxPlain+17, 100_000)
 }
@@ -240,84 +256,183 @@ func message(src []byte, m, size int) []byte {
 
 // TestDifferential drives crypto/tls's records with a Conn: for each suite and each side,
 // every plaintext size from 0 to 2^14 and some of several records, sealed by the Conn
-// and read by tls.Conn, then written by tls.Conn and opened by the Conn.
+// and read by tls.Conn, then written by tls.Conn and opened by the Conn. The Conn drops
+// its cipher state every 1,000 messages, as an idle connection does.
 func TestDifferential(t *testing.T) {
 	src := make([]byte, 256<<10)
 	rand.NewChaCha8([32]byte{46}).Read(src) //nolint:errcheck
 	sizes := diffSizes()
-	for _, s := range suites {
-		for _, side := range []Side{Client, Server} {
-			t.Run(s.name+"/"+[]string{"client", "server"}[side], func(t *testing.T) {
-				p := newPair(t, s.id, side)
-
-				// The Conn seals, crypto/tls reads.
-				werr := make(chan error, 1)
-				go func() {
-					var buf []byte
-					for m, size := range sizes {
-						buf = p.rec.Seal(buf[:0], message(src, m, size))
-						if _, err := p.raw.Write(buf); err != nil {
-							werr <- err
-							return
-						}
-					}
-					werr <- nil
-				}()
-				got := make([]byte, 128<<10)
-				for m, size := range sizes {
-					if _, err := io.ReadFull(p.peer, got[:size]); err != nil {
-						t.Fatalf("tls.Conn reading message %d (%d bytes): %v", m, size, err)
-					}
-					if !bytes.Equal(got[:size], message(src, m, size)) {
-						t.Fatalf("tls.Conn read message %d (%d bytes) wrong", m, size)
-					}
+	eachPair(t, func(t *testing.T, p *pair) {
+		// The Conn seals, crypto/tls reads.
+		werr := make(chan error, 1)
+		go func() {
+			var buf []byte
+			for m, size := range sizes {
+				if m%1000 == 999 {
+					p.rec.Release() // as an idle connection does; the next Seal rebuilds
 				}
-				if err := <-werr; err != nil {
-					t.Fatal(err)
+				buf = p.rec.Seal(buf[:0], message(src, m, size))
+				if _, err := p.raw.Write(buf); err != nil {
+					werr <- err
+					return
 				}
-
-				// crypto/tls writes, the Conn opens.
-				go func() {
-					for m, size := range sizes {
-						if _, err := p.peer.Write(message(src, m, size)); err != nil {
-							werr <- err
-							return
-						}
-					}
-					werr <- nil
-				}()
-				var out []byte
-				for m, size := range sizes {
-					out = p.readN(t, out, size)
-					if !bytes.Equal(out[:size], message(src, m, size)) {
-						t.Fatalf("Open: message %d (%d bytes) wrong", m, size)
-					}
-					out = out[:copy(out, out[size:])]
-				}
-				if err := <-werr; err != nil {
-					t.Fatal(err)
-				}
-				if len(out) != 0 {
-					t.Fatalf("Open: %d bytes past the last message", len(out))
-				}
-				want := Stats{}
-				if side == Client {
-					want.Tickets = 1 // crypto/tls's server sends one NewSessionTicket
-				}
-				if got := p.rec.Stats(); got != want {
-					t.Errorf("Stats = %+v, want %+v", got, want)
-				}
-
-				// crypto/tls closes: the Conn sees close_notify after all the data.
-				if err := p.peer.Close(); err != nil {
-					t.Fatal(err)
-				}
-				_, err := p.read(nil)
-				var e *Error
-				if !errors.As(err, &e) || e.Reason != ReasonClosed {
-					t.Fatalf("after tls.Conn.Close: %v, want %s", err, ReasonClosed)
-				}
-			})
+			}
+			werr <- nil
+		}()
+		got := make([]byte, 128<<10)
+		for m, size := range sizes {
+			if _, err := io.ReadFull(p.peer, got[:size]); err != nil {
+				t.Fatalf("tls.Conn reading message %d (%d bytes): %v", m, size, err)
+			}
+			if !bytes.Equal(got[:size], message(src, m, size)) {
+				t.Fatalf("tls.Conn read message %d (%d bytes) wrong", m, size)
+			}
 		}
+		if err := <-werr; err != nil {
+			t.Fatal(err)
+		}
+
+		// crypto/tls writes, the Conn opens.
+		go func() {
+			for m, size := range sizes {
+				if _, err := p.peer.Write(message(src, m, size)); err != nil {
+					werr <- err
+					return
+				}
+			}
+			werr <- nil
+		}()
+		var out []byte
+		for m, size := range sizes {
+			if m%1000 == 999 {
+				p.rec.Release()
+			}
+			out = p.readN(t, out, size)
+			if !bytes.Equal(out[:size], message(src, m, size)) {
+				t.Fatalf("Open: message %d (%d bytes) wrong", m, size)
+			}
+			out = out[:copy(out, out[size:])]
+		}
+		if err := <-werr; err != nil {
+			t.Fatal(err)
+		}
+		if len(out) != 0 {
+			t.Fatalf("Open: %d bytes past the last message", len(out))
+		}
+		want := Stats{}
+		if p.side == Client {
+			want.Tickets = 1 // crypto/tls's server sends one NewSessionTicket
+		}
+		if got := p.rec.Stats(); got != want {
+			t.Errorf("Stats = %+v, want %+v", got, want)
+		}
+
+		// crypto/tls closes: the Conn sees close_notify after all the data.
+		if err := p.peer.Close(); err != nil {
+			t.Fatal(err)
+		}
+		_, err := p.read(nil)
+		var e *Error
+		if !errors.As(err, &e) || e.Reason != ReasonClosed {
+			t.Fatalf("after tls.Conn.Close: %v, want %s", err, ReasonClosed)
+		}
+	})
+}
+
+// TestKeyUpdateTLS: the Conn's KeyUpdates against crypto/tls, both sides, each suite.
+// Asked to update (update_requested), crypto/tls updates its read key, answers with its
+// own KeyUpdate and moves its write key; the Conn applies the answer. Data flows both ways
+// after each of several rounds, and after a KeyUpdate that asks nothing.
+func TestKeyUpdateTLS(t *testing.T) {
+	eachPair(t, func(t *testing.T, p *pair) {
+		buf := make([]byte, 64)
+		for round := 1; round <= 3; round++ {
+			w := p.rec.KeyUpdate(nil, round != 2) // round 2 asks for nothing
+			w = p.rec.Seal(w, []byte("ping"))
+			if _, err := p.raw.Write(w); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.ReadFull(p.peer, buf[:4]); err != nil || string(buf[:4]) != "ping" {
+				t.Fatalf("round %d: tls.Conn read %q, %v", round, buf[:4], err)
+			}
+			if _, err := p.peer.Write([]byte("pong")); err != nil {
+				t.Fatal(err)
+			}
+			if out := p.readN(t, nil, 4); string(out) != "pong" {
+				t.Fatalf("round %d: Open gave %q", round, out)
+			}
+		}
+		want := Stats{KeyUpdatesOut: 3, KeyUpdatesIn: 2} // crypto/tls answered rounds 1 and 3
+		if p.side == Client {
+			want.Tickets = 1
+		}
+		if got := p.rec.Stats(); got != want {
+			t.Errorf("Stats = %+v, want %+v", got, want)
+		}
+	})
+}
+
+// TestKeyUpdateAnswerTLS: the Conn receives update_requested and its answer goes to
+// crypto/tls. crypto/tls never asks by itself, so the request is sealed under the peer's
+// own write key (the test holds both secrets) and written on the peer's socket as if the
+// peer had sent it; from then on the test speaks for the peer's writing direction, and
+// crypto/tls still reads everything the Conn sends, answer first.
+func TestKeyUpdateAnswerTLS(t *testing.T) {
+	eachPair(t, func(t *testing.T, p *pair) {
+		mirror, err := New(p.suite, 1-p.side, p.cs, p.ss) // writes as the peer does
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.side == Client {
+			mirror.wrSeq = 1 // crypto/tls's server sealed one ticket at 0
+		}
+		w := mirror.KeyUpdate(nil, true)
+		w = mirror.Seal(w, []byte("ping"))
+		if _, err := p.peerR.Write(w); err != nil {
+			t.Fatal(err)
+		}
+		if out := p.readN(t, nil, 4); string(out) != "ping" {
+			t.Fatalf("Open gave %q", out)
+		}
+		w = p.rec.Seal(nil, []byte("pong")) // the answer, then data under the new key
+		w = p.rec.Seal(w, []byte("pong"))
+		if _, err := p.raw.Write(w); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 8)
+		if _, err := io.ReadFull(p.peer, buf); err != nil || string(buf) != "pongpong" {
+			t.Fatalf("tls.Conn read %q, %v", buf, err)
+		}
+		w = mirror.Seal(nil, []byte("again"))
+		if _, err := p.peerR.Write(w); err != nil {
+			t.Fatal(err)
+		}
+		if out := p.readN(t, nil, 5); string(out) != "again" {
+			t.Fatalf("Open gave %q", out)
+		}
+		if got := p.rec.Stats(); got.KeyUpdatesIn != 1 || got.KeyUpdatesOut != 1 {
+			t.Errorf("Stats = %+v, want one KeyUpdate each way", got)
+		}
+	})
+}
+
+// TestAlertFromTLS: a record crypto/tls cannot authenticate makes it send bad_record_mac;
+// the Conn reports the alert by crypto/tls's name for it.
+func TestAlertFromTLS(t *testing.T) {
+	p := newPair(t, tls.TLS_AES_128_GCM_SHA256, Server)
+	w := p.rec.Seal(nil, []byte("tampered"))
+	w[len(w)-1] ^= 1
+	if _, err := p.raw.Write(w); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.peer.Read(make([]byte, 8)); err == nil {
+		t.Fatal("tls.Conn read a tampered record")
+	}
+	var err error
+	for err == nil {
+		_, err = p.read(nil)
+	}
+	if r, a := reasonOf(err); r != ReasonAlert || a != "bad record MAC" {
+		t.Fatalf("err %v, want %s %q", err, ReasonAlert, "bad record MAC")
 	}
 }
