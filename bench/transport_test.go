@@ -15,7 +15,14 @@ import (
 // runTLS runs s against broker (a URL) with the TLS configuration tc.
 func runTLS(t *testing.T, broker string, s *scenario.Scenario, tc reactor.TLSOptions) *result.Result {
 	t.Helper()
+	return runTLSOn(t, broker, s, tc, "")
+}
+
+// runTLSOn is runTLS on the TLS record layer given (reactor.Config.TLSRecordLayer).
+func runTLSOn(t *testing.T, broker string, s *scenario.Scenario, tc reactor.TLSOptions, layer string) *result.Result {
+	t.Helper()
 	r := testRunner(t, broker, s)
+	r.Engine.TLSRecordLayer = layer
 	var err error
 	if r.Engine.TLS, err = reactor.TLSConfig(tc); err != nil {
 		t.Fatal(err)
@@ -87,21 +94,9 @@ func TestTransportRuns(t *testing.T) {
 	// The old path, forced: every message accounted for the same way.
 	for _, tr := range []string{"mqtts", "wss"} {
 		t.Run(tr+"/tls.Conn/p2p/qos1", func(t *testing.T) {
-			r := testRunner(t, urls[tr], builtin(t, "quick-p2p-100", map[string]string{
+			res := runTLSOn(t, urls[tr], builtin(t, "quick-p2p-100", map[string]string{
 				"publishers.qos": "1", "subscribers.qos": "1", "publishers.client_count": "20", "subscribers.client_count": "20",
-				"parameters.duration_sec": "1s", "parameters.warmup_sec": "300ms"}))
-			var err error
-			if r.Engine.TLS, err = reactor.TLSConfig(tc); err != nil {
-				t.Fatal(err)
-			}
-			r.Engine.TLSRecordLayer = reactor.RecordLayerTLSConn
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			res, err := r.Run(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			audited(t, res)
+				"parameters.duration_sec": "1s", "parameters.warmup_sec": "300ms"}), tc, reactor.RecordLayerTLSConn)
 			msg := res.Messages
 			checkAccounts(t, msg)
 			if msg.Published == 0 || msg.Received != msg.Expected || msg.Lost != 0 || msg.Duplicated != 0 || msg.Acked != msg.Published {

@@ -2,7 +2,6 @@ package reactor
 
 import (
 	"bytes"
-	"errors"
 	"testing"
 	"time"
 
@@ -33,21 +32,7 @@ func TestTLSLoopReadPath(t *testing.T) {
 			_, _ = srv.Write(p[10:])
 		}
 	}()
-	var cipher []byte // the broker's records as they reach the client's socket
-	raw := make([]byte, 64<<10)
-	quiet := time.Now()
-	for len(cipher) < n*len(p) || time.Since(quiet) < 200*time.Millisecond {
-		k, err := unix.Read(int(s.fd), raw)
-		if errors.Is(err, unix.EAGAIN) {
-			time.Sleep(time.Millisecond)
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		cipher = append(cipher, raw[:k]...)
-		quiet = time.Now()
-	}
+	cipher := rawRecords(t, int(s.fd), n*len(p)) // the broker's records as they reach the client's socket
 	acks := make(chan int, 1)
 	go func() {
 		got, buf := 0, make([]byte, 4096)

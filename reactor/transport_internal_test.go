@@ -92,6 +92,28 @@ func tlsPairOn(t testing.TB, version byte, layer string) (*loop, *session, *tls.
 	return l, s, srv, peer
 }
 
+// rawRecords reads what reaches the client's socket fd raw, at least want bytes and until
+// nothing more comes for 200 ms: the broker's records as the client would read them.
+func rawRecords(t *testing.T, fd, want int) []byte {
+	t.Helper()
+	var cipher []byte
+	raw := make([]byte, 64<<10)
+	quiet := time.Now()
+	for len(cipher) < want || time.Since(quiet) < 200*time.Millisecond {
+		n, err := unix.Read(fd, raw)
+		if errors.Is(err, unix.EAGAIN) {
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		cipher = append(cipher, raw[:n]...)
+		quiet = time.Now()
+	}
+	return cipher
+}
+
 // TestTLSOverMemory pins what driving a tls.Conn from the loop relies on: when the
 // ciphertext of a read is used up, Read returns the temporary errWouldBlock and the
 // connection stays usable (crypto/tls keeps only permanent errors); a record cut across
@@ -107,21 +129,7 @@ func TestTLSOverMemory(t *testing.T) {
 	}
 	msg := bytes.Repeat([]byte("0123456789"), 300)
 	go func() { _, _ = srv.Write(msg) }()
-	var cipher []byte
-	raw := make([]byte, 64<<10)
-	quiet := time.Now()
-	for len(cipher) < len(msg) || time.Since(quiet) < 200*time.Millisecond {
-		n, err := unix.Read(int(s.fd), raw)
-		if errors.Is(err, unix.EAGAIN) {
-			time.Sleep(time.Millisecond)
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		cipher = append(cipher, raw[:n]...)
-		quiet = time.Now()
-	}
+	cipher := rawRecords(t, int(s.fd), len(msg))
 	ends := map[int]bool{} // the records' ends
 	for i := 0; i+5 <= len(cipher); {
 		i += 5 + (int(cipher[i+3])<<8 | int(cipher[i+4]))
