@@ -84,8 +84,9 @@ func (e *Engine) ReleaseIdle() {
 }
 
 // open turns the ciphertext a read brought on s (data, in l.rbuf) into plaintext (in
-// l.plain): the whole records, after the rest of one an earlier read cut; a record cut by
-// this read is kept in t.part. Records the Conn owes the broker (a KeyUpdate's answer) go
+// l.plain): the records kept in t.part first (those the handshake's reads took past its
+// end, a record an earlier read cut, completed), then data's; a record cut by this read is
+// kept in t.part. Records the Conn owes the broker (a KeyUpdate's answer) go
 // out at once. ok is false when the connection ended (reported). A record the Conn refuses
 // ends the connection once the plaintext before it is handled: its error waits in
 // l.recErr for recordEnd.
@@ -96,17 +97,18 @@ func (l *loop) open(s *session, t *secured, data []byte) (plain []byte, ok bool)
 	l.touch(t)
 	plain = l.plain[:0]
 	var err error
-	for len(t.part) > 0 && len(data) > 0 && err == nil { // complete the cut record first
+	for len(t.part) > 0 && err == nil { // the records kept first: whole ones, then the cut one completed
+		var n int
+		if plain, n, err = t.rec.Open(plain, t.part); err != nil {
+			break
+		}
+		t.part = t.part[:copy(t.part, t.part[n:])]
 		k := recordNeeds(t.part, len(data))
-		if k == 0 {
+		if len(t.part) == 0 || k == 0 {
 			break
 		}
 		t.part = append(t.part, data[:k]...)
 		data = data[k:]
-		var n int
-		if plain, n, err = t.rec.Open(plain, t.part); err == nil && n > 0 {
-			t.part = t.part[:copy(t.part, t.part[n:])]
-		}
 	}
 	if err == nil && len(data) > 0 {
 		var n int
@@ -129,7 +131,7 @@ func (l *loop) open(s *session, t *secured, data []byte) (plain []byte, ok bool)
 }
 
 // recordNeeds returns how many of the next have bytes complete the cut record part (its
-// header first), at most have.
+// header first; part holds less than a record), at most have.
 func recordNeeds(part []byte, have int) int {
 	if len(part) < 5 {
 		return min(5-len(part), have)

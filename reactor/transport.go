@@ -283,6 +283,9 @@ func (l *loop) unwrapped(s *session, data []byte) []byte {
 			return nil
 		}
 	} else if r != nil {
+		if len(r.part) > 0 { // what the handshake's reads took past its end comes first
+			data, r.part = append(r.part, data...), nil
+		}
 		wc := r.tls.NetConn().(*wireConn)
 		wc.in = data
 		l.wire = l.wire[:0]
@@ -357,6 +360,8 @@ type wireConn struct {
 	hn       uint8   // bytes of the record header in hdr
 	hdr      [5]byte // the header of the record being read
 	body     int     // bytes of its body still to read (0: a header is next)
+	ahead    *[]byte // bounded: what the socket gave and the reads have not, from off
+	off      int
 	in       []byte
 	out      *[]byte
 	e        *Engine
@@ -374,13 +379,13 @@ func (c *wireConn) Read(p []byte) (int, error) {
 		return n, nil
 	}
 	if c.bounded {
-		switch {
-		case c.body > 0:
-			p = p[:min(len(p), c.body)]
-		default:
-			p = p[:min(len(p), 5-int(c.hn))]
-		}
+		return c.readBounded(p)
 	}
+	return c.readSocket(p)
+}
+
+// readSocket reads what the socket has into p, waiting for it.
+func (c *wireConn) readSocket(p []byte) (int, error) {
 	for {
 		n, err := unix.Read(c.fd, p)
 		switch {
@@ -396,12 +401,57 @@ func (c *wireConn) Read(p []byte) (int, error) {
 		case n == 0 && len(p) > 0:
 			return 0, errEOF
 		}
-		if c.bounded {
-			c.advance(p[:n])
-		}
 		return n, nil
 	}
 }
+
+// readBounded reads into p no byte past the end of the record being read. The socket is
+// read as greedily as unbounded (one read for a flight of records), into c.ahead; what the
+// handshake left of it is the start of the connection's records (rest).
+func (c *wireConn) readBounded(p []byte) (int, error) {
+	if c.ahead == nil || len(*c.ahead) == 0 {
+		if c.ahead == nil {
+			c.ahead = aheadPool.Get().(*[]byte)
+		}
+		buf := (*c.ahead)[:cap(*c.ahead)]
+		n, err := c.readSocket(buf)
+		if err != nil {
+			return 0, err
+		}
+		*c.ahead = buf[:n]
+		c.off = 0
+	}
+	if c.body > 0 {
+		p = p[:min(len(p), c.body)]
+	} else {
+		p = p[:min(len(p), 5-int(c.hn))]
+	}
+	n := copy(p, (*c.ahead)[c.off:])
+	c.advance(p[:n])
+	if c.off += n; c.off == len(*c.ahead) {
+		*c.ahead = (*c.ahead)[:0]
+	}
+	return n, nil
+}
+
+// rest returns a copy of what the bounded reads took from the socket past the handshake's
+// last record (nil: nothing), and gives their buffer back.
+func (c *wireConn) rest() []byte {
+	if c.ahead == nil {
+		return nil
+	}
+	var r []byte
+	if c.off < len(*c.ahead) {
+		r = append(r, (*c.ahead)[c.off:]...)
+	}
+	*c.ahead = (*c.ahead)[:0]
+	aheadPool.Put(c.ahead)
+	c.ahead, c.off = nil, 0
+	return r
+}
+
+// aheadPool holds the handshakes' read buffers.
+var aheadPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
 // advance follows the records through b, bytes just read.
 func (c *wireConn) advance(b []byte) {
@@ -615,6 +665,7 @@ func (e *Engine) setUp(j *hsJob) {
 			j.hs.ClientCert, j.hs.ClientCertCPU, j.hs.Minted = made.ClientCert, made.ClientCertCPU, made.Minted
 		}
 		if err != nil {
+			wc.rest()
 			j.cause, j.err = CauseTLS, handshakeError(err, e.cfg.DialTimeout)
 			return
 		}
@@ -630,6 +681,7 @@ func (e *Engine) setUp(j *hsJob) {
 				}
 			}
 		}
+		t.sec.part = wc.rest() // the broker's first records (its tickets), read with the handshake's
 		wc.bounded = false
 	}
 	wc.mem = true
@@ -687,6 +739,9 @@ func (l *loop) handshaken(j *hsJob) {
 		r.tls.NetConn().(*wireConn).out = &l.wire
 	} else if r != nil {
 		t = packed(t)
+		if r = t.sec; len(r.part) > 0 && r.tls != nil { // the handshake's tls.Conn reads them too
+			l.tickets(r, r.part)
+		}
 	}
 	l.setTransport(s, t)
 	if o, ok := e.cfg.Observer.(HandshakeObserver); ok {

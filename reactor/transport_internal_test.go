@@ -88,7 +88,7 @@ func tlsPairOn(t testing.TB, version byte, layer string) (*loop, *session, *tls.
 		t.Fatal(err)
 	}
 	kl.zero()
-	l.setTransport(s, &transport{sec: &secured{rec: rc}})
+	l.setTransport(s, &transport{sec: &secured{rec: rc, part: wc.rest()}}) // the records read past the handshake with it
 	return l, s, srv, peer
 }
 
