@@ -5,16 +5,23 @@ import (
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/hkdf"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/sha512"
 	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"hash"
 	"io"
+	"math/big"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -38,12 +45,8 @@ type badBroker struct {
 	keyUpdates int
 }
 
-func startBadBroker(t *testing.T, certs *testbroker.Certs, modes []string) *badBroker {
+func startBadBroker(t *testing.T, cert tls.Certificate, modes []string) *badBroker {
 	t.Helper()
-	cert, err := tls.LoadX509KeyPair(certs.ServerCert, certs.ServerKey)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -247,8 +250,12 @@ func (r *rawSealer) seal(typ byte, content []byte) []byte {
 // broker asks for a KeyUpdate, answer it and keep their keepalive going.
 func TestTLSLoopBadRecords(t *testing.T) {
 	certs := testbroker.NewCerts(t)
+	cert, err := tls.LoadX509KeyPair(certs.ServerCert, certs.ServerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
 	modes := []string{"overflow", "good", "bad_mac", "good", "unexpected", "good", "storm", "good", "close", "good", "alert", "good"}
-	b := startBadBroker(t, certs, modes)
+	b := startBadBroker(t, cert, modes)
 	const rounds = 2
 	n := rounds * len(modes)
 	obs := newHSObs()
@@ -295,4 +302,47 @@ func TestTLSLoopBadRecords(t *testing.T) {
 	if b.keyUpdates < good {
 		t.Errorf("the clients answered %d KeyUpdates, want %d", b.keyUpdates, good)
 	}
+}
+
+// TestTLSExpiredCertificate: a broker whose certificate (signed by the CA given) expired
+// yesterday is refused in the handshake, with the default record layer as before: one
+// line naming the problem and what skips the check.
+func TestTLSExpiredCertificate(t *testing.T) {
+	certs := testbroker.NewCerts(t)
+	ca, err := tls.LoadX509KeyPair(certs.CA, certs.CAKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caCert, err := x509.ParseCertificate(ca.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "localhost"},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(-24 * time.Hour),
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, ca.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := startBadBroker(t, tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, []string{"good"})
+	obs := newHSObs()
+	e := startEngine(t, reactor.Config{Brokers: []string{"mqtts://" + b.ln.Addr().String()}, Clients: 3,
+		Client: specs(4, 0, "", ""), Observer: obs, TLS: tlsConf(t, reactor.TLSOptions{CAFile: certs.CA})})
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := e.Connect(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	ex := first(obs.examples)
+	if obs.connected != 0 || obs.failed[reactor.CauseTLS] != 3 || !strings.Contains(ex, "certificate has expired") ||
+		!strings.Contains(ex, "--insecure") || strings.Contains(ex, "\n") {
+		t.Errorf("expired certificate: connected %d, failed %v, %q", obs.connected, obs.failed, ex)
+	}
+	t.Logf("expired certificate: %s", ex)
 }
