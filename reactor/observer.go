@@ -19,7 +19,7 @@ const (
 	CauseClientLimit                // a packet over the client's own inbound limit (Config.MaxInbound)
 	CauseTLS                        // the TLS handshake failed (a certificate, a version, an alert), or the broker's TLS alert ended the connection
 	CauseWebSocket                  // the WebSocket upgrade failed, or the broker broke WebSocket's rules
-	// The loop's TLS record layer refused a record of the broker's (the connection ends):
+	// The loop's TLS record layer refused a record of the broker's, and the connection ended.
 	CauseTLSRecordOverflow    // a record over 2^14+256 bytes, or its plaintext over 2^14
 	CauseTLSBadRecordMAC      // a record that failed to authenticate
 	CauseTLSUnexpectedMessage // a message TLS 1.3 does not allow after the handshake
