@@ -120,6 +120,10 @@ bench-floor: build
 bench-1m: build
 	scripts/bench-1m.sh
 
+## bench-tls-sink: 300,000 mqtts connections held against mqblast sink --tls-cert --procs auto: client and sink RSS and CPU per connection, time to all connected, handshake rate (N, RATE, HOLD, RUNS; not CI)
+bench-tls-sink: build
+	scripts/bench-tls-sink.sh
+
 ## fleet-1m: a million clients of a mixed workload (idle fleet with a storm on mqblast sink, talkers, backend and commands on Mosquitto) beside a Connections-only million (N, TALKERS, DURATION, STORM_AT, HOLD, ROUNDS, RATE, TUNE; not CI)
 fleet-1m: build
 	scripts/fleet-1m.sh
@@ -181,4 +185,4 @@ study-brokers: build
 	@mkdir -p study-brokers
 	./bin/mqblast study brokers-edge --out study-brokers/brokers-edge
 	@echo "open study-brokers/brokers-edge/study.html"
-.PHONY: help demo image build bench-conn bench-conn-curve bench-tls bench-msg bench-floor bench-1m fleet-1m bench-fanout limit-check study-demo study-brokers test test-race test-unit test-integration test-timing race allocs fuzz bench lint check cross clean
+.PHONY: help demo image build bench-conn bench-conn-curve bench-tls bench-msg bench-floor bench-1m bench-tls-sink fleet-1m bench-fanout limit-check study-demo study-brokers test test-race test-unit test-integration test-timing race allocs fuzz bench lint check cross clean

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -50,6 +51,14 @@ type interopBroker struct {
 	// new connection's queue is a copy taken before the PUBREC was stored, written back
 	// over it), now and then under load.
 	qos2Again bool
+	// takeoverLoss: it may lose a kept session's QoS 1 or 2 message published while the
+	// session is being taken over, now and then under load: mochi 2.7.9 copies the old
+	// connection's in-flight messages to the new one and only then puts the new one in its
+	// client map, so a message routed to the client id in between goes to the old
+	// connection's in-flight set, which it then clears (a hook on its OnQosPublish saw each
+	// such message handed to a taken-over client, one for each copy the run counted lost).
+	// The run must count those copies lost, and nothing else may be missing.
+	takeoverLoss bool
 }
 
 var interopBrokers = []interopBroker{
@@ -58,7 +67,7 @@ var interopBrokers = []interopBroker{
 	{name: "rabbitmq", sub2: 1, puback2: true, start: func(t *testing.T) string { return testbroker.StartRabbitMQ(t).Addr }},
 	{name: "mosquitto", v5: true, sub2: 2, max5: 2, share: true,
 		start: func(t *testing.T) string { return testbroker.StartMosquitto(t, testbroker.Options{}).Addr }},
-	{name: "embedded", v5: true, sub2: 2, max5: 2, share: true, pidShared: true, start: func(t *testing.T) string {
+	{name: "embedded", v5: true, sub2: 2, max5: 2, share: true, pidShared: true, takeoverLoss: true, start: func(t *testing.T) string {
 		b, err := broker.Start("127.0.0.1:0", io.Discard)
 		if err != nil {
 			t.Fatal(err)
@@ -79,8 +88,9 @@ type interopCell struct {
 	qos   int
 	id    string // its client id prefix and topic root, unique in the test
 	sp    *Spec  // its run, the broker left out
-	// during runs while the run does (nil: nothing), given the broker's address.
-	during func(addr string) error
+	// during runs while the run does (nil: nothing), given the broker's address and the
+	// run going on.
+	during func(addr string, g *going) error
 	r      ran
 	err    error // of during
 }
@@ -148,7 +158,20 @@ func interopCells(b interopBroker, n *int) []*interopCell {
 				if v == "5" {
 					c.sp.Scenario.Set = append(c.sp.Scenario.Set, `subscribers.connect_properties=[{"name":"session_expiry_interval","value":300}]`)
 				}
-				c.during = takeOver(c.id+"s", 5, v, 1500*time.Millisecond)
+				takeover := takeOver(c.id+"s", 5, v, 500*time.Millisecond)
+				c.during = func(addr string, g *going) error {
+					// Once every client is connected and publishing began: the subscribers'
+					// sessions exist and hold their subscriptions (a take-over before that,
+					// when a loaded box starts the run late, finds no session to take).
+					deadline := time.Now().Add(15 * time.Second)
+					for p := g.progress(); !strings.Contains(p, "established 10/10") || !strings.Contains(p, "sent "); p = g.progress() {
+						if time.Now().After(deadline) {
+							return fmt.Errorf("the run had not connected its 10 clients and begun publishing within 15 s:\n%s", p)
+						}
+						time.Sleep(20 * time.Millisecond)
+					}
+					return takeover(addr)
+				}
 			}
 		}
 		id := next()
@@ -199,12 +222,13 @@ func TestInterop(t *testing.T) {
 					defer wg.Done()
 					sem <- struct{}{}
 					defer func() { <-sem }()
+					c.sp.Brokers = []string{addr}
+					g := goSpec(context.Background(), t, c.sp)
 					done := make(chan error, 1)
 					if c.during != nil {
-						go func() { done <- c.during(addr) }()
+						go func() { done <- c.during(addr, g) }()
 					}
-					c.sp.Brokers = []string{addr}
-					c.r = doSpec(t, c.sp)
+					c.r = g.wait()
 					if c.during != nil {
 						c.err = <-done
 					}
@@ -331,7 +355,18 @@ func checkInteropCell(t *testing.T, b interopBroker, c *interopCell) string {
 			dup -= x.Count
 		}
 	}
-	if m.Lost != 0 || dup != 0 || m.InFlightLost != 0 || m.InFlightAtEnd != 0 || m.UnsentTotal != 0 {
+	lost := m.Lost
+	if c.class == "session" && b.takeoverLoss && lost > 0 {
+		// Lost at the take-over by the broker: counted as lost (the document adds up, checked
+		// above), received + lost = expected, and no more than the copies due while the
+		// sessions changed hands can be (a second's worth of every stream).
+		if lost > m.Expected/4 || m.Received+lost != m.Expected {
+			t.Errorf("lost %d of %d expected, received %d: more than a take-over loses", lost, m.Expected, m.Received)
+		}
+		t.Logf("lost %d at the take-over: %s loses them by design", lost, b.name)
+		lost = 0
+	}
+	if lost != 0 || dup != 0 || m.InFlightLost != 0 || m.InFlightAtEnd != 0 || m.UnsentTotal != 0 {
 		t.Errorf("lost %d, duplicated %d, in flight lost %d, in flight at the end %d, unsent %v: %s",
 			m.Lost, m.Duplicated, m.InFlightLost, m.InFlightAtEnd, m.Unsent, out)
 	}
@@ -367,7 +402,7 @@ func checkInteropCell(t *testing.T, b interopBroker, c *interopCell) string {
 	switch {
 	case notShared && (m.Received != 0 || m.NotSharedCopies != m.Expected):
 		t.Errorf("a broker that does not share: received %d, not shared copies %d of %d expected", m.Received, m.NotSharedCopies, m.Expected)
-	case !notShared && m.Received != m.Expected:
+	case !notShared && m.Received+m.Lost-lost != m.Expected: // lost: 0, or the broker's take-over losses
 		t.Errorf("received %d of %d expected", m.Received, m.Expected)
 	}
 	if m.UnexpectedTotal != 0 && !notShared {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,6 +42,9 @@ type options struct {
 	// calibration run); SinkFlushDelay is its --flush-delay.
 	Sink           bool
 	SinkFlushDelay time.Duration
+	// SinkTLS has the sink speak mqtts with a certificate made for the run, which the
+	// clients trust (and no other CA).
+	SinkTLS bool
 	// BrokerPID and BrokerCgroup name the broker process or cgroup to sample (0, "": found
 	// when the broker is local).
 	BrokerPID    int
@@ -106,19 +110,30 @@ func execute(ctx context.Context, plan *scenario.Plan, o options) (*result.Resul
 	}
 	brokers := plan.Brokers()
 	embeddedPID := 0
+	var sinkCA *x509.CertPool
 	if o.Sink {
-		sc, err := sink.StartChild(o.exe, o.SinkFlushDelay, plan.Len())
+		start := sink.StartChild
+		if o.SinkTLS {
+			start = sink.StartChildTLS
+		}
+		sc, err := start(o.exe, o.SinkFlushDelay, plan.Len())
 		if err != nil {
 			return nil, err
 		}
 		defer sc.Stop()
 		how := "a child process"
+		if sc.TLS != nil {
+			how = "mqtts (TLS 1.3, a certificate made for this run) in a child process"
+		}
 		if sc.Procs {
-			how = "child processes (--procs auto: relaying only within each)"
+			how = strings.Replace(how, "a child process", "child processes (--procs auto: relaying only within each)", 1)
 		}
 		fmt.Fprintf(o.Log, "--sink: started mqblast sink on %s in %s: a calibration run, "+
 			"it measures this client host's own ceiling (the sink shares its CPU), not a broker\n", sc.Addr, how)
 		brokers, embeddedPID = []string{sc.Addr}, sc.Pid()
+		if sc.TLS != nil {
+			brokers, sinkCA = []string{"mqtts://" + sc.Addr}, sc.TLS.Pool
+		}
 	} else if len(brokers) == 0 {
 		b, err := startEmbeddedBroker(o.Log, o.exe)
 		if err != nil {
@@ -128,6 +143,9 @@ func execute(ctx context.Context, plan *scenario.Plan, o options) (*result.Resul
 		brokers, embeddedPID = []string{b.Addr}, b.Pid()
 	}
 	tlsConf, err := tlsConfig(tlsOptions(o.TLS), brokers)
+	if err == nil && sinkCA != nil {
+		tlsConf.RootCAs = sinkCA // the sink's certificate was made for this run
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@
 # BIND=127.0.0.2-127.0.0.41, ADDRS=40 (the count in BIND), PORT=18830 (the sink's),
 # SINK_ARGS (more flags for mqblast sink, e.g. "--max-connections 500000"), EXTRA (more
 # flags for mqblast run, e.g. "--set parameters.keep_alive_sec=30"),
+# SCHEME (the broker URL's scheme with its "://", e.g. mqtts:// with a TLS sink's SINK_ARGS),
 # TUNE=1 as root, else 0 (1: apply the fixes check prints with mqblast tune apply), OUT=results.
 # Small try: N=20000 RUNS=1 HOLD=10s make bench-1m
 set -euo pipefail
@@ -40,14 +41,14 @@ trap cleanup EXIT
 host_check 1m "$N"
 
 for r in $(seq 1 "$RUNS"); do
-  echo "== run $r/$RUNS: $N connections at $RATE/s over $BIND to mqblast sink --procs auto on 127.0.0.1:$PORT, hold $HOLD" >&2
+  echo "== run $r/$RUNS: $N connections at $RATE/s over $BIND to mqblast sink --procs auto on ${SCHEME:-}127.0.0.1:$PORT, hold $HOLD" >&2
   # shellcheck disable=SC2086 # SINK_ARGS is a list of flags
   sink_start "$OUT/1m-sink-$r" "$N" ${SINK_ARGS:-}
   sampler_start "$OUT/1m-kmem-$r.txt"
   code=0
   # shellcheck disable=SC2086 # EXTRA is a list of flags
   $BIN run singlenode-conn-tcp-1M-5K --set publishers.client_count="$N" --set parameters.connection_rate="$RATE" \
-    --broker "127.0.0.1:$PORT" --bind "$BIND" --procs auto --duration "$HOLD" --no-check \
+    --broker "${SCHEME:-}127.0.0.1:$PORT" --bind "$BIND" --procs auto --duration "$HOLD" --no-check \
     --out "$OUT/1m-run-$r.json" ${EXTRA:-} > "$OUT/1m-run-$r.txt" 2> "$OUT/1m-run-$r.err" || code=$?
   sampler_stop
   sink_stop

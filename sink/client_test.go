@@ -50,16 +50,50 @@ func dial(t testing.TB, srv *sink.Server, v codec.Version) *raw {
 func connect(t testing.TB, srv *sink.Server, v codec.Version, id string) *raw {
 	t.Helper()
 	c := dial(t, srv, v)
-	c.send(codec.AppendConnect(nil, &codec.Connect{ClientID: []byte(id), CleanStart: true, KeepAlive: 60}, v))
+	c.connect(id)
+	return c
+}
+
+// connect completes CONNECT/CONNACK as id.
+func (c *raw) connect(id string) {
+	c.t.Helper()
+	c.send(codec.AppendConnect(nil, &codec.Connect{ClientID: []byte(id), CleanStart: true, KeepAlive: 60}, c.v))
 	var ca codec.Connack
 	h, body := c.next()
 	if h.Type != codec.TypeConnack {
-		t.Fatalf("got %v, want CONNACK", h.Type)
+		c.t.Fatalf("got %v, want CONNACK", h.Type)
 	}
-	if err := codec.DecodeConnack(body, v, &ca); err != nil || ca.Reason != 0 {
-		t.Fatalf("CONNACK %+v: %v", ca, err)
+	if err := codec.DecodeConnack(body, c.v, &ca); err != nil || ca.Reason != 0 {
+		c.t.Fatalf("CONNACK %+v: %v", ca, err)
 	}
-	return c
+}
+
+// publishAcked publishes payload at qos and completes its acknowledgements.
+func (c *raw) publishAcked(topic string, qos codec.QoS, payload string) {
+	c.t.Helper()
+	id := c.publish(topic, qos, payload)
+	switch qos {
+	case 1:
+		c.expectAck(codec.TypePuback, id)
+	case 2:
+		c.expectAck(codec.TypePubrec, id)
+		c.ack(codec.TypePubrel, id)
+		c.expectAck(codec.TypePubcomp, id)
+	}
+}
+
+// receiveAcked reads one PUBLISH of payload at qos (expectPublish) and acknowledges it.
+func (c *raw) receiveAcked(topic string, qos codec.QoS, payload string) {
+	c.t.Helper()
+	p := c.expectPublish(topic, qos, payload)
+	switch qos {
+	case 1:
+		c.ack(codec.TypePuback, p.ID)
+	case 2:
+		c.ack(codec.TypePubrec, p.ID)
+		c.expectAck(codec.TypePubrel, p.ID)
+		c.ack(codec.TypePubcomp, p.ID)
+	}
 }
 
 func (c *raw) send(b []byte) {

@@ -3,14 +3,15 @@
 // can hold a million connections without a broker cluster (`mqblast sink`, `mqblast run
 // --sink`). It is not a broker: no retained messages, no sessions or persistence, no
 // authentication, no will messages, no keep-alive enforcement, no subscription identifiers.
-// It imports only codec, tuning, internal/child, internal/bytesize and internal/fail (and
-// gnet); never bench, reactor or scenario.
+// It imports only codec, tuning, internal/child, internal/bytesize, internal/fail and
+// internal/tlsrec (and gnet); never bench, reactor or scenario.
 //
 // It also owns the sink's processes and its verb: Serve runs one and reports its counters
 // as Lines, ServeProcs runs several on one port and sums theirs, Run chooses between the
 // two and prints the summary (WriteSummary), Main is `mqblast sink` (Flags: the verb's
 // settings, checked, and passed on to its children's command line), StartChild starts one
-// in a child process for a calibration run.
+// in a child process for a calibration run (StartChildTLS: over TLS, with a RunCert made for
+// the run).
 //
 // # What it speaks
 //
@@ -85,6 +86,41 @@
 // then poll every 20 µs; the handler passes through the scheduler every 5 ms instead, which
 // keeps sysmon's thread nearly asleep (make bench-fanout; docs/performance.md).
 //
+// # TLS
+//
+// With Config.TLS (`--tls-cert`, `--tls-key`; LoadTLS) every connection speaks MQTT over TLS
+// 1.3. gnet accepts it on the loop as over TCP (turns, MaxConnections and the counters
+// unchanged); the loop hands what the socket brings to a goroutine running crypto/tls's
+// server handshake over a net.Conn of the sink's own (hsConn), whose writes come back to the
+// loop as tasks, in order. At most MaxHandshakes run at once, the others queued in accept
+// order with their bytes kept (Stats.TLS.Queued), and each is bounded by HandshakeTimeout
+// and by 1 MiB of input (a client sending more before its handshake has ended is closed).
+// crypto/tls needs a blocking conn and cannot resume a handshake after a would-block, hence
+// the goroutine; it lives only for the handshake. Reads of that conn never go past the end
+// of the current record (its 5-byte header gives the length), so crypto/tls stops at the
+// handshake's last record; and session tickets are off, so the server sends nothing under
+// its traffic key during the handshake: both directions' application records start at
+// sequence number 0 when the loop takes over. The traffic secrets
+// (CLIENT_TRAFFIC_SECRET_0, SERVER_TRAFFIC_SECRET_0) come from a KeyLogWriter on the
+// connection's clone of the configuration, kept in memory only, copied into the record layer
+// and cleared; they are never written or logged.
+//
+// After the handshake the loop opens the records itself (internal/tlsrec, Server side) into
+// one plaintext buffer of the loop and handles the MQTT packets in it as over TCP; a cut
+// record stays in gnet's buffer and a cut packet's plaintext in the session, both counted as
+// held (MaxHeld). Replies and relayed copies are sealed into one write each. A record-layer
+// error (a bad MAC, an alert, close_notify, a record over 2^14+256 bytes, a KeyUpdate
+// storm) closes the connection and is counted by reason (Stats.TLS.Closed); a KeyUpdate
+// the client asks to be answered is sent before the next records. A connection with no
+// subscription whose read carried no PUBLISH (a CONNECT, a PINGREQ) drops its cipher state
+// and keeps its keys and sequence numbers only, rebuilt when it next speaks.
+//
+// TLS 1.2 and older are refused with the protocol_version alert: the loop runs the 1.3
+// record layer only. With Config.TLS.ClientCAs (`--tls-client-ca`) every client must present
+// a certificate one of those CAs signed; a client without one, or with another CA's, is
+// refused by crypto/tls with its alert (certificate required, unknown certificate
+// authority), a failed handshake and a refused connection in the counters.
+//
 // # Counters
 //
 // Stats: connections open, accepted, connected, refused (closed before a successful CONNACK),
@@ -92,7 +128,8 @@
 // QoS and those that matched nothing; copies relayed by QoS and dropped by cause;
 // acknowledged and outstanding QoS 1/2 copies; bytes in (every byte read: handled, or
 // dropped with its connection) and held now for packets not yet whole; bytes out; relay
-// writes; with Config.LockOSThread, the loop thread's CPU.
+// writes; with Config.LockOSThread, the loop thread's CPU; over TLS, handshakes completed,
+// failed and queued, and connections the record layer closed, by reason.
 // The loop adds to them per packet or per read, not per copy; Stats reads them from any
 // goroutine. Stats.Add sums processes (`mqblast sink --procs N --stats-json`).
 package sink

@@ -29,6 +29,9 @@ type Flags struct {
 	MaxHeld           string
 	FlushDelay        time.Duration
 	MaxConnections    int
+	TLSCert           string // the sink's certificate chain (PEM); with TLSKey, MQTT over TLS
+	TLSKey            string // its private key (PEM); the file is read, its content never shown
+	TLSClientCA       string // CAs a client certificate must be signed by; a client without one is refused
 	Child             bool   // one process of a parent's
 	Turn              string // a child's Turn
 }
@@ -71,6 +74,9 @@ func (f *Flags) Config() (Config, error) {
 	if err := CheckFlushDelay("--flush-delay", f.FlushDelay); err != nil {
 		return cfg, err
 	}
+	if cfg.TLS, err = LoadTLS(f.TLSCert, f.TLSKey, f.TLSClientCA); err != nil {
+		return cfg, err
+	}
 	if cfg.Turn, err = ParseTurn(f.Turn); err != nil {
 		return cfg, fmt.Errorf("--turn: %w", err)
 	}
@@ -84,7 +90,8 @@ func (f *Flags) args(listen string, turn Turn) []string {
 		"--interval", f.Interval.String(), "--receive-maximum", strconv.Itoa(f.ReceiveMaximum),
 		"--topic-alias-maximum", strconv.Itoa(f.TopicAliasMaximum), "--max-packet-size", f.MaxPacketSize,
 		"--max-output", f.MaxOutput, "--max-held", f.MaxHeld, "--flush-delay", f.FlushDelay.String(),
-		"--max-connections", strconv.Itoa(f.MaxConnections)}
+		"--max-connections", strconv.Itoa(f.MaxConnections),
+		"--tls-cert", f.TLSCert, "--tls-key", f.TLSKey, "--tls-client-ca", f.TLSClientCA}
 }
 
 // Main is `mqblast sink`: it checks f (a problem is of kind fail.ErrUsage and names the

@@ -47,6 +47,7 @@ type session struct {
 	inflight   uint16 // QoS 1/2 copies sent and not yet acknowledged
 	nextID     uint16
 	v          codec.Version
+	tls        *tlsState // a TLS connection's handshake or record layer; nil over TCP
 	connected  bool
 	dirty      bool // in handler.dirty
 	closed     bool
@@ -88,9 +89,15 @@ type handler struct {
 	unsub    codec.Unsubscribe
 	unsuback codec.Unsuback
 	disc     codec.Disconnect
-	out      []byte    // replies to the current read
-	enc      [2][]byte // the current PUBLISH encoded at QoS 0 for 3.1.1 and for 5.0 subscribers
-	idBuf    []byte
+	out      []byte // replies to the current read
+	plain    []byte // TLS: the plaintext of the current read's records
+	sealed   []byte // TLS: the records of the current write
+
+	published  bool       // the current read carried a PUBLISH (TLS: the cipher state is kept)
+	handshakes int        // TLS handshakes running, at most MaxHandshakes
+	hsQueue    []*session // TLS connections waiting for a handshake goroutine
+	enc        [2][]byte  // the current PUBLISH encoded at QoS 0 for 3.1.1 and for 5.0 subscribers
+	idBuf      []byte
 }
 
 type flushRunnable struct{ h *handler }
@@ -185,9 +192,13 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	if h.turnFD >= 0 && n >= int64(h.cfg.Turn.Fill) {
 		h.passTurn()
 	}
-	c.SetContext(&session{c: c})
+	s := &session{c: c}
+	c.SetContext(s)
 	if n > h.most {
 		return nil, gnet.Close
+	}
+	if h.cfg.TLS != nil {
+		h.startTLS(s)
 	}
 	return nil, gnet.None
 }
@@ -199,6 +210,9 @@ func (h *handler) OnClose(c gnet.Conn, _ error) gnet.Action {
 		return gnet.None
 	}
 	s.closed = true
+	if s.tls != nil && s.tls.pipe != nil {
+		_ = s.tls.pipe.Close() // the handshake's goroutine ends; its end is counted on the loop
+	}
 	if len(s.subs) > 0 {
 		h.t.removeAll(s)
 		h.c.subscriptions.Store(int64(h.t.count))
@@ -234,6 +248,9 @@ func (h *handler) hold(s *session, n int) {
 func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 	h.yield()
 	s := c.Context().(*session)
+	if s.tls != nil {
+		return h.tlsTraffic(c, s)
+	}
 	act := gnet.None
 	if in := c.InboundBuffered(); in < int(s.need) {
 		h.hold(s, in) // still cut: gnet keeps what it read
@@ -259,22 +276,7 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 // left at the end (s.need).
 func (h *handler) handle(c gnet.Conn, s *session) gnet.Action {
 	buf, _ := c.Peek(-1)
-	used := 0
-	act := gnet.None
-	for {
-		hd, body, n, err := codec.Split(buf[used:], h.cfg.MaxPacketSize)
-		if err == nil && n > 0 {
-			used += n
-			err = h.packet(s, hd, body)
-		}
-		if err != nil {
-			act = h.fail(s, err)
-			break
-		}
-		if n == 0 {
-			break
-		}
-	}
+	used, act := h.packets(s, buf)
 	if used > 0 {
 		_, _ = c.Discard(used)
 		h.c.bytesIn.Add(uint64(used))
@@ -286,6 +288,23 @@ func (h *handler) handle(c gnet.Conn, s *session) gnet.Action {
 		s.need = int32(n)
 	}
 	return act
+}
+
+// packets handles the whole packets at the start of buf and returns the bytes they took.
+func (h *handler) packets(s *session, buf []byte) (used int, act gnet.Action) {
+	for {
+		hd, body, n, err := codec.Split(buf[used:], h.cfg.MaxPacketSize)
+		if err == nil && n > 0 {
+			used += n
+			err = h.packet(s, hd, body)
+		}
+		if err != nil {
+			return used, h.fail(s, err)
+		}
+		if n == 0 {
+			return used, gnet.None
+		}
+	}
 }
 
 // fail closes s after err: a 5.0 client that has connected gets a DISCONNECT with the reason.
@@ -424,6 +443,7 @@ func (h *handler) handlePublish(s *session, hd codec.Header, body []byte) error 
 		}
 	}
 	h.c.publishIn[p.QoS].Add(1)
+	h.published = true
 	switch p.QoS {
 	case 1:
 		h.reply.ID = p.ID
@@ -563,7 +583,12 @@ func (h *handler) flush() {
 		}
 		bytes += uint64(len(s.out))
 		writes++
-		_, _ = s.c.Write(s.out) // gnet keeps what the socket did not take; on error it closes c
+		if s.tls != nil {
+			h.sealed = s.tls.rec.Seal(h.sealed[:0], s.out)
+			_, _ = s.c.Write(h.sealed)
+		} else {
+			_, _ = s.c.Write(s.out) // gnet keeps what the socket did not take; on error it closes c
+		}
 		if cap(s.out) > keepOutput {
 			s.out = nil
 		} else {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"runtime"
 	"strconv"
 	"sync"
@@ -238,13 +239,39 @@ type Child struct {
 	// Procs is true when it runs in several processes (--procs auto), which relay only
 	// among their own clients.
 	Procs bool
-	p     *child.Process
+	// TLS, for StartChildTLS, is the certificate the sink serves; the client trusts its Pool.
+	TLS *RunCert
+	p   *child.Process
+	dir string // the certificate's directory, removed by Stop
 }
 
 // StartChild starts `mqblast sink` in a child process on a free loopback port, with
 // flushDelay as its --flush-delay. A run of more connections than one process holds gets
 // `--procs auto`.
 func StartChild(exe string, flushDelay time.Duration, conns int) (*Child, error) {
+	return startChild(exe, flushDelay, conns, nil)
+}
+
+// StartChildTLS is StartChild for a run over TLS: the sink speaks mqtts with a RunCert
+// made for it (Child.TLS), in a directory of its own that Stop removes.
+func StartChildTLS(exe string, flushDelay time.Duration, conns int) (*Child, error) {
+	dir, err := os.MkdirTemp("", "mqblast-sink-tls-")
+	if err != nil {
+		return nil, err
+	}
+	rc, err := NewRunCert(dir)
+	if err == nil {
+		var c *Child
+		if c, err = startChild(exe, flushDelay, conns, rc); err == nil {
+			c.dir = dir
+			return c, nil
+		}
+	}
+	_ = os.RemoveAll(dir)
+	return nil, err
+}
+
+func startChild(exe string, flushDelay time.Duration, conns int, rc *RunCert) (*Child, error) {
 	args := []string{"sink", "--child", "--listen", "127.0.0.1:0", "--interval", "1h", "--flush-delay", flushDelay.String()}
 	var lim unix.Rlimit
 	many := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil && uint64(conns)+64 > lim.Max
@@ -253,6 +280,9 @@ func StartChild(exe string, flushDelay time.Duration, conns int) (*Child, error)
 		args = []string{"sink", "--procs", "auto", "--connections", strconv.Itoa(conns), "--listen", "127.0.0.1:0",
 			"--flush-delay", flushDelay.String()}
 		ready = child.Stderr
+	}
+	if rc != nil {
+		args = append(args, "--tls-cert", rc.CertFile, "--tls-key", rc.KeyFile)
 	}
 	p, err := child.Start(child.Spec{Name: "the sink", Exe: exe, Args: args, Output: ready, Signal: syscall.SIGTERM, Timeout: 15 * time.Second})
 	if err != nil {
@@ -267,11 +297,16 @@ func StartChild(exe string, flushDelay time.Duration, conns int) (*Child, error)
 		return nil, err
 	}
 	go func() { _, _ = io.Copy(io.Discard, p.Output) }()
-	return &Child{Addr: addr, Procs: many, p: p}, nil
+	return &Child{Addr: addr, Procs: many, TLS: rc, p: p}, nil
 }
 
 // Pid is the process id of the sink (of its parent with several processes).
 func (c *Child) Pid() int { return c.p.Pid() }
 
 // Stop stops the sink (SIGTERM, then SIGKILL after 15 s).
-func (c *Child) Stop() { c.p.Close() }
+func (c *Child) Stop() {
+	c.p.Close()
+	if c.dir != "" {
+		_ = os.RemoveAll(c.dir)
+	}
+}

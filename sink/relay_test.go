@@ -140,26 +140,9 @@ func TestRelayQoS(t *testing.T) {
 			}
 			pub := connect(t, srv, v, "pub")
 			for pq := range 3 {
-				id := pub.publish("q/x", codec.QoS(pq), fmt.Sprint("p", pq))
-				switch pq {
-				case 1:
-					pub.expectAck(codec.TypePuback, id)
-				case 2:
-					pub.expectAck(codec.TypePubrec, id)
-					pub.ack(codec.TypePubrel, id)
-					pub.expectAck(codec.TypePubcomp, id)
-				}
+				pub.publishAcked("q/x", codec.QoS(pq), fmt.Sprint("p", pq))
 				for sq, c := range subs {
-					dq := codec.QoS(min(pq, sq))
-					p := c.expectPublish("q/x", dq, fmt.Sprint("p", pq))
-					switch dq {
-					case 1:
-						c.ack(codec.TypePuback, p.ID)
-					case 2:
-						c.ack(codec.TypePubrec, p.ID)
-						c.expectAck(codec.TypePubrel, p.ID)
-						c.ack(codec.TypePubcomp, p.ID)
-					}
+					c.receiveAcked("q/x", codec.QoS(min(pq, sq)), fmt.Sprint("p", pq))
 				}
 			}
 			for _, c := range subs {

@@ -50,7 +50,7 @@ func Run(ctx context.Context, cfg Config, o RunOptions) error {
 	} else {
 		so.Ready = func(addr string) {
 			fmt.Fprintf(o.Stderr, "ready %s\n", addr)
-			fmt.Fprintf(o.Stderr, "mqblast sink: an instrument, not a broker (no retained messages, sessions or authentication); relaying on %s in 1 process, Ctrl-C prints the counters\n", addr)
+			fmt.Fprintf(o.Stderr, "mqblast sink: an instrument, not a broker (no retained messages, sessions or authentication); relaying on %s%s in 1 process, Ctrl-C prints the counters\n", addr, overTLS(cfg))
 		}
 	}
 	final, err := Serve(ctx, cfg, so)
@@ -76,6 +76,11 @@ func WriteSummary(w io.Writer, l *Line) {
 	fmt.Fprintf(w, "  dropped      %d (output_full %d, too_large %d, receive_maximum %d)\n",
 		s.Dropped.Total(), s.Dropped.OutputFull, s.Dropped.TooLarge, s.Dropped.ReceiveMaximum)
 	fmt.Fprintf(w, "  bytes        in %d, out %d, held now for packets not yet whole %d\n", s.BytesIn, s.BytesOut, s.HeldBytes)
+	if t := &s.TLS; *t != (TLSStats{}) {
+		c := &t.Closed
+		fmt.Fprintf(w, "  tls          %d handshakes, %d failed, %d queued; closed by the record layer %d (close_notify %d, alert %d, record_overflow %d, bad_record_mac %d, unexpected_message %d, decode_error %d, key_update_storm %d)\n",
+			t.Handshakes, t.HandshakeFailures, t.Queued, c.Total(), c.CloseNotify, c.Alert, c.RecordOverflow, c.BadRecordMAC, c.Unexpected, c.DecodeError, c.KeyUpdateStorm)
+	}
 	if n := s.RelayedTotal(); n > 0 {
 		fmt.Fprintf(w, "  cpu per relayed message %.3f µs\n", l.CPUS*1e6/float64(n))
 	}
@@ -87,7 +92,7 @@ func runParent(ctx context.Context, cfg Config, o RunOptions) error {
 		Fill: (o.Connections + o.Procs - 1) / o.Procs,
 		Ready: func(addr string) {
 			fmt.Fprintf(o.Stderr, "ready %s\n", addr)
-			fmt.Fprintf(o.Stderr, "mqblast sink: an instrument, not a broker; %d processes on %s (SO_REUSEPORT), relaying only within each process; Ctrl-C prints the summed counters\n", o.Procs, addr)
+			fmt.Fprintf(o.Stderr, "mqblast sink: an instrument, not a broker; %d processes on %s%s (SO_REUSEPORT), relaying only within each process; Ctrl-C prints the summed counters\n", o.Procs, addr, overTLS(cfg))
 		}}
 	if o.StatsJSON {
 		po.Lines = o.Stdout
@@ -182,4 +187,15 @@ func CheckMaxConnections(n int) error {
 			"so it would never refuse one: give at most %d, or raise the hard limit (mqblast tune apply)", n, per, per)
 	}
 	return nil
+}
+
+// overTLS says so when the sink speaks TLS.
+func overTLS(cfg Config) string {
+	if cfg.TLS == nil {
+		return ""
+	}
+	if cfg.TLS.ClientCAs != nil {
+		return " over TLS 1.3 (mqtts, client certificates required)"
+	}
+	return " over TLS 1.3 (mqtts)"
 }

@@ -2,6 +2,7 @@ package sink
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -73,6 +74,10 @@ type Config struct {
 	FlushDelay time.Duration
 	// LockOSThread pins the event loop to an OS thread; on Linux Stats then reports its CPU time.
 	LockOSThread bool
+	// TLS, when not nil, makes the sink speak MQTT over TLS 1.3 (LoadTLS builds it): each
+	// handshake runs in a goroutine off the event loop, then the loop opens and seals the
+	// connection's records itself.
+	TLS *tls.Config
 	// Turn, with Procs above 1, makes this process one of a --procs parent's that take the
 	// port's new connections in turns (Linux).
 	Turn Turn

@@ -30,6 +30,44 @@ type Stats struct {
 	LoopCPU time.Duration `json:"loop_cpu_ns"`
 	// Procs is the number of processes summed into these figures (1 for one Server).
 	Procs int `json:"procs"`
+	// TLS counts the handshakes and the record layer's ends (a TLS sink only).
+	TLS TLSStats `json:"tls,omitzero"`
+}
+
+// TLSStats are a TLS sink's own counters.
+type TLSStats struct {
+	Handshakes uint64 `json:"handshakes"` // completed: the loop runs the connection's records
+	// HandshakeFailures: refused by crypto/tls (no client certificate or one the CA did not
+	// sign, TLS 1.2 or older, a bad message), timed out, or closed by the client midway.
+	HandshakeFailures uint64 `json:"handshake_failures"`
+	// Queued: handshakes that waited for one of MaxHandshakes running ones to end.
+	Queued uint64 `json:"queued"`
+	// Closed: connections the record layer ended, by reason.
+	Closed TLSClosed `json:"closed"`
+}
+
+// TLSClosed counts connections ended by the record layer, by reason (tlsrec's Reason*).
+type TLSClosed struct {
+	CloseNotify    uint64 `json:"close_notify"`
+	Alert          uint64 `json:"alert"`
+	RecordOverflow uint64 `json:"record_overflow"`
+	BadRecordMAC   uint64 `json:"bad_record_mac"`
+	Unexpected     uint64 `json:"unexpected_message"`
+	DecodeError    uint64 `json:"decode_error"`
+	KeyUpdateStorm uint64 `json:"key_update_storm"`
+}
+
+func (c *TLSClosed) fields() [7]*uint64 {
+	return [7]*uint64{&c.CloseNotify, &c.Alert, &c.RecordOverflow, &c.BadRecordMAC, &c.Unexpected, &c.DecodeError, &c.KeyUpdateStorm}
+}
+
+// Total is the sum over the reasons.
+func (c TLSClosed) Total() uint64 {
+	var n uint64
+	for _, f := range c.fields() {
+		n += *f
+	}
+	return n
 }
 
 // Dropped counts relayed copies the sink did not send, by cause.
@@ -76,6 +114,13 @@ func (s *Stats) Add(o *Stats) {
 	s.Writes += o.Writes
 	s.LoopCPU += o.LoopCPU
 	s.Procs += o.Procs
+	s.TLS.Handshakes += o.TLS.Handshakes
+	s.TLS.HandshakeFailures += o.TLS.HandshakeFailures
+	s.TLS.Queued += o.TLS.Queued
+	oc := o.TLS.Closed.fields()
+	for i, f := range s.TLS.Closed.fields() {
+		*f += *oc[i]
+	}
 }
 
 // counters are the live counters. The loop adds to them once per packet or per read, never
@@ -100,6 +145,10 @@ type counters struct {
 	heldBytes        atomic.Int64
 	bytesOut         atomic.Uint64
 	writes           atomic.Uint64
+	tlsHandshakes    atomic.Uint64
+	tlsFailed        atomic.Uint64
+	tlsQueued        atomic.Uint64
+	tlsClosed        [7]atomic.Uint64 // by closeReasons
 }
 
 func (c *counters) stats() Stats {
@@ -124,6 +173,10 @@ func (c *counters) stats() Stats {
 		BytesOut:  c.bytesOut.Load(),
 		Writes:    c.writes.Load(),
 		Procs:     1,
+		TLS:       TLSStats{Handshakes: c.tlsHandshakes.Load(), HandshakeFailures: c.tlsFailed.Load(), Queued: c.tlsQueued.Load()},
+	}
+	for i, f := range st.TLS.Closed.fields() {
+		*f = c.tlsClosed[i].Load()
 	}
 	for q := range 3 {
 		st.PublishIn[q] = c.publishIn[q].Load()

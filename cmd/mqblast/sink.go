@@ -14,7 +14,7 @@ import (
 func newSinkCmd() *cobra.Command {
 	var sf sink.Flags
 	cmd := &cobra.Command{
-		Use:     "sink [--listen ADDR] [--procs N|auto] [--stats-json]",
+		Use:     "sink [--listen ADDR] [--procs N|auto] [--stats-json] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]",
 		Short:   "Run a near-free MQTT relay (an instrument, not a broker) to measure the client's ceiling",
 		Long:    helpText("sink"),
 		Example: examples("sink"),
@@ -37,6 +37,9 @@ func newSinkCmd() *cobra.Command {
 	fl.StringVar(&sf.MaxHeld, "max-held", "64MiB", "bytes held per process for packets not yet whole; the connection whose cut packet passes it is closed (counted)")
 	fl.DurationVar(&sf.FlushDelay, "flush-delay", 0, "shortest time between two writes of relayed copies to a subscriber: a copy waits at most this long, none after a quiet spell (0: at the end of the loop's round; at most 1s)")
 	fl.IntVar(&sf.MaxConnections, "max-connections", 0, "refuse connections beyond this many per process (0: what the descriptor hard limit lets one process hold, less 64; at most that)")
+	fl.StringVar(&sf.TLSCert, "tls-cert", "", "certificate chain (PEM, leaf first): with --tls-key the sink speaks MQTT over TLS 1.3 (mqtts) with the same relay")
+	fl.StringVar(&sf.TLSKey, "tls-key", "", "private key of --tls-cert (PEM; read, never shown)")
+	fl.StringVar(&sf.TLSClientCA, "tls-client-ca", "", "CA certificate(s) (PEM): require a client certificate signed by one of them; others are refused")
 	fl.BoolVar(&sf.Child, "child", false, "internal: run as one process of a --procs parent")
 	_ = fl.MarkHidden("child")
 	fl.StringVar(&sf.Turn, "turn", "0/0/0", "internal: a child's turn among the processes, index/procs/fill")

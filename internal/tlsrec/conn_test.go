@@ -314,7 +314,7 @@ func TestFormatHidesKeys(t *testing.T) {
 	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%x", "%d", "%q"} {
 		got := fmt.Sprintf(verb, c)
 		for _, k := range [][]byte{c.wr.secret[:8], c.wr.key[:8], c.rd.secret[:8], c.rd.key[:8]} {
-			if strings.Contains(got, fmt.Sprintf("%x", k)) || strings.Contains(got, strings.Trim(fmt.Sprint(k), "[]")) {
+			if strings.Contains(got, fmt.Sprintf("%x", k)) || strings.Contains(got, strings.Trim(fmt.Sprintf("%d", k), "[]")) {
 				t.Errorf("%s prints key material: %s", verb, got)
 			}
 		}

@@ -123,6 +123,9 @@ type Scenario struct {
 type Sink struct {
 	// FlushDelay is the sink's shortest time between two writes to a subscriber (0 to 1s).
 	FlushDelay Duration `json:"flush_delay,omitempty"`
+	// TLS makes the sink speak mqtts with a certificate made for the run, which the clients
+	// trust: the run measures the client's TLS ceiling.
+	TLS bool `json:"tls,omitempty"`
 }
 
 // TLS are the TLS settings of the clients: paths, never key material.
