@@ -122,6 +122,9 @@ func TestTLSClientCertPerClient(t *testing.T) {
 	if c.Established != 500 || len(c.Refused) != 0 || c.Failed != 0 {
 		t.Errorf("500 devices: established %d, refused %v, failed %v", c.Established, c.Refused, c.FailedBy)
 	}
+	if l := res.Transport.RecordLayer; l["loop"] != c.TLSHandshakes || len(l) != 1 {
+		t.Errorf("500 devices: record layers %v of %d TLS connections, want all loop (the minted certificates' handshakes hand over too)", l, c.TLSHandshakes)
+	}
 	if msg.Expected == 0 || msg.Received != msg.Expected || msg.Lost != 0 || len(msg.SubscribeRefused) != 0 {
 		t.Errorf("500 devices: expected %d, received %d, lost %d, subscribe refused %v", msg.Expected, msg.Received, msg.Lost, msg.SubscribeRefused)
 	}
