@@ -175,8 +175,9 @@ type secured struct {
 	// only the handshake's, read along until the CONNACK for the session tickets.
 	tls *tls.Conn
 	rec *tlsrec.Conn // the loop's record layer (nil: none)
-	// part is a record a read cut, kept until the rest of it comes (nil: none, or empty
-	// while the connection is warm).
+	// part is a record a read cut, kept until the rest of it comes, or before the first
+	// read the records the handshake's reads took past its end (nil: none; empty while the
+	// connection is warm).
 	part []byte
 	// warm: rec's cipher state is built and the transport is in loop.warm; used: rec
 	// sealed or opened since the loop's last sweep of loop.warm.
@@ -349,10 +350,11 @@ func (wouldBlock) Temporary() bool { return true }
 // reads the ciphertext of the loop's read (in) and appends what TLS writes to *out (the
 // loop's scratch), and the loop does the socket's I/O.
 //
-// Bounded, during the handshake, it reads no byte past the end of the record being read
-// (it parses the records' 5-byte headers): when the handshake is done, nothing of what
-// follows it is left inside the tls.Conn, and the loop's record layer takes the connection
-// at its first application record.
+// Bounded, during the handshake, it hands crypto/tls no byte past the end of the record
+// being read (it follows the records' 5-byte headers through what it read from the socket,
+// as greedily as unbounded, into ahead): when the handshake is done, nothing of what follows
+// it is inside the tls.Conn, and what the socket gave past it (rest) is the start of the
+// connection's records for the loop's record layer.
 type wireConn struct {
 	fd       int
 	mem      bool
