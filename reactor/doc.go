@@ -164,10 +164,11 @@
 // From then on the loop carries the connection's records itself. A TLS 1.3 connection with a
 // suite internal/tlsrec runs takes the loop's record layer (records.go): the worker's
 // configuration clone had a KeyLogWriter that kept the two application traffic secrets in
-// the job's memory, and its wireConn read no byte past the end of the record being read (it
-// follows the 5-byte headers), so that nothing of what follows the handshake is inside the
-// tls.Conn and both sequence numbers are 0; the job builds a tlsrec.Conn from the secrets
-// and zeroes them. The loop seals a write batch in one go into its scratch (records of up to
+// the job's memory, and its wireConn handed crypto/tls no byte past the end of the record
+// being read (it follows the 5-byte headers through what it read from the socket), so that
+// nothing of what follows the handshake is inside the tls.Conn and both sequence numbers are
+// 0; what the socket gave past the handshake becomes the connection's first records. The
+// job builds a tlsrec.Conn from the secrets and zeroes them. The loop seals a write batch in one go into its scratch (records of up to
 // 2^14 bytes), opens a read's records into its plaintext scratch, keeps a record a read cut
 // until its rest comes, and sends what the Conn owes (a KeyUpdate answer) at once; 0
 // allocations per message. The handshake's tls.Conn reads the same records alongside until
