@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/internal/tier"
 	"github.com/mqblast/mqblast/internal/tlsrec"
 	"github.com/mqblast/mqblast/reactor"
 )
@@ -249,6 +250,7 @@ func (r *rawSealer) seal(typ byte, content []byte) []byte {
 // counted by its named reason, and nothing else; the connections between them, whose
 // broker asks for a KeyUpdate, answer it and keep their keepalive going.
 func TestTLSLoopBadRecords(t *testing.T) {
+	tier.Integration(t)
 	certs := testbroker.NewCerts(t)
 	cert, err := tls.LoadX509KeyPair(certs.ServerCert, certs.ServerKey)
 	if err != nil {
@@ -308,6 +310,7 @@ func TestTLSLoopBadRecords(t *testing.T) {
 // yesterday is refused in the handshake, with the default record layer as before: one
 // line naming the problem and what skips the check.
 func TestTLSExpiredCertificate(t *testing.T) {
+	tier.Integration(t)
 	certs := testbroker.NewCerts(t)
 	ca, err := tls.LoadX509KeyPair(certs.CA, certs.CAKey)
 	if err != nil {
