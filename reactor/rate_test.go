@@ -323,7 +323,7 @@ func TestSetConnectRate(t *testing.T) {
 // dial nothing for 400 ms, then all of them in about 100 ms; re-paced while waiting for its
 // turn, the phase starts from its first client, without a burst.
 func TestConnectDelay(t *testing.T) {
-	tier.Integration(t)
+	tier.Timing(t)
 	srv := startSink(t)
 	for _, repace := range []bool{false, true} {
 		e := startEngine(t, reactor.Config{Brokers: []string{srv.Addr()}, Clients: 100, Loops: 2, ConnectRate: 1000,

@@ -92,7 +92,18 @@ func TestTransportsConnect(t *testing.T) {
 			if err := e.Connect(ctx, nil); err != nil || e.Open() != n {
 				t.Fatalf("connect: %v, open %d, failed %v %q", err, e.Open(), obs.failed, first(obs.examples))
 			}
-			time.Sleep(2300 * time.Millisecond) // a keepalive: PINGREQ and PINGRESP over the transport
+			// A keepalive: PINGREQ and PINGRESP over the transport, each client's 2 s after its
+			// CONNACK; on a loaded host (the race pass beside another package) the last
+			// answers can come later than 2.3 s after the last CONNACK.
+			time.Sleep(2300 * time.Millisecond)
+			for deadline := time.Now().Add(8 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+				obs.mu.Lock()
+				pings := obs.pings
+				obs.mu.Unlock()
+				if pings >= n {
+					break
+				}
+			}
 			e.Disconnect(2 * time.Second)
 			obs.mu.Lock()
 			defer obs.mu.Unlock()
