@@ -457,3 +457,60 @@ func TestWSSCloseNotify(t *testing.T) {
 		check(stay, "at shutdown")
 	}
 }
+
+// TestWSHeldBudget: over WebSocket, a cut packet's bytes count against MaxHeld as over TCP:
+// of three 5.0 clients each sending 900 KB of a 1 MB PUBLISH (in 64 KB frames) to a sink
+// with 2 MiB, two are held and the third is told DISCONNECT Quota exceeded and closed
+// (held_over); the first then completes its packet, which is relayed whole. A frame header
+// claiming more than MaxHeld closes its connection with 1009 at once.
+func TestWSHeldBudget(t *testing.T) {
+	srv := startWSSink(t, nil, sink.Config{MaxPacketSize: 1 << 20, MaxHeld: 2 << 20})
+	sub := dialWS(t, srv, codec.V5)
+	sub.connect("sub")
+	sub.subscribe(0, "big")
+	payload := make([]byte, 1_000_000-16)
+	_, _ = rand.Read(payload)
+	pub := codec.AppendPublish(nil, &codec.Publish{Topic: []byte("big"), Payload: payload}, codec.V5)
+	const cut = 900_000
+	var cs []*raw
+	for i := range 3 {
+		c := dialWS(t, srv, codec.V5)
+		c.connect(fmt.Sprint("cut", i))
+		c.nc.(*wsClient).frame = 64 << 10
+		_, werr := c.nc.Write(pub[:cut]) // the third's fails if the sink closes it meanwhile
+		if i < 2 && werr != nil {
+			t.Fatal(werr)
+		}
+		cs = append(cs, c)
+		if i < 2 {
+			st := await(srv, func(st sink.Stats) bool { return st.HeldBytes >= int64((i+1)*cut) })
+			if st.HeldBytes < int64((i+1)*cut) || st.HeldBytes > int64((i+1)*(cut+14)) {
+				t.Fatalf("client %d: held %d bytes, want %d and at most a frame header more each", i, st.HeldBytes, (i+1)*cut)
+			}
+		}
+	}
+	if h, body, err := cs[2].read(5 * time.Second); err == nil {
+		var d codec.Disconnect
+		if h.Type != codec.TypeDisconnect || codec.DecodeDisconnect(body, codec.V5, &d) != nil || d.Reason != codec.ReasonQuotaExceeded {
+			t.Fatalf("the third client got %v %+v, want DISCONNECT Quota exceeded", h.Type, d)
+		}
+	}
+	if !cs[2].closed(5 * time.Second) {
+		t.Fatal("the third client stayed open")
+	}
+	cs[0].send(pub[cut:])
+	sub.expectPublish("big", 0, string(payload))
+	huge := dialWS(t, srv, codec.V5)
+	huge.connect("huge")
+	hdr := []byte{0x82, 0x80 | 127, 0, 0, 0, 0, 0, 0x30, 0, 0, 1, 2, 3, 4} // 3 MiB, over MaxHeld
+	if _, err := huge.nc.(*wsClient).Conn.Write(hdr); err != nil {
+		t.Fatal(err)
+	}
+	if !huge.closed(5*time.Second) || huge.nc.(*wsClient).closeStatus != 1009 {
+		t.Errorf("a 3 MiB frame: close status %d, want 1009 and closed", huge.nc.(*wsClient).closeStatus)
+	}
+	st := await(srv, func(st sink.Stats) bool { return st.HeldBytes < cut+14 && st.WS.ProtocolErrors == 1 })
+	if st.HeldOver != 1 || st.HeldBytes < cut || st.HeldBytes > cut+14 || st.Relayed[0] != 1 || st.WS.ProtocolErrors != 1 {
+		t.Errorf("held_over %d, held %d (want the second client's %d), relayed %v, ws %+v", st.HeldOver, st.HeldBytes, cut, st.Relayed, st.WS)
+	}
+}
