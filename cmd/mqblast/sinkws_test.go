@@ -1,10 +1,17 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mqblast/mqblast/internal/testbroker"
 	"github.com/mqblast/mqblast/sink"
@@ -77,5 +84,112 @@ func TestWSSinkClient(t *testing.T) {
 				t.Errorf("published %d, received %d, lost %d, brokers %v; stderr %s", ms.Published, ms.Received, ms.Lost, res.Broker, r.stderr)
 			}
 		})
+	}
+}
+
+// TestWSSinkVerb: `mqblast sink --ws --ws-path /x --procs 2 --connections 4` passes the
+// WebSocket flags to both processes: four upgrades on /x are answered 101 and connect, one
+// on /mqtt is answered 404, and the parent's summary sums the upgrades. Bad WebSocket flags
+// exit 2 before it listens, naming the flag and the fix.
+func TestWSSinkVerb(t *testing.T) {
+	t.Parallel()
+	bin := mqblastBin(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := exec.CommandContext(ctx, bin, "sink", "--ws", "--ws-path", "/x", "--procs", "2", "--connections", "4", "--stats-json", "--interval", "100ms")
+	c.Cancel = func() error { return c.Process.Signal(syscall.SIGINT) }
+	stderr, err := c.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	c.Stdout = &out
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stderr)
+	var addr string
+	var rest bytes.Buffer
+	for addr == "" && lines.Scan() {
+		addr, _ = strings.CutPrefix(lines.Text(), "ready ")
+	}
+	if addr == "" {
+		t.Fatal("the sink did not say ready")
+	}
+	done := make(chan struct{})
+	go func() {
+		for lines.Scan() {
+			rest.WriteString(lines.Text() + "\n")
+		}
+		close(done)
+	}()
+	// A 3.1.1 CONNECT of client "c" in one masked binary frame (key 0), and the CONNACK in
+	// one unmasked frame.
+	connect := append([]byte{0x82, 0x80 | 15, 0, 0, 0, 0}, 0x10, 13, 0, 4, 'M', 'Q', 'T', 'T', 4, 2, 0, 60, 0, 1, 'c')
+	var conns []net.Conn
+	for i := range 5 {
+		path := "/x"
+		if i == 4 {
+			path = "/mqtt"
+		}
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, nc)
+		req := "GET " + path + " HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+		if _, err := nc.Write(append([]byte(req), connect...)); err != nil {
+			t.Fatal(err)
+		}
+		_ = nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		var got []byte
+		for { // the head and the CONNACK's frame, or the head of a refusal and the close
+			var buf [1024]byte
+			n, err := nc.Read(buf[:])
+			got = append(got, buf[:n]...)
+			if _, f, ok := strings.Cut(string(got), "\r\n\r\n"); err != nil || (ok && len(f) >= 6) {
+				break
+			}
+		}
+		head, frames, _ := strings.Cut(string(got), "\r\n\r\n")
+		switch {
+		case i < 4 && (!strings.HasPrefix(head, "HTTP/1.1 101 ") || frames != "\x82\x04\x20\x02\x00\x00"):
+			t.Fatalf("client %d: %q, want 101 and a CONNACK in one frame", i, got)
+		case i == 4 && !strings.HasPrefix(head, "HTTP/1.1 404 "):
+			t.Fatalf("/mqtt: %q, want 404", got)
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // a stats line with every connection counted
+	cancel()
+	<-done
+	_ = c.Wait()
+	for _, nc := range conns {
+		_ = nc.Close()
+	}
+	var last sink.Line
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var line sink.Line
+		if json.Unmarshal([]byte(l), &line) == nil && line.Connections >= last.Connections {
+			last = line
+		}
+	}
+	if last.Connections != 4 || last.WS.Upgrades != 4 || last.WS.Refused != 1 || last.Procs != 2 || last.Connected != 4 {
+		t.Errorf("stats at the most connections: %d open, %d connected, ws %+v, %d processes", last.Connections, last.Connected, last.WS, last.Procs)
+	}
+	if !strings.Contains(rest.String(), "websocket    4 upgrades, 1 refused") || !strings.Contains(rest.String(), `over WebSocket (ws, path "/x")`) {
+		t.Errorf("summary:\n%s", rest.String())
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sink", "--ws-path", "/x"}, "--ws-path /x: the sink serves it only over WebSocket; add --ws"},
+		{[]string{"sink", "--ws", "--ws-path", "x?y"}, `--ws-path "x?y": want an absolute path`},
+		{[]string{"run", "quick-conn-100", "--sink-ws", "--no-check"}, "--sink-ws: the sink that --sink starts speaks MQTT over WebSocket with it; add --sink"},
+	} {
+		stderr, code := runRefused(t, nil, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "ready ") {
+			t.Errorf("%v: exit %d, want %d and %q:\n%s", tc.args, code, exitUsage, tc.want, stderr)
+		}
 	}
 }
