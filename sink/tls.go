@@ -279,15 +279,7 @@ func (h *handler) tlsRecords(c gnet.Conn, s *session) gnet.Action {
 	}
 	used, act := h.stream(s, plain)
 	h.c.bytesIn.Add(uint64(used))
-	rest := plain[used:]
-	switch {
-	case act != gnet.None || len(rest) == 0:
-		t.cut = nil
-	case inCut:
-		t.cut = plain[:copy(plain, rest)]
-	default:
-		t.cut = append([]byte(nil), rest...)
-	}
+	t.cut = keepCut(plain, used, inCut, act)
 	if !inCut {
 		h.plain = plain[:0] // keep what it grew to
 	}
@@ -531,4 +523,19 @@ func (h *handler) goodbye(s *session) {
 	if len(b) > 0 {
 		_, _ = s.c.Write(b)
 	}
+}
+
+// keepCut returns what a connection keeps of buf after its first used bytes were handled:
+// nothing when all were (or the connection ends); the rest moved to the front of buf when
+// buf is the connection's own kept buffer already (inCut), so that it grows in place; else
+// a copy of the rest (buf is the loop's).
+func keepCut(buf []byte, used int, inCut bool, act gnet.Action) []byte {
+	rest := buf[used:]
+	switch {
+	case act != gnet.None || len(rest) == 0:
+		return nil
+	case inCut:
+		return buf[:copy(buf, rest)]
+	}
+	return append([]byte(nil), rest...)
 }

@@ -85,15 +85,7 @@ func (h *handler) wsStream(s *session, in []byte) (used int, act gnet.Action) {
 	n, dst, status, peer := h.unframe(w, dst, in[used:])
 	used += n
 	mused, act := h.packets(s, dst)
-	rest := dst[mused:]
-	switch {
-	case act != gnet.None || len(rest) == 0:
-		w.cut = nil
-	case inCut:
-		w.cut = dst[:copy(dst, rest)]
-	default:
-		w.cut = append([]byte(nil), rest...)
-	}
+	w.cut = keepCut(dst, mused, inCut, act)
 	if !inCut {
 		h.wsPlain = dst[:0] // keep what it grew to
 	}

@@ -472,32 +472,12 @@ func TestWSHeldBudget(t *testing.T) {
 	_, _ = rand.Read(payload)
 	pub := codec.AppendPublish(nil, &codec.Publish{Topic: []byte("big"), Payload: payload}, codec.V5)
 	const cut = 900_000
-	var cs []*raw
-	for i := range 3 {
+	cs := heldCuts(t, srv, pub, cut, 14, func(i int) *raw {
 		c := dialWS(t, srv, codec.V5)
 		c.connect(fmt.Sprint("cut", i))
 		c.nc.(*wsClient).frame = 64 << 10
-		_, werr := c.nc.Write(pub[:cut]) // the third's fails if the sink closes it meanwhile
-		if i < 2 && werr != nil {
-			t.Fatal(werr)
-		}
-		cs = append(cs, c)
-		if i < 2 {
-			st := await(srv, func(st sink.Stats) bool { return st.HeldBytes >= int64((i+1)*cut) })
-			if st.HeldBytes < int64((i+1)*cut) || st.HeldBytes > int64((i+1)*(cut+14)) {
-				t.Fatalf("client %d: held %d bytes, want %d and at most a frame header more each", i, st.HeldBytes, (i+1)*cut)
-			}
-		}
-	}
-	if h, body, err := cs[2].read(5 * time.Second); err == nil {
-		var d codec.Disconnect
-		if h.Type != codec.TypeDisconnect || codec.DecodeDisconnect(body, codec.V5, &d) != nil || d.Reason != codec.ReasonQuotaExceeded {
-			t.Fatalf("the third client got %v %+v, want DISCONNECT Quota exceeded", h.Type, d)
-		}
-	}
-	if !cs[2].closed(5 * time.Second) {
-		t.Fatal("the third client stayed open")
-	}
+		return c
+	})
 	cs[0].send(pub[cut:])
 	sub.expectPublish("big", 0, string(payload))
 	huge := dialWS(t, srv, codec.V5)

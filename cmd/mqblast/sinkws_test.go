@@ -31,39 +31,17 @@ func TestWSSinkClient(t *testing.T) {
 		for q := range 3 {
 			t.Run(fmt.Sprintf("%s/qos%d", scheme, q), func(t *testing.T) {
 				cfg := sink.Config{WS: true}
+				var extra []string
+				wantHS := uint64(0)
 				if scheme == "wss" {
-					cfg.TLS = tc
+					cfg.TLS, extra, wantHS = tc, []string{"--cacert", certs.CA}, 200
 				}
 				srv, err := sink.Start(context.Background(), cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer srv.Close() //nolint:errcheck
-				args := []string{"run", "quick-p2p-100", "--broker", scheme + "://" + srv.Addr(), "--no-check", "--format", "json",
-					"--set", fmt.Sprintf("publishers.qos=%d", q), "--set", fmt.Sprintf("subscribers.qos=%d", q),
-					"--set", "parameters.duration_sec=2", "--set", "parameters.warmup_sec=0"}
-				if scheme == "wss" {
-					args = append(args, "--cacert", certs.CA)
-				}
-				r := runBin(t, args...)
-				res := decodeResult(t, r)
-				ms := res.Messages
-				st := srv.Stats()
-				t.Logf("published %d, received %d; sink: publish in %v, relayed %v, acked %d, ws %+v, tls handshakes %d",
-					ms.Published, ms.Received, st.PublishIn, st.Relayed, st.Acked, st.WS, st.TLS.Handshakes)
-				if ms.Published < 1500 || ms.Received != ms.Published || ms.Lost != 0 || ms.Expected != ms.Published {
-					t.Errorf("published %d, received %d, expected %d, lost %d", ms.Published, ms.Received, ms.Expected, ms.Lost)
-				}
-				if st.PublishIn[q] != uint64(ms.Published) || st.Relayed[q] != uint64(ms.Received) || st.Dropped.Total() != 0 {
-					t.Errorf("sink: publish in %v, relayed %v, dropped %+v; the client published %d, received %d", st.PublishIn, st.Relayed, st.Dropped, ms.Published, ms.Received)
-				}
-				if q > 0 && (st.Acked != uint64(ms.Received) || st.Unacked != 0) {
-					t.Errorf("sink: acked %d, unacked %d; want %d acked", st.Acked, st.Unacked, ms.Received)
-				}
-				wantHS := uint64(0)
-				if scheme == "wss" {
-					wantHS = 200
-				}
+				st := sinkQoSRun(t, srv, scheme+"://"+srv.Addr(), q, extra...)
 				if st.WS.Upgrades != 200 || st.WS.Refused != 0 || st.WS.ProtocolErrors != 0 || st.Connected != 200 || st.TLS.Handshakes != wantHS {
 					t.Errorf("sink: ws %+v, tls %+v, connected %d: want 200 upgrades, %d handshakes, 200 connected", st.WS, st.TLS, st.Connected, wantHS)
 				}
@@ -93,36 +71,8 @@ func TestWSSinkClient(t *testing.T) {
 // exit 2 before it listens, naming the flag and the fix.
 func TestWSSinkVerb(t *testing.T) {
 	t.Parallel()
-	bin := mqblastBin(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	c := exec.CommandContext(ctx, bin, "sink", "--ws", "--ws-path", "/x", "--procs", "2", "--connections", "4", "--stats-json", "--interval", "100ms")
-	c.Cancel = func() error { return c.Process.Signal(syscall.SIGINT) }
-	stderr, err := c.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	c.Stdout = &out
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := bufio.NewScanner(stderr)
-	var addr string
-	var rest bytes.Buffer
-	for addr == "" && lines.Scan() {
-		addr, _ = strings.CutPrefix(lines.Text(), "ready ")
-	}
-	if addr == "" {
-		t.Fatal("the sink did not say ready")
-	}
-	done := make(chan struct{})
-	go func() {
-		for lines.Scan() {
-			rest.WriteString(lines.Text() + "\n")
-		}
-		close(done)
-	}()
+	sp := startSinkProc(t, "sink", "--ws", "--ws-path", "/x", "--procs", "2", "--connections", "4", "--stats-json", "--interval", "100ms")
+	addr := sp.addr
 	// A 3.1.1 CONNECT of client "c" in one masked binary frame (key 0), and the CONNACK in
 	// one unmasked frame.
 	connect := append([]byte{0x82, 0x80 | 15, 0, 0, 0, 0}, 0x10, 13, 0, 4, 'M', 'Q', 'T', 'T', 4, 2, 0, 60, 0, 1, 'c')
@@ -159,25 +109,15 @@ func TestWSSinkVerb(t *testing.T) {
 			t.Fatalf("/mqtt: %q, want 404", got)
 		}
 	}
-	time.Sleep(300 * time.Millisecond) // a stats line with every connection counted
-	cancel()
-	<-done
-	_ = c.Wait()
+	last, summary := sp.stop()
 	for _, nc := range conns {
 		_ = nc.Close()
-	}
-	var last sink.Line
-	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		var line sink.Line
-		if json.Unmarshal([]byte(l), &line) == nil && line.Connections >= last.Connections {
-			last = line
-		}
 	}
 	if last.Connections != 4 || last.WS.Upgrades != 4 || last.WS.Refused != 1 || last.Procs != 2 || last.Connected != 4 {
 		t.Errorf("stats at the most connections: %d open, %d connected, ws %+v, %d processes", last.Connections, last.Connected, last.WS, last.Procs)
 	}
-	if !strings.Contains(rest.String(), "websocket    4 upgrades, 1 refused") || !strings.Contains(rest.String(), `over WebSocket (ws, path "/x")`) {
-		t.Errorf("summary:\n%s", rest.String())
+	if !strings.Contains(summary, "websocket    4 upgrades, 1 refused") || !strings.Contains(summary, `over WebSocket (ws, path "/x")`) {
+		t.Errorf("summary:\n%s", summary)
 	}
 	for _, tc := range []struct {
 		args []string
@@ -192,4 +132,91 @@ func TestWSSinkVerb(t *testing.T) {
 			t.Errorf("%v: exit %d, want %d and %q:\n%s", tc.args, code, exitUsage, tc.want, stderr)
 		}
 	}
+}
+
+// sinkQoSRun runs quick-p2p-100 at QoS q for 2 s against srv at broker (with the flags
+// extra) and checks the accounts on both sides: every message published received, none
+// lost, the sink's in and relayed counts those of the client, each QoS 1/2 copy
+// acknowledged. It returns the sink's counters.
+func sinkQoSRun(t *testing.T, srv *sink.Server, broker string, q int, extra ...string) sink.Stats {
+	t.Helper()
+	args := append([]string{"run", "quick-p2p-100", "--broker", broker, "--no-check", "--format", "json",
+		"--set", fmt.Sprintf("publishers.qos=%d", q), "--set", fmt.Sprintf("subscribers.qos=%d", q),
+		"--set", "parameters.duration_sec=2", "--set", "parameters.warmup_sec=0"}, extra...)
+	res := decodeResult(t, runBin(t, args...))
+	ms := res.Messages
+	st := srv.Stats()
+	t.Logf("published %d, received %d; sink: publish in %v, relayed %v, acked %d, tls %+v, ws %+v", ms.Published, ms.Received, st.PublishIn, st.Relayed, st.Acked, st.TLS, st.WS)
+	if ms.Published < 1500 || ms.Received != ms.Published || ms.Lost != 0 || ms.Expected != ms.Published {
+		t.Errorf("published %d, received %d, expected %d, lost %d", ms.Published, ms.Received, ms.Expected, ms.Lost)
+	}
+	if st.PublishIn[q] != uint64(ms.Published) || st.Relayed[q] != uint64(ms.Received) || st.Dropped.Total() != 0 {
+		t.Errorf("sink: publish in %v, relayed %v, dropped %+v; the client published %d, received %d", st.PublishIn, st.Relayed, st.Dropped, ms.Published, ms.Received)
+	}
+	if q > 0 && (st.Acked != uint64(ms.Received) || st.Unacked != 0) {
+		t.Errorf("sink: acked %d, unacked %d; want %d acked", st.Acked, st.Unacked, ms.Received)
+	}
+	return st
+}
+
+// sinkProc is `mqblast sink` running in a process of its own, listening on addr.
+type sinkProc struct {
+	addr   string
+	cancel context.CancelFunc
+	cmd    *exec.Cmd
+	out    bytes.Buffer  // its stats lines
+	rest   bytes.Buffer  // its stderr after the ready line
+	done   chan struct{} // closed when stderr ends
+}
+
+// startSinkProc starts mqblast with args (a sink verb with --stats-json) and waits for its
+// ready line.
+func startSinkProc(t *testing.T, args ...string) *sinkProc {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	sp := &sinkProc{cancel: cancel, done: make(chan struct{})}
+	c := exec.CommandContext(ctx, mqblastBin(t), args...)
+	c.Cancel = func() error { return c.Process.Signal(syscall.SIGINT) }
+	stderr, err := c.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Stdout = &sp.out
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sp.cmd = c
+	lines := bufio.NewScanner(stderr)
+	for sp.addr == "" && lines.Scan() {
+		sp.addr, _ = strings.CutPrefix(lines.Text(), "ready ")
+	}
+	if sp.addr == "" {
+		t.Fatal("the sink did not say ready")
+	}
+	go func() {
+		for lines.Scan() {
+			sp.rest.WriteString(lines.Text() + "\n")
+		}
+		close(sp.done)
+	}()
+	return sp
+}
+
+// stop waits for a stats line with every connection counted, interrupts the sink and
+// returns its stats line at the most connections and its stderr after the ready line (the
+// summary).
+func (sp *sinkProc) stop() (sink.Line, string) {
+	time.Sleep(300 * time.Millisecond)
+	sp.cancel()
+	<-sp.done
+	_ = sp.cmd.Wait()
+	var last sink.Line
+	for _, l := range strings.Split(strings.TrimSpace(sp.out.String()), "\n") {
+		var line sink.Line
+		if json.Unmarshal([]byte(l), &line) == nil && line.Connections >= last.Connections {
+			last = line
+		}
+	}
+	return last, sp.rest.String()
 }
