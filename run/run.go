@@ -142,8 +142,7 @@ func execute(ctx context.Context, plan *scenario.Plan, o options) (*result.Resul
 		}
 		fmt.Fprintf(o.Log, "--sink: started mqblast sink on %s in %s: a calibration run, "+
 			"it measures this client host's own ceiling (the sink shares its CPU), not a broker\n", sc.Addr, how)
-		brokers, embeddedPID = []string{sc.Addr}, sc.Pid()
-		brokers = []string{sc.Broker()}
+		brokers, embeddedPID = []string{sc.Broker()}, sc.Pid()
 		if sc.TLS != nil {
 			sinkCA = sc.TLS.Pool
 		}

@@ -606,10 +606,8 @@ func (h *handler) flush() {
 		if s.tls != nil {
 			h.sealed = s.tls.rec.Seal(h.sealed[:0], out)
 			_, _ = s.c.Write(h.sealed)
-		} else if s.ws != nil {
-			_, _ = s.c.Write(out)
 		} else {
-			_, _ = s.c.Write(s.out) // gnet keeps what the socket did not take; on error it closes c
+			_, _ = s.c.Write(out) // gnet keeps what the socket did not take; on error it closes c
 		}
 		if cap(s.out) > keepOutput {
 			s.out = nil

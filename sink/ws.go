@@ -312,12 +312,12 @@ func (h *handler) upgrade(s *session, in []byte) (int, gnet.Action) {
 		h.refuseUpgrade(status, extra)
 		return end + 4, gnet.Close
 	}
-	b := append(h.ctl, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: "...)
-	b = append(b, accept[:]...)
+	h.ctl = append(h.ctl, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: "...)
+	h.ctl = append(h.ctl, accept[:]...)
 	if proto {
-		b = append(b, "\r\nSec-WebSocket-Protocol: mqtt"...)
+		h.ctl = append(h.ctl, "\r\nSec-WebSocket-Protocol: mqtt"...)
 	}
-	h.ctl = append(b, "\r\n\r\n"...)
+	h.ctl = append(h.ctl, "\r\n\r\n"...)
 	s.ws.open = true
 	h.c.wsUpgrades.Add(1)
 	return end + 4, gnet.None
@@ -326,11 +326,11 @@ func (h *handler) upgrade(s *session, in []byte) (int, gnet.Action) {
 // refuseUpgrade answers a bad upgrade request with status (and the header lines extra).
 func (h *handler) refuseUpgrade(status, extra string) {
 	h.c.wsRefused.Add(1)
-	b := append(h.ctl, "HTTP/1.1 "...)
-	b = append(b, status...)
-	b = append(b, "\r\nConnection: close\r\nContent-Length: 0\r\n"...)
-	b = append(b, extra...)
-	h.ctl = append(b, "\r\n"...)
+	h.ctl = append(h.ctl, "HTTP/1.1 "...)
+	h.ctl = append(h.ctl, status...)
+	h.ctl = append(h.ctl, "\r\nConnection: close\r\nContent-Length: 0\r\n"...)
+	h.ctl = append(h.ctl, extra...)
+	h.ctl = append(h.ctl, "\r\n"...)
 }
 
 // checkUpgrade checks an upgrade request's head (request line and header lines, each ending
