@@ -181,14 +181,27 @@ func (h *handler) unframe(w *wsState, dst, in []byte) (used int, out []byte, sta
 			h.c.wsPings.Add(1)
 		case wsClose:
 			h.c.wsCloseFrames.Add(1)
-			st := uint16(wsStatusNormal)
-			if plen >= 2 {
-				st = binary.BigEndian.Uint16(ctl[:2])
+			switch st := uint16(0); {
+			case plen == 0:
+				return used, dst, wsStatusNormal, true
+			case plen == 1:
+				return used, dst, wsStatusProtocol, false
+			default:
+				if st = binary.BigEndian.Uint16(ctl[:2]); !sendableStatus(st) {
+					return used, dst, wsStatusProtocol, false
+				}
+				return used, dst, st, true // echoed (RFC 6455 section 5.5.1)
 			}
-			return used, dst, st, true
 		}
 	}
 	return used, dst, 0, false
+}
+
+// sendableStatus reports whether a close frame may carry status (RFC 6455 section 7.4):
+// 1000-1003 and 1007-1014 defined, 3000-4999 registered or private; 1004-1006 and 1015 are
+// reserved, the rest undefined.
+func sendableStatus(st uint16) bool {
+	return (st >= 1000 && st <= 1003) || (st >= 1007 && st <= 1014) || (st >= 3000 && st <= 4999)
 }
 
 // wsClose has a close frame with status sent after what is pending (wsWire), unless one is
@@ -377,8 +390,11 @@ func (h *handler) checkUpgrade(head []byte) (status string, accept [28]byte, mqt
 			mqtt = mqtt || hasToken(value, "mqtt")
 		}
 	}
-	var raw [18]byte
-	if n, err := base64.StdEncoding.Decode(raw[:], key); err != nil || n != 16 || len(key) != 24 {
+	var raw [18]byte // a key of 24 characters decodes to 16 bytes (18 before its padding is seen)
+	if len(key) != 24 {
+		return "400 Bad Request", accept, false
+	}
+	if n, err := base64.StdEncoding.Decode(raw[:], key); err != nil || n != 16 {
 		return "400 Bad Request", accept, false
 	}
 	switch {

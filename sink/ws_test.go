@@ -338,6 +338,7 @@ func TestWSUpgradeRefused(t *testing.T) {
 	for _, tc := range []struct{ name, req, status string }{
 		{"no key", strings.Replace(good, "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n", "", 1), "400"},
 		{"a short key", strings.Replace(good, "dGhlIHNhbXBsZSBub25jZQ==", "c2hvcnQ=", 1), "400"},
+		{"a long key", strings.Replace(good, "dGhlIHNhbXBsZSBub25jZQ==", strings.Repeat("QUFB", 40), 1), "400"},
 		{"version 8", strings.Replace(good, "Version: 13", "Version: 8", 1), "426"},
 		{"no version", strings.Replace(good, "Sec-WebSocket-Version: 13\r\n", "", 1), "426"},
 		{"a POST", strings.Replace(good, "GET ", "POST ", 1), "405"},
@@ -363,15 +364,16 @@ func TestWSUpgradeRefused(t *testing.T) {
 	c := dialWS(t, srv, codec.V5)
 	c.connect("good")
 	c.ping()
-	if st := await(srv, func(st sink.Stats) bool { return st.Connections == 1 }); st.WS.Refused != 10 || st.WS.Upgrades != 1 || st.Connected != 1 || st.Refused != 10 {
-		t.Errorf("ws %+v, connected %d, refused %d: want 10 upgrades refused, 1 made", st.WS, st.Connected, st.Refused)
+	if st := await(srv, func(st sink.Stats) bool { return st.Connections == 1 }); st.WS.Refused != 11 || st.WS.Upgrades != 1 || st.Connected != 1 || st.Refused != 11 {
+		t.Errorf("ws %+v, connected %d, refused %d: want 11 upgrades refused, 1 made", st.WS, st.Connected, st.Refused)
 	}
 }
 
 // TestWSFrames: a CONNECT in three fragments with a ping between them is taken whole and the
 // ping answered with its payload; frames a client may not send (unmasked, text, a
-// fragmented ping) close the connection with a close frame 1002 or 1003, counted; a
-// client's close frame is echoed with its status; the other clients are served.
+// fragmented ping, a reserved bit, a continuation first, a close status no frame may carry)
+// close the connection with a close frame 1002 or 1003, counted; a client's close frame is
+// echoed with its status; the other clients are served.
 func TestWSFrames(t *testing.T) {
 	srv := startWSSink(t, nil, sink.Config{})
 	other := dialWS(t, srv, codec.V311)
@@ -395,6 +397,7 @@ func TestWSFrames(t *testing.T) {
 		{"a reserved bit", maskedFrame(nil, 0xC2, connectMsg), 1002},
 		{"a continuation first", maskedFrame(nil, 0x80, connectMsg), 1002},
 		{"the client's close", maskedFrame(nil, 0x88, []byte{0x03, 0xE9}), 1001},
+		{"a close with status 1005, which no frame may carry", maskedFrame(nil, 0x88, []byte{0x03, 0xED}), 1002},
 	} {
 		c := dialWS(t, srv, codec.V311)
 		w := c.nc.(*wsClient)
@@ -409,8 +412,8 @@ func TestWSFrames(t *testing.T) {
 	frag.ping()
 	other.ping()
 	st := await(srv, func(st sink.Stats) bool { return st.Connections == 2 })
-	if st.WS.ProtocolErrors != 5 || st.WS.CloseFrames != 1 || st.WS.Pings != 4 || st.WS.Upgrades != 8 || st.Connections != 2 {
-		t.Errorf("ws %+v, %d open: want 5 frame errors, 1 close frame, 4 pings, 8 upgrades, 2 open", st.WS, st.Connections)
+	if st.WS.ProtocolErrors != 6 || st.WS.CloseFrames != 2 || st.WS.Pings != 4 || st.WS.Upgrades != 9 || st.Connections != 2 {
+		t.Errorf("ws %+v, %d open: want 6 frame errors, 2 close frames, 4 pings, 9 upgrades, 2 open", st.WS, st.Connections)
 	}
 }
 
