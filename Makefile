@@ -98,10 +98,10 @@ bench:
 bench-conn: build
 	scripts/bench-conn.sh 100000 3
 
-## bench-tls: RSS per idle connection and CPU per set-up over tcp, mqtts, ws, wss (10,000 connections, 3 runs), and client CPU per message per transport (not CI)
+## bench-tls: RSS per idle connection and CPU per set-up over tcp, mqtts, ws, wss (TLS on the loop's record layer and on tls.Conn; 10,000 connections, 3 runs), and client CPU per message per transport (not CI)
 bench-tls: build
 	scripts/bench-tls.sh 10000 3
-	$(GO) test -run '^$$' -bench 'Transport' -benchtime 1000000x -count 6 ./reactor | tee bench-tls.txt
+	scripts/bench-transport.sh 6
 
 ## bench-msg: client CPU per received and per published message against mqblast sink in a child process (-count 6)
 bench-msg:

@@ -306,6 +306,12 @@ func (r *Recorder) Handshake(loop, _ int, h reactor.Handshake) {
 		if h.Resumed {
 			s.TLSResumed++
 		}
+		if h.RecordLayer != "" {
+			if s.RecordLayer == nil {
+				s.RecordLayer = map[string]int64{}
+			}
+			s.RecordLayer[h.RecordLayer]++
+		}
 		if h.Minted {
 			s.CertsMinted++
 			s.CertMint.Record(h.ClientCert.Microseconds())

@@ -441,6 +441,7 @@ func (r *run) connect() error {
 	// copies of its figures, collect its garbage and return it to the OS before reading the
 	// resident set.
 	r.src.settle()
+	r.eng.ReleaseIdle() // what the loops' sweep does to idle TLS connections within 2 s
 	runtime.GC()
 	debug.FreeOSMemory()
 	r.rssHeld = tuning.SelfAnonRSS()

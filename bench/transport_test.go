@@ -15,7 +15,14 @@ import (
 // runTLS runs s against broker (a URL) with the TLS configuration tc.
 func runTLS(t *testing.T, broker string, s *scenario.Scenario, tc reactor.TLSOptions) *result.Result {
 	t.Helper()
+	return runTLSOn(t, broker, s, tc, "")
+}
+
+// runTLSOn is runTLS on the TLS record layer given (reactor.Config.TLSRecordLayer).
+func runTLSOn(t *testing.T, broker string, s *scenario.Scenario, tc reactor.TLSOptions, layer string) *result.Result {
+	t.Helper()
 	r := testRunner(t, broker, s)
+	r.Engine.TLSRecordLayer = layer
 	var err error
 	if r.Engine.TLS, err = reactor.TLSConfig(tc); err != nil {
 		t.Fatal(err)
@@ -57,6 +64,9 @@ func TestTransportRuns(t *testing.T) {
 			if (tr != "mqtts") != (c.WSUpgradeUS != nil && c.WSUpgradeUS.Count == 100) {
 				t.Errorf("WebSocket upgrades %+v", c.WSUpgradeUS)
 			}
+			if layers := res.Transport.RecordLayer; secure && (layers[reactor.RecordLayerLoop] != 100 || len(layers) != 1) || !secure && len(layers) != 0 {
+				t.Errorf("record layers %v, want 100 loop over TLS (TLS 1.3), none without", layers)
+			}
 			if secure && c.TLSHandshakeUS.P50 > c.ConnectLatencyUS.P50 {
 				t.Errorf("TLS handshake p50 %v µs over the connect latency's %v µs, which includes it", c.TLSHandshakeUS.P50, c.ConnectLatencyUS.P50)
 			}
@@ -75,7 +85,26 @@ func TestTransportRuns(t *testing.T) {
 				if qos > 0 && (msg.Received != msg.Expected || msg.Lost != 0 || msg.Duplicated != 0 || msg.Acked != msg.Published) {
 					t.Errorf("QoS %d: %+v", qos, msg)
 				}
+				if tr != "ws" && res.Transport.RecordLayer[reactor.RecordLayerLoop] != res.Connections.TLSHandshakes {
+					t.Errorf("record layers %v of %d TLS connections, want all loop", res.Transport.RecordLayer, res.Connections.TLSHandshakes)
+				}
 			})
 		}
+	}
+	// The old path, forced: every message accounted for the same way.
+	for _, tr := range []string{"mqtts", "wss"} {
+		t.Run(tr+"/tls.Conn/p2p/qos1", func(t *testing.T) {
+			res := runTLSOn(t, urls[tr], builtin(t, "quick-p2p-100", map[string]string{
+				"publishers.qos": "1", "subscribers.qos": "1", "publishers.client_count": "20", "subscribers.client_count": "20",
+				"parameters.duration_sec": "1s", "parameters.warmup_sec": "300ms"}), tc, reactor.RecordLayerTLSConn)
+			msg := res.Messages
+			checkAccounts(t, msg)
+			if msg.Published == 0 || msg.Received != msg.Expected || msg.Lost != 0 || msg.Duplicated != 0 || msg.Acked != msg.Published {
+				t.Errorf("messages %+v", msg)
+			}
+			if l := res.Transport.RecordLayer; l[reactor.RecordLayerTLSConn] != 40 || len(l) != 1 {
+				t.Errorf("record layers %v, want 40 tls.Conn", l)
+			}
+		})
 	}
 }

@@ -159,15 +159,40 @@
 // writes the CONNECT, or on wss:// the WebSocket upgrade request. The upgrade is the loop's
 // own, on ws:// straight after the TCP connect like a CONNECT: the request written, the 101
 // response read (Sec-WebSocket-Accept checked against the key sent, subprotocol mqtt), then
-// the CONNECT in its frame. From then on the loop drives the tls.Conn itself: the
-// ciphertext of each read is handed to it from memory, wireConn.Read returning a temporary
-// net.Error when it is used up (crypto/tls keeps only permanent errors, so the next read goes
-// on where this one stopped: pinned by TestTLSOverMemory), and what it writes is collected
-// in the loop's scratch buffer for the loop's own write. Handshake time and the worker
+// the CONNECT in its frame.
+//
+// From then on the loop carries the connection's records itself. A TLS 1.3 connection with a
+// suite internal/tlsrec runs takes the loop's record layer (records.go): the worker's
+// configuration clone had a KeyLogWriter that kept the two application traffic secrets in
+// the job's memory, and its wireConn handed crypto/tls no byte past the end of the record
+// being read (it follows the 5-byte headers through what it read from the socket), so that
+// nothing of what follows the handshake is inside the tls.Conn and both sequence numbers are
+// 0; what the socket gave past the handshake becomes the connection's first records. The
+// job builds a tlsrec.Conn from the secrets and zeroes them. The loop seals a write batch in one go into its scratch (records of up to
+// 2^14 bytes), opens a read's records into its plaintext scratch, keeps a record a read cut
+// until its rest comes, and sends what the Conn owes (a KeyUpdate answer) at once; 0
+// allocations per message. The handshake's tls.Conn reads the same records alongside until
+// the CONNACK, for the session tickets that come before it, then is dropped with its
+// configuration. A record the Conn refuses ends the connection once the plaintext before it is
+// handled, as its own Cause (CauseTLSRecordOverflow ... CauseTLSKeyUpdateStorm); the broker's
+// alert is CauseTLS in crypto/tls's words, its close_notify the broker closing. Each loop
+// sweeps its warm connections once a second (on its idle wake) and releases the cipher state
+// of those that sealed and opened nothing since the last sweep; the next record rebuilds it
+// (about 1.5 µs), so an idle connection keeps the Conn's keys and sequence numbers only.
+// Engine.ReleaseIdle does the sweep's work at once, before the resident set is read.
+//
+// Any other TLS connection (TLS 1.2, another suite, Config.TLSRecordLayer
+// RecordLayerTLSConn) keeps its tls.Conn, which the loop drives itself: the ciphertext of each
+// read is handed to it from memory, wireConn.Read returning a temporary net.Error when it is
+// used up (crypto/tls keeps only permanent errors, so the next read goes on where this one
+// stopped: pinned by TestTLSOverMemory), and what it writes is collected in the loop's
+// scratch buffer for the loop's own write. Handshake.RecordLayer says which path a
+// connection took. Handshake time and the worker
 // thread's CPU time, and the upgrade's time, are reported apart (HandshakeObserver); connect latency still runs from
 // the TCP start to the CONNACK, the handshake included. TLS sessions resume on reconnect:
-// one shared tls.ClientSessionCache, each client under its own key, so that a client resumes
-// its own session and never another client's.
+// each client's own slot of the engine's session cache (or its own key in a cache the
+// configuration brings), so that a client resumes its own session and never another
+// client's.
 //
 // WebSocket framing is this package's own (ws.go): every MQTT packet of a write goes in one
 // masked binary frame (a per-loop wyrand draws the masking keys); the broker's frames are

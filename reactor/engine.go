@@ -85,6 +85,11 @@ type Config struct {
 	// HandshakeWorkers bounds the goroutines that run TCP connects, TLS handshakes and
 	// WebSocket upgrades for TLS and WebSocket brokers (default 4 per loop, at least 8).
 	HandshakeWorkers int
+	// TLSRecordLayer says what seals and opens the records of an established TLS
+	// connection: RecordLayerLoop ("" too), the loop itself for TLS 1.3 connections with a
+	// suite internal/tlsrec runs (others keep their tls.Conn), or RecordLayerTLSConn,
+	// crypto/tls's tls.Conn for every connection.
+	TLSRecordLayer string
 	// Marks makes receivers look for the text measurement mark (a payload template's
 	// {{mark}}, or a 5.0 User Property's) in a copy without the measurement header, as
 	// publishers that measure by mark or by User Property place it.
@@ -132,6 +137,7 @@ type Engine struct {
 	brokers   []netip.AddrPort
 	targets   []target // by broker: scheme, host, path
 	tlsBase   *tls.Config
+	tlsSess   *sessionSlots // each client's TLS session, when the configuration brings no cache
 	hs        handshakers
 	portRange uint32 // IP_LOCAL_PORT_RANGE value (0: leave the kernel's)
 
@@ -195,6 +201,11 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.ReconnectMax < cfg.ReconnectMin {
 		cfg.ReconnectMax = max(30*time.Second, cfg.ReconnectMin)
 	}
+	switch cfg.TLSRecordLayer {
+	case "", RecordLayerLoop, RecordLayerTLSConn:
+	default:
+		return nil, fmt.Errorf("TLS record layer %q: want %s or %s", cfg.TLSRecordLayer, RecordLayerLoop, RecordLayerTLSConn)
+	}
 	e := &Engine{cfg: cfg, allVerdicts: make(chan struct{}), maxPayload: max(cfg.MaxPayload, MeasuredSize+len(cfg.Payload), 64<<10)}
 	e.maxIn = cfg.MaxInbound
 	if e.maxIn <= 0 {
@@ -219,7 +230,7 @@ func New(cfg Config) (*Engine, error) {
 			e.tlsBase = cfg.TLS.Clone()
 		}
 		if e.tlsBase.ClientSessionCache == nil {
-			e.tlsBase.ClientSessionCache = tls.NewLRUClientSessionCache(max(cfg.Clients, 64))
+			e.tlsSess = &sessionSlots{s: make([]sessionSlot, cfg.Clients)}
 		}
 		cacheVerification(e.tlsBase)
 	}
@@ -521,7 +532,10 @@ func (e *Engine) Stop() error {
 func classify(err error) (Cause, string) {
 	var ne net.Error
 	var oe *net.OpError
+	var re *recordError
 	switch {
+	case errors.As(err, &re): // the loop's TLS record layer refused a record
+		return re.cause(), err.Error()
 	case errors.As(err, &oe) && oe.Op == "remote error": // crypto/tls: the broker's TLS alert
 		return CauseTLS, err.Error()
 	case errors.Is(err, syscall.ECONNREFUSED):

@@ -72,6 +72,9 @@ func (l *loop) read(s *session) {
 		}
 		if s.state == stUpgrade {
 			l.upgradeResponse(s, data)
+			if l.recErr != nil {
+				l.recordEnd(s)
+			}
 			return
 		}
 	}
@@ -81,6 +84,10 @@ func (l *loop) read(s *session) {
 		data = s.io.in
 	}
 	used := l.traffic(s, data)
+	if l.recErr != nil { // the records ended in a bad one
+		l.recordEnd(s)
+		return
+	}
 	if s.state == stClosing {
 		return
 	}
@@ -303,7 +310,7 @@ func (l *loop) lost(s *session, err error) {
 		case t != nil && t.certAsked: // the broker's TLS refused a client without a certificate
 			cause = CauseTLS
 			ex += " (after the TLS handshake, in which the broker asked for a client certificate and none was given: give --cert and --key, or --client-ca and --client-ca-key)"
-		case t != nil && t.tls != nil:
+		case t != nil && t.secure():
 			ex += " (after the TLS handshake: a broker that requires a client certificate ends the connection here; give --cert and --key, or --client-ca and --client-ca-key)"
 		}
 		l.fail(s, cause, ex)

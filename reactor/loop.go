@@ -147,6 +147,14 @@ type loop struct {
 	plain      []byte   // scratch: plaintext of one read over TLS
 	ctl        []byte   // scratch: WebSocket control frames owed for one read
 	keys       maskKeys // WebSocket masking keys
+
+	// warm are the transports whose record layer has its cipher state built, which the
+	// sweep of lastSweep looked at (records.go).
+	warm      []*secured
+	lastSweep int64
+	// recErr is the error of the record that ended the records of the read being handled
+	// (nil: none); recordEnd takes it.
+	recErr error
 }
 
 // redialAt is a reconnect attempt waiting for its backoff to pass.

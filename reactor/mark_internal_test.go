@@ -25,10 +25,10 @@ func TestMark(t *testing.T) {
 	if len(mark) != markLen || strings.Trim(string(mark), "0123456789abcdefMQB") != "" {
 		t.Fatalf("mark %q", mark)
 	}
-	for b := 0; b < 256; b += MeasuredSize { // every byte value, as encoding/hex writes it
+	for b := range 256 { // every byte value at every place, as encoding/hex writes it
 		x := make([]byte, MeasuredSize)
 		for k := range x {
-			x[k] = byte(b + k)
+			x[k] = byte(b + 7*k)
 		}
 		if got, want := string(appendMark([]byte("{"), x)), "{"+markPrefix+hex.EncodeToString(x); got != want {
 			t.Fatalf("mark of %x: %s, want %s", x, got, want)

@@ -19,13 +19,21 @@ const (
 	CauseClientLimit                // a packet over the client's own inbound limit (Config.MaxInbound)
 	CauseTLS                        // the TLS handshake failed (a certificate, a version, an alert), or the broker's TLS alert ended the connection
 	CauseWebSocket                  // the WebSocket upgrade failed, or the broker broke WebSocket's rules
-	NumCauses                       // number of causes, for arrays indexed by Cause
+	// The loop's TLS record layer refused a record of the broker's, and the connection ended.
+	CauseTLSRecordOverflow    // a record over 2^14+256 bytes, or its plaintext over 2^14
+	CauseTLSBadRecordMAC      // a record that failed to authenticate
+	CauseTLSUnexpectedMessage // a message TLS 1.3 does not allow after the handshake
+	CauseTLSDecodeError       // a malformed message
+	CauseTLSKeyUpdateStorm    // KeyUpdates without application data past a bound
+
+	NumCauses // number of causes, for arrays indexed by Cause
 )
 
 var causeNames = [NumCauses]string{
 	"refused", "timeout", "address_exhausted", "fd_limit", "unreachable",
 	"closed_by_broker", "protocol_error", "keepalive_timeout", "network_error",
 	"client_packet_limit", "tls_error", "websocket_error",
+	"tls_record_overflow", "tls_bad_record_mac", "tls_unexpected_message", "tls_decode_error", "tls_key_update_storm",
 }
 
 // String returns the snake_case name used in results.

@@ -91,6 +91,7 @@ func (l *loop) handle(s *session, in []byte) (int, error) {
 			return n, nil
 		}
 		s.state = stConnected
+		l.dropHandshake(s)
 		if s.flags&sfDeferred != 0 {
 			l.arm(s)
 		}

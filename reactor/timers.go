@@ -20,6 +20,9 @@ func (l *loop) tick(now int64) int64 {
 	if l.wh.next != 0 && now >= tickTime(l.wh.next) {
 		l.scan(now)
 	}
+	if len(l.warm) > 0 {
+		l.sweep(now)
+	}
 	if len(l.heap) > 0 && now >= l.lastPublish+int64(publishGrain) {
 		l.publishDue(now)
 		l.lastPublish = now

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mqblast/mqblast/internal/tlsrec"
 )
 
 // Transports: what TLS and WebSocket add to a connection. Plain TCP has none: its session
@@ -25,10 +27,16 @@ import (
 // The TLS handshake blocks (crypto/tls wants a blocking net.Conn), so the TCP connect and
 // the handshake of a TLS connection run on a bounded pool of goroutines
 // (Config.HandshakeWorkers), off the loop and out of its epoll set; the socket then comes
-// back to its loop, which drives the established connection itself: ciphertext read from
-// the socket is handed to the tls.Conn from memory (wireConn), and what it writes is
-// collected in memory for the loop's own write. The WebSocket upgrade is the loop's, like
-// the CONNECT: a request written, a response read (ws.go).
+// back to its loop, which drives the established connection itself. A TLS 1.3 connection
+// with a suite internal/tlsrec runs takes the loop's record layer: the handshake's key log
+// gave the job the two application traffic secrets, the handshake read no byte past its
+// last record, and the loop seals and opens the records itself (a tlsrec.Conn) from then
+// on; the tls.Conn reads along only until the CONNACK, for the session tickets that come
+// before it, and is then dropped with its configuration. Any other connection (TLS 1.2,
+// another suite, Config.TLSRecordLayer "tls.Conn") keeps its tls.Conn: ciphertext read from
+// the socket is handed to it from memory (wireConn), and what it writes is collected in
+// memory for the loop's own write. The WebSocket upgrade is the loop's, like the CONNECT:
+// a request written, a response read (ws.go).
 
 // Broker schemes.
 const (
@@ -141,10 +149,12 @@ func resolveTarget(s string) (target, error) {
 }
 
 // transport is the state TLS and WebSocket add to an established connection: 48 bytes and
-// the loop's slot pointer for WebSocket alone; TLS adds the tls.Conn (its buffers, the
-// shared parsed certificates).
+// the loop's slot pointer for WebSocket alone; TLS adds its secured (48 bytes) with the
+// loop's record layer (a tlsrec.Conn, 256 bytes: keys and sequence numbers, and its cipher
+// state while the connection is busy) or the tls.Conn (its buffers, the shared parsed
+// certificates).
 type transport struct {
-	tls *tls.Conn // nil: no TLS
+	sec *secured // TLS (nil: none)
 	// WebSocket (ws set): the frame being read, and a header or control payload cut by a
 	// read (buf; before the first read, bytes that came after the upgrade's response; once
 	// the frames ended, the close frame's status code or the invalid header).
@@ -158,6 +168,45 @@ type transport struct {
 	// client had none to give.
 	certAsked bool
 }
+
+// secured is what TLS adds to a transport: the loop's record layer, or a tls.Conn.
+type secured struct {
+	// tls is the tls.Conn of a connection that keeps it (nil: none). With rec set it is
+	// only the handshake's, read along until the CONNACK for the session tickets.
+	tls *tls.Conn
+	rec *tlsrec.Conn // the loop's record layer (nil: none)
+	// part is a record a read cut, kept until the rest of it comes, or before the first
+	// read the records the handshake's reads took past its end (nil: none; empty while the
+	// connection is warm).
+	part []byte
+	// warm: rec's cipher state is built and the transport is in loop.warm; used: rec
+	// sealed or opened since the loop's last sweep of loop.warm.
+	warm, used bool
+}
+
+// loopTLS is a transport on the loop's record layer in one object: what the connection
+// keeps for as long as it lives, made on its loop (packed), not among the handshake's
+// garbage on a worker, so that the objects of idle connections fill whole spans of the
+// heap instead of pinning spans the handshakes' garbage left mostly free.
+type loopTLS struct {
+	t   transport
+	sec secured
+	rec tlsrec.Conn
+}
+
+// packed returns t, whose secured has a record layer (no record sealed or opened yet),
+// as a loopTLS.
+func packed(t *transport) *transport {
+	r := t.sec
+	r.rec.Release() // none built yet: the copy shares nothing with the Conn it copies
+	o := &loopTLS{t: *t, sec: *r, rec: *r.rec}
+	o.sec.rec = &o.rec
+	o.t.sec = &o.sec
+	return &o.t
+}
+
+// secure reports whether t is TLS.
+func (t *transport) secure() bool { return t.sec != nil }
 
 // transportOf returns s's transport (s.flags has sfTransport).
 func (l *loop) transportOf(s *session) *transport { return l.tr[s.slot] }
@@ -184,13 +233,20 @@ func (l *loop) wrap(t *transport, b []byte) []byte {
 	return l.seal(t, b)
 }
 
-// seal returns b as TLS records (b itself without TLS).
+// seal returns b as TLS records (b itself without TLS): records of up to 2^14 bytes of b
+// each, not one per packet.
 func (l *loop) seal(t *transport, b []byte) []byte {
-	if t.tls == nil {
+	r := t.sec
+	if r == nil {
 		return b
 	}
+	if r.rec != nil {
+		l.touch(r)
+		l.wire = r.rec.Seal(l.wire[:0], b)
+		return l.wire
+	}
 	l.wire = l.wire[:0]
-	_, _ = t.tls.Write(b) // wireConn.Write appends to l.wire and cannot fail
+	_, _ = r.tls.Write(b) // wireConn.Write appends to l.wire and cannot fail
 	return l.wire
 }
 
@@ -209,11 +265,29 @@ func (l *loop) sendWrapped(s *session, b []byte) int {
 }
 
 // unwrap turns what a read brought on s, which has a transport, into MQTT bytes: nil when
-// none are whole yet or the connection ended (s.state is then stClosing).
+// none are whole yet or the connection ended (s.state is then stClosing). When its records
+// ended in one the loop's record layer refused (l.recErr), the caller ends s with
+// recordEnd after handling them; with no MQTT bytes to handle, unwrap does.
 func (l *loop) unwrap(s *session, data []byte) []byte {
+	if data = l.unwrapped(s, data); data == nil && l.recErr != nil {
+		l.recordEnd(s)
+	}
+	return data
+}
+
+// unwrapped is unwrap but for the end of the records.
+func (l *loop) unwrapped(s *session, data []byte) []byte {
 	t := l.transportOf(s)
-	if t.tls != nil {
-		wc := t.tls.NetConn().(*wireConn)
+	if r := t.sec; r != nil && r.rec != nil {
+		var ok bool
+		if data, ok = l.open(s, r, data); !ok {
+			return nil
+		}
+	} else if r != nil {
+		if len(r.part) > 0 { // what the handshake's reads took past its end comes first
+			data, r.part = append(r.part, data...), nil
+		}
+		wc := r.tls.NetConn().(*wireConn)
 		wc.in = data
 		l.wire = l.wire[:0]
 		plain := l.plain[:0]
@@ -221,7 +295,7 @@ func (l *loop) unwrap(s *session, data []byte) []byte {
 			if cap(plain)-len(plain) < 4096 {
 				plain = append(plain[:cap(plain)], make([]byte, 32<<10)...)[:len(plain)]
 			}
-			n, err := t.tls.Read(plain[len(plain):cap(plain)])
+			n, err := r.tls.Read(plain[len(plain):cap(plain)])
 			plain = plain[:len(plain)+n]
 			if errors.Is(err, errWouldBlock) {
 				break
@@ -275,9 +349,21 @@ func (wouldBlock) Temporary() bool { return true }
 // it blocks on the socket (poll(2)); once the connection is handed to its loop (mem set) it
 // reads the ciphertext of the loop's read (in) and appends what TLS writes to *out (the
 // loop's scratch), and the loop does the socket's I/O.
+//
+// Bounded, during the handshake, it hands crypto/tls no byte past the end of the record
+// being read (it follows the records' 5-byte headers through what it read from the socket,
+// as greedily as unbounded, into ahead): when the handshake is done, nothing of what follows
+// it is inside the tls.Conn, and what the socket gave past it (rest) is the start of the
+// connection's records for the loop's record layer.
 type wireConn struct {
 	fd       int
 	mem      bool
+	bounded  bool
+	hn       uint8   // bytes of the record header in hdr
+	hdr      [5]byte // the header of the record being read
+	body     int     // bytes of its body still to read (0: a header is next)
+	ahead    *[]byte // bounded: what the socket gave and the reads have not, from off
+	off      int
 	in       []byte
 	out      *[]byte
 	e        *Engine
@@ -294,6 +380,14 @@ func (c *wireConn) Read(p []byte) (int, error) {
 		c.in = c.in[n:]
 		return n, nil
 	}
+	if c.bounded {
+		return c.readBounded(p)
+	}
+	return c.readSocket(p)
+}
+
+// readSocket reads what the socket has into p, waiting for it.
+func (c *wireConn) readSocket(p []byte) (int, error) {
 	for {
 		n, err := unix.Read(c.fd, p)
 		switch {
@@ -313,9 +407,74 @@ func (c *wireConn) Read(p []byte) (int, error) {
 	}
 }
 
+// readBounded reads into p no byte past the end of the record being read. The socket is
+// read as greedily as unbounded (one read for a flight of records), into c.ahead; what the
+// handshake left of it is the start of the connection's records (rest).
+func (c *wireConn) readBounded(p []byte) (int, error) {
+	if c.ahead == nil || len(*c.ahead) == 0 {
+		if c.ahead == nil {
+			c.ahead = aheadPool.Get().(*[]byte)
+		}
+		buf := (*c.ahead)[:cap(*c.ahead)]
+		n, err := c.readSocket(buf)
+		if err != nil {
+			return 0, err
+		}
+		*c.ahead = buf[:n]
+		c.off = 0
+	}
+	if c.body > 0 {
+		p = p[:min(len(p), c.body)]
+	} else {
+		p = p[:min(len(p), 5-int(c.hn))]
+	}
+	n := copy(p, (*c.ahead)[c.off:])
+	c.advance(p[:n])
+	if c.off += n; c.off == len(*c.ahead) {
+		*c.ahead = (*c.ahead)[:0]
+	}
+	return n, nil
+}
+
+// rest returns a copy of what the bounded reads took from the socket past the handshake's
+// last record (nil: nothing), and gives their buffer back.
+func (c *wireConn) rest() []byte {
+	if c.ahead == nil {
+		return nil
+	}
+	var r []byte
+	if c.off < len(*c.ahead) {
+		r = append(r, (*c.ahead)[c.off:]...)
+	}
+	*c.ahead = (*c.ahead)[:0]
+	aheadPool.Put(c.ahead)
+	c.ahead, c.off = nil, 0
+	return r
+}
+
+// aheadPool holds the handshakes' read buffers.
+var aheadPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+// advance follows the records through b, bytes just read.
+func (c *wireConn) advance(b []byte) {
+	if c.body > 0 {
+		c.body -= len(b)
+		return
+	}
+	c.hn += uint8(copy(c.hdr[c.hn:], b))
+	if c.hn == 5 {
+		c.hn, c.body = 0, int(c.hdr[3])<<8|int(c.hdr[4])
+	}
+}
+
+// atRecordEnd reports whether the reads ended with a whole record.
+func (c *wireConn) atRecordEnd() bool { return c.hn == 0 && c.body == 0 }
+
 func (c *wireConn) Write(p []byte) (int, error) {
 	if c.mem {
-		*c.out = append(*c.out, p...)
+		if c.out != nil {
+			*c.out = append(*c.out, p...)
+		}
 		return len(p), nil
 	}
 	done := 0
@@ -396,6 +555,9 @@ type Handshake struct {
 	WebSocket time.Duration // the WebSocket upgrade, request to response (0: no WebSocket)
 	Resumed   bool          // the TLS session was resumed from a ticket
 	Version   uint16        // the TLS version (tls.VersionTLS12, tls.VersionTLS13)
+	// RecordLayer is what seals and opens the established connection's records:
+	// RecordLayerLoop or RecordLayerTLSConn ("" without TLS).
+	RecordLayer string
 	// ClientCert and ClientCertCPU are the time and the CPU time the client's own
 	// certificate took to make during the handshake (Config.ClientCerts; part of TLS and
 	// TLSCPU), Minted that it was minted, not read from files (0, false: none was made).
@@ -491,6 +653,12 @@ func (e *Engine) setUp(j *hsJob) {
 				return &tls.Certificate{}, nil // none, as without the callback
 			}
 		}
+		var kl *keyLog // the loop's record layer wants the traffic secrets
+		if e.cfg.TLSRecordLayer != RecordLayerTLSConn && cfg.KeyLogWriter == nil {
+			kl = &keyLog{}
+			cfg.KeyLogWriter, wc.bounded = kl, true
+			defer kl.zero()
+		}
 		c := tls.Client(wc, cfg)
 		start, cpu := time.Now(), threadCPU()
 		err := c.Handshake()
@@ -499,12 +667,24 @@ func (e *Engine) setUp(j *hsJob) {
 			j.hs.ClientCert, j.hs.ClientCertCPU, j.hs.Minted = made.ClientCert, made.ClientCertCPU, made.Minted
 		}
 		if err != nil {
+			wc.rest()
 			j.cause, j.err = CauseTLS, handshakeError(err, e.cfg.DialTimeout)
 			return
 		}
 		st := c.ConnectionState()
 		j.hs.Resumed, j.hs.Version = st.DidResume, st.Version
-		t.tls = c
+		t.sec, j.hs.RecordLayer = &secured{tls: c}, RecordLayerTLSConn
+		if kl != nil && st.Version == tls.VersionTLS13 && tlsrec.Supported(st.CipherSuite) && wc.atRecordEnd() &&
+			len(kl.client) > 0 && len(kl.server) > 0 {
+			if rc, err := tlsrec.New(st.CipherSuite, tlsrec.Client, kl.client, kl.server); err == nil {
+				t.sec.rec, j.hs.RecordLayer = rc, RecordLayerLoop
+				if cfg.ClientSessionCache == nil {
+					t.sec.tls = nil // no tickets to keep: the tls.Conn has no more to do
+				}
+			}
+		}
+		t.sec.part = wc.rest() // the broker's first records (its tickets), read with the handshake's
+		wc.bounded = false
 	}
 	wc.mem = true
 	j.t = t
@@ -557,8 +737,13 @@ func (l *loop) handshaken(j *hsJob) {
 		return
 	}
 	t := j.t
-	if t.tls != nil {
-		t.tls.NetConn().(*wireConn).out = &l.wire
+	if r := t.sec; r != nil && r.rec == nil {
+		r.tls.NetConn().(*wireConn).out = &l.wire
+	} else if r != nil {
+		t = packed(t)
+		if r = t.sec; len(r.part) > 0 && r.tls != nil { // the handshake's tls.Conn reads them too
+			l.tickets(r, r.part)
+		}
 	}
 	l.setTransport(s, t)
 	if o, ok := e.cfg.Observer.(HandshakeObserver); ok {
@@ -615,7 +800,10 @@ func (e *Engine) clientTLS(tg *target, client int) *tls.Config {
 	if c.ServerName == "" {
 		c.ServerName = tg.host
 	}
-	if c.ClientSessionCache != nil {
+	switch {
+	case e.tlsSess != nil:
+		c.ClientSessionCache = clientSlot{c: e.tlsSess, client: client}
+	case c.ClientSessionCache != nil:
 		c.ClientSessionCache = clientCache{c: c.ClientSessionCache, prefix: strconv.Itoa(client) + "/"}
 	}
 	return c

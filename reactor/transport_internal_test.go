@@ -22,12 +22,21 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mqblast/mqblast/codec"
+	"github.com/mqblast/mqblast/internal/tlsrec"
 )
 
 // tlsPair returns a loop and a connected session over TLS whose socket is one end of a
 // stream socket pair, and the server's tls.Conn on the other end (handshake done the
-// way the engine does it: on a worker over a blocking wireConn, then handed to the loop).
+// way the engine does it: on a worker over a blocking wireConn, then handed to the loop),
+// the session keeping its tls.Conn.
 func tlsPair(t testing.TB, version byte) (*loop, *session, *tls.Conn, int) {
+	return tlsPairOn(t, version, RecordLayerTLSConn)
+}
+
+// tlsPairOn is tlsPair on the record layer given: RecordLayerLoop makes the handshake the
+// engine's for it (TLS 1.3, the key log, reads bounded by the records) and the session
+// takes a tlsrec.Conn alone, its handshake's tls.Conn dropped.
+func tlsPairOn(t testing.TB, version byte, layer string) (*loop, *session, *tls.Conn, int) {
 	t.Helper()
 	l, s, peer := testSession(t, version)
 	hs := httptest.NewUnstartedServer(nil) // only for its test certificate (127.0.0.1, example.com)
@@ -52,6 +61,12 @@ func tlsPair(t testing.TB, version byte) (*loop, *session, *tls.Conn, int) {
 	go func() { done <- srv.Handshake() }()
 	cfg := &tls.Config{RootCAs: roots, ServerName: "example.com", MinVersion: tls.VersionTLS12}
 	wc := &wireConn{fd: int(s.fd), e: l.e, deadline: time.Now().Add(10 * time.Second)}
+	var kl *keyLog
+	if layer == RecordLayerLoop {
+		kl = &keyLog{}
+		cfg.MinVersion, cfg.KeyLogWriter, wc.bounded = tls.VersionTLS13, kl, true
+		cfg.ClientSessionCache = tls.NewLRUClientSessionCache(1) // the broker sends tickets
+	}
 	c := tls.Client(wc, cfg)
 	if err := c.Handshake(); err != nil {
 		t.Fatal(err)
@@ -59,31 +74,33 @@ func tlsPair(t testing.TB, version byte) (*loop, *session, *tls.Conn, int) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	wc.mem, wc.out = true, &l.wire
-	l.setTransport(s, &transport{tls: c})
+	if kl == nil {
+		wc.mem, wc.out = true, &l.wire
+		l.setTransport(s, &transport{sec: &secured{tls: c}})
+		return l, s, srv, peer
+	}
+	suite := c.ConnectionState().CipherSuite
+	if !wc.atRecordEnd() || !tlsrec.Supported(suite) {
+		t.Fatalf("handshake ended inside a record (%d header bytes, %d of the body to come), suite %x", wc.hn, wc.body, suite)
+	}
+	rc, err := tlsrec.New(suite, tlsrec.Client, kl.client, kl.server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kl.zero()
+	l.setTransport(s, &transport{sec: &secured{rec: rc, part: wc.rest()}}) // the records read past the handshake with it
 	return l, s, srv, peer
 }
 
-// TestTLSOverMemory pins what driving a tls.Conn from the loop relies on: when the
-// ciphertext of a read is used up, Read returns the temporary errWouldBlock and the
-// connection stays usable (crypto/tls keeps only permanent errors); a record cut across
-// reads, even one byte at a time, comes out whole once its last byte is in; and what the
-// loop writes through it reaches the server.
-func TestTLSOverMemory(t *testing.T) {
-	l, s, srv, _ := tlsPair(t, 4)
-	c := l.transportOf(s).tls
-	wc := c.NetConn().(*wireConn)
-	buf := make([]byte, 1<<10)
-	if n, err := c.Read(buf); n != 0 || !errors.Is(err, errWouldBlock) {
-		t.Fatalf("read with no ciphertext: %d, %v; want 0, errWouldBlock", n, err)
-	}
-	msg := bytes.Repeat([]byte("0123456789"), 300)
-	go func() { _, _ = srv.Write(msg) }()
+// rawRecords reads what reaches the client's socket fd raw, at least want bytes and until
+// nothing more comes for 200 ms: the broker's records as the client would read them.
+func rawRecords(t *testing.T, fd, want int) []byte {
+	t.Helper()
 	var cipher []byte
 	raw := make([]byte, 64<<10)
 	quiet := time.Now()
-	for len(cipher) < len(msg) || time.Since(quiet) < 200*time.Millisecond {
-		n, err := unix.Read(int(s.fd), raw)
+	for len(cipher) < want || time.Since(quiet) < 200*time.Millisecond {
+		n, err := unix.Read(fd, raw)
 		if errors.Is(err, unix.EAGAIN) {
 			time.Sleep(time.Millisecond)
 			continue
@@ -94,6 +111,25 @@ func TestTLSOverMemory(t *testing.T) {
 		cipher = append(cipher, raw[:n]...)
 		quiet = time.Now()
 	}
+	return cipher
+}
+
+// TestTLSOverMemory pins what driving a tls.Conn from the loop relies on: when the
+// ciphertext of a read is used up, Read returns the temporary errWouldBlock and the
+// connection stays usable (crypto/tls keeps only permanent errors); a record cut across
+// reads, even one byte at a time, comes out whole once its last byte is in; and what the
+// loop writes through it reaches the server.
+func TestTLSOverMemory(t *testing.T) {
+	l, s, srv, _ := tlsPair(t, 4)
+	c := l.transportOf(s).sec.tls
+	wc := c.NetConn().(*wireConn)
+	buf := make([]byte, 1<<10)
+	if n, err := c.Read(buf); n != 0 || !errors.Is(err, errWouldBlock) {
+		t.Fatalf("read with no ciphertext: %d, %v; want 0, errWouldBlock", n, err)
+	}
+	msg := bytes.Repeat([]byte("0123456789"), 300)
+	go func() { _, _ = srv.Write(msg) }()
+	cipher := rawRecords(t, int(s.fd), len(msg))
 	ends := map[int]bool{} // the records' ends
 	for i := 0; i+5 <= len(cipher); {
 		i += 5 + (int(cipher[i+3])<<8 | int(cipher[i+4]))

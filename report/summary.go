@@ -70,6 +70,10 @@ func WriteSummary(w io.Writer, r *result.Result) error {
 		fmt.Fprintf(tw, "tls handshake\t%d (%d resumed), p50 %s  p99 %s  max %s, %.0f µs CPU each (part of connect latency)\n",
 			c.TLSHandshakes, c.TLSResumed, result.Micros(h.P50), result.Micros(h.P99), result.Micros(h.Max), c.TLSHandshakeCPUUSPerOp)
 	}
+	if rl := r.Transport.RecordLayer; len(rl) > 0 {
+		fmt.Fprintf(tw, "tls record layer\tloop %d, tls.Conn %d (what sealed and opened the records of the TLS connections)\n",
+			rl["loop"], rl["tls.Conn"])
+	}
 	if h := c.CertMintUS; h != nil {
 		fmt.Fprintf(tw, "client certs minted\t%d, p50 %s  p99 %s  max %s, %.0f µs CPU each (part of the handshake)\n",
 			c.CertsMinted, result.Micros(h.P50), result.Micros(h.P99), result.Micros(h.Max), c.CertMintCPUUSPerOp)

@@ -22,6 +22,7 @@ var docCounts = []string{
 	"connections.connect_rate_per_s", "connections.connect_phase_s", "connections.pings", "connections.tls_handshakes",
 	"connections.tls_resumed", "connections.tls_handshake_cpu_us", "connections.certs_minted", "connections.cert_mint_cpu_us",
 	"connections.reconnect_failed", "connections.reconnect_failed_by_cause.*", "messages.unacknowledged_by_step.*",
+	"transport.record_layer.*",
 	"messages.*", "messages.silent_publishers.*", "messages.silent_publishers.examples[].copies", "messages.unsent.*", "messages.unexpected.*", "messages.subscribe_refused.*", "messages.refused.*",
 	"broker_behaviour[].count",
 	"throughput.*",
@@ -96,6 +97,8 @@ var docIdentities = []docIdentity{
 	{Total: "connections.dropped", Parts: []string{"connections.dropped_by_cause.*"}},
 	{Total: "remote_write.pushes", Parts: []string{"remote_write.sent", "remote_write.failed", "remote_write.dropped"}},
 	{Total: "connections.reconnect_failed", Parts: []string{"connections.reconnect_failed_by_cause.*?"}},
+	// Every TLS connection established took one record layer.
+	{Total: "connections.tls_handshakes", Parts: []string{"transport.record_layer.*"}},
 	// Every QoS 1/2 message written was acknowledged, refused, or never acknowledged.
 	{Total: "messages.unacknowledged", Parts: []string{"messages.unacknowledged_by_step.*?"}},
 	{Total: "messages.published_qos12", Parts: []string{"messages.acked", "messages.refused_total?", "messages.unacknowledged?"}},

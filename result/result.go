@@ -99,6 +99,8 @@ type Result struct {
 	// RemoteWrite are the pushes to a remote-write receiver (run --remote-write); nil when
 	// none was asked for.
 	RemoteWrite *RemoteWrite `json:"remote_write,omitempty"`
+	// Transport says how the TLS connections were carried (absent without TLS).
+	Transport Transport `json:"transport,omitzero"`
 
 	// Join is what this part of a run leaves for the figures that need every stream at
 	// once, where its streams meet other parts' (a worker's result, a shard's document);
@@ -225,6 +227,17 @@ type Connections struct {
 	ReconnectFailed   int64            `json:"reconnect_failed,omitempty"`
 	ReconnectFailedBy map[string]int64 `json:"reconnect_failed_by_cause,omitempty"`
 }
+
+// Transport is how the connections were carried. RecordLayer counts the TLS connections
+// established (connections.tls_handshakes: first connects and reconnects) by what sealed
+// and opened their records: "loop", the event loop's own record layer (TLS 1.3), or
+// "tls.Conn", crypto/tls's (TLS 1.2, another suite, or --tls-record-layer tls.Conn).
+type Transport struct {
+	RecordLayer map[string]int64 `json:"record_layer,omitempty"`
+}
+
+// IsZero reports whether t says nothing (no TLS connection): the document leaves it out.
+func (t Transport) IsZero() bool { return len(t.RecordLayer) == 0 }
 
 // Messages counts the messages of the whole run, warm-up and drain included, so that they
 // can be held against the broker's own counters (zero in a Connections run). Every
@@ -672,7 +685,7 @@ func (r *Result) pairs(s *Snapshot) (f figures) {
 		{&c.Refused, &s.Refused}, {&c.FailedBy, &s.Failed}, {&c.DroppedBy, &s.Dropped},
 		{&m.Unsent, &s.Unsent}, {&m.Unexpected, &s.Unexpected}, {&m.SubscribeRefused, &s.SubscribeRefused},
 		{&m.Refused, &s.PublishRefused}, {&m.UnacknowledgedBy, &s.Unacked}, {&c.ReconnectFailedBy, &s.ReconnectFailed},
-		{&r.BrokerStalled.Holds, &s.Holds},
+		{&r.BrokerStalled.Holds, &s.Holds}, {&r.Transport.RecordLayer, &s.RecordLayer},
 	}
 	f.hists = []pair[*Hist]{
 		{&h.ConnectLatency, &s.ConnectLatency}, {&h.PingRTT, &s.PingRTT}, {&h.TLSHandshake, &s.TLSHandshake},

@@ -34,6 +34,9 @@ type Snapshot struct {
 	// for a CONNACK's refusal): attempts of clients that had connected, apart from Refused
 	// and Failed, which count clients that never did.
 	ReconnectFailed map[string]int64 `json:"reconnect_failed,omitempty"`
+	// RecordLayer counts the TLS connections established (TLSHandshakes) by what sealed
+	// and opened their records: "loop" (the event loop's own record layer) or "tls.Conn".
+	RecordLayer map[string]int64 `json:"record_layer,omitempty"`
 
 	Subscribed      int64 `json:"subscribed"`
 	SubscribeFailed int64 `json:"subscribe_failed"`
@@ -150,9 +153,9 @@ func (s *Snapshot) counts() [37]*int64 {
 }
 
 // maps are the counts by key that add key by key.
-func (s *Snapshot) maps() [12]*map[string]int64 {
+func (s *Snapshot) maps() [13]*map[string]int64 {
 	return [...]*map[string]int64{&s.Refused, &s.Failed, &s.Dropped, &s.SubscribeRefused, &s.Unsent,
-		&s.Unexpected, &s.Holds, &s.HeldUS, &s.PublishRefused, &s.Behaviour, &s.Unacked, &s.ReconnectFailed}
+		&s.Unexpected, &s.Holds, &s.HeldUS, &s.PublishRefused, &s.Behaviour, &s.Unacked, &s.ReconnectFailed, &s.RecordLayer}
 }
 
 // hists are the histograms, which merge.

@@ -161,6 +161,9 @@ func execute(ctx context.Context, plan *scenario.Plan, o options) (*result.Resul
 	if err != nil {
 		return nil, err
 	}
+	if err := checkRecordLayer(o.TLS); err != nil {
+		return nil, err
+	}
 	if tlsConf == nil && len(plan.Scenario().CertSources()) > 0 {
 		return nil, usage(spec.Errorf("brokers", "the scenario's server gives a TLS client certificate (cert, key, client_ca), "+
 			"which needs a TLS broker: give {brokers} mqtts://HOST:8883 or wss://HOST:8084/mqtt"))
@@ -236,6 +239,7 @@ func newRunner(plan *scenario.Plan, brokers []string, o *options, tlsConf *tls.C
 		return nil, kind(errInvalid, err)
 	}
 	r.Engine.TLS = tlsConf
+	r.Engine.TLSRecordLayer = o.TLS.RecordLayer
 	r.Engine.Loops = o.Loops
 	r.Engine.MaxInbound = cmp.Or(o.MaxPacket, r.Engine.MaxInbound)
 	r.AcceptDowngrade = o.AcceptDowngrade

@@ -35,6 +35,15 @@ func tlsConfig(o reactor.TLSOptions, brokers []string) (*tls.Config, error) {
 	return c, nil
 }
 
+// checkRecordLayer refuses a record layer the engine does not have.
+func checkRecordLayer(t spec.TLS) error {
+	switch t.RecordLayer {
+	case "", reactor.RecordLayerLoop, reactor.RecordLayerTLSConn:
+		return nil
+	}
+	return usage(spec.Errorf("tls.record_layer", "{tls.record_layer} %q: want %s or %s", t.RecordLayer, reactor.RecordLayerLoop, reactor.RecordLayerTLSConn))
+}
+
 // tlsOptions are the engine's TLS options of the Spec's settings.
 func tlsOptions(t spec.TLS) reactor.TLSOptions {
 	return reactor.TLSOptions{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, ServerName: t.ServerName,

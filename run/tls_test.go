@@ -43,6 +43,19 @@ func TestTLSRuns(t *testing.T) {
 	if c := r.res.Connections; c.Established != 20 || c.TLSHandshakes != 20 || c.TLSHandshakeUS == nil {
 		t.Errorf("mqtts: %+v", c)
 	}
+	if l := r.res.Transport.RecordLayer; l["loop"] != 20 || len(l) != 1 {
+		t.Errorf("mqtts: record layers %v, want 20 loop", l)
+	}
+	forced := withCert
+	forced.RecordLayer = "tls.Conn"
+	r = conn("mqtts://"+m.TLSAddr, 20, 0.3, forced)
+	if r.err != nil || r.res.Connections.Established != 20 || r.res.Transport.RecordLayer["tls.Conn"] != 20 || len(r.res.Transport.RecordLayer) != 1 {
+		t.Errorf("mqtts, record layer tls.Conn: %v, record layers %v\n%s", r.err, r.res.Transport.RecordLayer, r.stderr)
+	}
+	forced.RecordLayer = "kernel"
+	if r = conn("mqtts://"+m.TLSAddr, 1, 0.1, forced); !errors.Is(r.err, fail.ErrUsage) || !strings.Contains(r.err.Error(), "record_layer") {
+		t.Errorf("record layer kernel: %v, want %v naming tls.record_layer", r.err, fail.ErrUsage)
+	}
 	sp := quick("quick-conn-100", "wss://"+m.WSSAddr+"/mqtt")
 	sp.TLS, sp.Duration, sp.Procs, sp.NoCheck = withCert, spec.Duration(500*time.Millisecond), 2, true
 	r = doSpec(t, sp)
@@ -51,6 +64,9 @@ func TestTLSRuns(t *testing.T) {
 	}
 	if c := r.res.Connections; c.Established != 100 || c.TLSHandshakes != 100 || c.WSUpgradeUS == nil || c.WSUpgradeUS.Count != 100 {
 		t.Errorf("wss, 2 workers: %+v", c)
+	}
+	if l := r.res.Transport.RecordLayer; l["loop"] != 100 || len(l) != 1 {
+		t.Errorf("wss, 2 workers: record layers %v, want 100 loop (both workers')", l)
 	}
 	r = conn("mqtts://"+m.TLSAddr, 3, 0.2, spec.TLS{CAFile: certs.OtherCA, CertFile: certs.ClientCert, KeyFile: certs.ClientKey})
 	if !r.failed() || !strings.Contains(r.stdout+r.said(), "certificate signed by unknown authority") {
@@ -105,6 +121,9 @@ func TestTLSClientCertPerClient(t *testing.T) {
 	c, msg := res.Connections, res.Messages
 	if c.Established != 500 || len(c.Refused) != 0 || c.Failed != 0 {
 		t.Errorf("500 devices: established %d, refused %v, failed %v", c.Established, c.Refused, c.FailedBy)
+	}
+	if l := res.Transport.RecordLayer; l["loop"] != c.TLSHandshakes || len(l) != 1 {
+		t.Errorf("500 devices: record layers %v of %d TLS connections, want all loop (the minted certificates' handshakes hand over too)", l, c.TLSHandshakes)
 	}
 	if msg.Expected == 0 || msg.Received != msg.Expected || msg.Lost != 0 || len(msg.SubscribeRefused) != 0 {
 		t.Errorf("500 devices: expected %d, received %d, lost %d, subscribe refused %v", msg.Expected, msg.Received, msg.Lost, msg.SubscribeRefused)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # bench-tls: CONNS MQTT connections from one `mqblast run` to one local Mosquitto over each
 # transport (tcp, mqtts, ws, wss; certificates made here with openssl), RUNS times each,
-# interleaved. Prints the medians of the client's RSS per idle connection, CPU per
+# interleaved; mqtts and wss on the loop's TLS record layer (the default), and again as
+# mqtts-tls.Conn and wss-tls.Conn with --tls-record-layer tls.Conn, the old path, in the
+# same run. Prints the medians of the client's RSS per idle connection, CPU per
 # connection set-up (TCP + TLS handshake + WebSocket upgrade + CONNECT), the TLS
 # handshake's CPU and time, and connect latency; beside them the TLS floor (bin/floor tls:
 # bare crypto/tls handshakes against the same mqtts listener with the tls.Config mqblast
@@ -14,7 +16,7 @@ CONNS=${1:-10000}
 RUNS=${2:-3}
 RATE=${RATE:-2000}
 HOLD=${HOLD:-15s}
-TRANSPORTS=${TRANSPORTS:-tcp mqtts ws wss}
+TRANSPORTS=${TRANSPORTS:-tcp mqtts mqtts-tls.Conn ws wss wss-tls.Conn}
 BIN=${BIN:-./bin/mqblast}
 BASE=${BASE:-28910}
 FLOOR=${FLOOR:-./bin/floor}
@@ -61,11 +63,16 @@ CONF
 mosquitto -c "$tmp/m.conf" & pid=$!
 sleep 1
 declare -A url=([tcp]=127.0.0.1:$((BASE + 1)) [mqtts]=mqtts://127.0.0.1:$((BASE + 2)) [ws]=ws://127.0.0.1:$((BASE + 3))/mqtt [wss]=wss://127.0.0.1:$((BASE + 4))/mqtt)
+url[mqtts-tls.Conn]=${url[mqtts]}
+url[wss-tls.Conn]=${url[wss]}
 for r in $(seq 1 "$RUNS"); do
   for tr in $TRANSPORTS; do
     echo "run $r/$RUNS $tr: $CONNS connections at $RATE/s, hold $HOLD" >&2
     extra=()
-    [ "$tr" = mqtts ] || [ "$tr" = wss ] && extra=(--cacert "$tmp/ca.pem")
+    case "$tr" in
+      mqtts | wss) extra=(--cacert "$tmp/ca.pem") ;;
+      *-tls.Conn) extra=(--cacert "$tmp/ca.pem" --tls-record-layer tls.Conn) ;;
+    esac
     $BIN run singlenode-conn-tcp-10K-100 --set publishers.client_count="$CONNS" \
       --set parameters.connection_rate="$RATE" --duration "$HOLD" --broker "${url[$tr]}" "${extra[@]}" \
       --out "$OUT/tls-$tr-$CONNS-$r.json" > "$OUT/tls-$tr-$CONNS-$r.txt"
@@ -76,14 +83,16 @@ done
 python3 - "$OUT" "$CONNS" "$RUNS" $TRANSPORTS <<'PY'
 import json, statistics, sys
 out, conns, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
-print(f"{'transport':10s} {'established':>11s} {'rss B/conn':>10s} {'cpu µs/connect':>14s} {'tls cpu µs':>10s} {'tls p50 µs':>10s} {'connect p50 µs':>14s}")
+print(f"{'transport':14s} {'established':>11s} {'rss B/conn':>10s} {'cpu µs/connect':>14s} {'tls cpu µs':>10s} {'tls p50 µs':>10s} {'connect p50 µs':>14s}  record layer")
 for tr in sys.argv[4:]:
     rs = [json.load(open(f"{out}/tls-{tr}-{conns}-{r}.json")) for r in range(1, runs + 1)]
     def med(f): return statistics.median(f(r) for r in rs)
     c = lambda r: r["connections"]
-    print(f"{tr:10s} {med(lambda r: c(r)['established']):11.0f} {med(lambda r: r['client']['rss_per_connection_bytes']):10.0f}"
+    layers = (rs[0].get("transport") or {}).get("record_layer") or {}
+    print(f"{tr:14s} {med(lambda r: c(r)['established']):11.0f} {med(lambda r: r['client']['rss_per_connection_bytes']):10.0f}"
           f" {med(lambda r: r['client']['cpu_per_connect_us']):14.1f} {med(lambda r: c(r).get('tls_handshake_cpu_us', 0)):10.0f}"
-          f" {med(lambda r: (c(r).get('tls_handshake_us') or {}).get('p50', 0)):10.0f} {med(lambda r: c(r)['connect_latency_us']['p50']):14.0f}")
+          f" {med(lambda r: (c(r).get('tls_handshake_us') or {}).get('p50', 0)):10.0f} {med(lambda r: c(r)['connect_latency_us']['p50']):14.0f}"
+          f"  {' '.join(f'{k} {v}' for k, v in sorted(layers.items())) or '-'}")
 PY
 python3 - "$OUT" "$CONNS" "$RUNS" <<'PY'
 import json, statistics, sys

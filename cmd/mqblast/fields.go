@@ -19,7 +19,7 @@ var specFields = map[string]string{
 	"remote-write": "outputs.remote_write", "remote-write-auth": "outputs.remote_write_auth",
 	"live": "outputs.live", "live-public": "outputs.live_public", "live-hold": "outputs.live_hold", "live-token-file": "outputs.live_token_file",
 	"cacert": "tls.cacert", "cert": "tls.cert", "key": "tls.key", "sni": "tls.sni", "insecure": "tls.insecure",
-	"alpn": "tls.alpn", "tls-version": "tls.tls_version", "client-ca": "tls.client_ca", "client-ca-key": "tls.client_ca_key", "client-cert-subject": "tls.client_cert_subject", "client-cert-san": "tls.client_cert_san",
+	"alpn": "tls.alpn", "tls-version": "tls.tls_version", "tls-record-layer": "tls.record_layer", "client-ca": "tls.client_ca", "client-ca-key": "tls.client_ca_key", "client-cert-subject": "tls.client_cert_subject", "client-cert-san": "tls.client_cert_san",
 	"broker-pid": "watch.broker_pid", "broker-sys": "watch.broker_sys", "broker-cgroup": "watch.broker_cgroup",
 	"broker-metrics": "watch.broker_metrics", "broker-metric": "watch.broker_metric",
 	"broker-metrics-auth": "watch.broker_metrics_auth", "broker-metrics-process": "watch.broker_metrics_process",

@@ -112,6 +112,9 @@ func (rf *runFlags) registerCommon(cmd *cobra.Command) {
 	fl.BoolVar(&t.Insecure, "insecure", false, "do not verify the broker's certificate")
 	fl.StringSliceVar(&t.ALPN, "alpn", nil, "ALPN protocols to offer, comma-separated (default: none)")
 	fl.StringVar(&t.Version, "tls-version", "", "offer only this TLS version: 1.2 or 1.3 (default: both)")
+	fl.StringVar(&t.RecordLayer, "tls-record-layer", "", "what seals and opens the records of established TLS connections: "+
+		"loop (the event loop's own, for TLS 1.3 with AES-GCM or ChaCha20-Poly1305; TLS 1.2 keeps crypto/tls) or tls.Conn (crypto/tls's for every connection) "+
+		"(default loop; the result's transport.record_layer counts each)")
 	w := &sp.Watch
 	fl.IntVar(&w.BrokerPID, "broker-pid", 0, "the broker's process, sampled for CPU, RSS and descriptors each interval (default: found when the broker is local)")
 	fl.BoolVar(&w.BrokerSys, "broker-sys", false, "read the broker's $SYS topics on one extra connection (not counted) and put its own counts beside the run's; "+

@@ -17,7 +17,8 @@ import (
 
 // TestTLSSinkClient: mqblast's own client over mqtts through the TLS sink, at QoS 0, 1 and
 // 2: every message published is received, none lost, and the sink saw each one in and
-// relayed it once, over one completed handshake per client. Then `run --sink --sink-tls`
+// relayed it once, over one completed handshake per client, each client on the loop's
+// record layer. Then `run --sink --sink-tls`
 // starts the sink with a certificate made for the run and trusts it: the same accounts.
 func TestTLSSinkClient(t *testing.T) {
 	certs := testbroker.NewCerts(t)
@@ -35,6 +36,9 @@ func TestTLSSinkClient(t *testing.T) {
 			st := sinkQoSRun(t, srv, "mqtts://"+srv.Addr(), q, "--cacert", certs.CA)
 			if st.TLS.Handshakes != 200 || st.TLS.HandshakeFailures != 0 || st.Connected != 200 {
 				t.Errorf("sink: tls %+v, connected %d: want 200 handshakes, 200 connected", st.TLS, st.Connected)
+			}
+			if l := res.Transport.RecordLayer; l["loop"] != 200 || len(l) != 1 { // both sides on a tlsrec record layer
+				t.Errorf("record layers %v, want 200 loop", l)
 			}
 		})
 	}

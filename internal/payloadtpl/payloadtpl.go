@@ -60,6 +60,8 @@ type seg struct {
 	a, n    int64         // kRandInt: a..a+n-1; kRandText: n
 	fa, fw  float64       // kRandFloat: fa + fw×[0,1), when grid is false
 	prec    int           // kRandFloat: decimals
+	dmin    int           // prec+1: the fewest digits a number takes
+	lim     uint64        // the numbers below it (of prec below 8) Append writes in one word
 	grid    bool          // kRandFloat: drawn as a + [0, n) units of 10^-prec instead
 	choices [][]byte      // kChoice, padded
 }
@@ -69,8 +71,12 @@ const headLen = 16
 
 // Template is a compiled payload template. It is immutable and safe for concurrent use.
 type Template struct {
-	src   string
-	segs  []seg
+	src  string
+	segs []seg
+	// tail is the literal text after the last placeholder (tailN bytes), written after
+	// the loop: a segment of its own took a pass of it.
+	tail  [headLen]byte
+	tailN int
 	fixed int // the largest rendering without the client id (a MarkLen mark)
 	nID   int // how many {{client_id}}
 	nMark int // how many {{mark}}
@@ -102,12 +108,20 @@ type Vars struct {
 	rfcSec int64
 	rfcTxt [rfc3339Len]byte
 	rfcSet bool
+	// rfcFrom is the millisecond's first ns and rfcSpan its width (0 before the first):
+	// Now is in it when Now-rfcFrom is below rfcSpan, a subtraction instead of a division.
+	rfcFrom int64
+	rfcSpan uint64
 	// The millisecond ms as {{unix_ms}} writes it (msLen bytes of msTxt), kept from the
 	// last rendering: many messages fall in one millisecond. {{unix_us}} writes it and
 	// three digits more.
 	ms    int64
 	msTxt [24]byte
 	msLen uint8
+	// msFrom and msSpan are the ns {{unix_ms}}'s millisecond holds, as rfcFrom's (a
+	// span of 0 before 1970, where the millisecond is truncated, not floored).
+	msFrom int64
+	msSpan uint64
 	// rng is the state of the placeholders' random numbers (wyrand), seeded from
 	// math/rand/v2 on first use: per caller, so that rendering takes no lock and no
 	// shared state.
@@ -151,6 +165,10 @@ func Compile(src string) (*Template, error) {
 		t.add(rest[:i], s)
 		rest, off = rest[i+j+2:], off+i+j+2
 	}
+	if n := len(t.segs); n > 0 && t.segs[n-1].kind == kNone {
+		t.tail, t.tailN = t.segs[n-1].head, t.segs[n-1].litN
+		t.segs = t.segs[:n-1]
+	}
 	return t, nil
 }
 
@@ -165,6 +183,10 @@ func (t *Template) add(lit string, s seg) {
 		lit = lit[headLen:]
 	}
 	s.litN = copy(s.head[:], lit)
+	s.dmin = s.prec + 1
+	if s.prec < 8 {
+		s.lim = 1e8
+	}
 	t.segs = append(t.segs, s)
 	switch s.kind {
 	case kClientID:
@@ -335,7 +357,14 @@ func (t *Template) Append(dst []byte, v *Vars) []byte {
 	if v.rng == 0 {
 		v.rng = rand.Uint64() | 1
 	}
-	buf, segs := dst[at:cap(dst)], t.segs
+	return dst[:at+t.render(dst[at:cap(dst)], v)]
+}
+
+// render writes t's rendering with v at the start of buf, which has the room Append
+// checked, and returns its length. Apart from Append, it keeps fewer values across its
+// calls: the loop's own were reloaded from the stack a segment at a time.
+func (t *Template) render(buf []byte, v *Vars) int {
+	segs := t.segs
 	base := unsafe.Pointer(unsafe.SliceData(buf))
 	w := 0
 	for i := range segs {
@@ -363,7 +392,7 @@ func (t *Template) Append(dst []byte, v *Vars) []byte {
 		case kSeq:
 			n = int64(v.Seq)
 		case kUnixMS: // putUnixMS's, the text set when the millisecond changed
-			if v.Now/1e6 != v.ms || v.msLen == 0 {
+			if uint64(v.Now-v.msFrom) >= v.msSpan {
 				v.setUnixMS()
 			}
 			*(*[24]byte)(unsafe.Add(base, w)) = v.msTxt
@@ -373,7 +402,7 @@ func (t *Template) Append(dst []byte, v *Vars) []byte {
 			w = v.putUnixUS(buf, w)
 			continue
 		case kRFC3339: // 2006-01-02T15:04:05.000Z (UTC), its text set when the millisecond changed
-			if ms := v.Now / 1e6; ms != v.rfcMS || v.Now < ms*1e6 || !v.rfcSet {
+			if uint64(v.Now-v.rfcFrom) >= v.rfcSpan {
 				v.setRFC3339()
 			}
 			*(*[rfc3339Len]byte)(unsafe.Add(base, w)) = v.rfcTxt
@@ -404,8 +433,12 @@ func (t *Template) Append(dst []byte, v *Vars) []byte {
 			w += int(s.n)
 			continue
 		case kMark:
-			if len(v.Mark) == MarkLen {
-				*(*[MarkLen]byte)(unsafe.Add(base, w)) = [MarkLen]byte(v.Mark)
+			if len(v.Mark) == MarkLen { // 16 bytes a step, the last 16 again: a copy of more is a call
+				m, at := unsafe.Pointer(unsafe.SliceData(v.Mark)), unsafe.Add(base, w)
+				*(*[16]byte)(at) = *(*[16]byte)(m)
+				*(*[16]byte)(unsafe.Add(at, 16)) = *(*[16]byte)(unsafe.Add(m, 16))
+				*(*[16]byte)(unsafe.Add(at, 32)) = *(*[16]byte)(unsafe.Add(m, 32))
+				*(*[16]byte)(unsafe.Add(at, MarkLen-16)) = *(*[16]byte)(unsafe.Add(m, MarkLen-16))
 				w += MarkLen
 			} else {
 				w += copy(buf[w:], v.Mark)
@@ -418,7 +451,7 @@ func (t *Template) Append(dst []byte, v *Vars) []byte {
 		if n < 0 {
 			u = uint64(-n)
 		}
-		if u >= 1e8 || s.prec >= 8 {
+		if u >= s.lim {
 			w = putScaled(buf, w, n, s.prec)
 			continue
 		}
@@ -432,17 +465,18 @@ func (t *Template) Append(dst []byte, v *Vars) []byte {
 		} else {
 			x = digits8(uint32(u))
 		}
-		d := max(8-bits.TrailingZeros64(x|1<<56)>>3, s.prec+1) // the zeros before skipped
-		x = (x + zeros) >> (8 * (8 - d))
+		d := max(8-bits.TrailingZeros64(x|1<<56)>>3, s.dmin) // the zeros before skipped
+		x = (x + zeros) >> (8 * (8 - d) & 63)                // d is 1 to 8: & 63 spares the compiler's check
 		binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(base, w))[:], x)
 		if s.prec > 0 {
 			k := d - s.prec // digits before the point
-			binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(base, w+k))[:], x>>(8*k)<<8|'.')
+			binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(base, w+k))[:], x>>(8*k&63)<<8|'.')
 			d++
 		}
 		w += d
 	}
-	return dst[:at+w]
+	*(*[headLen]byte)(unsafe.Add(base, w)) = t.tail
+	return w + t.tailN
 }
 
 // alnum64 are the letters and digits, and two of them again to make 64: one per 6 bits.
@@ -460,7 +494,7 @@ var alnumPairs = func() (p [1 << 12]uint16) {
 
 // putUnixMS writes v.Now in whole milliseconds at buf[w:] and returns the end.
 func (v *Vars) putUnixMS(buf []byte, w int) int {
-	if v.Now/1e6 != v.ms || v.msLen == 0 {
+	if uint64(v.Now-v.msFrom) >= v.msSpan {
 		v.setUnixMS()
 	}
 	*(*[24]byte)(buf[w : w+24]) = v.msTxt
@@ -471,6 +505,10 @@ func (v *Vars) putUnixMS(buf []byte, w int) int {
 func (v *Vars) setUnixMS() {
 	v.ms = v.Now / 1e6
 	v.msLen = uint8(putInt(v.msTxt[:], 0, v.ms))
+	v.msFrom, v.msSpan = v.ms*1e6, 1e6
+	if v.Now < 0 {
+		v.msSpan = 0
+	}
 }
 
 // putUnixUS writes v.Now in whole microseconds at buf[w:] and returns the end: from 1970
@@ -520,6 +558,7 @@ func (v *Vars) setRFC3339() {
 	}
 	v.rfcTxt[20], v.rfcTxt[21], v.rfcTxt[22] = byte('0'+msec/100), byte('0'+msec/10%10), byte('0'+msec%10)
 	v.rfcMS, v.rfcSet = ms, true
+	v.rfcFrom, v.rfcSpan = ms*1e6, 1e6 // wraps past int64's range as Now-rfcFrom does
 }
 
 // civil converts days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's

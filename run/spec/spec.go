@@ -140,6 +140,9 @@ type TLS struct {
 	Insecure   bool     `json:"insecure,omitempty"`    // do not verify the broker
 	ALPN       []string `json:"alpn,omitempty"`        // protocols to offer
 	Version    string   `json:"tls_version,omitempty"` // "1.2" or "1.3" only
+	// RecordLayer is what seals and opens the records of established TLS connections:
+	// "loop" ("" too: the event loop's own, for TLS 1.3) or "tls.Conn" (crypto/tls's).
+	RecordLayer string `json:"record_layer,omitempty"`
 	// ClientCA and ClientCAKey are the PEM files of a CA that mints each client a
 	// certificate of its own (the key's path, never the key), its common name
 	// CertSubject, a template ("": $clientid; "none": no common name, with a SAN), its
