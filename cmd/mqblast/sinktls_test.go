@@ -33,7 +33,7 @@ func TestTLSSinkClient(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer srv.Close() //nolint:errcheck
-			st := sinkQoSRun(t, srv, "mqtts://"+srv.Addr(), q, "--cacert", certs.CA)
+			res, st := sinkQoSRun(t, srv, "mqtts://"+srv.Addr(), q, "--cacert", certs.CA)
 			if st.TLS.Handshakes != 200 || st.TLS.HandshakeFailures != 0 || st.Connected != 200 {
 				t.Errorf("sink: tls %+v, connected %d: want 200 handshakes, 200 connected", st.TLS, st.Connected)
 			}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mqblast/mqblast/internal/testbroker"
+	"github.com/mqblast/mqblast/result"
 	"github.com/mqblast/mqblast/sink"
 )
 
@@ -41,7 +42,10 @@ func TestWSSinkClient(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer srv.Close() //nolint:errcheck
-				st := sinkQoSRun(t, srv, scheme+"://"+srv.Addr(), q, extra...)
+				res, st := sinkQoSRun(t, srv, scheme+"://"+srv.Addr(), q, extra...)
+				if l := res.Transport.RecordLayer; scheme == "wss" && (l["loop"] != 200 || len(l) != 1) {
+					t.Errorf("record layers %v, want 200 loop", l)
+				}
 				if st.WS.Upgrades != 200 || st.WS.Refused != 0 || st.WS.ProtocolErrors != 0 || st.Connected != 200 || st.TLS.Handshakes != wantHS {
 					t.Errorf("sink: ws %+v, tls %+v, connected %d: want 200 upgrades, %d handshakes, 200 connected", st.WS, st.TLS, st.Connected, wantHS)
 				}
@@ -137,8 +141,8 @@ func TestWSSinkVerb(t *testing.T) {
 // sinkQoSRun runs quick-p2p-100 at QoS q for 2 s against srv at broker (with the flags
 // extra) and checks the accounts on both sides: every message published received, none
 // lost, the sink's in and relayed counts those of the client, each QoS 1/2 copy
-// acknowledged. It returns the sink's counters.
-func sinkQoSRun(t *testing.T, srv *sink.Server, broker string, q int, extra ...string) sink.Stats {
+// acknowledged. It returns the run's result and the sink's counters.
+func sinkQoSRun(t *testing.T, srv *sink.Server, broker string, q int, extra ...string) (*result.Result, sink.Stats) {
 	t.Helper()
 	args := append([]string{"run", "quick-p2p-100", "--broker", broker, "--no-check", "--format", "json",
 		"--set", fmt.Sprintf("publishers.qos=%d", q), "--set", fmt.Sprintf("subscribers.qos=%d", q),
@@ -156,7 +160,7 @@ func sinkQoSRun(t *testing.T, srv *sink.Server, broker string, q int, extra ...s
 	if q > 0 && (st.Acked != uint64(ms.Received) || st.Unacked != 0) {
 		t.Errorf("sink: acked %d, unacked %d; want %d acked", st.Acked, st.Unacked, ms.Received)
 	}
-	return st
+	return res, st
 }
 
 // sinkProc is `mqblast sink` running in a process of its own, listening on addr.
