@@ -181,17 +181,16 @@ func (h *handler) unframe(w *wsState, dst, in []byte) (used int, out []byte, sta
 			h.c.wsPings.Add(1)
 		case wsClose:
 			h.c.wsCloseFrames.Add(1)
-			switch st := uint16(0); {
-			case plen == 0:
+			switch plen {
+			case 0:
 				return used, dst, wsStatusNormal, true
-			case plen == 1:
+			case 1:
 				return used, dst, wsStatusProtocol, false
-			default:
-				if st = binary.BigEndian.Uint16(ctl[:2]); !sendableStatus(st) {
-					return used, dst, wsStatusProtocol, false
-				}
+			}
+			if st := binary.BigEndian.Uint16(ctl[:2]); sendableStatus(st) {
 				return used, dst, st, true // echoed (RFC 6455 section 5.5.1)
 			}
+			return used, dst, wsStatusProtocol, false
 		}
 	}
 	return used, dst, 0, false
