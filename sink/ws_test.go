@@ -497,3 +497,56 @@ func TestWSHeldBudget(t *testing.T) {
 		t.Errorf("held_over %d, held %d (want the second client's %d), relayed %v, ws %+v", st.HeldOver, st.HeldBytes, cut, st.Relayed, st.WS)
 	}
 }
+
+// BenchmarkIdleWSConnectionRSS is BenchmarkIdleConnectionRSS over WebSocket: the sink
+// process's resident memory per idle connection (upgraded, connected, nothing subscribed),
+// metric rss-B/conn, over 5,000 connections to a new sink process per iteration.
+func BenchmarkIdleWSConnectionRSS(b *testing.B) {
+	const n = 5000
+	var perConn float64
+	for range b.N {
+		p := startChild(b, 0, envChildWS+"=1")
+		before := p.stats(b).RSS
+		conns := make([]net.Conn, n)
+		for i := range conns {
+			nc, err := net.Dial("tcp", p.addr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = nc.Close() })
+			connect := codec.AppendConnect(nil, &codec.Connect{ClientID: fmt.Appendf(nil, "idle%d", i), CleanStart: true}, codec.V311)
+			if _, err := nc.Write(maskedFrame([]byte(upgradeRequest("/mqtt", "dGhlIHNhbXBsZSBub25jZQ==")), 0x82, connect)); err != nil {
+				b.Fatal(err)
+			}
+			conns[i] = nc
+		}
+		for _, nc := range conns { // the 101 and the CONNACK's frame
+			r := bufio.NewReader(nc)
+			if _, err := r.ReadString('\n'); err != nil {
+				b.Fatal(err)
+			}
+			for {
+				l, err := r.ReadString('\n')
+				if err != nil {
+					b.Fatal(err)
+				}
+				if l == "\r\n" {
+					break
+				}
+			}
+			var ack [6]byte
+			if _, err := io.ReadFull(r, ack[:]); err != nil || ack != [6]byte{0x82, 4, 0x20, 2, 0, 0} {
+				b.Fatalf("CONNACK frame %x: %v", ack, err)
+			}
+		}
+		after := p.stats(b)
+		if after.Connections != n || after.WS.Upgrades != n {
+			b.Fatalf("%d connections open, %d upgraded, want %d", after.Connections, after.WS.Upgrades, n)
+		}
+		perConn += float64(after.RSS-before) / n
+		for _, nc := range conns {
+			_ = nc.Close()
+		}
+	}
+	b.ReportMetric(perConn/float64(b.N), "rss-B/conn")
+}
