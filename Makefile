@@ -120,7 +120,7 @@ bench-floor: build
 bench-1m: build
 	scripts/bench-1m.sh
 
-## bench-tls-sink: 300,000 mqtts connections held against mqblast sink --tls-cert --procs auto: client and sink RSS and CPU per connection, time to all connected, handshake rate (N, RATE, HOLD, RUNS; not CI)
+## bench-tls-sink: 300,000 mqtts connections held against mqblast sink --tls-cert --procs auto: client and sink RSS and CPU per connection, time to all connected, handshake rate (N, RATE, HOLD, RUNS, SCHEME=wss:// for WebSocket over TLS; not CI)
 bench-tls-sink: build
 	scripts/bench-tls-sink.sh
 

@@ -209,7 +209,7 @@ func (d *doer) run(ctx context.Context, s *scenario.Scenario, network *result.Ne
 			Timeout: sp.Watch.MetricsTimeout.D()},
 		Network: network, ToolVersion: d.io.Version, Log: log, exe: d.io.Exe, getenv: d.io.Getenv}
 	if sp.Sink != nil {
-		o.SinkFlushDelay, o.SinkTLS = sp.Sink.FlushDelay.D(), sp.Sink.TLS
+		o.SinkFlushDelay, o.SinkTLS, o.SinkWS = sp.Sink.FlushDelay.D(), sp.Sink.TLS, sp.Sink.WS
 	}
 	if shard != "" {
 		if o.Shard, err = parseShard(shard); err != nil {

@@ -45,6 +45,8 @@ type options struct {
 	// SinkTLS has the sink speak mqtts with a certificate made for the run, which the
 	// clients trust (and no other CA).
 	SinkTLS bool
+	// SinkWS has the sink speak MQTT over WebSocket (ws, or with SinkTLS wss).
+	SinkWS bool
 	// BrokerPID and BrokerCgroup name the broker process or cgroup to sample (0, "": found
 	// when the broker is local).
 	BrokerPID    int
@@ -116,13 +118,23 @@ func execute(ctx context.Context, plan *scenario.Plan, o options) (*result.Resul
 		if o.SinkTLS {
 			start = sink.StartChildTLS
 		}
+		if o.SinkWS {
+			start = func(exe string, d time.Duration, n int) (*sink.Child, error) {
+				return sink.StartChildWS(exe, d, n, o.SinkTLS)
+			}
+		}
 		sc, err := start(o.exe, o.SinkFlushDelay, plan.Len())
 		if err != nil {
 			return nil, err
 		}
 		defer sc.Stop()
 		how := "a child process"
-		if sc.TLS != nil {
+		switch {
+		case sc.WS && sc.TLS != nil:
+			how = "wss (WebSocket over TLS 1.3, a certificate made for this run) in a child process"
+		case sc.WS:
+			how = "ws (WebSocket) in a child process"
+		case sc.TLS != nil:
 			how = "mqtts (TLS 1.3, a certificate made for this run) in a child process"
 		}
 		if sc.Procs {
@@ -130,9 +142,9 @@ func execute(ctx context.Context, plan *scenario.Plan, o options) (*result.Resul
 		}
 		fmt.Fprintf(o.Log, "--sink: started mqblast sink on %s in %s: a calibration run, "+
 			"it measures this client host's own ceiling (the sink shares its CPU), not a broker\n", sc.Addr, how)
-		brokers, embeddedPID = []string{sc.Addr}, sc.Pid()
+		brokers, embeddedPID = []string{sc.Broker()}, sc.Pid()
 		if sc.TLS != nil {
-			brokers, sinkCA = []string{"mqtts://" + sc.Addr}, sc.TLS.Pool
+			sinkCA = sc.TLS.Pool
 		}
 	} else if len(brokers) == 0 {
 		b, err := startEmbeddedBroker(o.Log, o.exe)

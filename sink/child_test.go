@@ -20,11 +20,13 @@ import (
 
 // envChild makes the test binary a sink process, so that a benchmark measures the sink's CPU
 // and memory apart from the clients'. Its value is the FlushDelay; envChildMaxHeld, when set,
-// is the MaxHeld; envChildNoFile, when set, the process's descriptor limit (soft and hard).
+// is the MaxHeld; envChildNoFile, when set, the process's descriptor limit (soft and hard);
+// envChildWS, when set, makes it serve WebSocket (Config.WS).
 const (
 	envChild        = "MQBLAST_SINK_CHILD"
 	envChildMaxHeld = "MQBLAST_SINK_CHILD_MAX_HELD"
 	envChildNoFile  = "MQBLAST_SINK_CHILD_NOFILE"
+	envChildWS      = "MQBLAST_SINK_CHILD_WS"
 )
 
 func TestMain(m *testing.M) {
@@ -60,7 +62,8 @@ func child(delay string, in io.Reader, out io.Writer) error {
 			return err
 		}
 	}
-	srv, err := sink.Start(context.Background(), sink.Config{FlushDelay: d, MaxHeld: maxHeld})
+	_, ws := os.LookupEnv(envChildWS)
+	srv, err := sink.Start(context.Background(), sink.Config{FlushDelay: d, MaxHeld: maxHeld, WS: ws})
 	if err != nil {
 		return err
 	}

@@ -121,6 +121,25 @@
 // refused by crypto/tls with its alert (certificate required, unknown certificate
 // authority), a failed handshake and a refused connection in the counters.
 //
+// # WebSocket
+//
+// With Config.WS (`--ws`) every connection speaks MQTT over WebSocket (RFC 6455; over TLS
+// with Config.TLS: wss), in ws.go. Its first bytes are the HTTP/1.1 upgrade request, kept in
+// gnet's buffer (or the TLS plaintext) until its head is whole (at most 8 KiB): a GET of
+// Config.WSPath with the headers RFC 6455 asks is answered 101 (subprotocol "mqtt" echoed
+// when offered), anything else with its HTTP error, and closed. Then the frames sit between
+// the bytes (gnet's, or the record layer's plaintext) and the relay: the loop unmasks the
+// payloads of the client's data frames into one buffer of the loop, or after a cut packet's
+// bytes in the session (counted as held, MaxHeld), and handles the MQTT packets in it as
+// over TCP; a data frame's payload is taken as far as it came, its masking key rotated to
+// where the next read resumes, so what waits in gnet's buffer is at most a cut frame header
+// or control frame (139 bytes). A ping is answered with a pong, a close frame with a close
+// frame; a frame a client may not send closes the connection with a close frame (1002,
+// 1003, 1009), counted. The replies of one read go out in one unmasked binary frame, after
+// the pongs; a flush frames each subscriber's copies in one, copied once into the loop's
+// frame buffer (then sealed over TLS). A connection the sink closes (err nil in OnClose: a
+// DISCONNECT, an error, shutdown) first gets a close frame and, over TLS, a close_notify.
+//
 // # Counters
 //
 // Stats: connections open, accepted, connected, refused (closed before a successful CONNACK),
@@ -129,7 +148,8 @@
 // acknowledged and outstanding QoS 1/2 copies; bytes in (every byte read: handled, or
 // dropped with its connection) and held now for packets not yet whole; bytes out; relay
 // writes; with Config.LockOSThread, the loop thread's CPU; over TLS, handshakes completed,
-// failed and queued, and connections the record layer closed, by reason.
+// failed and queued, and connections the record layer closed, by reason; over WebSocket,
+// upgrades made and refused, pings answered, close frames received and frame errors.
 // The loop adds to them per packet or per read, not per copy; Stats reads them from any
 // goroutine. Stats.Add sums processes (`mqblast sink --procs N --stats-json`).
 package sink

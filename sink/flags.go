@@ -32,6 +32,8 @@ type Flags struct {
 	TLSCert           string // the sink's certificate chain (PEM); with TLSKey, MQTT over TLS
 	TLSKey            string // its private key (PEM); the file is read, its content never shown
 	TLSClientCA       string // CAs a client certificate must be signed by; a client without one is refused
+	WS                bool   // MQTT over WebSocket (with TLSCert: wss)
+	WSPath            string // the WebSocket upgrade's path
 	Child             bool   // one process of a parent's
 	Turn              string // a child's Turn
 }
@@ -43,7 +45,7 @@ const MaxPacket = codec.MaxRemainingLength + 5
 // Config checks the flags, each problem named by its flag, and builds the sink's
 // configuration.
 func (f *Flags) Config() (Config, error) {
-	cfg := Config{Addr: f.Listen, AllowRemote: f.AllowRemote, FlushDelay: f.FlushDelay, MaxConnections: f.MaxConnections}
+	cfg := Config{Addr: f.Listen, AllowRemote: f.AllowRemote, FlushDelay: f.FlushDelay, MaxConnections: f.MaxConnections, WS: f.WS, WSPath: f.WSPath}
 	if err := CheckAddr(f.Listen, f.AllowRemote); err != nil {
 		if errors.Is(err, ErrNotLoopback) {
 			return cfg, fmt.Errorf("--listen %s is not a loopback address: the sink is an instrument without authentication; pass --allow-remote to listen there anyway", f.Listen)
@@ -77,6 +79,9 @@ func (f *Flags) Config() (Config, error) {
 	if cfg.TLS, err = LoadTLS(f.TLSCert, f.TLSKey, f.TLSClientCA); err != nil {
 		return cfg, err
 	}
+	if err := CheckWSPath(f.WS, f.WSPath); err != nil {
+		return cfg, err
+	}
 	if cfg.Turn, err = ParseTurn(f.Turn); err != nil {
 		return cfg, fmt.Errorf("--turn: %w", err)
 	}
@@ -91,7 +96,8 @@ func (f *Flags) args(listen string, turn Turn) []string {
 		"--topic-alias-maximum", strconv.Itoa(f.TopicAliasMaximum), "--max-packet-size", f.MaxPacketSize,
 		"--max-output", f.MaxOutput, "--max-held", f.MaxHeld, "--flush-delay", f.FlushDelay.String(),
 		"--max-connections", strconv.Itoa(f.MaxConnections),
-		"--tls-cert", f.TLSCert, "--tls-key", f.TLSKey, "--tls-client-ca", f.TLSClientCA}
+		"--tls-cert", f.TLSCert, "--tls-key", f.TLSKey, "--tls-client-ca", f.TLSClientCA,
+		"--ws=" + strconv.FormatBool(f.WS), "--ws-path", f.WSPath}
 }
 
 // Main is `mqblast sink`: it checks f (a problem is of kind fail.ErrUsage and names the

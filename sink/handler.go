@@ -48,6 +48,7 @@ type session struct {
 	nextID     uint16
 	v          codec.Version
 	tls        *tlsState // a TLS connection's handshake or record layer; nil over TCP
+	ws         *wsState  // a WebSocket connection's upgrade and frames; nil for raw MQTT
 	connected  bool
 	dirty      bool // in handler.dirty
 	closed     bool
@@ -92,6 +93,9 @@ type handler struct {
 	out      []byte // replies to the current read
 	plain    []byte // TLS: the plaintext of the current read's records
 	sealed   []byte // TLS: the records of the current write
+	ctl      []byte // WebSocket: the upgrade's response and pongs of the current read
+	wire     []byte // WebSocket: the frames of the current write
+	wsPlain  []byte // WebSocket: the MQTT bytes of the current read's frames
 
 	published  bool       // the current read carried a PUBLISH (TLS: the cipher state is kept)
 	handshakes int        // TLS handshakes running, at most MaxHandshakes
@@ -200,14 +204,22 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	if h.cfg.TLS != nil {
 		h.startTLS(s)
 	}
+	if h.cfg.WS {
+		s.ws = &wsState{}
+	}
 	return nil, gnet.None
 }
 
-// OnClose drops the session's subscriptions.
-func (h *handler) OnClose(c gnet.Conn, _ error) gnet.Action {
+// OnClose drops the session's subscriptions. A connection the sink closes (err nil: after
+// a DISCONNECT, an error or at shutdown) first gets a WebSocket close frame and a TLS
+// close_notify, as it speaks them.
+func (h *handler) OnClose(c gnet.Conn, err error) gnet.Action {
 	s, _ := c.Context().(*session)
 	if s == nil {
 		return gnet.None
+	}
+	if err == nil && !s.closed {
+		h.goodbye(s)
 	}
 	s.closed = true
 	if s.tls != nil && s.tls.pipe != nil {
@@ -250,6 +262,9 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 	s := c.Context().(*session)
 	if s.tls != nil {
 		return h.tlsTraffic(c, s)
+	}
+	if s.ws != nil {
+		return h.wsTraffic(c, s)
 	}
 	act := gnet.None
 	if in := c.InboundBuffered(); in < int(s.need) {
@@ -583,11 +598,16 @@ func (h *handler) flush() {
 		}
 		bytes += uint64(len(s.out))
 		writes++
+		out := s.out
+		if s.ws != nil {
+			out = h.wsFrame(out)
+			bytes += uint64(len(out) - len(s.out))
+		}
 		if s.tls != nil {
-			h.sealed = s.tls.rec.Seal(h.sealed[:0], s.out)
+			h.sealed = s.tls.rec.Seal(h.sealed[:0], out)
 			_, _ = s.c.Write(h.sealed)
 		} else {
-			_, _ = s.c.Write(s.out) // gnet keeps what the socket did not take; on error it closes c
+			_, _ = s.c.Write(out) // gnet keeps what the socket did not take; on error it closes c
 		}
 		if cap(s.out) > keepOutput {
 			s.out = nil

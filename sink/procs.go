@@ -241,6 +241,8 @@ type Child struct {
 	Procs bool
 	// TLS, for StartChildTLS, is the certificate the sink serves; the client trusts its Pool.
 	TLS *RunCert
+	// WS is true when it speaks MQTT over WebSocket (StartChildWS), on DefaultWSPath.
+	WS  bool
 	p   *child.Process
 	dir string // the certificate's directory, removed by Stop
 }
@@ -249,12 +251,25 @@ type Child struct {
 // flushDelay as its --flush-delay. A run of more connections than one process holds gets
 // `--procs auto`.
 func StartChild(exe string, flushDelay time.Duration, conns int) (*Child, error) {
-	return startChild(exe, flushDelay, conns, nil)
+	return startChild(exe, flushDelay, conns, nil, false)
 }
 
 // StartChildTLS is StartChild for a run over TLS: the sink speaks mqtts with a RunCert
 // made for it (Child.TLS), in a directory of its own that Stop removes.
 func StartChildTLS(exe string, flushDelay time.Duration, conns int) (*Child, error) {
+	return startChildTLS(exe, flushDelay, conns, false)
+}
+
+// StartChildWS is StartChild for a run over WebSocket (`--ws`), and with tls over
+// WebSocket and TLS (wss, as StartChildTLS).
+func StartChildWS(exe string, flushDelay time.Duration, conns int, tls bool) (*Child, error) {
+	if tls {
+		return startChildTLS(exe, flushDelay, conns, true)
+	}
+	return startChild(exe, flushDelay, conns, nil, true)
+}
+
+func startChildTLS(exe string, flushDelay time.Duration, conns int, ws bool) (*Child, error) {
 	dir, err := os.MkdirTemp("", "mqblast-sink-tls-")
 	if err != nil {
 		return nil, err
@@ -262,7 +277,7 @@ func StartChildTLS(exe string, flushDelay time.Duration, conns int) (*Child, err
 	rc, err := NewRunCert(dir)
 	if err == nil {
 		var c *Child
-		if c, err = startChild(exe, flushDelay, conns, rc); err == nil {
+		if c, err = startChild(exe, flushDelay, conns, rc, ws); err == nil {
 			c.dir = dir
 			return c, nil
 		}
@@ -271,7 +286,7 @@ func StartChildTLS(exe string, flushDelay time.Duration, conns int) (*Child, err
 	return nil, err
 }
 
-func startChild(exe string, flushDelay time.Duration, conns int, rc *RunCert) (*Child, error) {
+func startChild(exe string, flushDelay time.Duration, conns int, rc *RunCert, ws bool) (*Child, error) {
 	args := []string{"sink", "--child", "--listen", "127.0.0.1:0", "--interval", "1h", "--flush-delay", flushDelay.String()}
 	var lim unix.Rlimit
 	many := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil && uint64(conns)+64 > lim.Max
@@ -283,6 +298,9 @@ func startChild(exe string, flushDelay time.Duration, conns int, rc *RunCert) (*
 	}
 	if rc != nil {
 		args = append(args, "--tls-cert", rc.CertFile, "--tls-key", rc.KeyFile)
+	}
+	if ws {
+		args = append(args, "--ws")
 	}
 	p, err := child.Start(child.Spec{Name: "the sink", Exe: exe, Args: args, Output: ready, Signal: syscall.SIGTERM, Timeout: 15 * time.Second})
 	if err != nil {
@@ -297,7 +315,21 @@ func startChild(exe string, flushDelay time.Duration, conns int, rc *RunCert) (*
 		return nil, err
 	}
 	go func() { _, _ = io.Copy(io.Discard, p.Output) }()
-	return &Child{Addr: addr, Procs: many, TLS: rc, p: p}, nil
+	return &Child{Addr: addr, Procs: many, TLS: rc, WS: ws, p: p}, nil
+}
+
+// Broker is the address a client of the run dials: host:port over TCP, or a URL
+// (mqtts://, ws://, wss://) for the other transports.
+func (c *Child) Broker() string {
+	switch {
+	case c.WS && c.TLS != nil:
+		return "wss://" + c.Addr + DefaultWSPath
+	case c.WS:
+		return "ws://" + c.Addr + DefaultWSPath
+	case c.TLS != nil:
+		return "mqtts://" + c.Addr
+	}
+	return c.Addr
 }
 
 // Pid is the process id of the sink (of its parent with several processes).

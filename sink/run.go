@@ -81,6 +81,10 @@ func WriteSummary(w io.Writer, l *Line) {
 		fmt.Fprintf(w, "  tls          %d handshakes, %d failed, %d queued; closed by the record layer %d (close_notify %d, alert %d, record_overflow %d, bad_record_mac %d, unexpected_message %d, decode_error %d, key_update_storm %d)\n",
 			t.Handshakes, t.HandshakeFailures, t.Queued, c.Total(), c.CloseNotify, c.Alert, c.RecordOverflow, c.BadRecordMAC, c.Unexpected, c.DecodeError, c.KeyUpdateStorm)
 	}
+	if ws := &s.WS; *ws != (WSStats{}) {
+		fmt.Fprintf(w, "  websocket    %d upgrades, %d refused; %d pings answered, %d close frames from clients, %d closed for a frame error\n",
+			ws.Upgrades, ws.Refused, ws.Pings, ws.CloseFrames, ws.ProtocolErrors)
+	}
 	if n := s.RelayedTotal(); n > 0 {
 		fmt.Fprintf(w, "  cpu per relayed message %.3f µs\n", l.CPUS*1e6/float64(n))
 	}
@@ -191,6 +195,9 @@ func CheckMaxConnections(n int) error {
 
 // overTLS says so when the sink speaks TLS.
 func overTLS(cfg Config) string {
+	if cfg.WS {
+		return overWS(cfg)
+	}
 	if cfg.TLS == nil {
 		return ""
 	}

@@ -78,6 +78,11 @@ type Config struct {
 	// handshake runs in a goroutine off the event loop, then the loop opens and seals the
 	// connection's records itself.
 	TLS *tls.Config
+	// WS makes the sink speak MQTT over WebSocket (with TLS: wss): each connection's first
+	// bytes are an HTTP/1.1 upgrade request for WSPath, then binary frames.
+	WS bool
+	// WSPath is the path the upgrade is served on; empty means DefaultWSPath.
+	WSPath string
 	// Turn, with Procs above 1, makes this process one of a --procs parent's that take the
 	// port's new connections in turns (Linux).
 	Turn Turn
@@ -124,6 +129,9 @@ func (c *Config) fill() {
 		c.MaxHeld = DefaultMaxHeld
 	}
 	c.MaxHeld = max(c.MaxHeld, c.MaxPacketSize)
+	if c.WSPath == "" {
+		c.WSPath = DefaultWSPath
+	}
 }
 
 // CheckAddr reports whether addr may be listened on: a loopback address, or any address with

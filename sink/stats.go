@@ -32,6 +32,24 @@ type Stats struct {
 	Procs int `json:"procs"`
 	// TLS counts the handshakes and the record layer's ends (a TLS sink only).
 	TLS TLSStats `json:"tls,omitzero"`
+	// WS counts the WebSocket upgrades and frames (a WebSocket sink only).
+	WS WSStats `json:"ws,omitzero"`
+}
+
+// WSStats are a WebSocket sink's own counters.
+type WSStats struct {
+	Upgrades uint64 `json:"upgrades"` // upgrade requests answered 101: the connection speaks frames
+	// Refused: upgrade requests answered with an HTTP error and closed (400 malformed, no
+	// key or Upgrade header; 404 another path; 405 not a GET; 426 not version 13; 431 a
+	// head over 8 KiB).
+	Refused uint64 `json:"refused"`
+	Pings   uint64 `json:"pings"` // ping frames answered with a pong
+	// CloseFrames: close frames from clients, each answered with a close frame.
+	CloseFrames uint64 `json:"close_frames"`
+	// ProtocolErrors: connections closed (with a close frame 1002, 1003 or 1009) for a frame
+	// a client may not send: unmasked, text, a reserved bit or opcode, a fragmented or long
+	// control frame, a continuation out of place, a data frame over Config.MaxHeld.
+	ProtocolErrors uint64 `json:"protocol_errors"`
 }
 
 // TLSStats are a TLS sink's own counters.
@@ -117,6 +135,11 @@ func (s *Stats) Add(o *Stats) {
 	s.TLS.Handshakes += o.TLS.Handshakes
 	s.TLS.HandshakeFailures += o.TLS.HandshakeFailures
 	s.TLS.Queued += o.TLS.Queued
+	s.WS.Upgrades += o.WS.Upgrades
+	s.WS.Refused += o.WS.Refused
+	s.WS.Pings += o.WS.Pings
+	s.WS.CloseFrames += o.WS.CloseFrames
+	s.WS.ProtocolErrors += o.WS.ProtocolErrors
 	oc := o.TLS.Closed.fields()
 	for i, f := range s.TLS.Closed.fields() {
 		*f += *oc[i]
@@ -149,6 +172,11 @@ type counters struct {
 	tlsFailed        atomic.Uint64
 	tlsQueued        atomic.Uint64
 	tlsClosed        [7]atomic.Uint64 // by closeReasons
+	wsUpgrades       atomic.Uint64
+	wsRefused        atomic.Uint64
+	wsPings          atomic.Uint64
+	wsCloseFrames    atomic.Uint64
+	wsProtocolErrors atomic.Uint64
 }
 
 func (c *counters) stats() Stats {
@@ -174,6 +202,8 @@ func (c *counters) stats() Stats {
 		Writes:    c.writes.Load(),
 		Procs:     1,
 		TLS:       TLSStats{Handshakes: c.tlsHandshakes.Load(), HandshakeFailures: c.tlsFailed.Load(), Queued: c.tlsQueued.Load()},
+		WS: WSStats{Upgrades: c.wsUpgrades.Load(), Refused: c.wsRefused.Load(), Pings: c.wsPings.Load(),
+			CloseFrames: c.wsCloseFrames.Load(), ProtocolErrors: c.wsProtocolErrors.Load()},
 	}
 	for i, f := range st.TLS.Closed.fields() {
 		*f = c.tlsClosed[i].Load()

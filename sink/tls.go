@@ -131,7 +131,10 @@ type tlsState struct {
 	pipe *hsConn      // the handshake's; nil once it has ended
 	rec  *tlsrec.Conn // after the handshake
 	raw  []byte       // ciphertext the handshake read ahead of the loop (rarely more than one flight)
-	cut  []byte       // the plaintext of an MQTT packet not yet whole
+	cut  []byte       // the plaintext of an MQTT packet not yet whole (WebSocket: of a frame header or control frame)
+	// noNotify: the record layer ended the connection for an error of the peer's; no
+	// close_notify goes out.
+	noNotify bool
 }
 
 // startTLS begins s's handshake, or queues it behind MaxHandshakes running ones.
@@ -274,31 +277,35 @@ func (h *handler) tlsRecords(c gnet.Conn, s *session) gnet.Action {
 	} else if n > 0 {
 		_, _ = c.Discard(n)
 	}
-	used, act := h.packets(s, plain)
+	used, act := h.stream(s, plain)
 	h.c.bytesIn.Add(uint64(used))
-	rest := plain[used:]
-	switch {
-	case act != gnet.None || len(rest) == 0:
-		t.cut = nil
-	case inCut:
-		t.cut = plain[:copy(plain, rest)]
-	default:
-		t.cut = append([]byte(nil), rest...)
-	}
+	t.cut = keepCut(plain, used, inCut, act)
 	if !inCut {
 		h.plain = plain[:0] // keep what it grew to
 	}
 	if err != nil && act == gnet.None {
 		h.tlsClosed(err)
+		var e *tlsrec.Error
+		t.noNotify = !errors.As(err, &e) || e.Reason != tlsrec.ReasonClosed // a close_notify is answered with one
 		act = gnet.Close
 	}
-	h.hold(s, cutRecord+len(t.cut))
+	held := cutRecord + len(t.cut)
+	if s.ws != nil {
+		held += len(s.ws.cut)
+	}
+	h.hold(s, held)
 	if act == gnet.None && s.held > 0 && h.held > h.cfg.MaxHeld {
 		h.c.heldOver.Add(1)
 		act = h.fail(s, errHeldOver)
 	}
 	h.sealed = t.rec.Pending(h.sealed[:0])
-	if len(h.out) > 0 {
+	if s.ws != nil {
+		if len(h.out)+len(h.ctl) > 0 || s.ws.closed {
+			b := h.wsWire(s)
+			h.sealed = t.rec.Seal(h.sealed, b)
+			h.c.bytesOut.Add(uint64(len(b)))
+		}
+	} else if len(h.out) > 0 {
 		h.sealed = t.rec.Seal(h.sealed, h.out)
 		h.c.bytesOut.Add(uint64(len(h.out)))
 		h.out = h.out[:0]
@@ -483,4 +490,52 @@ type hsFlush struct{ p *hsConn }
 func (f hsFlush) Run(context.Context) error {
 	f.p.flushOut()
 	return nil
+}
+
+// stream handles the MQTT bytes of one read at the start of b (over WebSocket, its frames)
+// and returns the bytes of b it took.
+func (h *handler) stream(s *session, b []byte) (int, gnet.Action) {
+	if s.ws != nil {
+		return h.wsStream(s, b)
+	}
+	return h.packets(s, b)
+}
+
+// goodbye writes what a connection the sink closes says last: a WebSocket close frame
+// (status 1000 unless one is under way) and, over TLS, a close_notify alert; on the loop.
+func (h *handler) goodbye(s *session) {
+	var b []byte
+	if w := s.ws; w != nil && w.open && !w.sent {
+		h.wsClose(w, wsStatusNormal)
+		b = h.wsWire(s)
+	}
+	if t := s.tls; t != nil {
+		if t.rec == nil || t.noNotify {
+			return
+		}
+		h.sealed = h.sealed[:0]
+		if len(b) > 0 {
+			h.sealed = t.rec.Seal(h.sealed, b)
+		}
+		h.sealed = t.rec.CloseNotify(h.sealed)
+		b = h.sealed
+	}
+	if len(b) > 0 {
+		_, _ = s.c.Write(b)
+	}
+}
+
+// keepCut returns what a connection keeps of buf after its first used bytes were handled:
+// nothing when all were (or the connection ends); the rest moved to the front of buf when
+// buf is the connection's own kept buffer already (inCut), so that it grows in place; else
+// a copy of the rest (buf is the loop's).
+func keepCut(buf []byte, used int, inCut bool, act gnet.Action) []byte {
+	rest := buf[used:]
+	switch {
+	case act != gnet.None || len(rest) == 0:
+		return nil
+	case inCut:
+		return buf[:copy(buf, rest)]
+	}
+	return append([]byte(nil), rest...)
 }

@@ -24,7 +24,7 @@ var specFields = map[string]string{
 	"broker-metrics": "watch.broker_metrics", "broker-metric": "watch.broker_metric",
 	"broker-metrics-auth": "watch.broker_metrics_auth", "broker-metrics-process": "watch.broker_metrics_process",
 	"broker-metrics-timeout": "watch.broker_metrics_timeout",
-	"sink":                   "sink", "sink-flush-delay": "sink.flush_delay", "sink-tls": "sink.tls", "net": "net.profile", "net-broker-cmd": "net.broker_cmd",
+	"sink":                   "sink", "sink-flush-delay": "sink.flush_delay", "sink-tls": "sink.tls", "sink-ws": "sink.ws", "net": "net.profile", "net-broker-cmd": "net.broker_cmd",
 	"slo": "limit.slo", "start-rate": "limit.start_rate", "max-rate": "limit.max_rate", "precision": "limit.precision",
 	"factor": "limit.factor", "step": "limit.step", "settle": "limit.settle", "pause": "limit.pause",
 	"max-duration": "limit.max_duration", "confirm": "limit.confirm", "vary": "limit.vary", "find": "limit.find",

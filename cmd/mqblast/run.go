@@ -24,6 +24,7 @@ type runFlags struct {
 	sink      bool          // --sink
 	sinkDelay time.Duration // --sink-flush-delay
 	sinkTLS   bool          // --sink-tls
+	sinkWS    bool          // --sink-ws
 	net       spec.Net      // --net, --net-broker-cmd
 	specFile  string        // --spec
 	password  string        // the password a flag gave (-P): kept out of the Spec
@@ -154,6 +155,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&sp.IDStart, "id-start", 0, "number client ids from this instead of 0 (Connections runs)")
 	fl.BoolVar(&rf.sink, "sink", false, "start mqblast sink on loopback in a child process and run against it: a calibration run (the client host's own ceiling)")
 	fl.BoolVar(&rf.sinkTLS, "sink-tls", false, "with --sink: the sink speaks mqtts (TLS 1.3) with a certificate made for the run, which the clients trust; measures the client's TLS ceiling")
+	fl.BoolVar(&rf.sinkWS, "sink-ws", false, "with --sink: the sink speaks MQTT over WebSocket (ws://, path /mqtt; with --sink-tls wss://); measures the client's WebSocket ceiling")
 	fl.DurationVar(&rf.sinkDelay, "sink-flush-delay", 0, "with --sink: the sink's --flush-delay, 0 to 1s (fewer, larger writes at that cost in latency)")
 	fl.StringVar(&rf.net.Profile, "net", "", "network profile between client and broker (local, optimal, typical, worst, cloud or "+
 		"delay=2ms,jitter=0.4ms,loss=0.03%; see 'mqblast net'): tc netem toward --broker where the kernel has it, "+
@@ -176,9 +178,11 @@ func (rf *runFlags) spec(cmd *cobra.Command, arg string) (*spec.Spec, error) {
 	sp.Procs = spec.Procs(rf.procs)
 	switch {
 	case rf.sink:
-		sp.Sink = &spec.Sink{FlushDelay: spec.Duration(rf.sinkDelay), TLS: rf.sinkTLS}
+		sp.Sink = &spec.Sink{FlushDelay: spec.Duration(rf.sinkDelay), TLS: rf.sinkTLS, WS: rf.sinkWS}
 	case rf.sinkTLS:
 		return nil, usageError(errors.New("--sink-tls: the sink that --sink starts speaks mqtts with it; add --sink, or leave it out"))
+	case rf.sinkWS:
+		return nil, usageError(errors.New("--sink-ws: the sink that --sink starts speaks MQTT over WebSocket with it; add --sink, or leave it out"))
 	case rf.sinkDelay != 0:
 		return nil, usageError(fmt.Errorf("--sink-flush-delay %v: it is the --flush-delay of the sink that --sink starts; add --sink, or leave it out", rf.sinkDelay))
 	}

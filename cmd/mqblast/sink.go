@@ -14,7 +14,7 @@ import (
 func newSinkCmd() *cobra.Command {
 	var sf sink.Flags
 	cmd := &cobra.Command{
-		Use:     "sink [--listen ADDR] [--procs N|auto] [--stats-json] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]",
+		Use:     "sink [--listen ADDR] [--procs N|auto] [--stats-json] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--ws [--ws-path PATH]]",
 		Short:   "Run a near-free MQTT relay (an instrument, not a broker) to measure the client's ceiling",
 		Long:    helpText("sink"),
 		Example: examples("sink"),
@@ -40,6 +40,8 @@ func newSinkCmd() *cobra.Command {
 	fl.StringVar(&sf.TLSCert, "tls-cert", "", "certificate chain (PEM, leaf first): with --tls-key the sink speaks MQTT over TLS 1.3 (mqtts) with the same relay")
 	fl.StringVar(&sf.TLSKey, "tls-key", "", "private key of --tls-cert (PEM; read, never shown)")
 	fl.StringVar(&sf.TLSClientCA, "tls-client-ca", "", "CA certificate(s) (PEM): require a client certificate signed by one of them; others are refused")
+	fl.BoolVar(&sf.WS, "ws", false, "serve MQTT over WebSocket on the port instead of raw MQTT (ws://; with --tls-cert, wss://): the HTTP/1.1 upgrade, then binary frames")
+	fl.StringVar(&sf.WSPath, "ws-path", sink.DefaultWSPath, "with --ws: the path the WebSocket upgrade is served on (others are answered 404)")
 	fl.BoolVar(&sf.Child, "child", false, "internal: run as one process of a --procs parent")
 	_ = fl.MarkHidden("child")
 	fl.StringVar(&sf.Turn, "turn", "0/0/0", "internal: a child's turn among the processes, index/procs/fill")

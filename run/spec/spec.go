@@ -126,6 +126,9 @@ type Sink struct {
 	// TLS makes the sink speak mqtts with a certificate made for the run, which the clients
 	// trust: the run measures the client's TLS ceiling.
 	TLS bool `json:"tls,omitempty"`
+	// WS makes the sink speak MQTT over WebSocket (ws; with TLS, wss): the run measures the
+	// client's WebSocket ceiling.
+	WS bool `json:"ws,omitempty"`
 }
 
 // TLS are the TLS settings of the clients: paths, never key material.
