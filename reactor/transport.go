@@ -223,8 +223,8 @@ func (l *loop) setTransport(s *session, t *transport) {
 	s.flags |= sfTransport
 }
 
-// wrap turns MQTT bytes b into what goes on the wire: WebSocket frames (one per packet),
-// then TLS records. The result is in a loop scratch buffer, valid until the next wrap.
+// wrap turns MQTT bytes b into what goes on the wire: WebSocket frames (b's packets in one
+// up to wsFrameMax), then TLS records. The result is in a loop scratch buffer, valid until the next wrap.
 func (l *loop) wrap(t *transport, b []byte) []byte {
 	if t.ws {
 		l.frames = appendFrames(l.frames[:0], b, &l.keys)
