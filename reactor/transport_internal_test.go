@@ -38,6 +38,14 @@ func tlsPair(t testing.TB, version byte) (*loop, *session, *tls.Conn, int) {
 // takes a tlsrec.Conn alone, its handshake's tls.Conn dropped.
 func tlsPairOn(t testing.TB, version byte, layer string) (*loop, *session, *tls.Conn, int) {
 	t.Helper()
+	return tlsPairKeeping(t, version, layer, false)
+}
+
+// tlsPairKeeping is tlsPairOn; with keep, on the loop's record layer, the client's session
+// cache is the engine's own and the transport keeps the handshake's tls.Conn to read along
+// for the tickets, as a connection the handshake workers set up.
+func tlsPairKeeping(t testing.TB, version byte, layer string, keep bool) (*loop, *session, *tls.Conn, int) {
+	t.Helper()
 	l, s, peer := testSession(t, version)
 	hs := httptest.NewUnstartedServer(nil) // only for its test certificate (127.0.0.1, example.com)
 	hs.StartTLS()
@@ -66,6 +74,10 @@ func tlsPairOn(t testing.TB, version byte, layer string) (*loop, *session, *tls.
 		kl = &keyLog{}
 		cfg.MinVersion, cfg.KeyLogWriter, wc.bounded = tls.VersionTLS13, kl, true
 		cfg.ClientSessionCache = tls.NewLRUClientSessionCache(1) // the broker sends tickets
+		if keep {
+			l.e.tlsSess = &sessionSlots{s: make([]sessionSlot, s.client+1)}
+			cfg.ClientSessionCache = clientSlot{c: l.e.tlsSess, client: int(s.client)}
+		}
 	}
 	c := tls.Client(wc, cfg)
 	if err := c.Handshake(); err != nil {
@@ -88,7 +100,14 @@ func tlsPairOn(t testing.TB, version byte, layer string) (*loop, *session, *tls.
 		t.Fatal(err)
 	}
 	kl.zero()
-	l.setTransport(s, &transport{sec: &secured{rec: rc, part: wc.rest()}}) // the records read past the handshake with it
+	sec := &secured{rec: rc, part: wc.rest()} // the records read past the handshake with it
+	l.setTransport(s, &transport{sec: sec})
+	if keep {
+		wc.bounded, wc.mem, sec.tls = false, true, c
+		if len(sec.part) > 0 {
+			l.tickets(s, sec, sec.part)
+		}
+	}
 	return l, s, srv, peer
 }
 
