@@ -259,6 +259,15 @@ func frameError(b0 byte, plen uint64, masked, frag bool) error {
 func (l *loop) unframe(s *session, t *transport, b []byte) (out []byte, lost bool) {
 	out = b[:0]
 	for len(b) > 0 && t.end == 0 {
+		// The usual frame, whole in this read: final, binary, unmasked, under 126 bytes
+		// (a 7-bit length under 126 has the mask bit clear), no message fragmented.
+		if t.op&wsInFrame == 0 && len(t.buf) == 0 && !t.frag && len(b) >= 2 && b[0] == 0x80|wsBinary && b[1] < 126 {
+			if n := 2 + int(b[1]); n <= len(b) {
+				out = append(out, b[2:n]...) // in place: out never overtakes b
+				b = b[n:]
+				continue
+			}
+		}
 		if t.op&wsInFrame == 0 {
 			var hlen int
 			var b0 byte
