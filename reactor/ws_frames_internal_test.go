@@ -62,7 +62,7 @@ func TestMaskCopy(t *testing.T) {
 // time, their payloads are the batch.
 func TestAppendFramesBatch(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	var keys maskKeys = newMaskKeys()
+	keys := newMaskKeys()
 	for round := range 200 {
 		var batch []byte
 		var ends []int // packet ends in batch
