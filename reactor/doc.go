@@ -172,8 +172,8 @@
 // 2^14 bytes), opens a read's records into its plaintext scratch, keeps a record a read cut
 // until its rest comes, and sends what the Conn owes (a KeyUpdate answer) at once; 0
 // allocations per message. The handshake's tls.Conn reads the same records alongside until
-// the CONNACK, for the session tickets that come before it, then is dropped with its
-// configuration. A record the Conn refuses ends the connection once the plaintext before it is
+// it has kept a session ticket (a broker sends them first; at the latest until the
+// CONNACK), then is dropped with its configuration. A record the Conn refuses ends the connection once the plaintext before it is
 // handled, as its own Cause (CauseTLSRecordOverflow ... CauseTLSKeyUpdateStorm); the broker's
 // alert is CauseTLS in crypto/tls's words, its close_notify the broker closing. Each loop
 // sweeps its warm connections once a second (on its idle wake) and releases the cipher state
@@ -194,8 +194,10 @@
 // configuration brings), so that a client resumes its own session and never another
 // client's.
 //
-// WebSocket framing is this package's own (ws.go): every MQTT packet of a write goes in one
-// masked binary frame (a per-loop wyrand draws the masking keys); the broker's frames are
+// WebSocket framing is this package's own (ws.go): the MQTT packets of a write go together
+// in one masked binary frame of up to wsFrameMax bytes (a longer packet in one of its own; no
+// packet cut across frames), masked as they are copied (a per-loop wyrand draws the masking
+// keys, one per frame); the broker's frames are
 // read as one byte stream, their payloads moved together in place in the read buffer, a
 // header or control payload cut by a read kept in the transport; a ping is answered with a
 // pong. A close frame is the broker closing the connection: the bytes before it are handled,

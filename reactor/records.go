@@ -91,8 +91,8 @@ func (e *Engine) ReleaseIdle() {
 // ends the connection once the plaintext before it is handled: its error waits in
 // l.recErr for recordEnd.
 func (l *loop) open(s *session, t *secured, data []byte) (plain []byte, ok bool) {
-	if t.tls != nil { // the handshake's tls.Conn reads along, for the session tickets
-		l.tickets(t, data)
+	if t.tls != nil { // the handshake's tls.Conn reads along, for a session ticket
+		l.tickets(s, t, data)
 	}
 	l.touch(t)
 	plain = l.plain[:0]
@@ -117,6 +117,9 @@ func (l *loop) open(s *session, t *secured, data []byte) (plain []byte, ok bool)
 		}
 	}
 	l.plain = plain[:0]
+	if t.tls != nil && l.e.tlsSess == nil && t.rec.Stats().Tickets > 0 {
+		t.tls = nil // it read the records t.rec opened, a ticket among them: its cache has it
+	}
 	if err != nil { // what came before the bad record is handled first (a CONNACK, messages)
 		t.part = nil
 		l.recErr = err
@@ -139,11 +142,15 @@ func recordNeeds(part []byte, have int) int {
 	return min(5+(int(part[3])<<8|int(part[4]))-len(part), have)
 }
 
-// tickets hands the ciphertext of a read before the CONNACK to the handshake's tls.Conn
-// too, which reads the same records as t.rec and keeps the session tickets among them
-// (in the client's session cache, for its reconnects); what it decrypts is not used, and
-// an error of its own only ends its part.
-func (l *loop) tickets(t *secured, data []byte) {
+// tickets hands the ciphertext of a read of s to the handshake's tls.Conn too, which reads
+// the same records as t.rec and keeps the session tickets among them (in the client's
+// session cache, for its reconnects); what it decrypts is not used, and an error of its
+// own only ends its part. Once it has kept one ticket it is let go: a broker sends its
+// tickets first, and a reconnect resumes with one, so it does not decrypt the upgrade's
+// response or the CONNACK a second time. (With a cache of the configuration's, whose
+// entries the loop cannot see, open lets it go once t.rec has counted a ticket.)
+func (l *loop) tickets(s *session, t *secured, data []byte) {
+	kept := l.e.tlsSess.session(int(s.client))
 	wc := t.tls.NetConn().(*wireConn)
 	wc.in, wc.out = data, nil // what it would write (an alert) is not sent: t.rec answers for the connection
 	if cap(l.plain) < 16<<10 {
@@ -161,6 +168,9 @@ func (l *loop) tickets(t *secured, data []byte) {
 		}
 	}
 	wc.in = nil
+	if l.e.tlsSess != nil && l.e.tlsSess.session(int(s.client)) != kept {
+		t.tls = nil
+	}
 }
 
 // dropHandshake lets go of the handshake's tls.Conn of s once its CONNACK is in: the loop's
@@ -277,6 +287,19 @@ type sessionSlots struct {
 type sessionSlot struct {
 	key string // crypto/tls's cache key: the server name or address
 	cs  *tls.ClientSessionState
+}
+
+// session returns client's session in c (nil: none, or c is nil).
+func (c *sessionSlots) session(client int) *tls.ClientSessionState {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if client < len(c.s) {
+		return c.s[client].cs
+	}
+	return nil
 }
 
 // clientSlot is one client's view of the cache: its own session, never another client's.

@@ -80,3 +80,44 @@ func TestTLSLoopReadPath(t *testing.T) {
 		t.Errorf("%d bytes of a cut record left", len(tr.part))
 	}
 }
+
+// TestTLSTicketHandOver: on the loop's record layer the handshake's tls.Conn reads along
+// only until it has kept the broker's session ticket in the client's slot of the engine's
+// cache: from the read that brought the ticket on, the loop's record layer opens the
+// records alone (the broker's later records, a PUBLISH, are not decrypted twice), and the
+// session kept is one a reconnect can resume.
+func TestTLSTicketHandOver(t *testing.T) {
+	l, s, srv, peer := tlsPairKeeping(t, 4, RecordLayerLoop, true)
+	tr := l.transportOf(s).sec
+	if tr.rec == nil {
+		t.Fatal("no record layer")
+	}
+	if l.e.tlsSess.session(int(s.client)) == nil { // the ticket came after the handshake's reads: the first read brings it
+		cipher := rawRecords(t, int(s.fd), 1)
+		if _, err := unix.Write(peer, cipher); err != nil {
+			t.Fatal(err)
+		}
+		l.read(s)
+	}
+	if tr.tls != nil || s.state != stConnected {
+		t.Fatalf("after the broker's ticket: tls.Conn kept %v, session state %d", tr.tls != nil, s.state)
+	}
+	if cs := l.e.tlsSess.session(int(s.client)); cs == nil {
+		t.Fatal("no session kept in the client's slot")
+	}
+	p := codec.AppendPublish(nil, &codec.Publish{QoS: 1, ID: 9, Topic: []byte("t"), Payload: []byte("x")}, codec.V311)
+	go func() { _, _ = srv.Write(p) }()
+	cipher := rawRecords(t, int(s.fd), 1)
+	if _, err := unix.Write(peer, cipher); err != nil {
+		t.Fatal(err)
+	}
+	l.read(s)
+	if tickets := tr.rec.Stats().Tickets; s.state != stConnected || tickets == 0 {
+		t.Fatalf("session state %d after a PUBLISH record; tickets counted %d", s.state, tickets)
+	}
+	buf := make([]byte, 64)
+	_ = srv.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := srv.Read(buf); err != nil || !bytes.Equal(buf[:n], []byte{0x40, 2, 0, 9}) {
+		t.Fatalf("the broker read % x (%v), want the PUBACK of id 9", buf[:n], err)
+	}
+}

@@ -31,8 +31,8 @@ import (
 // with a suite internal/tlsrec runs takes the loop's record layer: the handshake's key log
 // gave the job the two application traffic secrets, the handshake read no byte past its
 // last record, and the loop seals and opens the records itself (a tlsrec.Conn) from then
-// on; the tls.Conn reads along only until the CONNACK, for the session tickets that come
-// before it, and is then dropped with its configuration. Any other connection (TLS 1.2,
+// on; the tls.Conn reads along only until it has kept a session ticket (a broker sends
+// them first; at the latest until the CONNACK), and is then dropped with its configuration. Any other connection (TLS 1.2,
 // another suite, Config.TLSRecordLayer "tls.Conn") keeps its tls.Conn: ciphertext read from
 // the socket is handed to it from memory (wireConn), and what it writes is collected in
 // memory for the loop's own write. The WebSocket upgrade is the loop's, like the CONNECT:
@@ -172,7 +172,8 @@ type transport struct {
 // secured is what TLS adds to a transport: the loop's record layer, or a tls.Conn.
 type secured struct {
 	// tls is the tls.Conn of a connection that keeps it (nil: none). With rec set it is
-	// only the handshake's, read along until the CONNACK for the session tickets.
+	// only the handshake's, read along until it has kept a session ticket (at the latest
+	// until the CONNACK).
 	tls *tls.Conn
 	rec *tlsrec.Conn // the loop's record layer (nil: none)
 	// part is a record a read cut, kept until the rest of it comes, or before the first
@@ -223,8 +224,8 @@ func (l *loop) setTransport(s *session, t *transport) {
 	s.flags |= sfTransport
 }
 
-// wrap turns MQTT bytes b into what goes on the wire: WebSocket frames (one per packet),
-// then TLS records. The result is in a loop scratch buffer, valid until the next wrap.
+// wrap turns MQTT bytes b into what goes on the wire: WebSocket frames (b's packets in one
+// up to wsFrameMax), then TLS records. The result is in a loop scratch buffer, valid until the next wrap.
 func (l *loop) wrap(t *transport, b []byte) []byte {
 	if t.ws {
 		l.frames = appendFrames(l.frames[:0], b, &l.keys)
@@ -742,7 +743,7 @@ func (l *loop) handshaken(j *hsJob) {
 	} else if r != nil {
 		t = packed(t)
 		if r = t.sec; len(r.part) > 0 && r.tls != nil { // the handshake's tls.Conn reads them too
-			l.tickets(r, r.part)
+			l.tickets(s, r, r.part)
 		}
 	}
 	l.setTransport(s, t)
