@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -259,14 +260,20 @@ func (m *Mosquitto) Restart(t testing.TB) {
 
 // FreePort returns a TCP port that is free on host now. It prefers one below the kernel's
 // ephemeral range (ip_local_port_range), which no connection takes as its source port
-// between now and the bind of whoever asked for it.
+// between now and the bind of whoever asked for it; and one that no other FreePort of any
+// test process has handed out and still holds (claimPort), so that a broker slow to bind
+// (RabbitMQ takes seconds) does not share its port with another test's broker, which
+// would then answer both tests' clients.
 func FreePort(t testing.TB, host string) int {
 	t.Helper()
 	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
 		var lo int
 		if _, err := fmt.Sscan(string(b), &lo); err == nil && lo > 20000 {
-			for range 20 {
+			for range 50 {
 				p := 10000 + rand.IntN(lo-10000)
+				if !claimPort(t, p) {
+					continue
+				}
 				if ln, err := net.Listen("tcp", net.JoinHostPort(host, fmt.Sprint(p))); err == nil {
 					_ = ln.Close()
 					return p
@@ -280,6 +287,32 @@ func FreePort(t testing.TB, host string) int {
 	}
 	defer ln.Close() //nolint:errcheck
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// claimed are the ports this process's FreePort handed out: never twice.
+var claimed sync.Map
+
+// claimPort claims port p for the rest of t, against this process (claimed) and the other
+// test processes (an exclusive flock on a file named for p in a directory they share, held
+// until t ends); false: another holds it.
+func claimPort(t testing.TB, p int) bool {
+	if _, taken := claimed.LoadOrStore(p, true); taken {
+		return false
+	}
+	dir := filepath.Join(os.TempDir(), "mqblast-test-ports")
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return true // no directory to share: this process's claims alone
+	}
+	f, err := os.OpenFile(filepath.Join(dir, fmt.Sprint(p)), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return true
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		_ = f.Close()
+		return false
+	}
+	t.Cleanup(func() { _ = f.Close() }) // the lock goes with the file
+	return true
 }
 
 // WaitListening waits until addr accepts TCP connections.
